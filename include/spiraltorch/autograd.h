@@ -1,0 +1,80 @@
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spiraltorch/tensor.h"
+
+namespace st {
+
+// Where a gradient flows: into another node, or into a leaf tensor's .grad.
+struct Edge {
+  std::shared_ptr<Node> node;
+  std::shared_ptr<TensorImpl> leaf;
+  bool valid() const { return node || leaf; }
+};
+
+// A recorded operation. `backward` maps the gradient of the op's output to the
+// gradients of its inputs (an undefined Tensor where an input needs none).
+struct Node {
+  std::string name;
+  std::vector<Edge> next;
+  // Tensors the backward reads, with the storage version seen when saved.
+  std::vector<std::pair<std::shared_ptr<Storage>, uint64_t>> saved_versions;
+  std::function<std::vector<Tensor>(const Tensor& grad)> backward;
+  bool released = false;
+  // A non-leaf output that asked for retain_grad(): receives its gradient in .grad.
+  std::weak_ptr<TensorImpl> retained_output;
+
+  void save(const Tensor& t);
+  void check_saved() const;  // raises if a saved tensor was modified in place
+};
+
+// Thread-local switch: while false, ops record no history.
+bool grad_enabled();
+void set_grad_enabled(bool enabled);
+
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(grad_enabled()) { set_grad_enabled(false); }
+  ~NoGradGuard() { set_grad_enabled(prev_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+class EnableGradGuard {
+ public:
+  EnableGradGuard() : prev_(grad_enabled()) { set_grad_enabled(true); }
+  ~EnableGradGuard() { set_grad_enabled(prev_); }
+  EnableGradGuard(const EnableGradGuard&) = delete;
+  EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// True when any input needs a gradient and recording is on.
+bool needs_grad(std::initializer_list<const Tensor*> inputs);
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+// Attaches a node producing `out` from `inputs`. The backward returns one gradient
+// per input, in order (undefined for inputs that do not need one).
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
+            std::function<std::vector<Tensor>(const Tensor&)> backward,
+            const std::vector<Tensor>& saved = {});
+
+// Runs the backward pass from `roots` with seed gradients `grads`, accumulating into
+// leaves' .grad (and retained non-leaf grads).
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                  bool create_graph);
+
+// Gradients of `outputs` with respect to `inputs`, returned instead of accumulated.
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
+                         bool create_graph = false, bool allow_unused = false);
+
+}  // namespace st

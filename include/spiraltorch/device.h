@@ -1,0 +1,19 @@
+#pragma once
+#include <string>
+
+namespace st {
+
+enum class DeviceType : uint8_t { CPU, CUDA };
+
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int index = 0;
+  Device() = default;
+  Device(DeviceType t, int i = 0) : type(t), index(i) {}
+  // Parses "cpu", "cuda", "cuda:1".
+  static Device parse(const std::string& spec);
+  std::string str() const;
+  bool operator==(const Device&) const = default;
+};
+
+}  // namespace st

@@ -1,0 +1,117 @@
+#pragma once
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace st {
+
+enum class Dtype : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+
+// IEEE binary16 storage; arithmetic happens in float32.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float f) : bits(from_float(f)) {}
+  operator float() const { return to_float(bits); }
+  static uint16_t from_float(float f);
+  static float to_float(uint16_t h);
+};
+
+// bfloat16 storage (upper half of a float32, round-to-nearest-even); arithmetic in float32.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float f) {
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      bits = static_cast<uint16_t>((u >> 16) | 0x40);  // keep NaN a quiet NaN
+    } else {
+      u += 0x7fffu + ((u >> 16) & 1u);
+      bits = static_cast<uint16_t>(u >> 16);
+    }
+  }
+  operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+};
+
+size_t dtype_size(Dtype d);
+const char* dtype_name(Dtype d);  // "float32", "int64", ...
+Dtype dtype_from_name(const std::string& name);
+inline bool is_floating(Dtype d) { return d >= Dtype::Float16; }
+inline bool is_half(Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; }
+inline bool is_integral(Dtype d) { return d <= Dtype::Int64; }  // bool included
+// NumPy/PyTorch-style promotion between two tensor dtypes.
+Dtype promote_types(Dtype a, Dtype b);
+// The dtype float ops compute in: float64 stays, everything else float32.
+inline Dtype compute_float(Dtype d) { return d == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32; }
+// Type that a float op returns for an input dtype (ints become float32, halves stay).
+inline Dtype float_result(Dtype d) { return is_floating(d) ? d : Dtype::Float32; }
+
+template <typename T> struct dtype_of;
+template <> struct dtype_of<bool> { static constexpr Dtype value = Dtype::Bool; };
+template <> struct dtype_of<uint8_t> { static constexpr Dtype value = Dtype::UInt8; };
+template <> struct dtype_of<int32_t> { static constexpr Dtype value = Dtype::Int32; };
+template <> struct dtype_of<int64_t> { static constexpr Dtype value = Dtype::Int64; };
+template <> struct dtype_of<Half> { static constexpr Dtype value = Dtype::Float16; };
+template <> struct dtype_of<BFloat16> { static constexpr Dtype value = Dtype::BFloat16; };
+template <> struct dtype_of<float> { static constexpr Dtype value = Dtype::Float32; };
+template <> struct dtype_of<double> { static constexpr Dtype value = Dtype::Float64; };
+
+}  // namespace st
+
+// Calls BODY with `scalar_t` bound to the C++ type of a dtype.
+#define ST_DISPATCH_ALL(DT, ...)                                   \
+  [&] {                                                            \
+    switch (DT) {                                                  \
+      case ::st::Dtype::Bool: { using scalar_t = bool; return __VA_ARGS__(); }         \
+      case ::st::Dtype::UInt8: { using scalar_t = uint8_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Int32: { using scalar_t = int32_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Int64: { using scalar_t = int64_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Float16: { using scalar_t = ::st::Half; return __VA_ARGS__(); } \
+      case ::st::Dtype::BFloat16: { using scalar_t = ::st::BFloat16; return __VA_ARGS__(); } \
+      case ::st::Dtype::Float32: { using scalar_t = float; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Float64: default: { using scalar_t = double; return __VA_ARGS__(); } \
+    }                                                              \
+  }()
+
+// Arithmetic kernels: no half types (they are computed in float32 by the op layer).
+#define ST_DISPATCH_ARITH(DT, ...)                                 \
+  [&] {                                                            \
+    switch (DT) {                                                  \
+      case ::st::Dtype::Bool: { using scalar_t = bool; return __VA_ARGS__(); }         \
+      case ::st::Dtype::UInt8: { using scalar_t = uint8_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Int32: { using scalar_t = int32_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Int64: { using scalar_t = int64_t; return __VA_ARGS__(); }     \
+      case ::st::Dtype::Float32: { using scalar_t = float; return __VA_ARGS__(); }     \
+      default: { using scalar_t = double; return __VA_ARGS__(); }                      \
+    }                                                              \
+  }()
+
+#define ST_DISPATCH_FLOAT(DT, ...)                                 \
+  [&] {                                                            \
+    if ((DT) == ::st::Dtype::Float64) { using scalar_t = double; return __VA_ARGS__(); } \
+    using scalar_t = float; return __VA_ARGS__();                  \
+  }()
+
+namespace st {
+// Value conversions that route the 16-bit float types through float32.
+template <typename T>
+inline double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<float>(v);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+template <typename T>
+inline T from_double(double v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return T(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0.0;
+  } else {
+    return static_cast<T>(v);
+  }
+}
+}  // namespace st

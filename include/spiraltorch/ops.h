@@ -1,0 +1,203 @@
+#pragma once
+// The functional API. Every op checks its arguments, dispatches to the tensor's
+// backend and records an autograd node when an input requires a gradient.
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "spiraltorch/tensor.h"
+
+namespace st {
+
+using Dims = std::vector<int64_t>;
+
+// ---- creation ----
+Tensor zeros(const Shape& shape, Dtype dtype = Dtype::Float32, Device device = {});
+Tensor ones(const Shape& shape, Dtype dtype = Dtype::Float32, Device device = {});
+Tensor full(const Shape& shape, Scalar value, std::optional<Dtype> dtype = {}, Device device = {});
+Tensor scalar_tensor(Scalar value, Dtype dtype, Device device = {});
+Tensor arange(double start, double end, double step = 1.0, std::optional<Dtype> dtype = {});
+Tensor linspace(double start, double end, int64_t steps, Dtype dtype = Dtype::Float32);
+Tensor eye(int64_t n, std::optional<int64_t> m = {}, Dtype dtype = Dtype::Float32);
+Tensor zeros_like(const Tensor& t, std::optional<Dtype> dtype = {});
+Tensor ones_like(const Tensor& t, std::optional<Dtype> dtype = {});
+Tensor full_like(const Tensor& t, Scalar value, std::optional<Dtype> dtype = {});
+// Random tensors from the global Philox generator.
+Tensor rand(const Shape& shape, Dtype dtype = Dtype::Float32);
+Tensor randn(const Shape& shape, Dtype dtype = Dtype::Float32);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype = Dtype::Int64);
+Tensor normal(double mean, double std, const Shape& shape, Dtype dtype = Dtype::Float32);
+Tensor uniform(double low, double high, const Shape& shape, Dtype dtype = Dtype::Float32);
+// Same, from an explicit seed without touching the global generator.
+Tensor rand_seeded(const Shape& shape, uint64_t seed, Dtype dtype = Dtype::Float32);
+
+// ---- elementwise binary (NumPy broadcasting, type promotion) ----
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1.0);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1.0);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// Tensor-scalar forms: the scalar adopts the tensor's dtype unless it changes category.
+Tensor add(const Tensor& a, Scalar b);
+Tensor sub(const Tensor& a, Scalar b);
+Tensor rsub(const Tensor& a, Scalar b);  // b - a
+Tensor mul(const Tensor& a, Scalar b);
+Tensor div(const Tensor& a, Scalar b);
+Tensor rdiv(const Tensor& a, Scalar b);  // b / a
+Tensor pow(const Tensor& a, Scalar exponent);
+Tensor rpow(const Tensor& a, Scalar base);  // base ** a
+// Wraps a scalar as a 0-d tensor with the dtype it takes next to `like`.
+Tensor wrap_scalar(Scalar s, const Tensor& like);
+
+// ---- elementwise unary ----
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);
+Tensor silu(const Tensor& x);
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor logical_not(const Tensor& x);
+Tensor isnan(const Tensor& x);
+Tensor isinf(const Tensor& x);
+Tensor isfinite(const Tensor& x);
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
+Tensor cast(const Tensor& x, Dtype dtype);
+
+// ---- reductions (empty dims = all dims) ----
+Tensor sum(const Tensor& x, const Dims& dims = {}, bool keepdim = false, std::optional<Dtype> dtype = {});
+Tensor mean(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor var(const Tensor& x, const Dims& dims = {}, double correction = 1.0, bool keepdim = false);
+Tensor std(const Tensor& x, const Dims& dims = {}, double correction = 1.0, bool keepdim = false);
+Tensor prod(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+// Values and int64 indices along one dim.
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = {}, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = {}, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim = false);
+// p-norm; p = INFINITY gives max |x|.
+Tensor norm(const Tensor& x, double p = 2.0, const Dims& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x);
+Tensor any(const Tensor& x);
+
+// ---- linear algebra and normalisers ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor softmax(const Tensor& x, int64_t dim = -1);
+Tensor log_softmax(const Tensor& x, int64_t dim = -1);
+
+// ---- views (share storage) ----
+Tensor reshape(const Tensor& x, const Shape& shape);  // a view when strides allow, else a copy
+Tensor view(const Tensor& x, const Shape& shape);     // always a view, or ShapeError
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, const Dims& order);
+Tensor t(const Tensor& x);  // reverses all dims (the `.T` of NumPy)
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor expand(const Tensor& x, const Shape& shape);
+Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = {});
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// ---- joining, splitting, indexing ----
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+// Values and int64 indices of the k largest (or smallest) entries along `dim`.
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
+                               bool sorted = true);
+std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+
+// ---- in place (bump the version counter; refused on leaves that require grad) ----
+Tensor& add_(Tensor& x, const Tensor& other, Scalar alpha = 1.0);
+Tensor& sub_(Tensor& x, const Tensor& other, Scalar alpha = 1.0);
+Tensor& mul_(Tensor& x, const Tensor& other);
+Tensor& div_(Tensor& x, const Tensor& other);
+Tensor& add_(Tensor& x, Scalar other);
+Tensor& mul_(Tensor& x, Scalar other);
+Tensor& zero_(Tensor& x);
+Tensor& fill_(Tensor& x, Scalar value);
+Tensor& copy_(Tensor& x, const Tensor& src);
+Tensor& clamp_(Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
+Tensor& masked_fill_(Tensor& x, const Tensor& mask, Scalar value);
+// Fills with random values in place (used by initialisers); never recorded.
+Tensor& uniform_(Tensor& x, double low, double high);
+Tensor& normal_(Tensor& x, double mean, double std);
+
+// ---- comparisons of whole tensors ----
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+// ---- operators ----
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+inline Tensor operator*(Scalar a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator+(Scalar a, const Tensor& b) { return add(b, a); }
+inline Tensor operator-(Scalar a, const Tensor& b) { return rsub(b, a); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+
+// Normalises a possibly negative dim against `ndim`, naming `op` in errors.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+
+}  // namespace st

@@ -1,0 +1,9 @@
+#pragma once
+// Umbrella header for the C++ API.
+#include "spiraltorch/autograd.h"
+#include "spiraltorch/device.h"
+#include "spiraltorch/dtype.h"
+#include "spiraltorch/error.h"
+#include "spiraltorch/generator.h"
+#include "spiraltorch/ops.h"
+#include "spiraltorch/tensor.h"

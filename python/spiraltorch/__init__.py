@@ -1,0 +1,52 @@
+"""SpiralTorch: a dependency-light learning library with a C++20 core.
+
+``import spiraltorch as st`` gives PyTorch-style tensors with autograd
+(``st.tensor``, ``st.Tensor``, ``st.no_grad``), device descriptions
+(``st.describe_device``) and the seed's 2-D conveniences (``st.Tensor(rows, cols, data)``).
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._core import (  # noqa: F401
+    CheckpointError,
+    DeviceUnavailableError,
+    DtypeError,
+    ShapeError,
+    SpiralError,
+    SpiralIndexError,
+    SpiralValueError,
+    Tensor,
+    dtype,
+)
+from ._tensor_extras import Size, install as _install, return_types as _return_types
+from .autograd import enable_grad, no_grad, set_grad_enabled
+from .runtime import _require_backend, describe_device
+from . import autograd  # noqa: F401
+
+_install()
+
+bool = dtype.bool  # noqa: A001 - PyTorch-style dtype names
+uint8 = dtype.uint8
+int32 = dtype.int32
+int64 = dtype.int64
+float16 = dtype.float16
+bfloat16 = dtype.bfloat16
+float32 = dtype.float32
+float64 = dtype.float64
+half = float16
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+
+_NATIVE_FUNCTIONS = [
+    name
+    for name in dir(_core)
+    if not name.startswith("_") and name not in globals()
+]
+for _name in _NATIVE_FUNCTIONS:
+    globals()[_name] = getattr(_core, _name)
+del _name
+
+__version__ = "0.1.0"

@@ -1,0 +1,44 @@
+#pragma once
+// Conversions between Python objects and core types, shared by the binding files.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "spiraltorch/spiraltorch.h"
+
+namespace nb = nanobind;
+
+namespace stpy {
+
+using st::Dtype;
+using st::Scalar;
+using st::Shape;
+using st::Tensor;
+
+// A Python number as a Scalar; nullopt when `h` is not a bool/int/float.
+std::optional<Scalar> to_scalar(nb::handle h);
+// Dtype from a spiraltorch dtype, a name ("float32"), a NumPy/PyTorch dtype or a
+// Python type (float, int, bool).
+Dtype to_dtype(nb::handle h);
+std::optional<Dtype> to_optional_dtype(nb::handle h);
+// A tensor from nested sequences, scalars, NumPy arrays or another Tensor (copies).
+Tensor tensor_from_data(nb::handle data, std::optional<Dtype> dtype);
+// Either a Tensor, or a scalar wrapped next to `like`, or data converted with tensor_from_data.
+Tensor as_operand(nb::handle h, const Tensor& like);
+// None -> all dims, int -> one, sequence -> several.
+st::Dims to_dims(nb::handle h);
+// A shape from varargs `(2, 3)` or a single sequence `((2, 3),)`.
+Shape to_shape(nb::args args);
+Shape to_shape_obj(nb::handle h);
+// Wraps a Python error type so a C++ exception of the hierarchy maps onto it.
+void register_errors(nb::module_& m);
+// Builds the returned `shape` object (a callable tuple, see spiraltorch/_size.py).
+nb::object make_size(const Shape& shape);
+void set_size_type(nb::object type);
+// Nested Python lists of the tensor's values.
+nb::object to_list(const Tensor& t);
+
+}  // namespace stpy

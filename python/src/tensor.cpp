@@ -1,0 +1,256 @@
+// The Tensor class: construction, properties, conversion, interop and indexing.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include "convert.h"
+
+namespace stpy {
+
+namespace {
+
+nb::dlpack::dtype to_dl(Dtype d) {
+  using code = nb::dlpack::dtype_code;
+  nb::dlpack::dtype dt;
+  dt.lanes = 1;
+  dt.bits = static_cast<uint8_t>(st::dtype_size(d) * 8);
+  switch (d) {
+    case Dtype::Bool: dt.code = static_cast<uint8_t>(code::Bool); break;
+    case Dtype::UInt8: dt.code = static_cast<uint8_t>(code::UInt); break;
+    case Dtype::Int32:
+    case Dtype::Int64: dt.code = static_cast<uint8_t>(code::Int); break;
+    case Dtype::BFloat16: dt.code = static_cast<uint8_t>(code::Bfloat); break;
+    default: dt.code = static_cast<uint8_t>(code::Float); break;
+  }
+  return dt;
+}
+
+template <typename Framework>
+nb::ndarray<Framework> export_array(const Tensor& t) {
+  // The exported array keeps a detached alias of the tensor (and so its storage) alive.
+  nb::object owner = nb::cast(t.detach());
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  return nb::ndarray<Framework>(t.raw_data(), shape.size(), shape.data(), owner, strides.data(), to_dl(t.dtype()),
+                                nb::device::cpu::value, 0);
+}
+
+}  // namespace
+
+Tensor from_array(nb::ndarray<nb::ro> a) {
+  if (a.device_type() != nb::device::cpu::value) {
+    throw st::DeviceUnavailableError("from_dlpack: only CPU arrays can be imported in this build");
+  }
+  Dtype dt;
+  {
+    using code = nb::dlpack::dtype_code;
+    const auto d = a.dtype();
+    const auto c = static_cast<code>(d.code);
+    if (c == code::Float && d.bits == 32) dt = Dtype::Float32;
+    else if (c == code::Float && d.bits == 64) dt = Dtype::Float64;
+    else if (c == code::Float && d.bits == 16) dt = Dtype::Float16;
+    else if (c == code::Bfloat && d.bits == 16) dt = Dtype::BFloat16;
+    else if (c == code::Int && d.bits == 64) dt = Dtype::Int64;
+    else if (c == code::Int && d.bits == 32) dt = Dtype::Int32;
+    else if (c == code::UInt && d.bits == 8) dt = Dtype::UInt8;
+    else if (c == code::Bool && d.bits == 8) dt = Dtype::Bool;
+    else throw st::DtypeError("from_dlpack: unsupported dtype (code " + std::to_string(d.code) + ", bits " + std::to_string(d.bits) + ")");
+  }
+  Shape shape(a.ndim()), strides(a.ndim());
+  int64_t span = 1;
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape[i] = static_cast<int64_t>(a.shape(i));
+    strides[i] = a.stride(i);
+    if (strides[i] < 0) throw st::ValueError("from_dlpack: negative strides are not supported");
+    if (shape[i] > 0) span += (shape[i] - 1) * strides[i];
+  }
+  // Keep the producer alive for as long as any view of this memory exists.
+  auto holder = std::make_shared<nb::object>(nb::cast(a));
+  auto storage = st::Storage::wrap(const_cast<void*>(a.data()), static_cast<size_t>(span) * st::dtype_size(dt), {},
+                                   [holder]() mutable {
+                                     if (Py_IsInitialized()) {
+                                       nb::gil_scoped_acquire gil;
+                                       holder->reset();
+                                     }
+                                   });
+  return Tensor::from_storage(storage, shape, strides, 0, dt);
+}
+
+nb::object tensor_repr_hook;
+
+void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
+  cls.def("__init__", [](Tensor* self, nb::args args, nb::kwargs kwargs) {
+        std::optional<Dtype> dtype;
+        bool requires_grad = false;
+        if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"]);
+        if (kwargs.contains("requires_grad")) requires_grad = nb::cast<bool>(kwargs["requires_grad"]);
+        Tensor t;
+        const size_t n = args.size();
+        if (n >= 2 && PyLong_Check(args[0].ptr()) && PyLong_Check(args[1].ptr()) && !PyBool_Check(args[0].ptr())) {
+          // Seed form: Tensor(rows, cols[, flat_data]).
+          const int64_t rows = nb::cast<int64_t>(args[0]), cols = nb::cast<int64_t>(args[1]);
+          if (rows < 0 || cols < 0) {
+            throw st::ShapeError("Tensor: rows and cols must be non-negative, got (" + std::to_string(rows) + ", " +
+                                 std::to_string(cols) + ")");
+          }
+          if (n == 2) {
+            t = st::zeros({rows, cols}, dtype.value_or(Dtype::Float32));
+          } else if (n == 3) {
+            const Tensor flat = tensor_from_data(args[2], dtype.value_or(Dtype::Float32));
+            if (flat.numel() != rows * cols) {
+              throw st::ShapeError("Tensor: expected " + std::to_string(rows * cols) + " values for shape (" +
+                                   std::to_string(rows) + ", " + std::to_string(cols) + "), got " +
+                                   std::to_string(flat.numel()));
+            }
+            t = st::reshape(flat, {rows, cols}).contiguous();
+          } else {
+            throw st::ValueError("Tensor: expected Tensor(rows, cols[, data]) or Tensor(data)");
+          }
+        } else if (n == 1) {
+          t = tensor_from_data(args[0], dtype);
+        } else if (n == 0) {
+          t = st::zeros({0}, dtype.value_or(Dtype::Float32));
+        } else {
+          throw st::ValueError("Tensor: expected Tensor(rows, cols[, data]) or Tensor(data)");
+        }
+        new (self) Tensor(t);
+        if (requires_grad) self->set_requires_grad(true);
+      })
+      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.shape()); })
+      .def("size", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
+        if (dim) return nb::int_(t.size(*dim));
+        return make_size(t.shape());
+      }, nb::arg("dim") = nb::none())
+      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); })
+      .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); })
+      .def_prop_ro("ndim", [](const Tensor& t) { return t.dim(); })
+      .def("dim", [](const Tensor& t) { return t.dim(); })
+      .def("numel", [](const Tensor& t) { return t.numel(); })
+      .def("element_size", [](const Tensor& t) { return t.itemsize(); })
+      .def("stride", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
+        if (dim) return nb::int_(t.strides()[st::wrap_dim(*dim, t.dim(), "stride")]);
+        return nb::cast(std::vector<int64_t>(t.strides()));
+      }, nb::arg("dim") = nb::none())
+      .def("storage_offset", [](const Tensor& t) { return t.offset(); })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
+      .def("is_contiguous", [](const Tensor& t) { return t.is_contiguous(); })
+      .def("__len__", [](const Tensor& t) {
+        if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
+        return t.shape()[0];
+      })
+      .def("item", [](const Tensor& t) -> nb::object {
+        if (t.numel() != 1) {
+          throw st::ValueError("item: only one-element tensors can be converted to Python scalars, got shape " +
+                               st::shape_str(t.shape()));
+        }
+        return to_list(st::reshape(t.detach(), {}));
+      })
+      .def("tolist", [](const Tensor& t) { return to_list(t.detach()); })
+      .def("__float__", [](const Tensor& t) { return t.item(); })
+      .def("__int__", [](const Tensor& t) { return static_cast<int64_t>(t.item()); })
+      .def("__bool__", [](const Tensor& t) {
+        if (t.numel() != 1) {
+          throw st::ValueError("bool: the truth value of a tensor with more than one value is ambiguous");
+        }
+        return t.item() != 0.0;
+      })
+      .def("__index__", [](const Tensor& t) {
+        if (st::is_floating(t.dtype()) || t.numel() != 1) throw nb::type_error("only integer scalar tensors can be used as an index");
+        return static_cast<int64_t>(t.item());
+      })
+      // --- autograd ---
+      .def_prop_rw("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
+                   [](Tensor& t, bool v) { t.set_requires_grad(v); })
+      .def("requires_grad_", [](Tensor& t, bool v) { t.set_requires_grad(v); return t; }, nb::arg("requires_grad") = true)
+      .def_prop_rw("grad", [](const Tensor& t) -> std::optional<Tensor> {
+        Tensor g = t.grad();
+        if (!g.defined()) return std::nullopt;
+        return g;
+      }, [](Tensor& t, std::optional<Tensor> g) { t.set_grad(g ? *g : Tensor()); }, nb::arg("value").none())
+      .def_prop_ro("grad_fn", [](const Tensor& t) -> nb::object {
+        auto fn = t.grad_fn();
+        if (!fn) return nb::none();
+        return nb::str(fn->name.c_str());
+      })
+      .def_prop_ro("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
+      .def("backward", [](const Tensor& t, std::optional<Tensor> gradient, bool retain_graph, bool create_graph) {
+        t.backward(gradient ? *gradient : Tensor(), retain_graph, create_graph);
+      }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
+      .def("retain_grad", [](Tensor& t) { t.retain_grad(); })
+      .def_prop_ro("retains_grad", [](const Tensor& t) { return t.retains_grad(); })
+      .def("detach", [](const Tensor& t) { return t.detach(); })
+      .def("detach_", [](Tensor& t) {
+        if (t.impl()->autograd) {
+          t.impl()->autograd->grad_fn = nullptr;
+          t.impl()->autograd->requires_grad = false;
+        }
+        return t;
+      })
+      .def_prop_rw("data", [](const Tensor& t) { return t.detach(); }, [](Tensor& t, const Tensor& src) {
+        st::NoGradGuard ng;
+        Tensor dst = t.detach();
+        st::copy_(dst, src);
+      })
+      .def("_version", [](const Tensor& t) { return t.version(); })
+      // --- conversions ---
+      .def("contiguous", [](const Tensor& t) { return t.contiguous(); })
+      .def("clone", [](const Tensor& t) { return t.clone(); })
+      .def("to", [](const Tensor& t, nb::object target, nb::kwargs kw) {
+        nb::object dt = target;
+        if (kw.contains("dtype")) dt = kw["dtype"];
+        if (!dt.is_none() && nb::isinstance<nb::str>(dt)) {
+          const std::string s = nb::cast<std::string>(dt);
+          if (s == "cpu" || s.rfind("cuda", 0) == 0) {
+            const st::Device dev = st::Device::parse(s);
+            if (dev.type != st::DeviceType::CPU) {
+              throw st::DeviceUnavailableError("to: device '" + s + "' is not available (this build has no CUDA backend)");
+            }
+            return t;
+          }
+        }
+        if (dt.is_none()) return t;
+        return t.to(to_dtype(dt));
+      }, nb::arg("target") = nb::none(), nb::arg("kwargs"))
+      .def("cpu", [](const Tensor& t) { return t; })
+      .def("float", [](const Tensor& t) { return t.to(Dtype::Float32); })
+      .def("double", [](const Tensor& t) { return t.to(Dtype::Float64); })
+      .def("half", [](const Tensor& t) { return t.to(Dtype::Float16); })
+      .def("bfloat16", [](const Tensor& t) { return t.to(Dtype::BFloat16); })
+      .def("long", [](const Tensor& t) { return t.to(Dtype::Int64); })
+      .def("int", [](const Tensor& t) { return t.to(Dtype::Int32); })
+      .def("bool", [](const Tensor& t) { return t.to(Dtype::Bool); })
+      .def("type", [](const Tensor& t, nb::object dt) -> nb::object {
+        if (dt.is_none()) return nb::str(st::dtype_name(t.dtype()));
+        return nb::cast(t.to(to_dtype(dt)));
+      }, nb::arg("dtype") = nb::none())
+      .def("numpy", [](const Tensor& t) {
+        if (t.requires_grad()) {
+          throw st::SpiralError("numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
+        }
+        if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("numpy: NumPy has no bfloat16; convert with .float() first");
+        return export_array<nb::numpy>(t);
+      }, nb::rv_policy::reference_internal)
+      .def("__array__", [](const Tensor& t, nb::object dtype, nb::object copy) {
+        if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("__array__: NumPy has no bfloat16; convert with .float() first");
+        nb::object arr = nb::cast(export_array<nb::numpy>(t.detach()));
+        if (!dtype.is_none()) arr = arr.attr("astype")(dtype);
+        return arr;
+      }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__dlpack__", [](const Tensor& t, nb::kwargs kwargs) {
+        nb::object arr = nb::cast(export_array<nb::array_api>(t.detach()));
+        return arr.attr("__dlpack__")(**kwargs);
+      }, nb::arg("kwargs"))
+      .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })
+      .def("_set_repr_hook", [](nb::object) {});
+
+  m.def("from_dlpack", [](nb::handle obj) -> Tensor {
+    if (nb::isinstance<Tensor>(obj)) return nb::cast<Tensor>(obj);
+    return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
+  }, nb::arg("ext_tensor"), "Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying.");
+  m.def("from_numpy", [](nb::handle obj) -> Tensor {
+    return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
+  }, nb::arg("array"), "Wraps a NumPy array without copying; writes are visible on both sides.");
+  m.def("_set_size_type", &set_size_type);
+}
+
+}  // namespace stpy

@@ -1,0 +1,241 @@
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "spiraltorch/autograd.h"
+#include "spiraltorch/ops.h"
+
+namespace st {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+
+Edge edge_of(const Tensor& t) {
+  if (!t.requires_grad()) return {};
+  if (auto fn = t.grad_fn()) return {fn, nullptr};
+  return {nullptr, t.impl_ptr()};
+}
+
+// Adds `g` into the .grad of `impl` (a leaf or a retained non-leaf).
+void accumulate(const std::shared_ptr<TensorImpl>& impl, const Tensor& g, bool create_graph) {
+  auto& meta = *impl->autograd;
+  if (!meta.grad) {
+    // Own the buffer so later in-place accumulation never writes into a tensor of the graph.
+    meta.grad = (create_graph ? g : g.detach().clone()).impl_ptr();
+  } else if (create_graph) {
+    meta.grad = add(Tensor(meta.grad), g).impl_ptr();
+  } else {
+    Tensor acc(meta.grad);
+    NoGradGuard ng;
+    add_(acc, g);
+  }
+}
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled; }
+void set_grad_enabled(bool enabled) { g_grad_enabled = enabled; }
+
+bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor* t : inputs) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
+}
+
+void Node::save(const Tensor& t) { saved_versions.emplace_back(t.storage(), t.version()); }
+
+void Node::check_saved() const {
+  if (released) {
+    throw SpiralError("backward: trying to backward through the graph a second time (" + name +
+                      "); pass retain_graph=True to the first backward");
+  }
+  for (const auto& [storage, version] : saved_versions) {
+    if (storage->version() != version) {
+      throw SpiralError("backward: a tensor needed by " + name +
+                        " was modified by an in-place operation after it was saved (version " +
+                        std::to_string(version) + " -> " + std::to_string(storage->version()) + ")");
+    }
+  }
+}
+
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
+            std::function<std::vector<Tensor>(const Tensor&)> backward, const std::vector<Tensor>& saved) {
+  auto node = std::make_shared<Node>();
+  node->name = name;
+  node->next.reserve(inputs.size());
+  for (const Tensor& t : inputs) node->next.push_back(t.defined() ? edge_of(t) : Edge{});
+  for (const Tensor& t : saved) node->save(t);
+  node->backward = std::move(backward);
+  auto& meta = out.autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = std::move(node);
+}
+
+namespace {
+
+struct GraphTask {
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, Tensor> pending;
+  // When set (autograd.grad), gradients for these are captured instead of accumulated.
+  std::unordered_map<TensorImpl*, Tensor>* captured = nullptr;
+  std::unordered_map<Node*, TensorImpl*> capture_nodes;
+};
+
+void add_into(std::unordered_map<Node*, Tensor>& map, Node* key, const Tensor& g) {
+  auto it = map.find(key);
+  if (it == map.end() || !it->second.defined()) {
+    map[key] = g;
+  } else {
+    it->second = add(it->second, g);
+  }
+}
+
+void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+             bool create_graph, GraphTask& task) {
+  EnableGradGuard keep_mode;  // restored on exit
+  set_grad_enabled(create_graph);
+
+  // Count dependencies over the reachable graph.
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (const Tensor& r : roots) {
+    if (auto fn = r.grad_fn(); fn && seen.insert(fn.get()).second) stack.push_back(fn.get());
+  }
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next) {
+      if (!e.node) continue;
+      task.dependencies[e.node.get()]++;
+      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+    }
+  }
+
+  std::vector<std::shared_ptr<Node>> ready;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& r = roots[i];
+    const Tensor& g = grads[i];
+    if (auto fn = r.grad_fn()) {
+      add_into(task.pending, fn.get(), g);
+      if (task.dependencies[fn.get()] == 0 &&
+          std::none_of(ready.begin(), ready.end(), [&](auto& p) { return p.get() == fn.get(); })) {
+        ready.push_back(fn);
+      }
+    } else if (task.captured) {
+      if (task.captured->count(r.impl())) (*task.captured)[r.impl()] = g;
+    } else {
+      accumulate(r.impl_ptr(), g, create_graph);
+    }
+  }
+
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = ready.back();
+    ready.pop_back();
+    Tensor g = task.pending[node.get()];
+    task.pending.erase(node.get());
+    if (auto kept = node->retained_output.lock(); kept && g.defined()) accumulate(kept, g, create_graph);
+    if (task.captured) {
+      if (auto it = task.capture_nodes.find(node.get()); it != task.capture_nodes.end()) {
+        auto& slot = (*task.captured)[it->second];
+        slot = slot.defined() ? add(slot, g) : g;
+      }
+    }
+    std::vector<Tensor> input_grads;
+    if (g.defined()) {
+      node->check_saved();
+      input_grads = node->backward(g);
+    }
+    if (!retain_graph) {
+      node->backward = nullptr;
+      node->released = true;
+    }
+    for (size_t i = 0; i < node->next.size(); ++i) {
+      const Edge& e = node->next[i];
+      if (!e.valid() || i >= input_grads.size() || !input_grads[i].defined()) {
+        if (e.node && --task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
+        continue;
+      }
+      const Tensor& ig = input_grads[i];
+      if (e.node) {
+        add_into(task.pending, e.node.get(), ig);
+        if (--task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
+      } else if (task.captured) {
+        if (task.captured->count(e.leaf.get())) {
+          auto& slot = (*task.captured)[e.leaf.get()];
+          slot = slot.defined() ? add(slot, ig) : ig;
+        }
+      } else {
+        accumulate(e.leaf, ig, create_graph);
+      }
+    }
+  }
+}
+
+std::vector<Tensor> seed_grads(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads) {
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& r = roots[i];
+    if (!r.requires_grad()) {
+      throw SpiralError("backward: element " + std::to_string(i) +
+                        " of tensors does not require grad and does not have a grad_fn");
+    }
+    const Tensor g = i < grads.size() ? grads[i] : Tensor();
+    if (!g.defined()) {
+      if (r.numel() != 1) {
+        throw SpiralError("backward: grad can be implicitly created only for scalar outputs, got shape " +
+                          shape_str(r.shape()));
+      }
+      seeds.push_back(ones_like(r));
+    } else {
+      if (g.shape() != r.shape()) {
+        throw ShapeError("backward: gradient of shape " + shape_str(g.shape()) + " does not match output shape " +
+                         shape_str(r.shape()));
+      }
+      seeds.push_back(g.to(r.dtype()));
+    }
+  }
+  return seeds;
+}
+
+}  // namespace
+
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
+                  bool create_graph) {
+  GraphTask task;
+  execute(roots, seed_grads(roots, grads), retain_graph || create_graph, create_graph, task);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool create_graph,
+                         bool allow_unused) {
+  std::unordered_map<TensorImpl*, Tensor> captured;
+  GraphTask task;
+  task.captured = &captured;
+  for (const Tensor& in : inputs) {
+    if (!in.requires_grad()) throw SpiralError("grad: one of the inputs does not require grad");
+    captured[in.impl()] = Tensor();
+    if (auto fn = in.grad_fn()) task.capture_nodes[fn.get()] = in.impl();
+  }
+  execute(outputs, seed_grads(outputs, grad_outputs), retain_graph || create_graph, create_graph, task);
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor g = captured[inputs[i].impl()];
+    if (!g.defined() && !allow_unused) {
+      throw SpiralError("grad: input " + std::to_string(i) +
+                        " was not used in the graph; pass allow_unused=True to get None for it");
+    }
+    result.push_back(g);
+  }
+  return result;
+}
+
+}  // namespace st

@@ -1,0 +1,82 @@
+#pragma once
+// One kernel table per device. Ops prepare operands (broadcast views, dtype casts,
+// output allocation) and call into the table; they never branch on the device.
+#include <cstdint>
+#include <vector>
+
+#include "spiraltorch/tensor.h"
+
+namespace st::backend {
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Min, Max, Atan2,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
+};
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Sign, Exp, Log, Log1p, Expm1, Sqrt, Rsqrt, Square, Reciprocal, Sin, Cos, Tan, Tanh, Atanh,
+  Sigmoid, Relu, Gelu, GeluTanh, Silu, Softplus, LeakyRelu, Elu, Floor, Ceil, Round, Trunc,
+  Not, IsNan, IsInf, IsFinite, Clamp, Erf,
+};
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
+
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // out = op(a, b); a and b are views already broadcast to out's shape. Both share a
+  // dtype; out has it too, or bool for comparisons and logical ops.
+  virtual void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  // out = op(x) with scalars p0, p1 (clamp bounds, softplus beta/threshold, slopes).
+  virtual void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) = 0;
+  // dst = src elementwise, converting dtypes; shapes match (src may be a broadcast view).
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  virtual void fill(Tensor& dst, Scalar value) = 0;
+  // out = cond ? a : b; all broadcast to out's shape.
+  virtual void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  // x is contiguous and seen as (outer, r, inner); out is contiguous (outer, inner).
+  virtual void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) = 0;
+  // Index (int64) of the max or min along r, first occurrence; NaN wins like PyTorch.
+  virtual void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
+                          Tensor& indices) = 0;
+  // C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b] for `batch` matrices at the given element strides.
+  virtual void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                    const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                    double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch) = 0;
+  // Fills a contiguous float tensor: uniform in [low, high) or normal(mean=p0, std=p1).
+  virtual void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) = 0;
+  // Softmax / log-softmax over the last axis of a contiguous (rows, cols) float tensor.
+  virtual void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) = 0;
+
+  // ---- indexing kernels ----
+  // Inputs and outputs are contiguous and seen as (outer, n, inner) blocks around one dim;
+  // index tensors are contiguous int64 whose values the op layer has already range-checked.
+  // Joins the inputs (each contiguous with out's dtype) along a dim: input i is a block of
+  // (outer, numel_i / outer) elements, written side by side into the rows of out.
+  virtual void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) = 0;
+  // out(o, j, i) = x(o, index(o, j, i), i); x is (outer, n, inner), index and out (outer, k, inner).
+  virtual void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+                      Tensor& out) = 0;
+  // out(o, index(o, j, i), i) += src(o, j, i); out is (outer, n, inner), index and src (outer, k, inner).
+  virtual void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                           int64_t inner) = 0;
+  // out(o, j, i) = x(o, index(j), i); x is (outer, n, inner), index has k entries, out is (outer, k, inner).
+  virtual void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+                            Tensor& out) = 0;
+  // Writes the elements of x where mask (bool, same shape) is true into the 1-D out, in order.
+  virtual void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) = 0;
+  // The first k entries of a stable sort along n (NaN is the largest value): values (x's
+  // dtype, no half types) and int64 positions, both (outer, k, inner).
+  virtual void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending,
+                    Tensor& values, Tensor& indices) = 0;
+  // Inclusive prefix sum along n; x and out share a dtype (int64, float32 or float64).
+  virtual void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) = 0;
+  // Keeps x(b, r, c) where c - r <= diagonal (lower) or c - r >= diagonal (upper), zeroes the rest.
+  virtual void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
+                        Tensor& out) = 0;
+};
+
+Backend& backend_for(Device device);
+Backend& cpu_backend();
+
+}  // namespace st::backend

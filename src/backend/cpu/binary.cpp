@@ -1,0 +1,155 @@
+#include <cmath>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/loops.h"
+
+namespace st::cpu {
+
+using backend::BinaryOp;
+
+namespace {
+
+template <typename T, typename Out, typename F>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()},
+                                  {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T)),
+                                   static_cast<int64_t>(sizeof(T))});
+  for_each<3>(g, {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()),
+                  static_cast<char*>(b.raw_data())},
+              [&](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s) {
+                Out* o = reinterpret_cast<Out*>(p[0]);
+                const T* x = reinterpret_cast<const T*>(p[1]);
+                const T* y = reinterpret_cast<const T*>(p[2]);
+                constexpr int64_t so = sizeof(Out), st = sizeof(T);
+                if (s[0] == so && s[1] == st && s[2] == st) {
+#pragma omp simd
+                  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                } else if (s[0] == so && s[1] == 0 && s[2] == st) {
+                  const T xv = *x;
+#pragma omp simd
+                  for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+                } else if (s[0] == so && s[1] == st && s[2] == 0) {
+                  const T yv = *y;
+#pragma omp simd
+                  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                } else {
+                  for (int64_t i = 0; i < n; ++i) {
+                    *reinterpret_cast<Out*>(p[0] + i * s[0]) =
+                        f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]));
+                  }
+                }
+              });
+}
+
+template <typename T>
+constexpr bool kFloat = std::is_floating_point_v<T>;
+
+template <typename T>
+T floor_div(T a, T b) {
+  if constexpr (kFloat<T>) {
+    return std::floor(a / b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a;
+  } else {
+    const T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+}
+
+template <typename T>
+T py_rem(T a, T b) {
+  if constexpr (kFloat<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else {
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+
+template <typename T>
+T int_pow(T base, T exp) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return base || !exp;
+  } else {
+    if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
+    T result = 1;
+    while (exp) {
+      if (exp & 1) result *= base;
+      base *= base;
+      exp >>= 1;
+    }
+    return result;
+  }
+}
+
+template <typename T>
+void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  switch (op) {
+    case BinaryOp::Add:
+      if constexpr (std::is_same_v<T, bool>) {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return x || y; });
+      } else {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x + y); });
+      }
+    case BinaryOp::Sub: return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x - y); });
+    case BinaryOp::Mul:
+      if constexpr (std::is_same_v<T, bool>) {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return x && y; });
+      } else {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x * y); });
+      }
+    case BinaryOp::Div:
+      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return x / y; });
+      break;
+    case BinaryOp::FloorDiv: return binary_loop<T, T>(a, b, out, [](T x, T y) { return floor_div(x, y); });
+    case BinaryOp::Rem: return binary_loop<T, T>(a, b, out, [](T x, T y) { return py_rem(x, y); });
+    case BinaryOp::Pow:
+      if constexpr (kFloat<T>) {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return y == T(2) ? x * x : std::pow(x, y); });
+      } else {
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return int_pow(x, y); });
+      }
+    case BinaryOp::Min:
+      return binary_loop<T, T>(a, b, out, [](T x, T y) {
+        if constexpr (kFloat<T>) {
+          if (x != x) return x;
+          if (y != y) return y;
+        }
+        return x < y ? x : y;
+      });
+    case BinaryOp::Max:
+      return binary_loop<T, T>(a, b, out, [](T x, T y) {
+        if constexpr (kFloat<T>) {
+          if (x != x) return x;
+          if (y != y) return y;
+        }
+        return x > y ? x : y;
+      });
+    case BinaryOp::Atan2:
+      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
+      break;
+    case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x == y; });
+    case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != y; });
+    case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x < y; });
+    case BinaryOp::Le: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x <= y; });
+    case BinaryOp::Gt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x > y; });
+    case BinaryOp::Ge: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x >= y; });
+    case BinaryOp::And: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Xor: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
+  }
+  throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));
+}
+
+}  // namespace
+
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  ST_DISPATCH_ARITH(a.dtype(), [&] { arith<scalar_t>(op, a, b, out); });
+}
+
+}  // namespace st::cpu

@@ -1,0 +1,27 @@
+#include "spiraltorch/device.h"
+
+#include "spiraltorch/error.h"
+
+namespace st {
+
+Device Device::parse(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  int index = 0;
+  if (colon != std::string::npos) {
+    try {
+      index = std::stoi(spec.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw ValueError("device: bad device index in '" + spec + "'");
+    }
+  }
+  if (kind == "cpu") return {DeviceType::CPU, index};
+  if (kind == "cuda") return {DeviceType::CUDA, index};
+  throw ValueError("device: unknown device '" + spec + "' (expected 'cpu' or 'cuda[:N]')");
+}
+
+std::string Device::str() const {
+  return type == DeviceType::CPU ? std::string("cpu") : "cuda:" + std::to_string(index);
+}
+
+}  // namespace st

@@ -1,0 +1,29 @@
+#include "spiraltorch/storage.h"
+
+#include <cstdlib>
+#include <new>
+
+#include "spiraltorch/error.h"
+
+namespace st {
+
+std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+  if (device.type != DeviceType::CPU) {
+    throw DeviceUnavailableError("allocate: device " + device.str() + " is not available in this build");
+  }
+  constexpr size_t kAlign = 64;
+  const size_t padded = ((nbytes + kAlign - 1) / kAlign) * kAlign;
+  void* p = padded ? std::aligned_alloc(kAlign, padded) : nullptr;
+  if (padded && !p) throw std::bad_alloc();
+  return std::make_shared<Storage>(p, nbytes, device, [p] { std::free(p); });
+}
+
+std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::function<void()> release) {
+  return std::make_shared<Storage>(data, nbytes, device, std::move(release));
+}
+
+Storage::~Storage() {
+  if (release_) release_();
+}
+
+}  // namespace st

@@ -1,0 +1,26 @@
+#pragma once
+// Helpers shared by the op implementations (not part of the public API).
+#include "backend/backend.h"
+#include "spiraltorch/autograd.h"
+#include "spiraltorch/ops.h"
+
+namespace st::detail {
+
+inline backend::Backend& backend_of(const Tensor& t) { return backend::backend_for(t.device()); }
+
+// A view of `x` broadcast to `shape` with zero strides; no autograd.
+Tensor expand_view(const Tensor& x, const Shape& shape);
+// Sums a broadcast gradient back to `shape` (the inverse of broadcasting).
+Tensor sum_to(const Tensor& g, const Shape& shape);
+// Normalises and deduplicates reduction dims; empty means all.
+std::vector<int64_t> reduce_dims(const Dims& dims, int64_t ndim, const char* op);
+// The shape of a reduction result.
+Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& dims, bool keepdim);
+// Reshapes a reduced gradient so it broadcasts against the input again.
+Tensor unsqueeze_reduced(const Tensor& g, const Shape& in_shape, const std::vector<int64_t>& dims, bool keepdim);
+// Throws ShapeError unless both tensors live on the same device.
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+// Cast without autograd (used on the compute side of ops).
+Tensor cast_raw(const Tensor& x, Dtype dtype);
+
+}  // namespace st::detail

@@ -1,0 +1,134 @@
+#include "ops/common.h"
+
+namespace st {
+
+using detail::backend_of;
+
+namespace {
+
+// Refuses in-place writes that would corrupt autograd: leaves that require grad,
+// and views of tensors that are part of a graph.
+void check_inplace(const Tensor& x, const char* op) {
+  if (!grad_enabled()) return;
+  if (x.requires_grad() && x.is_leaf()) {
+    throw SpiralError(std::string(op) +
+                      ": a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+  }
+  if (x.impl()->autograd && x.impl()->autograd->view_base) {
+    throw SpiralError(std::string(op) +
+                      ": in-place write through a view of a tensor that is part of an autograd graph; "
+                      "use the out-of-place op instead");
+  }
+}
+
+void check_target(const Tensor& x, const Tensor& src, const char* op) {
+  detail::check_same_device(x, src, op);
+  const Shape b = broadcast_shapes(x.shape(), src.shape(), op);
+  if (b != x.shape()) {
+    throw ShapeError(std::string(op) + ": output with shape " + shape_str(x.shape()) +
+                     " doesn't match the broadcast shape " + shape_str(b));
+  }
+  if (is_integral(x.dtype()) && is_floating(src.dtype())) {
+    throw DtypeError(std::string(op) + ": result type " + dtype_name(src.dtype()) +
+                     " can't be cast to the desired output type " + dtype_name(x.dtype()));
+  }
+}
+
+// Writes `value` (same shape after broadcasting) into x's memory and makes x carry
+// value's history when it has one.
+Tensor& commit(Tensor& x, const Tensor& value) {
+  {
+    NoGradGuard ng;
+    Tensor dst = x.detach();
+    backend_of(x).copy(detail::expand_view(value, x.shape()), dst);
+  }
+  x.storage()->bump_version();
+  if (value.requires_grad() && grad_enabled()) {
+    auto& meta = x.autograd_meta();
+    meta.requires_grad = true;
+    meta.grad_fn = value.grad_fn();
+  }
+  return x;
+}
+
+template <typename F>
+Tensor& inplace(Tensor& x, const Tensor& other, const char* op, F compute) {
+  check_inplace(x, op);
+  check_target(x, other, op);
+  // With history involved, compute out of place on a private copy of x, then commit.
+  if (grad_enabled() && (x.requires_grad() || other.requires_grad())) {
+    const Tensor result = compute(x.requires_grad() ? x.clone() : x.detach(), other);
+    return commit(x, result.to(x.dtype()));
+  }
+  NoGradGuard ng;
+  return commit(x, compute(x.detach(), other));
+}
+
+}  // namespace
+
+Tensor& add_(Tensor& x, const Tensor& o, Scalar alpha) {
+  return inplace(x, o, "add_", [alpha](const Tensor& a, const Tensor& b) { return add(a, b, alpha); });
+}
+Tensor& sub_(Tensor& x, const Tensor& o, Scalar alpha) {
+  return inplace(x, o, "sub_", [alpha](const Tensor& a, const Tensor& b) { return sub(a, b, alpha); });
+}
+Tensor& mul_(Tensor& x, const Tensor& o) {
+  return inplace(x, o, "mul_", [](const Tensor& a, const Tensor& b) { return mul(a, b); });
+}
+Tensor& div_(Tensor& x, const Tensor& o) {
+  if (!is_floating(x.dtype())) throw DtypeError(std::string("div_: true division needs a floating tensor, got ") + dtype_name(x.dtype()));
+  return inplace(x, o, "div_", [](const Tensor& a, const Tensor& b) { return div(a, b); });
+}
+Tensor& add_(Tensor& x, Scalar o) { return add_(x, wrap_scalar(o, x)); }
+Tensor& mul_(Tensor& x, Scalar o) { return mul_(x, wrap_scalar(o, x)); }
+
+Tensor& zero_(Tensor& x) { return fill_(x, 0); }
+
+Tensor& fill_(Tensor& x, Scalar value) {
+  check_inplace(x, "fill_");
+  Tensor dst = x.detach();
+  backend_of(x).fill(dst, value);
+  x.storage()->bump_version();
+  if (x.requires_grad() && !x.is_leaf() && grad_enabled()) {
+    // The filled values no longer depend on anything.
+    auto& meta = x.autograd_meta();
+    meta.grad_fn = nullptr;
+    meta.requires_grad = false;
+  }
+  return x;
+}
+
+Tensor& copy_(Tensor& x, const Tensor& src) {
+  check_inplace(x, "copy_");
+  detail::check_same_device(x, src, "copy_");
+  const Shape b = broadcast_shapes(x.shape(), src.shape(), "copy_");
+  if (b != x.shape()) {
+    throw ShapeError("copy_: source of shape " + shape_str(src.shape()) + " cannot be broadcast to " +
+                     shape_str(x.shape()));
+  }
+  if (grad_enabled() && src.requires_grad()) return commit(x, cast(src, x.dtype()));
+  Tensor dst = x.detach();
+  backend_of(x).copy(detail::expand_view(src, x.shape()), dst);
+  x.storage()->bump_version();
+  return x;
+}
+
+Tensor& clamp_(Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  check_inplace(x, "clamp_");
+  if (grad_enabled() && x.requires_grad()) return commit(x, clamp(x.clone(), lo, hi));
+  NoGradGuard ng;
+  return commit(x, clamp(x.detach(), lo, hi).to(x.dtype()));
+}
+
+Tensor& masked_fill_(Tensor& x, const Tensor& mask, Scalar value) {
+  check_inplace(x, "masked_fill_");
+  if (broadcast_shapes(x.shape(), mask.shape(), "masked_fill_") != x.shape()) {
+    throw ShapeError("masked_fill_: mask of shape " + shape_str(mask.shape()) + " cannot be broadcast to " +
+                     shape_str(x.shape()));
+  }
+  if (grad_enabled() && x.requires_grad()) return commit(x, masked_fill(x.clone(), mask, value));
+  NoGradGuard ng;
+  return commit(x, masked_fill(x.detach(), mask, value));
+}
+
+}  // namespace st
