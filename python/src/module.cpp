@@ -13,6 +13,7 @@ namespace stpy {
 
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void bind_nn(nb::module_& parent);
 
 namespace {
 
@@ -79,6 +80,8 @@ nb::dict describe_cpu() {
 NB_MODULE(_core, m) {
   using namespace stpy;
   m.doc() = "SpiralTorch native core";
+  // Modules held by C++ containers are released after the leak check runs at exit.
+  nb::set_leak_warnings(false);
   register_errors(m);
 
   nb::enum_<Dtype>(m, "dtype", "Element types of a tensor.")
@@ -94,6 +97,7 @@ NB_MODULE(_core, m) {
   nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).");
   bind_tensor(m, cls);
   bind_ops(m, cls);
+  bind_nn(m);
 
   // ---- creation ----
   auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {

@@ -24,11 +24,17 @@ struct Reducer {
       case ReduceOp::Prod:
       case ReduceOp::All: return 1;
       case ReduceOp::Max:
-        return std::is_floating_point_v<T> ? -std::numeric_limits<double>::infinity()
-                                           : static_cast<acc_t<T>>(std::numeric_limits<T>::lowest());
+        if constexpr (std::is_floating_point_v<T>) {
+          return -std::numeric_limits<double>::infinity();
+        } else {
+          return static_cast<acc_t<T>>(std::numeric_limits<T>::lowest());
+        }
       case ReduceOp::Min:
-        return std::is_floating_point_v<T> ? std::numeric_limits<double>::infinity()
-                                           : static_cast<acc_t<T>>(std::numeric_limits<T>::max());
+        if constexpr (std::is_floating_point_v<T>) {
+          return std::numeric_limits<double>::infinity();
+        } else {
+          return static_cast<acc_t<T>>(std::numeric_limits<T>::max());
+        }
     }
     return 0;
   }

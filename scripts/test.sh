@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds the package once (the same CMake tree also
+# builds the GoogleTest suite), installs it, and runs every C++ and Python test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+command -v ccache >/dev/null || need_apt+=(ccache)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+python -m pip install -q -r requirements-test.txt
+python -m pip install -q --no-build-isolation \
+  -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON .
+ctest --test-dir build/test --output-on-failure -j2
+python -m pytest tests/python -q
