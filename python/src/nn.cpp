@@ -116,6 +116,15 @@ void bind_nn(nb::module_& parent) {
         nb::cast<Module&>(self).to(to_dtype(target));
         return nb::borrow(self);
       }, nb::arg("target"))
+      .def("attach_hypergrad", [](Module& self, double curvature, double learning_rate) {
+        self.attach_hypergrad(curvature, learning_rate);
+      }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
+         "Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.")
+      .def("detach_hypergrad", &Module::detach_hypergrad)
+      .def_prop_ro("hypergrad", [](const Module& self) -> nb::object {
+        if (!self.hypergrad()) return nb::none();
+        return nb::make_tuple(self.hypergrad()->curvature, self.hypergrad()->learning_rate);
+      })
       .def("num_parameters", [](const Module& self) {
         int64_t n = 0;
         for (const Tensor& p : self.parameters()) n += p.numel();
@@ -148,6 +157,7 @@ void bind_nn(nb::module_& parent) {
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
 
   bind_nn_layers(m);
+  bind_train(m);
 }
 
 }  // namespace stpy

@@ -77,7 +77,7 @@ Tensor random_tensor(const Shape& shape, Dtype dtype, bool normal, double p0, do
   const Dtype compute = compute_float(dtype);
   Tensor t = Tensor::empty(shape, compute);
   const uint64_t n = static_cast<uint64_t>(t.numel());
-  const uint64_t counter = gen.reserve(normal ? n / 2 + 1 : n / 4 + 1);
+  const uint64_t counter = gen.reserve(normal ? (n + 1) / 2 : (n + 3) / 4);
   backend::cpu_backend().random(t, normal, p0, p1, gen.seed(), counter);
   return detail::cast_raw(t, dtype);
 }

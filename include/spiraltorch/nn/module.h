@@ -4,6 +4,7 @@
 // module names with '.'; a child without a name takes its attribute name or
 // its index in a container ("encoder.0::weight").
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,6 +66,18 @@ class Module : public std::enable_shared_from_this<Module> {
   // Converts floating parameters and buffers to `dtype` in place (same tensors objects).
   void to(Dtype dtype);
 
+  // Riemannian (Poincare-ball) updates for every parameter below this module, used
+  // by ModuleTrainer; see geometry/poincare.h. Curvature must be negative.
+  struct Hypergrad {
+    double curvature;
+    double learning_rate;
+  };
+  void attach_hypergrad(double curvature, double learning_rate);
+  void detach_hypergrad();
+  const std::optional<Hypergrad>& hypergrad() const { return hypergrad_; }
+  // Each parameter with the hypergrad settings of the module that owns it.
+  std::vector<std::pair<Tensor, std::optional<Hypergrad>>> parameters_with_hypergrad() const;
+
   // The key prefix of this module's own entries ("" at the root).
   std::string child_key(const std::string& slot, const Module& child) const;
 
@@ -75,6 +88,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect(const std::string& prefix, StateDict& out, bool params, bool buffers) const;
   void collect_modules(const std::string& path, std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
   std::string name_;
+  std::optional<Hypergrad> hypergrad_;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

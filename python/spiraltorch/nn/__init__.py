@@ -20,6 +20,9 @@ for _name in dir(_native):
 del _name
 
 
+from .fit import Callback, EarlyStopping, EpochResult, FitHistory, evaluate, fit  # noqa: E402,F401
+
+
 def Parameter(data: Tensor, requires_grad: bool = True) -> Tensor:
     """Returns a leaf copy-free alias of ``data`` that requires grad; assigning it to a
     ``Module`` attribute registers it as a parameter."""

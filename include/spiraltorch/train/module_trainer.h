@@ -1,0 +1,71 @@
+#pragma once
+// ModuleTrainer: the seed's native training loop. Parameters of modules with an
+// attached hypergrad take Riemannian SGD steps in the Poincare ball of that
+// curvature; the others take plain SGD steps with the fallback learning rate.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "spiraltorch/nn/module.h"
+#include "spiraltorch/train/curvature_scheduler.h"
+#include "spiraltorch/train/roundtable.h"
+
+namespace st::train {
+
+struct EpochStats {
+  int64_t batches = 0;
+  double total_loss = 0.0;
+  double average_loss = 0.0;  // plain mean of the batch losses
+  std::array<double, 3> band_energy{0.0, 0.0, 0.0};  // summed over batches: Above, Here, Beneath
+  int64_t skipped_steps = 0;  // batches whose loss or gradients were not finite
+  double seconds = 0.0;
+};
+
+class ModuleTrainer {
+ public:
+  using Loss = std::function<Tensor(const Tensor& prediction, const Tensor& target)>;
+  // Fills (input, target) and returns true, or returns false when the epoch is done.
+  using BatchSource = std::function<bool(Tensor& input, Tensor& target)>;
+
+  ModuleTrainer(std::string backend, double curvature, double hyper_learning_rate, double fallback_learning_rate);
+
+  RoundtableSchedule roundtable(int64_t rows, int64_t cols, RoundtableConfig config = {}) const;
+  EpochStats train_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches,
+                         const RoundtableSchedule& schedule);
+  EpochStats evaluate_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches);
+
+  // Attaches hypergrad (trainer curvature and hyper rate) to every parameter.
+  void prepare(nn::Module& module) const;
+  void zero(nn::Module& module) const;
+  // Applies one update from the parameters' .grad; all-or-nothing: returns false and
+  // changes nothing when any gradient is non-finite.
+  bool step(nn::Module& module);
+
+  void enable_realgrad(double learning_rate);
+  void disable_realgrad() { real_lr_.reset(); }
+  void set_grad_clip_max_norm(double max_norm);
+  void clear_grad_clip_max_norm() { clip_.reset(); }
+  void enable_curvature_scheduler(CurvatureScheduler scheduler);
+  void disable_curvature_scheduler() { scheduler_.reset(); }
+  const std::optional<CurvatureScheduler>& curvature_scheduler() const { return scheduler_; }
+  // Multiplies every learning rate (and those of attached hypergrads) by factor.
+  void mul_learning_rate(nn::Module& module, double factor);
+
+  const std::string& requested_backend() const { return requested_; }
+  const std::string& effective_backend() const { return effective_; }
+  double curvature() const { return curvature_; }
+  double hyper_learning_rate() const { return hyper_lr_; }
+  double fallback_learning_rate() const { return fallback_lr_; }
+  std::optional<double> real_learning_rate() const { return real_lr_; }
+  std::optional<double> grad_clip_max_norm() const { return clip_; }
+  int64_t epoch() const { return epoch_; }
+
+ private:
+  std::string requested_, effective_;
+  double curvature_, hyper_lr_, fallback_lr_;
+  std::optional<double> real_lr_, clip_;
+  std::optional<CurvatureScheduler> scheduler_;
+  int64_t epoch_ = 0;
+};
+
+}  // namespace st::train

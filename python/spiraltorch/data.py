@@ -1,0 +1,128 @@
+"""Datasets and a batching DataLoader over tensors (``spiraltorch.data``)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from . import _core
+
+Tensor = _core.Tensor
+
+
+class TensorDataset:
+    """Rows of equally long tensors: item ``i`` is ``tuple(t[i] for t in tensors)``."""
+
+    def __init__(self, *tensors: Tensor) -> None:
+        if not tensors:
+            raise _core.SpiralValueError("TensorDataset: need at least one tensor")
+        n = tensors[0].shape[0]
+        for t in tensors:
+            if t.shape[0] != n:
+                raise _core.ShapeError(
+                    f"TensorDataset: all tensors need the same first dim, got {[tuple(x.shape) for x in tensors]}"
+                )
+        self.tensors = tensors
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+    def __getitem__(self, index: int) -> Tuple[Tensor, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+
+class DataLoader:
+    """Iterates a ``TensorDataset`` in batches (``index_select`` per batch, no Python
+    loop over rows). ``shuffle`` draws a permutation from the global generator each epoch."""
+
+    def __init__(self, dataset: TensorDataset, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False) -> None:
+        if batch_size <= 0:
+            raise _core.SpiralValueError(f"DataLoader: batch_size must be positive, got {batch_size}")
+        if not isinstance(dataset, TensorDataset):
+            raise _core.DtypeError("DataLoader: expected a TensorDataset")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
+
+    def __iter__(self) -> Iterator[Tuple[Tensor, ...]]:
+        n = len(self.dataset)
+        order = _core.argsort(_core.rand(n)) if self.shuffle else _core.arange(n)
+        for start in range(0, n, self.batch_size):
+            stop = min(start + self.batch_size, n)
+            if self.drop_last and stop - start < self.batch_size:
+                break
+            idx = order[start:stop]
+            yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
+
+
+FASHION_MNIST_DIRS = ("/usr/share/fashion-mnist", "/usr/share/dataset-fashion-mnist", "/usr/share/datasets/fashion-mnist")
+FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
+
+
+def _read_idx(path: str) -> Tuple[Tuple[int, ...], bytes]:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    if len(data) < 4:
+        raise _core.CheckpointError(f"read_idx: {path} is truncated")
+    zero, dtype_code, ndim = struct.unpack(">HBB", data[:4])
+    if zero != 0 or dtype_code != 0x08:
+        raise _core.CheckpointError(f"read_idx: {path} is not an unsigned-byte IDX file")
+    dims = struct.unpack(">" + "I" * ndim, data[4 : 4 + 4 * ndim])
+    body = data[4 + 4 * ndim :]
+    count = 1
+    for d in dims:
+        count *= d
+    if len(body) != count:
+        raise _core.CheckpointError(f"read_idx: {path} holds {len(body)} bytes, expected {count}")
+    return dims, body
+
+
+def find_fashion_mnist(root: Optional[str] = None) -> Optional[str]:
+    """The directory holding the Fashion-MNIST IDX files (Debian's ``dataset-fashion-mnist``), or None."""
+    candidates = [root] if root else [os.environ.get("SPIRALTORCH_FASHION_MNIST", "")] + list(FASHION_MNIST_DIRS)
+    for d in candidates:
+        if d and os.path.isdir(d):
+            for dirpath, _, files in os.walk(d):
+                if any(f.startswith("train-images-idx3-ubyte") for f in files):
+                    return dirpath
+    return None
+
+
+def load_fashion_mnist(root: Optional[str] = None, split: str = "train") -> Tuple[Tensor, Tensor]:
+    """Loads Fashion-MNIST from its IDX files: ``(images, labels)`` with images float32
+    ``(N, 1, 28, 28)`` scaled to [0, 1] and labels int64 ``(N,)``."""
+    base = find_fashion_mnist(root)
+    if base is None:
+        raise FileNotFoundError(
+            "Fashion-MNIST not found: install Debian's dataset-fashion-mnist or set SPIRALTORCH_FASHION_MNIST"
+        )
+    prefix = "train" if split == "train" else "t10k"
+
+    def pick(stem: str) -> str:
+        for name in (stem, stem + ".gz"):
+            p = os.path.join(base, name)
+            if os.path.exists(p):
+                return p
+        raise FileNotFoundError(f"load_fashion_mnist: {stem} missing in {base}")
+
+    dims, pixels = _read_idx(pick(f"{prefix}-images-idx3-ubyte"))
+    ldims, labels = _read_idx(pick(f"{prefix}-labels-idx1-ubyte"))
+    if dims[0] != ldims[0]:
+        raise _core.CheckpointError("load_fashion_mnist: image and label counts differ")
+    images = _bytes_to_tensor(pixels)
+    images = (images.reshape(dims[0], 1, dims[1], dims[2]).float() / 255.0).contiguous()
+    target = _bytes_to_tensor(labels).long()
+    return images, target
+
+
+def _bytes_to_tensor(raw: bytes) -> Tensor:
+    """A uint8 tensor holding a copy of ``raw`` (through the buffer protocol, no Python loop)."""
+    return _core.from_numpy(memoryview(bytearray(raw))).clone()

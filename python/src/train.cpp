@@ -1,0 +1,161 @@
+// ModuleTrainer, the roundtable schedule and the curvature scheduler (spiraltorch.nn).
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include "nn_bind.h"
+#include "spiraltorch/train/module_trainer.h"
+
+namespace stpy {
+
+using namespace st::train;
+
+namespace {
+
+// Pulls (input, target) pairs from any Python iterable.
+ModuleTrainer::BatchSource batch_source(nb::iterator& it) {
+  return [&it](Tensor& x, Tensor& y) {
+    if (it == nb::iterator::sentinel()) return false;
+    nb::handle item = *it;
+    nb::object xo = item[0], yo = item[1];
+    x = nb::isinstance<Tensor>(xo) ? nb::cast<Tensor>(xo) : tensor_from_data(xo, std::nullopt);
+    y = nb::isinstance<Tensor>(yo) ? nb::cast<Tensor>(yo) : tensor_from_data(yo, std::nullopt);
+    ++it;
+    return true;
+  };
+}
+
+ModuleTrainer::Loss loss_fn(nb::object loss) {
+  return [loss](const Tensor& pred, const Tensor& target) { return nb::cast<Tensor>(loss(pred, target)); };
+}
+
+nb::dict bands(const std::array<double, 3>& e) {
+  nb::dict d;
+  d["above"] = e[0];
+  d["here"] = e[1];
+  d["beneath"] = e[2];
+  return d;
+}
+
+}  // namespace
+
+void bind_train(nb::module_& nn) {
+  nb::class_<RoundtableConfig>(nn, "RoundtableConfig",
+                               "Band sizes of the roundtable split. band_weights scale the Above/Here/Beneath "
+                               "gradient bands (a heuristic; the default (1, 1, 1) is plain gradient descent).")
+      .def("__init__", [](RoundtableConfig* c, int64_t top_k, int64_t mid_k, int64_t bottom_k, double tol,
+                          std::array<double, 3> weights) {
+        new (c) RoundtableConfig{top_k, mid_k, bottom_k, tol, weights};
+        c->validate();
+      }, nb::kw_only(), nb::arg("top_k") = 8, nb::arg("mid_k") = 8, nb::arg("bottom_k") = 8,
+         nb::arg("here_tolerance") = 1e-5, nb::arg("band_weights") = std::array<double, 3>{1.0, 1.0, 1.0})
+      .def_ro("top_k", &RoundtableConfig::top_k)
+      .def_ro("mid_k", &RoundtableConfig::mid_k)
+      .def_ro("bottom_k", &RoundtableConfig::bottom_k)
+      .def_ro("here_tolerance", &RoundtableConfig::here_tolerance)
+      .def_ro("band_weights", &RoundtableConfig::band_weights)
+      .def("__repr__", [](const RoundtableConfig& c) {
+        return "RoundtableConfig(top_k=" + std::to_string(c.top_k) + ", mid_k=" + std::to_string(c.mid_k) +
+               ", bottom_k=" + std::to_string(c.bottom_k) + ", here_tolerance=" + std::to_string(c.here_tolerance) + ")";
+      });
+
+  nb::class_<RoundtableSchedule>(nn, "RoundtableSchedule", "Splits output gradients into Above/Here/Beneath bands.")
+      .def("above_k", &RoundtableSchedule::above_k)
+      .def("here_k", &RoundtableSchedule::here_k)
+      .def("beneath_k", &RoundtableSchedule::beneath_k)
+      .def("band_energy", [](const RoundtableSchedule& s, const Tensor& g) {
+        const auto e = s.band_energy(g);
+        return nb::make_tuple(e[0], e[1], e[2]);
+      }, nb::arg("gradient"), "Sum of |g| in each band: (above, here, beneath).")
+      .def("classify", [](const RoundtableSchedule& s, const Tensor& g) {
+        static const char* names[] = {"above", "here", "beneath"};
+        nb::list out;
+        for (Band b : s.classify(g)) out.append(names[static_cast<int>(b)]);
+        return out;
+      }, nb::arg("gradient"))
+      .def("weight_mask", &RoundtableSchedule::weight_mask, nb::arg("gradient"))
+      .def("__repr__", [](const RoundtableSchedule& s) {
+        return "RoundtableSchedule(above_k=" + std::to_string(s.above_k()) + ", here_k=" + std::to_string(s.here_k()) +
+               ", beneath_k=" + std::to_string(s.beneath_k()) + ")";
+      });
+
+  nb::class_<EpochStats>(nn, "EpochStats", "What one epoch did; average_loss is the plain mean of batch losses.")
+      .def_ro("batches", &EpochStats::batches)
+      .def_ro("total_loss", &EpochStats::total_loss)
+      .def_ro("average_loss", &EpochStats::average_loss)
+      .def_ro("skipped_steps", &EpochStats::skipped_steps)
+      .def_ro("seconds", &EpochStats::seconds)
+      .def_prop_ro("band_energy", [](const EpochStats& s) { return bands(s.band_energy); })
+      .def("__repr__", [](const EpochStats& s) {
+        return "EpochStats(batches=" + std::to_string(s.batches) + ", total_loss=" + std::to_string(s.total_loss) +
+               ", average_loss=" + std::to_string(s.average_loss) + ", skipped_steps=" + std::to_string(s.skipped_steps) + ")";
+      });
+
+  nb::class_<CurvatureScheduler>(nn, "CurvatureScheduler",
+                                 "Proportional controller moving the curvature toward a target mean |grad|.")
+      .def("__init__", [](CurvatureScheduler* s, std::optional<double> initial, double min_c, double max_c,
+                          double target, double step, double tol, double smoothing, double gain) {
+        new (s) CurvatureScheduler(CurvatureScheduler::Options{initial, min_c, max_c, target, step, tol, smoothing, gain});
+      }, nb::kw_only(), nb::arg("initial") = nb::none(), nb::arg("min_curvature") = -1.5,
+         nb::arg("max_curvature") = -0.2, nb::arg("target_pressure") = 0.05, nb::arg("step") = 0.05,
+         nb::arg("tolerance") = 0.05, nb::arg("smoothing") = 0.2, nb::arg("proportional_gain") = 1.0)
+      .def_prop_ro("current", &CurvatureScheduler::current)
+      .def_prop_ro("last_pressure", &CurvatureScheduler::last_pressure)
+      .def("sync", &CurvatureScheduler::sync)
+      .def("observe_pressure", [](CurvatureScheduler& s, double p) {
+        const auto d = s.observe_pressure(p);
+        nb::dict out;
+        out["raw_pressure"] = d.raw_pressure;
+        out["smoothed_pressure"] = d.smoothed_pressure;
+        out["curvature"] = d.curvature;
+        out["changed"] = d.changed;
+        return out;
+      });
+
+  nb::class_<ModuleTrainer>(nn, "ModuleTrainer",
+                            "Native training loop: Riemannian (Poincare-ball) steps for modules with an attached "
+                            "hypergrad, plain SGD with fallback_learning_rate for the rest.")
+      .def(nb::init<std::string, double, double, double>(), nb::kw_only(), nb::arg("backend") = "cpu",
+           nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 1e-2, nb::arg("fallback_learning_rate") = 1e-2)
+      .def("roundtable", [](const ModuleTrainer& t, int64_t rows, int64_t cols, std::optional<RoundtableConfig> cfg) {
+        return t.roundtable(rows, cols, cfg.value_or(RoundtableConfig{}));
+      }, nb::arg("rows"), nb::arg("cols"), nb::arg("config") = nb::none())
+      .def("train_epoch", [](ModuleTrainer& t, st::nn::Module& model, nb::object loss, nb::handle batches,
+                             const RoundtableSchedule& schedule) {
+        nb::iterator it = nb::iter(batches);
+        return t.train_epoch(model, loss_fn(loss), batch_source(it), schedule);
+      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"), nb::arg("schedule"))
+      .def("evaluate_epoch", [](ModuleTrainer& t, st::nn::Module& model, nb::object loss, nb::handle batches) {
+        nb::iterator it = nb::iter(batches);
+        return t.evaluate_epoch(model, loss_fn(loss), batch_source(it));
+      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"))
+      .def("prepare", &ModuleTrainer::prepare, nb::arg("model"))
+      .def("zero", &ModuleTrainer::zero, nb::arg("model"))
+      .def("step", &ModuleTrainer::step, nb::arg("model"),
+           "Applies one update from .grad; returns False (and changes nothing) if a gradient is not finite.")
+      .def("enable_realgrad", &ModuleTrainer::enable_realgrad, nb::arg("learning_rate"))
+      .def("disable_realgrad", &ModuleTrainer::disable_realgrad)
+      .def("set_grad_clip_max_norm", &ModuleTrainer::set_grad_clip_max_norm, nb::arg("max_norm"))
+      .def("clear_grad_clip_max_norm", &ModuleTrainer::clear_grad_clip_max_norm)
+      .def("enable_curvature_scheduler", &ModuleTrainer::enable_curvature_scheduler, nb::arg("scheduler"))
+      .def("disable_curvature_scheduler", &ModuleTrainer::disable_curvature_scheduler)
+      .def("curvature_metrics", [](const ModuleTrainer& t) -> nb::object {
+        if (!t.curvature_scheduler() || !t.curvature_scheduler()->last_pressure()) return nb::none();
+        nb::dict d;
+        d["smoothed_pressure"] = *t.curvature_scheduler()->last_pressure();
+        d["curvature"] = t.curvature();
+        return d;
+      })
+      .def("mul_learning_rate", &ModuleTrainer::mul_learning_rate, nb::arg("model"), nb::arg("factor"))
+      .def_prop_ro("requested_backend", &ModuleTrainer::requested_backend)
+      .def_prop_ro("backend", &ModuleTrainer::requested_backend)
+      .def_prop_ro("effective_backend", &ModuleTrainer::effective_backend)
+      .def_prop_ro("curvature", &ModuleTrainer::curvature)
+      .def_prop_ro("hyper_learning_rate", &ModuleTrainer::hyper_learning_rate)
+      .def_prop_ro("fallback_learning_rate", &ModuleTrainer::fallback_learning_rate)
+      .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate)
+      .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm)
+      .def_prop_ro("epoch", &ModuleTrainer::epoch);
+}
+
+}  // namespace stpy

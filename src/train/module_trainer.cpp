@@ -1,0 +1,186 @@
+#include "spiraltorch/train/module_trainer.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "spiraltorch/autograd.h"
+#include "spiraltorch/geometry/poincare.h"
+#include "spiraltorch/ops.h"
+
+namespace st::train {
+
+namespace {
+void check_rate(double v, const char* what) {
+  if (!(v > 0) || !std::isfinite(v)) {
+    throw ValueError(std::string("ModuleTrainer: ") + what + " must be positive and finite, got " + std::to_string(v));
+  }
+}
+}  // namespace
+
+ModuleTrainer::ModuleTrainer(std::string backend, double curvature, double hyper_lr, double fallback_lr)
+    : requested_(std::move(backend)), curvature_(curvature), hyper_lr_(hyper_lr), fallback_lr_(fallback_lr) {
+  if (!(curvature < 0) || !std::isfinite(curvature)) {
+    throw ValueError("ModuleTrainer: curvature must be negative and finite, got " + std::to_string(curvature));
+  }
+  check_rate(hyper_lr, "hyper_learning_rate");
+  check_rate(fallback_lr, "fallback_learning_rate");
+  if (requested_ == "cpu" || requested_ == "auto") {
+    effective_ = "cpu";
+  } else if (requested_ == "cuda" || requested_ == "wgpu" || requested_ == "hip" || requested_ == "mps") {
+    throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ + "' is not available in this build");
+  } else {
+    throw ValueError("ModuleTrainer: unknown backend '" + requested_ + "'");
+  }
+}
+
+RoundtableSchedule ModuleTrainer::roundtable(int64_t rows, int64_t cols, RoundtableConfig config) const {
+  return RoundtableSchedule(rows, cols, config);
+}
+
+void ModuleTrainer::prepare(nn::Module& module) const { module.attach_hypergrad(curvature_, hyper_lr_); }
+
+void ModuleTrainer::zero(nn::Module& module) const { module.zero_grad(); }
+
+void ModuleTrainer::enable_realgrad(double lr) {
+  if (!(lr > 0) || !std::isfinite(lr)) throw ValueError("real_learning_rate must be positive and finite");
+  real_lr_ = lr;
+}
+
+void ModuleTrainer::set_grad_clip_max_norm(double max_norm) {
+  if (!(max_norm > 0) || !std::isfinite(max_norm)) throw ValueError("grad_clip_max_norm must be positive and finite");
+  clip_ = max_norm;
+}
+
+void ModuleTrainer::enable_curvature_scheduler(CurvatureScheduler scheduler) {
+  scheduler.sync(curvature_);
+  scheduler_ = std::move(scheduler);
+}
+
+void ModuleTrainer::mul_learning_rate(nn::Module& module, double factor) {
+  check_rate(factor, "learning-rate factor");
+  hyper_lr_ *= factor;
+  fallback_lr_ *= factor;
+  if (real_lr_) *real_lr_ *= factor;
+  for (auto& [key, m] : module.named_modules()) {
+    if (m->hypergrad()) {
+      const auto h = *m->hypergrad();
+      m->attach_hypergrad(h.curvature, h.learning_rate * factor);
+    }
+  }
+}
+
+bool ModuleTrainer::step(nn::Module& module) {
+  NoGradGuard ng;
+  const auto params = module.parameters_with_hypergrad();
+  // Compute every update first; commit only if all are finite.
+  double sq = 0.0;
+  for (const auto& [p, h] : params) {
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;
+    const double s = sum(square(g.to(Dtype::Float64))).item();
+    if (!std::isfinite(s)) return false;
+    sq += s;
+  }
+  const double scale = clip_ && std::sqrt(sq) > *clip_ ? *clip_ / (std::sqrt(sq) + 1e-12) : 1.0;
+  std::vector<std::pair<Tensor, Tensor>> updates;
+  for (const auto& [p, h] : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (scale != 1.0) g = mul(g, scale);
+    Tensor next;
+    if (h) {
+      next = geometry::rsgd_step(p, g, h->curvature, h->learning_rate);
+      if (real_lr_) next = geometry::clip_to_ball(sub(next, mul(g, *real_lr_)), h->curvature);
+    } else {
+      next = sub(p.detach(), mul(g, real_lr_.value_or(fallback_lr_)));
+    }
+    if (all(isfinite(next)).item() == 0.0) return false;
+    updates.emplace_back(p, next);
+  }
+  for (auto& [p, next] : updates) {
+    Tensor target = p.detach();
+    copy_(target, next);
+  }
+  return true;
+}
+
+EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches,
+                                      const RoundtableSchedule& schedule) {
+  const auto start = std::chrono::steady_clock::now();
+  EpochStats stats;
+  ++epoch_;
+  zero(module);
+  module.train(true);
+  Tensor x, y;
+  while (batches(x, y)) {
+    const Tensor pred = module.forward(x);
+    const Tensor l = loss(pred, y);
+    const double value = l.item();
+    if (!std::isfinite(value)) {
+      ++stats.skipped_steps;
+      zero(module);
+      continue;
+    }
+    const Tensor g = grad({l}, {pred}, {}, true)[0];
+    const auto energy = schedule.band_energy(g);
+    for (int i = 0; i < 3; ++i) stats.band_energy[i] += energy[i];
+    const auto& w = schedule.config().band_weights;
+    if (w[0] == 1.0 && w[1] == 1.0 && w[2] == 1.0) {
+      pred.backward(g);
+    } else {
+      pred.backward(mul(g, schedule.weight_mask(g)));
+    }
+    if (scheduler_) {
+      double total = 0.0;
+      int64_t count = 0;
+      for (const Tensor& p : module.parameters()) {
+        if (p.grad().defined()) {
+          total += sum(abs(p.grad().to(Dtype::Float64))).item();
+          count += p.numel();
+        }
+      }
+      const CurvatureDecision d = scheduler_->observe_pressure(count ? total / count : 0.0);
+      if (d.changed) {
+        curvature_ = d.curvature;
+        for (auto& [key, m] : module.named_modules()) {
+          if (m->hypergrad()) m->attach_hypergrad(curvature_, m->hypergrad()->learning_rate);
+        }
+      }
+    }
+    if (step(module)) {
+      stats.total_loss += value;
+      ++stats.batches;
+    } else {
+      ++stats.skipped_steps;
+    }
+    zero(module);
+  }
+  stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches) {
+  const auto start = std::chrono::steady_clock::now();
+  EpochStats stats;
+  const bool was_training = module.is_training();
+  module.eval();
+  NoGradGuard ng;
+  Tensor x, y;
+  try {
+    while (batches(x, y)) {
+      const double value = loss(module.forward(x), y).item();
+      stats.total_loss += value;
+      ++stats.batches;
+    }
+  } catch (...) {
+    module.train(was_training);
+    throw;
+  }
+  module.train(was_training);
+  stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+}  // namespace st::train
