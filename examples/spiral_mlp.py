@@ -1,77 +1,10 @@
-"""Trains a 3-layer MLP on the built-in spiral dataset with raw tensors and autograd.
+"""Trains a 3-layer MLP on the built-in spiral data with raw tensors and autograd.
 
-Run: python examples/spiral_mlp.py [--epochs N]
+The recipe lives in the package (spiraltorch/zoo/spiral_mlp.py) so that
+`spiral-model-zoo run spiral_mlp` can run it from an installed wheel too.
 """
 
-from __future__ import annotations
-
-import argparse
-import math
-import time
-
-import spiraltorch as st
-from spiraltorch.datasets import make_spirals
-
-
-def init_linear(fan_in: int, fan_out: int) -> tuple:
-    bound = 1.0 / math.sqrt(fan_in)
-    w = st.rand(fan_in, fan_out) * (2 * bound) - bound
-    b = st.rand(fan_out) * (2 * bound) - bound
-    return w.requires_grad_(), b.requires_grad_()
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--epochs", type=int, default=60)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=0.2)
-    parser.add_argument("--hidden", type=int, default=128)
-    args = parser.parse_args()
-
-    st.manual_seed(0)
-    x, y = make_spirals(samples_per_class=400, classes=3, noise=0.2, seed=1)
-    perm = st.argsort(st.rand(x.shape[0]))
-    x, y = x[perm], y[perm]
-    split = int(0.8 * x.shape[0])
-    x_train, y_train, x_test, y_test = x[:split], y[:split], x[split:], y[split:]
-    print(f"spirals: {x_train.shape[0]} train / {x_test.shape[0]} test points, 3 classes")
-
-    params = [*init_linear(2, args.hidden), *init_linear(args.hidden, args.hidden), *init_linear(args.hidden, 3)]
-    velocity = [st.zeros_like(p) for p in params]
-
-    def forward(inputs: st.Tensor) -> st.Tensor:
-        w1, b1, w2, b2, w3, b3 = params
-        h = (inputs @ w1 + b1).relu()
-        h = (h @ w2 + b2).relu()
-        return h @ w3 + b3
-
-    start = time.perf_counter()
-    n = x_train.shape[0]
-    for epoch in range(1, args.epochs + 1):
-        order = st.argsort(st.rand(n))
-        total, batches = 0.0, 0
-        for i in range(0, n, args.batch):
-            idx = order[i : i + args.batch]
-            logits = forward(x_train[idx])
-            loss = -logits.log_softmax(dim=1).gather(1, y_train[idx].unsqueeze(1)).mean()
-            for p in params:
-                p.grad = None
-            loss.backward()
-            with st.no_grad():
-                for p, v in zip(params, velocity):
-                    v.mul_(0.9).add_(p.grad)
-                    p.sub_(v, alpha=args.lr)
-            total += loss.item()
-            batches += 1
-        if epoch == 1 or epoch % 10 == 0 or epoch == args.epochs:
-            with st.no_grad():
-                acc = (forward(x_test).argmax(dim=1) == y_test).float().mean().item()
-            print(f"epoch {epoch:3d}  loss {total / batches:.4f}  test accuracy {acc:.3f}")
-    elapsed = time.perf_counter() - start
-    with st.no_grad():
-        acc = (forward(x_test).argmax(dim=1) == y_test).float().mean().item()
-    print(f"final test accuracy {acc:.3f} after {args.epochs} epochs ({elapsed:.1f} s)")
-
+from spiraltorch.zoo.spiral_mlp import main
 
 if __name__ == "__main__":
     main()

@@ -23,6 +23,7 @@ from ._tensor_extras import Size, install as _install, return_types as _return_t
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
+from . import optim  # noqa: F401
 from . import data, datasets, nn  # noqa: F401
 
 _install()

@@ -164,6 +164,8 @@ Tensor tensor_from_data(nb::handle data, std::optional<Dtype> dtype) {
   for (auto& d : shape) {
     if (d < 0) d = 0;
   }
+  // No elements at all (tensor([]), tensor([[], []])): the default float dtype, as in PyTorch.
+  if (st::shape_numel(shape) == 0) kind = Kind::Float;
   const Dtype natural = kind == Kind::Float ? Dtype::Float32 : kind == Kind::Int ? Dtype::Int64 : Dtype::Bool;
   const Dtype target = dtype.value_or(natural);
   const int64_t n = st::shape_numel(shape);

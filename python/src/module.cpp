@@ -14,6 +14,7 @@ namespace stpy {
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_nn(nb::module_& parent);
+void bind_optim(nb::module_& root);
 
 namespace {
 
@@ -98,6 +99,7 @@ NB_MODULE(_core, m) {
   bind_tensor(m, cls);
   bind_ops(m, cls);
   bind_nn(m);
+  bind_optim(m);
 
   // ---- creation ----
   auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {
@@ -151,12 +153,18 @@ NB_MODULE(_core, m) {
   m.def("normal", [](double mean, double std, nb::handle size, nb::handle dtype) {
     return st::normal(mean, std, to_shape_obj(size), to_optional_dtype(dtype).value_or(Dtype::Float32));
   }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::arg("dtype") = nb::none());
-  m.def("arange", [](double a, nb::handle b, double step, nb::handle dtype, bool requires_grad) {
-    Tensor t = b.is_none() ? st::arange(0, a, step, to_optional_dtype(dtype))
-                           : st::arange(a, nb::cast<double>(b), step, to_optional_dtype(dtype));
+  m.def("arange", [](nb::handle a, nb::handle b, nb::handle step_h, nb::handle dtype, bool requires_grad) {
+    // Like PyTorch, any Python float among the bounds/step gives a floating result.
+    std::optional<Dtype> dt = to_optional_dtype(dtype);
+    const bool any_float = PyFloat_Check(a.ptr()) || (!b.is_none() && PyFloat_Check(b.ptr())) ||
+                           (!step_h.is_none() && PyFloat_Check(step_h.ptr()));
+    if (!dt && any_float) dt = Dtype::Float32;
+    const double step = step_h.is_none() ? 1.0 : nb::cast<double>(step_h);
+    Tensor t = b.is_none() ? st::arange(0, nb::cast<double>(a), step, dt)
+                           : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, dt);
     if (requires_grad) t.set_requires_grad(true);
     return t;
-  }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = 1.0, nb::arg("dtype") = nb::none(),
+  }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = nb::none(), nb::arg("dtype") = nb::none(),
      nb::arg("requires_grad") = false);
   m.def("linspace", [](double a, double b, int64_t steps, nb::handle dtype) {
     return st::linspace(a, b, steps, to_optional_dtype(dtype).value_or(Dtype::Float32));

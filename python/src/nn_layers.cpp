@@ -4,6 +4,19 @@
 
 namespace stpy {
 
-void bind_nn_layers(nb::module_& nn) { (void)nn; }
+void bind_nn_seq(nb::module_& nn);  // nn_seq.cpp
+
+void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
+void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
+
+void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
+
+void bind_nn_layers(nb::module_& nn) {
+  bind_nn_loss(nn);
+  (void)nn;
+  bind_nn_basic(nn);
+  bind_nn_conv(nn);
+  bind_nn_seq(nn);
+}
 
 }  // namespace stpy

@@ -125,7 +125,10 @@ Tensor getitem(const Tensor& x, nb::handle index) {
     throw st::IndexError("index: boolean masks must cover the leading dims or be 1-d");
   }
   if (st::is_floating(idx.dtype())) throw st::IndexError("index: tensors used as indices must be integer or bool");
-  const Tensor flat = st::reshape(idx, {-1});
+  Tensor flat = st::reshape(idx, {-1});
+  // Negative entries count from the end, as in PyTorch's advanced indexing.
+  const int64_t size = r.view.shape()[r.adv_dim];
+  flat = st::where(st::lt(flat, st::zeros({}, flat.dtype())), st::add(flat, st::full({}, size, flat.dtype())), flat);
   Tensor picked = st::index_select(r.view, r.adv_dim, flat);
   Shape shape(picked.shape().begin(), picked.shape().begin() + r.adv_dim);
   shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());

@@ -229,7 +229,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         }
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("numpy: NumPy has no bfloat16; convert with .float() first");
         return export_array<nb::numpy>(t);
-      }, nb::rv_policy::reference_internal)
+      })
       .def("__array__", [](const Tensor& t, nb::object dtype, nb::object copy) {
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("__array__: NumPy has no bfloat16; convert with .float() first");
         nb::object arr = nb::cast(export_array<nb::numpy>(t.detach()));

@@ -51,7 +51,9 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void Node::save(const Tensor& t) { saved_versions.emplace_back(t.storage(), t.version()); }
+void Node::save(const Tensor& t) {
+  if (t.defined()) saved_versions.emplace_back(t.storage(), t.version());
+}
 
 void Node::check_saved() const {
   if (released) {

@@ -21,6 +21,17 @@ enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
+// ---- convolution kernels: geometry ----
+// One 2-d sliding window: input C x H x W, kernel kh x kw, stride, top/left padding,
+// dilation, and the output size OH x OW (computed by the op layer).
+struct Conv2dGeom {
+  int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW;
+  // Layout of the column buffer: element (row r, batch n, position l) lives at
+  // r * col_ld + n * col_batch_stride + l.
+  int64_t col_ld, col_batch_stride;
+};
+using Pool2dGeom = Conv2dGeom;  // C unused (planes are passed separately); col_* unused
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -74,6 +85,38 @@ class Backend {
   // Keeps x(b, r, c) where c - r <= diagonal (lower) or c - r >= diagonal (upper), zeroes the rest.
   virtual void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                         Tensor& out) = 0;
+
+  // ---- convolution kernels ----
+  // Tensors are contiguous NCHW float32/float64; `planes` = N * C for pooling.
+  // im2col: x is (batch, C, H, W); writes cols[r * col_ld + n * col_batch_stride + l] =
+  // x(n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw) (0 in the padding) for r = (c*kh + i)*kw + j
+  // and l = oh*OW + ow; cols has x's dtype.
+  virtual void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) = 0;
+  // The adjoint: x (batch, C, H, W) = sum of cols scattered back (x is overwritten).
+  virtual void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) = 0;
+  // Max pooling over (planes, H, W) -> (planes, OH, OW); indices are int64 offsets h*W+w into the plane.
+  virtual void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) = 0;
+  // gx (planes, H, W) is overwritten with the gradient routed through the saved indices.
+  virtual void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGeom& g, int64_t planes,
+                                   Tensor& gx) = 0;
+  // Average pooling with PyTorch's divisor rule (count_include_pad, divisor_override > 0 replaces it).
+  virtual void avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                          int64_t divisor_override, Tensor& out) = 0;
+  virtual void avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                                   int64_t divisor_override, Tensor& gx) = 0;
+  // Adaptive average pooling: window [floor(o*I/O), ceil((o+1)*I/O)) per axis.
+  virtual void adaptive_avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out) = 0;
+  virtual void adaptive_avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, Tensor& gx) = 0;
+  // Depthwise convolution (groups == C == out channels): x (batch, C, H, W), w (C, 1, kh, kw),
+  // out (batch, C, OH, OW) overwritten; bias (C,) may be undefined.
+  virtual void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
+                                int64_t batch, Tensor& out) = 0;
+  // gx (batch, C, H, W) overwritten with the input gradient.
+  virtual void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t batch,
+                                               Tensor& gx) = 0;
+  // gw (C, 1, kh, kw) overwritten with the weight gradient.
+  virtual void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
+                                                Tensor& gw) = 0;
 };
 
 Backend& backend_for(Device device);

@@ -39,7 +39,7 @@ Tensor linspace(double start, double end, int64_t steps, Dtype dtype) {
     scalar_t* p = t.data<scalar_t>();
     for (int64_t i = 0; i < steps; ++i) {
       // Fill from both ends so the last value is exactly `end`, like PyTorch.
-      const double v = i < steps / 2 ? start + step * static_cast<double>(i)
+      const double v = (steps == 1 || i < steps / 2) ? start + step * static_cast<double>(i)
                                      : end - step * static_cast<double>(steps - 1 - i);
       p[i] = from_double<scalar_t>(v);
     }

@@ -75,11 +75,24 @@ const char* binary_name(BinaryOp op) {
   return names[static_cast<int>(op)];
 }
 
+// PyTorch's result_type for two tensors: a 0-d operand only decides the dtype when it
+// is of a higher category (bool < integer < floating) than the dimensioned one.
+Dtype result_type(const Tensor& a, const Tensor& b) {
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 != b0) {
+    auto category = [](Dtype d) { return d == Dtype::Bool ? 0 : (is_floating(d) ? 2 : 1); };
+    const Tensor& dimmed = a0 ? b : a;
+    const Tensor& zero_dim = a0 ? a : b;
+    if (category(zero_dim.dtype()) <= category(dimmed.dtype())) return dimmed.dtype();
+  }
+  return promote_types(a.dtype(), b.dtype());
+}
+
 // Computes op(a, b) without recording history.
 Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
   detail::check_same_device(a, b, name);
-  Dtype dt = promote_types(a.dtype(), b.dtype());
+  Dtype dt = result_type(a, b);
   if (float_only(op)) dt = float_result(dt);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && is_integral(dt) && dt != Dtype::Bool) {
     // Integer division by zero would trap; refuse it like Python does.
@@ -428,7 +441,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.dtype() != Dtype::Bool) {
     throw DtypeError(std::string("where: condition must be a bool tensor, got ") + dtype_name(cond.dtype()));
   }
-  const Dtype dt = promote_types(a.dtype(), b.dtype());
+  const Dtype dt = result_type(a, b);
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = Tensor::empty(shape, dt, a.device());
   backend_of(a).where(detail::expand_view(cond, shape), detail::expand_view(detail::cast_raw(a, dt), shape),

@@ -51,10 +51,29 @@ Tensor& commit(Tensor& x, const Tensor& value) {
   return x;
 }
 
+// Without history, a same-dtype float op whose target is dense and does not share
+// memory with the operand can write straight into x: one pass and no temporaries,
+// instead of computing out of place and copying back.
+bool write_direct(const Tensor& x, const Tensor& other) {
+  if (grad_enabled() && (x.requires_grad() || other.requires_grad())) return false;
+  if (x.dtype() != other.dtype() || (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::Float64)) return false;
+  if (!x.is_contiguous() || x.storage() == other.storage()) return false;
+  return true;
+}
+
+Tensor& binary_into(Tensor& x, backend::BinaryOp op, const Tensor& other) {
+  Tensor dst = x.detach();
+  backend_of(x).binary(op, dst, detail::expand_view(other, x.shape()), dst);
+  x.storage()->bump_version();
+  return x;
+}
+
 template <typename F>
-Tensor& inplace(Tensor& x, const Tensor& other, const char* op, F compute) {
+Tensor& inplace(Tensor& x, const Tensor& other, const char* op, F compute,
+                std::optional<backend::BinaryOp> direct = std::nullopt) {
   check_inplace(x, op);
   check_target(x, other, op);
+  if (direct && write_direct(x, other)) return binary_into(x, *direct, other);
   // With history involved, compute out of place on a private copy of x, then commit.
   if (grad_enabled() && (x.requires_grad() || other.requires_grad())) {
     const Tensor result = compute(x.requires_grad() ? x.clone() : x.detach(), other);
@@ -66,18 +85,31 @@ Tensor& inplace(Tensor& x, const Tensor& other, const char* op, F compute) {
 
 }  // namespace
 
+// add_/sub_ with alpha != 1 scale the operand first (one temporary of its size).
 Tensor& add_(Tensor& x, const Tensor& o, Scalar alpha) {
-  return inplace(x, o, "add_", [alpha](const Tensor& a, const Tensor& b) { return add(a, b, alpha); });
+  if (alpha.to_double() != 1.0 && write_direct(x, o)) {
+    check_inplace(x, "add_");
+    check_target(x, o, "add_");
+    return binary_into(x, backend::BinaryOp::Add, mul(o, alpha));
+  }
+  return inplace(x, o, "add_", [alpha](const Tensor& a, const Tensor& b) { return add(a, b, alpha); },
+                 alpha.to_double() == 1.0 ? std::optional(backend::BinaryOp::Add) : std::nullopt);
 }
 Tensor& sub_(Tensor& x, const Tensor& o, Scalar alpha) {
-  return inplace(x, o, "sub_", [alpha](const Tensor& a, const Tensor& b) { return sub(a, b, alpha); });
+  if (alpha.to_double() != 1.0 && write_direct(x, o)) {
+    check_inplace(x, "sub_");
+    check_target(x, o, "sub_");
+    return binary_into(x, backend::BinaryOp::Sub, mul(o, alpha));
+  }
+  return inplace(x, o, "sub_", [alpha](const Tensor& a, const Tensor& b) { return sub(a, b, alpha); },
+                 alpha.to_double() == 1.0 ? std::optional(backend::BinaryOp::Sub) : std::nullopt);
 }
 Tensor& mul_(Tensor& x, const Tensor& o) {
-  return inplace(x, o, "mul_", [](const Tensor& a, const Tensor& b) { return mul(a, b); });
+  return inplace(x, o, "mul_", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, backend::BinaryOp::Mul);
 }
 Tensor& div_(Tensor& x, const Tensor& o) {
   if (!is_floating(x.dtype())) throw DtypeError(std::string("div_: true division needs a floating tensor, got ") + dtype_name(x.dtype()));
-  return inplace(x, o, "div_", [](const Tensor& a, const Tensor& b) { return div(a, b); });
+  return inplace(x, o, "div_", [](const Tensor& a, const Tensor& b) { return div(a, b); }, backend::BinaryOp::Div);
 }
 Tensor& add_(Tensor& x, Scalar o) { return add_(x, wrap_scalar(o, x)); }
 Tensor& mul_(Tensor& x, Scalar o) { return mul_(x, wrap_scalar(o, x)); }

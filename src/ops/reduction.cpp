@@ -94,7 +94,10 @@ ReducePlan plan_reduce(const Tensor& x, const std::vector<int64_t>& dims) {
 // Reduces without autograd; x already has the dtype the kernel runs in.
 Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
   const Shape out_shape = detail::reduced_shape(x.shape(), dims, keepdim);
-  if ((op == ReduceOp::Max || op == ReduceOp::Min) && x.numel() == 0) {
+  int64_t out_numel = 1;
+  for (const int64_t d : out_shape) out_numel *= d;
+  // Like PyTorch, an empty result is fine; only an empty reduced extent is refused.
+  if ((op == ReduceOp::Max || op == ReduceOp::Min) && x.numel() == 0 && out_numel != 0) {
     throw ValueError(std::string(name) + ": cannot reduce an empty tensor of shape " + shape_str(x.shape()) +
                      " (the operation has no identity)");
   }

@@ -60,6 +60,47 @@ class CpuBackend final : public Backend {
                 Tensor& out) override {
     cpu::triangle(x, batch, rows, cols, diagonal, upper, out);
   }
+
+  // ---- convolution kernels ----
+  void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) override {
+    cpu::im2col(x, g, batch, cols);
+  }
+  void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) override {
+    cpu::col2im(cols, g, batch, x);
+  }
+  void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) override {
+    cpu::max_pool2d(x, g, planes, out, indices);
+  }
+  void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGeom& g, int64_t planes,
+                           Tensor& gx) override {
+    cpu::max_pool2d_backward(gy, indices, g, planes, gx);
+  }
+  void avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                  int64_t divisor_override, Tensor& out) override {
+    cpu::avg_pool2d(x, g, planes, count_include_pad, divisor_override, out);
+  }
+  void avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                           int64_t divisor_override, Tensor& gx) override {
+    cpu::avg_pool2d_backward(gy, g, planes, count_include_pad, divisor_override, gx);
+  }
+  void adaptive_avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out) override {
+    cpu::adaptive_avg_pool2d(x, g, planes, out);
+  }
+  void adaptive_avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, Tensor& gx) override {
+    cpu::adaptive_avg_pool2d_backward(gy, g, planes, gx);
+  }
+  void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t batch,
+                        Tensor& out) override {
+    cpu::depthwise_conv2d(x, w, bias, g, batch, out);
+  }
+  void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t batch,
+                                       Tensor& gx) override {
+    cpu::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
+  }
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
+                                        Tensor& gw) override {
+    cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+  }
 };
 
 }  // namespace

@@ -32,4 +32,23 @@ void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, b
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
 void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out);
 
+// ---- convolution kernels (conv.cpp) ----
+void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols);
+void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x);
+void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices);
+void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
+                         Tensor& gx);
+void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                int64_t divisor_override, Tensor& out);
+void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                         int64_t divisor_override, Tensor& gx);
+void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
+void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                      int64_t batch, Tensor& out);
+void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                     Tensor& gx);
+void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
+                                      Tensor& gw);
+
 }  // namespace st::cpu

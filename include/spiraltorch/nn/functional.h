@@ -1,0 +1,40 @@
+#pragma once
+// Functional forms of the basic layers (spiraltorch.nn.functional). Each checks its
+// arguments, names itself in errors and records autograd. layer_norm has a fused
+// forward and an analytic backward; the others build on ops.h.
+#include <optional>
+#include <string>
+
+#include "spiraltorch/ops.h"
+
+namespace st::nn {
+
+// Normalises over the trailing dims `normalized_shape` (PyTorch's layer_norm):
+// y = (x - mean) / sqrt(var + eps) * weight + bias, biased variance per row.
+// weight and bias may be undefined (no affine transform); when given their shape is
+// `normalized_shape`. Fused: one pass over rows (OpenMP) keeps mean and 1/std for
+// the backward, which is analytic (and differentiable again under create_graph).
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5);
+
+// Rows of `weight` (num_embeddings, embedding_dim) picked by integer `indices` of any
+// shape; the result has shape indices.shape + (embedding_dim,). The row at
+// `padding_idx` (if given, may be negative) receives no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx = {});
+
+// Zeroes each element with probability p (global generator) and scales the rest by
+// 1/(1-p) when `training`; the identity otherwise.
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
+
+// Batch normalisation over every dim except 1 (channels), like PyTorch's batch_norm.
+// training: normalise with the batch statistics and, when running_mean/running_var are
+// defined, update them in place (running_var with the unbiased variance):
+// r = (1 - momentum) * r + momentum * batch_stat. Not training: use the running stats.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+
+// GELU by name: approximate is "none" (erf) or "tanh".
+Tensor gelu(const Tensor& input, const std::string& approximate);
+
+}  // namespace st::nn

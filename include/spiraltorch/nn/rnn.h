@@ -1,0 +1,92 @@
+#pragma once
+// Recurrent layers with PyTorch's parameter names, shapes and gate order, so a
+// torch.nn.LSTM / torch.nn.GRU state dict loads with the same keys
+// ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", ... per layer).
+//
+// Differences from PyTorch, on purpose:
+//  * batch_first defaults to TRUE: input is (batch, seq, feature) unless
+//    batch_first=false, in which case it is (seq, batch, feature). Unbatched
+//    input (seq, feature) is accepted too. Hidden states are always
+//    (num_layers, batch, hidden) (or (num_layers, hidden) unbatched), like PyTorch.
+//  * bidirectional and proj_size are not offered.
+//
+// Each layer projects the whole sequence at once (one GEMM), then runs the
+// recurrence in one fused autograd node per layer (one small GEMM + fused gate
+// math per step; backpropagation through time inside the node), so the graph has
+// O(layers) nodes rather than O(layers * steps).
+#include <optional>
+#include <utility>
+
+#include "spiraltorch/nn/module.h"
+
+namespace st::nn {
+
+// Shared plumbing of LSTM and GRU: parameters and inter-layer dropout.
+class RNNBase : public Module {
+ public:
+  RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
+          bool batch_first, double dropout, std::string name);
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+  int64_t num_layers() const { return num_layers_; }
+  bool has_bias() const { return bias_; }
+  bool batch_first() const { return batch_first_; }
+  double dropout() const { return dropout_; }
+
+ protected:
+  Tensor w_ih(int64_t layer) { return *find_parameter("weight_ih_l" + std::to_string(layer)); }
+  Tensor w_hh(int64_t layer) { return *find_parameter("weight_hh_l" + std::to_string(layer)); }
+  Tensor b_ih(int64_t layer);
+  Tensor b_hh(int64_t layer);
+  // Checks the input and returns it time-major (seq, batch, feature) plus whether it was batched.
+  std::pair<Tensor, bool> prepare_input(const Tensor& input, const char* op) const;
+  // Checks/creates an initial state of shape (num_layers, batch, hidden).
+  Tensor prepare_state(const std::optional<Tensor>& h, int64_t batch, bool batched, const Tensor& like,
+                       const char* what) const;
+  // Converts the time-major output back to the caller's layout.
+  Tensor finish_output(const Tensor& out_tm, bool batched) const;
+  Tensor inter_layer_dropout(const Tensor& x) const;
+
+  int64_t gate_mult_, input_size_, hidden_size_, num_layers_;
+  bool bias_, batch_first_;
+  double dropout_;
+};
+
+// Long short-term memory, gate order (i, f, g, o) like PyTorch:
+//   i = σ(W_ii x + b_ii + W_hi h + b_hi), f = σ(...), g = tanh(...), o = σ(...)
+//   c' = f * c + i * g,  h' = o * tanh(c')
+// Parameters are U(-1/sqrt(hidden), 1/sqrt(hidden)) like PyTorch.
+class LSTM : public RNNBase {
+ public:
+  LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = true,
+       double dropout = 0.0, std::string name = "");
+  // Returns (output, (h_n, c_n)). h0/c0: (num_layers, batch, hidden); zeros when absent.
+  std::pair<Tensor, std::pair<Tensor, Tensor>> forward_full(const Tensor& input,
+                                                            const std::optional<Tensor>& h0 = std::nullopt,
+                                                            const std::optional<Tensor>& c0 = std::nullopt);
+  // The output sequence only (so an LSTM can sit in a Sequential).
+  Tensor forward(const Tensor& input) override { return forward_full(input).first; }
+  std::string type_name() const override { return "LSTM"; }
+};
+
+// Gated recurrent unit, gate order (r, z, n) like PyTorch:
+//   r = σ(W_ir x + b_ir + W_hr h + b_hr), z = σ(...),
+//   n = tanh(W_in x + b_in + r * (W_hn h + b_hn)),  h' = (1 - z) * n + z * h
+class GRU : public RNNBase {
+ public:
+  GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = true,
+      double dropout = 0.0, std::string name = "");
+  // Returns (output, h_n).
+  std::pair<Tensor, Tensor> forward_full(const Tensor& input, const std::optional<Tensor>& h0 = std::nullopt);
+  Tensor forward(const Tensor& input) override { return forward_full(input).first; }
+  std::string type_name() const override { return "GRU"; }
+};
+
+// The fused recurrences, time-major. xproj already holds x W_ih^T + biases
+// (for LSTM both biases; for GRU only b_ih, b_hh is passed separately).
+// lstm_recurrence returns (2, seq, batch, hidden): [0] = all h_t, [1] = all c_t.
+Tensor lstm_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& h0, const Tensor& c0);
+// gru_recurrence returns (seq, batch, hidden): all h_t.
+Tensor gru_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0);
+
+}  // namespace st::nn

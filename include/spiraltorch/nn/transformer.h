@@ -1,0 +1,57 @@
+#pragma once
+// The Transformer encoder block of PyTorch (torch.nn.TransformerEncoderLayer) with
+// the same children and parameter names: self_attn (MultiheadAttention), linear1,
+// dropout, linear2, norm1, norm2, dropout1, dropout2, so a torch state dict loads
+// with the same keys ("self_attn::in_proj_weight", "self_attn.out_proj::weight",
+// "linear1::weight", "norm1::weight", ...).
+//
+// Difference from PyTorch, on purpose: batch_first defaults to TRUE ((batch, seq,
+// d_model)); batch_first=false takes (seq, batch, d_model). Unbatched (seq, d_model)
+// input is accepted.
+#include <optional>
+#include <string>
+
+#include "spiraltorch/nn/attention.h"
+#include "spiraltorch/nn/dropout.h"
+#include "spiraltorch/nn/layer_norm.h"
+#include "spiraltorch/nn/linear.h"
+
+namespace st::nn {
+
+class TransformerEncoderLayer : public Module {
+ public:
+  // activation: "relu" or "gelu" (exact, erf-based, like PyTorch's F.gelu).
+  TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward = 2048, double dropout = 0.1,
+                          const std::string& activation = "relu", bool batch_first = true, bool norm_first = false,
+                          double layer_norm_eps = 1e-5, std::string name = "");
+  // Post-norm (default): x = norm1(x + SA(x)); x = norm2(x + FF(x)).
+  // Pre-norm (norm_first): x = x + SA(norm1(x)); x = x + FF(norm2(x)).
+  // src_mask: (S, S) or (batch * nhead, S, S), bool (true = not allowed) or float (added);
+  // src_key_padding_mask: (batch, S), bool (true = padding) or float.
+  // is_causal without src_mask applies the causal mask (PyTorch needs the mask too).
+  Tensor forward_full(const Tensor& src, const std::optional<Tensor>& src_mask = std::nullopt, bool is_causal = false,
+                      const std::optional<Tensor>& src_key_padding_mask = std::nullopt);
+  Tensor forward(const Tensor& input) override { return forward_full(input); }
+  std::string type_name() const override { return "TransformerEncoderLayer"; }
+
+  bool norm_first() const { return norm_first_; }
+  const std::string& activation() const { return activation_; }
+  std::shared_ptr<MultiheadAttention> self_attn() const { return self_attn_; }
+  std::shared_ptr<Linear> linear1() const { return linear1_; }
+  std::shared_ptr<Linear> linear2() const { return linear2_; }
+  std::shared_ptr<LayerNorm> norm1() const { return norm1_; }
+  std::shared_ptr<LayerNorm> norm2() const { return norm2_; }
+  std::shared_ptr<Dropout> dropout() const { return dropout_; }
+  std::shared_ptr<Dropout> dropout1() const { return dropout1_; }
+  std::shared_ptr<Dropout> dropout2() const { return dropout2_; }
+
+ private:
+  std::string activation_;
+  bool norm_first_;
+  std::shared_ptr<MultiheadAttention> self_attn_;
+  std::shared_ptr<Linear> linear1_, linear2_;
+  std::shared_ptr<Dropout> dropout_, dropout1_, dropout2_;
+  std::shared_ptr<LayerNorm> norm1_, norm2_;
+};
+
+}  // namespace st::nn

@@ -1,0 +1,29 @@
+#pragma once
+#include "spiraltorch/optim/optimizer.h"
+
+namespace st::optim {
+
+// torch.optim.Adam: options lr, beta1, beta2, eps, weight_decay, amsgrad, maximize.
+// decoupled_weight_decay (AdamW) multiplies the parameter by (1 - lr * weight_decay) first.
+class Adam : public Optimizer {
+ public:
+  explicit Adam(std::vector<ParamGroup> groups, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                double eps = 1e-8, double weight_decay = 0.0, bool amsgrad = false, bool maximize = false,
+                bool decoupled_weight_decay = false);
+  std::string type_name() const override { return "Adam"; }
+
+ protected:
+  void validate(const Options& o) const override;
+  void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
+};
+
+// torch.optim.AdamW: Adam with decoupled weight decay (default 1e-2).
+class AdamW : public Adam {
+ public:
+  explicit AdamW(std::vector<ParamGroup> groups, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                 double eps = 1e-8, double weight_decay = 1e-2, bool amsgrad = false, bool maximize = false)
+      : Adam(std::move(groups), lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, true) {}
+  std::string type_name() const override { return "AdamW"; }
+};
+
+}  // namespace st::optim

@@ -1,0 +1,52 @@
+"""Functional forms of the native layers (``spiraltorch.nn.functional``, like ``torch.nn.functional``).
+
+Every name is re-exported from ``spiraltorch._core.nn``; add new names to the list below.
+"""
+
+from __future__ import annotations
+
+from .. import _core
+
+_native = _core.nn
+
+__all__ = [
+    # basic layers (nn_basic.cpp)
+    "linear",
+    "layer_norm",
+    "embedding",
+    "dropout",
+    "batch_norm",
+    "relu",
+    "gelu",
+    "silu",
+    "tanh",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "flatten",
+    # convolution and pooling (nn_conv.cpp)
+    "conv1d",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    # losses (nn_loss.cpp)
+    "mse_loss",
+    "l1_loss",
+    "huber_loss",
+    "binary_cross_entropy_with_logits",
+    "hyperbolic_cross_entropy",
+    "cross_entropy",
+    "nll_loss",
+    "sigmoid_focal_loss",
+    "pairwise_distance",
+    "contrastive_loss",
+    "triplet_margin_loss",
+]
+
+for _name in list(__all__):
+    if hasattr(_native, _name):
+        globals()[_name] = getattr(_native, _name)
+    else:  # pragma: no cover - a name whose native part is not built yet
+        __all__.remove(_name)
+del _name

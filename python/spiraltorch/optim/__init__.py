@@ -1,0 +1,21 @@
+"""Optimizers, learning-rate schedules and gradient clipping (``spiraltorch.optim``).
+
+Everything is native (``spiraltorch._core.optim``) and follows ``torch.optim``: optimizers take
+``model.parameters()`` or a list of parameter-group dicts, ``step()`` updates in place and returns
+``False`` (changing nothing, counting ``skipped_steps``) when a gradient is not finite.
+"""
+
+from __future__ import annotations
+
+from .. import _core
+
+_native = _core.optim
+
+for _name in dir(_native):
+    if not _name.startswith("_"):
+        globals()[_name] = getattr(_native, _name)
+del _name
+
+__all__ = [n for n in dir(_native) if not n.startswith("_")]
+
+from . import lr_scheduler  # noqa: E402,F401  (torch.optim.lr_scheduler-style access)

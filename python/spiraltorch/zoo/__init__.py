@@ -1,0 +1,1 @@
+"""Runnable model recipes of the model zoo (``python -m spiraltorch.zoo.<recipe>``)."""

@@ -1,0 +1,43 @@
+"""Shared pieces of the zoo's classification recipes."""
+
+from __future__ import annotations
+
+import time
+from typing import Tuple
+
+import spiraltorch as st
+from spiraltorch.data import DataLoader, TensorDataset, find_fashion_mnist, load_fashion_mnist
+from spiraltorch.datasets import make_spirals
+
+
+def classification_data(flatten: bool, limit: int = 0) -> Tuple[str, st.Tensor, st.Tensor, st.Tensor, st.Tensor, int]:
+    """(name, x_train, y_train, x_test, y_test, classes): Fashion-MNIST when installed,
+    else the built-in spirals."""
+    if find_fashion_mnist():
+        x_train, y_train = load_fashion_mnist(split="train")
+        x_test, y_test = load_fashion_mnist(split="test")
+        if limit:
+            x_train, y_train = x_train[:limit], y_train[:limit]
+        # Standardise with the training-set statistics.
+        mean, std = x_train.mean().item(), x_train.std().item()
+        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+        if flatten:
+            x_train, x_test = x_train.reshape(x_train.shape[0], -1), x_test.reshape(x_test.shape[0], -1)
+        return "fashion-mnist", x_train.contiguous(), y_train, x_test.contiguous(), y_test, 10
+    x, y = make_spirals(samples_per_class=1000, classes=3, noise=0.2, seed=1)
+    perm = st.argsort(st.rand(x.shape[0]))
+    x, y = x[perm], y[perm]
+    split = int(0.8 * x.shape[0])
+    return "spirals", x[:split], y[:split], x[split:], y[split:], 3
+
+
+def loaders(x_train, y_train, x_test, y_test, batch: int):  # type: ignore[no-untyped-def]
+    train = DataLoader(TensorDataset(x_train, y_train), batch_size=batch, shuffle=True)
+    test = DataLoader(TensorDataset(x_test, y_test), batch_size=1000)
+    return train, test
+
+
+def report(name: str, history, test_metrics: dict, started: float) -> None:  # type: ignore[no-untyped-def]
+    per_epoch = sum(e.seconds for e in history.epochs) / max(len(history.epochs), 1)
+    print(f"{name}: final test accuracy {test_metrics['accuracy']:.4f}, test loss {test_metrics['loss']:.4f}, "
+          f"{per_epoch:.1f} s/epoch, {time.perf_counter() - started:.1f} s total")

@@ -1,0 +1,190 @@
+// spiraltorch._core.nn: basic layers (Embedding, Dropout, Identity, Flatten, activations,
+// LayerNorm, BatchNorm1d/2d) and their functional forms.
+#include <nanobind/stl/shared_ptr.h>
+
+#include <cstdio>
+
+#include "nn_bind.h"
+#include "spiraltorch/nn/activation.h"
+#include "spiraltorch/nn/batch_norm.h"
+#include "spiraltorch/nn/dropout.h"
+#include "spiraltorch/nn/embedding.h"
+#include "spiraltorch/nn/flatten.h"
+#include "spiraltorch/nn/functional.h"
+#include "spiraltorch/nn/identity.h"
+#include "spiraltorch/nn/layer_norm.h"
+
+namespace stpy {
+
+namespace {
+
+using st::nn::Module;
+
+std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+Tensor undef(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+
+std::string fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string tuple_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+std::string name_suffix(const Module& m) { return m.name().empty() ? "" : ", name='" + m.name() + "'"; }
+
+}  // namespace
+
+void bind_nn_basic(nb::module_& nn) {
+  namespace snn = st::nn;
+
+  // ---------------------------------------------------------------- layers
+  nb::class_<snn::Identity, Module>(nn, "Identity", "Returns its input unchanged; ignores constructor arguments.")
+      .def("__init__", [](snn::Identity* self, nb::args, std::string name, nb::kwargs) {
+        new (self) snn::Identity(std::move(name));
+      }, nb::arg("args"), nb::arg("name") = "", nb::arg("kwargs"))
+      .def("__repr__", [](const snn::Identity& m) { return "Identity(" + (m.name().empty() ? std::string() : "name='" + m.name() + "'") + ")"; });
+
+  nb::class_<snn::Flatten, Module>(nn, "Flatten", "Flattens dims start_dim..end_dim into one.")
+      .def(nb::init<int64_t, int64_t, std::string>(), nb::arg("start_dim") = 1, nb::arg("end_dim") = -1,
+           nb::arg("name") = "")
+      .def_prop_ro("start_dim", &snn::Flatten::start_dim)
+      .def_prop_ro("end_dim", &snn::Flatten::end_dim)
+      .def("__repr__", [](const snn::Flatten& m) {
+        return "Flatten(start_dim=" + std::to_string(m.start_dim()) + ", end_dim=" + std::to_string(m.end_dim()) +
+               name_suffix(m) + ")";
+      });
+
+  nb::class_<snn::Dropout, Module>(nn, "Dropout",
+                                   "Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); "
+                                   "the identity in eval mode.")
+      .def(nb::init<double, std::string>(), nb::arg("p") = 0.5, nb::arg("name") = "")
+      .def_prop_ro("p", &snn::Dropout::p)
+      .def("__repr__", [](const snn::Dropout& m) { return "Dropout(p=" + fmt_double(m.p()) + name_suffix(m) + ")"; });
+
+  nb::class_<snn::Embedding, Module>(nn, "Embedding",
+                                     "Lookup table: weight (num_embeddings, embedding_dim) ~ N(0, 1); "
+                                     "the padding_idx row is zero and gets no gradient.")
+      .def(nb::init<int64_t, int64_t, std::optional<int64_t>, std::string>(), nb::arg("num_embeddings"),
+           nb::arg("embedding_dim"), nb::arg("padding_idx") = nb::none(), nb::arg("name") = "")
+      .def_prop_ro("weight", &snn::Embedding::weight)
+      .def_prop_ro("num_embeddings", &snn::Embedding::num_embeddings)
+      .def_prop_ro("embedding_dim", &snn::Embedding::embedding_dim)
+      .def_prop_ro("padding_idx", &snn::Embedding::padding_idx)
+      .def("__repr__", [](const snn::Embedding& m) {
+        std::string s = "Embedding(" + std::to_string(m.num_embeddings()) + ", " + std::to_string(m.embedding_dim());
+        if (m.padding_idx()) s += ", padding_idx=" + std::to_string(*m.padding_idx());
+        return s + name_suffix(m) + ")";
+      });
+
+  nb::class_<snn::ReLU, Module>(nn, "ReLU", "max(x, 0).")
+      .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__repr__", [](const snn::ReLU&) { return std::string("ReLU()"); });
+  nb::class_<snn::GELU, Module>(nn, "GELU", "Gaussian error linear unit; approximate='none' (erf) or 'tanh'.")
+      .def(nb::init<std::string, std::string>(), nb::arg("approximate") = "none", nb::arg("name") = "")
+      .def_prop_ro("approximate", &snn::GELU::approximate)
+      .def("__repr__", [](const snn::GELU& m) { return "GELU(approximate='" + m.approximate() + "')"; });
+  nb::class_<snn::SiLU, Module>(nn, "SiLU", "x * sigmoid(x).")
+      .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__repr__", [](const snn::SiLU&) { return std::string("SiLU()"); });
+  nb::class_<snn::Tanh, Module>(nn, "Tanh", "tanh(x).")
+      .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__repr__", [](const snn::Tanh&) { return std::string("Tanh()"); });
+  nb::class_<snn::Sigmoid, Module>(nn, "Sigmoid", "1 / (1 + exp(-x)).")
+      .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__repr__", [](const snn::Sigmoid&) { return std::string("Sigmoid()"); });
+  nb::class_<snn::Softmax, Module>(nn, "Softmax", "Softmax along `dim` (default -1).")
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
+      .def_prop_ro("dim", &snn::Softmax::dim)
+      .def("__repr__", [](const snn::Softmax& m) { return "Softmax(dim=" + std::to_string(m.dim()) + ")"; });
+
+  nb::class_<snn::LayerNorm, Module>(nn, "LayerNorm",
+                                     "Normalises over the trailing normalized_shape dims; weight (ones) and "
+                                     "bias (zeros) of that shape when elementwise_affine.")
+      .def("__init__", [](snn::LayerNorm* self, nb::handle normalized_shape, double eps, bool elementwise_affine,
+                          bool bias, std::string name) {
+        new (self) snn::LayerNorm(to_shape_obj(normalized_shape), eps, elementwise_affine, bias, std::move(name));
+      }, nb::arg("normalized_shape"), nb::arg("eps") = 1e-5, nb::arg("elementwise_affine") = true,
+         nb::arg("bias") = true, nb::arg("name") = "")
+      .def_prop_ro("weight", [](snn::LayerNorm& m) { return opt(m.weight()); })
+      .def_prop_ro("bias", [](snn::LayerNorm& m) { return opt(m.bias()); })
+      .def_prop_ro("normalized_shape", [](const snn::LayerNorm& m) {
+        nb::list l;
+        for (int64_t d : m.normalized_shape()) l.append(d);
+        return nb::tuple(l);
+      })
+      .def_prop_ro("eps", &snn::LayerNorm::eps)
+      .def_prop_ro("elementwise_affine", &snn::LayerNorm::elementwise_affine)
+      .def("__repr__", [](const snn::LayerNorm& m) {
+        return "LayerNorm(" + tuple_str(m.normalized_shape()) + ", eps=" + fmt_double(m.eps()) +
+               ", elementwise_affine=" + (m.elementwise_affine() ? "True" : "False") + name_suffix(m) + ")";
+      });
+
+  nb::class_<snn::BatchNorm, Module>(nn, "_BatchNorm", "Common base of BatchNorm1d and BatchNorm2d.")
+      .def_prop_ro("weight", [](snn::BatchNorm& m) { return opt(m.weight()); })
+      .def_prop_ro("bias", [](snn::BatchNorm& m) { return opt(m.bias()); })
+      .def_prop_ro("running_mean", [](snn::BatchNorm& m) { return opt(m.running_mean()); })
+      .def_prop_ro("running_var", [](snn::BatchNorm& m) { return opt(m.running_var()); })
+      .def_prop_ro("num_batches_tracked", [](snn::BatchNorm& m) { return opt(m.num_batches_tracked()); })
+      .def_prop_ro("num_features", &snn::BatchNorm::num_features)
+      .def_prop_ro("eps", &snn::BatchNorm::eps)
+      .def_prop_ro("momentum", &snn::BatchNorm::momentum)
+      .def_prop_ro("affine", &snn::BatchNorm::affine)
+      .def_prop_ro("track_running_stats", &snn::BatchNorm::track_running_stats)
+      .def("reset_running_stats", &snn::BatchNorm::reset_running_stats)
+      .def("reset_parameters", &snn::BatchNorm::reset_parameters)
+      .def("__repr__", [](const snn::BatchNorm& m) {
+        return m.type_name() + "(" + std::to_string(m.num_features()) + ", eps=" + fmt_double(m.eps()) +
+               ", momentum=" + (m.momentum() ? fmt_double(*m.momentum()) : std::string("None")) +
+               ", affine=" + (m.affine() ? "True" : "False") +
+               ", track_running_stats=" + (m.track_running_stats() ? "True" : "False") + name_suffix(m) + ")";
+      });
+  nb::class_<snn::BatchNorm1d, snn::BatchNorm>(nn, "BatchNorm1d", "Batch norm over (N, C) or (N, C, L) inputs.")
+      .def(nb::init<int64_t, double, std::optional<double>, bool, bool, std::string>(), nb::arg("num_features"),
+           nb::arg("eps") = 1e-5, nb::arg("momentum").none() = 0.1, nb::arg("affine") = true,
+           nb::arg("track_running_stats") = true, nb::arg("name") = "");
+  nb::class_<snn::BatchNorm2d, snn::BatchNorm>(nn, "BatchNorm2d", "Batch norm over (N, C, H, W) inputs.")
+      .def(nb::init<int64_t, double, std::optional<double>, bool, bool, std::string>(), nb::arg("num_features"),
+           nb::arg("eps") = 1e-5, nb::arg("momentum").none() = 0.1, nb::arg("affine") = true,
+           nb::arg("track_running_stats") = true, nb::arg("name") = "");
+
+  // ---------------------------------------------------------------- functional
+  nn.def("layer_norm", [](const Tensor& x, nb::handle normalized_shape, std::optional<Tensor> weight,
+                          std::optional<Tensor> bias, double eps) {
+    return snn::layer_norm(x, to_shape_obj(normalized_shape), undef(weight), undef(bias), eps);
+  }, nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
+     nb::arg("eps") = 1e-5, "Layer normalisation over the trailing normalized_shape dims (fused forward and backward).");
+  nn.def("embedding", [](const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx) {
+    return snn::embedding(weight, input, padding_idx);
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("padding_idx") = nb::none(),
+     "Rows of weight picked by the integer tensor input (PyTorch's argument order).");
+  nn.def("dropout", [](const Tensor& x, double p, bool training) { return snn::dropout(x, p, training); },
+         nb::arg("input"), nb::arg("p") = 0.5, nb::arg("training") = true);
+  nn.def("batch_norm", [](const Tensor& x, std::optional<Tensor> running_mean, std::optional<Tensor> running_var,
+                          std::optional<Tensor> weight, std::optional<Tensor> bias, bool training, double momentum,
+                          double eps) {
+    return snn::batch_norm(x, undef(running_mean), undef(running_var), undef(weight), undef(bias), training,
+                           momentum, eps);
+  }, nb::arg("input"), nb::arg("running_mean").none(), nb::arg("running_var").none(),
+     nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(), nb::arg("training") = false,
+     nb::arg("momentum") = 0.1, nb::arg("eps") = 1e-5,
+     "Batch normalisation over dim 1; in training updates running_mean/running_var in place.");
+  nn.def("gelu", [](const Tensor& x, const std::string& approximate) { return snn::gelu(x, approximate); },
+         nb::arg("input"), nb::arg("approximate") = "none");
+  nn.def("relu", [](const Tensor& x) { return st::relu(x); }, nb::arg("input"));
+  nn.def("silu", [](const Tensor& x) { return st::silu(x); }, nb::arg("input"));
+  nn.def("tanh", [](const Tensor& x) { return st::tanh(x); }, nb::arg("input"));
+  nn.def("sigmoid", [](const Tensor& x) { return st::sigmoid(x); }, nb::arg("input"));
+  nn.def("softmax", [](const Tensor& x, int64_t dim) { return st::softmax(x, dim); }, nb::arg("input"),
+         nb::arg("dim") = -1);
+  nn.def("log_softmax", [](const Tensor& x, int64_t dim) { return st::log_softmax(x, dim); }, nb::arg("input"),
+         nb::arg("dim") = -1);
+  nn.def("flatten", [](const Tensor& x, int64_t start_dim, int64_t end_dim) { return st::flatten(x, start_dim, end_dim); },
+         nb::arg("input"), nb::arg("start_dim") = 0, nb::arg("end_dim") = -1);
+}
+
+}  // namespace stpy

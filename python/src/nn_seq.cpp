@@ -1,0 +1,204 @@
+// spiraltorch._core.nn: sequence layers — LSTM, GRU, MultiheadAttention,
+// TransformerEncoderLayer — and scaled_dot_product_attention.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include <cstdio>
+
+#include "nn_bind.h"
+#include "spiraltorch/nn/attention.h"
+#include "spiraltorch/nn/rnn.h"
+#include "spiraltorch/nn/transformer.h"
+
+namespace stpy {
+
+namespace {
+
+using st::nn::Module;
+
+std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+
+std::optional<Tensor> opt_tensor(nb::handle h, const char* what) {
+  if (h.is_none()) return std::nullopt;
+  if (!nb::isinstance<Tensor>(h)) {
+    throw nb::type_error((std::string(what) + " must be a Tensor or None").c_str());
+  }
+  return nb::cast<Tensor>(h);
+}
+
+std::string fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string name_suffix(const Module& m) { return m.name().empty() ? "" : ", name='" + m.name() + "'"; }
+
+std::string rnn_repr(const st::nn::RNNBase& m) {
+  std::string s = m.type_name() + "(" + std::to_string(m.input_size()) + ", " + std::to_string(m.hidden_size());
+  if (m.num_layers() != 1) s += ", num_layers=" + std::to_string(m.num_layers());
+  if (!m.has_bias()) s += ", bias=False";
+  if (!m.batch_first()) s += ", batch_first=False";
+  if (m.dropout() != 0.0) s += ", dropout=" + fmt_double(m.dropout());
+  return s + name_suffix(m) + ")";
+}
+
+// Parameters as attributes (lstm.weight_ih_l0), like torch.
+nb::object param_getattr(Module& m, const std::string& name) {
+  if (Tensor* p = m.find_parameter(name)) return nb::cast(*p);
+  throw nb::attribute_error(("'" + m.type_name() + "' object has no attribute '" + name + "'").c_str());
+}
+
+}  // namespace
+
+void bind_nn_seq(nb::module_& nn) {
+  namespace snn = st::nn;
+
+  nb::class_<snn::RNNBase, Module>(nn, "RNNBase", "Shared base of LSTM and GRU.")
+      .def_prop_ro("input_size", &snn::RNNBase::input_size)
+      .def_prop_ro("hidden_size", &snn::RNNBase::hidden_size)
+      .def_prop_ro("num_layers", &snn::RNNBase::num_layers)
+      .def_prop_ro("bias", &snn::RNNBase::has_bias)
+      .def_prop_ro("batch_first", &snn::RNNBase::batch_first)
+      .def_prop_ro("dropout", &snn::RNNBase::dropout)
+      .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; })
+      .def("__getattr__", &param_getattr)
+      .def("__repr__", &rnn_repr);
+
+  auto lstm_forward = [](snn::LSTM& self, const Tensor& input, nb::handle h0) {
+    std::optional<Tensor> h, c;
+    if (!h0.is_none()) {
+      if (nb::isinstance<Tensor>(h0)) {
+        h = nb::cast<Tensor>(h0);
+      } else {
+        nb::sequence seq = nb::borrow<nb::sequence>(h0);
+        if (nb::len(seq) != 2) throw nb::value_error("LSTM: h0 must be a tuple (h_0, c_0), a Tensor h_0, or None");
+        h = opt_tensor(seq[0], "LSTM: h_0");
+        c = opt_tensor(seq[1], "LSTM: c_0");
+      }
+    }
+    auto [out, hc] = self.forward_full(input, h, c);
+    return nb::make_tuple(out, nb::make_tuple(hc.first, hc.second));
+  };
+  nb::class_<snn::LSTM, snn::RNNBase>(
+      nn, "LSTM",
+      "Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; "
+      "gate order i, f, g, o).\n\nNOTE: batch_first defaults to True here (input (batch, seq, feature)); pass "
+      "batch_first=False for PyTorch's (seq, batch, feature). forward(input, h0=None) returns "
+      "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.")
+      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
+           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = true,
+           nb::arg("dropout") = 0.0, nb::arg("name") = "")
+      .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none())
+      .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none());
+
+  auto gru_forward = [](snn::GRU& self, const Tensor& input, std::optional<Tensor> h0) {
+    auto [out, hn] = self.forward_full(input, h0);
+    return nb::make_tuple(out, hn);
+  };
+  nb::class_<snn::GRU, snn::RNNBase>(
+      nn, "GRU",
+      "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nNOTE: batch_first defaults to True here "
+      "(input (batch, seq, feature)). forward(input, h0=None) returns (output, h_n).")
+      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
+           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = true,
+           nb::arg("dropout") = 0.0, nb::arg("name") = "")
+      .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none())
+      .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none());
+
+  auto mha_forward = [](snn::MultiheadAttention& self, const Tensor& query, std::optional<Tensor> key,
+                        std::optional<Tensor> value, std::optional<Tensor> attn_mask,
+                        std::optional<Tensor> key_padding_mask, bool need_weights, bool is_causal,
+                        bool average_attn_weights) {
+    const Tensor k = key ? *key : query;
+    const Tensor v = value ? *value : k;
+    auto [out, w] = self.forward_full(query, k, v, attn_mask, key_padding_mask, need_weights, is_causal,
+                                      average_attn_weights);
+    return std::make_pair(out, opt(w));
+  };
+  nb::class_<snn::MultiheadAttention, Module>(
+      nn, "MultiheadAttention",
+      "Multi-head attention with torch.nn.MultiheadAttention's parameters (in_proj_weight, in_proj_bias, "
+      "out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).\n\nNOTE: batch_first "
+      "defaults to True here. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, "
+      "is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. "
+      "is_causal without attn_mask applies the causal mask.")
+      .def(nb::init<int64_t, int64_t, double, bool, bool, std::string>(), nb::arg("embed_dim"), nb::arg("num_heads"),
+           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = true, nb::arg("name") = "")
+      .def("forward", mha_forward, nb::arg("query"), nb::arg("key").none() = nb::none(),
+           nb::arg("value").none() = nb::none(), nb::arg("attn_mask").none() = nb::none(),
+           nb::arg("key_padding_mask").none() = nb::none(), nb::arg("need_weights") = true,
+           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true)
+      .def("__call__", mha_forward, nb::arg("query"), nb::arg("key").none() = nb::none(),
+           nb::arg("value").none() = nb::none(), nb::arg("attn_mask").none() = nb::none(),
+           nb::arg("key_padding_mask").none() = nb::none(), nb::arg("need_weights") = true,
+           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true)
+      .def_prop_ro("embed_dim", &snn::MultiheadAttention::embed_dim)
+      .def_prop_ro("num_heads", &snn::MultiheadAttention::num_heads)
+      .def_prop_ro("head_dim", &snn::MultiheadAttention::head_dim)
+      .def_prop_ro("dropout", &snn::MultiheadAttention::dropout)
+      .def_prop_ro("batch_first", &snn::MultiheadAttention::batch_first)
+      .def_prop_ro("in_proj_weight", &snn::MultiheadAttention::in_proj_weight)
+      .def_prop_ro("in_proj_bias", [](snn::MultiheadAttention& m) { return opt(m.in_proj_bias()); })
+      .def_prop_ro("out_proj", &snn::MultiheadAttention::out_proj)
+      .def("__repr__", [](const snn::MultiheadAttention& m) {
+        return "MultiheadAttention(" + std::to_string(m.embed_dim()) + ", " + std::to_string(m.num_heads()) +
+               (m.dropout() != 0.0 ? ", dropout=" + fmt_double(m.dropout()) : std::string()) +
+               (m.batch_first() ? std::string() : std::string(", batch_first=False")) + name_suffix(m) + ")";
+      });
+
+  auto tel_forward = [](snn::TransformerEncoderLayer& self, const Tensor& src, std::optional<Tensor> src_mask,
+                        std::optional<Tensor> src_key_padding_mask, bool is_causal) {
+    return self.forward_full(src, src_mask, is_causal, src_key_padding_mask);
+  };
+  nb::class_<snn::TransformerEncoderLayer, Module>(
+      nn, "TransformerEncoderLayer",
+      "torch.nn.TransformerEncoderLayer with the same children (self_attn, linear1, dropout, linear2, norm1, norm2, "
+      "dropout1, dropout2) and parameter names.\n\nNOTE: batch_first defaults to True here. forward(src, "
+      "src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without "
+      "src_mask applies the causal mask.")
+      .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
+           nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+           nb::arg("activation") = "relu", nb::arg("batch_first") = true, nb::arg("norm_first") = false,
+           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
+      .def("forward", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false)
+      .def("__call__", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false)
+      .def_prop_ro("self_attn", &snn::TransformerEncoderLayer::self_attn)
+      .def_prop_ro("linear1", &snn::TransformerEncoderLayer::linear1)
+      .def_prop_ro("linear2", &snn::TransformerEncoderLayer::linear2)
+      .def_prop_ro("norm1", &snn::TransformerEncoderLayer::norm1)
+      .def_prop_ro("norm2", &snn::TransformerEncoderLayer::norm2)
+      .def_prop_ro("dropout", &snn::TransformerEncoderLayer::dropout)
+      .def_prop_ro("dropout1", &snn::TransformerEncoderLayer::dropout1)
+      .def_prop_ro("dropout2", &snn::TransformerEncoderLayer::dropout2)
+      .def_prop_ro("norm_first", &snn::TransformerEncoderLayer::norm_first)
+      .def_prop_ro("activation", &snn::TransformerEncoderLayer::activation)
+      .def("__repr__", [](const snn::TransformerEncoderLayer& m) {
+        return "TransformerEncoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
+               std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
+               std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() + "'" +
+               (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
+      });
+
+  nn.def("scaled_dot_product_attention",
+         [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> attn_mask, double dropout_p,
+            bool is_causal, std::optional<double> scale) {
+           return snn::scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale);
+         },
+         nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("attn_mask").none() = nb::none(),
+         nb::arg("dropout_p") = 0.0, nb::arg("is_causal") = false, nb::arg("scale").none() = nb::none(),
+         "softmax(q k^T * scale + mask) v like torch.nn.functional.scaled_dot_product_attention: attn_mask is bool "
+         "(True = may attend) or float (added); is_causal masks keys after each query; scale defaults to "
+         "1/sqrt(head_dim).");
+  nn.def("generate_square_subsequent_mask",
+         [](int64_t sz, nb::handle dtype) {
+           return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype));
+         },
+         nb::arg("sz"), nb::arg("dtype").none() = nb::none(),
+         "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like "
+         "torch.nn.Transformer.generate_square_subsequent_mask).");
+}
+
+}  // namespace stpy

@@ -1,0 +1,414 @@
+// spiraltorch._core.optim: optimizers with parameter groups, LR schedules and
+// gradient clipping. Updates follow torch.optim's formulas and run in C++.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include <cmath>
+#include <set>
+
+#include "convert.h"
+#include "spiraltorch/optim/adagrad.h"
+#include "spiraltorch/optim/adam.h"
+#include "spiraltorch/optim/lr_scheduler.h"
+#include "spiraltorch/optim/rmsprop.h"
+#include "spiraltorch/optim/sgd.h"
+
+namespace stpy {
+
+namespace {
+
+using namespace st::optim;
+
+const std::set<std::string>& flag_keys() {
+  static const std::set<std::string> keys{"nesterov", "amsgrad", "centered", "maximize", "decoupled_weight_decay"};
+  return keys;
+}
+
+nb::object option_value(const Options& o, const std::string& key) {
+  if (key == "betas" && o.count("beta1")) return nb::make_tuple(o.at("beta1"), o.at("beta2"));
+  auto it = o.find(key);
+  if (it == o.end()) throw nb::key_error(key.c_str());
+  if (flag_keys().count(key)) return nb::bool_(it->second != 0.0);
+  return nb::float_(it->second);
+}
+
+std::vector<std::string> option_keys(const Options& o) {
+  std::vector<std::string> keys;
+  bool betas = false;
+  for (const auto& [k, v] : o) {
+    if (k == "beta1" || k == "beta2") {
+      if (!betas) keys.push_back("betas");
+      betas = true;
+      continue;
+    }
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+void set_option(Options& o, const std::string& key, nb::handle value) {
+  if (key == "betas") {
+    nb::sequence seq = nb::borrow<nb::sequence>(value);
+    if (nb::len(seq) != 2) throw st::ValueError("optimizer: betas must be a pair of floats");
+    o["beta1"] = nb::cast<double>(seq[0]);
+    o["beta2"] = nb::cast<double>(seq[1]);
+    return;
+  }
+  if (value.is_none()) return;  // e.g. PyTorch's foreach=None
+  if (nb::isinstance<nb::bool_>(value)) {
+    o[key] = nb::cast<bool>(value) ? 1.0 : 0.0;
+    return;
+  }
+  if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) {
+    o[key] = nb::cast<double>(value);
+    return;
+  }
+  if (nb::isinstance<Tensor>(value)) {
+    o[key] = nb::cast<Tensor>(value).item();
+    return;
+  }
+  throw st::ValueError("optimizer: option '" + key + "' must be a number or bool");
+}
+
+std::vector<Tensor> tensors_of(nb::handle h) {
+  std::vector<Tensor> out;
+  if (nb::isinstance<Tensor>(h)) {
+    out.push_back(nb::cast<Tensor>(h));
+    return out;
+  }
+  for (nb::handle item : h) {
+    if (!nb::isinstance<Tensor>(item)) throw st::DtypeError("optimizer: params must be Tensors");
+    out.push_back(nb::cast<Tensor>(item));
+  }
+  return out;
+}
+
+ParamGroup group_from_dict(nb::handle d) {
+  ParamGroup g;
+  nb::dict dict = nb::borrow<nb::dict>(d);
+  if (!dict.contains("params")) throw st::ValueError("optimizer: a parameter group dict needs 'params'");
+  for (auto [k, v] : dict) {
+    const std::string key = nb::cast<std::string>(k);
+    if (key == "params") {
+      g.params = tensors_of(v);
+    } else {
+      set_option(g.options, key, v);
+    }
+  }
+  return g;
+}
+
+// PyTorch's `params` argument: an iterable of tensors or of dicts (parameter groups).
+std::vector<ParamGroup> groups_from_py(nb::handle params) {
+  if (nb::isinstance<Tensor>(params)) {
+    throw st::DtypeError("optimizer: params should be an iterable of Tensors or dicts, got a Tensor");
+  }
+  nb::list items = nb::list(params);  // consumes generators once
+  if (nb::len(items) == 0) throw st::ValueError("optimizer got an empty parameter list");
+  std::vector<ParamGroup> groups;
+  if (nb::isinstance<nb::dict>(items[0])) {
+    for (nb::handle d : items) groups.push_back(group_from_dict(d));
+  } else {
+    groups.push_back(ParamGroup{tensors_of(items), {}});
+  }
+  return groups;
+}
+
+nb::dict group_to_dict(const ParamGroup& g, const std::vector<int64_t>* ids) {
+  nb::dict d;
+  for (const std::string& k : option_keys(g.options)) d[k.c_str()] = option_value(g.options, k);
+  if (ids) {
+    d["params"] = nb::cast(*ids);
+  } else {
+    d["params"] = nb::cast(g.params);
+  }
+  return d;
+}
+
+nb::dict state_to_py(const OptimizerState& s, const std::string& type) {
+  nb::dict state;
+  for (const auto& [idx, ps] : s.state) {
+    nb::dict e;
+    e["step"] = ps.step;
+    for (const auto& [k, t] : ps.buffers) e[k.c_str()] = nb::cast(t);
+    state[nb::int_(idx)] = e;
+  }
+  nb::list groups;
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    ParamGroup g{{}, s.groups[i]};
+    groups.append(group_to_dict(g, &s.group_params[i]));
+  }
+  nb::dict out;
+  out["state"] = state;
+  out["param_groups"] = groups;
+  out["skipped_steps"] = s.skipped_steps;
+  out["type"] = type;
+  return out;
+}
+
+OptimizerState state_from_py_dict(nb::handle obj) {
+  OptimizerState s;
+  nb::dict d = nb::borrow<nb::dict>(obj);
+  if (!d.contains("state") || !d.contains("param_groups")) {
+    throw st::CheckpointError("load_state_dict: expected a dict with 'state' and 'param_groups'");
+  }
+  for (auto [k, v] : nb::borrow<nb::dict>(d["state"])) {
+    ParamState ps;
+    for (auto [bk, bv] : nb::borrow<nb::dict>(v)) {
+      const std::string key = nb::cast<std::string>(bk);
+      if (key == "step") {
+        ps.step = nb::isinstance<Tensor>(bv) ? static_cast<int64_t>(nb::cast<Tensor>(bv).item())
+                                             : static_cast<int64_t>(nb::cast<double>(bv));
+      } else if (nb::isinstance<Tensor>(bv)) {
+        ps.buffers.emplace(key, nb::cast<Tensor>(bv));
+      } else if (!bv.is_none()) {
+        ps.buffers.emplace(key, tensor_from_data(bv, std::nullopt));
+      }
+    }
+    s.state.emplace(nb::cast<int64_t>(k), std::move(ps));
+  }
+  for (nb::handle g : nb::borrow<nb::list>(nb::list(d["param_groups"]))) {
+    Options o;
+    std::vector<int64_t> ids;
+    for (auto [k, v] : nb::borrow<nb::dict>(g)) {
+      const std::string key = nb::cast<std::string>(k);
+      if (key == "params") {
+        for (nb::handle i : v) ids.push_back(nb::cast<int64_t>(i));
+      } else if (nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::int_>(v) || nb::isinstance<nb::float_>(v) ||
+                 key == "betas") {
+        set_option(o, key, v);
+      }
+    }
+    s.groups.push_back(std::move(o));
+    s.group_params.push_back(std::move(ids));
+  }
+  if (d.contains("skipped_steps")) s.skipped_steps = nb::cast<int64_t>(d["skipped_steps"]);
+  return s;
+}
+
+nb::dict sched_to_py(const LRScheduler& s) {
+  const SchedulerState st = s.state_dict();
+  nb::dict d;
+  d["last_epoch"] = st.last_epoch;
+  d["_step_count"] = st.step_count;
+  d["base_lrs"] = nb::cast(st.base_lrs);
+  d["_last_lr"] = nb::cast(st.last_lrs);
+  for (const auto& [k, v] : s.hyperparameters()) d[k.c_str()] = v;
+  d["type"] = s.type_name();
+  return d;
+}
+
+SchedulerState sched_from_py(nb::handle obj) {
+  nb::dict d = nb::borrow<nb::dict>(obj);
+  SchedulerState st;
+  st.last_epoch = nb::cast<int64_t>(d["last_epoch"]);
+  st.step_count = d.contains("_step_count") ? nb::cast<int64_t>(d["_step_count"]) : st.last_epoch + 1;
+  st.base_lrs = nb::cast<std::vector<double>>(d["base_lrs"]);
+  if (d.contains("_last_lr")) st.last_lrs = nb::cast<std::vector<double>>(d["_last_lr"]);
+  return st;
+}
+
+std::vector<Tensor> params_arg(nb::handle h) { return tensors_of(h); }
+
+}  // namespace
+
+void bind_optim(nb::module_& root) {
+  nb::module_ m = root.def_submodule("optim", "Optimizers, learning-rate schedules and gradient clipping.");
+
+  nb::class_<ParamGroup>(m, "ParamGroup",
+                         "One parameter group: behaves like PyTorch's group dict (group['lr'] = 0.1 works).")
+      .def("__getitem__", [](const ParamGroup& g, const std::string& key) -> nb::object {
+        if (key == "params") return nb::cast(g.params);
+        return option_value(g.options, key);
+      })
+      .def("__setitem__", [](ParamGroup& g, const std::string& key, nb::handle value) {
+        if (key == "params") {
+          g.params = tensors_of(value);
+        } else {
+          set_option(g.options, key, value);
+        }
+      })
+      .def("__contains__", [](const ParamGroup& g, const std::string& key) {
+        return key == "params" || (key == "betas" ? g.options.count("beta1") > 0 : g.options.count(key) > 0);
+      })
+      .def("get", [](const ParamGroup& g, const std::string& key, nb::object dflt) -> nb::object {
+        if (key == "params") return nb::cast(g.params);
+        if (key == "betas" ? !g.options.count("beta1") : !g.options.count(key)) return dflt;
+        return option_value(g.options, key);
+      }, nb::arg("key"), nb::arg("default") = nb::none())
+      .def("keys", [](const ParamGroup& g) {
+        std::vector<std::string> k = option_keys(g.options);
+        k.insert(k.begin(), "params");
+        return k;
+      })
+      .def("items", [](const ParamGroup& g) {
+        nb::list out;
+        out.append(nb::make_tuple("params", nb::cast(g.params)));
+        for (const std::string& k : option_keys(g.options)) out.append(nb::make_tuple(k, option_value(g.options, k)));
+        return out;
+      })
+      .def("to_dict", [](const ParamGroup& g) { return group_to_dict(g, nullptr); })
+      .def("__repr__", [](const ParamGroup& g) {
+        return "ParamGroup(" + nb::cast<std::string>(nb::repr(group_to_dict(g, nullptr))) + ")";
+      });
+
+  nb::class_<Optimizer>(m, "Optimizer",
+                        "Base of the optimizers. step() first checks every gradient is finite; if one is not, "
+                        "nothing is updated, skipped_steps grows and step() returns False.")
+      .def_prop_ro("param_groups", [](const Optimizer& o) { return o.param_groups(); })
+      .def_prop_ro("defaults", [](const Optimizer& o) {
+        nb::dict d;
+        for (const std::string& k : option_keys(o.defaults())) d[k.c_str()] = option_value(o.defaults(), k);
+        return d;
+      })
+      .def("add_param_group", [](Optimizer& o, nb::handle group) { o.add_param_group(group_from_dict(group)); },
+           nb::arg("param_group"))
+      .def("zero_grad", &Optimizer::zero_grad, nb::arg("set_to_none") = true)
+      .def("step", [](Optimizer& o, nb::object closure) {
+        if (!closure.is_none()) {
+          st::EnableGradGuard eg;
+          closure();
+        }
+        return o.step();
+      }, nb::arg("closure") = nb::none(),
+         "Applies one update; returns False (and changes nothing) when a gradient is not finite.")
+      .def_prop_ro("skipped_steps", &Optimizer::skipped_steps)
+      .def("grads_finite", &Optimizer::grads_finite)
+      .def("state_dict", [](const Optimizer& o) { return state_to_py(o.state_dict(), o.type_name()); },
+           "{'state': {index: {'step', buffers...}}, 'param_groups': [...], 'skipped_steps': n} (buffers are copies).")
+      .def("load_state_dict", [](Optimizer& o, nb::handle d) { o.load_state_dict(state_from_py_dict(d)); },
+           nb::arg("state_dict"))
+      .def("state_of", [](const Optimizer& o, const Tensor& p) -> nb::object {
+        const ParamState* s = o.state_of(p);
+        if (!s) return nb::dict();
+        nb::dict e;
+        e["step"] = s->step;
+        for (const auto& [k, t] : s->buffers) e[k.c_str()] = nb::cast(t);
+        return e;
+      }, nb::arg("param"), "The live state of one parameter ({} before its first update).")
+      .def("__repr__", [](const Optimizer& o) {
+        std::string s = o.type_name() + "(";
+        for (size_t i = 0; i < o.param_groups().size(); ++i) {
+          nb::dict d = group_to_dict(*o.param_groups()[i], nullptr);
+          d.attr("pop")("params");
+          s += (i ? ", " : "") + nb::cast<std::string>(nb::repr(d));
+        }
+        return s + ")";
+      });
+
+  nb::class_<SGD, Optimizer>(m, "SGD", "torch.optim.SGD: momentum, dampening, weight decay, Nesterov.")
+      .def("__init__", [](SGD* self, nb::handle params, double lr, double momentum, double dampening,
+                          double weight_decay, bool nesterov, bool maximize) {
+        new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
+      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
+         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false);
+
+  auto betas_of = [](nb::handle b) {
+    nb::sequence seq = nb::borrow<nb::sequence>(b);
+    if (nb::len(seq) != 2) throw st::ValueError("betas must be a pair of floats");
+    return std::pair<double, double>(nb::cast<double>(seq[0]), nb::cast<double>(seq[1]));
+  };
+  nb::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam (L2 weight decay added to the gradient).")
+      .def("__init__", [betas_of](Adam* self, nb::handle params, double lr, nb::handle betas, double eps,
+                                  double weight_decay, bool amsgrad, bool maximize) {
+        auto [b1, b2] = betas_of(betas);
+        new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
+      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
+         nb::arg("maximize") = false);
+  nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
+      .def("__init__", [betas_of](AdamW* self, nb::handle params, double lr, nb::handle betas, double eps,
+                                  double weight_decay, bool amsgrad, bool maximize) {
+        auto [b1, b2] = betas_of(betas);
+        new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
+      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 1e-2, nb::arg("amsgrad") = false, nb::kw_only(),
+         nb::arg("maximize") = false);
+  nb::class_<RMSprop, Optimizer>(m, "RMSprop", "torch.optim.RMSprop (optionally centered, with momentum).")
+      .def("__init__", [](RMSprop* self, nb::handle params, double lr, double alpha, double eps, double weight_decay,
+                          double momentum, bool centered, bool maximize) {
+        new (self) RMSprop(groups_from_py(params), lr, alpha, eps, weight_decay, momentum, centered, maximize);
+      }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("alpha") = 0.99, nb::arg("eps") = 1e-8,
+         nb::arg("weight_decay") = 0.0, nb::arg("momentum") = 0.0, nb::arg("centered") = false, nb::kw_only(),
+         nb::arg("maximize") = false);
+  nb::class_<Adagrad, Optimizer>(m, "Adagrad", "torch.optim.Adagrad.")
+      .def("__init__", [](Adagrad* self, nb::handle params, double lr, double lr_decay, double weight_decay,
+                          double initial_accumulator_value, double eps, bool maximize) {
+        new (self) Adagrad(groups_from_py(params), lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
+      }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lr_decay") = 0.0, nb::arg("weight_decay") = 0.0,
+         nb::arg("initial_accumulator_value") = 0.0, nb::arg("eps") = 1e-10, nb::kw_only(),
+         nb::arg("maximize") = false);
+
+  // ---- schedules ----
+  nb::class_<LRScheduler>(m, "LRScheduler", "Base of the learning-rate schedules (torch.optim.lr_scheduler).")
+      .def("step", [](LRScheduler& s, nb::object epoch) {
+        if (!epoch.is_none()) throw st::ValueError("LRScheduler.step: the epoch argument is not supported");
+        s.step();
+      }, nb::arg("epoch") = nb::none())
+      .def("get_last_lr", &LRScheduler::get_last_lr)
+      .def_prop_ro("last_epoch", &LRScheduler::last_epoch)
+      .def_prop_ro("base_lrs", &LRScheduler::base_lrs)
+      .def_prop_ro("optimizer", &LRScheduler::optimizer)
+      .def("state_dict", [](const LRScheduler& s) { return sched_to_py(s); })
+      .def("load_state_dict", [](LRScheduler& s, nb::handle d) { s.load_state_dict(sched_from_py(d)); },
+           nb::arg("state_dict"));
+
+  nb::class_<StepLR, LRScheduler>(m, "StepLR", "lr = base_lr * gamma ** (epoch // step_size).")
+      .def(nb::init<std::shared_ptr<Optimizer>, int64_t, double>(), nb::arg("optimizer"), nb::arg("step_size"),
+           nb::arg("gamma") = 0.1);
+  nb::class_<CosineAnnealingLR, LRScheduler>(m, "CosineAnnealingLR",
+                                             "Cosine annealing from the base rate to eta_min over T_max steps.")
+      .def(nb::init<std::shared_ptr<Optimizer>, int64_t, double>(), nb::arg("optimizer"), nb::arg("T_max"),
+           nb::arg("eta_min") = 0.0);
+  nb::class_<LinearWarmup, LRScheduler>(m, "LinearWarmup",
+                                        "Linear ramp from start_factor * base_lr to base_lr over warmup_steps, "
+                                        "then constant.")
+      .def(nb::init<std::shared_ptr<Optimizer>, int64_t, double>(), nb::arg("optimizer"), nb::arg("warmup_steps"),
+           nb::arg("start_factor") = 1.0 / 3.0);
+  nb::class_<OneCycleLR, LRScheduler>(m, "OneCycleLR", "The 1cycle policy, like torch.optim.lr_scheduler.OneCycleLR.")
+      .def("__init__", [](OneCycleLR* self, std::shared_ptr<Optimizer> opt, nb::handle max_lr,
+                          std::optional<int64_t> total_steps, std::optional<int64_t> epochs,
+                          std::optional<int64_t> steps_per_epoch, double pct_start, const std::string& anneal_strategy,
+                          bool cycle_momentum, double base_momentum, double max_momentum, double div_factor,
+                          double final_div_factor, bool three_phase) {
+        std::vector<double> lrs;
+        if (nb::isinstance<nb::float_>(max_lr) || nb::isinstance<nb::int_>(max_lr)) {
+          lrs.push_back(nb::cast<double>(max_lr));
+        } else {
+          lrs = nb::cast<std::vector<double>>(max_lr);
+        }
+        int64_t total = 0;
+        if (total_steps) {
+          total = *total_steps;
+        } else if (epochs && steps_per_epoch) {
+          total = *epochs * *steps_per_epoch;
+        } else {
+          throw st::ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch");
+        }
+        new (self) OneCycleLR(std::move(opt), lrs, total, pct_start, anneal_strategy, cycle_momentum, base_momentum,
+                              max_momentum, div_factor, final_div_factor, three_phase);
+      }, nb::arg("optimizer"), nb::arg("max_lr"), nb::arg("total_steps") = nb::none(), nb::arg("epochs") = nb::none(),
+         nb::arg("steps_per_epoch") = nb::none(), nb::arg("pct_start") = 0.3, nb::arg("anneal_strategy") = "cos",
+         nb::arg("cycle_momentum") = true, nb::arg("base_momentum") = 0.85, nb::arg("max_momentum") = 0.95,
+         nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
+
+  // ---- clipping ----
+  m.def("clip_grad_norm_", [](nb::handle parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
+    const std::vector<Tensor> params = params_arg(parameters);
+    const double total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
+    st::Dtype dt = st::Dtype::Float32;
+    for (const Tensor& p : params) {
+      if (p.grad().defined()) {
+        dt = p.grad().dtype() == st::Dtype::Float64 ? st::Dtype::Float64 : st::Dtype::Float32;
+        break;
+      }
+    }
+    return st::scalar_tensor(total, dt);
+  }, nb::arg("parameters"), nb::arg("max_norm"), nb::arg("norm_type") = 2.0, nb::arg("error_if_nonfinite") = false,
+     "Scales gradients so their joint norm is at most max_norm; returns the norm before clipping (a 0-d tensor).");
+  m.def("clip_grad_value_", [](nb::handle parameters, double clip_value) {
+    clip_grad_value_(params_arg(parameters), clip_value);
+  }, nb::arg("parameters"), nb::arg("clip_value"));
+}
+
+}  // namespace stpy

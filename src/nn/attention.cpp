@@ -1,0 +1,199 @@
+#include "spiraltorch/nn/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "spiraltorch/autograd.h"
+#include "spiraltorch/nn/functional.h"
+#include "spiraltorch/nn/init.h"
+#include "spiraltorch/ops.h"
+
+namespace st::nn {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Additive float version of a mask; `masked_when` is the bool value that blocks.
+Tensor additive_mask(const Tensor& mask, Dtype dtype, bool masked_when, const char* op) {
+  if (mask.dtype() == Dtype::Bool) {
+    const Tensor blocked = masked_when ? mask : logical_not(mask);
+    return masked_fill(zeros(mask.shape(), dtype, mask.device()), blocked, kNegInf);
+  }
+  if (!is_floating(mask.dtype())) {
+    throw DtypeError(std::string(op) + ": masks must be bool or floating, got " + dtype_name(mask.dtype()));
+  }
+  return mask.dtype() == dtype ? mask : cast(mask, dtype);
+}
+
+// softmax(q k^T * scale + mask) [dropout] v; returns (output, weights after dropout).
+std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                                 double dropout_p) {
+  Tensor scores = matmul(mul(q, scale), transpose(k, -1, -2));
+  if (mask.defined()) scores = add(scores, mask);
+  Tensor w = softmax(scores, -1);
+  if (dropout_p > 0.0) w = dropout(w, dropout_p, true);
+  return {matmul(w, v), w};
+}
+
+}  // namespace
+
+Tensor causal_mask(int64_t L, int64_t S, Dtype dtype) { return triu(full({L, S}, kNegInf, dtype), 1); }
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  const char* op = "scaled_dot_product_attention";
+  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2) {
+    throw ShapeError(std::string(op) + ": query, key and value need at least 2 dims, got " + shape_str(q.shape()) +
+                     ", " + shape_str(k.shape()) + " and " + shape_str(v.shape()));
+  }
+  if (q.shape().back() != k.shape().back()) {
+    throw ShapeError(std::string(op) + ": query of shape " + shape_str(q.shape()) + " and key of shape " +
+                     shape_str(k.shape()) + " differ in the last dim");
+  }
+  if (k.shape()[k.dim() - 2] != v.shape()[v.dim() - 2]) {
+    throw ShapeError(std::string(op) + ": key of shape " + shape_str(k.shape()) + " and value of shape " +
+                     shape_str(v.shape()) + " differ in sequence length");
+  }
+  if (!is_floating(q.dtype())) throw DtypeError(std::string(op) + ": expected floating inputs, got " + dtype_name(q.dtype()));
+  if (!(dropout_p >= 0.0 && dropout_p <= 1.0)) {
+    throw ValueError(std::string(op) + ": dropout_p must be in [0, 1], got " + std::to_string(dropout_p));
+  }
+  const bool has_mask = attn_mask && attn_mask->defined();
+  if (has_mask && is_causal) {
+    throw ValueError(std::string(op) + ": pass either attn_mask or is_causal=True, not both");
+  }
+  const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2];
+  const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
+  Tensor mask;
+  if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
+  if (is_causal) mask = causal_mask(L, S, q.dtype());
+  return attend(q, k, v, mask, sc, dropout_p).first;
+}
+
+MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout, bool bias,
+                                       bool batch_first, std::string name)
+    : Module(std::move(name)), embed_dim_(embed_dim), num_heads_(num_heads), dropout_(dropout), batch_first_(batch_first) {
+  if (embed_dim <= 0 || num_heads <= 0) {
+    throw ValueError("MultiheadAttention: embed_dim and num_heads must be positive, got " + std::to_string(embed_dim) +
+                     " and " + std::to_string(num_heads));
+  }
+  if (embed_dim % num_heads != 0) {
+    throw ValueError("MultiheadAttention: embed_dim " + std::to_string(embed_dim) + " is not divisible by num_heads " +
+                     std::to_string(num_heads));
+  }
+  if (!(dropout >= 0.0 && dropout <= 1.0)) {
+    throw ValueError("MultiheadAttention: dropout must be in [0, 1], got " + std::to_string(dropout));
+  }
+  // PyTorch: xavier_uniform_ on in_proj_weight, zero biases, out_proj with Linear's default weight init.
+  const double bound = std::sqrt(6.0 / static_cast<double>(embed_dim + 3 * embed_dim));
+  register_parameter("in_proj_weight", init::uniform({3 * embed_dim, embed_dim}, bound));
+  if (bias) register_parameter("in_proj_bias", zeros({3 * embed_dim}));
+  out_proj_ = std::make_shared<Linear>(embed_dim, embed_dim, bias, "");
+  if (bias) {
+    Tensor b = out_proj_->bias();
+    NoGradGuard ng;
+    zero_(b);
+  }
+  register_module("out_proj", out_proj_);
+}
+
+std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                           const std::optional<Tensor>& attn_mask,
+                                                           const std::optional<Tensor>& key_padding_mask,
+                                                           bool need_weights, bool is_causal,
+                                                           bool average_attn_weights) {
+  const char* op = "MultiheadAttention";
+  const int64_t E = embed_dim_, h = num_heads_, d = E / h;
+  const bool batched = query.dim() == 3;
+  if ((query.dim() != 2 && query.dim() != 3) || key.dim() != query.dim() || value.dim() != query.dim()) {
+    throw ShapeError(std::string(op) + ": expected query, key and value all 2-d (unbatched) or all 3-d, got " +
+                     shape_str(query.shape()) + ", " + shape_str(key.shape()) + " and " + shape_str(value.shape()));
+  }
+  if (query.shape().back() != E || key.shape().back() != E || value.shape().back() != E) {
+    throw ShapeError(std::string(op) + ": expected embed_dim " + std::to_string(E) + " in the last dim, got " +
+                     shape_str(query.shape()) + ", " + shape_str(key.shape()) + " and " + shape_str(value.shape()));
+  }
+  // Bring everything to (B, seq, E).
+  auto to_bse = [&](const Tensor& x) {
+    if (!batched) return unsqueeze(x, 0);
+    return batch_first_ ? x : transpose(x, 0, 1);
+  };
+  const Tensor q = to_bse(query), k = to_bse(key), v = to_bse(value);
+  const int64_t B = q.shape()[0], L = q.shape()[1], S = k.shape()[1];
+  if (k.shape() != v.shape() || k.shape()[0] != B) {
+    throw ShapeError(std::string(op) + ": key " + shape_str(key.shape()) + " and value " + shape_str(value.shape()) +
+                     " do not match each other or the query " + shape_str(query.shape()));
+  }
+  const Tensor W = in_proj_weight(), b = in_proj_bias();
+  auto part = [&](const Tensor& t, int64_t i, int64_t n) { return t.defined() ? narrow(t, 0, i * E, n * E) : Tensor(); };
+  Tensor qp, kp, vp;
+  if (query.same(key) && key.same(value)) {
+    const Tensor qkv = linear(q, W, b);
+    qp = narrow(qkv, -1, 0, E);
+    kp = narrow(qkv, -1, E, E);
+    vp = narrow(qkv, -1, 2 * E, E);
+  } else if (key.same(value)) {
+    qp = linear(q, part(W, 0, 1), part(b, 0, 1));
+    const Tensor kv = linear(k, part(W, 1, 2), part(b, 1, 2));
+    kp = narrow(kv, -1, 0, E);
+    vp = narrow(kv, -1, E, E);
+  } else {
+    qp = linear(q, part(W, 0, 1), part(b, 0, 1));
+    kp = linear(k, part(W, 1, 1), part(b, 1, 1));
+    vp = linear(v, part(W, 2, 1), part(b, 2, 1));
+  }
+  auto heads = [&](const Tensor& x, int64_t n) { return transpose(reshape(x, {B, n, h, d}), 1, 2); };
+  const Tensor qh = heads(qp, L), kh = heads(kp, S), vh = heads(vp, S);
+
+  // One additive mask broadcastable to (B, h, L, S).
+  const Dtype dt = q.dtype();
+  Tensor mask;
+  if (attn_mask && attn_mask->defined()) {
+    const Tensor& am = *attn_mask;
+    if (am.dim() == 2) {
+      if (am.shape() != Shape{L, S}) {
+        throw ShapeError(std::string(op) + ": the 2-d attn_mask should have shape " + shape_str({L, S}) + ", got " +
+                         shape_str(am.shape()));
+      }
+      mask = additive_mask(am, dt, true, op);
+    } else if (am.dim() == 3) {
+      if (am.shape() != Shape{B * h, L, S}) {
+        throw ShapeError(std::string(op) + ": the 3-d attn_mask should have shape " + shape_str({B * h, L, S}) +
+                         ", got " + shape_str(am.shape()));
+      }
+      mask = reshape(additive_mask(am, dt, true, op), {B, h, L, S});
+    } else {
+      throw ShapeError(std::string(op) + ": attn_mask must be 2-d or 3-d, got shape " + shape_str(am.shape()));
+    }
+  } else if (is_causal) {
+    mask = causal_mask(L, S, dt);
+  }
+  if (key_padding_mask && key_padding_mask->defined()) {
+    const Tensor& kpm = *key_padding_mask;
+    const Shape want = batched ? Shape{B, S} : Shape{S};
+    if (kpm.shape() != want) {
+      throw ShapeError(std::string(op) + ": key_padding_mask should have shape " + shape_str(want) + ", got " +
+                       shape_str(kpm.shape()));
+    }
+    const Tensor m = reshape(additive_mask(kpm, dt, true, op), {B, 1, 1, S});
+    mask = mask.defined() ? add(mask, m) : m;
+  }
+  const double p = training_ ? dropout_ : 0.0;
+  auto [o, w] = attend(qh, kh, vh, mask, 1.0 / std::sqrt(static_cast<double>(d)), p);
+  Tensor out = out_proj_->forward(reshape(transpose(o, 1, 2), {B, L, E}));
+  if (!batched) {
+    out = squeeze(out, 0);
+  } else if (!batch_first_) {
+    out = transpose(out, 0, 1);
+  }
+  Tensor weights;
+  if (need_weights) {
+    weights = average_attn_weights ? mean(w, {1}) : w;
+    if (!batched) weights = squeeze(weights, 0);
+  }
+  return {out, weights};
+}
+
+}  // namespace st::nn

@@ -1,0 +1,622 @@
+// Functional forms of the basic layers: layer_norm (fused forward, analytic backward),
+// embedding, dropout, batch_norm, gelu by name.
+//
+// The fused loops below are CPU loops (the only backend of this build); a tensor on
+// another device is refused with DeviceUnavailableError rather than read wrongly.
+#include "spiraltorch/nn/functional.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "backend/cpu/loops.h"
+#include "ops/common.h"
+#include "spiraltorch/generator.h"
+
+namespace st::nn {
+
+using detail::cast_raw;
+
+namespace {
+
+void require_cpu(const Tensor& t, const char* op) {
+  if (t.defined() && t.device().type != DeviceType::CPU) {
+    throw DeviceUnavailableError(std::string(op) + ": the fused kernel runs on the CPU only, got a tensor on " +
+                                 t.device().str());
+  }
+}
+
+void require_float(const Tensor& t, const char* op, const char* what) {
+  if (t.defined() && !is_floating(t.dtype())) {
+    throw DtypeError(std::string(op) + ": expected a floating " + what + ", got " + dtype_name(t.dtype()));
+  }
+}
+
+// ---------------------------------------------------------------- layer_norm kernels
+
+template <typename T>
+void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows, int64_t cols,
+                double eps) {
+  const int threads = cpu::num_threads_for(rows * cols * 4);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < cols; ++j) s += xr[j];
+    const double mu = s / static_cast<double>(cols);
+    double v = 0;
+#pragma omp simd reduction(+ : v)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double d = xr[j] - mu;
+      v += d * d;
+    }
+    const double rs = 1.0 / std::sqrt(v / static_cast<double>(cols) + eps);
+    const T m = static_cast<T>(mu), rst = static_cast<T>(rs);
+    if (w && b) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst * w[j] + b[j];
+    } else if (w) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst * w[j];
+    } else if (b) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst + b[j];
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst;
+    }
+    mean_out[r] = m;
+    rstd_out[r] = rst;
+  }
+}
+
+// dx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)); dw = sum_rows g*xhat; db = sum_rows g.
+template <typename T>
+void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db,
+                 int64_t rows, int64_t cols) {
+  const int threads = cpu::num_threads_for(rows * cols * 6);
+  const bool want_params = dw || db;
+  std::vector<T> partial;  // per-thread sums in T: a thread covers rows / threads rows
+  if (want_params) partial.assign(static_cast<size_t>(threads) * 2 * cols, T(0));
+  const double inv_n = 1.0 / static_cast<double>(cols);
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    T* pw = want_params ? partial.data() + static_cast<size_t>(tid) * 2 * cols : nullptr;
+    T* pb = want_params ? pw + cols : nullptr;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* gr = g + r * cols;
+      const T* xr = x + r * cols;
+      const T m = mean[r], rs = rstd[r];
+      if (dx) {
+        double s1 = 0, s2 = 0;
+        if (w) {
+#pragma omp simd reduction(+ : s1, s2)
+          for (int64_t j = 0; j < cols; ++j) {
+            const T gw = gr[j] * w[j];
+            s1 += gw;
+            s2 += gw * ((xr[j] - m) * rs);
+          }
+        } else {
+#pragma omp simd reduction(+ : s1, s2)
+          for (int64_t j = 0; j < cols; ++j) {
+            s1 += gr[j];
+            s2 += gr[j] * ((xr[j] - m) * rs);
+          }
+        }
+        const T a = static_cast<T>(s1 * inv_n), c = static_cast<T>(s2 * inv_n);
+        T* dr = dx + r * cols;
+        if (w) {
+#pragma omp simd
+          for (int64_t j = 0; j < cols; ++j) dr[j] = rs * (gr[j] * w[j] - a - (xr[j] - m) * rs * c);
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < cols; ++j) dr[j] = rs * (gr[j] - a - (xr[j] - m) * rs * c);
+        }
+      }
+      if (want_params) {
+#pragma omp simd
+        for (int64_t j = 0; j < cols; ++j) {
+          pw[j] += gr[j] * ((xr[j] - m) * rs);
+          pb[j] += gr[j];
+        }
+      }
+    }
+  }
+  if (want_params) {
+#pragma omp parallel for num_threads(cpu::num_threads_for(cols * threads)) schedule(static)
+    for (int64_t j = 0; j < cols; ++j) {
+      double sw = 0, sb = 0;
+      for (int t = 0; t < threads; ++t) {
+        sw += partial[static_cast<size_t>(t) * 2 * cols + j];
+        sb += partial[static_cast<size_t>(t) * 2 * cols + cols + j];
+      }
+      if (dw) dw[j] = static_cast<T>(sw);
+      if (db) db[j] = static_cast<T>(sb);
+    }
+  }
+}
+
+// grad_weight[idx[i]] += g[i] for every i whose index is not `skip`. Threads own
+// disjoint column blocks, so no two write the same element.
+template <typename T>
+void embedding_backward(const T* gp, const int64_t* ix, int64_t skip, T* wp, int64_t k, int64_t dim) {
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (dim + kBlock - 1) / kBlock;
+  const int threads = static_cast<int>(std::min<int64_t>(blocks, cpu::num_threads_for(k * dim)));
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t bj = 0; bj < blocks; ++bj) {
+    const int64_t j0 = bj * kBlock, j1 = std::min(dim, j0 + kBlock);
+    for (int64_t i = 0; i < k; ++i) {
+      if (ix[i] == skip) continue;
+      const T* gr = gp + i * dim;
+      T* wr = wp + ix[i] * dim;
+#pragma omp simd
+      for (int64_t j = j0; j < j1; ++j) wr[j] += gr[j];
+    }
+  }
+}
+
+// mask[i] = scale if u_i < keep_below else 0, u_i uniform from Philox block counter + i / 4.
+template <typename T>
+void dropout_mask(T* m, int64_t n, uint64_t seed, uint64_t counter, double scale, float keep_below) {
+  const T s = static_cast<T>(scale);
+  const int64_t blocks = (n + 3) / 4;
+#pragma omp parallel for num_threads(cpu::num_threads_for(n * 4)) schedule(static)
+  for (int64_t bi = 0; bi < blocks; ++bi) {
+    const auto block = Generator::philox(seed, counter + static_cast<uint64_t>(bi));
+    for (int64_t l = 0; l < 4 && bi * 4 + l < n; ++l) {
+      const float u = static_cast<float>(block[l] >> 8) * (1.0f / 16777216.0f);  // [0, 1)
+      m[bi * 4 + l] = u < keep_below ? s : T(0);
+    }
+  }
+}
+
+std::string shape_list(const Shape& s) { return shape_str(s); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- layer_norm
+
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  const char* op = "layer_norm";
+  if (!input.defined()) throw ValueError("layer_norm: input tensor is undefined");
+  require_float(input, op, "input");
+  require_float(weight, op, "weight");
+  require_float(bias, op, "bias");
+  require_cpu(input, op);
+  if (normalized_shape.empty()) throw ValueError("layer_norm: normalized_shape must name at least one dim");
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool match = input.dim() >= k;
+  for (int64_t i = 0; match && i < k; ++i) match = input.shape()[input.dim() - k + i] == normalized_shape[i];
+  if (!match) {
+    throw ShapeError("layer_norm: input of shape " + shape_list(input.shape()) + " does not end in normalized_shape " +
+                     shape_list(normalized_shape));
+  }
+  for (const Tensor* p : {&weight, &bias}) {
+    if (p->defined() && p->shape() != normalized_shape) {
+      throw ShapeError(std::string("layer_norm: ") + (p == &weight ? "weight" : "bias") + " of shape " +
+                       shape_list(p->shape()) + " does not match normalized_shape " + shape_list(normalized_shape));
+    }
+    if (p->defined()) detail::check_same_device(input, *p, op);
+  }
+  if (!(eps >= 0)) throw ValueError("layer_norm: eps must be non-negative, got " + std::to_string(eps));
+
+  const Dtype dt = input.dtype();
+  const Dtype compute = compute_float(dt);
+  const int64_t cols = shape_numel(normalized_shape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  const Tensor xc = cast_raw(input.detach(), compute).contiguous();
+  const Tensor wc = weight.defined() ? cast_raw(weight.detach(), compute).contiguous() : Tensor();
+  const Tensor bc = bias.defined() ? cast_raw(bias.detach(), compute).contiguous() : Tensor();
+  Tensor out = Tensor::empty(input.shape(), compute, input.device());
+  Tensor mean_t = Tensor::empty({rows}, compute, input.device());
+  Tensor rstd_t = Tensor::empty({rows}, compute, input.device());
+  if (rows > 0 && cols > 0) {
+    ST_DISPATCH_FLOAT(compute, [&] {
+      ln_forward<scalar_t>(xc.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
+                           bc.defined() ? bc.data<scalar_t>() : nullptr, out.data<scalar_t>(),
+                           mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(), rows, cols, eps);
+    });
+  }
+  if (compute != dt) out = cast_raw(out, dt);
+
+  if (needs_grad({&input, &weight, &bias})) {
+    const Shape norm_shape = normalized_shape;
+    Dims norm_dims, lead_dims;
+    for (int64_t i = 0; i < input.dim(); ++i) (i < input.dim() - k ? lead_dims : norm_dims).push_back(i);
+    std::vector<Tensor> saved{input};
+    if (weight.defined()) saved.push_back(weight);
+    if (bias.defined()) saved.push_back(bias);
+    record(out, "LayerNormBackward", {input, weight, bias},
+           [input, weight, bias, xc, wc, mean_t, rstd_t, rows, cols, compute, eps, norm_shape, norm_dims,
+            lead_dims](const Tensor& g) -> std::vector<Tensor> {
+             const bool gx = input.requires_grad();
+             const bool gw = weight.defined() && weight.requires_grad();
+             const bool gb = bias.defined() && bias.requires_grad();
+             if (grad_enabled()) {
+               // create_graph: the same analytic formulas with differentiable ops.
+               const Tensor x = input.dtype() == compute ? input : input.to(compute);
+               const Tensor gc = g.dtype() == compute ? g : g.to(compute);
+               const Tensor mu = mean(x, norm_dims, true);
+               const Tensor rs = rsqrt(add(var(x, norm_dims, 0.0, true), eps));
+               const Tensor xhat = mul(sub(x, mu), rs);
+               Tensor dx, dw, db;
+               if (gx) {
+                 const Tensor gwt = weight.defined() ? mul(gc, weight.to(compute)) : gc;
+                 dx = mul(rs, sub(sub(gwt, mean(gwt, norm_dims, true)), mul(xhat, mean(mul(gwt, xhat), norm_dims, true))));
+                 dx = dx.to(input.dtype());
+               }
+               if (gw) dw = (lead_dims.empty() ? mul(gc, xhat) : sum(mul(gc, xhat), lead_dims)).to(weight.dtype());
+               if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
+               return {dx, dw, db};
+             }
+             const Tensor gc = cast_raw(g, compute).contiguous();
+             Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
+             Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
+             Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
+             if (rows > 0 && cols > 0) {
+               ST_DISPATCH_FLOAT(compute, [&] {
+                 ln_backward<scalar_t>(gc.data<scalar_t>(), xc.data<scalar_t>(), mean_t.data<scalar_t>(),
+                                       rstd_t.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
+                                       gx ? dx.data<scalar_t>() : nullptr, gw ? dw.data<scalar_t>() : nullptr,
+                                       gb ? db.data<scalar_t>() : nullptr, rows, cols);
+               });
+             } else {
+               if (gw) zero_(dw);
+               if (gb) zero_(db);
+             }
+             if (gx) dx = cast_raw(dx, input.dtype());
+             if (gw) dw = cast_raw(dw, weight.dtype());
+             if (gb) db = cast_raw(db, bias.dtype());
+             return {dx, dw, db};
+           },
+           saved);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- embedding
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  const char* op = "embedding";
+  if (!weight.defined() || !indices.defined()) throw ValueError("embedding: weight and indices must be defined");
+  if (weight.dim() != 2) {
+    throw ShapeError("embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape " +
+                     shape_list(weight.shape()));
+  }
+  if (indices.dtype() != Dtype::Int64 && indices.dtype() != Dtype::Int32) {
+    throw DtypeError(std::string("embedding: expected an int64 (or int32) index tensor, got ") +
+                     dtype_name(indices.dtype()));
+  }
+  require_cpu(weight, op);
+  detail::check_same_device(weight, indices, op);
+  const int64_t num = weight.shape()[0], dim = weight.shape()[1];
+  std::optional<int64_t> pad;
+  if (padding_idx) {
+    int64_t p = *padding_idx;
+    if (p < -num || p >= num) {
+      throw ValueError("embedding: padding_idx " + std::to_string(p) + " is out of range for " + std::to_string(num) +
+                       " embeddings");
+    }
+    pad = p < 0 ? p + num : p;
+  }
+  const Tensor idx = cast_raw(indices.detach(), Dtype::Int64).contiguous();
+  const int64_t k = idx.numel();
+  const int64_t* ip = idx.data<int64_t>();
+  for (int64_t i = 0; i < k; ++i) {
+    if (ip[i] < 0 || ip[i] >= num) {
+      throw IndexError("embedding: index " + std::to_string(ip[i]) + " is out of range for " + std::to_string(num) +
+                       " embeddings");
+    }
+  }
+  const Tensor wc = weight.detach().contiguous();
+  Shape out_shape = indices.shape();
+  out_shape.push_back(dim);
+  Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
+  {
+    const size_t row_bytes = static_cast<size_t>(dim) * weight.itemsize();
+    const char* src = static_cast<const char*>(wc.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+#pragma omp parallel for num_threads(cpu::num_threads_for(k * dim)) schedule(static)
+    for (int64_t i = 0; i < k; ++i) {
+      if (row_bytes) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
+    }
+  }
+  if (needs_grad({&weight})) {
+    const Shape w_shape = weight.shape();
+    const Dtype w_dtype = weight.dtype();
+    record(out, "EmbeddingBackward", {weight}, [idx, pad, w_shape, w_dtype, k, dim](const Tensor& g) -> std::vector<Tensor> {
+      if (grad_enabled()) {
+        // create_graph: differentiable scatter of the output gradient into the rows.
+        Tensor g2 = reshape(g, {k, dim});
+        if (pad) g2 = mul(g2, unsqueeze(ne(idx, wrap_scalar(*pad, idx)), 1).to(g2.dtype()));
+        const Tensor index = expand(unsqueeze(idx, 1), {k, dim});
+        return {scatter_add(zeros(w_shape, g2.dtype()), 0, index, g2).to(w_dtype)};
+      }
+      const Dtype compute = compute_float(w_dtype);
+      const Tensor gc = cast_raw(g, compute).contiguous();
+      Tensor gw = zeros(w_shape, compute);
+      const int64_t* ix = idx.data<int64_t>();
+      const int64_t skip = pad ? *pad : -1;
+      ST_DISPATCH_FLOAT(compute, [&] { embedding_backward<scalar_t>(gc.data<scalar_t>(), ix, skip, gw.data<scalar_t>(), k, dim); });
+      return {cast_raw(gw, w_dtype)};
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- dropout
+
+Tensor dropout(const Tensor& input, double p, bool training) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw ValueError("dropout: probability p must lie in [0, 1], got " + std::to_string(p));
+  }
+  if (!input.defined()) throw ValueError("dropout: input tensor is undefined");
+  if (!training || p == 0.0) return input;
+  require_float(input, "dropout", "input");
+  require_cpu(input, "dropout");
+  const Dtype compute = compute_float(input.dtype());
+  Tensor mask = Tensor::empty(input.shape(), compute, input.device());
+  const int64_t n = mask.numel();
+  Generator& gen = default_generator();
+  const uint64_t seed = gen.seed();
+  const uint64_t counter = gen.reserve(static_cast<uint64_t>((n + 3) / 4));
+  const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
+  const float keep_below = static_cast<float>(1.0 - p);
+  ST_DISPATCH_FLOAT(compute, [&] { dropout_mask<scalar_t>(mask.data<scalar_t>(), n, seed, counter, scale, keep_below); });
+  if (compute != input.dtype()) mask = cast_raw(mask, input.dtype());
+  return mul(input, mask);  // backward: g * mask
+}
+
+// ---------------------------------------------------------------- batch_norm
+
+namespace {
+
+// x viewed as (N, C, L), contiguous. Per-channel mean and 1/sqrt(var + eps) (biased var).
+template <typename T>
+void bn_stats(const T* x, int64_t n, int64_t c, int64_t l, double eps, T* mean, T* rstd, double* var_out) {
+#pragma omp parallel for num_threads(static_cast<int>(std::min<int64_t>(std::max<int64_t>(c, 1), cpu::num_threads_for(n * c * l * 2)))) schedule(static)
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T* p = x + (i * c + ch) * l;
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < l; ++j) s += p[j];
+    }
+    const double m = s / static_cast<double>(n * l);
+    double v = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T* p = x + (i * c + ch) * l;
+#pragma omp simd reduction(+ : v)
+      for (int64_t j = 0; j < l; ++j) {
+        const double d = p[j] - m;
+        v += d * d;
+      }
+    }
+    v /= static_cast<double>(n * l);
+    mean[ch] = static_cast<T>(m);
+    rstd[ch] = static_cast<T>(1.0 / std::sqrt(v + eps));
+    var_out[ch] = v;
+  }
+}
+
+// y = (x - mean) * rstd * w + b per channel.
+template <typename T>
+void bn_apply(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y, int64_t n, int64_t c, int64_t l) {
+#pragma omp parallel for num_threads(cpu::num_threads_for(n * c * l * 2)) schedule(static)
+  for (int64_t r = 0; r < n * c; ++r) {
+    const int64_t ch = r % c;
+    const T scale = rstd[ch] * (w ? w[ch] : T(1));
+    const T shift = (b ? b[ch] : T(0)) - mean[ch] * scale;
+    const T* p = x + r * l;
+    T* q = y + r * l;
+#pragma omp simd
+    for (int64_t j = 0; j < l; ++j) q[j] = p[j] * scale + shift;
+  }
+}
+
+// Per channel: sum g and sum g * xhat; then dx (training: through the batch stats;
+// eval: g * w * rstd).
+template <typename T>
+void bn_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db, int64_t n,
+                 int64_t c, int64_t l, bool training) {
+  std::vector<double> sg(c), sgx(c);
+#pragma omp parallel for num_threads(static_cast<int>(std::min<int64_t>(std::max<int64_t>(c, 1), cpu::num_threads_for(n * c * l * 2)))) schedule(static)
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double a = 0, bsum = 0;
+    const T m = mean[ch], rs = rstd[ch];
+    for (int64_t i = 0; i < n; ++i) {
+      const T* gp = g + (i * c + ch) * l;
+      const T* xp = x + (i * c + ch) * l;
+#pragma omp simd reduction(+ : a, bsum)
+      for (int64_t j = 0; j < l; ++j) {
+        a += gp[j];
+        bsum += gp[j] * ((xp[j] - m) * rs);
+      }
+    }
+    sg[ch] = a;
+    sgx[ch] = bsum;
+    if (dw) dw[ch] = static_cast<T>(bsum);
+    if (db) db[ch] = static_cast<T>(a);
+  }
+  if (!dx) return;
+  const double inv_m = 1.0 / static_cast<double>(n * l);
+#pragma omp parallel for num_threads(cpu::num_threads_for(n * c * l * 3)) schedule(static)
+  for (int64_t r = 0; r < n * c; ++r) {
+    const int64_t ch = r % c;
+    const T m = mean[ch], rs = rstd[ch];
+    const T k = rs * (w ? w[ch] : T(1));
+    const T* gp = g + r * l;
+    const T* xp = x + r * l;
+    T* dp = dx + r * l;
+    if (training) {
+      const T mg = static_cast<T>(sg[ch] * inv_m), mgx = static_cast<T>(sgx[ch] * inv_m);
+#pragma omp simd
+      for (int64_t j = 0; j < l; ++j) dp[j] = k * (gp[j] - mg - (xp[j] - m) * rs * mgx);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < l; ++j) dp[j] = k * gp[j];
+    }
+  }
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  if (!input.defined()) throw ValueError("batch_norm: input tensor is undefined");
+  require_float(input, op, "input");
+  require_cpu(input, op);
+  if (input.dim() < 2) {
+    throw ShapeError("batch_norm: expected an input with at least 2 dims (N, C, ...), got shape " +
+                     shape_list(input.shape()));
+  }
+  const int64_t c = input.shape()[1];
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias}) {
+    if (t->defined() && t->shape() != Shape{c}) {
+      throw ShapeError("batch_norm: expected per-channel tensors of shape (" + std::to_string(c) +
+                       ",) for input of shape " + shape_list(input.shape()) + ", got " + shape_list(t->shape()));
+    }
+    if (t->defined()) require_float(*t, op, "per-channel tensor");
+  }
+  if (running_mean.defined() != running_var.defined()) {
+    throw ValueError("batch_norm: running_mean and running_var must be given together");
+  }
+  if (!training && !running_mean.defined()) {
+    throw ValueError("batch_norm: running_mean and running_var are required when training=False");
+  }
+  if (!(eps >= 0)) throw ValueError("batch_norm: eps must be non-negative, got " + std::to_string(eps));
+  const int64_t n = input.shape()[0];
+  const int64_t l = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
+  const int64_t per_channel = n * l;
+  if (training && per_channel <= 1) {
+    throw ValueError("batch_norm: expected more than 1 value per channel when training, got input of shape " +
+                     shape_list(input.shape()));
+  }
+  const Dtype dt = input.dtype();
+  const Dtype compute = compute_float(dt);
+  const Tensor xc = cast_raw(input.detach(), compute).contiguous();
+  const Tensor wc = weight.defined() ? cast_raw(weight.detach(), compute).contiguous() : Tensor();
+  const Tensor bc = bias.defined() ? cast_raw(bias.detach(), compute).contiguous() : Tensor();
+  Tensor mean_t = Tensor::empty({c}, compute, input.device());
+  Tensor rstd_t = Tensor::empty({c}, compute, input.device());
+  std::vector<double> batch_var(static_cast<size_t>(c), 0.0);
+  if (training) {
+    if (per_channel > 0) {
+      ST_DISPATCH_FLOAT(compute, [&] {
+        bn_stats<scalar_t>(xc.data<scalar_t>(), n, c, l, eps, mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(),
+                           batch_var.data());
+      });
+    }
+  } else {
+    NoGradGuard ng;
+    mean_t = cast_raw(running_mean.detach(), compute).contiguous().clone();
+    rstd_t = rsqrt(add(cast_raw(running_var.detach(), compute), eps)).contiguous();
+  }
+  Tensor out = Tensor::empty(input.shape(), compute, input.device());
+  if (input.numel() > 0) {
+    ST_DISPATCH_FLOAT(compute, [&] {
+      bn_apply<scalar_t>(xc.data<scalar_t>(), mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(),
+                         wc.defined() ? wc.data<scalar_t>() : nullptr, bc.defined() ? bc.data<scalar_t>() : nullptr,
+                         out.data<scalar_t>(), n, c, l);
+    });
+  }
+  if (compute != dt) out = cast_raw(out, dt);
+  if (training && running_mean.defined()) {
+    // r = (1 - momentum) r + momentum * stat, with the unbiased variance.
+    NoGradGuard ng;
+    const double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
+    std::vector<double> var_unbiased(batch_var);
+    for (double& v : var_unbiased) v *= unbias;
+    const Tensor bm = cast_raw(mean_t, Dtype::Float64);
+    const Tensor bv = Tensor::from_vector(var_unbiased, {c});
+    const Tensor new_mean = add(mul(cast_raw(running_mean.detach(), Dtype::Float64), 1.0 - momentum), mul(bm, momentum));
+    const Tensor new_var = add(mul(cast_raw(running_var.detach(), Dtype::Float64), 1.0 - momentum), mul(bv, momentum));
+    Tensor rm = running_mean, rv = running_var;
+    copy_(rm, cast_raw(new_mean, rm.dtype()));
+    copy_(rv, cast_raw(new_var, rv.dtype()));
+  }
+
+  if (needs_grad({&input, &weight, &bias})) {
+    std::vector<Tensor> saved{input};
+    if (weight.defined()) saved.push_back(weight);
+    if (bias.defined()) saved.push_back(bias);
+    Shape stat_shape(input.dim(), 1);
+    stat_shape[1] = c;
+    Dims dims;
+    for (int64_t i = 0; i < input.dim(); ++i) {
+      if (i != 1) dims.push_back(i);
+    }
+    record(out, "BatchNormBackward", {input, weight, bias},
+           [input, weight, bias, xc, wc, mean_t, rstd_t, n, c, l, compute, training, eps, stat_shape,
+            dims](const Tensor& g) -> std::vector<Tensor> {
+             const bool gx = input.requires_grad();
+             const bool gw = weight.defined() && weight.requires_grad();
+             const bool gb = bias.defined() && bias.requires_grad();
+             if (grad_enabled()) {
+               // create_graph: the same analytic formulas with differentiable ops.
+               const Tensor x = input.to(compute);
+               const Tensor gc = g.to(compute);
+               Tensor mu, rs;
+               if (training) {
+                 mu = mean(x, dims, true);
+                 rs = rsqrt(add(var(x, dims, 0.0, true), eps));
+               } else {
+                 mu = reshape(mean_t, stat_shape);
+                 rs = reshape(rstd_t, stat_shape);
+               }
+               const Tensor xhat = mul(sub(x, mu), rs);
+               Tensor dx, dw, db;
+               if (gx) {
+                 const Tensor gwt = weight.defined() ? mul(gc, reshape(weight.to(compute), stat_shape)) : gc;
+                 dx = training ? mul(rs, sub(sub(gwt, mean(gwt, dims, true)), mul(xhat, mean(mul(gwt, xhat), dims, true))))
+                               : mul(gwt, rs);
+                 dx = dx.to(input.dtype());
+               }
+               if (gw) dw = sum(mul(gc, xhat), dims).to(weight.dtype());
+               if (gb) db = sum(gc, dims).to(bias.dtype());
+               return {dx, dw, db};
+             }
+             const Tensor gc = cast_raw(g, compute).contiguous();
+             Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
+             Tensor dw = Tensor::empty({c}, compute, input.device());
+             Tensor db = Tensor::empty({c}, compute, input.device());
+             if (n * l > 0) {
+               ST_DISPATCH_FLOAT(compute, [&] {
+                 bn_backward<scalar_t>(gc.data<scalar_t>(), xc.data<scalar_t>(), mean_t.data<scalar_t>(),
+                                       rstd_t.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
+                                       gx ? dx.data<scalar_t>() : nullptr, dw.data<scalar_t>(), db.data<scalar_t>(),
+                                       n, c, l, training);
+               });
+             } else {
+               zero_(dw);
+               zero_(db);
+             }
+             if (gx) dx = cast_raw(dx, input.dtype());
+             return {dx, gw ? cast_raw(dw, weight.dtype()) : Tensor(), gb ? cast_raw(db, bias.dtype()) : Tensor()};
+           },
+           saved);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- gelu
+
+Tensor gelu(const Tensor& input, const std::string& approximate) {
+  if (approximate != "none" && approximate != "tanh") {
+    throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + approximate + "'");
+  }
+  return st::gelu(input, approximate == "tanh");
+}
+
+}  // namespace st::nn

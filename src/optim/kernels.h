@@ -1,0 +1,33 @@
+#pragma once
+// Helpers shared by the optimizer implementations (not part of the public API).
+#include <cmath>
+
+#include "ops/common.h"
+#include "spiraltorch/optim/optimizer.h"
+
+namespace st::optim::detail {
+
+constexpr int64_t kParallelMin = 1 << 15;
+
+// Calls f(T{}) with T = double for float64 tensors, float otherwise.
+template <class F>
+void dispatch(const Tensor& t, F f) {
+  if (t.dtype() == Dtype::Float64) f(double{}); else f(float{});
+}
+
+// A zero-filled (or `value`-filled) buffer shaped and typed like `param`.
+inline Tensor& buffer(ParamState& s, const char* name, const Tensor& param, double value = 0.0) {
+  auto it = s.buffers.find(name);
+  if (it == s.buffers.end()) {
+    it = s.buffers.emplace(name, full(param.shape(), value, param.dtype())).first;
+  }
+  return it->second;
+}
+
+// torch.lerp's formula: self + w * (end - self) for w < 0.5, else end - (end - self) * (1 - w).
+template <class T>
+inline T lerp(T self, T end, T w) {
+  return w < T(0.5) ? self + w * (end - self) : end - (end - self) * (T(1) - w);
+}
+
+}  // namespace st::optim::detail

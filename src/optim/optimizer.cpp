@@ -1,0 +1,258 @@
+#include "spiraltorch/optim/optimizer.h"
+
+#include <cmath>
+#include <set>
+
+#include "optim/kernels.h"
+
+namespace st::optim {
+
+double ParamGroup::get(const std::string& key) const {
+  auto it = options.find(key);
+  if (it == options.end()) throw ValueError("optimizer: parameter group has no option '" + key + "'");
+  return it->second;
+}
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, Options defaults) : defaults_(std::move(defaults)) {
+  (void)groups;  // added by the derived constructor once validate() is callable
+}
+
+void Optimizer::validate(const Options& o) const {
+  auto it = o.find("lr");
+  if (it != o.end() && !(it->second >= 0.0)) {
+    throw ValueError(type_name() + ": invalid learning rate " + std::to_string(it->second));
+  }
+  it = o.find("weight_decay");
+  if (it != o.end() && !(it->second >= 0.0)) {
+    throw ValueError(type_name() + ": invalid weight_decay " + std::to_string(it->second));
+  }
+}
+
+void Optimizer::add_param_group(ParamGroup group) {
+  if (group.params.empty()) throw ValueError(type_name() + ": a parameter group needs at least one parameter");
+  for (const auto& [k, v] : defaults_) group.options.emplace(k, v);
+  validate(group.options);
+  std::set<const TensorImpl*> seen;
+  for (const auto& g : groups_) for (const Tensor& p : g->params) seen.insert(p.impl());
+  for (const Tensor& p : group.params) {
+    if (!p.defined()) throw ValueError(type_name() + ": a parameter is undefined");
+    if (!is_floating(p.dtype())) {
+      throw DtypeError(type_name() + ": can only optimize floating tensors, got " + dtype_name(p.dtype()));
+    }
+    if (!p.is_leaf()) throw ValueError(type_name() + ": can't optimize a non-leaf tensor");
+    if (!seen.insert(p.impl()).second) {
+      throw ValueError(type_name() + ": some parameters appear in more than one parameter group");
+    }
+  }
+  groups_.push_back(std::make_shared<ParamGroup>(std::move(group)));
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  NoGradGuard ng;
+  for (const auto& g : groups_) {
+    for (Tensor p : g->params) {
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        p.set_grad({});
+      } else {
+        zero_(grad);
+      }
+    }
+  }
+}
+
+namespace {
+
+bool all_finite(const Tensor& g) {
+  Tensor c = g;
+  if (c.dtype() != Dtype::Float32 && c.dtype() != Dtype::Float64) {
+    if (!is_floating(c.dtype())) return true;
+    c = st::detail::cast_raw(c, Dtype::Float32);
+  }
+  c = c.contiguous();
+  const int64_t n = c.numel();
+  int bad = 0;
+  detail::dispatch(c, [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = c.data<T>();
+#pragma omp parallel for reduction(| : bad) if (n > detail::kParallelMin)
+    for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(p[i]);
+  });
+  return bad == 0;
+}
+
+}  // namespace
+
+bool Optimizer::grads_finite() const {
+  for (const auto& g : groups_) {
+    for (const Tensor& p : g->params) {
+      const Tensor grad = p.grad();
+      if (grad.defined() && !all_finite(grad)) return false;
+    }
+  }
+  return true;
+}
+
+bool Optimizer::step() {
+  if (!grads_finite()) {
+    ++skipped_steps_;
+    return false;
+  }
+  NoGradGuard ng;
+  for (const auto& gp : groups_) {
+    for (Tensor p : gp->params) {
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (grad.shape() != p.shape()) {
+        throw ShapeError(type_name() + ": gradient shape " + shape_str(grad.shape()) + " does not match parameter " +
+                         shape_str(p.shape()));
+      }
+      const Dtype compute = p.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+      const bool direct = p.dtype() == compute && p.is_contiguous();
+      Tensor work = direct ? p : st::detail::cast_raw(p, compute).contiguous();
+      if (!direct && work.same(p)) work = p.clone();
+      const Tensor g = st::detail::cast_raw(grad, compute).contiguous();
+      ParamState& state = state_[p.impl()];
+      update(*gp, work, g, state);
+      if (direct) {
+        p.storage()->bump_version();
+      } else {
+        copy_(p, work);
+      }
+    }
+  }
+  return true;
+}
+
+const ParamState* Optimizer::state_of(const Tensor& param) const {
+  auto it = state_.find(param.impl());
+  return it == state_.end() ? nullptr : &it->second;
+}
+
+OptimizerState Optimizer::state_dict() const {
+  OptimizerState out;
+  out.skipped_steps = skipped_steps_;
+  int64_t index = 0;
+  for (const auto& g : groups_) {
+    out.groups.push_back(g->options);
+    std::vector<int64_t> ids;
+    for (const Tensor& p : g->params) {
+      auto it = state_.find(p.impl());
+      if (it != state_.end()) {
+        ParamState copy;
+        copy.step = it->second.step;
+        for (const auto& [k, t] : it->second.buffers) copy.buffers.emplace(k, t.detach().clone());
+        out.state.emplace(index, std::move(copy));
+      }
+      ids.push_back(index++);
+    }
+    out.group_params.push_back(std::move(ids));
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const OptimizerState& s) {
+  if (s.groups.size() != groups_.size()) {
+    throw CheckpointError(type_name() + ".load_state_dict: state has " + std::to_string(s.groups.size()) +
+                          " parameter groups, the optimizer has " + std::to_string(groups_.size()));
+  }
+  std::vector<Tensor> flat;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const size_t have = groups_[gi]->params.size();
+    if (gi < s.group_params.size() && s.group_params[gi].size() != have) {
+      throw CheckpointError(type_name() + ".load_state_dict: group " + std::to_string(gi) + " has " +
+                            std::to_string(s.group_params[gi].size()) + " parameters in the state, " +
+                            std::to_string(have) + " in the optimizer");
+    }
+    for (const Tensor& p : groups_[gi]->params) flat.push_back(p);
+  }
+  for (const Options& o : s.groups) validate(o);
+  std::map<const TensorImpl*, ParamState> next;
+  for (const auto& [idx, ps] : s.state) {
+    if (idx < 0 || idx >= static_cast<int64_t>(flat.size())) {
+      throw CheckpointError(type_name() + ".load_state_dict: state for unknown parameter " + std::to_string(idx));
+    }
+    const Tensor& p = flat[idx];
+    const Dtype compute = p.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+    ParamState copy;
+    copy.step = ps.step;
+    for (const auto& [k, t] : ps.buffers) {
+      if (!t.defined()) continue;
+      if (t.shape() != p.shape()) {
+        throw CheckpointError(type_name() + ".load_state_dict: buffer '" + k + "' of parameter " +
+                              std::to_string(idx) + " has shape " + shape_str(t.shape()) + ", expected " +
+                              shape_str(p.shape()));
+      }
+      copy.buffers.emplace(k, st::detail::cast_raw(t.detach(), compute).clone());
+    }
+    next.emplace(p.impl(), std::move(copy));
+  }
+  // Commit.
+  for (size_t gi = 0; gi < groups_.size(); ++gi) groups_[gi]->options = s.groups[gi];
+  state_ = std::move(next);
+  skipped_steps_ = s.skipped_steps;
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  NoGradGuard ng;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params) {
+    const Tensor g = p.grad();
+    if (g.defined()) grads.push_back(g);
+  }
+  if (grads.empty()) return 0.0;
+  const bool inf_norm = std::isinf(norm_type);
+  double acc = 0.0;
+  for (const Tensor& g : grads) {
+    Tensor c = g.dtype() == Dtype::Float64 ? g.contiguous() : st::detail::cast_raw(g, Dtype::Float32).contiguous();
+    const int64_t n = c.numel();
+    detail::dispatch(c, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = c.data<T>();
+      if (inf_norm) {
+        double m = 0.0;
+        bool nan = false;
+#pragma omp parallel for reduction(max : m) reduction(|| : nan) if (n > detail::kParallelMin)
+        for (int64_t i = 0; i < n; ++i) {
+          const double a = std::abs(static_cast<double>(x[i]));
+          if (std::isnan(a)) nan = true;
+          m = std::max(m, a);
+        }
+        acc = nan ? NAN : std::max(acc, m);
+      } else {
+        double s = 0.0;
+#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelMin)
+        for (int64_t i = 0; i < n; ++i) {
+          const double a = std::abs(static_cast<double>(x[i]));
+          s += norm_type == 2.0 ? a * a : (norm_type == 1.0 ? a : std::pow(a, norm_type));
+        }
+        acc += s;
+      }
+    });
+  }
+  const double total = inf_norm ? acc : (norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type));
+  if (!std::isfinite(total)) {
+    if (error_if_nonfinite) {
+      throw ValueError("clip_grad_norm_: the total norm of order " + std::to_string(norm_type) +
+                       " for gradients is non-finite, so it cannot be clipped");
+    }
+    return total;  // gradients are left alone; the optimizer's step will skip them
+  }
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1.0) {
+    for (Tensor g : grads) mul_(g, coef);
+  }
+  return total;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& params, double clip_value) {
+  NoGradGuard ng;
+  for (const Tensor& p : params) {
+    Tensor g = p.grad();
+    if (g.defined()) clamp_(g, -clip_value, clip_value);
+  }
+}
+
+}  // namespace st::optim

@@ -1,0 +1,56 @@
+#include "spiraltorch/optim/sgd.h"
+
+#include "optim/kernels.h"
+
+namespace st::optim {
+
+SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum, double dampening, double weight_decay,
+         bool nesterov, bool maximize)
+    : Optimizer({}, {{"lr", lr}, {"momentum", momentum}, {"dampening", dampening}, {"weight_decay", weight_decay},
+                     {"nesterov", nesterov ? 1.0 : 0.0}, {"maximize", maximize ? 1.0 : 0.0}}) {
+  validate(defaults());
+  for (auto& g : groups) add_param_group(std::move(g));
+}
+
+void SGD::validate(const Options& o) const {
+  Optimizer::validate(o);
+  if (!(o.at("momentum") >= 0.0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
+  if (o.at("nesterov") != 0.0 && (o.at("momentum") <= 0.0 || o.at("dampening") != 0.0)) {
+    throw ValueError("SGD: Nesterov momentum requires a momentum and zero dampening");
+  }
+}
+
+void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
+  const double lr = group.get("lr"), momentum = group.get("momentum"), dampening = group.get("dampening"),
+               wd = group.get("weight_decay");
+  const bool nesterov = group.flag("nesterov"), maximize = group.flag("maximize");
+  Tensor buf;
+  bool first = false;
+  if (momentum != 0.0) {
+    first = state.buffers.find("momentum_buffer") == state.buffers.end();
+    buf = detail::buffer(state, "momentum_buffer", param);
+  }
+  ++state.step;
+  const int64_t n = param.numel();
+  detail::dispatch(param, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    T* b = buf.defined() ? buf.data<T>() : nullptr;
+    const T lr_ = static_cast<T>(lr), mom = static_cast<T>(momentum), damp = static_cast<T>(1.0 - dampening),
+            wd_ = static_cast<T>(wd);
+#pragma omp parallel for if (n > detail::kParallelMin)
+    for (int64_t i = 0; i < n; ++i) {
+      T d = maximize ? -g[i] : g[i];
+      if (wd != 0.0) d = d + wd_ * p[i];
+      if (b) {
+        const T bi = first ? d : b[i] * mom + damp * d;
+        b[i] = bi;
+        d = nesterov ? d + mom * bi : bi;
+      }
+      p[i] = p[i] + (-lr_) * d;
+    }
+  });
+}
+
+}  // namespace st::optim

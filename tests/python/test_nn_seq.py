@@ -1,0 +1,501 @@
+"""LSTM, GRU, MultiheadAttention, scaled_dot_product_attention and
+TransformerEncoderLayer against PyTorch (copied weights) and finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+from conftest import gradcheck, to_np
+
+nn = st.nn
+
+DT = {"float32": (st.float32, np.float32, 2e-5), "float64": (st.float64, np.float64, 1e-10)}
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def torch_key(k):
+    return k.replace("::", ".")
+
+
+def st_key(k):
+    return "::".join(k.rsplit(".", 1)) if "." in k else k
+
+
+def copy_from_torch(sm, tm):
+    sd = {st_key(k): v.detach().cpu().numpy() for k, v in tm.state_dict().items()}
+    assert set(sd) == set(sm.state_dict()), (sorted(sd), sorted(sm.state_dict()))
+    sm.load_state_dict(sd)
+
+
+def make_pair(st_cls, torch_cls, dtype, args, kwargs, torch_kwargs=None):
+    torch = pytest.importorskip("torch")
+    stdt, npdt, _ = DT[dtype]
+    tm = torch_cls(*args, **(torch_kwargs if torch_kwargs is not None else kwargs))
+    tm = tm.to(torch.float64 if npdt == np.float64 else torch.float32)
+    sm = st_cls(*args, **kwargs)
+    sm.to(stdt)
+    copy_from_torch(sm, tm)
+    return sm, tm
+
+
+def pair_inputs(arr, npdt, requires_grad=True):
+    torch = pytest.importorskip("torch")
+    a = np.asarray(arr, dtype=npdt)
+    s = st.tensor(a, dtype=st.float64 if npdt == np.float64 else st.float32, requires_grad=requires_grad)
+    t = torch.tensor(a, requires_grad=requires_grad)
+    return s, t
+
+
+def close(s, t, tol):
+    assert tuple(s.shape) == tuple(t.shape), (tuple(s.shape), tuple(t.shape))
+    np.testing.assert_allclose(to_np(s).astype(np.float64), t.detach().cpu().numpy().astype(np.float64),
+                               rtol=tol, atol=tol)
+
+
+def backward_pair(s_outs, t_outs, seed=0):
+    """Backpropagates sum(out * w) with the same random w through both graphs."""
+    torch = pytest.importorskip("torch")
+    g = np.random.default_rng(seed + 99)
+    sl = tl = None
+    for s, t in zip(s_outs, t_outs):
+        w = g.uniform(0.5, 1.5, size=tuple(t.shape))
+        ws = st.tensor(w.astype(to_np(s).dtype))
+        wt = torch.tensor(w, dtype=t.dtype)
+        a, b = (s * ws).sum(), (t * wt).sum()
+        sl = a if sl is None else sl + a
+        tl = b if tl is None else tl + b
+    sl.backward()
+    tl.backward()
+
+
+def compare_param_grads(sm, tm, tol):
+    tgrads = {k: p.grad for k, p in tm.named_parameters()}
+    for k, p in sm.named_parameters():
+        tg = tgrads[torch_key(k)]
+        assert p.grad is not None, k
+        close(p.grad, tg, tol)
+
+
+# ---------------------------------------------------------------------------- RNNs
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_lstm_matches_torch(dtype, num_layers, bias, batch_first, with_h0):
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    B, T, I, H = 3, 5, 4, 6
+    sm, tm = make_pair(nn.LSTM, torch.nn.LSTM, dtype, (I, H),
+                       dict(num_layers=num_layers, bias=bias, batch_first=batch_first))
+    g = np.random.default_rng(1)
+    xs, xt = pair_inputs(g.normal(size=(B, T, I) if batch_first else (T, B, I)), npdt)
+    if with_h0:
+        h0s, h0t = pair_inputs(g.normal(size=(num_layers, B, H)), npdt)
+        c0s, c0t = pair_inputs(g.normal(size=(num_layers, B, H)), npdt)
+        so, (sh, sc) = sm(xs, (h0s, c0s))
+        to, (th, tc) = tm(xt, (h0t, c0t))
+    else:
+        so, (sh, sc) = sm(xs)
+        to, (th, tc) = tm(xt)
+    for s, t in ((so, to), (sh, th), (sc, tc)):
+        close(s, t, tol)
+    backward_pair([so, sh, sc], [to, th, tc])
+    close(xs.grad, xt.grad, tol)
+    if with_h0:
+        close(h0s.grad, h0t.grad, tol)
+        close(c0s.grad, c0t.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("num_layers", [1, 3])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_gru_matches_torch(dtype, num_layers, bias, batch_first, with_h0):
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    B, T, I, H = 2, 6, 3, 5
+    sm, tm = make_pair(nn.GRU, torch.nn.GRU, dtype, (I, H),
+                       dict(num_layers=num_layers, bias=bias, batch_first=batch_first))
+    g = np.random.default_rng(2)
+    xs, xt = pair_inputs(g.normal(size=(B, T, I) if batch_first else (T, B, I)), npdt)
+    if with_h0:
+        h0s, h0t = pair_inputs(g.normal(size=(num_layers, B, H)), npdt)
+        so, sh = sm(xs, h0s)
+        to, th = tm(xt, h0t)
+    else:
+        so, sh = sm(xs)
+        to, th = tm(xt)
+    close(so, to, tol)
+    close(sh, th, tol)
+    backward_pair([so, sh], [to, th])
+    close(xs.grad, xt.grad, tol)
+    if with_h0:
+        close(h0s.grad, h0t.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_rnn_unbatched_and_only_output_loss(kind):
+    torch = pytest.importorskip("torch")
+    sm, tm = make_pair(getattr(nn, kind), getattr(torch.nn, kind), "float64", (3, 4), dict(num_layers=2))
+    g = np.random.default_rng(3)
+    xs, xt = pair_inputs(g.normal(size=(7, 3)), np.float64)
+    so, sr = sm(xs)
+    to, tr = tm(xt)
+    close(so, to, 1e-10)
+    if kind == "LSTM":
+        close(sr[0], tr[0], 1e-10)
+        close(sr[1], tr[1], 1e-10)
+    else:
+        close(sr, tr, 1e-10)
+    backward_pair([so], [to])  # loss on the output only: h_n/c_n branches carry no gradient
+    close(xs.grad, xt.grad, 1e-10)
+    compare_param_grads(sm, tm, 1e-10)
+
+
+def test_rnn_params_init_and_attrs():
+    m = nn.LSTM(10, 16, num_layers=2, name="enc")
+    keys = list(m.state_dict())
+    assert keys == [f"enc::{p}_l{k}" for k in range(2) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    assert tuple(m.weight_ih_l0.shape) == (64, 10)
+    assert tuple(m.weight_hh_l1.shape) == (64, 16)
+    assert m.batch_first is True
+    bound = 1 / np.sqrt(16)
+    for _, p in m.named_parameters():
+        a = to_np(p)
+        assert np.all(np.abs(a) <= bound) and a.std() > bound / 4
+    g = nn.GRU(4, 8)
+    assert tuple(g.weight_ih_l0.shape) == (24, 4) and tuple(g.bias_hh_l0.shape) == (24,)
+    with pytest.raises(AttributeError):
+        g.weight_ih_l1
+
+
+def test_rnn_in_sequential_and_errors():
+    seq = nn.Sequential(nn.LSTM(3, 5), nn.Linear(5, 2))
+    y = seq(st.randn(2, 4, 3))
+    assert tuple(y.shape) == (2, 4, 2)
+    m = nn.GRU(3, 5)
+    with pytest.raises(ValueError):
+        m(st.randn(2, 4, 7))
+    with pytest.raises(ValueError):
+        m(st.randn(2, 4, 3), st.randn(2, 2, 5))
+
+
+def test_rnn_dropout_between_layers_train_only():
+    m = nn.LSTM(3, 8, num_layers=2, dropout=0.5)
+    x = st.randn(2, 5, 3)
+    m.eval()
+    a, _ = m(x)
+    b, _ = m(x)
+    np.testing.assert_array_equal(to_np(a), to_np(b))
+    m.train()
+    c, _ = m(x)
+    assert not np.allclose(to_np(a), to_np(c))
+
+
+def _set_params(mod, names, tensors):
+    for n, t in zip(names, tensors):
+        mod.register_parameter(n, t)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_rnn_finite_differences(kind):
+    st.manual_seed(0)
+    m = getattr(nn, kind)(2, 3, num_layers=2, batch_first=True)
+    m.to(st.float64)
+    names = [k for k, _ in m.named_parameters()]
+    params = [to_np(p) for _, p in m.named_parameters()]
+    g = np.random.default_rng(5)
+    x = g.normal(size=(2, 3, 2))
+    h0 = g.normal(size=(2, 2, 3))
+    c0 = g.normal(size=(2, 2, 3))
+
+    def fn(x, h0, c0, *ps):
+        _set_params(m, names, ps)
+        if kind == "LSTM":
+            o, (h, c) = m(x, (h0, c0))
+            return o, h, c
+        o, h = m(x, h0)
+        return o, h
+
+    gradcheck(fn, x, h0, c0, *params, atol=1e-6, rtol=1e-5,
+              check_grad_of=None if kind == "LSTM" else [0, 1] + list(range(3, 3 + len(params))))
+
+
+# ---------------------------------------------------------------------------- attention
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mask", [None, "bool", "float", "causal"])
+def test_sdpa_matches_torch(dtype, mask):
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    g = np.random.default_rng(7)
+    qs, qt = pair_inputs(g.normal(size=(2, 3, 5, 4)), npdt)
+    ks, kt = pair_inputs(g.normal(size=(2, 3, 6, 4)), npdt)
+    vs, vt = pair_inputs(g.normal(size=(2, 3, 6, 8)), npdt)
+    kw_s, kw_t = {}, {}
+    if mask == "bool":
+        mb = g.random((5, 6)) > 0.3
+        mb[:, 0] = True
+        kw_s["attn_mask"] = st.tensor(mb)
+        kw_t["attn_mask"] = torch.tensor(mb)
+    elif mask == "float":
+        mf = g.normal(size=(2, 1, 5, 6)).astype(npdt)
+        kw_s["attn_mask"] = st.tensor(mf)
+        kw_t["attn_mask"] = torch.tensor(mf)
+    elif mask == "causal":
+        kw_s["is_causal"] = kw_t["is_causal"] = True
+    so = nn.scaled_dot_product_attention(qs, ks, vs, **kw_s)
+    to = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, **kw_t)
+    close(so, to, tol)
+    backward_pair([so], [to])
+    for s, t in ((qs, qt), (ks, kt), (vs, vt)):
+        close(s.grad, t.grad, tol)
+
+
+def test_sdpa_scale_and_errors():
+    torch = pytest.importorskip("torch")
+    g = np.random.default_rng(8)
+    qs, qt = pair_inputs(g.normal(size=(4, 3)), np.float64)
+    so = nn.scaled_dot_product_attention(qs, qs, qs, scale=0.3)
+    to = torch.nn.functional.scaled_dot_product_attention(qt, qt, qt, scale=0.3)
+    close(so, to, 1e-10)
+    with pytest.raises(ValueError):
+        nn.scaled_dot_product_attention(qs, qs, qs, attn_mask=st.ones(4, 4), is_causal=True)
+    with pytest.raises(ValueError):
+        nn.scaled_dot_product_attention(qs, st.randn(4, 2, dtype=st.float64), qs)
+
+
+MHA_CASES = [
+    # (self/cross, attn_mask kind, key padding kind, batch_first, need_weights, average)
+    ("self", None, None, True, True, True),
+    ("self", "causal_bool", None, True, True, True),
+    ("self", "causal_float", None, True, True, False),
+    ("self", None, "bool", True, True, True),
+    ("self", "causal_bool", "bool", False, True, True),
+    ("self", "3d_float", "float", True, False, True),
+    ("kv", None, "bool", True, True, True),
+    ("cross", "bool", None, True, True, True),
+    ("cross", None, None, False, True, False),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", MHA_CASES)
+def test_mha_matches_torch(dtype, case):
+    torch = pytest.importorskip("torch")
+    kind, am, kpm, batch_first, need_weights, avg = case
+    _, npdt, tol = DT[dtype]
+    B, L, S, E, h = 2, 5, 5 if kind == "self" else 4, 8, 2
+    sm, tm = make_pair(nn.MultiheadAttention, torch.nn.MultiheadAttention, dtype, (E, h),
+                       dict(batch_first=batch_first))
+    g = np.random.default_rng(11)
+
+    def shp(n):
+        return (B, n, E) if batch_first else (n, B, E)
+
+    qs, qt = pair_inputs(g.normal(size=shp(L)), npdt)
+    if kind == "self":
+        ks, kt, vs, vt = qs, qt, qs, qt
+    elif kind == "kv":
+        ks, kt = pair_inputs(g.normal(size=shp(S)), npdt)
+        vs, vt = ks, kt
+    else:
+        ks, kt = pair_inputs(g.normal(size=shp(S)), npdt)
+        vs, vt = pair_inputs(g.normal(size=shp(S)), npdt)
+    kw_s, kw_t = dict(need_weights=need_weights, average_attn_weights=avg), dict(need_weights=need_weights,
+                                                                                  average_attn_weights=avg)
+    if am == "causal_bool":
+        m = np.triu(np.ones((L, S), dtype=bool), 1)
+        kw_s["attn_mask"], kw_t["attn_mask"] = st.tensor(m), torch.tensor(m)
+    elif am == "causal_float":
+        m = np.triu(np.full((L, S), -np.inf), 1).astype(npdt)
+        kw_s["attn_mask"], kw_t["attn_mask"] = st.tensor(m), torch.tensor(m)
+    elif am == "bool":
+        m = g.random((L, S)) > 0.6
+        m[:, 0] = False
+        kw_s["attn_mask"], kw_t["attn_mask"] = st.tensor(m), torch.tensor(m)
+    elif am == "3d_float":
+        m = g.normal(size=(B * h, L, S)).astype(npdt)
+        kw_s["attn_mask"], kw_t["attn_mask"] = st.tensor(m), torch.tensor(m)
+    if kpm == "bool":
+        m = np.zeros((B, S), dtype=bool)
+        m[0, -2:] = True
+        kw_s["key_padding_mask"], kw_t["key_padding_mask"] = st.tensor(m), torch.tensor(m)
+    elif kpm == "float":
+        m = g.normal(size=(B, S)).astype(npdt)
+        kw_s["key_padding_mask"], kw_t["key_padding_mask"] = st.tensor(m), torch.tensor(m)
+    so, sw = sm(qs, ks, vs, **kw_s)
+    to, tw = tm(qt, kt, vt, **kw_t)
+    close(so, to, tol)
+    if need_weights:
+        close(sw, tw, tol)
+    else:
+        assert sw is None
+    outs_s, outs_t = [so], [to]
+    if need_weights:
+        outs_s.append(sw)
+        outs_t.append(tw)
+    backward_pair(outs_s, outs_t)
+    close(qs.grad, qt.grad, tol)
+    if kind != "self":
+        close(ks.grad, kt.grad, tol)
+    if kind == "cross":
+        close(vs.grad, vt.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+def test_mha_is_causal_builds_mask_and_keys():
+    torch = pytest.importorskip("torch")
+    sm, tm = make_pair(nn.MultiheadAttention, torch.nn.MultiheadAttention, "float64", (8, 4),
+                       dict(batch_first=True))
+    assert list(sm.state_dict()) == ["in_proj_weight", "in_proj_bias", "out_proj::weight", "out_proj::bias"]
+    g = np.random.default_rng(12)
+    xs, xt = pair_inputs(g.normal(size=(2, 6, 8)), np.float64)
+    so, _ = sm(xs, xs, xs, is_causal=True)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(6, dtype=torch.float64)
+    to, _ = tm(xt, xt, xt, attn_mask=mask, is_causal=True)
+    close(so, to, 1e-10)
+    close(nn.generate_square_subsequent_mask(6, dtype=st.float64), mask, 0)
+    # unbatched
+    us, ut = pair_inputs(g.normal(size=(5, 8)), np.float64)
+    so, sw = sm(us, us, us)
+    to, tw = tm(ut, ut, ut)
+    close(so, to, 1e-10)
+    close(sw, tw, 1e-10)
+    # the one-tensor forward (Sequential) is self-attention
+    close(nn.Sequential(sm)(us), to, 1e-10)
+
+
+def test_mha_init_like_torch():
+    m = nn.MultiheadAttention(16, 4)
+    np.testing.assert_array_equal(to_np(m.in_proj_bias), 0)
+    np.testing.assert_array_equal(to_np(m.out_proj.bias), 0)
+    w = to_np(m.in_proj_weight)
+    assert w.shape == (48, 16) and np.abs(w).max() <= np.sqrt(6 / 64)
+    with pytest.raises(ValueError):
+        nn.MultiheadAttention(10, 3)
+
+
+def test_mha_finite_differences():
+    st.manual_seed(3)
+    m = nn.MultiheadAttention(4, 2)
+    m.to(st.float64)
+    names = ["in_proj_weight", "in_proj_bias"]
+    params = [to_np(m.in_proj_weight), to_np(m.in_proj_bias)]
+    g = np.random.default_rng(13)
+    q, k, v = g.normal(size=(2, 3, 4)), g.normal(size=(2, 2, 4)), g.normal(size=(2, 2, 4))
+    kpm = st.tensor(np.array([[False, False], [False, True]]))
+
+    def fn(q, k, v, w, b):
+        _set_params(m, names, [w, b])
+        o, wts = m(q, k, v, key_padding_mask=kpm)
+        return o, wts
+
+    gradcheck(fn, q, k, v, *params, atol=1e-6, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------- transformer
+
+
+TEL_CASES = [
+    ("relu", False, None, None),
+    ("gelu", False, "causal", None),
+    ("relu", True, None, "bool"),
+    ("gelu", True, "causal", "bool"),
+    ("relu", False, "float", "bool"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", TEL_CASES)
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_transformer_encoder_layer_matches_torch(dtype, case, batch_first):
+    torch = pytest.importorskip("torch")
+    activation, norm_first, mask, kpm = case
+    _, npdt, tol = DT[dtype]
+    B, S, D, h, F = 2, 5, 8, 2, 16
+    kw = dict(dim_feedforward=F, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first)
+    sm, tm = make_pair(nn.TransformerEncoderLayer, torch.nn.TransformerEncoderLayer, dtype, (D, h), kw)
+    g = np.random.default_rng(21)
+    xs, xt = pair_inputs(g.normal(size=(B, S, D) if batch_first else (S, B, D)), npdt)
+    kw_s, kw_t = {}, {}
+    if mask == "causal":
+        kw_s["is_causal"] = True  # no explicit mask needed here
+        kw_t["src_mask"] = torch.nn.Transformer.generate_square_subsequent_mask(S, dtype=xt.dtype)
+        kw_t["is_causal"] = True
+    elif mask == "float":
+        m = g.normal(size=(S, S)).astype(npdt)
+        kw_s["src_mask"], kw_t["src_mask"] = st.tensor(m), torch.tensor(m)
+    if kpm == "bool":
+        m = np.zeros((B, S), dtype=bool)
+        m[1, -2:] = True
+        kw_s["src_key_padding_mask"] = st.tensor(m)
+        kw_t["src_key_padding_mask"] = torch.tensor(m)
+        if mask == "causal":  # torch wants matching mask types
+            kw_t["src_mask"] = torch.triu(torch.ones(S, S, dtype=torch.bool), 1)
+    so = sm(xs, **kw_s)
+    to = tm(xt, **kw_t)
+    close(so, to, tol)
+    backward_pair([so], [to])
+    close(xs.grad, xt.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+def test_transformer_encoder_layer_structure():
+    m = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, name="enc")
+    keys = list(m.state_dict())
+    assert keys == ["enc.self_attn::in_proj_weight", "enc.self_attn::in_proj_bias",
+                    "enc.self_attn.out_proj::weight", "enc.self_attn.out_proj::bias",
+                    "enc.linear1::weight", "enc.linear1::bias", "enc.linear2::weight", "enc.linear2::bias",
+                    "enc.norm1::weight", "enc.norm1::bias", "enc.norm2::weight", "enc.norm2::bias"]
+    assert [n for n, _ in m.named_children()] == ["self_attn", "linear1", "dropout", "linear2", "norm1", "norm2",
+                                                  "dropout1", "dropout2"]
+    assert m.norm_first is False and m.activation == "relu"
+    with pytest.raises(ValueError):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")
+    # train mode with dropout changes outputs; eval is deterministic
+    x = st.randn(2, 4, 8)
+    m.eval()
+    np.testing.assert_array_equal(to_np(m(x)), to_np(m(x)))
+    m.train()
+    assert not np.allclose(to_np(m(x)), to_np(m(x)))
+    # sits in a Sequential through the one-tensor forward
+    y = nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), nn.Linear(8, 3))(x)
+    assert tuple(y.shape) == (2, 4, 3)
+
+
+def test_transformer_causal_blocks_future():
+    st.manual_seed(4)
+    m = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    x = np.random.default_rng(0).normal(size=(1, 6, 8)).astype(np.float32)
+    y1 = to_np(m(st.tensor(x), is_causal=True))
+    x2 = x.copy()
+    x2[:, 4:] += 5.0
+    y2 = to_np(m(st.tensor(x2), is_causal=True))
+    np.testing.assert_allclose(y1[:, :4], y2[:, :4], atol=1e-6)
+    assert not np.allclose(y1[:, 4:], y2[:, 4:])
+
+
+def test_transformer_finite_differences():
+    st.manual_seed(5)
+    m = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu", norm_first=True)
+    m.to(st.float64)
+    x = np.random.default_rng(9).normal(size=(2, 3, 4))
+    lin_w = to_np(m.linear1.weight)
+
+    def fn(x, w):
+        m.linear1.register_parameter("weight", w)
+        return m(x, is_causal=True)
+
+    gradcheck(fn, x, lin_w, atol=1e-6, rtol=1e-5)
