@@ -68,7 +68,11 @@ def bench_pair(st_fn, torch_fn, *, repeats: int, target_s: float, warmup: int = 
     finally:
         if gc_was_enabled:
             gc.enable()
+    _LAST_MIN[:] = [min(t_st), min(t_th)]
     return statistics.median(t_st), statistics.median(t_th)
+
+
+_LAST_MIN = [float("nan"), float("nan")]  # best repeat of the last bench_pair (kept in --json output)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -105,7 +109,7 @@ def bench_matmul(cfg):
         flops = 2.0 * n ** 3
         g_s, g_t = flops / t_s / 1e9, flops / t_t / 1e9
         rows.append(dict(bench="matmul", n=n, st_s=t_s, torch_s=t_t, st_gflops=g_s, torch_gflops=g_t,
-                         ratio=g_s / g_t, target=0.9 if n >= 256 else None))
+                         ratio=g_s / g_t, target=0.9 if n >= 256 else None, st_min_s=_LAST_MIN[0], torch_min_s=_LAST_MIN[1]))
     return rows
 
 
@@ -129,7 +133,7 @@ def bench_elementwise(cfg):
                 check_close(f"{name} numel={numel}", fs(), ft(), rtol=rtol, atol=atol)
             t_s, t_t = bench_pair(fs, ft, repeats=cfg["repeats"], target_s=cfg["target_s"])
             rows.append(dict(bench=name, numel=numel, st_s=t_s, torch_s=t_t, ratio=t_t / t_s,
-                             target=1.0 if numel >= 1_000_000 else None))
+                             target=1.0 if numel >= 1_000_000 else None, st_min_s=_LAST_MIN[0], torch_min_s=_LAST_MIN[1]))
     return rows
 
 
@@ -139,7 +143,7 @@ def bench_tiny(cfg):
     a_t, b_t = torch.from_numpy(a_np.copy()), torch.from_numpy(a_np.copy())
     t_s, t_t = bench_pair(lambda: a_s + b_s, lambda: a_t + b_t,
                           repeats=cfg["repeats"] * 2, target_s=cfg["target_s"])
-    return [dict(bench="tiny_add_2x2", st_s=t_s, torch_s=t_t, ratio=t_s / t_t, target=0.5)]
+    return [dict(bench="tiny_add_2x2", st_s=t_s, torch_s=t_t, ratio=t_s / t_t, target=0.5, st_min_s=_LAST_MIN[0], torch_min_s=_LAST_MIN[1])]
 
 
 class _MLP:
@@ -191,7 +195,7 @@ def bench_mlp(cfg):
         print(f"WARNING: MLP losses differ: st={l_s.item():.6f} torch={l_t.item():.6f}", file=sys.stderr)
     t_s, t_t = bench_pair(m_s.step, m_t.step, repeats=cfg["repeats"], target_s=cfg["target_s"] * 2)
     return [dict(bench="mlp_train_step", batch=batch, width=width, st_s=t_s, torch_s=t_t, ratio=t_t / t_s,
-                 target=1.0)]
+                 target=1.0, st_min_s=_LAST_MIN[0], torch_min_s=_LAST_MIN[1])]
 
 
 # --------------------------------------------------------------------------- report
@@ -208,6 +212,7 @@ def machine_info():
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "platform": platform.platform(),
+        "loadavg_at_start": os.getloadavg()[0],
     }
 
 
@@ -226,6 +231,10 @@ def render(info, results):
     out.append(f"- SpiralTorch threads: {info['st_threads']}; BLAS: {info['st_blas']}")
     out.append(f"- torch {info['torch_version']} (threads: {info['torch_threads']}); "
                f"Python {info['python']}; {info['platform']}")
+    load = info["loadavg_at_start"]
+    if load > 0.5 * (info["logical_cores"] or 1):
+        out.append(f"- **WARNING: load average {load:.1f} at start on {info['logical_cores']} cores: other processes "
+                   f"compete for the CPU, multi-threaded timings are unreliable (consider --threads 1)**")
     out.append("")
 
     out.append("## 1. Square float32 matmul (GFLOP/s, higher is better)")
@@ -279,7 +288,12 @@ def main(argv=None):
     ap.add_argument("--json", metavar="PATH", help="also write all results as JSON to PATH")
     ap.add_argument("--only", choices=["matmul", "elementwise", "tiny", "mlp"], action="append",
                     help="run only the given section(s); may be repeated")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="set both libraries to N threads (default: leave both at all cores)")
     args = ap.parse_args(argv)
+    if args.threads:
+        st.set_num_threads(args.threads)
+        torch.set_num_threads(args.threads)
 
     cfg = {
         "repeats": 5 if args.quick else 9,

@@ -7,7 +7,14 @@
 
 from __future__ import annotations
 
-from . import _core
+import os as _os
+
+# OpenMP threads that spin after a parallel region steal the cores OpenBLAS's own
+# threads need; on small machines that makes GEMM-heavy steps ~10x slower. Passive
+# waiting must be chosen before libgomp loads with the native module.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _core  # noqa: E402
 from ._core import (  # noqa: F401
     CheckpointError,
     DeviceUnavailableError,

@@ -272,6 +272,7 @@ Tensor lstm_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tens
     const Tensor hc_saved = hc.detach();
     record(hc, "LstmBackward", {xproj_in, w_hh_in, h0_in, c0_in},
            [hc_saved, acts, w, h0, c0, T, B, H, dt, need_w, need_h, need_c](const Tensor& g_in) -> std::vector<Tensor> {
+             if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
              NoGradGuard ng;
              const Tensor g = contig(g_in.to(dt));
              Tensor dx = Tensor::empty({T, B, 4 * H}, dt, g.device());
@@ -321,6 +322,7 @@ Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tenso
     const Tensor hs_saved = hs.detach();
     record(hs, "GruBackward", {xproj_in, w_hh_in, b_hh_in, h0_in},
            [hs_saved, saved, w, h0, T, B, H, dt, need_w, need_h, need_b](const Tensor& g_in) -> std::vector<Tensor> {
+             if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
              NoGradGuard ng;
              const Tensor g = contig(g_in.to(dt));
              Tensor dx = Tensor::empty({T, B, 3 * H}, dt, g.device());

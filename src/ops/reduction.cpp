@@ -146,8 +146,30 @@ Tensor var(const Tensor& x, const Dims& dims_in, double correction, bool keepdim
   return div(sum(mul(centered, centered), dims_in, keepdim), denom);
 }
 
+namespace {
+
+// sqrt whose gradient is 0 (not inf * 0 = nan) where the result is 0, as PyTorch does
+// for std and the 2-norm at a constant / zero input.
+Tensor sqrt_zero_safe(const Tensor& v) {
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = sqrt(v);
+  }
+  if (needs_grad({&v})) {
+    const Tensor o = out.detach();
+    record(out, "SqrtBackward", {v}, [o](const Tensor& g) -> std::vector<Tensor> {
+      const Tensor d = div(g, mul(o, 2.0));
+      return {where(eq(o, zeros_like(o)), zeros_like(d), d)};
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor std(const Tensor& x, const Dims& dims, double correction, bool keepdim) {
-  return sqrt(var(x, dims, correction, keepdim));
+  return sqrt_zero_safe(var(x, dims, correction, keepdim));
 }
 
 Tensor prod(const Tensor& x, const Dims& dims_in, bool keepdim) {
@@ -259,7 +281,7 @@ Tensor logsumexp(const Tensor& x, const Dims& dims_in, bool keepdim) {
 Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
   const Tensor xf = is_floating(x.dtype()) ? x : x.to(Dtype::Float32);
   if (std::isinf(p)) return p > 0 ? amax(abs(xf), dims, keepdim) : amin(abs(xf), dims, keepdim);
-  if (p == 2.0) return sqrt(sum(mul(xf, xf), dims, keepdim));
+  if (p == 2.0) return sqrt_zero_safe(sum(mul(xf, xf), dims, keepdim));
   if (p == 1.0) return sum(abs(xf), dims, keepdim);
   if (p == 0.0) return sum(ne(xf, zeros_like(xf)).to(xf.dtype()), dims, keepdim);
   return pow(sum(pow(abs(xf), p), dims, keepdim), 1.0 / p);

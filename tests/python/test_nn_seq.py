@@ -190,6 +190,22 @@ def test_rnn_in_sequential_and_errors():
         m(st.randn(2, 4, 3), st.randn(2, 2, 5))
 
 
+def test_rnn_double_backward_refused():
+    m = nn.GRU(2, 3)
+    x = st.randn(1, 2, 2, requires_grad=True)
+    out, _ = m(x)
+    (g,) = st.autograd.grad([out.sum()], [x], create_graph=True) if False else (None,)
+    with pytest.raises(RuntimeError):
+        st.autograd.grad([out.sum()], [x], create_graph=True)
+
+
+def test_rnn_half_precision_runs():
+    m = nn.LSTM(3, 4)
+    m.to(st.bfloat16)
+    out, (h, c) = m(st.randn(2, 5, 3).to(st.bfloat16))
+    assert out.dtype == st.bfloat16 and tuple(h.shape) == (1, 2, 4)
+
+
 def test_rnn_dropout_between_layers_train_only():
     m = nn.LSTM(3, 8, num_layers=2, dropout=0.5)
     x = st.randn(2, 5, 3)
@@ -417,6 +433,7 @@ TEL_CASES = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:Support for mismatched")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", TEL_CASES)
 @pytest.mark.parametrize("batch_first", [True, False])

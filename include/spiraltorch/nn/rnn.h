@@ -14,6 +14,7 @@
 // recurrence in one fused autograd node per layer (one small GEMM + fused gate
 // math per step; backpropagation through time inside the node), so the graph has
 // O(layers) nodes rather than O(layers * steps).
+// Double backward (create_graph=True) through the recurrence raises SpiralError.
 #include <optional>
 #include <utility>
 
