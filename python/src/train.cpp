@@ -1,6 +1,7 @@
 // ModuleTrainer, the roundtable schedule and the curvature scheduler (spiraltorch.nn).
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
 #include "nn_bind.h"
@@ -112,6 +113,20 @@ void bind_train(nb::module_& nn) {
         return out;
       });
 
+  nb::class_<SpectralLearningRatePolicy>(nn, "SpectralLearningRatePolicy",
+                                         "Heuristic LR scale from roundtable band energies: (target / smoothed "
+                                         "above-share)^gain, clamped to lr_bounds and moved by at most max_lr_step "
+                                         "per batch. Off unless passed to enable_spectral_learning_rate.")
+      .def("__init__", [](SpectralLearningRatePolicy* p, double smoothing, double target, double gain,
+                          std::pair<double, double> bounds, double max_step) {
+        new (p) SpectralLearningRatePolicy({smoothing, target, gain, bounds.first, bounds.second, max_step});
+      }, nb::kw_only(), nb::arg("smoothing") = 0.2, nb::arg("target_concentration") = 0.5, nb::arg("gain") = 0.5,
+         nb::arg("lr_bounds") = std::make_pair(0.1, 6.0), nb::arg("max_lr_step") = 1.4)
+      .def("observe", [](SpectralLearningRatePolicy& p, double a, double h, double b) { return p.observe({a, h, b}); },
+           nb::arg("above"), nb::arg("here"), nb::arg("beneath"))
+      .def_prop_ro("last_scale", &SpectralLearningRatePolicy::last_scale)
+      .def_prop_ro("concentration", &SpectralLearningRatePolicy::concentration);
+
   nb::class_<ModuleTrainer>(nn, "ModuleTrainer",
                             "Native training loop: Riemannian (Poincare-ball) steps for modules with an attached "
                             "hypergrad, plain SGD with fallback_learning_rate for the rest.")
@@ -144,6 +159,17 @@ void bind_train(nb::module_& nn) {
         nb::dict d;
         d["smoothed_pressure"] = *t.curvature_scheduler()->last_pressure();
         d["curvature"] = t.curvature();
+        return d;
+      })
+      .def("enable_spectral_learning_rate", [](ModuleTrainer& t, std::optional<SpectralLearningRatePolicy> p) {
+        t.enable_spectral_learning_rate(p.value_or(SpectralLearningRatePolicy({})));
+      }, nb::arg("policy") = nb::none())
+      .def("disable_spectral_learning_rate", &ModuleTrainer::disable_spectral_learning_rate)
+      .def("spectral_metrics", [](const ModuleTrainer& t) -> nb::object {
+        if (!t.spectral_policy() || !t.spectral_policy()->concentration()) return nb::none();
+        nb::dict d;
+        d["concentration"] = *t.spectral_policy()->concentration();
+        d["lr_scale"] = t.spectral_policy()->last_scale();
         return d;
       })
       .def("mul_learning_rate", &ModuleTrainer::mul_learning_rate, nb::arg("model"), nb::arg("factor"))

@@ -13,7 +13,11 @@ namespace st::nn {
 using backend::Conv2dGeom;
 using detail::backend_of;
 
-std::string pair_str(Pair p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
+std::string pair_str(Pair p) {
+  std::string s("(");
+  s.append(std::to_string(p[0])).append(", ").append(std::to_string(p[1])).append(")");
+  return s;
+}
 
 void check_conv_float(const Tensor& x, const char* op) {
   if (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::Float64) {

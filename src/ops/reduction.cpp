@@ -157,8 +157,9 @@ Tensor sqrt_zero_safe(const Tensor& v) {
     out = sqrt(v);
   }
   if (needs_grad({&v})) {
-    const Tensor o = out.detach();
-    record(out, "SqrtBackward", {v}, [o](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "SqrtBackward", {v}, [v](const Tensor& g) -> std::vector<Tensor> {
+      // Recomputed from v (not the detached output) so create_graph differentiates it.
+      const Tensor o = sqrt(v);
       const Tensor d = div(g, mul(o, 2.0));
       return {where(eq(o, zeros_like(o)), zeros_like(d), d)};
     });

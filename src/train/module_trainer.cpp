@@ -89,10 +89,10 @@ bool ModuleTrainer::step(nn::Module& module) {
     if (scale != 1.0) g = mul(g, scale);
     Tensor next;
     if (h) {
-      next = geometry::rsgd_step(p, g, h->curvature, h->learning_rate);
-      if (real_lr_) next = geometry::clip_to_ball(sub(next, mul(g, *real_lr_)), h->curvature);
+      next = geometry::rsgd_step(p, g, h->curvature, h->learning_rate * lr_scale_);
+      if (real_lr_) next = geometry::clip_to_ball(sub(next, mul(g, *real_lr_ * lr_scale_)), h->curvature);
     } else {
-      next = sub(p.detach(), mul(g, real_lr_.value_or(fallback_lr_)));
+      next = sub(p.detach(), mul(g, real_lr_.value_or(fallback_lr_) * lr_scale_));
     }
     if (all(isfinite(next)).item() == 0.0) return false;
     updates.emplace_back(p, next);
@@ -124,6 +124,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     const Tensor g = grad({l}, {pred}, {}, true)[0];
     const auto energy = schedule.band_energy(g);
     for (int i = 0; i < 3; ++i) stats.band_energy[i] += energy[i];
+    if (spectral_) lr_scale_ = spectral_->observe(energy);
     const auto& w = schedule.config().band_weights;
     if (w[0] == 1.0 && w[1] == 1.0 && w[2] == 1.0) {
       pred.backward(g);

@@ -52,6 +52,7 @@ CONV2D_CASES = [
     (2, 4, 6, (7, 9), (3, 3), dict(padding=(1, 2), dilation=(2, 1), groups=2)),
     (2, 4, 4, (6, 6), (3, 3), dict(padding=1, groups=4)),  # depthwise
     (2, 4, 8, (6, 6), (3, 3), dict(padding=1, groups=4)),  # depthwise multiplier 2
+    (3, 4, 4, (9, 8), (3, 2), dict(stride=(2, 3), padding=(1, 1), dilation=(2, 1), groups=4)),  # strided depthwise
     (2, 4, 6, (5, 5), (1, 1), {}),  # 1x1 direct path
     (2, 4, 8, (5, 5), (1, 1), dict(groups=2)),  # grouped 1x1
     (3, 4, 6, (6, 7), (1, 1), dict(stride=2)),  # strided 1x1 (im2col path)
@@ -151,13 +152,25 @@ def _finite_difference_check(fn, arrays, eps=1e-6, tol=1e-6):
         np.testing.assert_allclose(analytic, numeric, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(stride=2, padding=1), dict(dilation=2, padding=1, groups=2)])
+@pytest.mark.parametrize("kwargs", [dict(), dict(stride=2, padding=1), dict(dilation=2, padding=1, groups=2),
+                                    dict(stride=2, padding=1, groups=2, out=4)])
 def test_conv2d_finite_differences(kwargs):
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out", 2)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 2, 5, 4))
-    w = rng.standard_normal((2, 2 // kwargs.get("groups", 1), 2, 3))
-    b = rng.standard_normal(2)
+    w = rng.standard_normal((out, 2 // kwargs.get("groups", 1), 2, 3))
+    b = rng.standard_normal(out)
     _finite_difference_check(lambda x, w, b: nn.conv2d(x, w, b, **kwargs), [x, w, b])
+
+
+def test_depthwise_finite_differences():
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3, 5, 4))
+    w = rng.standard_normal((3, 1, 3, 2))
+    b = rng.standard_normal(3)
+    _finite_difference_check(lambda x, w, b: nn.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=3),
+                             [x, w, b])
 
 
 def test_conv1d_finite_differences():

@@ -147,3 +147,15 @@ def test_model_zoo_discovery_and_run(capsys):
     out = capsys.readouterr().out
     acc = float(out.strip().splitlines()[-1].split("accuracy")[1].split()[0])
     assert acc > 0.7
+
+
+def test_spectral_policy_scales_lr_from_band_concentration():
+    p = nn.SpectralLearningRatePolicy(smoothing=1.0, target_concentration=0.5, gain=1.0, lr_bounds=(0.1, 6.0),
+                                      max_lr_step=10.0)
+    assert p.observe(1.0, 0.0, 0.0) == pytest.approx(0.5)  # all mass in Above: halve the step
+    assert p.observe(0.25, 0.75, 0.0) == pytest.approx(2.0)  # diffuse: double it
+    trainer = nn.ModuleTrainer()
+    model = nn.Sequential(nn.Linear(2, 1))
+    trainer.enable_spectral_learning_rate(p)
+    trainer.train_epoch(model, mse, [(st.randn(4, 2), st.randn(4, 1))], trainer.roundtable(4, 1))
+    assert trainer.spectral_metrics()["lr_scale"] > 0

@@ -9,6 +9,7 @@
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/train/curvature_scheduler.h"
 #include "spiraltorch/train/roundtable.h"
+#include "spiraltorch/train/spectral_policy.h"
 
 namespace st::train {
 
@@ -48,6 +49,12 @@ class ModuleTrainer {
   void enable_curvature_scheduler(CurvatureScheduler scheduler);
   void disable_curvature_scheduler() { scheduler_.reset(); }
   const std::optional<CurvatureScheduler>& curvature_scheduler() const { return scheduler_; }
+  void enable_spectral_learning_rate(SpectralLearningRatePolicy policy) { spectral_ = std::move(policy); }
+  void disable_spectral_learning_rate() {
+    spectral_.reset();
+    lr_scale_ = 1.0;
+  }
+  const std::optional<SpectralLearningRatePolicy>& spectral_policy() const { return spectral_; }
   // Multiplies every learning rate (and those of attached hypergrads) by factor.
   void mul_learning_rate(nn::Module& module, double factor);
 
@@ -65,6 +72,8 @@ class ModuleTrainer {
   double curvature_, hyper_lr_, fallback_lr_;
   std::optional<double> real_lr_, clip_;
   std::optional<CurvatureScheduler> scheduler_;
+  std::optional<SpectralLearningRatePolicy> spectral_;
+  double lr_scale_ = 1.0;  // set per batch by the spectral policy
   int64_t epoch_ = 0;
 };
 
