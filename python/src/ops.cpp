@@ -403,7 +403,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("reshape", [](const Tensor& a, nb::handle shape) { return st::reshape(a, to_shape_obj(shape)); }, nb::arg("input"), nb::arg("shape"));
   cls.def("view", [](const Tensor& a, nb::args shape) -> Tensor {
     if (shape.size() == 1 && !PyLong_Check(shape[0].ptr()) && !PySequence_Check(shape[0].ptr())) {
-      return a.to(to_dtype(shape[0]));
+      // view(dtype): reinterpret the same bytes, like torch.Tensor.view(dtype).
+      const Dtype dt = to_dtype(shape[0]);
+      if (st::dtype_size(dt) != a.itemsize()) {
+        throw st::DtypeError(std::string("view: cannot reinterpret ") + st::dtype_name(a.dtype()) + " as " +
+                             st::dtype_name(dt) + " (element sizes differ)");
+      }
+      return Tensor::from_storage(a.storage(), a.shape(), a.strides(), a.offset(), dt);
     }
     return st::view(a, to_shape(shape));
   });

@@ -297,7 +297,11 @@ Tensor unary_op(UnaryOp op, const Tensor& x, const char* name, Backward bw, doub
   Tensor out = unary_raw(op, x, p0, p1, keep_int);
   if (needs_grad({&x})) {
     const Tensor o = out.detach();
-    record(out, name, {x}, [x, o, bw](const Tensor& g) -> std::vector<Tensor> { return {bw(g, x, o)}; }, {x, out});
+    record(out, name, {x}, [=](const Tensor& g) -> std::vector<Tensor> {
+      // With create_graph the output must itself carry history for the second derivative.
+      const Tensor out_for_grad = grad_enabled() ? unary_op(op, x, name, bw, p0, p1, keep_int) : o;
+      return {bw(g, x, out_for_grad)};
+    }, {x, out});
   }
   return out;
 }

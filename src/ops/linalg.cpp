@@ -151,7 +151,9 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
   if (compute != dt) out = detail::cast_raw(out, dt);
   if (needs_grad({&x})) {
     const Tensor y = out.detach();
-    record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, [y, dim, log](const Tensor& g) -> std::vector<Tensor> {
+    record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, [x, y0 = y, dim, log](const Tensor& g) -> std::vector<Tensor> {
+      // Under create_graph, recompute the output with history so second derivatives flow.
+      const Tensor y = grad_enabled() ? softmax_impl(x, dim, log) : y0;
       if (log) return {sub(g, mul(exp(y), sum(g, {dim}, true)))};
       return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};
     }, {out});

@@ -179,8 +179,9 @@ Tensor prod(const Tensor& x, const Dims& dims_in, bool keepdim) {
   Tensor out = reduce_raw(ReduceOp::Prod, detail::cast_raw(x, dt), dims, keepdim, "prod");
   if (is_floating(dt) && needs_grad({&x})) {
     const Tensor o = out.detach();
-    record(out, "ProdBackward", {x}, [x, o, dims_in, dims, keepdim](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "ProdBackward", {x}, [x, o0 = o, dims_in, dims, keepdim](const Tensor& g) -> std::vector<Tensor> {
       const Shape& in_shape = x.shape();
+      const Tensor o = grad_enabled() ? prod(x, dims_in, keepdim) : o0;
       const Tensor ge = detail::unsqueeze_reduced(g, in_shape, dims, keepdim);
       const Tensor oe = detail::unsqueeze_reduced(o, in_shape, dims, keepdim);
       // d prod / d x_i = prod of the others; exact also when zeros are present.

@@ -570,12 +570,7 @@ def test_norm_and_std_grads_at_zero_are_zero_like_torch():
 @needs_torch
 @pytest.mark.parametrize("fn", [
     "norm", "std", "var",
-    pytest.param("softmax", marks=pytest.mark.xfail(
-        reason="SoftmaxBackward uses the detached output: wrong second derivative with create_graph", strict=True)),
-    pytest.param("prod", marks=pytest.mark.xfail(
-        reason="ProdBackward uses the detached output: wrong second derivative with create_graph", strict=True)),
-    pytest.param("logsumexp", marks=pytest.mark.xfail(
-        reason="logsumexp backward not differentiable twice (detached saved tensors)", strict=True)),
+    "softmax", "prod", "logsumexp",
 ])
 def test_double_backward_reductions_match_torch(fn):
     import torch

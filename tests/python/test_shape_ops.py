@@ -53,8 +53,6 @@ def test_reshape_bad_sizes():
         st.zeros(2, 3).reshape(-1, -1)
 
 
-@pytest.mark.xfail(reason="Tensor.view(dtype) converts values (a copy) instead of reinterpreting the bytes "
-                          "like torch.Tensor.view(dtype) (python/src/ops.cpp, the 'view' binding)", strict=True)
 def test_view_dtype_reinterprets_bits():
     a = np.array([1.5, -2.0, 0.25, 8.0], dtype=np.float32)
     t = st_tensor(a)
