@@ -257,7 +257,7 @@ def test_torch_detached_tensor_imports():
 
 def test_import_does_not_pull_numpy_or_torch():
     env = dict(os.environ)
-    env["PYTHONPATH"] = PY_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PY_DIR, env.get("PYTHONPATH", "")) if p)
     code = ("import sys, spiraltorch; "
             "assert 'numpy' not in sys.modules and 'torch' not in sys.modules, "
             "[m for m in sys.modules if m.split('.')[0] in ('numpy', 'torch')]")
@@ -267,7 +267,7 @@ def test_import_does_not_pull_numpy_or_torch():
 
 def test_basic_use_without_numpy_in_subprocess():
     env = dict(os.environ)
-    env["PYTHONPATH"] = PY_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PY_DIR, env.get("PYTHONPATH", "")) if p)
     code = ("import sys; sys.modules['numpy'] = None; sys.modules['torch'] = None\n"
             "import spiraltorch as st\n"
             "x = st.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
