@@ -15,10 +15,62 @@ void check_inplace(const Tensor& x, const char* op) {
                       ": a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
   }
   if (x.impl()->autograd && x.impl()->autograd->view_base) {
-    throw SpiralError(std::string(op) +
-                      ": in-place write through a view of a tensor that is part of an autograd graph; "
-                      "use the out-of-place op instead");
+    const Tensor base(x.impl()->autograd->view_base);
+    if (base.requires_grad() && base.is_leaf()) {
+      throw SpiralError(std::string(op) +
+                        ": a view of a leaf tensor that requires grad is being used in an in-place operation");
+    }
   }
+}
+
+// Region of a tensor laid out like `base` that `view` covers (same storage offsets).
+Tensor region_of(const Tensor& laid_out_like_base, const Tensor& base, const Tensor& view) {
+  return Tensor::from_storage(laid_out_like_base.storage(), view.shape(), view.strides(),
+                              laid_out_like_base.offset() + (view.offset() - base.offset()), laid_out_like_base.dtype());
+}
+
+// After `view` (a view of a graph tensor) was overwritten with `value`, gives the base
+// a node that routes gradient for the overwritten region into `value` and the rest
+// into the base's previous history, and makes `view` a view of that new history.
+void rebase_view(Tensor& view, const Tensor& value) {
+  Tensor base(view.impl()->autograd->view_base);
+  if (base.strides() != contiguous_strides(base.shape())) {
+    throw SpiralError("in-place write through a view: the base tensor must be contiguous");
+  }
+  // The base's history so far, as its own handle.
+  Tensor previous = base.detach();
+  if (base.requires_grad()) {
+    auto& m = previous.autograd_meta();
+    m.requires_grad = true;
+    m.grad_fn = base.grad_fn();
+  }
+  const Tensor base_geom = base.detach(), view_geom = view.detach();
+  Tensor updated = base.detach();
+  record(updated, "CopySlices", {previous, value}, [base_geom, view_geom](const Tensor& g) -> std::vector<Tensor> {
+    Tensor rest = g.contiguous().clone();
+    Tensor hole = region_of(rest, base_geom, view_geom);
+    {
+      NoGradGuard ng;
+      fill_(hole, 0);
+    }
+    const Tensor gc = g.contiguous();
+    return {rest, region_of(gc, base_geom, view_geom).clone()};
+  });
+  auto& bm = base.autograd_meta();
+  bm.requires_grad = true;
+  bm.grad_fn = updated.grad_fn();
+  // The view now reads from the rebased history.
+  Tensor fresh = region_of(base.detach(), base.detach(), view);
+  record(fresh, "AsStridedBackward", {base}, [base_geom, view_geom](const Tensor& g) -> std::vector<Tensor> {
+    Tensor full = zeros(base_geom.shape(), g.dtype(), g.device());
+    Tensor hole = region_of(full, base_geom, view_geom);
+    NoGradGuard ng;
+    copy_(hole, g);
+    return {full};
+  });
+  auto& vm = view.autograd_meta();
+  vm.requires_grad = true;
+  vm.grad_fn = fresh.grad_fn();
 }
 
 void check_target(const Tensor& x, const Tensor& src, const char* op) {
@@ -43,6 +95,12 @@ Tensor& commit(Tensor& x, const Tensor& value) {
     backend_of(x).copy(detail::expand_view(value, x.shape()), dst);
   }
   x.storage()->bump_version();
+  const bool graph_view = x.impl()->autograd && x.impl()->autograd->view_base &&
+                          Tensor(x.impl()->autograd->view_base).requires_grad();
+  if (grad_enabled() && graph_view) {
+    rebase_view(x, value.requires_grad() ? value : value.detach());
+    return x;
+  }
   if (value.requires_grad() && grad_enabled()) {
     auto& meta = x.autograd_meta();
     meta.requires_grad = true;
@@ -116,8 +174,14 @@ Tensor& mul_(Tensor& x, Scalar o) { return mul_(x, wrap_scalar(o, x)); }
 
 Tensor& zero_(Tensor& x) { return fill_(x, 0); }
 
+bool is_graph_view(const Tensor& x) {
+  return grad_enabled() && x.impl()->autograd && x.impl()->autograd->view_base &&
+         Tensor(x.impl()->autograd->view_base).requires_grad();
+}
+
 Tensor& fill_(Tensor& x, Scalar value) {
   check_inplace(x, "fill_");
+  if (is_graph_view(x)) return commit(x, full_like(x, value));
   Tensor dst = x.detach();
   backend_of(x).fill(dst, value);
   x.storage()->bump_version();
@@ -138,7 +202,7 @@ Tensor& copy_(Tensor& x, const Tensor& src) {
     throw ShapeError("copy_: source of shape " + shape_str(src.shape()) + " cannot be broadcast to " +
                      shape_str(x.shape()));
   }
-  if (grad_enabled() && src.requires_grad()) return commit(x, cast(src, x.dtype()));
+  if ((grad_enabled() && src.requires_grad()) || is_graph_view(x)) return commit(x, cast(src, x.dtype()));
   Tensor dst = x.detach();
   backend_of(x).copy(detail::expand_view(src, x.shape()), dst);
   x.storage()->bump_version();

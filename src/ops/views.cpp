@@ -23,7 +23,9 @@ Tensor make_view(const Tensor& x, const Shape& shape, const Shape& strides, int6
   Tensor v = Tensor::from_storage(x.storage(), shape, strides, offset, x.dtype());
   if (needs_grad({&x})) {
     record(v, name, {x}, [back = std::move(back)](const Tensor& g) -> std::vector<Tensor> { return {back(g)}; });
-    v.autograd_meta().view_base = x.impl_ptr();
+    // Always the root tensor, so an in-place write through a view of a view rewires it.
+    const bool nested = x.impl()->autograd && x.impl()->autograd->view_base;
+    v.autograd_meta().view_base = nested ? x.impl()->autograd->view_base : x.impl_ptr();
   } else if (x.impl()->autograd && x.impl()->autograd->view_base) {
     v.autograd_meta().view_base = x.impl()->autograd->view_base;
   }

@@ -537,8 +537,6 @@ def test_inplace_on_saved_tensor_detected():
         b.sum().backward()
 
 
-@pytest.mark.xfail(reason="in-place writes through a view of a graph tensor are refused (no CopySlices); "
-                          "PyTorch allows y = x.clone(); y[1] = 0", strict=True)
 def test_grad_through_setitem_on_clone():
     x = st.tensor([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True)
     y = x.clone()
@@ -592,3 +590,30 @@ def test_double_backward_reductions_match_torch(fn):
     (tgg,) = torch.autograd.grad((tg * tg).sum(), tx)
     np.testing.assert_allclose(to_np(g), tg.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(to_np(gg), tgg.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_inplace_through_views_matches_torch():
+    torch = pytest.importorskip("torch")
+    xs = np.arange(1.0, 13.0).reshape(3, 4)
+    ws = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+
+    def run(lib, tensor):
+        x = tensor(xs, requires_grad=True)
+        v = tensor(np.array([5.0, 6.0, 7.0, 8.0]), requires_grad=True)
+        y = x * 2
+        y[1] = v * v           # copy through a select view
+        y[:, 2:].mul_(3.0)     # in-place op through a slice view
+        y[0, 0] = 0.0          # fill through a view of a view
+        (y * tensor(ws)).sum().backward()
+        return x.grad, v.grad
+
+    sx, sv = run(st, lambda a, requires_grad=False: st.tensor(a, dtype=st.float64, requires_grad=requires_grad))
+    tx, tv = run(torch, lambda a, requires_grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=requires_grad))
+    np.testing.assert_allclose(to_np(sx), tx.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(to_np(sv), tv.numpy(), rtol=1e-12)
+
+
+def test_inplace_on_view_of_leaf_is_refused():
+    x = st.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(st.SpiralError, match="view of a leaf"):
+        x[0] = 3.0
