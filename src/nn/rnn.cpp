@@ -27,6 +27,18 @@ void gemm1(const Tensor& like, bool ta, bool tb, int64_t m, int64_t n, int64_t k
 
 bool is_fast_dtype(Dtype d) { return d == Dtype::Float32 || d == Dtype::Float64; }
 
+// Single-transcendental loops vectorise reliably (the fused multi-call loops did not).
+template <typename T>
+void sigmoid_inplace(T* p, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) p[i] = vsigmoid(p[i]);
+}
+template <typename T>
+void tanh_to(const T* in, T* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = vtanh(in[i]);
+}
+
 // ---------------------------------------------------------------- LSTM kernels
 
 template <typename T>
@@ -52,20 +64,14 @@ void lstm_forward_kernel(const Tensor& xproj, const Tensor& w, const T* h0, cons
       const T* cp = cprev + b * hidden;
       T* ho = hout + b * hidden;
       T* co = cout + b * hidden;
+      sigmoid_inplace(ab, 2 * hidden);
+      tanh_to(ab + 2 * hidden, ab + 2 * hidden, hidden);
+      sigmoid_inplace(ab + 3 * hidden, hidden);
 #pragma omp simd
-      for (int64_t j = 0; j < hidden; ++j) {
-        const T i = vsigmoid(ab[j]);
-        const T f = vsigmoid(ab[hidden + j]);
-        const T g = vtanh(ab[2 * hidden + j]);
-        const T o = vsigmoid(ab[3 * hidden + j]);
-        const T c = f * cp[j] + i * g;
-        co[j] = c;
-        ho[j] = o * vtanh(c);
-        ab[j] = i;
-        ab[hidden + j] = f;
-        ab[2 * hidden + j] = g;
-        ab[3 * hidden + j] = o;
-      }
+      for (int64_t j = 0; j < hidden; ++j) co[j] = ab[hidden + j] * cp[j] + ab[j] * ab[2 * hidden + j];
+      tanh_to(co, ho, hidden);
+#pragma omp simd
+      for (int64_t j = 0; j < hidden; ++j) ho[j] *= ab[3 * hidden + j];
     }
   }
 }
@@ -80,7 +86,7 @@ void lstm_backward_kernel(const T* ghc, const T* hc, const T* acts, const Tensor
   const T* gc = ghc + steps * BH;
   const T* W = w.data<T>();
   const int64_t wld = w.strides()[0];
-  std::vector<T> dc(BH, T(0)), dhrec(BH, T(0));
+  std::vector<T> dc(BH, T(0)), dhrec(BH, T(0)), tcbuf(hidden);
   for (int64_t t = steps - 1; t >= 0; --t) {
     const T* a = acts + t * batch * G;
     const T* cprev = t == 0 ? c0 : cs + (t - 1) * BH;
@@ -95,11 +101,13 @@ void lstm_backward_kernel(const T* ghc, const T* hc, const T* acts, const Tensor
       const T* gcb = gc + t * BH + b * hidden;
       const T* dhr = dhrec.data() + b * hidden;
       T* dcb = dc.data() + b * hidden;
+      T* tcv = tcbuf.data();
+      tanh_to(cc, tcv, hidden);
 #pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
         const T i = ab[j], f = ab[hidden + j], g = ab[2 * hidden + j], o = ab[3 * hidden + j];
         const T dht = ghb[j] + dhr[j];
-        const T tc = vtanh(cc[j]);
+        const T tc = tcv[j];
         const T dct = gcb[j] + dcb[j] + dht * o * (T(1) - tc * tc);
         db[j] = dct * g * i * (T(1) - i);
         db[hidden + j] = dct * cp[j] * f * (T(1) - f);
@@ -130,29 +138,32 @@ void gru_forward_kernel(const Tensor& xproj, const Tensor& w, const T* bhh, cons
   const T* xp = xproj.data<T>();
   const T* W = w.data<T>();
   const int64_t wld = w.strides()[0];
-  std::vector<T> gh(batch * G);
+  std::vector<T> gh(batch * G), zero_bias(bhh ? 0 : G, T(0));
+  const T* bias = bhh ? bhh : zero_bias.data();
   for (int64_t t = 0; t < steps; ++t) {
     const T* hprev = t == 0 ? h0 : hs + (t - 1) * batch * hidden;
     gemm1(w, false, true, batch, G, hidden, hprev, hidden, W, wld, 0.0, gh.data(), G);
     T* hout = hs + t * batch * hidden;
     for (int64_t b = 0; b < batch; ++b) {
       const T* x = xp + t * st_t + b * st_b;
-      const T* g = gh.data() + b * G;
+      T* g = gh.data() + b * G;
       const T* hp = hprev + b * hidden;
       T* sv = saved + (t * batch + b) * S;
       T* ho = hout + b * hidden;
 #pragma omp simd
+      for (int64_t j = 0; j < 2 * hidden; ++j) sv[j] = x[j] + g[j] + bias[j];
+      sigmoid_inplace(sv, 2 * hidden);
+#pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
-        const T br = bhh ? bhh[j] : T(0), bz = bhh ? bhh[hidden + j] : T(0), bn = bhh ? bhh[2 * hidden + j] : T(0);
-        const T r = vsigmoid(x[j] + g[j] + br);
-        const T z = vsigmoid(x[hidden + j] + g[hidden + j] + bz);
-        const T ghn = g[2 * hidden + j] + bn;
-        const T n = vtanh(x[2 * hidden + j] + r * ghn);
-        ho[j] = (T(1) - z) * n + z * hp[j];
-        sv[j] = r;
-        sv[hidden + j] = z;
-        sv[2 * hidden + j] = n;
+        const T ghn = g[2 * hidden + j] + bias[2 * hidden + j];
         sv[3 * hidden + j] = ghn;
+        g[j] = x[2 * hidden + j] + sv[j] * ghn;
+      }
+      tanh_to(g, sv + 2 * hidden, hidden);
+#pragma omp simd
+      for (int64_t j = 0; j < hidden; ++j) {
+        const T z = sv[hidden + j], n = sv[2 * hidden + j];
+        ho[j] = (T(1) - z) * n + z * hp[j];
       }
     }
   }
@@ -222,6 +233,10 @@ Tensor contig(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); 
 
 void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_hh, const Tensor& h0,
                            int64_t gates) {
+  if (xproj.device().type != DeviceType::CPU || w_hh.device().type != DeviceType::CPU) {
+    throw SpiralError(std::string(op) + ": the fused recurrence runs on the CPU only for now; move the module and "
+                      "input to the CPU");
+  }
   if (xproj.dim() != 3 || w_hh.dim() != 2) {
     throw ShapeError(std::string(op) + ": expected xproj (seq, batch, gates) and a 2-d w_hh, got " +
                      shape_str(xproj.shape()) + " and " + shape_str(w_hh.shape()));
