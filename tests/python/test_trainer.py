@@ -125,6 +125,17 @@ def test_python_subclass_trains_with_fit():
     assert hist.epochs[-1].train_loss < hist.epochs[0].train_loss
 
 
+def test_seed_model_zoo_snippet():
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "seed", "model_zoo.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("classification recipes:") and "spiral_mlp" in lines[0]
+    assert lines[1] == "suggested: ['llm_char']" or lines[1].startswith("suggested: ['llm_char'")
+    assert "mlp_regression" in lines[2]
+    assert lines[3].endswith("-m spiraltorch.zoo.mlp_regression --help")
+
+
 @pytest.mark.parametrize("script", ["roundtable_trainer.py", "trainer_harness.py"])
 def test_seed_snippets_run(script):
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "seed", script)], capture_output=True,
