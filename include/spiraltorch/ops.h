@@ -16,6 +16,9 @@ Tensor zeros(const Shape& shape, Dtype dtype = Dtype::Float32, Device device = {
 Tensor ones(const Shape& shape, Dtype dtype = Dtype::Float32, Device device = {});
 Tensor full(const Shape& shape, Scalar value, std::optional<Dtype> dtype = {}, Device device = {});
 Tensor scalar_tensor(Scalar value, Dtype dtype, Device device = {});
+// A copy of x on `device` (x itself when it is already there); differentiable: the
+// gradient is moved back. Copies between devices go through the backend copy entry.
+Tensor to_device(const Tensor& x, Device device);
 Tensor arange(double start, double end, double step = 1.0, std::optional<Dtype> dtype = {});
 Tensor linspace(double start, double end, int64_t steps, Dtype dtype = Dtype::Float32);
 Tensor eye(int64_t n, std::optional<int64_t> m = {}, Dtype dtype = Dtype::Float32);

@@ -32,6 +32,7 @@ from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
 from . import data, datasets, model_zoo, nn  # noqa: F401
+from . import cuda  # noqa: F401
 
 _install()
 

@@ -15,6 +15,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_nn(nb::module_& parent);
 void bind_optim(nb::module_& root);
+void bind_io(nb::module_& m);
+void bind_cuda(nb::module_& m);
 
 namespace {
 
@@ -100,35 +102,41 @@ NB_MODULE(_core, m) {
   bind_ops(m, cls);
   bind_nn(m);
   bind_optim(m);
+  bind_io(m);
+  bind_cuda(m);
 
   // ---- creation ----
   auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {
     Shape shape = kw.contains("size") ? to_shape_obj(kw["size"]) : to_shape(args);
     std::optional<Dtype> dt;
     if (kw.contains("dtype")) dt = to_optional_dtype(kw["dtype"]);
-    if (kw.contains("device")) {
-      const st::Device dev = st::Device::parse(nb::cast<std::string>(nb::str(kw["device"])));
-      if (dev.type != st::DeviceType::CPU) {
-        throw st::DeviceUnavailableError(std::string(op) + ": device " + dev.str() + " is not available in this build");
-      }
-    }
+    (void)op;
     return std::make_pair(shape, dt);
   };
   auto finish = [](Tensor t, nb::kwargs kw) {
+    if (kw.contains("device") && !kw["device"].is_none()) {
+      // Created on the host, then moved (zeros/ones/empty are allocated on the device directly below).
+      t = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(kw["device"]))));
+    }
     if (kw.contains("requires_grad") && nb::cast<bool>(kw["requires_grad"])) t.set_requires_grad(true);
     return t;
   };
+  auto device_of = [](nb::kwargs kw) {
+    return kw.contains("device") && !kw["device"].is_none()
+               ? st::Device::parse(nb::cast<std::string>(nb::str(kw["device"])))
+               : st::Device();
+  };
   m.def("zeros", [=](nb::args a, nb::kwargs kw) {
     auto [s, dt] = shape_and_dtype(a, kw, "zeros");
-    return finish(st::zeros(s, dt.value_or(Dtype::Float32)), kw);
+    return finish(st::zeros(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
   });
   m.def("ones", [=](nb::args a, nb::kwargs kw) {
     auto [s, dt] = shape_and_dtype(a, kw, "ones");
-    return finish(st::ones(s, dt.value_or(Dtype::Float32)), kw);
+    return finish(st::ones(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
   });
   m.def("empty", [=](nb::args a, nb::kwargs kw) {
     auto [s, dt] = shape_and_dtype(a, kw, "empty");
-    return finish(Tensor::empty(s, dt.value_or(Dtype::Float32)), kw);
+    return finish(Tensor::empty(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
   });
   m.def("rand", [=](nb::args a, nb::kwargs kw) {
     auto [s, dt] = shape_and_dtype(a, kw, "rand");
@@ -177,16 +185,16 @@ NB_MODULE(_core, m) {
   m.def("ones_like", [](const Tensor& t, nb::handle dtype) { return st::ones_like(t, to_optional_dtype(dtype)); },
         nb::arg("input"), nb::arg("dtype") = nb::none());
   m.def("empty_like", [](const Tensor& t, nb::handle dtype) {
-    return Tensor::empty(t.shape(), to_optional_dtype(dtype).value_or(t.dtype()));
+    return Tensor::empty(t.shape(), to_optional_dtype(dtype).value_or(t.dtype()), t.device());
   }, nb::arg("input"), nb::arg("dtype") = nb::none());
   m.def("full_like", [](const Tensor& t, nb::handle v, nb::handle dtype) {
     return st::full_like(t, *to_scalar(v), to_optional_dtype(dtype));
   }, nb::arg("input"), nb::arg("fill_value"), nb::arg("dtype") = nb::none());
   m.def("rand_like", [](const Tensor& t, nb::handle dtype) {
-    return st::rand(t.shape(), to_optional_dtype(dtype).value_or(t.dtype()));
+    return st::to_device(st::rand(t.shape(), to_optional_dtype(dtype).value_or(t.dtype())), t.device());
   }, nb::arg("input"), nb::arg("dtype") = nb::none());
   m.def("randn_like", [](const Tensor& t, nb::handle dtype) {
-    return st::randn(t.shape(), to_optional_dtype(dtype).value_or(t.dtype()));
+    return st::to_device(st::randn(t.shape(), to_optional_dtype(dtype).value_or(t.dtype())), t.device());
   }, nb::arg("input"), nb::arg("dtype") = nb::none());
   m.def("tensor", [](nb::handle data, nb::handle dtype, bool requires_grad) {
     Tensor t = tensor_from_data(data, to_optional_dtype(dtype));

@@ -110,8 +110,10 @@ void bind_nn(nb::module_& parent) {
       .def("to", [](nb::handle self, nb::handle target) {
         if (nb::isinstance<nb::str>(target)) {
           const std::string s = nb::cast<std::string>(target);
-          if (s == "cpu") return nb::borrow(self);
-          if (s.rfind("cuda", 0) == 0) throw st::DeviceUnavailableError("Module.to: device '" + s + "' is not available in this build");
+          if (s == "cpu" || s.rfind("cuda", 0) == 0) {
+            nb::cast<Module&>(self).to(st::Device::parse(s));
+            return nb::borrow(self);
+          }
         }
         nb::cast<Module&>(self).to(to_dtype(target));
         return nb::borrow(self);

@@ -10,6 +10,7 @@ void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
 
 void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
+void bind_nn_handoff(nb::module_& nn);  // nn_handoff.cpp
 
 void bind_nn_layers(nb::module_& nn) {
   bind_nn_loss(nn);
@@ -17,6 +18,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_basic(nn);
   bind_nn_conv(nn);
   bind_nn_seq(nn);
+  bind_nn_handoff(nn);
 }
 
 }  // namespace stpy

@@ -262,6 +262,11 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     if (backend && *backend != "auto" && *backend != "cpu") {
       nb::module_ stmod = nb::module_::import_("spiraltorch");
       stmod.attr("_require_backend")(*backend, "matmul");
+      if (*backend == "cuda" && a.device().type != st::DeviceType::CUDA) {
+        // Runs the product on the GPU and hands the result back where `a` lives.
+        const st::Device gpu(st::DeviceType::CUDA, 0);
+        return st::to_device(st::matmul(st::to_device(a, gpu), st::to_device(as_operand(b, a), gpu)), a.device());
+      }
     }
     return st::matmul(a, as_operand(b, a));
   }, nb::arg("other"), nb::arg("backend") = nb::none());

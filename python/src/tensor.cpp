@@ -4,6 +4,7 @@
 #include <nanobind/stl/shared_ptr.h>
 
 #include "convert.h"
+#include "spiraltorch/cuda.h"
 
 namespace stpy {
 
@@ -31,15 +32,27 @@ nb::ndarray<Framework> export_array(const Tensor& t) {
   nb::object owner = nb::cast(t.detach());
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  const bool cuda = t.device().type == st::DeviceType::CUDA;
   return nb::ndarray<Framework>(t.raw_data(), shape.size(), shape.data(), owner, strides.data(), to_dl(t.dtype()),
-                                nb::device::cpu::value, 0);
+                                cuda ? nb::device::cuda::value : nb::device::cpu::value, cuda ? t.device().index : 0);
 }
+
+// Host copy for readers of values (numpy, tolist, item).
+Tensor host(const Tensor& t) { return t.device().type == st::DeviceType::CPU ? t : st::to_device(t.detach(), {}); }
 
 }  // namespace
 
 Tensor from_array(nb::ndarray<nb::ro> a) {
-  if (a.device_type() != nb::device::cpu::value) {
-    throw st::DeviceUnavailableError("from_dlpack: only CPU arrays can be imported in this build");
+  st::Device device;
+  if (a.device_type() == nb::device::cuda::value) {
+    device = st::Device(st::DeviceType::CUDA, a.device_id());
+    if (!st::cuda::is_available()) {
+      throw st::DeviceUnavailableError("from_dlpack: a CUDA array was given but CUDA is not available: " +
+                                       st::cuda::unavailable_reason());
+    }
+  } else if (a.device_type() != nb::device::cpu::value) {
+    throw st::DeviceUnavailableError("from_dlpack: arrays on device type " + std::to_string(a.device_type()) +
+                                     " cannot be imported");
   }
   Dtype dt;
   {
@@ -66,7 +79,7 @@ Tensor from_array(nb::ndarray<nb::ro> a) {
   }
   // Keep the producer alive for as long as any view of this memory exists.
   auto holder = std::make_shared<nb::object>(nb::cast(a));
-  auto storage = st::Storage::wrap(const_cast<void*>(a.data()), static_cast<size_t>(span) * st::dtype_size(dt), {},
+  auto storage = st::Storage::wrap(const_cast<void*>(a.data()), static_cast<size_t>(span) * st::dtype_size(dt), device,
                                    [holder]() mutable {
                                      if (Py_IsInitialized()) {
                                        nb::gil_scoped_acquire gil;
@@ -143,9 +156,9 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
           throw st::ValueError("item: only one-element tensors can be converted to Python scalars, got shape " +
                                st::shape_str(t.shape()));
         }
-        return to_list(st::reshape(t.detach(), {}));
+        return to_list(st::reshape(host(t.detach()), {}));
       })
-      .def("tolist", [](const Tensor& t) { return to_list(t.detach()); })
+      .def("tolist", [](const Tensor& t) { return to_list(host(t.detach())); })
       .def("__float__", [](const Tensor& t) { return t.item(); })
       .def("__int__", [](const Tensor& t) { return static_cast<int64_t>(t.item()); })
       .def("__bool__", [](const Tensor& t) {
@@ -201,17 +214,23 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (!dt.is_none() && nb::isinstance<nb::str>(dt)) {
           const std::string s = nb::cast<std::string>(dt);
           if (s == "cpu" || s.rfind("cuda", 0) == 0) {
-            const st::Device dev = st::Device::parse(s);
-            if (dev.type != st::DeviceType::CPU) {
-              throw st::DeviceUnavailableError("to: device '" + s + "' is not available (this build has no CUDA backend)");
-            }
-            return t;
+            Tensor moved = st::to_device(t, st::Device::parse(s));
+            if (kw.contains("dtype") && !kw["dtype"].is_none()) moved = moved.to(to_dtype(kw["dtype"]));
+            return moved;
           }
+        }
+        if (kw.contains("device") && !kw["device"].is_none()) {
+          Tensor moved = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(kw["device"]))));
+          return dt.is_none() ? moved : moved.to(to_dtype(dt));
         }
         if (dt.is_none()) return t;
         return t.to(to_dtype(dt));
       }, nb::arg("target") = nb::none(), nb::arg("kwargs"))
-      .def("cpu", [](const Tensor& t) { return t; })
+      .def("cpu", [](const Tensor& t) { return st::to_device(t, {}); })
+      .def("cuda", [](const Tensor& t, std::optional<int> device) {
+        return st::to_device(t, st::Device(st::DeviceType::CUDA, device ? *device : 0));
+      }, nb::arg("device") = nb::none())
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().type == st::DeviceType::CUDA; })
       .def("float", [](const Tensor& t) { return t.to(Dtype::Float32); })
       .def("double", [](const Tensor& t) { return t.to(Dtype::Float64); })
       .def("half", [](const Tensor& t) { return t.to(Dtype::Float16); })
@@ -228,19 +247,43 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
           throw st::SpiralError("numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
         }
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("numpy: NumPy has no bfloat16; convert with .float() first");
+        if (t.device().type != st::DeviceType::CPU) {
+          throw st::SpiralError("numpy: tensor is on " + t.device().str() + "; copy it to the host with .cpu() first");
+        }
         return export_array<nb::numpy>(t);
       })
       .def("__array__", [](const Tensor& t, nb::object dtype, nb::object copy) {
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("__array__: NumPy has no bfloat16; convert with .float() first");
-        nb::object arr = nb::cast(export_array<nb::numpy>(t.detach()));
+        nb::object arr = nb::cast(export_array<nb::numpy>(host(t.detach())));
         if (!dtype.is_none()) arr = arr.attr("astype")(dtype);
         return arr;
       }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def("__dlpack__", [](const Tensor& t, nb::kwargs kwargs) {
         nb::object arr = nb::cast(export_array<nb::array_api>(t.detach()));
+        if (t.device().type == st::DeviceType::CUDA) {
+          // Stream order: the consumer's stream waits for the work queued on ours.
+          if (kwargs.contains("stream") && !kwargs["stream"].is_none()) {
+            const int64_t s = nb::cast<int64_t>(kwargs["stream"]);
+            if (s != -1) {
+              const int dev = t.device().index;
+              const uintptr_t consumer = s == 1 || s == 0 ? 0 : static_cast<uintptr_t>(s);
+              const uintptr_t ours = st::cuda::current_stream(dev);
+              if (consumer != ours) {
+                const uintptr_t ev = st::cuda::event_create(dev, false);
+                st::cuda::event_record(ev, ours);
+                st::cuda::stream_wait_event(consumer, ev);
+                st::cuda::event_destroy(ev);
+              }
+            }
+          }
+          return arr.attr("__dlpack__")();
+        }
         return arr.attr("__dlpack__")(**kwargs);
       }, nb::arg("kwargs"))
-      .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })
+      .def("__dlpack_device__", [](const Tensor& t) {
+        if (t.device().type == st::DeviceType::CUDA) return nb::make_tuple(2, t.device().index);
+        return nb::make_tuple(1, 0);
+      })
       .def("_set_repr_hook", [](nb::object) {});
 
   m.def("from_dlpack", [](nb::handle obj) -> Tensor {

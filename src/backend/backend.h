@@ -117,9 +117,39 @@ class Backend {
   // gw (C, 1, kh, kw) overwritten with the weight gradient.
   virtual void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                                 Tensor& gw) = 0;
+
+  // ---- device capabilities and fused kernels (optional) ----
+  // Backends that run these natively override them; the CPU keeps its fused loops in
+  // src/nn and src/optim, so the defaults below throw.
+  // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
+  virtual bool native_half_gemm() const { return false; }
+  // Layer norm over the last `cols` of a contiguous (rows, cols) float tensor; w and b
+  // (cols,) may be undefined; mean and rstd (rows,) are written for the backward.
+  virtual void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd);
+  // dx (rows, cols), dw and db (cols,) are each written when defined.
+  virtual void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& w, int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
+  // Dropout mask: out = (uniform < keep) * scale from the Philox stream at (seed, counter),
+  // the same numbers the CPU draws.
+  virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
+  // One fused optimizer step on contiguous param/grad/state tensors of one dtype.
+  struct AdamArgs {
+    double step_size, beta1, beta2, eps, weight_decay, decay, bc2_sqrt;
+    bool amsgrad, maximize, decoupled;
+  };
+  virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax, const AdamArgs& a);
+  struct SgdArgs {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov, maximize, first_step;
+  };
+  virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdArgs& a);
 };
 
 Backend& backend_for(Device device);
 Backend& cpu_backend();
+// The CUDA backend of one device (src/backend/cuda/, or a stub that throws
+// DeviceUnavailableError with the reason when CUDA is not built or not present).
+Backend& cuda_backend(int index);
 
 }  // namespace st::backend

@@ -3,11 +3,19 @@
 #include <cstdlib>
 #include <new>
 
+#include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
 
 namespace st {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+  if (device.type == DeviceType::CUDA) {
+    // The CUDA caching allocator (src/backend/cuda/runtime.cu); the stub build throws
+    // DeviceUnavailableError with the reason.
+    const int index = device.index;
+    void* p = cuda::allocate(nbytes, index);
+    return std::make_shared<Storage>(p, nbytes, device, [p, index] { cuda::release(p, index); });
+  }
   if (device.type != DeviceType::CPU) {
     throw DeviceUnavailableError("allocate: device " + device.str() + " is not available in this build");
   }

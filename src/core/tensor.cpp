@@ -136,12 +136,14 @@ double Tensor::item() const {
     throw ValueError("item: only one-element tensors can be converted to a number, got shape " +
                      shape_str(shape()));
   }
+  if (device().type != DeviceType::CPU) return to_device(detach(), Device()).item();
   return ST_DISPATCH_ALL(dtype(), [&] { return to_double(*data<scalar_t>()); });
 }
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  const Tensor c = detach().to(dtype_of<T>::value).contiguous();
+  Tensor c = detach().to(dtype_of<T>::value).contiguous();
+  if (c.device().type != DeviceType::CPU) c = to_device(c, Device());
   const T* p = c.data<T>();
   return std::vector<T>(p, p + c.numel());
 }

@@ -1,8 +1,9 @@
 // Functional forms of the basic layers: layer_norm (fused forward, analytic backward),
 // embedding, dropout, batch_norm, gelu by name.
 //
-// The fused loops below are CPU loops (the only backend of this build); a tensor on
-// another device is refused with DeviceUnavailableError rather than read wrongly.
+// The fused loops below are CPU loops; on other devices layer_norm and dropout call the
+// backend's fused entries and embedding/batch_norm run as composite ops (see the
+// "device path" blocks).
 #include "spiraltorch/nn/functional.h"
 
 #include <omp.h>
@@ -22,13 +23,6 @@ namespace st::nn {
 using detail::cast_raw;
 
 namespace {
-
-void require_cpu(const Tensor& t, const char* op) {
-  if (t.defined() && t.device().type != DeviceType::CPU) {
-    throw DeviceUnavailableError(std::string(op) + ": the fused kernel runs on the CPU only, got a tensor on " +
-                                 t.device().str());
-  }
-}
 
 void require_float(const Tensor& t, const char* op, const char* what) {
   if (t.defined() && !is_floating(t.dtype())) {
@@ -192,7 +186,6 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
   require_float(input, op, "input");
   require_float(weight, op, "weight");
   require_float(bias, op, "bias");
-  require_cpu(input, op);
   if (normalized_shape.empty()) throw ValueError("layer_norm: normalized_shape must name at least one dim");
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   bool match = input.dim() >= k;
@@ -220,7 +213,9 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
   Tensor out = Tensor::empty(input.shape(), compute, input.device());
   Tensor mean_t = Tensor::empty({rows}, compute, input.device());
   Tensor rstd_t = Tensor::empty({rows}, compute, input.device());
-  if (rows > 0 && cols > 0) {
+  if (rows > 0 && cols > 0 && input.device().type != DeviceType::CPU) {  // device path
+    backend::backend_for(input.device()).layer_norm(xc, wc, bc, rows, cols, eps, out, mean_t, rstd_t);
+  } else if (rows > 0 && cols > 0) {
     ST_DISPATCH_FLOAT(compute, [&] {
       ln_forward<scalar_t>(xc.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
                            bc.defined() ? bc.data<scalar_t>() : nullptr, out.data<scalar_t>(),
@@ -263,7 +258,9 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
              Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
              Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
              Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
-             if (rows > 0 && cols > 0) {
+             if (rows > 0 && cols > 0 && input.device().type != DeviceType::CPU) {  // device path
+               backend::backend_for(input.device()).layer_norm_backward(gc, xc, mean_t, rstd_t, wc, rows, cols, dx, dw, db);
+             } else if (rows > 0 && cols > 0) {
                ST_DISPATCH_FLOAT(compute, [&] {
                  ln_backward<scalar_t>(gc.data<scalar_t>(), xc.data<scalar_t>(), mean_t.data<scalar_t>(),
                                        rstd_t.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
@@ -297,7 +294,6 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     throw DtypeError(std::string("embedding: expected an int64 (or int32) index tensor, got ") +
                      dtype_name(indices.dtype()));
   }
-  require_cpu(weight, op);
   detail::check_same_device(weight, indices, op);
   const int64_t num = weight.shape()[0], dim = weight.shape()[1];
   std::optional<int64_t> pad;
@@ -308,6 +304,25 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
                        " embeddings");
     }
     pad = p < 0 ? p + num : p;
+  }
+  if (weight.device().type != DeviceType::CPU) {  // device path: a differentiable index_select
+    const Tensor flat = reshape(cast_raw(indices.detach(), Dtype::Int64).contiguous(), {indices.numel()});
+    if (flat.numel() > 0) {
+      for (const int64_t v : {static_cast<int64_t>(amin(flat).item()), static_cast<int64_t>(amax(flat).item())}) {
+        if (v < 0 || v >= num) {
+          throw IndexError("embedding: index " + std::to_string(v) + " is out of range for " + std::to_string(num) +
+                           " embeddings");
+        }
+      }
+    }
+    Tensor rows_out = index_select(weight, 0, flat);
+    if (pad) {
+      const Tensor is_pad = unsqueeze(eq(flat, wrap_scalar(*pad, flat)), 1);
+      rows_out = where(is_pad, rows_out.detach(), rows_out);  // no gradient into the padding row
+    }
+    Shape shape = indices.shape();
+    shape.push_back(dim);
+    return reshape(rows_out, shape);
   }
   const Tensor idx = cast_raw(indices.detach(), Dtype::Int64).contiguous();
   const int64_t k = idx.numel();
@@ -363,7 +378,6 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   if (!input.defined()) throw ValueError("dropout: input tensor is undefined");
   if (!training || p == 0.0) return input;
   require_float(input, "dropout", "input");
-  require_cpu(input, "dropout");
   const Dtype compute = compute_float(input.dtype());
   Tensor mask = Tensor::empty(input.shape(), compute, input.device());
   const int64_t n = mask.numel();
@@ -372,7 +386,11 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   const uint64_t counter = gen.reserve(static_cast<uint64_t>((n + 3) / 4));
   const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
   const float keep_below = static_cast<float>(1.0 - p);
-  ST_DISPATCH_FLOAT(compute, [&] { dropout_mask<scalar_t>(mask.data<scalar_t>(), n, seed, counter, scale, keep_below); });
+  if (input.device().type != DeviceType::CPU) {  // device path: the same Philox numbers, drawn on the device
+    backend::backend_for(input.device()).dropout_mask(mask, seed, counter, scale, keep_below);
+  } else {
+    ST_DISPATCH_FLOAT(compute, [&] { dropout_mask<scalar_t>(mask.data<scalar_t>(), n, seed, counter, scale, keep_below); });
+  }
   if (compute != input.dtype()) mask = cast_raw(mask, input.dtype());
   return mul(input, mask);  // backward: g * mask
 }
@@ -471,12 +489,44 @@ void bn_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* 
 
 }  // namespace
 
+namespace {
+// Batch norm from differentiable ops (used on devices without the fused CPU loops).
+Tensor batch_norm_composite(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                            const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
+  const Dtype compute = compute_float(input.dtype());
+  const Tensor x = input.dtype() == compute ? input : input.to(compute);
+  Dims dims{0};
+  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
+  Shape bshape(x.dim(), 1);
+  bshape[1] = x.shape()[1];
+  Tensor mu, var_b;
+  if (training || !running_mean.defined()) {
+    mu = mean(x, dims, true);
+    var_b = var(x, dims, 0.0, true);
+    if (training && running_mean.defined()) {
+      NoGradGuard ng;
+      const double count = static_cast<double>(x.numel() / std::max<int64_t>(1, x.shape()[1]));
+      const Tensor unbiased = mul(reshape(var_b.detach(), {x.shape()[1]}), count > 1 ? count / (count - 1) : 1.0);
+      Tensor rm = running_mean, rv = running_var;
+      copy_(rm, add(mul(rm, 1.0 - momentum), mul(reshape(mu.detach(), {x.shape()[1]}).to(rm.dtype()), momentum)));
+      copy_(rv, add(mul(rv, 1.0 - momentum), mul(unbiased.to(rv.dtype()), momentum)));
+    }
+  } else {
+    mu = reshape(running_mean.detach().to(compute), bshape);
+    var_b = reshape(running_var.detach().to(compute), bshape);
+  }
+  Tensor y = mul(sub(x, mu), rsqrt(add(var_b, eps)));
+  if (weight.defined()) y = mul(y, reshape(weight.to(compute), bshape));
+  if (bias.defined()) y = add(y, reshape(bias.to(compute), bshape));
+  return y.dtype() == input.dtype() ? y : y.to(input.dtype());
+}
+}  // namespace
+
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
   if (!input.defined()) throw ValueError("batch_norm: input tensor is undefined");
   require_float(input, op, "input");
-  require_cpu(input, op);
   if (input.dim() < 2) {
     throw ShapeError("batch_norm: expected an input with at least 2 dims (N, C, ...), got shape " +
                      shape_list(input.shape()));
@@ -496,6 +546,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     throw ValueError("batch_norm: running_mean and running_var are required when training=False");
   }
   if (!(eps >= 0)) throw ValueError("batch_norm: eps must be non-negative, got " + std::to_string(eps));
+  if (input.device().type != DeviceType::CPU) {  // device path
+    return batch_norm_composite(input, running_mean, running_var, weight, bias, training, momentum, eps);
+  }
   const int64_t n = input.shape()[0];
   const int64_t l = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
   const int64_t per_channel = n * l;

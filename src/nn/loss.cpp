@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/loss_device.h"
 #include "ops/common.h"
 
 namespace st::nn {
@@ -139,6 +140,7 @@ std::string reduction_name(Reduction r) {
 // ---------------------------------------------------------------- point-wise
 
 Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
+  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::mse(pred, target), reduction);  // device path
   return reduce(pointwise("mse_loss", "MseLossBackward", pred, target, Tensor(), 0.0,
                           [](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t;
@@ -150,6 +152,7 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
 }
 
 Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
+  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::l1(pred, target), reduction);  // device path
   return reduce(pointwise("l1_loss", "L1LossBackward", pred, target, Tensor(), 0.0,
                           [](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t;
@@ -162,6 +165,7 @@ Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
 
 Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction, double delta) {
   if (!(delta > 0)) throw ValueError("huber_loss: delta must be positive, got " + std::to_string(delta));
+  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::huber(pred, target, delta), reduction);  // device path
   return reduce(pointwise("huber_loss", "HuberLossBackward", pred, target, Tensor(), 0.0,
                           [delta](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t, ad = std::abs(d);
@@ -179,6 +183,11 @@ Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction,
 
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
+  if (logits.device().type != DeviceType::CPU) {  // device path
+    Tensor l = device_loss::bce_with_logits(logits, target, pos_weight);
+    if (weight.defined()) l = mul(l, weight);
+    return reduce(l, reduction);
+  }
   Tensor l = pointwise("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward", logits, target,
                        pos_weight, 1.0, [](double x, double t, double pw, double& dx, double& dt) {
                          return bce(x, t, pw, dx, dt);
@@ -280,6 +289,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   } else if (target.shape() != logits.shape()) {
     throw ShapeError("cross_entropy: probability target shape " + shape_str(target.shape()) +
                      " must match input shape " + shape_str(logits.shape()));
+  }
+  if (logits.device().type != DeviceType::CPU) {  // device path
+    return device_loss::cross_entropy(logits, target, weight, ignore_index, reduction, label_smoothing, false);
   }
   const Dtype out_dtype = logits.dtype();
   const Dtype compute = is_half(out_dtype) ? Dtype::Float32 : out_dtype;
@@ -428,6 +440,9 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
   }
   const ClassLayout L = class_layout(log_probs, op);
   check_index_target(target, L, op);
+  if (log_probs.device().type != DeviceType::CPU) {  // device path
+    return device_loss::cross_entropy(log_probs, target, weight, ignore_index, reduction, 0.0, true);
+  }
   const Dtype out_dtype = log_probs.dtype();
   const Dtype compute = is_half(out_dtype) ? Dtype::Float32 : out_dtype;
   const Tensor x = raw(log_probs, compute);

@@ -255,4 +255,22 @@ void Module::to(Dtype dtype) {
   for (auto& [s, c] : children_) c->to(dtype);
 }
 
+void Module::to(Device device) {
+  NoGradGuard ng;
+  auto move = [device](Tensor& t) {
+    if (!t.defined() || t.device() == device) return;
+    const bool rg = t.requires_grad();
+    Tensor moved = to_device(t.detach().contiguous(), device);
+    TensorImpl* impl = t.impl();
+    impl->storage = moved.storage();
+    impl->offset = moved.offset();
+    impl->strides = moved.strides();
+    if (impl->autograd) impl->autograd->grad = nullptr;
+    if (rg) t.set_requires_grad(true);
+  };
+  for (auto& [n, t] : params_) move(t);
+  for (auto& [n, t] : buffers_) move(t);
+  for (auto& [s, c] : children_) c->to(device);
+}
+
 }  // namespace st::nn

@@ -72,7 +72,8 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
   b_full.insert(b_full.end(), {k, n});
   out_shape.insert(out_shape.end(), {m, n});
   const Dtype dt = a.dtype();
-  const Dtype compute = is_half(dt) ? Dtype::Float32 : dt;
+  // Half types compute in float32 unless the backend multiplies them natively (tensor cores).
+  const Dtype compute = is_half(dt) && !backend_of(a).native_half_gemm() ? Dtype::Float32 : dt;
   Tensor out = Tensor::empty(out_shape, compute, a.device());
   const int64_t nbatch = shape_numel(batch);
   if (out.numel() == 0) return detail::cast_raw(out, dt);

@@ -29,6 +29,14 @@ void Adagrad::update(const ParamGroup& group, Tensor& param, const Tensor& grad,
   Tensor acc = detail::buffer(state, "sum", param, group.get("initial_accumulator_value"));
   const int64_t step = ++state.step;
   const double clr = lr / (1.0 + static_cast<double>(step - 1) * lr_decay);
+  if (param.device().type != DeviceType::CPU) {  // device path: composite ops
+    NoGradGuard ng;
+    Tensor gi = maximize ? neg(grad) : grad;
+    if (wd != 0.0) gi = add(gi, mul(param, wd));
+    copy_(acc, add(acc, square(gi)));
+    copy_(param, add(param, mul(div(gi, add(sqrt(acc), eps)), -clr)));
+    return;
+  }
   const int64_t n = param.numel();
   detail::dispatch(param, [&](auto tag) {
     using T = decltype(tag);

@@ -37,6 +37,12 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const double step_size = lr / bc1;
   const double bc2_sqrt = std::sqrt(bc2);
+  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused update
+    const backend::Backend::AdamArgs args{step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
+    const Tensor g = grad.contiguous();
+    backend::backend_for(param.device()).adam_update(param, g, m, v, vmax, args);
+    return;
+  }
   const int64_t n = param.numel();
   detail::dispatch(param, [&](auto tag) {
     using T = decltype(tag);

@@ -19,7 +19,7 @@ void dispatch(const Tensor& t, F f) {
 inline Tensor& buffer(ParamState& s, const char* name, const Tensor& param, double value = 0.0) {
   auto it = s.buffers.find(name);
   if (it == s.buffers.end()) {
-    it = s.buffers.emplace(name, full(param.shape(), value, param.dtype())).first;
+    it = s.buffers.emplace(name, full(param.shape(), value, param.dtype(), param.device())).first;
   }
   return it->second;
 }

@@ -70,6 +70,7 @@ bool all_finite(const Tensor& g) {
     if (!is_floating(c.dtype())) return true;
     c = st::detail::cast_raw(c, Dtype::Float32);
   }
+  if (c.device().type != DeviceType::CPU) return all(isfinite(c)).item() != 0.0;  // device path
   c = c.contiguous();
   const int64_t n = c.numel();
   int bad = 0;
@@ -207,6 +208,16 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   double acc = 0.0;
   for (const Tensor& g : grads) {
     Tensor c = g.dtype() == Dtype::Float64 ? g.contiguous() : st::detail::cast_raw(g, Dtype::Float32).contiguous();
+    if (c.device().type != DeviceType::CPU) {  // device path
+      const Tensor a = abs(c);
+      if (inf_norm) {
+        const double m = c.numel() ? amax(a).item() : 0.0;
+        acc = std::isnan(m) ? NAN : std::max(acc, m);
+      } else {
+        acc += sum(norm_type == 2.0 ? square(a) : (norm_type == 1.0 ? a : pow(a, norm_type))).item();
+      }
+      continue;
+    }
     const int64_t n = c.numel();
     detail::dispatch(c, [&](auto tag) {
       using T = decltype(tag);

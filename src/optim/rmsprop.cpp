@@ -29,6 +29,27 @@ void RMSprop::update(const ParamGroup& group, Tensor& param, const Tensor& grad,
   Tensor buf = momentum > 0 ? detail::buffer(state, "momentum_buffer", param) : Tensor();
   Tensor ga = centered ? detail::buffer(state, "grad_avg", param) : Tensor();
   ++state.step;
+  if (param.device().type != DeviceType::CPU) {  // device path: composite ops
+    NoGradGuard ng;
+    Tensor gi = maximize ? neg(grad) : grad;
+    if (wd != 0.0) gi = add(gi, mul(param, wd));
+    copy_(sq, add(mul(sq, alpha), mul(square(gi), 1.0 - alpha)));
+    Tensor avg;
+    if (centered) {
+      copy_(ga, add(ga, mul(sub(gi, ga), 1.0 - alpha)));
+      avg = sqrt(sub(sq, square(ga)));
+    } else {
+      avg = sqrt(sq);
+    }
+    avg = add(avg, eps);
+    if (buf.defined()) {
+      copy_(buf, add(mul(buf, momentum), div(gi, avg)));
+      copy_(param, add(param, mul(buf, -lr)));
+    } else {
+      copy_(param, add(param, mul(div(gi, avg), -lr)));
+    }
+    return;
+  }
   const int64_t n = param.numel();
   detail::dispatch(param, [&](auto tag) {
     using T = decltype(tag);

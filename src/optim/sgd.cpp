@@ -31,6 +31,12 @@ void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Par
     buf = detail::buffer(state, "momentum_buffer", param);
   }
   ++state.step;
+  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused update
+    const backend::Backend::SgdArgs args{lr, momentum, dampening, wd, nesterov, maximize, first};
+    const Tensor g = grad.contiguous();
+    backend::backend_for(param.device()).sgd_update(param, g, buf, args);
+    return;
+  }
   const int64_t n = param.numel();
   detail::dispatch(param, [&](auto tag) {
     using T = decltype(tag);

@@ -12,7 +12,16 @@ import pytest
 import spiraltorch as st
 from spiraltorch import nn
 
+from conftest import PY_DIR
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_example(*parts: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PY_DIR, env.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, os.path.join(ROOT, "examples", *parts)], capture_output=True, text=True,
+                          timeout=120, env=env)
 
 
 def mse(pred, target):
@@ -126,8 +135,7 @@ def test_python_subclass_trains_with_fit():
 
 
 def test_seed_model_zoo_snippet():
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "seed", "model_zoo.py")], capture_output=True,
-                         text=True, timeout=120)
+    out = run_example("seed", "model_zoo.py")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("classification recipes:") and "spiral_mlp" in lines[0]
@@ -138,8 +146,7 @@ def test_seed_model_zoo_snippet():
 
 @pytest.mark.parametrize("script", ["roundtable_trainer.py", "trainer_harness.py"])
 def test_seed_snippets_run(script):
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "seed", script)], capture_output=True,
-                         text=True, timeout=120)
+    out = run_example("seed", script)
     assert out.returncode == 0, out.stderr
     assert "avg" in out.stdout
     numbers = [float(tok.split("=")[-1]) for tok in out.stdout.split() if tok.replace(".", "").replace("avg_loss=", "").isdigit()]

@@ -65,6 +65,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void zero_grad();
   // Converts floating parameters and buffers to `dtype` in place (same tensors objects).
   void to(Dtype dtype);
+  // Moves every parameter and buffer to `device` in place (the tensor objects stay the same).
+  void to(Device device);
 
   // Riemannian (Poincare-ball) updates for every parameter below this module, used
   // by ModuleTrainer; see geometry/poincare.h. Curvature must be negative.

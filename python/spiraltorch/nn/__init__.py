@@ -21,6 +21,7 @@ del _name
 
 
 from .fit import Callback, EarlyStopping, EpochResult, FitHistory, evaluate, fit  # noqa: E402,F401
+from .serialization import load, load_bincode, load_json, load_safetensors, save, save_bincode, save_json, save_safetensors  # noqa: E402,F401
 
 
 def Parameter(data: Tensor, requires_grad: bool = True) -> Tensor:

@@ -112,7 +112,26 @@ Backend& cpu_backend() {
 
 Backend& backend_for(Device device) {
   if (device.type == DeviceType::CPU) return cpu_backend();
+  if (device.type == DeviceType::CUDA) return cuda_backend(device.index);
   throw DeviceUnavailableError("backend: device " + device.str() + " is not available in this build");
 }
+
+namespace {
+[[noreturn]] void no_fused(const char* what) {
+  throw DeviceUnavailableError(std::string("backend: ") + what + " has no fused kernel on this device");
+}
+}  // namespace
+
+void Backend::layer_norm(const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double, Tensor&, Tensor&,
+                         Tensor&) {
+  no_fused("layer_norm");
+}
+void Backend::layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
+                                  int64_t, Tensor&, Tensor&, Tensor&) {
+  no_fused("layer_norm_backward");
+}
+void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fused("dropout_mask"); }
+void Backend::adam_update(Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, const AdamArgs&) { no_fused("adam_update"); }
+void Backend::sgd_update(Tensor&, const Tensor&, Tensor&, const SgdArgs&) { no_fused("sgd_update"); }
 
 }  // namespace st::backend

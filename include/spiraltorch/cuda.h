@@ -1,0 +1,65 @@
+#pragma once
+// The CUDA runtime surface: availability, devices, streams, events and the caching
+// allocator. Every function exists in every build; a build without the CUDA backend
+// (or a machine without a GPU) reports CUDA as unavailable with the reason, and
+// functions that need a device throw DeviceUnavailableError.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace st::cuda {
+
+bool is_built();                   // compiled with the CUDA backend
+bool is_available();               // built, and a driver with at least one device is present
+std::string unavailable_reason();  // why is_available() is false ("" when it is true)
+int device_count();                // 0 when unavailable
+int current_device();
+void set_device(int device);
+void synchronize(int device = -1);  // -1: the current device
+
+struct DeviceProperties {
+  std::string name;
+  size_t total_memory = 0;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+  size_t l2_cache = 0;
+  int driver_version = 0, runtime_version = 0;
+};
+DeviceProperties properties(int device);
+// (free, total) bytes as the driver reports them.
+std::pair<size_t, size_t> mem_get_info(int device);
+
+// ---- caching allocator ----
+void* allocate(size_t nbytes, int device);
+void release(void* ptr, int device);
+size_t memory_allocated(int device);      // bytes handed out to tensors
+size_t max_memory_allocated(int device);  // peak of the above since start / reset
+size_t memory_reserved(int device);       // bytes held from cudaMalloc (in use + cached)
+void reset_peak_memory_stats(int device);
+void empty_cache();  // returns cached, unused blocks to the driver
+
+// ---- matmul precision ----
+bool allow_tf32();
+void set_allow_tf32(bool allow);
+
+// ---- streams and events (opaque handles; stream 0 is the legacy default stream) ----
+uintptr_t current_stream(int device);
+void set_current_stream(int device, uintptr_t stream);
+uintptr_t stream_create(int device, int priority = 0);
+void stream_destroy(uintptr_t stream);
+void stream_synchronize(uintptr_t stream);
+bool stream_query(uintptr_t stream);
+void stream_wait_event(uintptr_t stream, uintptr_t event);
+uintptr_t event_create(int device, bool timing);
+void event_destroy(uintptr_t event);
+void event_record(uintptr_t event, uintptr_t stream);
+void event_synchronize(uintptr_t event);
+bool event_query(uintptr_t event);
+float event_elapsed_ms(uintptr_t start, uintptr_t end);
+
+// Copies nbytes between host and device memory (or device to device) on the current
+// stream; copies that land in host memory are complete on return.
+void memcpy(void* dst, const void* src, size_t nbytes, bool dst_on_device, bool src_on_device, int device);
+
+}  // namespace st::cuda

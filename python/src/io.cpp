@@ -1,0 +1,194 @@
+// `spiraltorch.io`: safetensors, JSON and bincode state dicts, manifests.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+
+#include "nn_bind.h"
+#include "spiraltorch/io/checkpoint.h"
+#include "spiraltorch/io/safetensors.h"
+
+namespace stpy {
+
+namespace {
+
+namespace io = st::io;
+
+// A dict, a sequence of (key, tensor) pairs, or anything with state_dict() (a Module).
+io::NamedTensors named_from_py(nb::handle obj, const char* op) {
+  if (nb::hasattr(obj, "state_dict") && !nb::isinstance<nb::dict>(obj)) {
+    nb::object sd = obj.attr("state_dict")();
+    return state_from_py(sd, op);
+  }
+  return state_from_py(obj, op);
+}
+
+io::Metadata metadata_from_py(nb::handle obj, const char* op) {
+  io::Metadata out;
+  if (obj.is_none()) return out;
+  if (!nb::isinstance<nb::dict>(obj)) throw st::ValueError(std::string(op) + ": metadata must be a dict of str to str");
+  for (auto [k, v] : nb::borrow<nb::dict>(obj)) {
+    if (!nb::isinstance<nb::str>(k) || !nb::isinstance<nb::str>(v)) {
+      throw st::ValueError(std::string(op) + ": metadata must map str to str, got " +
+                           nb::cast<std::string>(nb::repr(k)) + ": " + nb::cast<std::string>(nb::repr(v)));
+    }
+    out[nb::cast<std::string>(k)] = nb::cast<std::string>(v);
+  }
+  return out;
+}
+
+nb::dict tensors_to_py(const io::NamedTensors& tensors) {
+  nb::dict d;
+  for (const auto& [k, t] : tensors) d[nb::str(k.c_str(), k.size())] = nb::cast(t);
+  return d;
+}
+
+nb::dict metadata_to_py(const io::Metadata& m) {
+  nb::dict d;
+  for (const auto& [k, v] : m) d[nb::str(k.c_str(), k.size())] = nb::str(v.c_str(), v.size());
+  return d;
+}
+
+nb::tuple checkpoint_to_py(const io::Checkpoint& c) {
+  return nb::make_tuple(tensors_to_py(c.tensors), metadata_to_py(c.metadata));
+}
+
+std::string path_str(nb::handle p) { return nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(p))); }
+
+std::string bytes_arg(nb::handle b) {
+  if (nb::isinstance<nb::bytes>(b)) {
+    nb::bytes by = nb::borrow<nb::bytes>(b);
+    return std::string(by.c_str(), by.size());
+  }
+  nb::bytes by = nb::bytes(nb::module_::import_("builtins").attr("bytes")(b));
+  return std::string(by.c_str(), by.size());
+}
+
+using Saver = void (*)(const std::string&, const io::NamedTensors&, const io::Metadata&);
+using Loader = io::Checkpoint (*)(const std::string&);
+
+void def_format(nb::module_& m, const char* name, const char* format, Saver save, Loader load, bool manifest_default) {
+  const std::string save_name = std::string("save_") + name, load_name = std::string("load_") + name;
+  m.def(save_name.c_str(), [save, format, save_name](nb::handle path, nb::handle tensors, nb::handle metadata,
+                                                     bool manifest, std::optional<std::string> module_type) {
+    const std::string p = path_str(path);
+    const io::NamedTensors named = named_from_py(tensors, save_name.c_str());
+    const io::Metadata meta = metadata_from_py(metadata, save_name.c_str());
+    if (!module_type && nb::hasattr(tensors, "state_dict") && !nb::isinstance<nb::dict>(tensors)) {
+      module_type = nb::cast<std::string>(nb::type_name(tensors.type()));
+    }
+    std::optional<std::string> mp;
+    {
+      nb::gil_scoped_release release;
+      save(p, named, meta);
+      if (manifest) mp = io::write_manifest(p, format, named, module_type, meta);
+    }
+    return mp ? nb::object(nb::str(mp->c_str(), mp->size())) : nb::none();
+  }, nb::arg("path"), nb::arg("tensors"), nb::arg("metadata") = nb::none(), nb::kw_only(),
+     nb::arg("manifest") = manifest_default, nb::arg("module_type") = nb::none(),
+     (std::string("Writes a state dict (dict, (key, tensor) pairs or a Module) as ") + format +
+      " atomically; with manifest=True also writes <path>.manifest.json and returns its path.").c_str());
+  if (!load) return;
+  m.def(load_name.c_str(), [load](nb::handle path) {
+    const std::string p = path_str(path);
+    io::Checkpoint c;
+    {
+      nb::gil_scoped_release release;
+      c = load(p);
+    }
+    return checkpoint_to_py(c);
+  }, nb::arg("path"), (std::string("Reads a ") + format + " state dict; returns (dict of name -> Tensor, metadata dict).").c_str());
+}
+
+}  // namespace
+
+void bind_io(nb::module_& root) {
+  nb::module_ m = root.def_submodule("io", "Checkpoint files: safetensors, JSON, bincode and manifests.");
+
+  def_format(m, "safetensors", "safetensors",
+             [](const std::string& p, const io::NamedTensors& t, const io::Metadata& md) { io::save_safetensors(p, t, md); },
+             nullptr, false);
+  // load_safetensors has a copy option and accepts directories / sharded indexes.
+  m.def("load_safetensors", [](nb::handle path, bool copy) {
+    const std::string p = path_str(path);
+    io::Checkpoint c;
+    {
+      nb::gil_scoped_release release;
+      c = io::load_safetensors(p, copy);
+    }
+    return checkpoint_to_py(c);
+  }, nb::arg("path"), nb::kw_only(), nb::arg("copy") = false,
+     "Reads a .safetensors file, a directory, or a sharded model.safetensors.index.json; returns\n"
+     "(dict of name -> Tensor, metadata dict). With copy=False the tensors alias a private\n"
+     "copy-on-write memory map of the file (writes never reach the file).");
+  def_format(m, "json", "json",
+             [](const std::string& p, const io::NamedTensors& t, const io::Metadata& md) { io::save_json(p, t, md); },
+             [](const std::string& p) { return io::load_json(p); }, true);
+  def_format(m, "bincode", "bincode",
+             [](const std::string& p, const io::NamedTensors& t, const io::Metadata& md) { io::save_bincode(p, t, md); },
+             [](const std::string& p) { return io::load_bincode(p); }, true);
+
+  m.def("safetensors_header", [](nb::handle path) {
+    const io::SafetensorsHeader h = io::read_safetensors_header(path_str(path));
+    nb::list entries;
+    for (const auto& r : h.tensors) {
+      nb::dict e;
+      e["name"] = r.name;
+      e["dtype"] = nb::cast(r.dtype);
+      e["shape"] = nb::tuple(nb::cast(r.shape));
+      e["data_offsets"] = nb::make_tuple(r.begin, r.end);
+      entries.append(e);
+    }
+    return nb::make_tuple(entries, metadata_to_py(h.metadata));
+  }, nb::arg("path"), "Validates a safetensors file's header without reading tensor data; returns (entries, metadata).");
+
+  m.def("save_safetensors_bytes", [](nb::handle tensors, nb::handle metadata) {
+    const std::string s = io::save_safetensors_bytes(named_from_py(tensors, "save_safetensors_bytes"),
+                                                     metadata_from_py(metadata, "save_safetensors_bytes"));
+    return nb::bytes(s.data(), s.size());
+  }, nb::arg("tensors"), nb::arg("metadata") = nb::none());
+  m.def("load_safetensors_bytes", [](nb::handle data) {
+    const std::string s = bytes_arg(data);
+    io::Checkpoint c;
+    {
+      nb::gil_scoped_release release;
+      c = io::load_safetensors_bytes(s);
+    }
+    return checkpoint_to_py(c);
+  }, nb::arg("data"));
+  m.def("load_json_bytes", [](nb::handle data) { return checkpoint_to_py(io::load_json_bytes(bytes_arg(data))); },
+        nb::arg("data"));
+  m.def("load_bincode_bytes", [](nb::handle data) { return checkpoint_to_py(io::load_bincode_bytes(bytes_arg(data))); },
+        nb::arg("data"));
+
+  m.def("write_manifest", [](nb::handle weights, const std::string& format, nb::handle tensors,
+                             std::optional<std::string> module_type, nb::handle metadata) {
+    return io::write_manifest(path_str(weights), format, named_from_py(tensors, "write_manifest"), module_type,
+                              metadata_from_py(metadata, "write_manifest"));
+  }, nb::arg("weights_path"), nb::arg("format"), nb::arg("tensors"), nb::arg("module_type") = nb::none(),
+     nb::arg("metadata") = nb::none(), "Writes <weights_path>.manifest.json; returns its path.");
+  m.def("read_manifest", [](nb::handle path, bool verify) {
+    const io::Manifest man = io::read_manifest(path_str(path), verify);
+    nb::dict d;
+    d["format"] = man.format;
+    d["weights_path"] = man.weights_path;
+    d["bytes"] = man.bytes;
+    d["sha256"] = man.sha256;
+    d["spiraltorch_version"] = man.spiraltorch_version;
+    d["module_type"] = man.module_type ? nb::cast(*man.module_type) : nb::none();
+    nb::list ts;
+    for (const auto& [name, ds] : man.tensors) {
+      nb::dict e;
+      e["name"] = name;
+      e["dtype"] = nb::cast(ds.first);
+      e["shape"] = nb::tuple(nb::cast(ds.second));
+      ts.append(e);
+    }
+    d["tensors"] = ts;
+    return d;
+  }, nb::arg("path"), nb::arg("verify") = true,
+     "Parses <weights>.manifest.json; verify=True also checks the weights' size and sha256.");
+  m.def("manifest_path", [](nb::handle weights) { return io::manifest_path(path_str(weights)); }, nb::arg("weights_path"));
+  m.def("sha256_file", [](nb::handle path) { return io::sha256_file(path_str(path)); }, nb::arg("path"));
+  m.attr("MAX_SAFETENSORS_HEADER") = io::kMaxSafetensorsHeader;
+}
+
+}  // namespace stpy

@@ -1,0 +1,297 @@
+// CudaBackend: the Backend table of one CUDA device. Entries without a native kernel
+// yet (sort, masked_select, average/adaptive pooling, depthwise convolution) copy their
+// operands to the host, run the CPU kernel and copy the result back: correct, and
+// labelled here as the slow path.
+#include <memory>
+#include <mutex>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace st::cudak {
+
+Tensor to_host(const Tensor& t) {
+  if (t.device().type == DeviceType::CPU) return t.contiguous();
+  Tensor src = t;
+  if (!src.is_contiguous()) {
+    Tensor c = Tensor::empty(t.shape(), t.dtype(), t.device());
+    copy_on_device(t, c);
+    src = c;
+  }
+  Tensor h = Tensor::empty(t.shape(), t.dtype());
+  st::cuda::memcpy(h.raw_data(), src.raw_data(), t.numel() * t.itemsize(), false, true, t.device().index);
+  return h;
+}
+
+void from_host(const Tensor& host, Tensor& dev) {
+  const Tensor h = host.contiguous();
+  if (dev.is_contiguous()) {
+    st::cuda::memcpy(dev.raw_data(), h.raw_data(), h.numel() * h.itemsize(), true, false, dev.device().index);
+    return;
+  }
+  Tensor tmp = Tensor::empty(h.shape(), h.dtype(), dev.device());
+  st::cuda::memcpy(tmp.raw_data(), h.raw_data(), h.numel() * h.itemsize(), true, false, dev.device().index);
+  copy_on_device(tmp, dev);
+}
+
+namespace {
+
+// A copy between the host and a device: convert dtype and layout on the side where the
+// data is, move contiguous bytes with cudaMemcpyAsync, then lay out on the destination.
+void cross_device_copy(const Tensor& src, Tensor& dst) {
+  if (src.device().type == DeviceType::CPU) {
+    Tensor s = src;
+    if (s.dtype() != dst.dtype() || !s.is_contiguous() || s.shape() != dst.shape()) {
+      Tensor c = Tensor::empty(dst.shape(), dst.dtype());
+      cpu::copy(src, c);
+      s = c;
+    }
+    from_host(s, dst);
+    return;
+  }
+  if (dst.device().type == DeviceType::CPU) {
+    use_device(src.device().index);
+    Tensor s = src;
+    if (s.dtype() != dst.dtype() || !s.is_contiguous() || s.shape() != dst.shape()) {
+      Tensor c = Tensor::empty(dst.shape(), dst.dtype(), src.device());
+      copy_on_device(src, c);
+      s = c;
+    }
+    const Tensor h = to_host(s);
+    cpu::copy(h, dst);
+    return;
+  }
+  // Device to device (different GPUs): peer copy of contiguous bytes.
+  use_device(src.device().index);
+  Tensor s = Tensor::empty(dst.shape(), dst.dtype(), src.device());
+  copy_on_device(src, s);
+  Tensor d = dst.is_contiguous() ? dst : Tensor::empty(dst.shape(), dst.dtype(), dst.device());
+  ST_CUDA_CHECK(cudaMemcpyPeerAsync(d.raw_data(), dst.device().index, s.raw_data(), src.device().index,
+                                    s.numel() * s.itemsize(), stream()));
+  ST_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  if (!d.same(dst)) {
+    use_device(dst.device().index);
+    copy_on_device(d, dst);
+  }
+}
+
+class CudaBackend final : public backend::Backend {
+ public:
+  explicit CudaBackend(int index) : index_(index) {}
+
+  void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override {
+    use_device(index_);
+    cudak::binary(op, a, b, out);
+  }
+  void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) override {
+    use_device(index_);
+    cudak::unary(op, x, out, p0, p1);
+  }
+  void copy(const Tensor& src, Tensor& dst) override {
+    if (src.device() != dst.device()) return cross_device_copy(src, dst);
+    use_device(index_);
+    copy_on_device(src, dst);
+  }
+  void fill(Tensor& dst, Scalar value) override {
+    use_device(index_);
+    cudak::fill(dst, value);
+  }
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) override {
+    use_device(index_);
+    cudak::where(cond, a, b, out);
+  }
+  void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) override {
+    use_device(index_);
+    cudak::reduce(op, x, outer, r, inner, out);
+  }
+  void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
+                  Tensor& indices) override {
+    use_device(index_);
+    cudak::arg_reduce(is_max, x, outer, r, inner, values, indices);
+  }
+  void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
+            int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
+            int64_t batch) override {
+    use_device(index_);
+    cudak::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  }
+  void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
+    use_device(index_);
+    cudak::random(out, normal, p0, p1, seed, counter);
+  }
+  void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
+    use_device(index_);
+    cudak::softmax(x, rows, cols, log, out);
+  }
+
+  void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override {
+    use_device(index_);
+    cudak::cat(xs, outer, out);
+  }
+  void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+              Tensor& out) override {
+    use_device(index_);
+    cudak::gather(x, index, outer, n, k, inner, out);
+  }
+  void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                   int64_t inner) override {
+    use_device(index_);
+    cudak::scatter_add(out, index, src, outer, n, k, inner);
+  }
+  void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+                    Tensor& out) override {
+    use_device(index_);
+    cudak::index_select(x, index, outer, n, k, inner, out);
+  }
+  void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override {
+    use_device(index_);
+    Tensor hx = to_host(x), hm = to_host(mask), ho = Tensor::empty(out.shape(), out.dtype());
+    cpu::masked_select(hx, hm, ho);
+    from_host(ho, out);
+  }
+  void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
+            Tensor& indices) override {
+    use_device(index_);
+    Tensor hx = to_host(x), hv = Tensor::empty(values.shape(), values.dtype()),
+           hi = Tensor::empty(indices.shape(), indices.dtype());
+    cpu::sort(hx, outer, n, inner, k, descending, hv, hi);
+    from_host(hv, values);
+    from_host(hi, indices);
+  }
+  void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
+    use_device(index_);
+    cudak::cumsum(x, outer, n, inner, out);
+  }
+  void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
+                Tensor& out) override {
+    use_device(index_);
+    cudak::triangle(x, batch, rows, cols, diagonal, upper, out);
+  }
+
+  void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols) override {
+    use_device(index_);
+    cudak::im2col(x, g, batch, cols);
+  }
+  void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x) override {
+    use_device(index_);
+    cudak::col2im(cols, g, batch, x);
+  }
+  void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out,
+                  Tensor& indices) override {
+    use_device(index_);
+    cudak::max_pool2d(x, g, planes, out, indices);
+  }
+  void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
+                           Tensor& gx) override {
+    use_device(index_);
+    cudak::max_pool2d_backward(gy, indices, g, planes, gx);
+  }
+  // ---- host round trips (no native kernel yet) ----
+  void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
+                  Tensor& out) override {
+    use_device(index_);
+    Tensor ho = Tensor::empty(out.shape(), out.dtype());
+    cpu::avg_pool2d(to_host(x), g, planes, cip, div, ho);
+    from_host(ho, out);
+  }
+  void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
+                           Tensor& gx) override {
+    use_device(index_);
+    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
+    cpu::avg_pool2d_backward(to_host(gy), g, planes, cip, div, hx);
+    from_host(hx, gx);
+  }
+  void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) override {
+    use_device(index_);
+    Tensor ho = Tensor::empty(out.shape(), out.dtype());
+    cpu::adaptive_avg_pool2d(to_host(x), g, planes, ho);
+    from_host(ho, out);
+  }
+  void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes,
+                                    Tensor& gx) override {
+    use_device(index_);
+    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
+    cpu::adaptive_avg_pool2d_backward(to_host(gy), g, planes, hx);
+    from_host(hx, gx);
+  }
+  void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                        int64_t batch, Tensor& out) override {
+    use_device(index_);
+    Tensor ho = Tensor::empty(out.shape(), out.dtype());
+    cpu::depthwise_conv2d(to_host(x), to_host(w), bias.defined() ? to_host(bias) : Tensor(), g, batch, ho);
+    from_host(ho, out);
+  }
+  void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                       Tensor& gx) override {
+    use_device(index_);
+    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
+    cpu::depthwise_conv2d_backward_input(to_host(gy), to_host(w), g, batch, hx);
+    from_host(hx, gx);
+  }
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
+                                        int64_t batch, Tensor& gw) override {
+    use_device(index_);
+    Tensor hw = Tensor::empty(gw.shape(), gw.dtype());
+    cpu::depthwise_conv2d_backward_weight(to_host(gy), to_host(x), g, batch, hw);
+    from_host(hw, gw);
+  }
+
+  // ---- fused kernels ----
+  bool native_half_gemm() const override {
+#ifdef SPIRALTORCH_HAVE_CUBLAS
+    return true;
+#else
+    return false;
+#endif
+  }
+  void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) override {
+    use_device(index_);
+    cudak::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
+  }
+  void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
+    use_device(index_);
+    cudak::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+  }
+  void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
+    use_device(index_);
+    cudak::dropout_mask(out, seed, counter, scale, keep);
+  }
+  void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
+                   const AdamArgs& a) override {
+    use_device(index_);
+    cudak::adam_update(param, grad, m, v, vmax, a);
+  }
+  void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdArgs& a) override {
+    use_device(index_);
+    cudak::sgd_update(param, grad, buf, a);
+  }
+
+ private:
+  int index_;
+};
+
+}  // namespace
+}  // namespace st::cudak
+
+namespace st::backend {
+
+Backend& cuda_backend(int index) {
+  static std::mutex mu;
+  static std::unique_ptr<cudak::CudaBackend> backends[64];
+  if (index < 0 || index >= st::cuda::device_count()) {
+    if (!st::cuda::is_available()) {
+      throw DeviceUnavailableError("backend: device cuda:" + std::to_string(index) +
+                                   " is not available: " + st::cuda::unavailable_reason());
+    }
+    throw DeviceUnavailableError("backend: device cuda:" + std::to_string(index) + " does not exist (" +
+                                 std::to_string(st::cuda::device_count()) + " device(s))");
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (!backends[index]) backends[index] = std::make_unique<cudak::CudaBackend>(index);
+  return *backends[index];
+}
+
+}  // namespace st::backend

@@ -1,0 +1,543 @@
+// Elementwise kernels: binary, unary, copy (also across devices), fill, where, random,
+// the dropout mask and the fused optimizer updates.
+#include <cmath>
+
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace st::cudak {
+
+using backend::BinaryOp;
+using backend::UnaryOp;
+
+namespace {
+
+template <typename T>
+__device__ inline T floor_div(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return floor(a / b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a;
+  } else {
+    const T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  }
+}
+template <typename T>
+__device__ inline T py_rem(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else {
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <typename T>
+__device__ inline T int_pow(T base, T exp) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return base || !exp;
+  } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (exp < 0) return base == 1 ? T(1) : (base == T(-1) ? ((exp & 1) ? T(-1) : T(1)) : T(0));
+    }
+    T result = 1;
+    while (exp) {
+      if (exp & 1) result *= base;
+      base *= base;
+      exp >>= 1;
+    }
+    return result;
+  }
+}
+
+template <typename T, typename Out, typename F>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
+  Out* o = static_cast<Out*>(out.raw_data());
+  const T* x = static_cast<const T*>(a.raw_data());
+  const T* y = static_cast<const T*>(b.raw_data());
+  launch_geometry<3>(g, [=] __device__(const int64_t(&off)[3]) { o[off[0]] = f(x[off[1]], y[off[2]]); });
+}
+
+template <typename T>
+void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  constexpr bool kF = std::is_floating_point_v<T>;
+  switch (op) {
+    case BinaryOp::Add:
+      if constexpr (std::is_same_v<T, bool>) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x || y; });
+      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x + y); });
+    case BinaryOp::Sub: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x - y); });
+    case BinaryOp::Mul:
+      if constexpr (std::is_same_v<T, bool>) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x && y; });
+      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x * y); });
+    case BinaryOp::Div:
+      if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x / y; });
+      break;
+    case BinaryOp::FloorDiv: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return floor_div(x, y); });
+    case BinaryOp::Rem: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return py_rem(x, y); });
+    case BinaryOp::Pow:
+      if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return y == T(2) ? x * x : pow(x, y); });
+      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return int_pow(x, y); });
+    case BinaryOp::Min:
+      return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) {
+        if constexpr (kF) {
+          if (x != x) return x;
+          if (y != y) return y;
+        }
+        return x < y ? x : y;
+      });
+    case BinaryOp::Max:
+      return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) {
+        if constexpr (kF) {
+          if (x != x) return x;
+          if (y != y) return y;
+        }
+        return x > y ? x : y;
+      });
+    case BinaryOp::Atan2:
+      if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return atan2(x, y); });
+      break;
+    case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x == y; });
+    case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != y; });
+    case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x < y; });
+    case BinaryOp::Le: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x <= y; });
+    case BinaryOp::Gt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x > y; });
+    case BinaryOp::Ge: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x >= y; });
+    case BinaryOp::And: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Xor:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return (x != T(0)) != (y != T(0)); });
+  }
+  throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));
+}
+
+template <typename T, typename Out, typename F>
+void unary_loop(const Tensor& x, Tensor& out, F f) {
+  const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()});
+  Out* o = static_cast<Out*>(out.raw_data());
+  const T* in = static_cast<const T*>(x.raw_data());
+  launch_geometry<2>(g, [=] __device__(const int64_t(&off)[2]) { o[off[0]] = f(in[off[1]]); });
+}
+
+template <typename T>
+__device__ inline T sigmoid(T v) {
+  return T(1) / (T(1) + exp(-v));
+}
+template <typename T>
+__device__ inline T gelu_tanh(T v) {
+  const T k = T(0.7978845608028654), c = T(0.044715);
+  return T(0.5) * v * (T(1) + tanh(k * (v + c * v * v * v)));
+}
+
+template <typename T>
+void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
+  const T a = static_cast<T>(p0), b = static_cast<T>(p1);
+  switch (op) {
+    case UnaryOp::Neg: return unary_loop<T, T>(x, out, [] __device__(T v) { return -v; });
+    case UnaryOp::Abs: return unary_loop<T, T>(x, out, [] __device__(T v) { return fabs(v); });
+    case UnaryOp::Sign:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Exp: return unary_loop<T, T>(x, out, [] __device__(T v) { return exp(v); });
+    case UnaryOp::Log: return unary_loop<T, T>(x, out, [] __device__(T v) { return log(v); });
+    case UnaryOp::Log1p: return unary_loop<T, T>(x, out, [] __device__(T v) { return log1p(v); });
+    case UnaryOp::Expm1: return unary_loop<T, T>(x, out, [] __device__(T v) { return expm1(v); });
+    case UnaryOp::Sqrt: return unary_loop<T, T>(x, out, [] __device__(T v) { return sqrt(v); });
+    case UnaryOp::Rsqrt: return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / sqrt(v); });
+    case UnaryOp::Square: return unary_loop<T, T>(x, out, [] __device__(T v) { return v * v; });
+    case UnaryOp::Reciprocal: return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / v; });
+    case UnaryOp::Sin: return unary_loop<T, T>(x, out, [] __device__(T v) { return sin(v); });
+    case UnaryOp::Cos: return unary_loop<T, T>(x, out, [] __device__(T v) { return cos(v); });
+    case UnaryOp::Tan: return unary_loop<T, T>(x, out, [] __device__(T v) { return tan(v); });
+    case UnaryOp::Tanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return tanh(v); });
+    case UnaryOp::Atanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return atanh(v); });
+    case UnaryOp::Sigmoid: return unary_loop<T, T>(x, out, [] __device__(T v) { return sigmoid(v); });
+    case UnaryOp::Relu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : (v != v ? v : T(0)); });
+    case UnaryOp::Gelu:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return T(0.5) * v * (T(1) + erf(v * T(0.7071067811865476))); });
+    case UnaryOp::GeluTanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return gelu_tanh(v); });
+    case UnaryOp::Silu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v * sigmoid(v); });
+    case UnaryOp::Softplus:
+      return unary_loop<T, T>(x, out, [a, b] __device__(T v) { return v * a > b ? v : log1p(exp(v * a)) / a; });
+    case UnaryOp::LeakyRelu: return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : v * a; });
+    case UnaryOp::Elu: return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : a * expm1(v); });
+    case UnaryOp::Floor: return unary_loop<T, T>(x, out, [] __device__(T v) { return floor(v); });
+    case UnaryOp::Ceil: return unary_loop<T, T>(x, out, [] __device__(T v) { return ceil(v); });
+    case UnaryOp::Round: return unary_loop<T, T>(x, out, [] __device__(T v) { return rint(v); });
+    case UnaryOp::Trunc: return unary_loop<T, T>(x, out, [] __device__(T v) { return trunc(v); });
+    case UnaryOp::Clamp:
+      return unary_loop<T, T>(x, out, [a, b] __device__(T v) {
+        T r = v;
+        if (a == a && r < a) r = a;
+        if (b == b && r > b) r = b;
+        return r;
+      });
+    case UnaryOp::Erf: return unary_loop<T, T>(x, out, [] __device__(T v) { return erf(v); });
+    case UnaryOp::Not: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
+    case UnaryOp::IsNan: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v != v; });
+    case UnaryOp::IsInf: return unary_loop<T, bool>(x, out, [] __device__(T v) { return isinf(v); });
+    case UnaryOp::IsFinite: return unary_loop<T, bool>(x, out, [] __device__(T v) { return isfinite(v); });
+  }
+}
+
+template <typename T>
+void int_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
+  switch (op) {
+    case UnaryOp::Neg: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(-v); });
+    case UnaryOp::Abs: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v < 0 ? -v : v); });
+    case UnaryOp::Sign: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Square: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v * v); });
+    case UnaryOp::Relu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : T(0); });
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc: return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
+    case UnaryOp::Clamp: {
+      const bool has_lo = p0 == p0, has_hi = p1 == p1;
+      const T lo = has_lo ? static_cast<T>(p0) : T(0), hi = has_hi ? static_cast<T>(p1) : T(0);
+      return unary_loop<T, T>(x, out, [=] __device__(T v) {
+        T r = v;
+        if (has_lo && r < lo) r = lo;
+        if (has_hi && r > hi) r = hi;
+        return r;
+      });
+    }
+    case UnaryOp::Not: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
+    case UnaryOp::IsNan:
+    case UnaryOp::IsInf: return unary_loop<T, bool>(x, out, [] __device__(T) { return false; });
+    case UnaryOp::IsFinite: return unary_loop<T, bool>(x, out, [] __device__(T) { return true; });
+    default:
+      throw DtypeError(std::string("unary kernel: op not defined for dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+template <typename S, typename D>
+void convert_loop(const Tensor& src, Tensor& dst) {
+  const auto g = make_geometry<2>(dst.shape(), {&dst.strides(), &src.strides()});
+  D* o = static_cast<D*>(dst.raw_data());
+  const S* in = static_cast<const S*>(src.raw_data());
+  launch_geometry<2>(g, [=] __device__(const int64_t(&off)[2]) { o[off[0]] = convert<D>(in[off[1]]); });
+}
+
+// Philox4x32-10, the same function as Generator::philox on the host.
+__device__ inline uint4 philox(uint64_t seed, uint64_t counter) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(kM0) * c0;
+    const uint64_t p1 = static_cast<uint64_t>(kM1) * c2;
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<uint32_t>(p1);
+    c3 = static_cast<uint32_t>(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+__device__ inline uint32_t lane(const uint4& b, int i) {
+  return i == 0 ? b.x : i == 1 ? b.y : i == 2 ? b.z : b.w;
+}
+
+}  // namespace
+
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  switch (a.dtype()) {
+    case Dtype::Bool: return arith<bool>(op, a, b, out);
+    case Dtype::UInt8: return arith<uint8_t>(op, a, b, out);
+    case Dtype::Int32: return arith<int32_t>(op, a, b, out);
+    case Dtype::Int64: return arith<int64_t>(op, a, b, out);
+    case Dtype::Float32: return arith<float>(op, a, b, out);
+    case Dtype::Float64: return arith<double>(op, a, b, out);
+    default: throw DtypeError(std::string("binary kernel: unsupported dtype ") + dtype_name(a.dtype()));
+  }
+}
+
+void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
+  switch (x.dtype()) {
+    case Dtype::Float32: return float_unary<float>(op, x, out, p0, p1);
+    case Dtype::Float64: return float_unary<double>(op, x, out, p0, p1);
+    case Dtype::Int64: return int_unary<int64_t>(op, x, out, p0, p1);
+    case Dtype::Int32: return int_unary<int32_t>(op, x, out, p0, p1);
+    case Dtype::UInt8: return int_unary<uint8_t>(op, x, out, p0, p1);
+    case Dtype::Bool:
+      if (op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite) {
+        return int_unary<uint8_t>(op, x, out, p0, p1);
+      }
+      [[fallthrough]];
+    default: throw DtypeError(std::string("unary kernel: unsupported dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+// Same-device conversion copy.
+void copy_on_device(const Tensor& src, Tensor& dst) {
+  if (src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous() && src.shape() == dst.shape()) {
+    ST_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.numel() * src.itemsize(),
+                                  cudaMemcpyDeviceToDevice, stream()));
+    return;
+  }
+  STK_DISPATCH_ALL(src.dtype(), [&] {
+    using S = scalar_t;
+    STK_DISPATCH_ALL(dst.dtype(), [&] { convert_loop<S, scalar_t>(src, dst); });
+  });
+}
+
+void fill(Tensor& dst, Scalar value) {
+  STK_DISPATCH_ALL(dst.dtype(), [&] {
+    using T = scalar_t;
+    const double dv = value.is_float() ? value.to_double() : static_cast<double>(value.to_int());
+    T v;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      v = value.is_float() ? static_cast<T>(dv) : static_cast<T>(value.to_int());
+    } else {
+      v = convert<T>(dv);
+    }
+    const auto g = make_geometry<1>(dst.shape(), {&dst.strides()});
+    T* o = static_cast<T*>(dst.raw_data());
+    launch_geometry<1>(g, [=] __device__(const int64_t(&off)[1]) { o[off[0]] = v; });
+  });
+}
+
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
+  STK_DISPATCH_ALL(out.dtype(), [&] {
+    using T = scalar_t;
+    const auto g = make_geometry<4>(out.shape(), {&out.strides(), &cond.strides(), &a.strides(), &b.strides()});
+    T* o = static_cast<T*>(out.raw_data());
+    const bool* c = static_cast<const bool*>(cond.raw_data());
+    const T* x = static_cast<const T*>(a.raw_data());
+    const T* y = static_cast<const T*>(b.raw_data());
+    launch_geometry<4>(g, [=] __device__(const int64_t(&off)[4]) { o[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]]; });
+  });
+}
+
+void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) {
+  const int64_t n = out.numel();
+  auto run_double = [&] {
+    using T = double;
+    
+    T* o = static_cast<T*>(out.raw_data());
+    for_n(n, [=] __device__(int64_t i) {
+      if (!normal) {
+        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
+        double u;
+        if constexpr (std::is_same_v<T, float>) {
+          u = (lane(block, i % 4) >> 8) * (1.0 / 16777216.0);
+        } else {
+          u = ((static_cast<uint64_t>(lane(block, i % 4)) << 21) ^ lane(block, (i + 1) % 4)) *
+              (1.0 / 9007199254740992.0);
+          u = u - floor(u);
+        }
+        T v = static_cast<T>(p0 + (p1 - p0) * u);
+        if (v >= static_cast<T>(p1) && p1 > p0) v = nextafter(static_cast<T>(p1), static_cast<T>(p0));
+        o[i] = v;
+      } else {
+        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 2));
+        const double u1 = ((block.x >> 8) + 1.0) * (1.0 / 16777217.0);
+        const double u2 = (block.y >> 8) * (1.0 / 16777216.0);
+        const double radius = sqrt(-2.0 * log(u1));
+        const double angle = 2.0 * 3.14159265358979323846 * u2;
+        const double z = (i % 2 == 0) ? radius * cos(angle) : radius * sin(angle);
+        o[i] = static_cast<T>(p0 + p1 * z);
+      }
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    T* o = static_cast<T*>(out.raw_data());
+    for_n(n, [=] __device__(int64_t i) {
+      if (!normal) {
+        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
+        double u;
+        if constexpr (std::is_same_v<T, float>) {
+          u = (lane(block, i % 4) >> 8) * (1.0 / 16777216.0);
+        } else {
+          u = ((static_cast<uint64_t>(lane(block, i % 4)) << 21) ^ lane(block, (i + 1) % 4)) *
+              (1.0 / 9007199254740992.0);
+          u = u - floor(u);
+        }
+        T v = static_cast<T>(p0 + (p1 - p0) * u);
+        if (v >= static_cast<T>(p1) && p1 > p0) v = nextafter(static_cast<T>(p1), static_cast<T>(p0));
+        o[i] = v;
+      } else {
+        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 2));
+        const double u1 = ((block.x >> 8) + 1.0) * (1.0 / 16777217.0);
+        const double u2 = (block.y >> 8) * (1.0 / 16777216.0);
+        const double radius = sqrt(-2.0 * log(u1));
+        const double angle = 2.0 * 3.14159265358979323846 * u2;
+        const double z = (i % 2 == 0) ? radius * cos(angle) : radius * sin(angle);
+        o[i] = static_cast<T>(p0 + p1 * z);
+      }
+    });
+  };
+  
+  if (out.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) {
+  const int64_t n = out.numel();
+  const float keep_below = static_cast<float>(keep);
+  auto run_double = [&] {
+    using T = double;
+    
+    T* o = static_cast<T*>(out.raw_data());
+    const T s = static_cast<T>(scale);
+    for_n(n, [=] __device__(int64_t i) {
+      const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
+      const float u = (lane(block, i % 4) >> 8) * (1.0f / 16777216.0f);
+      o[i] = u < keep_below ? s : T(0);
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    T* o = static_cast<T*>(out.raw_data());
+    const T s = static_cast<T>(scale);
+    for_n(n, [=] __device__(int64_t i) {
+      const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
+      const float u = (lane(block, i % 4) >> 8) * (1.0f / 16777216.0f);
+      o[i] = u < keep_below ? s : T(0);
+    });
+  };
+  
+  if (out.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
+                 const backend::Backend::AdamArgs& a) {
+  const int64_t n = param.numel();
+  auto run_double = [&] {
+    using T = double;
+    
+    T* p = static_cast<T*>(param.raw_data());
+    const T* g = static_cast<const T*>(grad.raw_data());
+    T* mp = static_cast<T*>(m.raw_data());
+    T* vp = static_cast<T*>(v.raw_data());
+    T* vm = a.amsgrad ? static_cast<T*>(vmax.raw_data()) : nullptr;
+    const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
+    const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
+    const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
+    const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0;
+    for_n(n, [=] __device__(int64_t i) {
+      T gi = maximize ? -g[i] : g[i];
+      T pi = p[i];
+      if (decoupled) {
+        pi = pi * decay;
+      } else if (has_wd) {
+        gi = gi + wd * pi;
+      }
+      const T mi = mp[i] + w1 * (gi - mp[i]);
+      const T vi = vp[i] * b2 + w2 * gi * gi;
+      mp[i] = mi;
+      vp[i] = vi;
+      T denom;
+      if (vm) {
+        const T mx = vm[i] > vi ? vm[i] : vi;
+        vm[i] = mx;
+        denom = sqrt(mx) / bcs + eps;
+      } else {
+        denom = sqrt(vi) / bcs + eps;
+      }
+      p[i] = pi + neg_step * (mi / denom);
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    T* p = static_cast<T*>(param.raw_data());
+    const T* g = static_cast<const T*>(grad.raw_data());
+    T* mp = static_cast<T*>(m.raw_data());
+    T* vp = static_cast<T*>(v.raw_data());
+    T* vm = a.amsgrad ? static_cast<T*>(vmax.raw_data()) : nullptr;
+    const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
+    const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
+    const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
+    const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0;
+    for_n(n, [=] __device__(int64_t i) {
+      T gi = maximize ? -g[i] : g[i];
+      T pi = p[i];
+      if (decoupled) {
+        pi = pi * decay;
+      } else if (has_wd) {
+        gi = gi + wd * pi;
+      }
+      const T mi = mp[i] + w1 * (gi - mp[i]);
+      const T vi = vp[i] * b2 + w2 * gi * gi;
+      mp[i] = mi;
+      vp[i] = vi;
+      T denom;
+      if (vm) {
+        const T mx = vm[i] > vi ? vm[i] : vi;
+        vm[i] = mx;
+        denom = sqrt(mx) / bcs + eps;
+      } else {
+        denom = sqrt(vi) / bcs + eps;
+      }
+      p[i] = pi + neg_step * (mi / denom);
+    });
+  };
+  
+  if (param.dtype() == Dtype::Float64) run_double();
+  else if (param.dtype() == Dtype::Float32) run_float();
+  else throw DtypeError(std::string("adam: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+}
+
+void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::Backend::SgdArgs& a) {
+  const int64_t n = param.numel();
+  auto run_double = [&] {
+    using T = double;
+    
+    T* p = static_cast<T*>(param.raw_data());
+    const T* g = static_cast<const T*>(grad.raw_data());
+    T* b = buf.defined() ? static_cast<T*>(buf.raw_data()) : nullptr;
+    const T lr = static_cast<T>(a.lr), mom = static_cast<T>(a.momentum), damp = static_cast<T>(1.0 - a.dampening),
+            wd = static_cast<T>(a.weight_decay);
+    const bool maximize = a.maximize, nesterov = a.nesterov, first = a.first_step, has_wd = a.weight_decay != 0.0;
+    for_n(n, [=] __device__(int64_t i) {
+      T d = maximize ? -g[i] : g[i];
+      if (has_wd) d = d + wd * p[i];
+      if (b) {
+        const T bi = first ? d : b[i] * mom + damp * d;
+        b[i] = bi;
+        d = nesterov ? d + mom * bi : bi;
+      }
+      p[i] = p[i] + (-lr) * d;
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    T* p = static_cast<T*>(param.raw_data());
+    const T* g = static_cast<const T*>(grad.raw_data());
+    T* b = buf.defined() ? static_cast<T*>(buf.raw_data()) : nullptr;
+    const T lr = static_cast<T>(a.lr), mom = static_cast<T>(a.momentum), damp = static_cast<T>(1.0 - a.dampening),
+            wd = static_cast<T>(a.weight_decay);
+    const bool maximize = a.maximize, nesterov = a.nesterov, first = a.first_step, has_wd = a.weight_decay != 0.0;
+    for_n(n, [=] __device__(int64_t i) {
+      T d = maximize ? -g[i] : g[i];
+      if (has_wd) d = d + wd * p[i];
+      if (b) {
+        const T bi = first ? d : b[i] * mom + damp * d;
+        b[i] = bi;
+        d = nesterov ? d + mom * bi : bi;
+      }
+      p[i] = p[i] + (-lr) * d;
+    });
+  };
+  
+  if (param.dtype() == Dtype::Float64) run_double();
+  else if (param.dtype() == Dtype::Float32) run_float();
+  else throw DtypeError(std::string("sgd: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+}
+
+}  // namespace st::cudak

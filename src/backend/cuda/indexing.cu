@@ -1,0 +1,379 @@
+// Indexing and convolution-support kernels.
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace st::cudak {
+
+using backend::Conv2dGeom;
+using backend::Pool2dGeom;
+
+void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) {
+  const size_t es = out.itemsize();
+  const int64_t row = outer > 0 ? out.numel() / outer : 0;
+  int64_t col = 0;
+  for (const Tensor& x : xs) {
+    const int64_t w = outer > 0 ? x.numel() / outer : 0;
+    if (w > 0) {
+      ST_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char*>(out.raw_data()) + col * es, row * es, x.raw_data(), w * es,
+                                      w * es, outer, cudaMemcpyDeviceToDevice, stream()));
+    }
+    col += w;
+  }
+}
+
+void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out) {
+  STK_DISPATCH_ALL(x.dtype(), [&] {
+    using T = scalar_t;
+    const T* xp = static_cast<const T*>(x.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      op[t] = xp[(o * n + ip[t]) * inner + i];
+    });
+  });
+}
+
+void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+                  Tensor& out) {
+  STK_DISPATCH_ALL(x.dtype(), [&] {
+    using T = scalar_t;
+    const T* xp = static_cast<const T*>(x.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, j = (t / inner) % k, o = t / (k * inner);
+      op[t] = xp[(o * n + ip[j]) * inner + i];
+    });
+  });
+}
+
+namespace {
+template <typename T>
+__device__ inline void atomic_add(T* p, T v) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  } else {
+    atomicAdd(p, v);
+  }
+}
+}  // namespace
+
+void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                 int64_t inner) {
+  auto run_float = [&] {
+    using T = float;
+    
+    T* op = static_cast<T*>(out.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    const T* sp = static_cast<const T*>(src.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+    });
+  };
+  auto run_double = [&] {
+    using T = double;
+    
+    T* op = static_cast<T*>(out.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    const T* sp = static_cast<const T*>(src.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+    });
+  };
+  auto run_int32_t = [&] {
+    using T = int32_t;
+    
+    T* op = static_cast<T*>(out.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    const T* sp = static_cast<const T*>(src.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+    });
+  };
+  auto run_int64_t = [&] {
+    using T = int64_t;
+    
+    T* op = static_cast<T*>(out.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    const T* sp = static_cast<const T*>(src.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+    });
+  };
+  
+  switch (out.dtype()) {
+    case Dtype::Float32: return run_float();
+    case Dtype::Float64: return run_double();
+    case Dtype::Int32: return run_int32_t();
+    case Dtype::Int64: return run_int64_t();
+    default: {
+      // No atomics for the remaining dtypes: compute on the host.
+      Tensor ho = to_host(out), hi = to_host(index), hs = to_host(src);
+      backend::cpu_backend().scatter_add(ho, hi, hs, outer, n, k, inner);
+      from_host(ho, out);
+    }
+  }
+}
+
+void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) {
+  auto run_float = [&] {
+    using T = float;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(outer * inner, [=] __device__(int64_t t) {
+      const int64_t o = t / inner, i = t % inner;
+      T acc = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t at = (o * n + j) * inner + i;
+        acc += xp[at];
+        op[at] = acc;
+      }
+    });
+  };
+  auto run_double = [&] {
+    using T = double;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(outer * inner, [=] __device__(int64_t t) {
+      const int64_t o = t / inner, i = t % inner;
+      T acc = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t at = (o * n + j) * inner + i;
+        acc += xp[at];
+        op[at] = acc;
+      }
+    });
+  };
+  auto run_int64_t = [&] {
+    using T = int64_t;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(outer * inner, [=] __device__(int64_t t) {
+      const int64_t o = t / inner, i = t % inner;
+      T acc = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t at = (o * n + j) * inner + i;
+        acc += xp[at];
+        op[at] = acc;
+      }
+    });
+  };
+  
+  switch (x.dtype()) {
+    case Dtype::Float32: return run_float();
+    case Dtype::Float64: return run_double();
+    case Dtype::Int64: return run_int64_t();
+    default: throw DtypeError(std::string("cumsum kernel: unsupported dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out) {
+  STK_DISPATCH_ALL(x.dtype(), [&] {
+    using T = scalar_t;
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    for_n(batch * rows * cols, [=] __device__(int64_t t) {
+      const int64_t c = t % cols, r = (t / cols) % rows;
+      const bool keep = upper ? (c - r >= diagonal) : (c - r <= diagonal);
+      op[t] = keep ? xp[t] : convert<T>(0.0);
+    });
+  });
+}
+
+void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) {
+  auto run_double = [&] {
+    using T = double;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* cp = static_cast<T*>(cols.raw_data());
+    const Conv2dGeom G = g;
+    const int64_t L = G.OH * G.OW, R = G.C * G.kh * G.kw;
+    for_n(R * batch * L, [=] __device__(int64_t t) {
+      const int64_t l = t % L, nb = (t / L) % batch, r = t / (L * batch);
+      const int64_t j = r % G.kw, i = (r / G.kw) % G.kh, c = r / (G.kw * G.kh);
+      const int64_t oh = l / G.OW, ow = l % G.OW;
+      const int64_t h = oh * G.sh - G.ph + i * G.dh, w = ow * G.sw - G.pw + j * G.dw;
+      const T v = (h >= 0 && h < G.H && w >= 0 && w < G.W) ? xp[((nb * G.C + c) * G.H + h) * G.W + w] : T(0);
+      cp[r * G.col_ld + nb * G.col_batch_stride + l] = v;
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* cp = static_cast<T*>(cols.raw_data());
+    const Conv2dGeom G = g;
+    const int64_t L = G.OH * G.OW, R = G.C * G.kh * G.kw;
+    for_n(R * batch * L, [=] __device__(int64_t t) {
+      const int64_t l = t % L, nb = (t / L) % batch, r = t / (L * batch);
+      const int64_t j = r % G.kw, i = (r / G.kw) % G.kh, c = r / (G.kw * G.kh);
+      const int64_t oh = l / G.OW, ow = l % G.OW;
+      const int64_t h = oh * G.sh - G.ph + i * G.dh, w = ow * G.sw - G.pw + j * G.dw;
+      const T v = (h >= 0 && h < G.H && w >= 0 && w < G.W) ? xp[((nb * G.C + c) * G.H + h) * G.W + w] : T(0);
+      cp[r * G.col_ld + nb * G.col_batch_stride + l] = v;
+    });
+  };
+  
+  if (x.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) {
+  auto run_double = [&] {
+    using T = double;
+    
+    const T* cp = static_cast<const T*>(cols.raw_data());
+    T* xp = static_cast<T*>(x.raw_data());
+    const Conv2dGeom G = g;
+    for_n(batch * G.C * G.H * G.W, [=] __device__(int64_t t) {
+      const int64_t w = t % G.W, h = (t / G.W) % G.H, c = (t / (G.W * G.H)) % G.C, nb = t / (G.W * G.H * G.C);
+      T acc = 0;
+      for (int64_t i = 0; i < G.kh; ++i) {
+        const int64_t hh = h + G.ph - i * G.dh;
+        if (hh < 0 || hh % G.sh != 0) continue;
+        const int64_t oh = hh / G.sh;
+        if (oh >= G.OH) continue;
+        for (int64_t j = 0; j < G.kw; ++j) {
+          const int64_t ww = w + G.pw - j * G.dw;
+          if (ww < 0 || ww % G.sw != 0) continue;
+          const int64_t ow = ww / G.sw;
+          if (ow >= G.OW) continue;
+          const int64_t r = (c * G.kh + i) * G.kw + j;
+          acc += cp[r * G.col_ld + nb * G.col_batch_stride + oh * G.OW + ow];
+        }
+      }
+      xp[t] = acc;
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    const T* cp = static_cast<const T*>(cols.raw_data());
+    T* xp = static_cast<T*>(x.raw_data());
+    const Conv2dGeom G = g;
+    for_n(batch * G.C * G.H * G.W, [=] __device__(int64_t t) {
+      const int64_t w = t % G.W, h = (t / G.W) % G.H, c = (t / (G.W * G.H)) % G.C, nb = t / (G.W * G.H * G.C);
+      T acc = 0;
+      for (int64_t i = 0; i < G.kh; ++i) {
+        const int64_t hh = h + G.ph - i * G.dh;
+        if (hh < 0 || hh % G.sh != 0) continue;
+        const int64_t oh = hh / G.sh;
+        if (oh >= G.OH) continue;
+        for (int64_t j = 0; j < G.kw; ++j) {
+          const int64_t ww = w + G.pw - j * G.dw;
+          if (ww < 0 || ww % G.sw != 0) continue;
+          const int64_t ow = ww / G.sw;
+          if (ow >= G.OW) continue;
+          const int64_t r = (c * G.kh + i) * G.kw + j;
+          acc += cp[r * G.col_ld + nb * G.col_batch_stride + oh * G.OW + ow];
+        }
+      }
+      xp[t] = acc;
+    });
+  };
+  
+  if (x.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) {
+  auto run_double = [&] {
+    using T = double;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    int64_t* ip = indices.data<int64_t>();
+    const Pool2dGeom G = g;
+    for_n(planes * G.OH * G.OW, [=] __device__(int64_t t) {
+      const int64_t ow = t % G.OW, oh = (t / G.OW) % G.OH, p = t / (G.OW * G.OH);
+      const T* plane = xp + p * G.H * G.W;
+      T best = T(-INFINITY);
+      int64_t bi = -1;
+      for (int64_t i = 0; i < G.kh; ++i) {
+        const int64_t h = oh * G.sh - G.ph + i * G.dh;
+        if (h < 0 || h >= G.H) continue;
+        for (int64_t j = 0; j < G.kw; ++j) {
+          const int64_t w = ow * G.sw - G.pw + j * G.dw;
+          if (w < 0 || w >= G.W) continue;
+          const T v = plane[h * G.W + w];
+          if (bi < 0) bi = h * G.W + w;
+          if (v > best || v != v) {
+            best = v;
+            bi = h * G.W + w;
+          }
+        }
+      }
+      op[t] = best;
+      ip[t] = bi < 0 ? 0 : bi;
+    });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    const T* xp = static_cast<const T*>(x.raw_data());
+    T* op = static_cast<T*>(out.raw_data());
+    int64_t* ip = indices.data<int64_t>();
+    const Pool2dGeom G = g;
+    for_n(planes * G.OH * G.OW, [=] __device__(int64_t t) {
+      const int64_t ow = t % G.OW, oh = (t / G.OW) % G.OH, p = t / (G.OW * G.OH);
+      const T* plane = xp + p * G.H * G.W;
+      T best = T(-INFINITY);
+      int64_t bi = -1;
+      for (int64_t i = 0; i < G.kh; ++i) {
+        const int64_t h = oh * G.sh - G.ph + i * G.dh;
+        if (h < 0 || h >= G.H) continue;
+        for (int64_t j = 0; j < G.kw; ++j) {
+          const int64_t w = ow * G.sw - G.pw + j * G.dw;
+          if (w < 0 || w >= G.W) continue;
+          const T v = plane[h * G.W + w];
+          if (bi < 0) bi = h * G.W + w;
+          if (v > best || v != v) {
+            best = v;
+            bi = h * G.W + w;
+          }
+        }
+      }
+      op[t] = best;
+      ip[t] = bi < 0 ? 0 : bi;
+    });
+  };
+  
+  if (x.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGeom& g, int64_t planes, Tensor& gx) {
+  auto run_double = [&] {
+    using T = double;
+    
+    const T* gp = static_cast<const T*>(gy.raw_data());
+    const int64_t* ip = indices.data<int64_t>();
+    T* xp = static_cast<T*>(gx.raw_data());
+    const int64_t HW = g.H * g.W, L = g.OH * g.OW;
+    ST_CUDA_CHECK(cudaMemsetAsync(xp, 0, planes * HW * sizeof(T), stream()));
+    for_n(planes * L, [=] __device__(int64_t t) { atomicAdd(&xp[(t / L) * HW + ip[t]], gp[t]); });
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    const T* gp = static_cast<const T*>(gy.raw_data());
+    const int64_t* ip = indices.data<int64_t>();
+    T* xp = static_cast<T*>(gx.raw_data());
+    const int64_t HW = g.H * g.W, L = g.OH * g.OW;
+    ST_CUDA_CHECK(cudaMemsetAsync(xp, 0, planes * HW * sizeof(T), stream()));
+    for_n(planes * L, [=] __device__(int64_t t) { atomicAdd(&xp[(t / L) * HW + ip[t]], gp[t]); });
+  };
+  
+  if (gx.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+}  // namespace st::cudak

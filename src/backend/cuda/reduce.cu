@@ -1,0 +1,510 @@
+// Reductions, arg-reductions, softmax and layer norm.
+#include <cmath>
+#include <limits>
+
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace st::cudak {
+
+using backend::ReduceOp;
+
+namespace {
+
+template <typename T>
+using acc_t = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <typename A>
+struct Red {
+  ReduceOp op;
+  __host__ __device__ A init() const {
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Any: return A(0);
+      case ReduceOp::Prod:
+      case ReduceOp::All: return A(1);
+      case ReduceOp::Max:
+        if constexpr (std::is_floating_point_v<A>) return -INFINITY;
+        else return std::numeric_limits<A>::lowest();
+      case ReduceOp::Min:
+        if constexpr (std::is_floating_point_v<A>) return INFINITY;
+        else return std::numeric_limits<A>::max();
+    }
+    return A(0);
+  }
+  __device__ A operator()(A a, A b) const {
+    switch (op) {
+      case ReduceOp::Sum: return a + b;
+      case ReduceOp::Prod: return a * b;
+      case ReduceOp::Max:
+        if constexpr (std::is_floating_point_v<A>) {
+          if (a != a || b != b) return NAN;
+        }
+        return a > b ? a : b;
+      case ReduceOp::Min:
+        if constexpr (std::is_floating_point_v<A>) {
+          if (a != a || b != b) return NAN;
+        }
+        return a < b ? a : b;
+      case ReduceOp::Any: return (a != 0) || (b != 0);
+      case ReduceOp::All: return (a != 0) && (b != 0);
+    }
+    return a;
+  }
+};
+
+// Integer extrema start from the input type's range, not the accumulator's.
+template <typename T, typename A>
+A init_for(const Red<A>& r) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    if (r.op == ReduceOp::Max) return static_cast<A>(std::numeric_limits<T>::lowest());
+    if (r.op == ReduceOp::Min) return static_cast<A>(std::numeric_limits<T>::max());
+  }
+  return r.init();
+}
+
+// inner == 1: block (split, o) reduces x[o*r + chunk] into out[o*nsplit + split].
+template <typename In, typename A, typename Out>
+__global__ void row_reduce_kernel(const In* x, Out* out, int64_t outer, int64_t r, int64_t chunk, Red<A> red, A init) {
+  const int64_t nsplit = gridDim.x;
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    const int64_t b = blockIdx.x * chunk, e = min(r, b + chunk);
+    const In* row = x + o * r;
+    A acc = init;
+    for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) acc = red(acc, static_cast<A>(row[i]));
+    acc = block_reduce(acc, red, init);
+    if (threadIdx.x == 0) out[o * nsplit + blockIdx.x] = static_cast<Out>(acc);
+  }
+}
+
+// inner > 1: thread (j) of block (jx, o, split) reduces x[o, chunk, j] into out[(o*nsplit + split)*inner + j].
+template <typename In, typename A, typename Out>
+__global__ void col_reduce_kernel(const In* x, Out* out, int64_t outer, int64_t r, int64_t inner, int64_t chunk,
+                                  Red<A> red, A init) {
+  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= inner) return;
+  const int64_t nsplit = gridDim.z;
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    const int64_t b = blockIdx.z * chunk, e = min(r, b + chunk);
+    A acc = init;
+    const In* base = x + o * r * inner + j;
+    for (int64_t k = b; k < e; ++k) acc = red(acc, static_cast<A>(base[k * inner]));
+    out[(o * nsplit + blockIdx.z) * inner + j] = static_cast<Out>(acc);
+  }
+}
+
+int sm_count() {
+  static int n = [] {
+    int d = 0, c = 0;
+    cudaGetDevice(&d);
+    cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, d);
+    return c > 0 ? c : 100;
+  }();
+  return n;
+}
+
+template <typename In, typename A, typename Out>
+void reduce_pass(const In* x, Out* out, int64_t outer, int64_t r, int64_t inner, int64_t nsplit, Red<A> red, A init) {
+  const int64_t chunk = (r + nsplit - 1) / nsplit;
+  const unsigned gy = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
+  if (inner == 1) {
+    const int threads = r / nsplit >= 1024 ? 512 : (r / nsplit >= 256 ? 256 : 128);
+    row_reduce_kernel<In, A, Out><<<dim3(static_cast<unsigned>(nsplit), gy), threads, 0, stream()>>>(x, out, outer, r,
+                                                                                                     chunk, red, init);
+  } else {
+    const int threads = inner >= 256 ? 256 : (inner >= 64 ? 64 : 32);
+    const unsigned gx = static_cast<unsigned>((inner + threads - 1) / threads);
+    col_reduce_kernel<In, A, Out><<<dim3(gx, gy, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
+        x, out, outer, r, inner, chunk, red, init);
+  }
+  ST_CUDA_LAUNCH_CHECK();
+}
+
+template <typename T>
+void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64_t inner, Tensor& outt) {
+  using A = acc_t<T>;
+  const Red<A> red{op};
+  const A init = init_for<T, A>(red);
+  const T* x = static_cast<const T*>(xt.raw_data());
+  T* out = static_cast<T*>(outt.raw_data());
+  if (outer * inner == 0) return;
+  if (r == 0) {
+    for_n(outer * inner, [=] __device__(int64_t i) { out[i] = static_cast<T>(init); });
+    return;
+  }
+  // Split long reductions over more blocks when there are too few outputs to fill the chip.
+  const int64_t target = int64_t{4} * sm_count() * (inner == 1 ? 1 : 256);
+  const int64_t have = inner == 1 ? outer : outer * inner;
+  int64_t nsplit = 1;
+  if (have < target) {
+    nsplit = std::min<int64_t>((target + have - 1) / have, std::max<int64_t>(1, r / (inner == 1 ? 2048 : 16)));
+    nsplit = std::max<int64_t>(1, std::min<int64_t>(nsplit, 65535));
+  }
+  if (nsplit == 1) {
+    reduce_pass<T, A, T>(x, out, outer, r, inner, 1, red, init);
+    return;
+  }
+  Tensor partial = Tensor::empty({outer * nsplit * inner}, std::is_floating_point_v<T> ? Dtype::Float64 : Dtype::Int64,
+                                 xt.device());
+  A* p = static_cast<A*>(partial.raw_data());
+  reduce_pass<T, A, A>(x, p, outer, r, inner, nsplit, red, init);
+  reduce_pass<A, A, T>(p, out, outer, nsplit, inner, 1, red, init);
+}
+
+template <typename T>
+struct ArgBest {
+  T v;
+  int64_t i;
+};
+template <typename T>
+__device__ inline ArgBest<T> arg_pick(ArgBest<T> a, ArgBest<T> b, bool is_max) {
+  if (a.i < 0) return b;
+  if (b.i < 0) return a;
+  if constexpr (std::is_floating_point_v<T>) {
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an || bn) {
+      if (an && bn) return a.i < b.i ? a : b;
+      return an ? a : b;
+    }
+  }
+  if (a.v == b.v) return a.i < b.i ? a : b;
+  return (is_max ? a.v > b.v : a.v < b.v) ? a : b;
+}
+
+template <typename T>
+__global__ void arg_row_kernel(const T* x, T* values, int64_t* indices, int64_t outer, int64_t r, bool is_max) {
+  __shared__ T sv[32];
+  __shared__ int64_t si[32];
+  for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
+    const T* row = x + o * r;
+    ArgBest<T> best{T(0), -1};
+    for (int64_t k = threadIdx.x; k < r; k += blockDim.x) best = arg_pick(best, ArgBest<T>{row[k], k}, is_max);
+    for (int off = 16; off > 0; off >>= 1) {
+      ArgBest<T> other{__shfl_xor_sync(0xffffffffu, best.v, off), __shfl_xor_sync(0xffffffffu, best.i, off)};
+      best = arg_pick(best, other, is_max);
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) {
+      sv[warp] = best.v;
+      si[warp] = best.i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      ArgBest<T> b{sv[0], si[0]};
+      for (int w = 1; w < static_cast<int>(blockDim.x >> 5); ++w) b = arg_pick(b, ArgBest<T>{sv[w], si[w]}, is_max);
+      values[o] = b.v;
+      indices[o] = b.i;
+    }
+  }
+}
+
+template <typename T>
+void arg_typed(bool is_max, const Tensor& xt, int64_t outer, int64_t r, int64_t inner, Tensor& vt, Tensor& it) {
+  const T* x = static_cast<const T*>(xt.raw_data());
+  T* values = static_cast<T*>(vt.raw_data());
+  int64_t* indices = static_cast<int64_t*>(it.raw_data());
+  if (outer * inner == 0 || r == 0) return;
+  if (inner == 1 && r >= 64) {
+    arg_row_kernel<T><<<static_cast<unsigned>(std::min<int64_t>(outer, 65535)), 256, 0, stream()>>>(x, values, indices,
+                                                                                                    outer, r, is_max);
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  for_n(outer * inner, [=] __device__(int64_t oi) {
+    const int64_t o = oi / inner, j = oi % inner;
+    const T* base = x + o * r * inner + j;
+    ArgBest<T> best{base[0], 0};
+    for (int64_t k = 1; k < r; ++k) best = arg_pick(best, ArgBest<T>{base[k * inner], k}, is_max);
+    values[oi] = best.v;
+    indices[oi] = best.i;
+  });
+}
+
+// ---- softmax: one block per row, online max/sum then one write pass ----
+struct MaxSum {
+  float m, s;
+};
+template <typename T>
+__device__ inline void ms_combine(T& m, T& s, T m2, T s2) {
+  const T mm = m > m2 ? m : m2;
+  if (mm == -INFINITY) {
+    s = s + s2;
+    m = mm;
+    return;
+  }
+  s = s * exp(m - mm) + s2 * exp(m2 - mm);
+  m = mm;
+}
+
+template <typename T>
+__global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool log) {
+  __shared__ T sm[32], ss[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    T m = -INFINITY, s = 0;
+    bool nan = false;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const T v = xr[j];
+      if (v != v) nan = true;
+      else if (v > m) {
+        s = (m == -INFINITY ? T(0) : s * exp(m - v)) + T(1);
+        m = v;
+      } else {
+        s += exp(v - m);
+      }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+      const T m2 = __shfl_xor_sync(0xffffffffu, m, off), s2 = __shfl_xor_sync(0xffffffffu, s, off);
+      ms_combine(m, s, m2, s2);
+    }
+    nan = __syncthreads_or(nan);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+      sm[warp] = m;
+      ss[warp] = s;
+    }
+    __syncthreads();
+    if (warp == 0) {
+      const int nw = blockDim.x >> 5;
+      T m1 = lane < nw ? sm[lane] : T(-INFINITY), s1 = lane < nw ? ss[lane] : T(0);
+      for (int off = 16; off > 0; off >>= 1) {
+        const T m2 = __shfl_xor_sync(0xffffffffu, m1, off), s2 = __shfl_xor_sync(0xffffffffu, s1, off);
+        ms_combine(m1, s1, m2, s2);
+      }
+      if (lane == 0) {
+        sm[0] = m1;
+        ss[0] = s1;
+      }
+    }
+    __syncthreads();
+    T mx = sm[0], sum = ss[0];
+    __syncthreads();
+    if (nan) {
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = NAN;
+      continue;
+    }
+    if (!isfinite(mx)) {
+      // Rows of -inf (or with +inf): same rule as the CPU: shift by 0 (or the +inf max).
+      const T shift = mx == -INFINITY ? T(0) : mx;
+      sum = 0;
+      // recompute the sum with the shift (rare path)
+      T part = 0;
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) part += exp(xr[j] - shift);
+      part = block_reduce(part, [] __device__(T a, T b) { return a + b; }, T(0));
+      sum = part;
+      mx = shift;
+    }
+    if (log) {
+      const T lse = mx + ::log(sum);
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = xr[j] - lse;
+    } else {
+      const T inv = T(1) / sum;
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = exp(xr[j] - mx) * inv;
+    }
+  }
+}
+
+// ---- layer norm ----
+template <typename T>
+__global__ void ln_forward_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
+                                  int64_t cols, double eps) {
+  auto add = [] __device__(double a, double c) { return a + c; };
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    double s = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += static_cast<double>(xr[j]);
+    s = block_reduce(s, add, 0.0);
+    const double mu = s / static_cast<double>(cols);
+    double v = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const double d = static_cast<double>(xr[j]) - mu;
+      v += d * d;
+    }
+    v = block_reduce(v, add, 0.0);
+    const double rs = 1.0 / sqrt(v / static_cast<double>(cols) + eps);
+    const T m = static_cast<T>(mu), rst = static_cast<T>(rs);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      T o = (xr[j] - m) * rst;
+      if (w) o = o * w[j];
+      if (b) o = o + b[j];
+      yr[j] = o;
+    }
+    if (threadIdx.x == 0) {
+      mean_out[r] = m;
+      rstd_out[r] = rst;
+    }
+  }
+}
+
+// dx = rstd * (wg - mean(wg) - xhat * mean(wg * xhat)), wg = w * g.
+template <typename T>
+__global__ void ln_backward_dx_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx,
+                                      int64_t rows, int64_t cols) {
+  auto add = [] __device__(double a, double c) { return a + c; };
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* gr = g + r * cols;
+    const T* xr = x + r * cols;
+    const T m = mean[r], rs = rstd[r];
+    double s1 = 0, s2 = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const T wg = w ? w[j] * gr[j] : gr[j];
+      const T xh = (xr[j] - m) * rs;
+      s1 += static_cast<double>(wg);
+      s2 += static_cast<double>(wg * xh);
+    }
+    s1 = block_reduce(s1, add, 0.0);
+    s2 = block_reduce(s2, add, 0.0);
+    const T a = static_cast<T>(s1 / static_cast<double>(cols)), c = static_cast<T>(s2 / static_cast<double>(cols));
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const T wg = w ? w[j] * gr[j] : gr[j];
+      const T xh = (xr[j] - m) * rs;
+      dx[r * cols + j] = rs * (wg - a - xh * c);
+    }
+  }
+}
+
+// Partial column sums of g * xhat (dw) and g (db) over a chunk of rows.
+template <typename T>
+__global__ void ln_backward_wb_kernel(const T* g, const T* x, const T* mean, const T* rstd, double* pw, double* pb,
+                                      int64_t rows, int64_t cols, int64_t chunk) {
+  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= cols) return;
+  const int64_t b = blockIdx.y * chunk, e = min(rows, b + chunk);
+  double sw = 0, sb = 0;
+  for (int64_t r = b; r < e; ++r) {
+    const T gv = g[r * cols + j];
+    sw += static_cast<double>(gv * ((x[r * cols + j] - mean[r]) * rstd[r]));
+    sb += static_cast<double>(gv);
+  }
+  pw[blockIdx.y * cols + j] = sw;
+  pb[blockIdx.y * cols + j] = sb;
+}
+
+int row_threads(int64_t cols) { return cols >= 2048 ? 512 : (cols >= 512 ? 256 : (cols >= 128 ? 128 : 64)); }
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) {
+  switch (x.dtype()) {
+    case Dtype::Bool: return reduce_typed<bool>(op, x, outer, r, inner, out);
+    case Dtype::UInt8: return reduce_typed<uint8_t>(op, x, outer, r, inner, out);
+    case Dtype::Int32: return reduce_typed<int32_t>(op, x, outer, r, inner, out);
+    case Dtype::Int64: return reduce_typed<int64_t>(op, x, outer, r, inner, out);
+    case Dtype::Float32: return reduce_typed<float>(op, x, outer, r, inner, out);
+    case Dtype::Float64: return reduce_typed<double>(op, x, outer, r, inner, out);
+    default: throw DtypeError(std::string("reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
+                Tensor& indices) {
+  switch (x.dtype()) {
+    case Dtype::Bool: return arg_typed<bool>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::UInt8: return arg_typed<uint8_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Int32: return arg_typed<int32_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Int64: return arg_typed<int64_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Float32: return arg_typed<float>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Float64: return arg_typed<double>(is_max, x, outer, r, inner, values, indices);
+    default: throw DtypeError(std::string("arg_reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) {
+  if (rows == 0 || cols == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
+  const int threads = row_threads(cols);
+  if (x.dtype() == Dtype::Float64) {
+    softmax_kernel<double><<<blocks, threads, 0, stream()>>>(x.data<double>(), out.data<double>(), rows, cols, log);
+  } else {
+    softmax_kernel<float><<<blocks, threads, 0, stream()>>>(x.data<float>(), out.data<float>(), rows, cols, log);
+  }
+  ST_CUDA_LAUNCH_CHECK();
+}
+
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
+                Tensor& mean, Tensor& rstd) {
+  if (rows == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
+  auto run_double = [&] {
+    using T = double;
+    
+    ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
+        x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr, y.data<T>(),
+        mean.data<T>(), rstd.data<T>(), rows, cols, eps);
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
+        x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr, y.data<T>(),
+        mean.data<T>(), rstd.data<T>(), rows, cols, eps);
+  };
+  
+  if (x.dtype() == Dtype::Float64) run_double();
+  else run_float();
+  ST_CUDA_LAUNCH_CHECK();
+}
+
+void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                         int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
+  auto run_double = [&] {
+    using T = double;
+    
+    if (dx.defined() && rows > 0) {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
+      ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
+          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), w.defined() ? w.data<T>() : nullptr,
+          dx.data<T>(), rows, cols);
+      ST_CUDA_LAUNCH_CHECK();
+    }
+    if (dw.defined() || db.defined()) {
+      const int threads = 128;
+      const unsigned gx = static_cast<unsigned>((cols + threads - 1) / threads);
+      const int64_t nsplit = std::max<int64_t>(1, std::min<int64_t>(rows / 32, std::max<int64_t>(1, 1024 / gx)));
+      const int64_t chunk = rows > 0 ? (rows + nsplit - 1) / nsplit : 1;
+      Tensor pw = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
+      Tensor pb = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
+      ln_backward_wb_kernel<T><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
+          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), pw.data<double>(), pb.data<double>(), rows, cols,
+          chunk);
+      ST_CUDA_LAUNCH_CHECK();
+      const Red<double> sum{ReduceOp::Sum};
+      if (dw.defined()) reduce_pass<double, double, T>(pw.data<double>(), dw.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
+      if (db.defined()) reduce_pass<double, double, T>(pb.data<double>(), db.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
+    }
+  };
+  auto run_float = [&] {
+    using T = float;
+    
+    if (dx.defined() && rows > 0) {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
+      ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
+          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), w.defined() ? w.data<T>() : nullptr,
+          dx.data<T>(), rows, cols);
+      ST_CUDA_LAUNCH_CHECK();
+    }
+    if (dw.defined() || db.defined()) {
+      const int threads = 128;
+      const unsigned gx = static_cast<unsigned>((cols + threads - 1) / threads);
+      const int64_t nsplit = std::max<int64_t>(1, std::min<int64_t>(rows / 32, std::max<int64_t>(1, 1024 / gx)));
+      const int64_t chunk = rows > 0 ? (rows + nsplit - 1) / nsplit : 1;
+      Tensor pw = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
+      Tensor pb = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
+      ln_backward_wb_kernel<T><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
+          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), pw.data<double>(), pb.data<double>(), rows, cols,
+          chunk);
+      ST_CUDA_LAUNCH_CHECK();
+      const Red<double> sum{ReduceOp::Sum};
+      if (dw.defined()) reduce_pass<double, double, T>(pw.data<double>(), dw.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
+      if (db.defined()) reduce_pass<double, double, T>(pb.data<double>(), db.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
+    }
+  };
+  
+  if (x.dtype() == Dtype::Float64) run_double();
+  else run_float();
+}
+
+}  // namespace st::cudak

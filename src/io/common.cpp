@@ -1,0 +1,367 @@
+// Shared checkpoint helpers: strict JSON parsing, atomic writes, SHA-256.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <set>
+#include <vector>
+
+#include "io/io_internal.h"
+#include "spiraltorch/ops.h"
+
+#ifndef SPIRALTORCH_VERSION
+#define SPIRALTORCH_VERSION "unknown"
+#endif
+
+namespace st::io {
+
+const char* version_string() { return SPIRALTORCH_VERSION; }
+
+namespace detail {
+
+namespace {
+
+// Rejects documents nested deeper than `limit` before the parser sees them, so a
+// hostile "[[[[..." cannot make the parser's stack grow with the file size.
+bool depth_ok(const char* b, const char* e, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (const char* p = b; p < e; ++p) {
+    const char c = *p;
+    if (in_string) {
+      if (c == '\\') {
+        ++p;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+json parse_json(const char* begin, const char* end, const std::string& what, const std::string& path) {
+  if (!depth_ok(begin, end, kMaxJsonDepth)) {
+    fail(what, path, "invalid JSON: nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  bool has_duplicate = false;
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) -> bool {
+    switch (ev) {
+      case json::parse_event_t::object_start:
+        keys.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!keys.empty()) keys.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get_ref<const std::string&>()).second &&
+            !has_duplicate) {
+          has_duplicate = true;
+          duplicate = parsed.get_ref<const std::string&>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(begin, end, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::exception& e) {
+    std::string msg = e.what();
+    // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
+    if (const auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
+    fail(what, path, "invalid JSON: " + msg);
+  }
+  if (has_duplicate) fail(what, path, "invalid JSON: duplicate key '" + duplicate + "'");
+  return j;
+}
+
+std::string printable(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len > 1 && i + len <= s.size() && valid_utf8(std::string_view(s).substr(i, len))) {
+      out.append(s, i, len);
+      i += len;
+    } else if (len == 1 && c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+Tensor bytes_view(const Tensor& t, const std::string& what, const std::string& path, const std::string& name) {
+  if (!t.defined()) fail(what, path, "tensor '" + name + "' is undefined");
+  if (t.device().type != DeviceType::CPU) {
+    fail(what, path, "tensor '" + name + "' is on " + t.device().str() + "; move it to the CPU before saving");
+  }
+  return t.detach().contiguous();
+}
+
+Tensor new_tensor(const Shape& shape, Dtype dtype) { return Tensor::empty(shape, dtype); }
+
+void check_bool_bytes(const uint8_t* data, size_t n, const std::string& what, const std::string& path,
+                      const std::string& name) {
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] > 1) {
+      fail(what, path, "bool tensor '" + name + "' holds the byte value " + std::to_string(data[i]) +
+                           " at element " + std::to_string(i) + " (only 0 and 1 are booleans)");
+    }
+  }
+}
+
+bool checked_nbytes(const Shape& shape, Dtype dtype, uint64_t& nbytes) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
+  }
+  if (__builtin_mul_overflow(n, static_cast<uint64_t>(dtype_size(dtype)), &n)) return false;
+  if (n > static_cast<uint64_t>(INT64_MAX)) return false;
+  nbytes = n;
+  return true;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Files
+
+std::string read_file(const std::string& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) detail::fail(what, path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    detail::fail(what, path, "not a regular file");
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(sb.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t r = ::read(fd, out.data() + done, out.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int err = errno;
+      ::close(fd);
+      detail::fail(what, path, r == 0 ? "file shrank while being read" : std::string("read failed: ") + std::strerror(err));
+    }
+    done += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& what,
+                       const std::function<void(const ByteSink&)>& body) {
+  namespace fs = std::filesystem;
+  static std::atomic<uint64_t> counter{0};
+  const fs::path target(path);
+  if (target.filename().empty()) detail::fail(what, path, "not a file path");
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) detail::fail(what, path, "is a directory");
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(counter.fetch_add(1)));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    detail::fail(what, path, "cannot create a temporary file in '" + dir.string() + "': " + std::strerror(errno));
+  }
+  bool open = true;
+  try {
+    const ByteSink sink = [&](const void* data, size_t n) {
+      const char* p = static_cast<const char*>(data);
+      while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) detail::fail(what, path, std::string("write failed: ") + std::strerror(errno));
+        p += w;
+        n -= static_cast<size_t>(w);
+      }
+    };
+    body(sink);
+    if (::fsync(fd) != 0) detail::fail(what, path, std::string("fsync failed: ") + std::strerror(errno));
+    open = false;
+    if (::close(fd) != 0) detail::fail(what, path, std::string("close failed: ") + std::strerror(errno));
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+      detail::fail(what, path, std::string("cannot replace the file: ") + std::strerror(errno));
+    }
+  } catch (...) {
+    if (open) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  // Make the rename durable; failure here does not undo a completed write.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// SHA-256 (FIPS 180-4)
+
+namespace {
+
+struct Sha256 {
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  uint8_t buf[64];
+  size_t buf_len = 0;
+  uint64_t total = 0;
+
+  static constexpr uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+  static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+  void block(const uint8_t* p) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = (uint32_t(p[4 * i]) << 24) | (uint32_t(p[4 * i + 1]) << 16) | (uint32_t(p[4 * i + 2]) << 8) |
+             uint32_t(p[4 * i + 3]);
+    }
+    for (int i = 16; i < 64; ++i) {
+      const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      const uint32_t ch = (e & f) ^ (~e & g);
+      const uint32_t t1 = hh + S1 + ch + k[i] + w[i];
+      const uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      const uint32_t mj = (a & b) ^ (a & c) ^ (b & c);
+      const uint32_t t2 = S0 + mj;
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+
+  void update(const uint8_t* p, size_t n) {
+    total += n;
+    if (buf_len > 0) {
+      const size_t take = std::min(n, 64 - buf_len);
+      std::memcpy(buf + buf_len, p, take);
+      buf_len += take, p += take, n -= take;
+      if (buf_len == 64) block(buf), buf_len = 0;
+    }
+    while (n >= 64) block(p), p += 64, n -= 64;
+    if (n > 0) std::memcpy(buf, p, n), buf_len = n;
+  }
+
+  std::string hex() {
+    const uint64_t bits = total * 8;
+    const uint8_t pad = 0x80;
+    update(&pad, 1);
+    const uint8_t zero = 0;
+    while (buf_len != 56) update(&zero, 1);
+    uint8_t len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
+    update(len, 8);
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (uint32_t v : h) {
+      for (int s = 28; s >= 0; s -= 4) out += digits[(v >> s) & 0xF];
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string sha256_hex(const void* data, size_t size) {
+  Sha256 s;
+  s.update(static_cast<const uint8_t*>(data), size);
+  return s.hex();
+}
+
+std::string sha256_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) detail::fail("manifest", path, std::string("cannot open: ") + std::strerror(errno));
+  Sha256 s;
+  std::vector<uint8_t> buf(1 << 20);
+  while (true) {
+    const ssize_t r = ::read(fd, buf.data(), buf.size());
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      ::close(fd);
+      detail::fail("manifest", path, std::string("read failed: ") + std::strerror(err));
+    }
+    if (r == 0) break;
+    s.update(buf.data(), static_cast<size_t>(r));
+  }
+  ::close(fd);
+  return s.hex();
+}
+
+}  // namespace st::io

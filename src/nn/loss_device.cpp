@@ -1,0 +1,79 @@
+#include "nn/loss_device.h"
+
+#include "ops/common.h"
+
+namespace st::nn::device_loss {
+
+Tensor mse(const Tensor& pred, const Tensor& target) { return square(sub(pred, target)); }
+Tensor l1(const Tensor& pred, const Tensor& target) { return abs(sub(pred, target)); }
+
+Tensor huber(const Tensor& pred, const Tensor& target, double delta) {
+  const Tensor d = sub(pred, target);
+  const Tensor ad = abs(d);
+  return where(lt(ad, wrap_scalar(delta, ad)), mul(square(d), 0.5), mul(sub(ad, 0.5 * delta), delta));
+}
+
+// (1 - t) x + (1 + (pw - 1) t) (log1p(exp(-|x|)) + max(-x, 0)), like PyTorch.
+Tensor bce_with_logits(const Tensor& x, const Tensor& t, const Tensor& pw) {
+  const Tensor sp = add(log1p(exp(neg(abs(x)))), relu(neg(x)));
+  const Tensor one_minus_t = sub(ones_like(t), t);
+  if (!pw.defined()) return add(mul(one_minus_t, x), sp);
+  const Tensor coef = add(mul(sub(pw, 1.0), t), 1.0);
+  return add(mul(one_minus_t, x), mul(coef, sp));
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     Reduction reduction, double ls, bool log_probs_in) {
+  const char* op = log_probs_in ? "nll_loss" : "cross_entropy";
+  const bool batched = logits.dim() > 1;
+  const Tensor x = batched ? logits : unsqueeze(logits, 0);
+  const bool index_mode = !is_floating(target.dtype());
+  const Tensor tg = batched ? target : unsqueeze(target, 0);
+  const int64_t C = x.size(1);
+  const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
+  Shape wshape(x.dim(), 1);
+  wshape[1] = C;
+  const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
+  Tensor loss, denom;
+  if (index_mode) {
+    const Tensor t = tg.to(Dtype::Int64);
+    const Tensor valid = ne(t, wrap_scalar(ignore_index, t));
+    const Tensor safe = where(valid, t, zeros_like(t));
+    if (safe.numel() > 0) {
+      for (const int64_t v : {static_cast<int64_t>(amin(safe).item()), static_cast<int64_t>(amax(safe).item())}) {
+        if (v < 0 || v >= C) {
+          throw IndexError(std::string(op) + ": target " + std::to_string(v) + " is out of bounds for " +
+                           std::to_string(C) + " classes");
+        }
+      }
+    }
+    const Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
+    const Tensor validf = valid.to(logp.dtype());
+    Tensor wt = validf;
+    if (weight.defined()) {
+      const Tensor wsel = reshape(index_select(weight.to(logp.dtype()), 0, reshape(safe, {safe.numel()})), safe.shape());
+      wt = mul(wsel, validf);
+    }
+    loss = mul(neg(picked), wt);
+    if (ls > 0.0) {
+      const Tensor smooth = neg(sum(wb.defined() ? mul(logp, wb) : logp, {1}));
+      loss = add(mul(loss, 1.0 - ls), mul(mul(smooth, validf), ls / static_cast<double>(C)));
+    }
+    denom = sum(wt);
+  } else {
+    Tensor t = tg.to(logp.dtype());
+    if (ls > 0.0) t = add(mul(t, 1.0 - ls), ls / static_cast<double>(C));
+    const Tensor prod = mul(logp, t);
+    loss = neg(sum(wb.defined() ? mul(prod, wb) : prod, {1}));
+  }
+  if (!batched) loss = squeeze(loss, 0);
+  Tensor out;
+  switch (reduction) {
+    case Reduction::None: out = loss; break;
+    case Reduction::Sum: out = sum(loss); break;
+    case Reduction::Mean: out = index_mode ? div(sum(loss), denom) : mean(loss); break;
+  }
+  return out.dtype() == logits.dtype() ? out : out.to(logits.dtype());
+}
+
+}  // namespace st::nn::device_loss
