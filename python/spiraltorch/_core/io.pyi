@@ -1,0 +1,62 @@
+"""Checkpoint files: safetensors, JSON, bincode and manifests."""
+
+
+
+def save_safetensors(path: object, tensors: object, metadata: object | None = None, *, manifest: bool = False, module_type: str | None = None) -> object:
+    """
+    Writes a state dict (dict, (key, tensor) pairs or a Module) as safetensors atomically; with manifest=True also writes <path>.manifest.json and returns its path.
+    """
+
+def load_safetensors(path: object, *, copy: bool = False) -> tuple:
+    """
+    Reads a .safetensors file, a directory, or a sharded model.safetensors.index.json; returns
+    (dict of name -> Tensor, metadata dict). With copy=False the tensors alias a private
+    copy-on-write memory map of the file (writes never reach the file).
+    """
+
+def save_json(path: object, tensors: object, metadata: object | None = None, *, manifest: bool = True, module_type: str | None = None) -> object:
+    """
+    Writes a state dict (dict, (key, tensor) pairs or a Module) as json atomically; with manifest=True also writes <path>.manifest.json and returns its path.
+    """
+
+def load_json(path: object) -> tuple:
+    """
+    Reads a json state dict; returns (dict of name -> Tensor, metadata dict).
+    """
+
+def save_bincode(path: object, tensors: object, metadata: object | None = None, *, manifest: bool = True, module_type: str | None = None) -> object:
+    """
+    Writes a state dict (dict, (key, tensor) pairs or a Module) as bincode atomically; with manifest=True also writes <path>.manifest.json and returns its path.
+    """
+
+def load_bincode(path: object) -> tuple:
+    """
+    Reads a bincode state dict; returns (dict of name -> Tensor, metadata dict).
+    """
+
+def safetensors_header(path: object) -> tuple:
+    """
+    Validates a safetensors file's header without reading tensor data; returns (entries, metadata).
+    """
+
+def save_safetensors_bytes(tensors: object, metadata: object | None = None) -> bytes: ...
+
+def load_safetensors_bytes(data: object) -> tuple: ...
+
+def load_json_bytes(data: object) -> tuple: ...
+
+def load_bincode_bytes(data: object) -> tuple: ...
+
+def write_manifest(weights_path: object, format: str, tensors: object, module_type: str | None = None, metadata: object | None = None) -> str:
+    """Writes <weights_path>.manifest.json; returns its path."""
+
+def read_manifest(path: object, verify: bool = True) -> dict:
+    """
+    Parses <weights>.manifest.json; verify=True also checks the weights' size and sha256.
+    """
+
+def manifest_path(weights_path: object) -> str: ...
+
+def sha256_file(path: object) -> str: ...
+
+MAX_SAFETENSORS_HEADER: int = 100000000

@@ -1,0 +1,1100 @@
+"""Native neural-network layers."""
+
+from collections.abc import Sequence
+from typing import TypeAlias, overload
+
+import spiraltorch._core
+
+
+class Module:
+    """Base of every layer; Python subclasses override forward()."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @name.setter
+    def name(self, arg: str, /) -> None: ...
+
+    def register_parameter(self, name: str, param: spiraltorch._core.Tensor | None) -> None: ...
+
+    def register_buffer(self, arg0: str, arg1: spiraltorch._core.Tensor, /) -> None: ...
+
+    def named_parameters(self) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
+
+    def parameters(self) -> list[spiraltorch._core.Tensor]: ...
+
+    def named_buffers(self) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
+
+    def buffers(self) -> list[spiraltorch._core.Tensor]: ...
+
+    def children(self) -> list[Module]: ...
+
+    def named_children(self) -> list[tuple[str, Module]]: ...
+
+    def named_modules(self) -> list[tuple[str, Module]]: ...
+
+    def modules(self) -> list[Module]: ...
+
+    def state_dict(self) -> dict:
+        """
+        Parameters and buffers keyed '<module>::<param>' (copies share no autograd history).
+        """
+
+    def load_state_dict(self, state_dict: object, strict: bool = True) -> None:
+        """
+        Copies matching entries in; checks everything first, so a failed load changes nothing.
+        """
+
+    def train(self, mode: bool = True) -> object: ...
+
+    def eval(self) -> object: ...
+
+    @property
+    def training(self) -> bool: ...
+
+    def zero_grad(self, set_to_none: bool = True) -> None: ...
+
+    def to(self, target: object) -> object: ...
+
+    def attach_hypergrad(self, *, curvature: float = -1.0, learning_rate: float = 0.05) -> None:
+        """
+        Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.
+        """
+
+    def detach_hypergrad(self) -> None: ...
+
+    @property
+    def hypergrad(self) -> object: ...
+
+    def num_parameters(self) -> int: ...
+
+    def state_dict_compatibility(self, external: object, *, allow_missing: object | None = None, allow_extra: bool = True) -> dict:
+        """
+        Read-only report of how `external` (same keys) would load: one entry per module key, sorted.
+        """
+
+    def state_dict_compatibility_with_key_map(self, external: object, key_map: object, *, allow_missing: object | None = None, allow_extra: bool = True) -> dict:
+        """
+        Read-only report through a key map {source: target | {'target', 'transform'}} or a list of rules.
+        """
+
+    def load_state_dict_checked(self, external: object, key_map: object | None = None, *, allow_missing: object | None = None, allow_extra: bool = True) -> dict:
+        """
+        Loads only when compatible (all keys present, shapes equal), atomically; else CheckpointError.
+        """
+
+    def load_state_dict_subset_mapped_checked(self, external: object, key_map: object, *, allow_missing: object | None = None, allow_extra: bool = True) -> dict:
+        """
+        Loads the mapped subset of a larger checkpoint when every module key is mapped and fits; atomic.
+        """
+
+    def state_dict_projection_preflight(self, external: object, key_map: object | None = None, *, allow_missing: object | None = None) -> dict:
+        """
+        What a load (with overlap resizes) would keep, drop and zero-fill per key; loads nothing.
+        """
+
+    def adapter_state_dict(self) -> dict:
+        """
+        The LoRA adapter entries (lora_a, lora_b) of every LoraLinear below this module.
+        """
+
+    def load_adapter_state_dict(self, state: object) -> dict:
+        """Loads exactly the adapter entries, checked and atomic."""
+
+    def adapter_keys(self) -> list[str]: ...
+
+    def num_trainable_parameters(self) -> int: ...
+
+class Linear(Module):
+    """y = x W^T + b; W is (out_features, in_features) like PyTorch."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, name: str = '') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def in_features(self) -> int: ...
+
+    @property
+    def out_features(self) -> int: ...
+
+class Sequential(Module):
+    """Runs its layers in order."""
+
+    def __init__(self, *layers, name: str = '') -> None: ...
+
+    def add(self, layer: Module) -> None: ...
+
+    def append(self, layer: Module) -> None: ...
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, arg: int, /) -> Module: ...
+
+def linear(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor: ...
+
+def mse_loss(input: spiraltorch._core.Tensor, target: object, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """Mean squared error."""
+
+def l1_loss(input: spiraltorch._core.Tensor, target: object, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """Mean absolute error."""
+
+def huber_loss(input: spiraltorch._core.Tensor, target: object, reduction: str = 'mean', delta: float = 1.0) -> spiraltorch._core.Tensor:
+    """Huber loss: 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+
+def binary_cross_entropy_with_logits(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, reduction: str = 'mean', pos_weight: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor:
+    """Numerically stable sigmoid + binary cross-entropy on logits."""
+
+def hyperbolic_cross_entropy(input: spiraltorch._core.Tensor, target: object, curvature: float = -1.0, reduction: str = 'mean', epsilon: float = 0.0) -> spiraltorch._core.Tensor:
+    """
+    Element-wise binary cross-entropy on logits scaled by sqrt(|curvature|); targets are per-element probabilities in [0, 1], not class indices.
+    """
+
+def cross_entropy(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean', label_smoothing: float = 0.0) -> spiraltorch._core.Tensor:
+    """
+    Fused log-softmax + negative log-likelihood over dim 1 (class indices or class probabilities).
+    """
+
+def nll_loss(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """Negative log-likelihood of log-probabilities at class indices."""
+
+def sigmoid_focal_loss(inputs: spiraltorch._core.Tensor, targets: object, alpha: float = 0.25, gamma: float = 2.0, reduction: str = 'none') -> spiraltorch._core.Tensor:
+    """Binary focal loss on logits (torchvision.ops.sigmoid_focal_loss)."""
+
+def pairwise_distance(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, p: float = 2.0, eps: float = 1e-06) -> spiraltorch._core.Tensor:
+    """||x1 - x2 + eps||_p over the last dim."""
+
+def contrastive_loss(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: object, margin: float = 1.0, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    y d^2 + (1 - y) max(0, margin - d)^2 with d the Euclidean distance (label 1 = similar).
+    """
+
+def triplet_margin_loss(anchor: spiraltorch._core.Tensor, positive: spiraltorch._core.Tensor, negative: spiraltorch._core.Tensor, margin: float = 1.0, p: float = 2.0, eps: float = 1e-06, swap: bool = False, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    max(0, d(a, p) - d(a, n) + margin) like torch.nn.functional.triplet_margin_loss.
+    """
+
+class Loss(Module):
+    """Base of the losses: call as loss(prediction, target)."""
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class MeanSquaredError(Loss):
+    """Mean squared error (alias MSELoss)."""
+
+    def __init__(self, *, reduction: str = 'mean') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+MSELoss: TypeAlias = MeanSquaredError
+
+class L1Loss(Loss):
+    """Mean absolute error."""
+
+    def __init__(self, *, reduction: str = 'mean') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class HuberLoss(Loss):
+    """Huber loss with threshold delta (torch.nn.HuberLoss)."""
+
+    def __init__(self, reduction: str = 'mean', delta: float = 1.0) -> None: ...
+
+    @property
+    def delta(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class BCEWithLogits(Loss):
+    """
+    Numerically stable sigmoid + binary cross-entropy on logits (alias BCEWithLogitsLoss); pos_weight weighs positives per class.
+    """
+
+    def __init__(self, weight: spiraltorch._core.Tensor | None = None, reduction: str = 'mean', pos_weight: spiraltorch._core.Tensor | None = None) -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def pos_weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+BCEWithLogitsLoss: TypeAlias = BCEWithLogits
+
+class HyperbolicCrossEntropy(Loss):
+    """
+    Element-wise binary cross-entropy on logits scaled by s = sqrt(|curvature|) (a temperature): loss = mean(-t log sigmoid(s p) - (1 - t) log sigmoid(-s p)). Targets are per-element probabilities in [0, 1], not class indices; epsilon > 0 clamps them to [epsilon, 1 - epsilon]. Alias CrossEntropy (for softmax cross-entropy over classes use CategoricalCrossEntropy / CrossEntropyLoss).
+    """
+
+    def __init__(self, curvature: float = -1.0, *, epsilon: float = 0.0, reduction: str = 'mean') -> None: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def epsilon(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+CrossEntropy: TypeAlias = HyperbolicCrossEntropy
+
+class CategoricalCrossEntropy(Loss):
+    """
+    Softmax cross-entropy on logits (N, C) or (N, C, d...) with int64 class indices or class probabilities, like torch.nn.CrossEntropyLoss (alias CrossEntropyLoss, SoftmaxCrossEntropy). Log-softmax and gather are fused.
+    """
+
+    def __init__(self, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean', label_smoothing: float = 0.0) -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def ignore_index(self) -> int: ...
+
+    @property
+    def label_smoothing(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+CrossEntropyLoss: TypeAlias = CategoricalCrossEntropy
+
+SoftmaxCrossEntropy: TypeAlias = CategoricalCrossEntropy
+
+class NLLLoss(Loss):
+    """Negative log-likelihood of log-probabilities at class indices."""
+
+    def __init__(self, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def ignore_index(self) -> int: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class FocalLoss(Loss):
+    """
+    Binary focal loss on logits like torchvision.ops.sigmoid_focal_loss: alpha_t (1 - p_t)^gamma BCE(logits, t); alpha < 0 disables alpha_t.
+    """
+
+    def __init__(self, alpha: float = 0.25, gamma: float = 2.0, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def gamma(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class ContrastiveLoss(Loss):
+    """
+    mean(y d^2 + (1 - y) max(0, margin - d)^2), label y = 1 for similar pairs. Call with (x1, x2, y) (d = Euclidean distance over the last dim) or with precomputed distances (d, y).
+    """
+
+    def __init__(self, margin: float = 1.0, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    @overload
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @overload
+    def forward(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: object) -> spiraltorch._core.Tensor: ...
+
+    @overload
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @overload
+    def __call__(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class TripletLoss(Loss):
+    """
+    max(0, d(a, p) - d(a, n) + margin) with the p-norm distance, like torch.nn.TripletMarginLoss (alias TripletMarginLoss). Call with (anchor, positive, negative).
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-06, swap: bool = False, reduction: str = 'mean') -> None: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    @property
+    def p(self) -> float: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    @property
+    def swap(self) -> bool: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+    def forward(self, anchor: spiraltorch._core.Tensor, positive: spiraltorch._core.Tensor, negative: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, anchor: spiraltorch._core.Tensor, positive: spiraltorch._core.Tensor, negative: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+TripletMarginLoss: TypeAlias = TripletLoss
+
+class Identity(Module):
+    """Returns its input unchanged; ignores constructor arguments."""
+
+    def __init__(self, *args, name: str = '', **kwargs) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class Flatten(Module):
+    """Flattens dims start_dim..end_dim into one."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1, name: str = '') -> None: ...
+
+    @property
+    def start_dim(self) -> int: ...
+
+    @property
+    def end_dim(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Dropout(Module):
+    """
+    Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); the identity in eval mode.
+    """
+
+    def __init__(self, p: float = 0.5, name: str = '') -> None: ...
+
+    @property
+    def p(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+class Embedding(Module):
+    """
+    Lookup table: weight (num_embeddings, embedding_dim) ~ N(0, 1); the padding_idx row is zero and gets no gradient.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, name: str = '') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def num_embeddings(self) -> int: ...
+
+    @property
+    def embedding_dim(self) -> int: ...
+
+    @property
+    def padding_idx(self) -> int | None: ...
+
+    def __repr__(self) -> str: ...
+
+class ReLU(Module):
+    """max(x, 0)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class GELU(Module):
+    """Gaussian error linear unit; approximate='none' (erf) or 'tanh'."""
+
+    def __init__(self, approximate: str = 'none', name: str = '') -> None: ...
+
+    @property
+    def approximate(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+class SiLU(Module):
+    """x * sigmoid(x)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class Tanh(Module):
+    """tanh(x)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x))."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class Softmax(Module):
+    """Softmax along `dim` (default -1)."""
+
+    def __init__(self, dim: int = -1, name: str = '') -> None: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class LayerNorm(Module):
+    """
+    Normalises over the trailing normalized_shape dims; weight (ones) and bias (zeros) of that shape when elementwise_affine.
+    """
+
+    def __init__(self, normalized_shape: object, eps: float = 1e-05, elementwise_affine: bool = True, bias: bool = True, name: str = '') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def normalized_shape(self) -> tuple: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    @property
+    def elementwise_affine(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L) inputs."""
+
+    def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1, affine: bool = True, track_running_stats: bool = True, name: str = '') -> None: ...
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W) inputs."""
+
+    def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1, affine: bool = True, track_running_stats: bool = True, name: str = '') -> None: ...
+
+def layer_norm(input: spiraltorch._core.Tensor, normalized_shape: object, weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, eps: float = 1e-05) -> spiraltorch._core.Tensor:
+    """
+    Layer normalisation over the trailing normalized_shape dims (fused forward and backward).
+    """
+
+def embedding(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, padding_idx: int | None = None) -> spiraltorch._core.Tensor:
+    """
+    Rows of weight picked by the integer tensor input (PyTorch's argument order).
+    """
+
+def dropout(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = True) -> spiraltorch._core.Tensor: ...
+
+def batch_norm(input: spiraltorch._core.Tensor, running_mean: spiraltorch._core.Tensor | None, running_var: spiraltorch._core.Tensor | None, weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> spiraltorch._core.Tensor:
+    """
+    Batch normalisation over dim 1; in training updates running_mean/running_var in place.
+    """
+
+def gelu(input: spiraltorch._core.Tensor, approximate: str = 'none') -> spiraltorch._core.Tensor: ...
+
+def relu(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+def silu(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+def tanh(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+def sigmoid(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+def softmax(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core.Tensor: ...
+
+def log_softmax(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core.Tensor: ...
+
+def flatten(input: spiraltorch._core.Tensor, start_dim: int = 0, end_dim: int = -1) -> spiraltorch._core.Tensor: ...
+
+def conv2d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None, stride: object = 1, padding: object = 0, dilation: object = 1, groups: int = 1) -> spiraltorch._core.Tensor:
+    """
+    2-d convolution over (N, C, H, W) or (C, H, W) input; weight (out, C/groups, kh, kw). padding: int, tuple, 'same' or 'valid'.
+    """
+
+def conv1d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None, stride: object = 1, padding: object = 0, dilation: object = 1, groups: int = 1) -> spiraltorch._core.Tensor:
+    """
+    1-d convolution over (N, C, L) or (C, L) input; weight (out, C/groups, k).
+    """
+
+def max_pool2d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, return_indices: bool = False) -> object:
+    """
+    2-d max pooling; stride defaults to kernel_size. return_indices=True also returns the int64 argmax positions in each flattened input plane.
+    """
+
+def avg_pool2d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> spiraltorch._core.Tensor:
+    """2-d average pooling with PyTorch's divisor rules."""
+
+def adaptive_avg_pool2d(input: spiraltorch._core.Tensor, output_size: object) -> spiraltorch._core.Tensor:
+    """Average pooling to a fixed output size (H_out, W_out)."""
+
+class Conv2d(Module):
+    """
+    2-d convolution layer; weight (out_channels, in_channels/groups, kh, kw), bias (out_channels,), Kaiming-uniform initialised like PyTorch.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: object, stride: object = 1, padding: object = 0, dilation: object = 1, groups: int = 1, bias: bool = True, padding_mode: str = 'zeros', dtype: object | None = None, name: str = '') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def in_channels(self) -> int: ...
+
+    @property
+    def out_channels(self) -> int: ...
+
+    @property
+    def kernel_size(self) -> tuple: ...
+
+    @property
+    def stride(self) -> tuple: ...
+
+    @property
+    def padding(self) -> object: ...
+
+    @property
+    def dilation(self) -> tuple: ...
+
+    @property
+    def groups(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class Conv1d(Module):
+    """
+    1-d convolution layer; weight (out_channels, in_channels/groups, k), bias (out_channels,), Kaiming-uniform initialised like PyTorch.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: object, stride: object = 1, padding: object = 0, dilation: object = 1, groups: int = 1, bias: bool = True, padding_mode: str = 'zeros', dtype: object | None = None, name: str = '') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def in_channels(self) -> int: ...
+
+    @property
+    def out_channels(self) -> int: ...
+
+    @property
+    def kernel_size(self) -> tuple: ...
+
+    @property
+    def stride(self) -> tuple: ...
+
+    @property
+    def padding(self) -> object: ...
+
+    @property
+    def dilation(self) -> tuple: ...
+
+    @property
+    def groups(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class MaxPool2d(Module):
+    """2-d max pooling; stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, name: str = '') -> None: ...
+
+    @property
+    def kernel_size(self) -> tuple: ...
+
+    @property
+    def stride(self) -> tuple: ...
+
+    @property
+    def padding(self) -> tuple: ...
+
+    @property
+    def dilation(self) -> tuple: ...
+
+    @property
+    def ceil_mode(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class AvgPool2d(Module):
+    """2-d average pooling; stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size: object, stride: object | None = None, padding: object = 0, ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None, name: str = '') -> None: ...
+
+    @property
+    def kernel_size(self) -> tuple: ...
+
+    @property
+    def stride(self) -> tuple: ...
+
+    @property
+    def padding(self) -> tuple: ...
+
+    @property
+    def ceil_mode(self) -> bool: ...
+
+    @property
+    def count_include_pad(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size."""
+
+    def __init__(self, output_size: object, name: str = '') -> None: ...
+
+    @property
+    def output_size(self) -> tuple: ...
+
+    def __repr__(self) -> str: ...
+
+class RNNBase(Module):
+    """Shared base of LSTM and GRU."""
+
+    @property
+    def input_size(self) -> int: ...
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    @property
+    def num_layers(self) -> int: ...
+
+    @property
+    def bias(self) -> bool: ...
+
+    @property
+    def batch_first(self) -> bool: ...
+
+    @property
+    def dropout(self) -> float: ...
+
+    @property
+    def bidirectional(self) -> bool: ...
+
+    def __getattr__(self, arg: str, /) -> object: ...
+
+    def __repr__(self) -> str: ...
+
+class LSTM(RNNBase):
+    """
+    Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; gate order i, f, g, o).
+
+    NOTE: batch_first defaults to True here (input (batch, seq, feature)); pass batch_first=False for PyTorch's (seq, batch, feature). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = True, dropout: float = 0.0, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, h0: object | None = None) -> tuple: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, h0: object | None = None) -> tuple: ...
+
+class GRU(RNNBase):
+    """
+    Multi-layer GRU with PyTorch's parameters (gate order r, z, n).
+
+    NOTE: batch_first defaults to True here (input (batch, seq, feature)). forward(input, h0=None) returns (output, h_n).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = True, dropout: float = 0.0, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+
+class MultiheadAttention(Module):
+    """
+    Multi-head attention with torch.nn.MultiheadAttention's parameters (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).
+
+    NOTE: batch_first defaults to True here. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. is_causal without attn_mask applies the causal mask.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = True, name: str = '') -> None: ...
+
+    def forward(self, query: spiraltorch._core.Tensor, key: spiraltorch._core.Tensor | None = None, value: spiraltorch._core.Tensor | None = None, attn_mask: spiraltorch._core.Tensor | None = None, key_padding_mask: spiraltorch._core.Tensor | None = None, need_weights: bool = True, is_causal: bool = False, average_attn_weights: bool = True) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor | None]: ...
+
+    def __call__(self, query: spiraltorch._core.Tensor, key: spiraltorch._core.Tensor | None = None, value: spiraltorch._core.Tensor | None = None, attn_mask: spiraltorch._core.Tensor | None = None, key_padding_mask: spiraltorch._core.Tensor | None = None, need_weights: bool = True, is_causal: bool = False, average_attn_weights: bool = True) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor | None]: ...
+
+    @property
+    def embed_dim(self) -> int: ...
+
+    @property
+    def num_heads(self) -> int: ...
+
+    @property
+    def head_dim(self) -> int: ...
+
+    @property
+    def dropout(self) -> float: ...
+
+    @property
+    def batch_first(self) -> bool: ...
+
+    @property
+    def in_proj_weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def in_proj_bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def out_proj(self) -> Linear: ...
+
+    def __repr__(self) -> str: ...
+
+class TransformerEncoderLayer(Module):
+    """
+    torch.nn.TransformerEncoderLayer with the same children (self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2) and parameter names.
+
+    NOTE: batch_first defaults to True here. forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without src_mask applies the causal mask.
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = True, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
+
+    def forward(self, src: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, src: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def self_attn(self) -> MultiheadAttention: ...
+
+    @property
+    def linear1(self) -> Linear: ...
+
+    @property
+    def linear2(self) -> Linear: ...
+
+    @property
+    def norm1(self) -> LayerNorm: ...
+
+    @property
+    def norm2(self) -> LayerNorm: ...
+
+    @property
+    def dropout(self) -> Dropout: ...
+
+    @property
+    def dropout1(self) -> Dropout: ...
+
+    @property
+    def dropout2(self) -> Dropout: ...
+
+    @property
+    def norm_first(self) -> bool: ...
+
+    @property
+    def activation(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+def scaled_dot_product_attention(query: spiraltorch._core.Tensor, key: spiraltorch._core.Tensor, value: spiraltorch._core.Tensor, attn_mask: spiraltorch._core.Tensor | None = None, dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> spiraltorch._core.Tensor:
+    """
+    softmax(q k^T * scale + mask) v like torch.nn.functional.scaled_dot_product_attention: attn_mask is bool (True = may attend) or float (added); is_causal masks keys after each query; scale defaults to 1/sqrt(head_dim).
+    """
+
+def generate_square_subsequent_mask(sz: int, dtype: object | None = None) -> spiraltorch._core.Tensor:
+    """
+    A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like torch.nn.Transformer.generate_square_subsequent_mask).
+    """
+
+def state_dict_hash(state: object) -> str:
+    """sha256 over the sorted keys, dtypes, shapes and bytes of a state dict."""
+
+def external_state(state: object) -> dict:
+    """
+    Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).
+    """
+
+def apply_transform(tensor: spiraltorch._core.Tensor, transform: str, shape: object | None = None) -> spiraltorch._core.Tensor: ...
+
+class LoraLinear(Module):
+    """
+    LoRA around a frozen Linear: y = x W^T + b + (alpha/rank) * dropout(x) A^T B^T.
+    """
+
+    def __init__(self, in_features: int, out_features: int, rank: int, alpha: float = 1.0, dropout: float = 0.0, bias: bool = True, name: str = '') -> None: ...
+
+    @staticmethod
+    def from_linear(linear: Linear, rank: int, alpha: float = 1.0, dropout: float = 0.0) -> LoraLinear:
+        """
+        Wraps an existing Linear, sharing its weight and bias as the frozen base.
+        """
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def lora_a(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def lora_b(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def in_features(self) -> int: ...
+
+    @property
+    def out_features(self) -> int: ...
+
+    @property
+    def rank(self) -> int: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def scaling(self) -> float: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def dropout(self) -> float: ...
+
+    @property
+    def merged(self) -> bool: ...
+
+    def merge(self) -> None: ...
+
+    def unmerge(self) -> None: ...
+
+    def set_trainable(self, trainable: bool = True) -> None:
+        """Makes the adapters (lora_a, lora_b) trainable or frozen."""
+
+    def set_base_trainable(self, trainable: bool = True) -> None:
+        """Makes the base weight/bias trainable or frozen (frozen by default)."""
+
+    def base_state_dict(self) -> dict: ...
+
+class RoundtableConfig:
+    """
+    Band sizes of the roundtable split. band_weights scale the Above/Here/Beneath gradient bands (a heuristic; the default (1, 1, 1) is plain gradient descent).
+    """
+
+    def __init__(self, *, top_k: int = 8, mid_k: int = 8, bottom_k: int = 8, here_tolerance: float = 1e-05, band_weights: Sequence[float] = [1.0, 1.0, 1.0]) -> None: ...
+
+    @property
+    def top_k(self) -> int: ...
+
+    @property
+    def mid_k(self) -> int: ...
+
+    @property
+    def bottom_k(self) -> int: ...
+
+    @property
+    def here_tolerance(self) -> float: ...
+
+    @property
+    def band_weights(self) -> list[float]: ...
+
+    def __repr__(self) -> str: ...
+
+class RoundtableSchedule:
+    """Splits output gradients into Above/Here/Beneath bands."""
+
+    def above_k(self) -> int: ...
+
+    def here_k(self) -> int: ...
+
+    def beneath_k(self) -> int: ...
+
+    def band_energy(self, gradient: spiraltorch._core.Tensor) -> tuple:
+        """Sum of |g| in each band: (above, here, beneath)."""
+
+    def classify(self, gradient: spiraltorch._core.Tensor) -> list: ...
+
+    def weight_mask(self, gradient: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __repr__(self) -> str: ...
+
+class EpochStats:
+    """What one epoch did; average_loss is the plain mean of batch losses."""
+
+    @property
+    def batches(self) -> int: ...
+
+    @property
+    def total_loss(self) -> float: ...
+
+    @property
+    def average_loss(self) -> float: ...
+
+    @property
+    def skipped_steps(self) -> int: ...
+
+    @property
+    def seconds(self) -> float: ...
+
+    @property
+    def band_energy(self) -> dict: ...
+
+    def __repr__(self) -> str: ...
+
+class CurvatureScheduler:
+    """
+    Proportional controller moving the curvature toward a target mean |grad|.
+    """
+
+    def __init__(self, *, initial: float | None = None, min_curvature: float = -1.5, max_curvature: float = -0.2, target_pressure: float = 0.05, step: float = 0.05, tolerance: float = 0.05, smoothing: float = 0.2, proportional_gain: float = 1.0) -> None: ...
+
+    @property
+    def current(self) -> float: ...
+
+    @property
+    def last_pressure(self) -> float | None: ...
+
+    def sync(self, arg: float, /) -> None: ...
+
+    def observe_pressure(self, arg: float, /) -> dict: ...
+
+class SpectralLearningRatePolicy:
+    """
+    Heuristic LR scale from roundtable band energies: (target / smoothed above-share)^gain, clamped to lr_bounds and moved by at most max_lr_step per batch. Off unless passed to enable_spectral_learning_rate.
+    """
+
+    def __init__(self, *, smoothing: float = 0.2, target_concentration: float = 0.5, gain: float = 0.5, lr_bounds: tuple[float, float] = (0.1, 6.0), max_lr_step: float = 1.4) -> None: ...
+
+    def observe(self, above: float, here: float, beneath: float) -> float: ...
+
+    @property
+    def last_scale(self) -> float: ...
+
+    @property
+    def concentration(self) -> float | None: ...
+
+class ModuleTrainer:
+    """
+    Native training loop: Riemannian (Poincare-ball) steps for modules with an attached hypergrad, plain SGD with fallback_learning_rate for the rest.
+    """
+
+    def __init__(self, *, backend: str = 'cpu', curvature: float = -1.0, hyper_learning_rate: float = 0.01, fallback_learning_rate: float = 0.01) -> None: ...
+
+    def roundtable(self, rows: int, cols: int, config: RoundtableConfig | None = None) -> RoundtableSchedule: ...
+
+    def train_epoch(self, model: Module, loss: object, batches: object, schedule: RoundtableSchedule) -> EpochStats: ...
+
+    def evaluate_epoch(self, model: Module, loss: object, batches: object) -> EpochStats: ...
+
+    def prepare(self, model: Module) -> None: ...
+
+    def zero(self, model: Module) -> None: ...
+
+    def step(self, model: Module) -> bool:
+        """
+        Applies one update from .grad; returns False (and changes nothing) if a gradient is not finite.
+        """
+
+    def enable_realgrad(self, learning_rate: float) -> None: ...
+
+    def disable_realgrad(self) -> None: ...
+
+    def set_grad_clip_max_norm(self, max_norm: float) -> None: ...
+
+    def clear_grad_clip_max_norm(self) -> None: ...
+
+    def enable_curvature_scheduler(self, scheduler: CurvatureScheduler) -> None: ...
+
+    def disable_curvature_scheduler(self) -> None: ...
+
+    def curvature_metrics(self) -> object: ...
+
+    def enable_spectral_learning_rate(self, policy: SpectralLearningRatePolicy | None = None) -> None: ...
+
+    def disable_spectral_learning_rate(self) -> None: ...
+
+    def spectral_metrics(self) -> object: ...
+
+    def mul_learning_rate(self, model: Module, factor: float) -> None: ...
+
+    @property
+    def requested_backend(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def effective_backend(self) -> str: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def hyper_learning_rate(self) -> float: ...
+
+    @property
+    def fallback_learning_rate(self) -> float: ...
+
+    @property
+    def real_learning_rate(self) -> float | None: ...
+
+    @property
+    def grad_clip_max_norm(self) -> float | None: ...
+
+    @property
+    def epoch(self) -> int: ...
