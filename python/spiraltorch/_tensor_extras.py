@@ -112,6 +112,39 @@ def _zeros(*args: int, **kwargs: Any) -> "_core.Tensor":
     return _core.zeros(*args, **kwargs)
 
 
+def _iter(self: "_core.Tensor"):
+    """Iterates over the first dimension, like a sequence of sub-tensors."""
+    return (self[i] for i in range(len(self)))
+
+
+def _contains(self: "_core.Tensor", value: Any) -> bool:
+    """``value in t``: whether any element equals ``value``."""
+    return bool((self == value).any())
+
+
+def _dtype_repr(self: "_core.dtype") -> str:
+    return f"spiraltorch.{self.name}"
+
+
+_FLOATING = ("float32", "float64", "float16", "bfloat16")
+_ITEMSIZE = {"bool": 1, "uint8": 1, "int32": 4, "int64": 8, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+
+
+def _dtype_is_floating_point(self: "_core.dtype") -> bool:
+    """Whether the dtype is one of the floating-point types."""
+    return self.name in _FLOATING
+
+
+def _dtype_itemsize(self: "_core.dtype") -> int:
+    """Bytes per element."""
+    return _ITEMSIZE[self.name]
+
+
+def _tensor_is_floating_point(self: "_core.Tensor") -> bool:
+    """Whether the tensor's dtype is floating-point."""
+    return self.dtype.name in _FLOATING
+
+
 def install() -> None:
     T = _core.Tensor
     _core._set_size_type(Size)
@@ -120,13 +153,10 @@ def install() -> None:
     T.rand = staticmethod(_rand)
     T.randn = staticmethod(_randn)
     T.zeros = staticmethod(_zeros)
-    T.__iter__ = lambda self: (self[i] for i in range(len(self)))
-    T.__contains__ = lambda self, v: bool((self == v).any())
-    _core.dtype.__repr__ = lambda self: f"spiraltorch.{self.name}"
-    _core.dtype.__str__ = lambda self: f"spiraltorch.{self.name}"
-    _core.dtype.is_floating_point = property(
-        lambda self: self in (_core.dtype.float32, _core.dtype.float64, _core.dtype.float16, _core.dtype.bfloat16)
-    )
-    _core.dtype.itemsize = property(lambda self: {"bool": 1, "uint8": 1, "int32": 4, "int64": 8, "float16": 2,
-                                                  "bfloat16": 2, "float32": 4, "float64": 8}[self.name])
-    T.is_floating_point = lambda self: self.dtype.is_floating_point
+    T.__iter__ = _iter
+    T.__contains__ = _contains
+    T.is_floating_point = _tensor_is_floating_point
+    _core.dtype.__repr__ = _dtype_repr
+    _core.dtype.__str__ = _dtype_repr
+    _core.dtype.is_floating_point = property(_dtype_is_floating_point)
+    _core.dtype.itemsize = property(_dtype_itemsize)

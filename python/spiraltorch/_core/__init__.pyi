@@ -16,12 +16,12 @@ from spiraltorch import (
 )
 from spiraltorch._core import io as io, nn as nn, optim as optim
 from spiraltorch._tensor_extras import (
-    <lambda> as __contains__,
-    <lambda> as __iter__,
-    <lambda> as is_floating_point,
-    <lambda> as itemsize,
+    _contains as __contains__,
+    _dtype_itemsize as itemsize,
+    _iter as __iter__,
     _rand as rand,
     _randn as randn,
+    _tensor_is_floating_point as is_floating_point,
     _zeros as zeros,
     tensor_repr as __repr__,
     tensor_repr as __str__
@@ -48,7 +48,11 @@ class dtype(enum.Enum):
     float64 = 7
 
     @property
+    def is_floating_point(self) -> bool: ...
+
     @property
+    def itemsize(self) -> int: ...
+
 class Tensor:
     """An N-d strided tensor with autograd (PyTorch semantics)."""
 

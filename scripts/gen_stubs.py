@@ -1,0 +1,26 @@
+"""Regenerates the .pyi stubs of the native module with nanobind's stubgen.
+
+Run from the repository root with a dev build linked into python/spiraltorch:
+    PYTHONPATH=python python scripts/gen_stubs.py
+The dtype properties installed from Python are written out by hand because
+stubgen cannot name them.
+"""
+
+import pathlib
+import shutil
+import subprocess
+import sys
+
+out = pathlib.Path("python/spiraltorch/_core")
+shutil.rmtree(out, ignore_errors=True)
+subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-O", "python/spiraltorch"],
+               check=True)
+init = out / "__init__.pyi"
+text = init.read_text().replace(
+    "    @property\n    @property\n",
+    "    @property\n    def is_floating_point(self) -> bool: ...\n\n    @property\n    def itemsize(self) -> int: ...\n\n",
+)
+init.write_text(text)
+for stub in out.glob("*.pyi"):
+    compile(stub.read_text(), str(stub), "exec")
+print("stubs written:", ", ".join(sorted(p.name for p in out.glob("*.pyi"))))
