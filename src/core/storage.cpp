@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/host_cache.h"
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
 
@@ -21,9 +22,8 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   }
   constexpr size_t kAlign = 64;
   const size_t padded = ((nbytes + kAlign - 1) / kAlign) * kAlign;
-  void* p = padded ? std::aligned_alloc(kAlign, padded) : nullptr;
-  if (padded && !p) throw std::bad_alloc();
-  return std::make_shared<Storage>(p, nbytes, device, [p] { std::free(p); });
+  void* p = host_cache::acquire(padded);
+  return std::make_shared<Storage>(p, nbytes, device, [p, padded] { host_cache::release(p, padded); });
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::function<void()> release) {

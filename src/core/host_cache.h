@@ -1,0 +1,20 @@
+#pragma once
+// A small cache of large host buffers. Freshly mapped pages cost a page fault (and
+// a kernel zero-fill) per 4 KiB on first touch, which dominates big elementwise ops;
+// reusing recently freed blocks of the same size avoids that.
+#include <cstddef>
+
+namespace st::host_cache {
+
+X
+constexpr size_t kMaxCachedBytes = size_t{512} << 20;  // total held back at most
+
+// A 64-byte aligned block of exactly `bytes` (a multiple of 64), reused when possible.
+void* acquire(size_t bytes);
+// Returns a block from acquire; it is kept for reuse or freed.
+void release(void* p, size_t bytes);
+// Frees every cached block; returns the bytes released.
+size_t empty();
+size_t cached_bytes();
+
+}  // namespace st::host_cache
