@@ -1,7 +1,7 @@
 """MLP classifier on Fashion-MNIST (784-256-128-10, ReLU, dropout) trained with
 nn.fit and Adam. Falls back to the built-in spirals when the dataset is absent.
 
-Run: spiral-model-zoo run fashion_mlp -- --epochs 5
+Run: spiral-model-zoo run fashion_mlp -- --epochs 15
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from spiraltorch.zoo._common import classification_data, loaders, report
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--limit", type=int, default=0, help="use only the first N training images")
