@@ -6,7 +6,7 @@
 
 namespace st::host_cache {
 
-X
+constexpr size_t kMinCachedBytes = size_t{8} << 20;   // smaller blocks do better in malloc's own bins
 constexpr size_t kMaxCachedBytes = size_t{512} << 20;  // total held back at most
 
 // A 64-byte aligned block of exactly `bytes` (a multiple of 64), reused when possible.

@@ -91,7 +91,6 @@ void commit_report(Module& module, const HandoffReport& report);
 
 // sha256 over the entries sorted by key: key, dtype name, rank, dims, raw bytes.
 std::string state_dict_hash(const StateDict& state);
-std::string sha256_hex(const void* data, size_t size);
 
 // Simple glob match ('*' any run, '?' one char).
 bool glob_match(const std::string& pattern, const std::string& text);
