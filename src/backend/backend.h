@@ -148,7 +148,7 @@ class Backend {
 
 Backend& backend_for(Device device);
 Backend& cpu_backend();
-// The CUDA backend of one device (src/backend/cuda/, or a stub that throws
+// The CUDA backend of one device (src/backend/cuda/; a build without CUDA links cuda_stub.cpp, which throws
 // DeviceUnavailableError with the reason when CUDA is not built or not present).
 Backend& cuda_backend(int index);
 

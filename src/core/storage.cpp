@@ -11,7 +11,7 @@ namespace st {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   if (device.type == DeviceType::CUDA) {
-    // The CUDA caching allocator (src/backend/cuda/runtime.cu); the stub build throws
+    // The CUDA caching allocator (src/backend/cuda/runtime.cu); a build without CUDA throws
     // DeviceUnavailableError with the reason.
     const int index = device.index;
     void* p = cuda::allocate(nbytes, index);

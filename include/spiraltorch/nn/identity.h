@@ -3,7 +3,7 @@
 
 namespace st::nn {
 
-// Returns its input unchanged (a placeholder layer).
+// Returns its input unchanged (fills a layer slot that should do nothing).
 class Identity : public Module {
  public:
   explicit Identity(std::string name = "") : Module(std::move(name)) {}
