@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # A development tree (python/spiraltorch/_core*.so linked from a build dir) is tested in
 # place; otherwise the installed package is.
 _SRC_PKG = os.path.join(ROOT, "python", "spiraltorch")
-PY_DIR = os.environ.get("SPIRALTORCH_TEST_PYDIR") or os.path.join(ROOT, "python") if any(f.startswith("_core") for f in os.listdir(_SRC_PKG)) else ""
+_DEV_BUILD = any(f.startswith("_core") and f.endswith(".so") for f in os.listdir(_SRC_PKG))
+PY_DIR = os.environ.get("SPIRALTORCH_TEST_PYDIR") or (os.path.join(ROOT, "python") if _DEV_BUILD else "")
 if PY_DIR and PY_DIR not in sys.path:
     sys.path.insert(0, PY_DIR)
 
