@@ -10,6 +10,7 @@ namespace st::backend {
 
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Min, Max, Atan2,
+  ReluGrad,  // a * (b > 0): the ReLU backward in one pass (a = gradient, b = output)
   Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
 };
 enum class UnaryOp : uint8_t {

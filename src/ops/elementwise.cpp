@@ -70,7 +70,7 @@ bool float_only(BinaryOp op) { return op == BinaryOp::Div || op == BinaryOp::Ata
 
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "minimum",
-                                "maximum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+                                "maximum", "atan2", "relu_backward", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
                                 "logical_or", "logical_xor"};
   return names[static_cast<int>(op)];
 }
@@ -371,8 +371,11 @@ Tensor sigmoid(const Tensor& x) {
                   [](auto& g, auto&, auto& o) { return mul(g, mul(o, rsub(o, 1.0))); });
 }
 Tensor relu(const Tensor& x) {
-  return unary_op(UnaryOp::Relu, x, "ReluBackward",
-                  [](auto& g, auto&, auto& o) { return mul(g, mask_of(gt(o, zeros_like(o)), g)); }, 0, 0, true);
+  return unary_op(UnaryOp::Relu, x, "ReluBackward", [](auto& g, auto&, auto& o) {
+    // One fused pass; under create_graph the composite form keeps g differentiable.
+    if (grad_enabled()) return mul(g, mask_of(gt(o, zeros_like(o)), g));
+    return binary_raw(BinaryOp::ReluGrad, g, o.to(g.dtype()));
+  }, 0, 0, true);
 }
 Tensor erf(const Tensor& x) {
   return unary_op(UnaryOp::Erf, x, "ErfBackward", [](auto& g, auto& x, auto&) {

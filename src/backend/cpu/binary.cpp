@@ -133,6 +133,7 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
     case BinaryOp::Atan2:
       if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
       break;
+    case BinaryOp::ReluGrad: return binary_loop<T, T>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
     case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x == y; });
     case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != y; });
     case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x < y; });

@@ -102,6 +102,8 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
     case BinaryOp::Atan2:
       if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return atan2(x, y); });
       break;
+    case BinaryOp::ReluGrad:
+      return binary_loop<T, T>(a, b, out, [] __device__(T g, T y) { return y > T(0) ? g : T(0); });
     case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x == y; });
     case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != y; });
     case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x < y; });
