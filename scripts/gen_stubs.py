@@ -21,6 +21,6 @@ text = init.read_text().replace(
     "    @property\n    def is_floating_point(self) -> bool: ...\n\n    @property\n    def itemsize(self) -> int: ...\n\n",
 )
 init.write_text(text)
-for stub in out.glob("*.pyi"):
-    compile(stub.read_text(), str(stub), "exec")
+for pyi in out.glob("*.pyi"):
+    compile(pyi.read_text(), str(pyi), "exec")
 print("stubs written:", ", ".join(sorted(p.name for p in out.glob("*.pyi"))))
