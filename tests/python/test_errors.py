@@ -73,7 +73,10 @@ def test_describe_device():
     assert cpu["threads"] >= 1
     assert "float32" in cpu["dtypes"]
     auto = st.describe_device("auto")
-    assert auto["backend"] == "cpu" and auto["requested"] == "auto" and auto["fallback_reason"]
+    if st.cuda.is_available():  # auto resolves to the GPU where there is one
+        assert auto["backend"] == "cuda" and auto["available"] is True
+    else:
+        assert auto["backend"] == "cpu" and auto["requested"] == "auto" and auto["fallback_reason"]
     w = st.describe_device("wgpu")
     assert w["available"] is False and w["reason"]
     assert st.describe_device("CPU")["backend"] == "cpu"
