@@ -146,6 +146,20 @@ __device__ inline void offsets(const Geometry<N>& g, int64_t i, int64_t (&off)[N
   }
 }
 
+// Runs the block with T = double for float64 tensors and T = float otherwise. A macro
+// rather than a generic lambda: nvcc refuses extended __device__ lambdas defined
+// inside a generic lambda, and these blocks launch such lambdas.
+#define ST_CUDA_FLOAT_CASES(DTYPE, ...) \
+  do {                                 \
+    if ((DTYPE) == Dtype::Float64) {   \
+      using T = double;                \
+      __VA_ARGS__                      \
+    } else {                           \
+      using T = float;                 \
+      __VA_ARGS__                      \
+    }                                  \
+  } while (0)
+
 constexpr int kThreads = 256;
 inline int blocks_for(int64_t n, int threads = kThreads, int64_t per_thread = 1) {
   const int64_t b = (n + threads * per_thread - 1) / (threads * per_thread);

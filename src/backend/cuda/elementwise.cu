@@ -322,9 +322,7 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
 
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) {
   const int64_t n = out.numel();
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(out.dtype(), {
     T* o = static_cast<T*>(out.raw_data());
     for_n(n, [=] __device__(int64_t i) {
       if (!normal) {
@@ -350,47 +348,13 @@ void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint6
         o[i] = static_cast<T>(p0 + p1 * z);
       }
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    T* o = static_cast<T*>(out.raw_data());
-    for_n(n, [=] __device__(int64_t i) {
-      if (!normal) {
-        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
-        double u;
-        if constexpr (std::is_same_v<T, float>) {
-          u = (lane(block, i % 4) >> 8) * (1.0 / 16777216.0);
-        } else {
-          u = ((static_cast<uint64_t>(lane(block, i % 4)) << 21) ^ lane(block, (i + 1) % 4)) *
-              (1.0 / 9007199254740992.0);
-          u = u - floor(u);
-        }
-        T v = static_cast<T>(p0 + (p1 - p0) * u);
-        if (v >= static_cast<T>(p1) && p1 > p0) v = nextafter(static_cast<T>(p1), static_cast<T>(p0));
-        o[i] = v;
-      } else {
-        const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 2));
-        const double u1 = ((block.x >> 8) + 1.0) * (1.0 / 16777217.0);
-        const double u2 = (block.y >> 8) * (1.0 / 16777216.0);
-        const double radius = sqrt(-2.0 * log(u1));
-        const double angle = 2.0 * 3.14159265358979323846 * u2;
-        const double z = (i % 2 == 0) ? radius * cos(angle) : radius * sin(angle);
-        o[i] = static_cast<T>(p0 + p1 * z);
-      }
-    });
-  };
-  
-  if (out.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) {
   const int64_t n = out.numel();
   const float keep_below = static_cast<float>(keep);
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(out.dtype(), {
     T* o = static_cast<T*>(out.raw_data());
     const T s = static_cast<T>(scale);
     for_n(n, [=] __device__(int64_t i) {
@@ -398,29 +362,16 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
       const float u = (lane(block, i % 4) >> 8) * (1.0f / 16777216.0f);
       o[i] = u < keep_below ? s : T(0);
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    T* o = static_cast<T*>(out.raw_data());
-    const T s = static_cast<T>(scale);
-    for_n(n, [=] __device__(int64_t i) {
-      const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
-      const float u = (lane(block, i % 4) >> 8) * (1.0f / 16777216.0f);
-      o[i] = u < keep_below ? s : T(0);
-    });
-  };
-  
-  if (out.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
                  const backend::Backend::AdamArgs& a) {
   const int64_t n = param.numel();
-  auto run_double = [&] {
-    using T = double;
-    
+  if (param.dtype() != Dtype::Float64 && param.dtype() != Dtype::Float32) {
+    throw DtypeError(std::string("adam: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+  }
+  ST_CUDA_FLOAT_CASES(param.dtype(), {
     T* p = static_cast<T*>(param.raw_data());
     const T* g = static_cast<const T*>(grad.raw_data());
     T* mp = static_cast<T*>(m.raw_data());
@@ -452,53 +403,15 @@ void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor
       }
       p[i] = pi + neg_step * (mi / denom);
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    T* p = static_cast<T*>(param.raw_data());
-    const T* g = static_cast<const T*>(grad.raw_data());
-    T* mp = static_cast<T*>(m.raw_data());
-    T* vp = static_cast<T*>(v.raw_data());
-    T* vm = a.amsgrad ? static_cast<T*>(vmax.raw_data()) : nullptr;
-    const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
-    const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
-    const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
-    const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0;
-    for_n(n, [=] __device__(int64_t i) {
-      T gi = maximize ? -g[i] : g[i];
-      T pi = p[i];
-      if (decoupled) {
-        pi = pi * decay;
-      } else if (has_wd) {
-        gi = gi + wd * pi;
-      }
-      const T mi = mp[i] + w1 * (gi - mp[i]);
-      const T vi = vp[i] * b2 + w2 * gi * gi;
-      mp[i] = mi;
-      vp[i] = vi;
-      T denom;
-      if (vm) {
-        const T mx = vm[i] > vi ? vm[i] : vi;
-        vm[i] = mx;
-        denom = sqrt(mx) / bcs + eps;
-      } else {
-        denom = sqrt(vi) / bcs + eps;
-      }
-      p[i] = pi + neg_step * (mi / denom);
-    });
-  };
-  
-  if (param.dtype() == Dtype::Float64) run_double();
-  else if (param.dtype() == Dtype::Float32) run_float();
-  else throw DtypeError(std::string("adam: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+  });
 }
 
 void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::Backend::SgdArgs& a) {
   const int64_t n = param.numel();
-  auto run_double = [&] {
-    using T = double;
-    
+  if (param.dtype() != Dtype::Float64 && param.dtype() != Dtype::Float32) {
+    throw DtypeError(std::string("sgd: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+  }
+  ST_CUDA_FLOAT_CASES(param.dtype(), {
     T* p = static_cast<T*>(param.raw_data());
     const T* g = static_cast<const T*>(grad.raw_data());
     T* b = buf.defined() ? static_cast<T*>(buf.raw_data()) : nullptr;
@@ -515,31 +428,7 @@ void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::B
       }
       p[i] = p[i] + (-lr) * d;
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    T* p = static_cast<T*>(param.raw_data());
-    const T* g = static_cast<const T*>(grad.raw_data());
-    T* b = buf.defined() ? static_cast<T*>(buf.raw_data()) : nullptr;
-    const T lr = static_cast<T>(a.lr), mom = static_cast<T>(a.momentum), damp = static_cast<T>(1.0 - a.dampening),
-            wd = static_cast<T>(a.weight_decay);
-    const bool maximize = a.maximize, nesterov = a.nesterov, first = a.first_step, has_wd = a.weight_decay != 0.0;
-    for_n(n, [=] __device__(int64_t i) {
-      T d = maximize ? -g[i] : g[i];
-      if (has_wd) d = d + wd * p[i];
-      if (b) {
-        const T bi = first ? d : b[i] * mom + damp * d;
-        b[i] = bi;
-        d = nesterov ? d + mom * bi : bi;
-      }
-      p[i] = p[i] + (-lr) * d;
-    });
-  };
-  
-  if (param.dtype() == Dtype::Float64) run_double();
-  else if (param.dtype() == Dtype::Float32) run_float();
-  else throw DtypeError(std::string("sgd: fused CUDA update supports float32 and float64, got ") + dtype_name(param.dtype()));
+  });
 }
 
 }  // namespace st::cudak
