@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import time
-from typing import Tuple
+from typing import Callable, Tuple
 
 import spiraltorch as st
 from spiraltorch.data import DataLoader, TensorDataset, find_fashion_mnist, load_fashion_mnist
@@ -41,3 +42,29 @@ def report(name: str, history, test_metrics: dict, started: float) -> None:  # t
     per_epoch = sum(e.seconds for e in history.epochs) / max(len(history.epochs), 1)
     print(f"{name}: final test accuracy {test_metrics['accuracy']:.4f}, test loss {test_metrics['loss']:.4f}, "
           f"{per_epoch:.1f} s/epoch, {time.perf_counter() - started:.1f} s total")
+
+
+def run_classifier(doc: str, build: Callable[[int, int], "st.nn.Module"], flatten: bool, epochs: int,
+                   need_fashion: bool = False) -> None:
+    """Parses the common recipe arguments, trains ``build(features, classes)`` with nn.fit and
+    Adam on the classification data and prints the final test metrics."""
+    from spiraltorch import nn, optim
+
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N training images")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    st.manual_seed(0)
+    name, x_train, y_train, x_test, y_test, classes = classification_data(flatten=flatten, limit=args.limit)
+    if need_fashion and name != "fashion-mnist":
+        raise SystemExit("this recipe needs Fashion-MNIST (Debian package dataset-fashion-mnist)")
+    print(f"{name}: {x_train.shape[0]} train / {x_test.shape[0]} test, {classes} classes")
+    model = build(x_train.shape[1], classes)
+    train, test = loaders(x_train, y_train, x_test, y_test, args.batch)
+    history = nn.fit(model, nn.CategoricalCrossEntropy(), optim.Adam(model.parameters(), lr=args.lr), train,
+                     epochs=args.epochs, val_loader=test)
+    report(name, history, nn.evaluate(model, nn.CategoricalCrossEntropy(), test), started)
