@@ -1,8 +1,9 @@
 """Conv2d / pooling forward+backward: SpiralTorch vs PyTorch, side by side in one process.
 
 Run: PYTHONPATH=python python bench/bench_conv.py [--repeats N] [--threads T]
-Prints the median milliseconds per forward+backward step and the ratio st/torch
-(< 1 means SpiralTorch is faster).
+Prints the median (or with --stat min, the best) milliseconds per forward and per
+forward+backward step and the ratio st/torch (< 1 means SpiralTorch is faster).
+SPIRALTORCH_CONV_BACKEND=im2col times SpiralTorch's own im2col + OpenBLAS path instead of oneDNN.
 """
 
 from __future__ import annotations
@@ -27,21 +28,30 @@ CASES = [
     ("64->64 16x16 k3 s2", 32, 64, 64, 16, 16, 3, 2, 1, 1),
     ("64->128 16x16 k1", 32, 64, 128, 16, 16, 1, 1, 0, 1),
     ("64 dw 16x16 k3 g64", 32, 64, 64, 16, 16, 3, 1, 1, 64),
+    # the two convolutions of the Fashion-MNIST CNN (bench_fashion.py) at its batch size
+    ("1->32 28x28 k3 p1 b128", 128, 1, 32, 28, 28, 3, 1, 1, 1),
+    ("32->64 14x14 k3 p1 b128", 128, 32, 64, 14, 14, 3, 1, 1, 1),
 ]
 
 
 CLOCK = time.perf_counter
+STAT = statistics.median
 
 
-def timeit(fn, repeats: int) -> float:
-    fn()
-    fn()
-    times = []
+def timeit_pair(st_fn, torch_fn, repeats: int):
+    """Milliseconds per call of both functions; their repeats alternate so that drift of a
+    shared machine (other processes, clock changes) affects both libraries alike."""
+    fns = (st_fn, torch_fn)
+    for f in fns:
+        f()
+        f()
+    times = ([], [])
     for _ in range(repeats):
-        t0 = CLOCK()
-        fn()
-        times.append(CLOCK() - t0)
-    return statistics.median(times) * 1e3
+        for f, ts in zip(fns, times):
+            t0 = CLOCK()
+            f()
+            ts.append(CLOCK() - t0)
+    return [STAT(ts) * 1e3 for ts in times]
 
 
 def bench_conv(case, repeats: int):
@@ -75,8 +85,7 @@ def bench_conv(case, repeats: int):
         with st.no_grad():
             snn.conv2d(sx, sw, sb, stride=s, padding=p, groups=g)
 
-    return (timeit(st_fwd, repeats), timeit(torch_fwd, repeats), timeit(st_step, repeats),
-            timeit(torch_step, repeats))
+    return (*timeit_pair(st_fwd, torch_fwd, repeats), *timeit_pair(st_step, torch_step, repeats))
 
 
 def bench_pool(repeats: int):
@@ -98,7 +107,7 @@ def bench_pool(repeats: int):
             sx.grad = None
             sf(sx).sum().backward()
 
-        rows.append((name, timeit(st_step, repeats), timeit(torch_step, repeats)))
+        rows.append((name, *timeit_pair(st_step, torch_step, repeats)))
     return rows
 
 
@@ -110,15 +119,21 @@ def main() -> None:
     ap.add_argument("--cpu-time", action="store_true",
                     help="measure process CPU time instead of wall time (meaningful with --threads 1 on a busy "
                          "machine, where wall time counts waiting for a core)")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="statistic over the repeats (min filters out other processes on a shared machine)")
     args = ap.parse_args()
+    global CLOCK, STAT
+    STAT = min if args.stat == "min" else statistics.median
     if args.cpu_time:
-        global CLOCK
         CLOCK = time.process_time
     if args.threads:
         torch.set_num_threads(args.threads)
         st.set_num_threads(args.threads)
     clock = "CPU" if args.cpu_time else "wall"
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; float32, batch 32; median {clock} ms")
+    info = st.describe_device("cpu")
+    conv = f"oneDNN {info['onednn']}" if info["onednn"] and info["conv_backend"] != "im2col" else "im2col + OpenBLAS"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; SpiralTorch conv: {conv}; "
+          f"float32, batch 32 unless named; {args.stat} {clock} ms")
     print(f"{'conv2d':24s} {'st fwd':>8s} {'pt fwd':>8s} {'ratio':>6s} | {'st f+b':>8s} {'pt f+b':>8s} {'ratio':>6s}")
     for case in CASES:
         sf, tf, sfb, tfb = bench_conv(case, args.repeats)

@@ -7,9 +7,15 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 command -v ccache >/dev/null || need_apt+=(ccache)
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+# oneDNN (Debian's libdnnl-dev) runs the float32 CPU convolutions. It is optional: the
+# build (SPIRALTORCH_ONEDNN=AUTO) falls back to im2col + OpenBLAS, and its tests skip.
+if ! [ -f /usr/include/oneapi/dnnl/dnnl.hpp ]; then
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libdnnl-dev; } ||
+    echo "note: libdnnl-dev could not be installed; building without oneDNN" >&2
 fi
 
 python -m pip install -q -r requirements-test.txt

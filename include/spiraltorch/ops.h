@@ -19,7 +19,8 @@ Tensor scalar_tensor(Scalar value, Dtype dtype, Device device = {});
 // A copy of x on `device` (x itself when it is already there); differentiable: the
 // gradient is moved back. Copies between devices go through the backend copy entry.
 Tensor to_device(const Tensor& x, Device device);
-Tensor arange(double start, double end, double step = 1.0, std::optional<Dtype> dtype = {});
+// Built on the host and copied when `device` is not the CPU (a handful of values).
+Tensor arange(double start, double end, double step = 1.0, std::optional<Dtype> dtype = {}, Device device = {});
 Tensor linspace(double start, double end, int64_t steps, Dtype dtype = Dtype::Float32);
 Tensor eye(int64_t n, std::optional<int64_t> m = {}, Dtype dtype = Dtype::Float32);
 Tensor zeros_like(const Tensor& t, std::optional<Dtype> dtype = {});

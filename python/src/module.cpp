@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "convert.h"
+#include "nn/conv_onednn.h"
 
 namespace stpy {
 
@@ -73,6 +74,14 @@ nb::dict describe_cpu() {
   d["blas_core"] = std::string(scipy_openblas_get_corename());
   d["blas_threads"] = scipy_openblas_get_num_threads();
   d["dtypes"] = nb::make_tuple("float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8", "bool");
+  // float32 convolutions run through oneDNN when the build found it; say which, or why not.
+  if (const std::optional<std::string> v = st::nn::onednn::version()) {
+    d["onednn"] = *v;
+  } else {
+    d["onednn"] = nb::none();
+    d["onednn_reason"] = st::nn::onednn::unavailable_reason();
+  }
+  d["conv_backend"] = st::nn::onednn::conv_backend();
   return d;
 }
 
@@ -241,4 +250,7 @@ NB_MODULE(_core, m) {
     scipy_openblas_set_num_threads(n);
   }, nb::arg("n"));
   m.def("_describe_cpu", &describe_cpu);
+  // The conv2d path switch ("auto", "im2col", "onednn"); tests use it to compare both paths.
+  m.def("_conv_backend", &st::nn::onednn::conv_backend);
+  m.def("_set_conv_backend", &st::nn::onednn::set_conv_backend, nb::arg("name"));
 }

@@ -110,7 +110,7 @@ void bind_nn(nb::module_& parent) {
       .def("to", [](nb::handle self, nb::handle target) {
         if (nb::isinstance<nb::str>(target)) {
           const std::string s = nb::cast<std::string>(target);
-          if (s == "cpu" || s.rfind("cuda", 0) == 0) {
+          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
             nb::cast<Module&>(self).to(st::Device::parse(s));
             return nb::borrow(self);
           }

@@ -193,10 +193,11 @@ void bind_nn_seq(nb::module_& nn) {
          "(True = may attend) or float (added); is_causal masks keys after each query; scale defaults to "
          "1/sqrt(head_dim).");
   nn.def("generate_square_subsequent_mask",
-         [](int64_t sz, nb::handle dtype) {
-           return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype));
+         [](int64_t sz, nb::handle dtype, nb::handle device) {
+           const st::Device dev = device.is_none() ? st::Device() : st::Device::parse(nb::cast<std::string>(nb::str(device)));
+           return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype), dev);
          },
-         nb::arg("sz"), nb::arg("dtype").none() = nb::none(),
+         nb::arg("sz"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
          "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like "
          "torch.nn.Transformer.generate_square_subsequent_mask).");
 }

@@ -55,6 +55,24 @@ struct IndexResult {
   int64_t adv_dim = -1;
 };
 
+// An index tensor on the indexed tensor's device. Like PyTorch, host index tensors (and
+// Python lists, which become host tensors) are copied to the device of `x`; an index on
+// another accelerator is refused.
+Tensor index_on_device(const Tensor& idx, const Tensor& x) {
+  if (idx.device() == x.device()) return idx;
+  if (idx.device().type != st::DeviceType::CPU) {
+    throw st::IndexError("index: indices should be either on cpu or on the same device as the indexed tensor (" +
+                         x.device().str() + "), got indices on " + idx.device().str());
+  }
+  return st::to_device(idx, x.device());
+}
+
+// Positions (int64, on the mask's device) of the true entries of a 1-d bool mask.
+Tensor mask_positions(const Tensor& mask) {
+  const Tensor all = st::arange(0, static_cast<double>(mask.shape()[0]), 1.0, Dtype::Int64, mask.device());
+  return st::reshape(st::masked_select(all, mask), {-1});
+}
+
 IndexResult apply_index(const Tensor& x, nb::handle index) {
   std::vector<nb::handle> items;
   nb::tuple holder;
@@ -103,7 +121,10 @@ IndexResult apply_index(const Tensor& x, nb::handle index) {
     // Advanced: a tensor / list of indices or a boolean mask on this dim.
     if (r.adv.defined()) throw st::IndexError("index: only one advanced (tensor) index is supported");
     Tensor idx = nb::isinstance<Tensor>(h) ? nb::cast<Tensor>(h) : tensor_from_data(h, std::nullopt);
-    r.adv = idx;
+    if (idx.dtype() != Dtype::Bool && !st::is_integral(idx.dtype())) {
+      throw st::IndexError("index: tensors used as indices must be integer or bool");
+    }
+    r.adv = index_on_device(idx, x);
     r.adv_dim = dim;
     ++dim;
     if (idx.dtype() == Dtype::Bool) dim += idx.dim() - 1;
@@ -118,17 +139,15 @@ Tensor getitem(const Tensor& x, nb::handle index) {
   const Tensor& idx = r.adv;
   if (idx.dtype() == Dtype::Bool) {
     if (r.adv_dim == 0 && idx.shape() == r.view.shape()) return st::masked_select(r.view, idx);
-    if (idx.dim() == 1) {
-      const Tensor positions = st::reshape(st::masked_select(st::arange(0, idx.shape()[0]), idx), {-1});
-      return st::index_select(r.view, r.adv_dim, positions);
-    }
+    if (idx.dim() == 1) return st::index_select(r.view, r.adv_dim, mask_positions(idx));
     throw st::IndexError("index: boolean masks must cover the leading dims or be 1-d");
   }
-  if (st::is_floating(idx.dtype())) throw st::IndexError("index: tensors used as indices must be integer or bool");
   Tensor flat = st::reshape(idx, {-1});
   // Negative entries count from the end, as in PyTorch's advanced indexing.
   const int64_t size = r.view.shape()[r.adv_dim];
-  flat = st::where(st::lt(flat, st::zeros({}, flat.dtype())), st::add(flat, st::full({}, size, flat.dtype())), flat);
+  const st::Device dev = flat.device();
+  flat = st::where(st::lt(flat, st::scalar_tensor(0, flat.dtype(), dev)),
+                   st::add(flat, st::scalar_tensor(size, flat.dtype(), dev)), flat);
   Tensor picked = st::index_select(r.view, r.adv_dim, flat);
   Shape shape(picked.shape().begin(), picked.shape().begin() + r.adv_dim);
   shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());
@@ -138,40 +157,55 @@ Tensor getitem(const Tensor& x, nb::handle index) {
 
 void setitem(Tensor& x, nb::handle index, nb::handle value) {
   IndexResult r = apply_index(x, index);
+  const std::optional<Scalar> scalar = to_scalar(value);
+  // A tensor (or list) value is used on x's device; st::to_device keeps its history.
+  const Tensor v = scalar ? Tensor() : st::to_device(as_operand(value, x), x.device());
   if (!r.adv.defined()) {
     Tensor target = r.view;
-    if (auto s = to_scalar(value)) {
-      st::fill_(target, *s);
+    if (scalar) {
+      st::fill_(target, *scalar);
       // fill_ bumps the shared storage version through the view.
     } else {
-      st::copy_(target, as_operand(value, x));
+      st::copy_(target, v);
     }
     return;
   }
   if (r.adv.dtype() == Dtype::Bool && r.adv_dim == 0 && r.adv.shape() == r.view.shape()) {
     Tensor target = r.view;
-    if (auto s = to_scalar(value)) {
-      st::masked_fill_(target, r.adv, *s);
+    if (scalar) {
+      st::masked_fill_(target, r.adv, *scalar);
     } else {
-      Tensor v = as_operand(value, x);
       Tensor merged = st::where(r.adv, v.to(x.dtype()), target.detach());
       st::copy_(target, merged);
     }
     return;
   }
-  // Integer index on one dim: copy row by row through select views.
-  const Tensor idx = st::reshape(r.adv.to(Dtype::Int64), {-1});
+  if (r.adv.dtype() == Dtype::Bool && r.adv.dim() != 1) {
+    throw st::IndexError("index: boolean masks must cover the leading dims or be 1-d");
+  }
+  // Integer index (or a 1-d mask, as the positions it selects) on one dim: copy slice by
+  // slice through select views (select wraps negative positions; a repeated position
+  // keeps the last write). The value broadcasts against what x[index] would return.
+  const int64_t d = r.adv_dim;
+  const Tensor idx = r.adv.dtype() == Dtype::Bool ? mask_positions(r.adv) : r.adv.to(Dtype::Int64);
   const auto positions = idx.to_vector<int64_t>();
-  Tensor v = to_scalar(value) ? Tensor() : as_operand(value, x);
-  for (size_t i = 0; i < positions.size(); ++i) {
-    Tensor row = st::select(r.view, r.adv_dim, positions[i]);
-    if (auto s = to_scalar(value)) {
-      st::fill_(row, *s);
+  const int64_t k = static_cast<int64_t>(positions.size());
+  Tensor vk;
+  if (!scalar) {
+    const Shape& vs = r.view.shape();
+    Shape indexed(vs.begin(), vs.begin() + d), flat(vs.begin(), vs.begin() + d);
+    indexed.insert(indexed.end(), idx.shape().begin(), idx.shape().end());
+    flat.push_back(k);
+    indexed.insert(indexed.end(), vs.begin() + d + 1, vs.end());
+    flat.insert(flat.end(), vs.begin() + d + 1, vs.end());
+    vk = st::reshape(st::expand(v, indexed), flat);
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    Tensor row = st::select(r.view, d, positions[i]);
+    if (scalar) {
+      st::fill_(row, *scalar);
     } else {
-      const Tensor src = v.dim() > 0 && v.shape()[0] == static_cast<int64_t>(positions.size()) && v.dim() > row.dim()
-                             ? st::select(v, 0, static_cast<int64_t>(i))
-                             : v;
-      st::copy_(row, src);
+      st::copy_(row, st::select(vk, d, i));
     }
   }
 }

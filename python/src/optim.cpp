@@ -397,13 +397,15 @@ void bind_optim(nb::module_& root) {
     const std::vector<Tensor> params = params_arg(parameters);
     const double total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
     st::Dtype dt = st::Dtype::Float32;
+    st::Device dev;  // like PyTorch, the norm lives where the gradients do
     for (const Tensor& p : params) {
       if (p.grad().defined()) {
         dt = p.grad().dtype() == st::Dtype::Float64 ? st::Dtype::Float64 : st::Dtype::Float32;
+        dev = p.grad().device();
         break;
       }
     }
-    return st::scalar_tensor(total, dt);
+    return st::scalar_tensor(total, dt, dev);
   }, nb::arg("parameters"), nb::arg("max_norm"), nb::arg("norm_type") = 2.0, nb::arg("error_if_nonfinite") = false,
      "Scales gradients so their joint norm is at most max_norm; returns the norm before clipping (a 0-d tensor).");
   m.def("clip_grad_value_", [](nb::handle parameters, double clip_value) {

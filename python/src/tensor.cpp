@@ -77,13 +77,15 @@ Tensor from_array(nb::ndarray<nb::ro> a) {
     if (strides[i] < 0) throw st::ValueError("from_dlpack: negative strides are not supported");
     if (shape[i] > 0) span += (shape[i] - 1) * strides[i];
   }
-  // Keep the producer alive for as long as any view of this memory exists.
-  auto holder = std::make_shared<nb::object>(nb::cast(a));
+  // Keep the producer's memory alive for as long as any view of it exists: the ndarray
+  // holds nanobind's handle of the imported DLPack tensor (whose deleter frees it), which
+  // also works for a bare capsule (nb::cast back to a Python object would need an owner).
+  auto holder = std::make_shared<nb::ndarray<nb::ro>>(a);
   auto storage = st::Storage::wrap(const_cast<void*>(a.data()), static_cast<size_t>(span) * st::dtype_size(dt), device,
                                    [holder]() mutable {
                                      if (Py_IsInitialized()) {
                                        nb::gil_scoped_acquire gil;
-                                       holder->reset();
+                                       holder.reset();
                                      }
                                    });
   return Tensor::from_storage(storage, shape, strides, 0, dt);
@@ -213,7 +215,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (kw.contains("dtype")) dt = kw["dtype"];
         if (!dt.is_none() && nb::isinstance<nb::str>(dt)) {
           const std::string s = nb::cast<std::string>(dt);
-          if (s == "cpu" || s.rfind("cuda", 0) == 0) {
+          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
             Tensor moved = st::to_device(t, st::Device::parse(s));
             if (kw.contains("dtype") && !kw["dtype"].is_none()) moved = moved.to(to_dtype(kw["dtype"]));
             return moved;
@@ -261,22 +263,32 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("__dlpack__", [](const Tensor& t, nb::kwargs kwargs) {
         nb::object arr = nb::cast(export_array<nb::array_api>(t.detach()));
         if (t.device().type == st::DeviceType::CUDA) {
-          // Stream order: the consumer's stream waits for the work queued on ours.
-          if (kwargs.contains("stream") && !kwargs["stream"].is_none()) {
-            const int64_t s = nb::cast<int64_t>(kwargs["stream"]);
-            if (s != -1) {
-              const int dev = t.device().index;
-              const uintptr_t consumer = s == 1 || s == 0 ? 0 : static_cast<uintptr_t>(s);
-              const uintptr_t ours = st::cuda::current_stream(dev);
-              if (consumer != ours) {
-                const uintptr_t ev = st::cuda::event_create(dev, false);
-                st::cuda::event_record(ev, ours);
-                st::cuda::stream_wait_event(consumer, ev);
-                st::cuda::event_destroy(ev);
-              }
+          // Stream order (DLPack / array API): the consumer names its stream, and the
+          // producer makes that stream wait for the work queued on ours. None means
+          // the legacy default stream, 1 that stream too, 2 the per-thread default
+          // stream, -1 asks for no synchronisation (0 is disallowed; read as 1).
+          int64_t s = 1;
+          if (kwargs.contains("stream") && !kwargs["stream"].is_none()) s = nb::cast<int64_t>(kwargs["stream"]);
+          if (s < -1) throw st::ValueError("__dlpack__: stream must be -1, 1, 2 or a CUDA stream handle, got " + std::to_string(s));
+          if (s != -1) {
+            const int dev = t.device().index;
+            // Handle 0 is the legacy default stream (this build doesn't use per-thread default streams).
+            const uintptr_t consumer = s == 1 || s == 0 ? 0 : static_cast<uintptr_t>(s);
+            const uintptr_t ours = st::cuda::current_stream(dev);
+            if (consumer != ours) {
+              // Our streams are non-blocking, so even the legacy default stream needs the explicit wait.
+              const uintptr_t ev = st::cuda::event_create(dev, false);
+              st::cuda::event_record(ev, ours);
+              st::cuda::stream_wait_event(consumer, ev);
+              st::cuda::event_destroy(ev);
             }
           }
-          return arr.attr("__dlpack__")();
+          // The stream is handled; the other keywords (max_version, dl_device, copy) go on.
+          nb::kwargs rest;
+          for (auto [k, v] : kwargs) {
+            if (nb::cast<std::string>(k) != "stream") rest[k] = v;
+          }
+          return arr.attr("__dlpack__")(**rest);
         }
         return arr.attr("__dlpack__")(**kwargs);
       }, nb::arg("kwargs"))
@@ -288,8 +300,30 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
 
   m.def("from_dlpack", [](nb::handle obj) -> Tensor {
     if (nb::isinstance<Tensor>(obj)) return nb::cast<Tensor>(obj);
+    // A CUDA producer gets our current stream as the consumer stream (DLPack's stream
+    // semantics: it makes that stream wait for its pending work on the array, so the
+    // kernels we queue next see the data). nanobind's importer would call __dlpack__()
+    // without one, which the producer reads as the legacy default stream.
+    if (nb::hasattr(obj, "__dlpack__") && nb::hasattr(obj, "__dlpack_device__")) {
+      nb::object dev = obj.attr("__dlpack_device__")();
+      const int type = nb::cast<int>(dev[0]);
+      if (type == 2) {  // kDLCUDA
+        const int index = nb::cast<int>(dev[1]);
+        if (!st::cuda::is_available()) {
+          throw st::DeviceUnavailableError("from_dlpack: a CUDA array was given but CUDA is not available: " +
+                                           st::cuda::unavailable_reason());
+        }
+        const uintptr_t ours = st::cuda::current_stream(index);
+        // 1 names the legacy default stream (handle 0, which CuPy refuses as ambiguous).
+        const int64_t stream = ours == 0 ? 1 : static_cast<int64_t>(ours);
+        nb::object capsule = obj.attr("__dlpack__")(nb::arg("stream") = stream);
+        return from_array(nb::cast<nb::ndarray<nb::ro>>(capsule));
+      }
+    }
     return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
-  }, nb::arg("ext_tensor"), "Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying.");
+  }, nb::arg("ext_tensor"),
+     "Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order "
+     "its pending work before our current stream.");
   m.def("from_numpy", [](nb::handle obj) -> Tensor {
     return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
   }, nb::arg("array"), "Wraps a NumPy array without copying; writes are visible on both sides.");

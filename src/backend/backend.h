@@ -59,6 +59,9 @@ class Backend {
   virtual void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) = 0;
   // Softmax / log-softmax over the last axis of a contiguous (rows, cols) float tensor.
   virtual void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) = 0;
+  // Its backward from the output y: dx = y * (g - sum(g * y)) or, for log-softmax,
+  // dx = g - exp(y) * sum(g); all contiguous (rows, cols) of one float dtype.
+  virtual void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) = 0;
 
   // ---- indexing kernels ----
   // Inputs and outputs are contiguous and seen as (outer, n, inner) blocks around one dim;
@@ -118,6 +121,27 @@ class Backend {
   // gw (C, 1, kh, kw) overwritten with the weight gradient.
   virtual void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                                 Tensor& gw) = 0;
+
+  // ---- recurrent kernels (the fused LSTM / GRU recurrences of src/nn/rnn.cpp) ----
+  // float32/float64 only. xproj (steps, batch, G*H) holds the input projections x W_ih^T (+ biases)
+  // with a unit last stride (any strides otherwise); w (G*H, H), h0, c0 (batch, H) and bhh (3H,)
+  // are contiguous; every output is contiguous and fully overwritten.
+  // LSTM, gates i, f, g, o (PyTorch's order): hc (2, steps, batch, H) = all h_t, then all c_t;
+  // acts (steps, batch, 4H) = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o) for the backward.
+  virtual void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                            Tensor& acts) = 0;
+  // g (2, steps, batch, H) is the gradient w.r.t. hc. dx (steps, batch, 4H) = the gradient w.r.t.
+  // xproj; dw (4H, H), dh0 and dc0 (batch, H) are written when defined.
+  virtual void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                             const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) = 0;
+  // GRU, gates r, z, n (PyTorch's): n = tanh(x_n + r * (W_hn h + b_hn)); bhh may be undefined (zero).
+  // hs (steps, batch, H) = all h_t; saved (steps, batch, 4H) = r, z, n, W_hn h + b_hn per step.
+  virtual void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
+                           Tensor& saved) = 0;
+  // g (steps, batch, H) is the gradient w.r.t. hs. dx (steps, batch, 3H) = the gradient w.r.t.
+  // xproj; dw (3H, H), dbhh (3H,) and dh0 (batch, H) are written when defined.
+  virtual void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                            Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) = 0;
 
   // ---- device capabilities and fused kernels (optional) ----
   // Backends that run these natively override them; the CPU keeps its fused loops in

@@ -38,7 +38,7 @@ std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor&
 
 }  // namespace
 
-Tensor causal_mask(int64_t L, int64_t S, Dtype dtype) { return triu(full({L, S}, kNegInf, dtype), 1); }
+Tensor causal_mask(int64_t L, int64_t S, Dtype dtype, Device device) { return triu(full({L, S}, kNegInf, dtype, device), 1); }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
@@ -68,7 +68,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
   Tensor mask;
   if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
-  if (is_causal) mask = causal_mask(L, S, q.dtype());
+  if (is_causal) mask = causal_mask(L, S, q.dtype(), q.device());
   return attend(q, k, v, mask, sc, dropout_p).first;
 }
 
@@ -168,7 +168,7 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
       throw ShapeError(std::string(op) + ": attn_mask must be 2-d or 3-d, got shape " + shape_str(am.shape()));
     }
   } else if (is_causal) {
-    mask = causal_mask(L, S, dt);
+    mask = causal_mask(L, S, dt, q.device());
   }
   if (key_padding_mask && key_padding_mask->defined()) {
     const Tensor& kpm = *key_padding_mask;

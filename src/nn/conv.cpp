@@ -1,10 +1,12 @@
 // conv1d / conv2d: shape checks, im2col + batched GEMM forward, explicit backward,
-// and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp.
+// and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; float32 on the CPU
+// goes to oneDNN when it is built (src/nn/conv_onednn.cpp).
 #include "spiraltorch/nn/conv.h"
 
 #include <algorithm>
 
 #include "nn/conv_common.h"
+#include "nn/conv_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/nn/init.h"
 
@@ -221,6 +223,15 @@ std::vector<Tensor> conv2d_backward_raw(const Tensor& gy_in, const Tensor& x, co
   return {gx, gw, gb};
 }
 
+// oneDNN takes float32 CPU convolutions with at least one element everywhere; the rest
+// (float64, CUDA, empty tensors, or the switch set to im2col) stay on the im2col path.
+std::optional<onednn::Conv2dDims> onednn_dims(const Tensor& x, const ConvPlan& p, const ConvSpec& s) {
+  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !onednn::use_onednn()) return std::nullopt;
+  if (std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) <= 0) return std::nullopt;
+  return onednn::Conv2dDims{p.N,  p.C,  p.H,      p.W,      p.O,         p.kh,      p.kw,
+                            p.OH, p.OW, p.groups, s.stride, s.pad_begin, s.pad_end, s.dilation};
+}
+
 ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padding, Pair dilation, int64_t groups,
                            const char* op) {
   ConvSpec s{stride, {0, 0}, {0, 0}, dilation, groups};
@@ -304,12 +315,20 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias
   const Tensor x = input.detach().contiguous();
   const Tensor w = weight.detach().contiguous();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
-  Tensor out = conv2d_forward_raw(x, w, b, p);
+  // The backward follows the forward's path (decided once here), whatever the switch says later.
+  std::optional<onednn::Conv2dDims> dd = onednn_dims(x, p, s);
+  std::optional<Tensor> fast = dd ? onednn::forward(x, w, b, *dd, op) : std::nullopt;
+  if (!fast) dd.reset();  // oneDNN has no kernel for this geometry
+  Tensor out = fast ? *fast : conv2d_forward_raw(x, w, b, p);
   if (needs_grad({&input, &weight, &bias})) {
     const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();
     const bool has_bias = bias.defined();
     record(out, "Conv2dBackward", {input, weight, bias},
-           [x, w, p, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
+           [x, w, p, dd, op, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
+             if (dd) {
+               const Tensor gy = detail::cast_raw(g, Dtype::Float32).contiguous();
+               if (auto r = onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
+             }
              return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
            },
            {x, w});

@@ -355,11 +355,11 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
         Tensor g2 = reshape(g, {k, dim});
         if (pad) g2 = mul(g2, unsqueeze(ne(idx, wrap_scalar(*pad, idx)), 1).to(g2.dtype()));
         const Tensor index = expand(unsqueeze(idx, 1), {k, dim});
-        return {scatter_add(zeros(w_shape, g2.dtype()), 0, index, g2).to(w_dtype)};
+        return {scatter_add(zeros(w_shape, g2.dtype(), g2.device()), 0, index, g2).to(w_dtype)};
       }
       const Dtype compute = compute_float(w_dtype);
       const Tensor gc = cast_raw(g, compute).contiguous();
-      Tensor gw = zeros(w_shape, compute);
+      Tensor gw = zeros(w_shape, compute, g.device());
       const int64_t* ix = idx.data<int64_t>();
       const int64_t skip = pad ? *pad : -1;
       ST_DISPATCH_FLOAT(compute, [&] { embedding_backward<scalar_t>(gc.data<scalar_t>(), ix, skip, gw.data<scalar_t>(), k, dim); });
@@ -592,7 +592,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     std::vector<double> var_unbiased(batch_var);
     for (double& v : var_unbiased) v *= unbias;
     const Tensor bm = cast_raw(mean_t, Dtype::Float64);
-    const Tensor bv = Tensor::from_vector(var_unbiased, {c});
+    const Tensor bv = to_device(Tensor::from_vector(var_unbiased, {c}), input.device());
     const Tensor new_mean = add(mul(cast_raw(running_mean.detach(), Dtype::Float64), 1.0 - momentum), mul(bm, momentum));
     const Tensor new_var = add(mul(cast_raw(running_var.detach(), Dtype::Float64), 1.0 - momentum), mul(bv, momentum));
     Tensor rm = running_mean, rv = running_var;

@@ -38,7 +38,7 @@ std::string state_dict_hash(const StateDict& state) {
     h.update_str(dtype_name(t.dtype()));
     h.update_u64(static_cast<uint64_t>(t.dim()));
     for (int64_t d : t.shape()) h.update_u64(static_cast<uint64_t>(d));
-    const Tensor c = t.detach().contiguous();
+    const Tensor c = to_device(t.detach(), Device()).contiguous();  // hashes host bytes
     h.update(c.raw_data(), static_cast<size_t>(c.numel()) * c.itemsize());
   }
   return h.hex();
@@ -120,7 +120,7 @@ Tensor apply_transform(const Tensor& source, Transform t, const Shape& expected)
     throw ShapeError("copy_overlap_zeros: source of shape " + shape_str(s.shape()) + " and target " +
                      shape_str(expected) + " have different ranks");
   }
-  Tensor out = zeros(expected, s.dtype());
+  Tensor out = zeros(expected, s.dtype(), s.device());
   Tensor dst = out;
   Tensor src = s;
   for (int64_t d = 0; d < s.dim(); ++d) {

@@ -206,6 +206,16 @@ Tensor hyperbolic_cross_entropy(const Tensor& logits, const Tensor& target, doub
     throw ValueError("hyperbolic_cross_entropy: epsilon must be in [0, 0.5), got " + std::to_string(epsilon));
   }
   const double s = std::sqrt(-curvature);
+  if (logits.device().type != DeviceType::CPU) {  // device path: BCE on the scaled logits, composed from ops
+    const char* op = "hyperbolic_cross_entropy";
+    check_floating(logits, op, "prediction");
+    if (!target.defined()) throw ValueError(std::string(op) + ": target is undefined");
+    check_same_shape(logits, target, op);
+    detail::check_same_device(logits, target, op);
+    // clamp passes the gradient inside [eps, 1 - eps] only: no target gradient where clamped.
+    const Tensor t = epsilon > 0 ? clamp(target, epsilon, 1.0 - epsilon) : target;
+    return reduce(device_loss::bce_with_logits(mul(logits, s), t, Tensor()), reduction);
+  }
   return reduce(pointwise("hyperbolic_cross_entropy", "HyperbolicCrossEntropyBackward", logits, target, Tensor(),
                           1.0,
                           [s, epsilon](double x, double t, double, double& dx, double& dt) {
@@ -369,8 +379,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     record(out, "CrossEntropyBackward", {logits, target},
            [=, logits_ref = logits, target_ref = target](const Tensor& g_in) -> std::vector<Tensor> {
              const Tensor g = raw(g_in, compute, &L.row_shape);
-             Tensor gx = want_x ? Tensor::empty(xshape, compute) : Tensor();
-             Tensor gt = want_t ? Tensor::empty(xshape, compute) : Tensor();
+             Tensor gx = want_x ? Tensor::empty(xshape, compute, g_in.device()) : Tensor();
+             Tensor gt = want_t ? Tensor::empty(xshape, compute, g_in.device()) : Tensor();
              auto back = [&](auto tag) {
                using T = decltype(tag);
                const T* xp = x.data<T>();
@@ -427,7 +437,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   if (reduction == Reduction::None) return out;
   Tensor total = sum(out);
   if (reduction == Reduction::Sum) return total;
-  return div(total, scalar_tensor(denom, total.dtype()));
+  return div(total, scalar_tensor(denom, total.dtype(), total.device()));
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight, int64_t ignore_index,
@@ -476,7 +486,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
     const Dtype in_dtype = log_probs.dtype();
     record(out, "NllLossBackward", {log_probs}, [=](const Tensor& g_in) -> std::vector<Tensor> {
       const Tensor g = raw(g_in, compute, &L.row_shape);
-      Tensor gx = zeros(xshape, compute);
+      Tensor gx = zeros(xshape, compute, g_in.device());
       auto back = [&](auto tag) {
         using T = decltype(tag);
         const T* wp = w.defined() ? w.data<T>() : nullptr;
@@ -497,7 +507,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
   if (reduction == Reduction::None) return out;
   Tensor total = sum(out);
   if (reduction == Reduction::Sum) return total;
-  return div(total, scalar_tensor(denom, total.dtype()));
+  return div(total, scalar_tensor(denom, total.dtype(), total.device()));
 }
 
 // ---------------------------------------------------------------- composed losses

@@ -15,7 +15,10 @@ Tensor huber(const Tensor& pred, const Tensor& target, double delta) {
 
 // (1 - t) x + (1 + (pw - 1) t) (log1p(exp(-|x|)) + max(-x, 0)), like PyTorch.
 Tensor bce_with_logits(const Tensor& x, const Tensor& t, const Tensor& pw) {
-  const Tensor sp = add(log1p(exp(neg(abs(x)))), relu(neg(x)));
+  // log(1 + exp(-x)) as softplus(-x): stable (linear past its threshold, off by < 3e-9
+  // there), and its gradient -sigmoid(-x) is right at x = 0, where the split form
+  // relu(-x) + log1p(exp(-|x|)) takes zero subgradients from both kinks.
+  const Tensor sp = softplus(neg(x), 1.0, 20.0);
   const Tensor one_minus_t = sub(ones_like(t), t);
   if (!pw.defined()) return add(mul(one_minus_t, x), sp);
   const Tensor coef = add(mul(sub(pw, 1.0), t), 1.0);

@@ -22,5 +22,9 @@ Tensor unsqueeze_reduced(const Tensor& g, const Shape& in_shape, const std::vect
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 // Cast without autograd (used on the compute side of ops).
 Tensor cast_raw(const Tensor& x, Dtype dtype);
+// dst = src (same shape, or a broadcast view of that shape; dtypes may differ) where the
+// two may be on different devices: the backend copy entry of the non-CPU side moves the
+// data (cross_device_copy for CUDA). No autograd.
+void copy_between(const Tensor& src, Tensor& dst);
 
 }  // namespace st::detail

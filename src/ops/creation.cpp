@@ -16,7 +16,7 @@ Tensor full(const Shape& shape, Scalar value, std::optional<Dtype> dtype, Device
 
 Tensor scalar_tensor(Scalar value, Dtype dtype, Device device) { return full({}, value, dtype, device); }
 
-Tensor arange(double start, double end, double step, std::optional<Dtype> dtype) {
+Tensor arange(double start, double end, double step, std::optional<Dtype> dtype, Device device) {
   if (step == 0) throw ValueError("arange: step must be nonzero");
   if (!std::isfinite(start) || !std::isfinite(end)) throw ValueError("arange: bounds must be finite");
   const double span = (end - start) / step;
@@ -28,7 +28,7 @@ Tensor arange(double start, double end, double step, std::optional<Dtype> dtype)
     scalar_t* p = t.data<scalar_t>();
     for (int64_t i = 0; i < n; ++i) p[i] = from_double<scalar_t>(start + static_cast<double>(i) * step);
   });
-  return t;
+  return to_device(t, device);
 }
 
 Tensor linspace(double start, double end, int64_t steps, Dtype dtype) {

@@ -4,11 +4,19 @@
 
 namespace st {
 
+namespace detail {
+
+void copy_between(const Tensor& src, Tensor& dst) {
+  const Device side = src.device().type != DeviceType::CPU ? src.device() : dst.device();
+  backend::backend_for(side).copy(src, dst);
+}
+
+}  // namespace detail
+
 Tensor to_device(const Tensor& x, Device device) {
   if (x.device() == device) return x;
   Tensor out = Tensor::empty(x.shape(), x.dtype(), device);
-  const Device side = x.device().type != DeviceType::CPU ? x.device() : device;
-  backend::backend_for(side).copy(x, out);
+  detail::copy_between(x, out);
   if (needs_grad({&x})) {
     const Device from = x.device();
     record(out, "ToDeviceBackward", {x}, [from](const Tensor& g) -> std::vector<Tensor> { return {to_device(g, from)}; });

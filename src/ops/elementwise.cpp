@@ -448,6 +448,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (cond.dtype() != Dtype::Bool) {
     throw DtypeError(std::string("where: condition must be a bool tensor, got ") + dtype_name(cond.dtype()));
   }
+  detail::check_same_device(a, b, "where");
+  detail::check_same_device(a, cond, "where");
   const Dtype dt = result_type(a, b);
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = Tensor::empty(shape, dt, a.device());

@@ -398,7 +398,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     // Flat positions of the selected elements, for scattering the gradient back.
     Tensor positions = Tensor::empty({count}, Dtype::Int64, x.device());
     if (count > 0) {
-      const Tensor all_pos = arange(0, static_cast<double>(mb.numel()), 1.0, Dtype::Int64);
+      const Tensor all_pos = arange(0, static_cast<double>(mb.numel()), 1.0, Dtype::Int64, x.device());
       backend_of(x).masked_select(reshape(all_pos, shape).contiguous(), mb, positions);
     }
     const Shape x_shape = x.shape();

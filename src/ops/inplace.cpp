@@ -194,17 +194,26 @@ Tensor& fill_(Tensor& x, Scalar value) {
   return x;
 }
 
+// Like PyTorch's copy_, the source may live on another device: the values are copied
+// across (the backend copy entry of the non-CPU side), and with history the source is
+// moved first through to_device, so its gradient flows back to it on its own device.
 Tensor& copy_(Tensor& x, const Tensor& src) {
   check_inplace(x, "copy_");
-  detail::check_same_device(x, src, "copy_");
   const Shape b = broadcast_shapes(x.shape(), src.shape(), "copy_");
   if (b != x.shape()) {
     throw ShapeError("copy_: source of shape " + shape_str(src.shape()) + " cannot be broadcast to " +
                      shape_str(x.shape()));
   }
-  if ((grad_enabled() && src.requires_grad()) || is_graph_view(x)) return commit(x, cast(src, x.dtype()));
+  const bool cross = src.device() != x.device();
+  if ((grad_enabled() && src.requires_grad()) || is_graph_view(x)) {
+    return commit(x, cast(cross ? to_device(src, x.device()) : src, x.dtype()));
+  }
   Tensor dst = x.detach();
-  backend_of(x).copy(detail::expand_view(src, x.shape()), dst);
+  if (cross) {
+    detail::copy_between(detail::expand_view(src.detach(), x.shape()), dst);
+  } else {
+    backend_of(x).copy(detail::expand_view(src, x.shape()), dst);
+  }
   x.storage()->bump_version();
   return x;
 }

@@ -115,6 +115,19 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (needs_grad({&a, &b})) {
     record(out, "MatmulBackward", {a, b}, [a, b](const Tensor& g) -> std::vector<Tensor> {
       Tensor ga, gb;
+      if (b.dim() == 2 && a.dim() >= 2) {
+        // A weight-like b: fold a's batch dims into rows so gb is one GEMM, not a batch of
+        // them summed afterwards; for b = t(W) with W contiguous, produce gb in b's own
+        // (transposed) layout so W's gradient arrives contiguous without a transposing copy.
+        if (a.requires_grad()) ga = matmul(g, transpose(b, 0, 1));
+        if (b.requires_grad()) {
+          const int64_t k = a.shape().back(), n = g.shape().back();
+          const Tensor a2 = reshape(a, {-1, k}), g2 = reshape(g, {-1, n});
+          const bool b_transposed = b.strides()[0] == 1 && b.strides()[1] == k && k > 1;
+          gb = b_transposed ? transpose(matmul(transpose(g2, 0, 1), a2), 0, 1) : matmul(transpose(a2, 0, 1), g2);
+        }
+        return {ga, gb};
+      }
       if (a.requires_grad()) ga = detail::sum_to(matmul(g, transpose(b, -1, -2)), a.shape());
       if (b.requires_grad()) gb = detail::sum_to(matmul(transpose(a, -1, -2), g), b.shape());
       return {ga, gb};
@@ -154,6 +167,18 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
     const Tensor y = out.detach();
     record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, [x, y0 = y, dim, log](const Tensor& g) -> std::vector<Tensor> {
       // Under create_graph, recompute the output with history so second derivatives flow.
+      if (!grad_enabled() && g.dtype() == y0.dtype() &&
+          (y0.dtype() == Dtype::Float32 || y0.dtype() == Dtype::Float64)) {
+        // One fused pass over rows made contiguous along `dim`.
+        const bool at_end = dim == y0.dim() - 1;
+        const Tensor gm = (at_end ? g : transpose(g, dim, -1)).contiguous();
+        const Tensor ym = (at_end ? y0 : transpose(y0, dim, -1)).contiguous();
+        const int64_t cols = ym.shape().back();
+        const int64_t rows = cols == 0 ? 0 : ym.numel() / cols;
+        Tensor dx = Tensor::empty(ym.shape(), ym.dtype(), ym.device());
+        if (rows > 0) backend_of(ym).softmax_backward(gm, ym, rows, cols, log, dx);
+        return {at_end ? dx : transpose(dx, dim, -1).contiguous()};
+      }
       const Tensor y = grad_enabled() ? softmax_impl(x, dim, log) : y0;
       if (log) return {sub(g, mul(exp(y), sum(g, {dim}, true)))};
       return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};

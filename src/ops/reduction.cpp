@@ -238,7 +238,8 @@ std::pair<Tensor, Tensor> arg_extreme(bool is_max, const Tensor& x, int64_t dim,
              const Tensor ie = detail::unsqueeze_reduced(idx, x.shape(), dims, keepdim);
              Shape pos_shape(x.dim(), 1);
              pos_shape[dd] = x.shape()[dd];
-             const Tensor positions = reshape(arange(0, static_cast<double>(x.shape()[dd])), pos_shape);
+             const Tensor positions =
+                 reshape(arange(0, static_cast<double>(x.shape()[dd]), 1.0, Dtype::Int64, g.device()), pos_shape);
              return {mul(ge, eq(positions, ie).to(g.dtype()))};
            });
   }

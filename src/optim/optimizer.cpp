@@ -1,5 +1,6 @@
 #include "spiraltorch/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -64,13 +65,16 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 namespace {
 
+// A float32/float64 view of a floating gradient (undefined for integer ones, which are
+// always finite).
+Tensor float_grad(const Tensor& g) {
+  if (g.dtype() == Dtype::Float32 || g.dtype() == Dtype::Float64) return g;
+  return is_floating(g.dtype()) ? st::detail::cast_raw(g, Dtype::Float32) : Tensor();
+}
+
 bool all_finite(const Tensor& g) {
-  Tensor c = g;
-  if (c.dtype() != Dtype::Float32 && c.dtype() != Dtype::Float64) {
-    if (!is_floating(c.dtype())) return true;
-    c = st::detail::cast_raw(c, Dtype::Float32);
-  }
-  if (c.device().type != DeviceType::CPU) return all(isfinite(c)).item() != 0.0;  // device path
+  Tensor c = float_grad(g);
+  if (!c.defined()) return true;
   c = c.contiguous();
   const int64_t n = c.numel();
   int bad = 0;
@@ -86,11 +90,31 @@ bool all_finite(const Tensor& g) {
 }  // namespace
 
 bool Optimizer::grads_finite() const {
+  // Device gradients fold into one flag per device, read once: a read per parameter
+  // would stall the stream once per parameter.
+  std::vector<Tensor> device_flags;
   for (const auto& g : groups_) {
     for (const Tensor& p : g->params) {
       const Tensor grad = p.grad();
-      if (grad.defined() && !all_finite(grad)) return false;
+      if (!grad.defined()) continue;
+      if (grad.device().type == DeviceType::CPU) {
+        if (!all_finite(grad)) return false;
+        continue;
+      }
+      const Tensor c = float_grad(grad);
+      if (!c.defined()) continue;
+      const Tensor ok = all(isfinite(c));
+      auto same = std::find_if(device_flags.begin(), device_flags.end(),
+                               [&](const Tensor& f) { return f.device() == ok.device(); });
+      if (same == device_flags.end()) {
+        device_flags.push_back(ok);
+      } else {
+        *same = logical_and(*same, ok);
+      }
     }
+  }
+  for (const Tensor& f : device_flags) {
+    if (f.item() == 0.0) return false;
   }
   return true;
 }

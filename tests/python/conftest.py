@@ -35,6 +35,87 @@ except Exception:  # pragma: no cover - depends on the environment
 needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
 
 # ---------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------
+#
+# Op and gradient tests take the ``device`` fixture: they run once on "cpu" and once on
+# "cuda", the cuda case skipped (with st.cuda.unavailable_reason()) where there is no GPU.
+# Such a test builds every input on ``device`` (st_tensor(..., device=device),
+# x.to(device), module.to(device)) and compares on the host: to_np copies back, and
+# assert_close also checks that a tensor result is still on the test's device.
+#
+# Checking placement without a GPU: SPIRALTORCH_TEST_EXTRA_DEVICE=cpu:1 adds a third
+# param, the pseudo-device "cpu:1". Its tensors live on the host but count as another
+# device, so an input the test forgot to move (or an op that builds a helper tensor on
+# "cpu") raises "tensors are on different devices" exactly as it would on CUDA; its
+# tensors report t.device == "cpu:1", and Tensor.to / Module.to take it like "cuda".
+# Code that branches on the device type (the losses' host loops, for one) takes its host
+# path for "cpu:1" (those paths build their tensors on the input's device, so they pass
+# there too); the one host-only path that doesn't, oneDNN's float32 conv, is switched off
+# for the stand-in (see ``device``). Only the cuda param is authoritative.
+
+HAVE_CUDA = st.cuda.is_available()
+CUDA_SKIP_REASON = "CUDA not available: " + ("" if HAVE_CUDA else st.cuda.unavailable_reason())
+needs_cuda = pytest.mark.skipif(not HAVE_CUDA, reason=CUDA_SKIP_REASON)
+
+_EXTRA_DEVICE = os.environ.get("SPIRALTORCH_TEST_EXTRA_DEVICE", "").strip()
+DEVICES = ["cpu", pytest.param("cuda", marks=needs_cuda, id="cuda")]
+if _EXTRA_DEVICE:
+    DEVICES.append(pytest.param(_EXTRA_DEVICE, id=_EXTRA_DEVICE.replace(":", "")))
+
+_ACTIVE_DEVICE = None  # the device param of the running test, for assert_close's placement check
+
+
+def is_cuda(device):
+    return str(device).startswith("cuda")
+
+
+def device_type(device):
+    """'cpu' or 'cuda' for a device string ('cuda:0', 'cpu:1', ...) or a tensor."""
+    d = device.device if isinstance(device, st.Tensor) else str(device)
+    return d.split(":")[0]
+
+
+def device_key(device):
+    """(type, index) of a device string or a tensor: "cuda" and "cuda:0" are the same
+    device, and the stand-in "cpu:1" differs from "cpu"."""
+    d = device.device if isinstance(device, st.Tensor) else str(device)
+    kind, _, index = d.partition(":")
+    return kind, int(index) if index else 0
+
+
+def same_device(a, b):
+    return device_key(a) == device_key(b)
+
+
+def is_pseudo_device(device):
+    """True for the host stand-in "cpu:N" (N > 0) of SPIRALTORCH_TEST_EXTRA_DEVICE."""
+    d = str(device)
+    return d.startswith("cpu:") and d != "cpu:0"
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """The device an op/gradient test runs on: "cpu", "cuda" (skipped without a GPU)."""
+    global _ACTIVE_DEVICE
+    _ACTIVE_DEVICE = request.param
+    conv_backend = None
+    if is_pseudo_device(request.param):
+        # float32 conv2d/conv1d on the host goes to oneDNN, a path only a device of type
+        # CPU takes (its buffers are host tensors of "cpu"); CUDA never does. The stand-in
+        # runs the portable im2col path instead, which is what it can check.
+        conv_backend = st._core._conv_backend()
+        st._core._set_conv_backend("im2col")
+    try:
+        yield request.param
+    finally:
+        _ACTIVE_DEVICE = None
+        if conv_backend is not None:
+            st._core._set_conv_backend(conv_backend)
+        if is_cuda(request.param) and HAVE_CUDA:
+            st.cuda.synchronize()  # surface asynchronous kernel errors in the test that caused them
+
+# ---------------------------------------------------------------------------
 # dtype tables
 # ---------------------------------------------------------------------------
 
@@ -106,19 +187,32 @@ def rand_array(shape, dtype=np.float64, seed=0, low=-2.0, high=2.0):
 
 
 def to_np(t):
-    """A NumPy copy of a SpiralTorch tensor (detached)."""
-    return np.array(t.detach().numpy(), copy=True)
+    """A NumPy copy of a SpiralTorch tensor (detached, copied to the host)."""
+    t = t.detach()
+    if device_type(t) != "cpu":
+        t = t.cpu()
+    return np.array(t.numpy(), copy=True)
 
 
-def st_tensor(arr, dtype=None, requires_grad=False):
+def st_tensor(arr, dtype=None, requires_grad=False, device="cpu"):
+    """A SpiralTorch copy of the array ``arr`` on ``device`` (a leaf when requires_grad)."""
     arr = np.asarray(arr)
-    t = st.tensor(arr, dtype=dtype if dtype is not None else st_dtype(arr.dtype))
+    t = st.tensor(arr, dtype=dtype if dtype is not None else st_dtype(arr.dtype)).to(device)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def noncontig(arr, kind="transpose"):
+def tensor_on(data, device="cpu", dtype=None, requires_grad=False):
+    """``st.tensor(data, dtype=dtype)`` (its dtype inference: Python floats give float32)
+    moved to ``device``; a leaf when requires_grad."""
+    t = st.tensor(data, dtype=dtype).to(device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def noncontig(arr, kind="transpose", device="cpu"):
     """A non-contiguous SpiralTorch view holding the same values as ``arr``.
 
     ``transpose``: the transposed view of a contiguous copy of ``arr.T``.
@@ -127,15 +221,15 @@ def noncontig(arr, kind="transpose"):
     arr = np.asarray(arr)
     if kind == "transpose":
         if arr.ndim < 2:
-            return noncontig(arr, "slice")
-        base = st_tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)))
+            return noncontig(arr, "slice", device=device)
+        base = st_tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), device=device)
         v = base.transpose(-1, -2)
     elif kind == "slice":
         if arr.ndim == 0:
-            return st_tensor(arr)
+            return st_tensor(arr, device=device)
         big = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2,), dtype=arr.dtype)
         big[..., ::2] = arr
-        base = st_tensor(big)
+        base = st_tensor(big, device=device)
         v = base[..., ::2]
     else:  # pragma: no cover
         raise ValueError(kind)
@@ -145,10 +239,16 @@ def noncontig(arr, kind="transpose"):
     return v
 
 
-def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True, equal_nan=True):
-    """Compares a SpiralTorch tensor to a NumPy array (values, shape and dtype)."""
+def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True, equal_nan=True, check_device=True):
+    """Compares a SpiralTorch tensor to a NumPy array (values, shape and dtype).
+
+    Inside a test that takes the ``device`` fixture, a tensor ``actual`` must also be on
+    that device (an op that silently computed on the host would otherwise pass)."""
     expected = np.asarray(expected)
     if isinstance(actual, st.Tensor):
+        if check_device and _ACTIVE_DEVICE is not None:
+            assert same_device(actual, _ACTIVE_DEVICE), \
+                f"result is on {actual.device}, expected the test's device {_ACTIVE_DEVICE}"
         if check_dtype:
             assert actual.dtype == st_dtype(expected.dtype), f"dtype {actual.dtype} != {expected.dtype}"
         assert tuple(actual.shape) == expected.shape, f"shape {tuple(actual.shape)} != {expected.shape}"
@@ -173,13 +273,16 @@ def assert_close(actual, expected, rtol=None, atol=None, check_dtype=True, equal
 # ---------------------------------------------------------------------------
 
 
-def numerical_grads(fn, arrays, weights, eps=1e-6):
-    """Central finite differences of ``sum(fn(*inputs) * weights)`` w.r.t. every array."""
+def numerical_grads(fn, arrays, weights, eps=1e-6, device="cpu"):
+    """Central finite differences of ``sum(fn(*inputs) * weights)`` w.r.t. every array.
+
+    The function is evaluated on ``device`` (so the differences see that device's
+    arithmetic); the weighted sum is taken on the host in float64."""
     grads = []
 
     def scalar(arrs):
         with st.no_grad():
-            out = fn(*[st.tensor(a, dtype=st.float64) for a in arrs])
+            out = fn(*[st.tensor(a, dtype=st.float64).to(device) for a in arrs])
         outs = out if isinstance(out, (list, tuple)) else [out]
         total = 0.0
         for o, w in zip(outs, weights):
@@ -199,18 +302,19 @@ def numerical_grads(fn, arrays, weights, eps=1e-6):
     return grads
 
 
-def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_grad_of=None):
+def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_grad_of=None, device="cpu"):
     """Checks the autograd gradient of ``fn`` against central finite differences in float64.
 
     ``fn`` takes SpiralTorch tensors (one per array) and returns a tensor or a tuple of
     tensors. The scalar ``sum(out * w)`` with random ``w`` is differentiated, so every
     output element contributes with a distinct weight. ``check_grad_of`` optionally
     restricts which inputs are differentiated (indices); others are constants.
-    Returns the analytic gradients for further checks.
+    Inputs are built on ``device``; both the backward and the finite differences run
+    there, and the comparison is on the host. Returns the analytic gradients (NumPy).
     """
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
     which = list(range(len(arrays))) if check_grad_of is None else list(check_grad_of)
-    ts = [st.tensor(a, dtype=st.float64, requires_grad=(i in which)) for i, a in enumerate(arrays)]
+    ts = [st.tensor(a, dtype=st.float64).to(device).requires_grad_(i in which) for i, a in enumerate(arrays)]
     out = fn(*ts)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     g = rng(seed + 12345)
@@ -219,11 +323,12 @@ def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_grad_of
     for o, w in zip(outs, weights):
         if not o.requires_grad:
             continue
-        term = (o * st.tensor(w, dtype=st.float64)).sum()
+        assert same_device(o, device), f"output is on {o.device}, expected {device}"
+        term = (o * st.tensor(w, dtype=st.float64).to(device)).sum()
         loss = term if loss is None else loss + term
     assert loss is not None, "no output requires grad"
     loss.backward()
-    num = numerical_grads(fn, arrays, weights, eps=eps)
+    num = numerical_grads(fn, arrays, weights, eps=eps, device=device)
     analytic = []
     for i in which:
         t = ts[i]
@@ -233,6 +338,7 @@ def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_grad_of
         else:
             assert tuple(got.shape) == arrays[i].shape, f"grad shape {tuple(got.shape)} != {arrays[i].shape}"
             assert got.dtype == st.float64
+            assert same_device(got, device), f"grad is on {got.device}, expected {device}"
             got_np = to_np(got)
         np.testing.assert_allclose(got_np, num[i], rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {i} disagrees with finite differences")
@@ -245,13 +351,13 @@ def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_grad_of
 # ---------------------------------------------------------------------------
 
 
-def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, seed=0):
-    """Runs the same function in SpiralTorch and PyTorch (float64) and compares the
-    forward value and the gradients of ``sum(out * w)``."""
+def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, seed=0, device="cpu"):
+    """Runs the same function in SpiralTorch (inputs on ``device``) and PyTorch (float64,
+    on the host) and compares the forward value and the gradients of ``sum(out * w)``."""
     import torch as _torch
 
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
-    sts = [st.tensor(a, dtype=st.float64, requires_grad=grad) for a in arrays]
+    sts = [st.tensor(a, dtype=st.float64).to(device).requires_grad_(grad) for a in arrays]
     tts = [_torch.tensor(a, dtype=_torch.float64, requires_grad=grad) for a in arrays]
     so = st_fn(*sts)
     to = torch_fn(*tts)
@@ -260,6 +366,7 @@ def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, s
     assert len(so_list) == len(to_list)
     for s, t in zip(so_list, to_list):
         assert tuple(s.shape) == tuple(t.shape)
+        assert same_device(s, device), f"output is on {s.device}, expected {device}"
         np.testing.assert_allclose(to_np(s).astype(np.float64), t.detach().numpy().astype(np.float64),
                                    rtol=rtol, atol=atol)
     if not grad:
@@ -271,7 +378,7 @@ def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, s
     for s, t, w in zip(so_list, to_list, ws):
         if not t.requires_grad:
             continue
-        s_term = (s * st.tensor(w, dtype=st.float64)).sum()
+        s_term = (s * st.tensor(w, dtype=st.float64).to(device)).sum()
         t_term = (t * _torch.tensor(w, dtype=_torch.float64)).sum()
         sl = s_term if sl is None else sl + s_term
         tl = t_term if tl is None else tl + t_term
@@ -285,10 +392,13 @@ def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, s
 
 @pytest.fixture(autouse=True)
 def _restore_global_state():
-    """Every test starts with grad mode on and a fixed seed; thread count restored."""
+    """Every test starts with grad mode on and a fixed seed; thread count and the TF32
+    matmul switch (float32 tolerances assume it off) restored."""
     threads = st.get_num_threads()
+    tf32 = st.cuda.allow_tf32()
     st.set_grad_enabled(True)
     st.manual_seed(1234)
     yield
     st.set_grad_enabled(True)
     st.set_num_threads(threads)
+    st.cuda.set_allow_tf32(tf32)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import gradcheck, needs_torch, rand_array, st_tensor, to_np, torch_compare
+from conftest import gradcheck, needs_torch, rand_array, st_tensor, tensor_on, to_np, torch_compare
 
 
 def R(shape, seed=0, low=-2.0, high=2.0):
@@ -33,7 +33,7 @@ BIN_SHAPES = [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((4,), (2, 3, 4)), ((), (2, 3)
 
 @pytest.mark.parametrize("sa,sb", BIN_SHAPES, ids=str)
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "add_alpha"])
-def test_binary_grad(op, sa, sb):
+def test_binary_grad(op, sa, sb, device):
     a = R(sa, seed=1)
     b = R(sb, seed=2)
     fns = {
@@ -53,26 +53,26 @@ def test_binary_grad(op, sa, sb):
         a = np.abs(a) + 0.3
     if op in ("maximum", "minimum"):
         b = b + 0.05  # avoid exact ties
-    gradcheck(fns[op], a, b)
+    gradcheck(fns[op], a, b, device=device)
 
 
-def test_scalar_operand_grads():
+def test_scalar_operand_grads(device):
     x = np.abs(R((3, 4), seed=3)) + 0.5
-    gradcheck(lambda t: t * 2.5 - 1.0, x)
-    gradcheck(lambda t: 3.0 - t, x)
-    gradcheck(lambda t: 2.0 / t, x)
-    gradcheck(lambda t: t / 4.0, x)
-    gradcheck(lambda t: t ** 3, x)
-    gradcheck(lambda t: t ** 0.5, x)
-    gradcheck(lambda t: t ** -2, x)
-    gradcheck(lambda t: 2.0 ** t, x)
-    gradcheck(lambda t: -t + t * t, x)
+    gradcheck(lambda t: t * 2.5 - 1.0, x, device=device)
+    gradcheck(lambda t: 3.0 - t, x, device=device)
+    gradcheck(lambda t: 2.0 / t, x, device=device)
+    gradcheck(lambda t: t / 4.0, x, device=device)
+    gradcheck(lambda t: t ** 3, x, device=device)
+    gradcheck(lambda t: t ** 0.5, x, device=device)
+    gradcheck(lambda t: t ** -2, x, device=device)
+    gradcheck(lambda t: 2.0 ** t, x, device=device)
+    gradcheck(lambda t: -t + t * t, x, device=device)
 
 
-def test_same_tensor_used_twice_accumulates():
+def test_same_tensor_used_twice_accumulates(device):
     x = R((5,), seed=4)
-    gradcheck(lambda t: t * t + t, x)
-    t = st.tensor(x, dtype=st.float64, requires_grad=True)
+    gradcheck(lambda t: t * t + t, x, device=device)
+    t = tensor_on(x, dtype=st.float64, requires_grad=True, device=device)
     (t * t + t).sum().backward()
     np.testing.assert_allclose(to_np(t.grad), 2 * x + 1, rtol=1e-14)
 
@@ -113,7 +113,7 @@ UNARY_GRAD = {
 
 @pytest.mark.parametrize("shape", [(), (2, 5)], ids=str)
 @pytest.mark.parametrize("name", list(UNARY_GRAD))
-def test_unary_grad(name, shape):
+def test_unary_grad(name, shape, device):
     fn, dom = UNARY_GRAD[name]
     x = away_from_zero(shape, seed=5) if dom is None else R(shape, seed=5, low=dom[0], high=dom[1])
     if name.startswith("clamp"):
@@ -123,21 +123,21 @@ def test_unary_grad(name, shape):
     if name == "softplus":
         x = x * 2.5  # cross the threshold both ways
         x = np.where(np.abs(x * 1.5 - 3.0) < 0.05, x + 0.2, x)
-    gradcheck(fn, x)
+    gradcheck(fn, x, device=device)
 
 
-def test_where_masked_fill_grads():
+def test_where_masked_fill_grads(device):
     c = rand_array((3, 4), np.bool_, seed=6)
     a = R((3, 4), seed=7)
     b = R((4,), seed=8)
-    gradcheck(lambda x, y: st.where(st_tensor(c), x, y), a, b)
-    gradcheck(lambda x: st.masked_fill(x, st_tensor(c), 3.0), a)
-    gradcheck(lambda x: st.where(st_tensor(c), x, 0.0) * 2, a)
+    gradcheck(lambda x, y: st.where(st_tensor(c, device=device), x, y), a, b, device=device)
+    gradcheck(lambda x: st.masked_fill(x, st_tensor(c, device=device), 3.0), a, device=device)
+    gradcheck(lambda x: st.where(st_tensor(c, device=device), x, 0.0) * 2, a, device=device)
 
 
-def test_cast_grad_flows_back_to_float32():
-    x = st.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    y = (x.double() * st.tensor([1.0, 2.0, 3.0], dtype=st.float64)).sum()
+def test_cast_grad_flows_back_to_float32(device):
+    x = tensor_on([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    y = (x.double() * tensor_on([1.0, 2.0, 3.0], dtype=st.float64, device=device)).sum()
     y.backward()
     assert x.grad.dtype == st.float32
     assert x.grad.tolist() == [1.0, 2.0, 3.0]
@@ -152,7 +152,7 @@ def test_cast_grad_flows_back_to_float32():
                                          (-1, False)], ids=str)
 @pytest.mark.parametrize("op", ["sum", "mean", "var", "std", "var0", "amax", "amin", "logsumexp", "norm1", "norm2",
                                 "norm3", "norminf"])
-def test_reduction_grad(op, dim, keepdim):
+def test_reduction_grad(op, dim, keepdim, device):
     x = distinct((2, 3, 4), seed=9) / 5.0
     kw = {} if dim is None else {"dim": dim}
     fns = {
@@ -169,25 +169,25 @@ def test_reduction_grad(op, dim, keepdim):
         "norm3": lambda t: t.norm(p=3, keepdim=keepdim, **kw),
         "norminf": lambda t: t.norm(p=float("inf"), keepdim=keepdim, **kw),
     }
-    gradcheck(fns[op], x)
+    gradcheck(fns[op], x, device=device)
 
 
-def test_amax_ties_split_gradient_evenly():
+def test_amax_ties_split_gradient_evenly(device):
     # PyTorch's amax distributes the gradient evenly among tied maxima
-    x = st.tensor([1.0, 3.0, 3.0, 2.0], dtype=st.float64, requires_grad=True)
+    x = tensor_on([1.0, 3.0, 3.0, 2.0], dtype=st.float64, requires_grad=True, device=device)
     x.amax().backward()
     assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
 
 
-def test_broadcasting_reduction_in_backward():
+def test_broadcasting_reduction_in_backward(device):
     # gradient of a (3,1) + (1,4) -> reduced back to each input's shape
-    gradcheck(lambda a, b: ((a + b) * (a - b)).sum(dim=0, keepdim=True), R((3, 1), 10), R((1, 4), 11))
-    gradcheck(lambda a, b: (a * b).mean(dim=-1), R((5,), 12), R((2, 3, 5), 13))
-    gradcheck(lambda a, b: (a / b).sum(), R((2, 1, 3), 14), away_from_zero((4, 1), 15))
+    gradcheck(lambda a, b: ((a + b) * (a - b)).sum(dim=0, keepdim=True), R((3, 1), 10), R((1, 4), 11), device=device)
+    gradcheck(lambda a, b: (a * b).mean(dim=-1), R((5,), 12), R((2, 3, 5), 13), device=device)
+    gradcheck(lambda a, b: (a / b).sum(), R((2, 1, 3), 14), away_from_zero((4, 1), 15), device=device)
 
 
 @pytest.mark.parametrize("case", ["no_zero", "one_zero", "two_zeros", "dim_one_zero", "dim_two_zeros"])
-def test_prod_grad_with_zeros(case):
+def test_prod_grad_with_zeros(case, device):
     x = R((3, 4), seed=16, low=0.5, high=1.5)
     if case in ("one_zero", "dim_one_zero"):
         x[1, 2] = 0.0
@@ -197,37 +197,37 @@ def test_prod_grad_with_zeros(case):
         x[0, 0] = 0.0
     if case.startswith("dim"):
         for d in (0, 1):
-            gradcheck(lambda t: t.prod(dim=d), x)
-            gradcheck(lambda t: t.prod(dim=d, keepdim=True), x)
+            gradcheck(lambda t: t.prod(dim=d), x, device=device)
+            gradcheck(lambda t: t.prod(dim=d, keepdim=True), x, device=device)
     else:
-        g = gradcheck(lambda t: t.prod(), x)[0]
+        g = gradcheck(lambda t: t.prod(), x, device=device)[0]
         assert np.all(np.isfinite(g))
 
 
-def test_prod_grad_exact_values_with_zero():
-    x = st.tensor([2.0, 0.0, 3.0], dtype=st.float64, requires_grad=True)
+def test_prod_grad_exact_values_with_zero(device):
+    x = tensor_on([2.0, 0.0, 3.0], dtype=st.float64, requires_grad=True, device=device)
     x.prod().backward()
     assert x.grad.tolist() == [0.0, 6.0, 0.0]
 
 
 @pytest.mark.parametrize("which", ["max", "min"])
 @pytest.mark.parametrize("dim,keepdim", [(0, False), (1, True), (-1, False), (2, True)], ids=str)
-def test_max_min_dim_grad(which, dim, keepdim):
+def test_max_min_dim_grad(which, dim, keepdim, device):
     x = distinct((2, 3, 4), seed=17)
-    gradcheck(lambda t: getattr(t, which)(dim=dim, keepdim=keepdim).values, x)
-    gradcheck(lambda t: getattr(st, which)(t), x)
+    gradcheck(lambda t: getattr(t, which)(dim=dim, keepdim=keepdim).values, x, device=device)
+    gradcheck(lambda t: getattr(st, which)(t), x, device=device)
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
-def test_softmax_grad(fn, dim):
+def test_softmax_grad(fn, dim, device):
     x = R((3, 5), seed=18, low=-3, high=3)
-    gradcheck(lambda t: getattr(st, fn)(t, dim), x)
-    gradcheck(lambda t: getattr(st, fn)(t.T, dim), x)  # non-contiguous input
+    gradcheck(lambda t: getattr(st, fn)(t, dim), x, device=device)
+    gradcheck(lambda t: getattr(st, fn)(t.T, dim), x, device=device)  # non-contiguous input
 
 
-def test_row_softmax_grad():
-    gradcheck(lambda t: t.row_softmax(), R((3, 4), seed=19))
+def test_row_softmax_grad(device):
+    gradcheck(lambda t: t.row_softmax(), R((3, 4), seed=19), device=device)
 
 
 # ---------------------------------------------------------------------------
@@ -239,86 +239,89 @@ MM_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((4
 
 
 @pytest.mark.parametrize("sa,sb", MM_SHAPES, ids=str)
-def test_matmul_grad(sa, sb):
-    gradcheck(st.matmul, R(sa, seed=20), R(sb, seed=21))
+def test_matmul_grad(sa, sb, device):
+    gradcheck(st.matmul, R(sa, seed=20), R(sb, seed=21), device=device)
 
 
-def test_matmul_grad_noncontiguous_and_bmm():
-    gradcheck(lambda a, b: a.T @ b.T, R((3, 2), 22), R((4, 3), 23))
-    gradcheck(st.bmm, R((2, 2, 3), 24), R((2, 3, 2), 25))
-    gradcheck(lambda a, b: a.matmul(b, backend="cpu"), R((2, 3), 26), R((3, 2), 27))
+def test_matmul_grad_noncontiguous_and_bmm(device):
+    gradcheck(lambda a, b: a.T @ b.T, R((3, 2), 22), R((4, 3), 23), device=device)
+    gradcheck(st.bmm, R((2, 2, 3), 24), R((2, 3, 2), 25), device=device)
+    # the seed's backend= keyword: "cpu" on host tensors; tensors already on a GPU run there with "auto"
+    backend = "cpu" if device == "cpu" else "auto"
+    gradcheck(lambda a, b: a.matmul(b, backend=backend), R((2, 3), 26), R((3, 2), 27), device=device)
 
 
 # ---------------------------------------------------------------------------
 # views and indexing ops
 # ---------------------------------------------------------------------------
 
+# fn(t, d): d is the test's device, for the index tensors
 VIEW_FNS = {
-    "reshape": lambda t: t.reshape(4, 6),
-    "view": lambda t: t.view(6, 4),
-    "transpose": lambda t: t.transpose(0, 2),
-    "permute": lambda t: t.permute(1, 2, 0),
-    "T": lambda t: t.T,
-    "slice": lambda t: t[:, 1:3, ::2],
-    "getitem_int": lambda t: t[1, :, 2],
-    "getitem_none": lambda t: t[None, ..., 1],
-    "select": lambda t: t.select(1, -1),
-    "narrow": lambda t: t.narrow(2, 1, 2),
-    "expand": lambda t: t[:, :1, :].expand(2, 5, 4),
-    "squeeze_unsqueeze": lambda t: t.unsqueeze(1).squeeze(1),
-    "flatten": lambda t: t.flatten(1),
-    "contiguous": lambda t: t.transpose(0, 1).contiguous(),
-    "clone": lambda t: t.clone(),
-    "adv_index_repeat": lambda t: t[st.tensor([1, 1, 0])],
-    "adv_index_dim1": lambda t: t[:, st.tensor([2, 0, 2])],
-    "bool_mask": lambda t: t[t > 0],
-    "tril": lambda t: st.tril(t, 1),
-    "triu": lambda t: st.triu(t, -1),
+    "reshape": lambda t, d: t.reshape(4, 6),
+    "view": lambda t, d: t.view(6, 4),
+    "transpose": lambda t, d: t.transpose(0, 2),
+    "permute": lambda t, d: t.permute(1, 2, 0),
+    "T": lambda t, d: t.T,
+    "slice": lambda t, d: t[:, 1:3, ::2],
+    "getitem_int": lambda t, d: t[1, :, 2],
+    "getitem_none": lambda t, d: t[None, ..., 1],
+    "select": lambda t, d: t.select(1, -1),
+    "narrow": lambda t, d: t.narrow(2, 1, 2),
+    "expand": lambda t, d: t[:, :1, :].expand(2, 5, 4),
+    "squeeze_unsqueeze": lambda t, d: t.unsqueeze(1).squeeze(1),
+    "flatten": lambda t, d: t.flatten(1),
+    "contiguous": lambda t, d: t.transpose(0, 1).contiguous(),
+    "clone": lambda t, d: t.clone(),
+    "adv_index_repeat": lambda t, d: t[tensor_on([1, 1, 0], d)],
+    "adv_index_dim1": lambda t, d: t[:, tensor_on([2, 0, 2], d)],
+    "bool_mask": lambda t, d: t[t > 0],
+    "tril": lambda t, d: st.tril(t, 1),
+    "triu": lambda t, d: st.triu(t, -1),
 }
 
 
 @pytest.mark.parametrize("name", list(VIEW_FNS))
-def test_view_and_indexing_grads(name):
-    gradcheck(VIEW_FNS[name], R((2, 3, 4), seed=28))
+def test_view_and_indexing_grads(name, device):
+    gradcheck(lambda t: VIEW_FNS[name](t, device), R((2, 3, 4), seed=28), device=device)
 
 
-def test_cat_stack_split_chunk_grads():
+def test_cat_stack_split_chunk_grads(device):
     a, b, c = R((2, 3), 29), R((2, 1), 30), R((2, 3), 31)
-    gradcheck(lambda x, y: st.cat([x, y, x], dim=1), a, b)
-    gradcheck(lambda x, y: st.stack([x, y], dim=1), a, c)
-    gradcheck(lambda x, y: st.stack([x, y], dim=-1), a, c)
-    gradcheck(lambda x: st.split(x, 2, dim=1), a)
-    gradcheck(lambda x: st.split(x, [1, 2], dim=1)[1], a)
-    gradcheck(lambda x: st.chunk(x, 2, dim=0)[0] * 3, a)
+    gradcheck(lambda x, y: st.cat([x, y, x], dim=1), a, b, device=device)
+    gradcheck(lambda x, y: st.stack([x, y], dim=1), a, c, device=device)
+    gradcheck(lambda x, y: st.stack([x, y], dim=-1), a, c, device=device)
+    gradcheck(lambda x: st.split(x, 2, dim=1), a, device=device)
+    gradcheck(lambda x: st.split(x, [1, 2], dim=1)[1], a, device=device)
+    gradcheck(lambda x: st.chunk(x, 2, dim=0)[0] * 3, a, device=device)
 
 
-def test_gather_scatter_index_select_grads():
+def test_gather_scatter_index_select_grads(device):
     x = R((3, 4), 32)
-    idx = st.tensor([[0, 1, 1, 3], [2, 2, 0, 0]])
-    gradcheck(lambda t: st.gather(t, 1, idx), x)
-    gradcheck(lambda t: st.gather(t, 0, st.tensor([[2, 0, 1, 1], [2, 2, 2, 2]])), x)
-    sidx = st.tensor([[0, 1, 2, 0], [2, 2, 2, 1]])
-    gradcheck(lambda t, s: st.scatter_add(t, 0, sidx, s), x, R((2, 4), 33))
-    gradcheck(lambda t: st.index_select(t, 0, st.tensor([2, 0, 2])), x)
-    gradcheck(lambda t: st.index_select(t, 1, st.tensor([3, 3, 1])), x)
-    gradcheck(lambda t: st.masked_select(t, st.tensor([True, False, True, True])), x)
+    idx = tensor_on([[0, 1, 1, 3], [2, 2, 0, 0]], device=device)
+    gradcheck(lambda t: st.gather(t, 1, idx), x, device=device)
+    gradcheck(lambda t: st.gather(t, 0, tensor_on([[2, 0, 1, 1], [2, 2, 2, 2]], device=device)), x, device=device)
+    sidx = tensor_on([[0, 1, 2, 0], [2, 2, 2, 1]], device=device)
+    gradcheck(lambda t, s: st.scatter_add(t, 0, sidx, s), x, R((2, 4), 33), device=device)
+    gradcheck(lambda t: st.index_select(t, 0, tensor_on([2, 0, 2], device=device)), x, device=device)
+    gradcheck(lambda t: st.index_select(t, 1, tensor_on([3, 3, 1], device=device)), x, device=device)
+    gradcheck(lambda t: st.masked_select(t, tensor_on([True, False, True, True], device=device)), x, device=device)
 
 
-def test_topk_sort_cumsum_grads():
+def test_topk_sort_cumsum_grads(device):
     x = distinct((3, 5), 34)
-    gradcheck(lambda t: st.topk(t, 2, dim=1).values, x)
-    gradcheck(lambda t: st.topk(t, 2, dim=0, largest=False).values, x)
-    gradcheck(lambda t: st.sort(t, dim=1, descending=True).values, x)
-    gradcheck(lambda t: st.cumsum(t, 1), x)
-    gradcheck(lambda t: st.cumsum(t, 0), x)
+    gradcheck(lambda t: st.topk(t, 2, dim=1).values, x, device=device)
+    gradcheck(lambda t: st.topk(t, 2, dim=0, largest=False).values, x, device=device)
+    gradcheck(lambda t: st.sort(t, dim=1, descending=True).values, x, device=device)
+    gradcheck(lambda t: st.cumsum(t, 1), x, device=device)
+    gradcheck(lambda t: st.cumsum(t, 0), x, device=device)
 
 
-def test_composite_mlp_grad():
+def test_composite_mlp_grad(device):
     def mlp(x, w1, b1, w2):
         h = st.tanh(x @ w1 + b1)
         return st.log_softmax(h @ w2, dim=1).sum(dim=1).mean()
 
-    gradcheck(mlp, R((4, 3), 35), R((3, 5), 36), R((5,), 37), R((5, 2), 38))
+    gradcheck(mlp, R((4, 3), 35), R((3, 5), 36), R((5,), 37), R((5, 2), 38), device=device)
 
 
 # ---------------------------------------------------------------------------
@@ -327,38 +330,39 @@ def test_composite_mlp_grad():
 
 
 @needs_torch
-def test_grads_match_torch():
+def test_grads_match_torch(device):
     import torch
 
     torch_compare(lambda a, b: (a * b + a / (b * b + 1)).sum(dim=1), lambda a, b: (a * b + a / (b * b + 1)).sum(dim=1),
-                  R((3, 4), 40), R((4,), 41))
+                  R((3, 4), 40), R((4,), 41), device=device)
     torch_compare(lambda a, b: st.matmul(a, b).softmax(-1), lambda a, b: torch.matmul(a, b).softmax(-1),
-                  R((2, 1, 3, 4), 42), R((5, 4, 2), 43))
+                  R((2, 1, 3, 4), 42), R((5, 4, 2), 43), device=device)
     torch_compare(lambda a: (a.var(dim=0), a.std(dim=1, keepdim=True)),
-                  lambda a: (a.var(dim=0), a.std(dim=1, keepdim=True)), R((4, 5), 44))
-    torch_compare(lambda a: a.prod(dim=1), lambda a: a.prod(dim=1), np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]))
+                  lambda a: (a.var(dim=0), a.std(dim=1, keepdim=True)), R((4, 5), 44), device=device)
+    torch_compare(lambda a: a.prod(dim=1), lambda a: a.prod(dim=1), np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]),
+                  device=device)
     torch_compare(lambda a: a.max(dim=1).values + a.amin(dim=0).sum(), lambda a: a.max(dim=1).values + a.amin(dim=0).sum(),
-                  distinct((3, 4), 45))
-    torch_compare(lambda a: st.log_softmax(a, 0), lambda a: torch.log_softmax(a, 0), R((4, 3), 46))
+                  distinct((3, 4), 45), device=device)
+    torch_compare(lambda a: st.log_softmax(a, 0), lambda a: torch.log_softmax(a, 0), R((4, 3), 46), device=device)
     torch_compare(lambda a: st.gelu(a) + st.silu(a) + st.elu(a) + st.softplus(a),
                   lambda a: (torch.nn.functional.gelu(a) + torch.nn.functional.silu(a) + torch.nn.functional.elu(a)
-                             + torch.nn.functional.softplus(a)), R((3, 5), 47))
+                             + torch.nn.functional.softplus(a)), R((3, 5), 47), device=device)
     torch_compare(lambda a: st.topk(a, 2).values.cumsum(1), lambda a: torch.topk(a, 2).values.cumsum(1),
-                  distinct((3, 5), 48))
+                  distinct((3, 5), 48), device=device)
     torch_compare(lambda a, b: st.cat([a, b], 0).norm(dim=0), lambda a, b: torch.cat([a, b], 0).norm(dim=0),
-                  R((2, 3), 49), R((1, 3), 50))
-    torch_compare(lambda a: st.logsumexp(a, dim=1), lambda a: torch.logsumexp(a, dim=1), R((3, 4), 51))
-    torch_compare(lambda a: st.amax(st.tensor([[1.0, 1.0]], dtype=st.float64) * a, dim=1),
+                  R((2, 3), 49), R((1, 3), 50), device=device)
+    torch_compare(lambda a: st.logsumexp(a, dim=1), lambda a: torch.logsumexp(a, dim=1), R((3, 4), 51), device=device)
+    torch_compare(lambda a: st.amax(tensor_on([[1.0, 1.0]], dtype=st.float64, device=device) * a, dim=1),
                   lambda a: torch.amax(torch.tensor([[1.0, 1.0]], dtype=torch.float64) * a, dim=1),
-                  np.array([[2.0, 2.0], [1.0, 3.0]]))
+                  np.array([[2.0, 2.0], [1.0, 3.0]]), device=device)
 
 
 @needs_torch
-def test_double_backward_matches_torch():
+def test_double_backward_matches_torch(device):
     import torch
 
     xs = R((4,), 52)
-    x = st.tensor(xs, dtype=st.float64, requires_grad=True)
+    x = tensor_on(xs, dtype=st.float64, requires_grad=True, device=device)
     (gx,) = st.autograd.grad((x ** 3 * st.sin(x)).sum(), x, create_graph=True)
     (ggx,) = st.autograd.grad(gx.sum(), x)
     tx = torch.tensor(xs, requires_grad=True)
@@ -373,8 +377,8 @@ def test_double_backward_matches_torch():
 # ---------------------------------------------------------------------------
 
 
-def test_grad_accumulates_and_can_be_reset():
-    x = st.tensor([1.0, 2.0, 3.0], requires_grad=True)
+def test_grad_accumulates_and_can_be_reset(device):
+    x = tensor_on([1.0, 2.0, 3.0], requires_grad=True, device=device)
     (x * x).sum().backward()
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
     (x * 3).sum().backward()
@@ -387,8 +391,8 @@ def test_grad_accumulates_and_can_be_reset():
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
 
 
-def test_retain_graph_allows_second_backward():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_retain_graph_allows_second_backward(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     y = (x.exp() * x).sum()
     y.backward(retain_graph=True)
     first = to_np(x.grad)
@@ -404,12 +408,12 @@ def test_backward_twice_without_retain_graph_raises():
         y.backward()
 
 
-def test_non_scalar_backward_needs_gradient():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_non_scalar_backward_needs_gradient(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     y = x * 3
     with pytest.raises(st.SpiralError):
         y.backward()
-    y.backward(st.tensor([1.0, 10.0]))
+    y.backward(tensor_on([1.0, 10.0], device=device))
     assert x.grad.tolist() == [3.0, 30.0]
 
 
@@ -466,9 +470,9 @@ def test_no_grad_variants():
     assert st.is_grad_enabled()
 
 
-def test_autograd_grad_does_not_touch_dot_grad():
-    x = st.tensor([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True)
-    w = st.tensor([0.5], dtype=st.float64, requires_grad=True)
+def test_autograd_grad_does_not_touch_dot_grad(device):
+    x = tensor_on([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True, device=device)
+    w = tensor_on([0.5], dtype=st.float64, requires_grad=True, device=device)
     y = (x * x * w).sum()
     gx, gw = st.autograd.grad(y, [x, w])
     assert x.grad is None and w.grad is None
@@ -476,26 +480,26 @@ def test_autograd_grad_does_not_touch_dot_grad():
     assert gw.tolist() == [14.0]
 
 
-def test_autograd_grad_unused_and_grad_outputs():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
-    u = st.tensor([5.0], requires_grad=True)
+def test_autograd_grad_unused_and_grad_outputs(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
+    u = tensor_on([5.0], requires_grad=True, device=device)
     y = x * 2
     with pytest.raises(st.SpiralError):
         st.autograd.grad(y.sum(), [x, u], retain_graph=True)
     gx, gu = st.autograd.grad(y.sum(), [x, u], allow_unused=True, retain_graph=True)
     assert gu is None and gx.tolist() == [2.0, 2.0]
-    (g,) = st.autograd.grad(y, x, grad_outputs=st.tensor([1.0, -1.0]))
+    (g,) = st.autograd.grad(y, x, grad_outputs=tensor_on([1.0, -1.0], device=device))
     assert g.tolist() == [2.0, -2.0]
 
 
-def test_autograd_backward_many():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_autograd_backward_many(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     st.autograd.backward([(x * 2).sum(), (x * x).sum()])
     assert x.grad.tolist() == [4.0, 6.0]
 
 
-def test_detach_shares_storage_and_blocks_grad():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_detach_shares_storage_and_blocks_grad(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     d = x.detach()
     d[0] = 10.0
     assert x.tolist()[0] == 10.0
@@ -504,8 +508,8 @@ def test_detach_shares_storage_and_blocks_grad():
     assert x.grad.tolist() == [10.0, 2.0]
 
 
-def test_retain_grad_on_non_leaf():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_retain_grad_on_non_leaf(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     h = x * 3
     h.retain_grad()
     (h * h).sum().backward()
@@ -513,23 +517,23 @@ def test_retain_grad_on_non_leaf():
     assert x.grad.tolist() == [18.0, 36.0]
 
 
-def test_inplace_on_nonleaf_is_tracked():
-    x = st.tensor([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True)
+def test_inplace_on_nonleaf_is_tracked(device):
+    x = tensor_on([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True, device=device)
     y = x * 2
     y.add_(1.0)
-    y.mul_(st.tensor([1.0, 2.0, 3.0], dtype=st.float64))
+    y.mul_(tensor_on([1.0, 2.0, 3.0], dtype=st.float64, device=device))
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
 
 
-def test_inplace_on_saved_tensor_detected():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
+def test_inplace_on_saved_tensor_detected(device):
+    x = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     y = x.exp()  # saves its output
     z = y * 1.0
     y.add_(1.0)
     with pytest.raises(st.SpiralError):
         (z.sum() + y.sum()).backward()
-    x2 = st.tensor([1.0, 2.0], requires_grad=True)
+    x2 = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     a = x2 * 2
     b = a * a  # saves a
     a.mul_(3)
@@ -537,30 +541,30 @@ def test_inplace_on_saved_tensor_detected():
         b.sum().backward()
 
 
-def test_grad_through_setitem_on_clone():
-    x = st.tensor([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True)
+def test_grad_through_setitem_on_clone(device):
+    x = tensor_on([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True, device=device)
     y = x.clone()
     y[1] = 0.0
-    (y * st.tensor([1.0, 2.0, 3.0], dtype=st.float64)).sum().backward()
+    (y * tensor_on([1.0, 2.0, 3.0], dtype=st.float64, device=device)).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 3.0]
 
 
-def test_float32_grads_have_float32_dtype():
-    x = st.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    b = st.tensor([1.0, 1.0], requires_grad=True)
+def test_float32_grads_have_float32_dtype(device):
+    x = tensor_on([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, device=device)
+    b = tensor_on([1.0, 1.0], requires_grad=True, device=device)
     ((x @ x + b) ** 2).mean().backward()
     assert x.grad.dtype == st.float32 and b.grad.dtype == st.float32
     assert x.grad.shape == (2, 2) and b.grad.shape == (2,)
 
 
-def test_norm_and_std_grads_at_zero_are_zero_like_torch():
-    x = st.tensor([0.0, 0.0], dtype=st.float64, requires_grad=True)
+def test_norm_and_std_grads_at_zero_are_zero_like_torch(device):
+    x = tensor_on([0.0, 0.0], dtype=st.float64, requires_grad=True, device=device)
     x.norm().backward()
     assert x.grad.tolist() == [0.0, 0.0]
-    y = st.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=st.float64, requires_grad=True)
+    y = tensor_on([[0.0, 0.0], [3.0, 4.0]], dtype=st.float64, requires_grad=True, device=device)
     y.norm(dim=1).sum().backward()
     np.testing.assert_allclose(to_np(y.grad), [[0.0, 0.0], [0.6, 0.8]], rtol=1e-14)
-    c = st.tensor([1.5, 1.5, 1.5], dtype=st.float64, requires_grad=True)
+    c = tensor_on([1.5, 1.5, 1.5], dtype=st.float64, requires_grad=True, device=device)
     c.std().backward()
     assert c.grad.tolist() == [0.0, 0.0, 0.0]
 
@@ -570,7 +574,7 @@ def test_norm_and_std_grads_at_zero_are_zero_like_torch():
     "norm", "std", "var",
     "softmax", "prod", "logsumexp",
 ])
-def test_double_backward_reductions_match_torch(fn):
+def test_double_backward_reductions_match_torch(fn, device):
     import torch
 
     xs = R((5,), 60) + 0.1
@@ -582,7 +586,7 @@ def test_double_backward_reductions_match_torch(fn):
         "prod": lambda t: t.prod(),
         "logsumexp": lambda t: st.logsumexp(t, dim=0) if isinstance(t, st.Tensor) else torch.logsumexp(t, dim=0),
     }
-    x = st.tensor(xs, dtype=st.float64, requires_grad=True)
+    x = tensor_on(xs, dtype=st.float64, requires_grad=True, device=device)
     (g,) = st.autograd.grad(calls[fn](x), x, create_graph=True)
     (gg,) = st.autograd.grad((g * g).sum(), x)
     tx = torch.tensor(xs, requires_grad=True)
@@ -592,7 +596,7 @@ def test_double_backward_reductions_match_torch(fn):
     np.testing.assert_allclose(to_np(gg), tgg.numpy(), rtol=1e-9, atol=1e-12)
 
 
-def test_inplace_through_views_matches_torch():
+def test_inplace_through_views_matches_torch(device):
     torch = pytest.importorskip("torch")
     xs = np.arange(1.0, 13.0).reshape(3, 4)
     ws = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
@@ -607,7 +611,7 @@ def test_inplace_through_views_matches_torch():
         (y * tensor(ws)).sum().backward()
         return x.grad, v.grad
 
-    sx, sv = run(st, lambda a, requires_grad=False: st.tensor(a, dtype=st.float64, requires_grad=requires_grad))
+    sx, sv = run(st, lambda a, requires_grad=False: tensor_on(a, device, dtype=st.float64, requires_grad=requires_grad))
     tx, tv = run(torch, lambda a, requires_grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=requires_grad))
     np.testing.assert_allclose(to_np(sx), tx.numpy(), rtol=1e-12)
     np.testing.assert_allclose(to_np(sv), tv.numpy(), rtol=1e-12)

@@ -17,6 +17,7 @@ from conftest import (
     np_dtype,
     rand_array,
     st_tensor,
+    tensor_on,
     to_np,
 )
 
@@ -44,100 +45,103 @@ COMPARE = {
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
 @pytest.mark.parametrize("op", list(ARITH), ids=str)
-def test_arith_broadcast(op, shapes, dtype):
+def test_arith_broadcast(op, shapes, dtype, device):
     sfn, nfn = ARITH[op]
     a = rand_array(shapes[0], np_dtype(dtype), seed=1)
     b = rand_array(shapes[1], np_dtype(dtype), seed=2)
-    out = sfn(st_tensor(a), st_tensor(b))
+    out = sfn(st_tensor(a, device=device), st_tensor(b, device=device))
     assert_close(out, nfn(a, b))
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
 @pytest.mark.parametrize("op", list(COMPARE), ids=str)
-def test_compare_broadcast(op, shapes, dtype):
+def test_compare_broadcast(op, shapes, dtype, device):
     sfn, nfn = COMPARE[op]
     a = rand_array(shapes[0], np_dtype(dtype), seed=1, low=-2, high=2)
     b = rand_array(shapes[1], np_dtype(dtype), seed=2, low=-2, high=2)
     if dtype in FLOAT_DTYPES:  # make equality actually happen
         a = np.round(a)
         b = np.round(b)
-    out = sfn(st_tensor(a), st_tensor(b))
+    out = sfn(st_tensor(a, device=device), st_tensor(b, device=device))
     assert out.dtype == st.bool
     assert_close(out, nfn(a, b))
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
-def test_div_float(shapes, dtype):
+def test_div_float(shapes, dtype, device):
     a = rand_array(shapes[0], np_dtype(dtype), seed=1)
     b = rand_array(shapes[1], np_dtype(dtype), seed=2, low=0.5, high=3.0)
-    assert_close(st_tensor(a) / st_tensor(b), a / b)
-    assert_close(st.div(st_tensor(a), st_tensor(b)), a / b)
+    assert_close(st_tensor(a, device=device) / st_tensor(b, device=device), a / b)
+    assert_close(st.div(st_tensor(a, device=device), st_tensor(b, device=device)), a / b)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS[:8], ids=str)
-def test_pow_atan2(shapes, dtype):
+def test_pow_atan2(shapes, dtype, device):
     a = rand_array(shapes[0], np_dtype(dtype), seed=1, low=0.1, high=3.0)
     b = rand_array(shapes[1], np_dtype(dtype), seed=2, low=-2.0, high=2.0)
-    assert_close(st_tensor(a) ** st_tensor(b), np.power(a, b), rtol=1e-5 if dtype == st.float32 else 1e-12)
-    assert_close(st.pow(st_tensor(a), st_tensor(b)), np.power(a, b), rtol=1e-5 if dtype == st.float32 else 1e-12)
-    assert_close(st.atan2(st_tensor(b), st_tensor(a)), np.arctan2(b, a), rtol=1e-5 if dtype == st.float32 else 1e-12)
+    assert_close(st_tensor(a, device=device) ** st_tensor(b, device=device), np.power(a, b),
+                 rtol=1e-5 if dtype == st.float32 else 1e-12)
+    assert_close(st.pow(st_tensor(a, device=device), st_tensor(b, device=device)), np.power(a, b),
+                 rtol=1e-5 if dtype == st.float32 else 1e-12)
+    assert_close(st.atan2(st_tensor(b, device=device), st_tensor(a, device=device)), np.arctan2(b, a),
+                 rtol=1e-5 if dtype == st.float32 else 1e-12)
 
 
-def test_int_true_division_gives_float32():
+def test_int_true_division_gives_float32(device):
     a = np.array([7, -7, 3, 0], dtype=np.int64)
     b = np.array([2, 2, -4, 5], dtype=np.int64)
-    out = st_tensor(a) / st_tensor(b)
+    out = st_tensor(a, device=device) / st_tensor(b, device=device)
     assert out.dtype == st.float32
     assert_close(out, (a / b).astype(np.float32))
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
-def test_floor_divide_and_remainder_follow_python_sign_rules(dtype):
+def test_floor_divide_and_remainder_follow_python_sign_rules(dtype, device):
     a = np.array([7, -7, 7, -7, 0, 5, -5, 9], dtype=np_dtype(dtype))
     b = np.array([2, 2, -2, -2, 3, 5, 3, -4], dtype=np_dtype(dtype))
-    assert_close(st_tensor(a) // st_tensor(b), np.floor_divide(a, b))
-    assert_close(st.floor_divide(st_tensor(a), st_tensor(b)), np.floor_divide(a, b))
-    assert_close(st_tensor(a) % st_tensor(b), np.remainder(a, b))
-    assert_close(st.remainder(st_tensor(a), st_tensor(b)), np.remainder(a, b))
+    assert_close(st_tensor(a, device=device) // st_tensor(b, device=device), np.floor_divide(a, b))
+    assert_close(st.floor_divide(st_tensor(a, device=device), st_tensor(b, device=device)), np.floor_divide(a, b))
+    assert_close(st_tensor(a, device=device) % st_tensor(b, device=device), np.remainder(a, b))
+    assert_close(st.remainder(st_tensor(a, device=device), st_tensor(b, device=device)), np.remainder(a, b))
 
 
-def test_float_remainder_fractional():
+def test_float_remainder_fractional(device):
     a = np.array([5.5, -5.5, 5.5, -5.5, 0.25], dtype=np.float64)
     b = np.array([2.0, 2.0, -2.0, -2.0, 0.1], dtype=np.float64)
-    assert_close(st_tensor(a) % st_tensor(b), np.remainder(a, b))
-    assert_close(st_tensor(a) // st_tensor(b), np.floor_divide(a, b))
+    assert_close(st_tensor(a, device=device) % st_tensor(b, device=device), np.remainder(a, b))
+    assert_close(st_tensor(a, device=device) // st_tensor(b, device=device), np.floor_divide(a, b))
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("kind", ["transpose", "slice"])
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "maximum"])
-def test_binary_noncontiguous(op, kind, dtype):
+def test_binary_noncontiguous(op, kind, dtype, device):
     sfn, nfn = ARITH[op]
     a = rand_array((5, 6), np_dtype(dtype), seed=3)
     b = rand_array((5, 6), np_dtype(dtype), seed=4)
-    assert_close(sfn(noncontig(a, kind), noncontig(b, kind)), nfn(a, b))
-    assert_close(sfn(noncontig(a, kind), st_tensor(b)), nfn(a, b))
+    assert_close(sfn(noncontig(a, kind, device=device), noncontig(b, kind, device=device)), nfn(a, b))
+    assert_close(sfn(noncontig(a, kind, device=device), st_tensor(b, device=device)), nfn(a, b))
     # non-contiguous broadcast against a row
     row = rand_array((6,), np_dtype(dtype), seed=5)
-    assert_close(sfn(noncontig(a, kind), st_tensor(row)), nfn(a, row))
+    assert_close(sfn(noncontig(a, kind, device=device), st_tensor(row, device=device)), nfn(a, row))
 
 
-def test_binary_on_expanded_view():
+def test_binary_on_expanded_view(device):
     a = rand_array((3, 1), np.float32, seed=1)
     b = rand_array((3, 4), np.float32, seed=2)
-    ea = st_tensor(a).expand(3, 4)
-    assert_close(ea + st_tensor(b), a + b)
-    assert_close(ea * st_tensor(b).T.T, a * b)
+    ea = st_tensor(a, device=device).expand(3, 4)
+    assert_close(ea + st_tensor(b, device=device), a + b)
+    assert_close(ea * st_tensor(b, device=device).T.T, a * b)
 
 
-def test_binary_large_crosses_parallel_threshold():
+def test_binary_large_crosses_parallel_threshold(device):
     a = rand_array((513, 257), np.float32, seed=1)
     b = rand_array((257,), np.float32, seed=2)
-    assert_close(st_tensor(a) * st_tensor(b) + st_tensor(a), a * b + a)
-    assert_close(noncontig(a) - st_tensor(b), a - b)
+    assert_close(st_tensor(a, device=device) * st_tensor(b, device=device) + st_tensor(a, device=device), a * b + a)
+    assert_close(noncontig(a, device=device) - st_tensor(b, device=device), a - b)
 
 
 # ---------------------------------------------------------------------------
@@ -146,9 +150,9 @@ def test_binary_large_crosses_parallel_threshold():
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
-def test_scalar_operands(dtype):
+def test_scalar_operands(dtype, device):
     a = rand_array((3, 4), np_dtype(dtype), seed=6)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     nd = np_dtype(dtype)
     assert_close(t + 2, (a + nd(2)).astype(nd))
     assert_close(2 + t, (a + nd(2)).astype(nd))
@@ -161,9 +165,9 @@ def test_scalar_operands(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_scalar_float_ops_keep_dtype(dtype):
+def test_scalar_float_ops_keep_dtype(dtype, device):
     a = rand_array((4, 3), np_dtype(dtype), seed=7, low=0.5, high=2)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     nd = np_dtype(dtype)
     assert_close(t / 2.5, (a / nd(2.5)).astype(nd))
     assert_close(2.5 / t, (nd(2.5) / a).astype(nd))
@@ -189,9 +193,9 @@ PROMOTION = [
 
 
 @pytest.mark.parametrize("lhs,rhs,res", PROMOTION, ids=str)
-def test_tensor_tensor_promotion(lhs, rhs, res):
-    a = st.tensor([[1, 0, 1]], dtype=lhs)
-    b = st.tensor([[1], [0]], dtype=rhs)
+def test_tensor_tensor_promotion(lhs, rhs, res, device):
+    a = tensor_on([[1, 0, 1]], dtype=lhs, device=device)
+    b = tensor_on([[1], [0]], dtype=rhs, device=device)
     out = a + b
     assert out.dtype == res
     assert out.shape == (2, 3)
@@ -200,10 +204,10 @@ def test_tensor_tensor_promotion(lhs, rhs, res):
 
 
 @pytest.mark.parametrize("lhs,rhs,res", PROMOTION[:5], ids=str)
-def test_zero_dim_tensors_promote_like_pytorch(lhs, rhs, res):
+def test_zero_dim_tensors_promote_like_pytorch(lhs, rhs, res, device):
     # a 0-d tensor of a higher category still wins; of the same category it doesn't.
-    a = st.tensor([1, 2], dtype=lhs)
-    b = st.tensor(3, dtype=rhs)
+    a = tensor_on([1, 2], dtype=lhs, device=device)
+    b = tensor_on(3, dtype=rhs, device=device)
     out = a * b
     is_float = lambda d: d in (st.float32, st.float64)  # noqa: E731
     if is_float(lhs) == is_float(rhs):
@@ -213,34 +217,34 @@ def test_zero_dim_tensors_promote_like_pytorch(lhs, rhs, res):
     assert out.tolist() == [3, 6]
 
 
-def test_scalar_promotion_rules():
-    i = st.tensor([1, 2, 3])
+def test_scalar_promotion_rules(device):
+    i = tensor_on([1, 2, 3], device=device)
     assert i.dtype == st.int64
     assert (i + 1.5).dtype == st.float32
     assert_close(i + 1.5, np.array([2.5, 3.5, 4.5], dtype=np.float32))
     assert (i * 2).dtype == st.int64
     assert (i / 2).dtype == st.float32
     assert (i + True).dtype == st.int64
-    i32 = st.tensor([1, 2], dtype=st.int32)
+    i32 = tensor_on([1, 2], dtype=st.int32, device=device)
     assert (i32 + 5).dtype == st.int32
     assert (i32 + 2.0).dtype == st.float32
-    f64 = st.tensor([1.0], dtype=st.float64)
+    f64 = tensor_on([1.0], dtype=st.float64, device=device)
     assert (f64 + 1.0).dtype == st.float64
     assert (f64 * 3).dtype == st.float64
-    f32 = st.tensor([1.0])
+    f32 = tensor_on([1.0], device=device)
     assert (f32 + 1e300 * 0).dtype == st.float32
-    b = st.tensor([True, False])
+    b = tensor_on([True, False], device=device)
     assert (b + 1).dtype == st.int64
     assert (b + 1.0).dtype == st.float32
     assert (b * 2).tolist() == [2, 0]
-    u8 = st.tensor([200, 10], dtype=st.uint8)
+    u8 = tensor_on([200, 10], dtype=st.uint8, device=device)
     assert (u8 + 1).dtype == st.uint8
 
 
-def test_bool_logical_ops():
+def test_bool_logical_ops(device):
     a = np.array([True, True, False, False])
     b = np.array([True, False, True, False])
-    ta, tb = st_tensor(a), st_tensor(b)
+    ta, tb = st_tensor(a, device=device), st_tensor(b, device=device)
     assert_close(ta & tb, a & b)
     assert_close(ta | tb, a | b)
     assert_close(ta ^ tb, a ^ b)
@@ -250,19 +254,19 @@ def test_bool_logical_ops():
     assert_close(st.logical_xor(ta, tb), a ^ b)
     assert_close(st.logical_not(ta), ~a)
     # logical ops on numbers: nonzero is true
-    x = st.tensor([0.0, 1.5, -2.0, 0.0])
-    y = st.tensor([3, 0, 1, 0])
+    x = tensor_on([0.0, 1.5, -2.0, 0.0], device=device)
+    y = tensor_on([3, 0, 1, 0], device=device)
     assert_close(st.logical_and(x, y), np.array([False, False, True, False]))
     assert_close(st.logical_or(x, y), np.array([True, True, True, False]))
     assert_close(st.logical_not(x), np.array([True, False, False, True]))
 
 
-def test_comparison_with_scalars_and_mixed_dtypes():
-    t = st.tensor([1, 2, 3])
+def test_comparison_with_scalars_and_mixed_dtypes(device):
+    t = tensor_on([1, 2, 3], device=device)
     assert (t == 2).tolist() == [False, True, False]
     assert (t > 1.5).tolist() == [False, True, True]
     assert (t <= 2).tolist() == [True, True, False]
-    f = st.tensor([1.0, 2.5, 3.0], dtype=st.float64)
+    f = tensor_on([1.0, 2.5, 3.0], dtype=st.float64, device=device)
     assert (f == t).tolist() == [True, False, True]
     assert (f < t).tolist() == [False, False, False]
     assert (t >= f).tolist() == [True, False, True]
@@ -274,22 +278,23 @@ def test_binary_with_python_list_operand():
     assert_close([1.0, 1.0] - t, np.array([[0, -1], [-2, -3]], dtype=np.float32))
 
 
-def test_alpha_argument():
+def test_alpha_argument(device):
     a = rand_array((3, 4), np.float64, seed=1)
     b = rand_array((4,), np.float64, seed=2)
-    assert_close(st.add(st_tensor(a), st_tensor(b), alpha=2.5), a + 2.5 * b)
-    assert_close(st.sub(st_tensor(a), st_tensor(b), alpha=-3), a + 3 * b)
-    assert_close(st_tensor(a).add(st_tensor(b), alpha=0.5), a + 0.5 * b)
+    assert_close(st.add(st_tensor(a, device=device), st_tensor(b, device=device), alpha=2.5), a + 2.5 * b)
+    assert_close(st.sub(st_tensor(a, device=device), st_tensor(b, device=device), alpha=-3), a + 3 * b)
+    assert_close(st_tensor(a, device=device).add(st_tensor(b, device=device), alpha=0.5), a + 0.5 * b)
 
 
-def test_integer_overflow_wraps_like_numpy():
+def test_integer_overflow_wraps_like_numpy(device):
     a = np.array([2**31 - 1, -(2**31)], dtype=np.int32)
-    assert_close(st_tensor(a) + st.tensor([1, -1], dtype=st.int32), a + np.array([1, -1], dtype=np.int32))
+    assert_close(st_tensor(a, device=device) + tensor_on([1, -1], dtype=st.int32, device=device),
+                 a + np.array([1, -1], dtype=np.int32))
 
 
-def test_division_by_zero_float():
+def test_division_by_zero_float(device):
     a = np.array([1.0, -1.0, 0.0], dtype=np.float32)
-    out = to_np(st_tensor(a) / st.tensor([0.0, 0.0, 0.0]))
+    out = to_np(st_tensor(a, device=device) / tensor_on([0.0, 0.0, 0.0], device=device))
     assert out[0] == np.inf and out[1] == -np.inf and np.isnan(out[2])
 
 
@@ -341,32 +346,32 @@ UNARY = {
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("name", list(UNARY), ids=str)
-def test_unary_float(name, shape, dtype):
+def test_unary_float(name, shape, dtype, device):
     ref, (lo, hi) = UNARY[name]
     a = rand_array(shape, np_dtype(dtype), seed=11, low=lo, high=hi)
     expected = ref(a.astype(np.float64)).astype(np_dtype(dtype))
     tol = 1e-5 if dtype == st.float32 else 1e-12
-    assert_close(getattr(st, name)(st_tensor(a)), expected, rtol=tol, atol=tol)
-    assert_close(getattr(st_tensor(a), name)(), expected, rtol=tol, atol=tol)
+    assert_close(getattr(st, name)(st_tensor(a, device=device)), expected, rtol=tol, atol=tol)
+    assert_close(getattr(st_tensor(a, device=device), name)(), expected, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("name", ["exp", "sin", "sqrt", "abs", "sigmoid", "tanh", "relu", "neg"])
 @pytest.mark.parametrize("kind", ["transpose", "slice"])
-def test_unary_noncontiguous(name, kind):
+def test_unary_noncontiguous(name, kind, device):
     ref, (lo, hi) = UNARY[name]
     a = rand_array((6, 9), np.float64, seed=12, low=lo, high=hi)
-    assert_close(getattr(st, name)(noncontig(a, kind)), ref(a))
+    assert_close(getattr(st, name)(noncontig(a, kind, device=device)), ref(a))
 
 
-def test_round_half_to_even():
+def test_round_half_to_even(device):
     a = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4999], dtype=np.float64)
-    assert_close(st.round(st_tensor(a)), np.round(a))
+    assert_close(st.round(st_tensor(a, device=device)), np.round(a))
 
 
 @pytest.mark.parametrize("dtype", [st.int32, st.int64], ids=str)
-def test_unary_integer_dtypes(dtype):
+def test_unary_integer_dtypes(dtype, device):
     a = np.array([-3, -1, 0, 2, 5], dtype=np_dtype(dtype))
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(st.neg(t), -a)
     assert_close(st.abs(t), np.abs(a))
     assert_close(st.sign(t), np.sign(a))
@@ -381,28 +386,28 @@ def test_unary_integer_dtypes(dtype):
     assert_close(s, np.sqrt(np.abs(a)).astype(np.float32))
 
 
-def test_isnan_isinf_isfinite():
+def test_isnan_isinf_isfinite(device):
     a = np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -2.5], dtype=np.float32)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(st.isnan(t), np.isnan(a))
     assert_close(st.isinf(t), np.isinf(a))
     assert_close(st.isfinite(t), np.isfinite(a))
-    i = st.tensor([1, 2])
+    i = tensor_on([1, 2], device=device)
     assert st.isnan(i).tolist() == [False, False]
     assert st.isfinite(i).tolist() == [True, True]
 
 
-def test_nan_propagation_in_max_and_relu():
-    a = st.tensor([np.nan, 1.0, -1.0])
-    b = st.tensor([0.0, np.nan, 0.0])
+def test_nan_propagation_in_max_and_relu(device):
+    a = tensor_on([np.nan, 1.0, -1.0], device=device)
+    b = tensor_on([0.0, np.nan, 0.0], device=device)
     assert np.array_equal(to_np(st.maximum(a, b)), np.maximum(to_np(a), to_np(b)), equal_nan=True)
     assert np.array_equal(to_np(st.minimum(a, b)), np.minimum(to_np(a), to_np(b)), equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_parametrised_activations(dtype):
+def test_parametrised_activations(dtype, device):
     a = rand_array((4, 7), np_dtype(dtype), seed=13, low=-30, high=30)
-    x = st_tensor(a)
+    x = st_tensor(a, device=device)
     d = a.astype(np.float64)
     tol = 1e-5 if dtype == st.float32 else 1e-12
     assert_close(st.leaky_relu(x, 0.2), np.where(d > 0, d, 0.2 * d).astype(a.dtype), rtol=tol, atol=tol)
@@ -415,66 +420,67 @@ def test_parametrised_activations(dtype):
     assert_close(st.gelu(x, approximate="tanh"), gt.astype(a.dtype), rtol=tol, atol=tol)
 
 
-def test_sigmoid_extremes_are_stable():
-    x = st.tensor([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=st.float64)
+def test_sigmoid_extremes_are_stable(device):
+    x = tensor_on([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=st.float64, device=device)
     out = to_np(st.sigmoid(x))
     assert np.all(np.isfinite(out))
     np.testing.assert_allclose(out, [0.0, 1.9287498479639178e-22, 0.5, 1.0, 1.0], rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
-def test_clamp(dtype):
+def test_clamp(dtype, device):
     a = rand_array((5, 6), np_dtype(dtype), seed=14, low=-5, high=5)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(st.clamp(t, -1, 2), np.clip(a, -1, 2))
     assert_close(t.clamp(min=0), np.clip(a, 0, None))
     assert_close(t.clip(max=1), np.clip(a, None, 1))
-    assert_close(st.clamp(noncontig(a), -2, 3), np.clip(a, -2, 3))
+    assert_close(st.clamp(noncontig(a, device=device), -2, 3), np.clip(a, -2, 3))
 
 
-def test_where_and_masked_fill():
+def test_where_and_masked_fill(device):
     c = rand_array((3, 4), np.bool_, seed=15)
     a = rand_array((3, 4), np.float32, seed=16)
     b = rand_array((4,), np.float32, seed=17)
-    assert_close(st.where(st_tensor(c), st_tensor(a), st_tensor(b)), np.where(c, a, b))
-    assert_close(st.where(st_tensor(c), st_tensor(a), 0.0), np.where(c, a, np.float32(0)))
-    assert_close(st_tensor(a).where(st_tensor(c), st_tensor(b)), np.where(c, a, b))
-    # condition broadcasts too
     row = np.array([True, False, True, False])
-    assert_close(st.where(st_tensor(row), st_tensor(a), st_tensor(b)), np.where(row, a, b))
+    tc, ta, tb, trow = (st_tensor(v, device=device) for v in (c, a, b, row))
+    assert_close(st.where(tc, ta, tb), np.where(c, a, b))
+    assert_close(st.where(tc, ta, 0.0), np.where(c, a, np.float32(0)))
+    assert_close(ta.where(tc, tb), np.where(c, a, b))
+    # condition broadcasts too
+    assert_close(st.where(trow, ta, tb), np.where(row, a, b))
     # dtype promotion between branches
-    out = st.where(st_tensor(c), st.tensor([1, 2, 3, 4]), st.tensor(0.5, dtype=st.float64))
+    out = st.where(tc, tensor_on([1, 2, 3, 4], device), tensor_on(0.5, device, dtype=st.float64))
     assert out.dtype in (st.float64, st.float32)
     assert_close(out.to(st.float64), np.where(c, np.array([1, 2, 3, 4.0]), 0.5))
-    assert_close(st.masked_fill(st_tensor(a), st_tensor(c), -7.0), np.where(c, np.float32(-7), a))
-    assert_close(st_tensor(a).masked_fill(st_tensor(row), 1.0), np.where(row, np.float32(1), a))
+    assert_close(st.masked_fill(ta, tc, -7.0), np.where(c, np.float32(-7), a))
+    assert_close(ta.masked_fill(trow, 1.0), np.where(row, np.float32(1), a))
 
 
 @pytest.mark.parametrize("src", [st.float32, st.float64, st.int32, st.int64, st.bool, st.uint8], ids=str)
 @pytest.mark.parametrize("dst", [st.float32, st.float64, st.int32, st.int64, st.bool, st.uint8], ids=str)
-def test_cast(src, dst):
+def test_cast(src, dst, device):
     base = np.array([0, 1, 2, 7, 100, 0, 3], dtype=np.float64)
     if src == st.bool:
         base = base != 0
     a = base.astype(np_dtype(src))
-    out = st_tensor(a).to(dst)
+    out = st_tensor(a, device=device).to(dst)
     assert out.dtype == dst
     assert_close(out, a.astype(np_dtype(dst)))
 
 
-def test_float_to_int_truncates_toward_zero():
+def test_float_to_int_truncates_toward_zero(device):
     a = np.array([1.7, -1.7, 2.5, -0.2], dtype=np.float32)
-    assert st_tensor(a).to(st.int64).tolist() == [1, -1, 2, 0]
-    assert st_tensor(a).long().tolist() == [1, -1, 2, 0]
-    assert st_tensor(a).bool().tolist() == [True, True, True, True]
+    assert st_tensor(a, device=device).to(st.int64).tolist() == [1, -1, 2, 0]
+    assert st_tensor(a, device=device).long().tolist() == [1, -1, 2, 0]
+    assert st_tensor(a, device=device).bool().tolist() == [True, True, True, True]
 
 
-def test_float16_roundtrip():
+def test_float16_roundtrip(device):
     a = np.array([0.1, 1.5, -2.25, 65504.0], dtype=np.float32)
-    h = st_tensor(a).half()
+    h = st_tensor(a, device=device).half()
     assert h.dtype == st.float16
     assert_close(h.float(), a.astype(np.float16).astype(np.float32))
-    bf = st_tensor(a).bfloat16()
+    bf = st_tensor(a, device=device).bfloat16()
     assert bf.dtype == st.bfloat16
     back = to_np(bf.float())
     np.testing.assert_allclose(back[:3], a[:3], rtol=1e-2)
@@ -485,31 +491,31 @@ def test_float16_roundtrip():
 # ---------------------------------------------------------------------------
 
 
-def test_inplace_arith_and_version():
+def test_inplace_arith_and_version(device):
     a = rand_array((3, 4), np.float64, seed=18)
     b = rand_array((4,), np.float64, seed=19)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     v0 = t._version()
-    t.add_(st_tensor(b))
+    t.add_(st_tensor(b, device=device))
     t.mul_(2.0)
-    t.sub_(st_tensor(b), alpha=0.5)
-    t.div_(st.tensor(4.0, dtype=st.float64))
+    t.sub_(st_tensor(b, device=device), alpha=0.5)
+    t.div_(tensor_on(4.0, dtype=st.float64, device=device))
     expected = ((a + b) * 2 - 0.5 * b) / 4
     assert_close(t, expected)
     assert t._version() > v0
     t += 1
-    t -= st_tensor(b)
+    t -= st_tensor(b, device=device)
     t *= 3
     t /= 2
     assert_close(t, (expected + 1 - b) * 3 / 2)
 
 
-def test_inplace_on_views_write_through():
-    base = st.zeros(4, 5)
+def test_inplace_on_views_write_through(device):
+    base = st.zeros(4, 5, device=device)
     col = base[:, 1]
     col.fill_(3.0)
     row = base[2]
-    row.add_(st.ones(5))
+    row.add_(st.ones(5, device=device))
     base.T[4].mul_(0)  # a view of column 4
     base[1:3, 2:4] = 7.0
     expected = np.zeros((4, 5), dtype=np.float32)
@@ -522,25 +528,46 @@ def test_inplace_on_views_write_through():
     assert to_np(base).sum() == 0
 
 
-def test_inplace_clamp_masked_fill_copy():
+def test_inplace_clamp_masked_fill_copy(device):
     a = rand_array((4, 4), np.float32, seed=20, low=-3, high=3)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     t.clamp_(-1, 1)
     assert_close(t, np.clip(a, -1, 1))
     m = a > 0
-    t.masked_fill_(st_tensor(m), 9.0)
+    t.masked_fill_(st_tensor(m, device=device), 9.0)
     assert_close(t, np.where(m, np.float32(9), np.clip(a, -1, 1)))
     src = rand_array((4,), np.float64, seed=21)
-    t.copy_(st_tensor(src))  # broadcast + cast
+    t.copy_(st_tensor(src, device=device))  # broadcast + cast
     assert_close(t, np.broadcast_to(src.astype(np.float32), (4, 4)))
-    tt = st.zeros(3, 2)
-    tt.T.copy_(st.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    tt = st.zeros(3, 2, device=device)
+    tt.T.copy_(tensor_on([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device))
     assert tt.tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
 
 
-def test_inplace_int_keeps_dtype():
-    t = st.tensor([1, 2, 3])
-    t.add_(st.tensor([1, 1, 1]))
+def test_copy_across_devices(device):
+    # copy_ takes a source on another device, like PyTorch: values, broadcast and dtype cast.
+    t = st.zeros(2, 3, device=device)
+    t.copy_(st.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=st.float64))  # host source
+    assert_close(t, np.array([[1, 2, 3], [4, 5, 6]], np.float32))
+    t.copy_(st.tensor([7, 8, 9]))  # broadcast int64 -> float32
+    assert_close(t, np.array([[7, 8, 9], [7, 8, 9]], np.float32))
+    t.T.copy_(st.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))  # into a strided view
+    assert_close(t, np.array([[1, 3, 5], [2, 4, 6]], np.float32))
+    h = st.zeros(3, dtype=st.float64)
+    h.copy_(tensor_on([1.5, 2.5, 3.5], device=device))  # device source into a host tensor
+    assert h.device == "cpu" and h.tolist() == [1.5, 2.5, 3.5]
+    # With history, the gradient goes back to the source on its own device.
+    src = st.tensor([1.0, 2.0, 3.0], dtype=st.float64, requires_grad=True)
+    dst = st.zeros(3, dtype=st.float64, device=device)
+    dst.copy_(src * 2)
+    (dst * tensor_on([1.0, 10.0, 100.0], dtype=st.float64, device=device)).sum().backward()
+    assert src.grad.device == "cpu"
+    np.testing.assert_allclose(to_np(src.grad), [2.0, 20.0, 200.0])
+
+
+def test_inplace_int_keeps_dtype(device):
+    t = tensor_on([1, 2, 3], device=device)
+    t.add_(tensor_on([1, 1, 1], device=device))
     t.mul_(2)
     assert t.dtype == st.int64
     assert t.tolist() == [4, 6, 8]
@@ -557,7 +584,7 @@ TORCH_UNARY = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "t
 @needs_torch
 @pytest.mark.parametrize("name", TORCH_UNARY)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_unary_matches_torch(name, dtype):
+def test_unary_matches_torch(name, dtype, device):
     import torch
 
     lo, hi = UNARY[name][1]
@@ -565,18 +592,18 @@ def test_unary_matches_torch(name, dtype):
     fn = getattr(torch, name, None) or getattr(torch.nn.functional, name)
     expected = fn(torch.from_numpy(a.copy())).numpy()
     tol = 2e-6 if dtype == st.float32 else 1e-13
-    assert_close(getattr(st, name)(st_tensor(a)), expected, rtol=tol, atol=tol)
+    assert_close(getattr(st, name)(st_tensor(a, device=device)), expected, rtol=tol, atol=tol)
 
 
 @needs_torch
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_activations_match_torch(dtype):
+def test_activations_match_torch(dtype, device):
     import torch
     import torch.nn.functional as F
 
     a = rand_array((5, 11), np_dtype(dtype), seed=23, low=-25, high=25)
     ta = torch.from_numpy(a.copy())
-    x = st_tensor(a)
+    x = st_tensor(a, device=device)
     tol = 2e-6 if dtype == st.float32 else 1e-13
     assert_close(st.gelu(x), F.gelu(ta).numpy(), rtol=tol, atol=tol)
     assert_close(st.gelu(x, approximate="tanh"), F.gelu(ta, approximate="tanh").numpy(), rtol=tol, atol=tol)
@@ -589,18 +616,18 @@ def test_activations_match_torch(dtype):
 @needs_torch
 @pytest.mark.parametrize("lhs,rhs", [(st.int32, st.int64), (st.float32, st.float64), (st.int64, st.float32),
                                      (st.bool, st.int32), (st.uint8, st.int32), (st.bool, st.float64)], ids=str)
-def test_promotion_matches_torch(lhs, rhs):
+def test_promotion_matches_torch(lhs, rhs, device):
     import torch
 
     tname = lambda d: getattr(torch, d.name)  # noqa: E731
     for op in ("__add__", "__mul__", "__sub__"):
         if op == "__sub__" and st.bool in (lhs, rhs):
             continue
-        s = getattr(st.tensor([1, 0], dtype=lhs), op)(st.tensor([1, 1], dtype=rhs))
+        s = getattr(tensor_on([1, 0], dtype=lhs, device=device), op)(tensor_on([1, 1], dtype=rhs, device=device))
         t = getattr(torch.tensor([1, 0], dtype=tname(lhs)), op)(torch.tensor([1, 1], dtype=tname(rhs)))
         assert s.dtype.name == str(t.dtype).replace("torch.", "")
         assert s.tolist() == t.tolist()
     for scalar in (2, 2.5, True):
-        s = st.tensor([1, 0], dtype=lhs) * scalar
+        s = tensor_on([1, 0], dtype=lhs, device=device) * scalar
         t = torch.tensor([1, 0], dtype=tname(lhs)) * scalar
         assert s.dtype.name == str(t.dtype).replace("torch.", "")

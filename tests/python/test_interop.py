@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import PY_DIR, needs_torch, rand_array, st_tensor, to_np
+from conftest import CUDA_SKIP_REASON, HAVE_CUDA, PY_DIR, needs_torch, rand_array, st_tensor, to_np
 
 INTEROP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_, np.float16]
 
@@ -149,6 +149,41 @@ def test_dlpack_with_numpy_both_directions():
     assert st.from_dlpack(t).data_ptr() == t.data_ptr()
 
 
+class _Producer:
+    """A DLPack producer wrapping an array that records how __dlpack__ was called."""
+
+    def __init__(self, arr, device=(1, 0)):
+        self.arr, self.device, self.calls = arr, device, []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        kwargs.pop("stream", None)
+        return self.arr.__dlpack__(**kwargs)
+
+
+def test_from_dlpack_stream_protocol_on_host():
+    # A host producer is imported as before: no consumer stream is passed to it.
+    p = _Producer(np.arange(4.0))
+    s = st.from_dlpack(p)
+    assert s.tolist() == [0.0, 1.0, 2.0, 3.0] and p.calls
+    assert all(c.get("stream") is None for c in p.calls)
+    # Our own __dlpack__ takes the consumer keywords on the host too.
+    t = st.tensor([1.0, 2.0])
+    assert np.from_dlpack(t).tolist() == [1.0, 2.0]
+    assert t.__dlpack__(stream=None) is not None
+
+
+@pytest.mark.skipif(st.cuda.is_available(), reason="checks the error without CUDA")
+def test_from_dlpack_cuda_producer_without_cuda():
+    p = _Producer(np.arange(4.0), device=(2, 0))
+    with pytest.raises(st.DeviceUnavailableError):
+        st.from_dlpack(p)
+    assert not p.calls  # refused before asking the producer for a capsule
+
+
 def test_numpy_requires_grad_refused():
     with pytest.raises(st.SpiralError):
         st.tensor([1.0], requires_grad=True).numpy()
@@ -248,6 +283,290 @@ def test_torch_detached_tensor_imports():
     assert s.tolist() == [1.0, 1.0, 1.0]
     assert s.data_ptr() == t.data_ptr()
     assert not s.requires_grad
+
+
+# ---------------------------------------------------------------------------
+# CUDA tensors through DLPack: CuPy and PyTorch (skipped without a GPU)
+# ---------------------------------------------------------------------------
+#
+# Zero-copy both ways (same device pointer, writes visible on the other side), dtypes,
+# strided views, lifetimes, and stream order: the DLPack consumer passes the stream it
+# will read on and the producer makes that stream wait for its queued work, so values
+# are right without any explicit synchronize.
+
+CUDA_DTYPES = ["float32", "float64", "int64", "int32", "uint8", "bool", "float16", "bfloat16"]
+# Dtypes a consumer may legitimately lack (CuPy has no bfloat16; older CuPy no DLPack bool).
+OPTIONAL_DTYPES = {"bool", "bfloat16"}
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    if not HAVE_CUDA:
+        pytest.skip(CUDA_SKIP_REASON)
+    try:
+        import cupy as cp
+    except Exception as e:  # ImportError, or a CuPy built for another CUDA
+        pytest.skip(f"CuPy is not usable: {e}")
+    try:
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("CuPy sees no GPU")
+    except Exception as e:
+        pytest.skip(f"CuPy cannot use the GPU: {e}")
+    return cp
+
+
+@pytest.fixture(scope="module")
+def torch_cuda():
+    if not HAVE_CUDA:
+        pytest.skip(CUDA_SKIP_REASON)
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("this PyTorch build has no CUDA")
+    return torch
+
+
+def _st_cuda(dt, shape=(3, 4), seed=0):
+    """A SpiralTorch CUDA tensor of dtype name ``dt`` with reproducible values."""
+    if dt == "bfloat16":
+        return st.tensor(rand_array(shape, np.float32, seed=seed)).to(st.bfloat16).to("cuda")
+    npdt = np.bool_ if dt == "bool" else np.dtype(dt)
+    return st.tensor(rand_array(shape, npdt, seed=seed)).to("cuda")
+
+
+def _host(t):
+    """Host NumPy copy of a SpiralTorch tensor (bfloat16 widened to float32)."""
+    if t.dtype == st.bfloat16:
+        t = t.float()
+    return to_np(t)
+
+
+# Stream-order tests queue ~10+ ms of dependent GPU matmuls (HEAVY_N^3 each) before the
+# result is handed over, far longer than launching them takes, so a consumer that is not
+# ordered after the producer reads the result buffer before it is written.
+HEAVY_N, HEAVY_ITERS, OUT_N = 4096, 6, 256
+
+
+def _heavy_st(x):
+    y = x
+    for _ in range(HEAVY_ITERS):
+        y = st.tanh((y @ x) * (1.0 / 64))
+    return y[:OUT_N, :OUT_N]
+
+
+def _heavy_cupy(cp, seed):
+    a = cp.random.RandomState(seed).standard_normal((HEAVY_N, HEAVY_N), dtype=cp.float32)
+    h = a
+    for _ in range(HEAVY_ITERS):
+        h = cp.tanh((h @ a) * (1.0 / 64))
+    return h[:OUT_N, :OUT_N]
+
+
+def _heavy_torch(torch):
+    a = torch.randn(HEAVY_N, HEAVY_N, device="cuda")
+    h = a
+    for _ in range(HEAVY_ITERS):
+        h = torch.tanh((h @ a) * (1.0 / 64))
+    return h[:OUT_N, :OUT_N]
+
+
+@pytest.mark.parametrize("dt", CUDA_DTYPES)
+def test_cuda_dlpack_spiraltorch_to_cupy_shares_memory(cupy, dt):
+    s = _st_cuda(dt, seed=1)
+    try:
+        c = cupy.from_dlpack(s)
+    except Exception as e:
+        if dt in OPTIONAL_DTYPES:
+            pytest.skip(f"CuPy cannot import {dt}: {e}")
+        raise
+    assert c.shape == (3, 4) and c.dtype.name == dt
+    assert c.data.ptr == s.data_ptr()
+    assert c.device.id == 0
+    np.testing.assert_array_equal(cupy.asnumpy(c), _host(s))
+    # writes on either side, read on the other without any explicit synchronize
+    c[1, 2] = 1
+    assert s[1, 2].item() == 1
+    s[2, 3] = 0
+    assert bool(c[2, 3] == 0)
+    s.fill_(1)
+    assert bool(cupy.all(c == 1))
+
+
+@pytest.mark.parametrize("dt", [d for d in CUDA_DTYPES if d != "bfloat16"])
+def test_cuda_dlpack_cupy_to_spiraltorch_shares_memory(cupy, dt):
+    try:
+        c = cupy.asarray(rand_array((4, 5), np.bool_ if dt == "bool" else np.dtype(dt), seed=2))
+        s = st.from_dlpack(c)
+    except Exception as e:
+        if dt in OPTIONAL_DTYPES:
+            pytest.skip(f"CuPy cannot export {dt}: {e}")
+        raise
+    assert s.device == "cuda:0" and s.is_cuda
+    assert s.dtype.name == dt and tuple(s.shape) == (4, 5)
+    assert s.data_ptr() == c.data.ptr
+    np.testing.assert_array_equal(to_np(s), cupy.asnumpy(c))
+    c[0, 0] = 1
+    assert s[0, 0].item() == 1
+    s[3, 4] = 0
+    assert bool(c[3, 4] == 0)
+    # SpiralTorch ops read the shared memory on the device
+    assert (s.to(st.float64) * 2).sum().item() == pytest.approx(float(cupy.asnumpy(c).astype(np.float64).sum() * 2))
+
+
+def test_cuda_dlpack_cupy_views_strides_and_lifetime(cupy):
+    base = st.tensor(np.arange(24.0).reshape(4, 6)).to("cuda")
+    v = base.T[1:, ::2]  # non-contiguous, with an offset
+    c = cupy.from_dlpack(v)
+    assert c.strides == tuple(x * 8 for x in v.stride())
+    assert c.data.ptr == v.data_ptr()
+    np.testing.assert_array_equal(cupy.asnumpy(c), np.arange(24.0).reshape(4, 6).T[1:, ::2])
+    c *= -1
+    expected = np.arange(24.0).reshape(4, 6)
+    expected.T[1:, ::2] *= -1
+    np.testing.assert_array_equal(to_np(base), expected)
+    # the exported array keeps the storage alive: freed blocks go back to the caching
+    # allocator, so reuse would show up as changed values
+    del base, v
+    gc.collect()
+    junk = [st.full((4, 6), 7.0, dtype=st.float64).to("cuda") for _ in range(8)]
+    np.testing.assert_array_equal(cupy.asnumpy(c), -np.arange(24.0).reshape(4, 6).T[1:, ::2])
+    # and the other way: a CuPy view imported keeps the CuPy memory alive
+    a = cupy.arange(30, dtype=cupy.float32).reshape(5, 6)
+    s = st.from_dlpack(a[1:, 2:5])
+    assert tuple(s.stride()) == (6, 1)
+    del a
+    gc.collect()
+    junk += [cupy.full((5, 6), 9.0, dtype=cupy.float32) for _ in range(8)]
+    np.testing.assert_array_equal(to_np(s), np.arange(30, dtype=np.float32).reshape(5, 6)[1:, 2:5])
+    del junk
+
+
+def test_cuda_dlpack_cupy_consumer_waits_for_spiraltorch_stream(cupy):
+    # Work queued on a SpiralTorch side stream, exported inside that stream's context: the
+    # consumer (CuPy, which passes its stream) must be made to wait for it by __dlpack__.
+    st.manual_seed(0)
+    x = st.randn(HEAVY_N, HEAVY_N, device="cuda")
+    r = rand_array((OUT_N, OUT_N), np.float32, seed=3)
+    rt = st.tensor(r).to("cuda")
+    st.cuda.synchronize()
+    side = st.cuda.Stream()
+    with st.cuda.stream(side):
+        out = _heavy_st(x) * 0.0 + rt  # == r once the whole chain has run
+        c = cupy.from_dlpack(out)
+        got = cupy.asnumpy(c)  # on CuPy's stream, no explicit synchronize
+    np.testing.assert_array_equal(got, r)
+
+
+def test_cuda_dlpack_spiraltorch_waits_for_cupy_stream(cupy):
+    # CuPy work queued on a non-blocking CuPy stream, imported inside that stream's context
+    # (CuPy orders it before the legacy default stream), then read by SpiralTorch on its
+    # default stream.
+    r = rand_array((OUT_N, OUT_N), np.float32, seed=4)
+    st.cuda.synchronize()
+    cupy.cuda.Device(0).synchronize()
+    cs = cupy.cuda.Stream(non_blocking=True)
+    with cs:
+        out = _heavy_cupy(cupy, 5) * 0 + cupy.asarray(r)
+        s = st.from_dlpack(out)
+        got = to_np(s * 1.0)  # SpiralTorch's default stream, no explicit synchronize
+    np.testing.assert_array_equal(got, r)
+
+
+def test_cuda_dlpack_spiraltorch_side_stream_waits_for_cupy(cupy):
+    # The DLPack consumer passes the stream it will read on (here a SpiralTorch side stream,
+    # current while st.from_dlpack runs), and the producer orders its work before it.
+    r = rand_array((OUT_N, OUT_N), np.float32, seed=6)
+    st.cuda.synchronize()
+    cupy.cuda.Device(0).synchronize()
+    cs = cupy.cuda.Stream(non_blocking=True)
+    side = st.cuda.Stream()
+    with cs:
+        out = _heavy_cupy(cupy, 7) * 0 + cupy.asarray(r)
+        with st.cuda.stream(side):
+            s = st.from_dlpack(out)
+            y = s * 1.0  # queued on the side stream
+    side.synchronize()
+    np.testing.assert_array_equal(to_np(y), r)
+
+
+@pytest.mark.parametrize("dt", CUDA_DTYPES)
+def test_cuda_dlpack_spiraltorch_to_torch_shares_memory(torch_cuda, dt):
+    torch = torch_cuda
+    s = _st_cuda(dt, seed=8)
+    t = torch.from_dlpack(s)
+    assert t.is_cuda and t.device.index == 0
+    assert str(t.dtype) == "torch." + dt and tuple(t.shape) == (3, 4)
+    assert t.data_ptr() == s.data_ptr()
+    expected = t.float().cpu().numpy() if dt == "bfloat16" else t.cpu().numpy()
+    np.testing.assert_array_equal(expected, _host(s))
+    t[1, 1] = 1
+    assert s[1, 1].item() == 1
+    s[2, 3] = 0
+    assert t[2, 3].item() == 0
+
+
+@pytest.mark.parametrize("dt", CUDA_DTYPES)
+def test_cuda_dlpack_torch_to_spiraltorch_shares_memory(torch_cuda, dt):
+    torch = torch_cuda
+    t = torch.ones(4, 5, dtype=getattr(torch, dt), device="cuda")
+    s = st.from_dlpack(t)
+    assert s.device == "cuda:0" and s.dtype.name == dt and tuple(s.shape) == (4, 5)
+    assert s.data_ptr() == t.data_ptr()
+    t[0, 0] = 0
+    assert s[0, 0].item() == 0
+    s[3, 4] = 0
+    assert t[3, 4].item() == 0
+    assert s.to(st.float64).sum().item() == float(t.double().sum().item())
+
+
+def test_cuda_dlpack_torch_views_and_roundtrip(torch_cuda):
+    torch = torch_cuda
+    base = torch.arange(24, dtype=torch.float64, device="cuda").reshape(4, 6)
+    view = base.t()[1:, ::2]
+    s = st.from_dlpack(view)
+    assert tuple(s.stride()) == tuple(view.stride()) and s.data_ptr() == view.data_ptr()
+    np.testing.assert_array_equal(to_np(s), view.cpu().numpy())
+    del base, view
+    gc.collect()
+    torch.cuda.empty_cache()
+    junk = [torch.full((4, 6), 5.0, dtype=torch.float64, device="cuda") for _ in range(8)]
+    assert s.sum().item() == float(np.arange(24.0).reshape(4, 6).T[1:, ::2].sum())
+    # SpiralTorch -> torch -> SpiralTorch is the same memory
+    x = st.rand(5, 5, device="cuda")
+    x2 = st.from_dlpack(torch.from_dlpack(x))
+    assert x2.data_ptr() == x.data_ptr()
+    x2.zero_()
+    assert x.sum().item() == 0.0
+    del junk
+
+
+def test_cuda_dlpack_torch_consumer_waits_for_spiraltorch_stream(torch_cuda):
+    torch = torch_cuda
+    st.manual_seed(0)
+    x = st.randn(HEAVY_N, HEAVY_N, device="cuda")
+    r = rand_array((OUT_N, OUT_N), np.float32, seed=9)
+    rt = st.tensor(r).to("cuda")
+    st.cuda.synchronize()
+    side = st.cuda.Stream()
+    with st.cuda.stream(side):
+        out = _heavy_st(x) * 0.0 + rt
+        t = torch.from_dlpack(out)  # torch passes its current (default) stream
+        got = t.cpu().numpy()
+    np.testing.assert_array_equal(got, r)
+
+
+def test_cuda_dlpack_spiraltorch_waits_for_torch_side_stream(torch_cuda):
+    # torch orders its queued work only for a consumer that passes a stream to __dlpack__
+    # (stream=None means no synchronization there), so this checks that st.from_dlpack does.
+    torch = torch_cuda
+    r = rand_array((OUT_N, OUT_N), np.float32, seed=10)
+    st.cuda.synchronize()
+    torch.cuda.synchronize()
+    ts = torch.cuda.Stream()
+    with torch.cuda.stream(ts):
+        out = _heavy_torch(torch) * 0 + torch.tensor(r, device="cuda")
+        s = st.from_dlpack(out)
+        got = to_np(s * 1.0)  # SpiralTorch's default stream, no explicit synchronize
+    np.testing.assert_array_equal(got, r)
 
 
 # ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
+from conftest import tensor_on
 
 nn = st.nn
 REDUCTIONS = ["mean", "sum", "none"]
@@ -17,8 +18,8 @@ def arr(t):
     return np.asarray(t.tolist(), dtype=np.float64)
 
 
-def leaf(a, dtype=st.float64):
-    return st.tensor(np.asarray(a), dtype=dtype, requires_grad=True)
+def leaf(a, dtype=st.float64, device="cpu"):
+    return tensor_on(np.asarray(a), device, dtype=dtype, requires_grad=True)
 
 
 def tleaf(torch, a):
@@ -32,20 +33,22 @@ def backward(loss):
         loss.sum().backward()
 
 
-def check_pair(torch, st_fn, torch_fn, inputs, grad_idx=(0,), rtol=1e-9, atol=1e-10):
-    """inputs: list of numpy arrays (float) or ("int", array) for index targets."""
+def check_pair(torch, st_fn, torch_fn, inputs, grad_idx=(0,), rtol=1e-9, atol=1e-10, device="cpu"):
+    """inputs: list of numpy arrays (float) or ("int", array) for index targets. SpiralTorch
+    runs on ``device``, PyTorch on the host."""
     s_args, t_args = [], []
     for i, a in enumerate(inputs):
         if isinstance(a, tuple) and a[0] == "int":
-            s_args.append(st.tensor(a[1].tolist(), dtype=st.int64))
+            s_args.append(tensor_on(a[1].tolist(), device, dtype=st.int64))
             t_args.append(torch.tensor(a[1], dtype=torch.int64))
         else:
             rg = i in grad_idx
-            s_args.append(leaf(a) if rg else st.tensor(a, dtype=st.float64))
+            s_args.append(leaf(a, device=device) if rg else tensor_on(a, device, dtype=st.float64))
             t_args.append(tleaf(torch, a) if rg else torch.tensor(a, dtype=torch.float64))
     ls = st_fn(*s_args)
     lt = torch_fn(*t_args)
     assert tuple(ls.shape) == tuple(lt.shape)
+    assert ls.device.split(":")[0] == str(device).split(":")[0], f"loss is on {ls.device}, expected {device}"
     np.testing.assert_allclose(arr(ls), lt.detach().numpy(), rtol=rtol, atol=atol)
     backward(ls)
     backward(lt)
@@ -68,56 +71,59 @@ def rand(*shape):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_mse_l1_huber(reduction):
+def test_mse_l1_huber(reduction, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     p, t = randn(4, 3), randn(4, 3)
     check_pair(torch, lambda a, b: nn.mse_loss(a, b, reduction=reduction),
-               lambda a, b: F.mse_loss(a, b, reduction=reduction), [p, t], grad_idx=(0, 1))
+               lambda a, b: F.mse_loss(a, b, reduction=reduction), [p, t], grad_idx=(0, 1), device=device)
     check_pair(torch, lambda a, b: nn.l1_loss(a, b, reduction=reduction),
-               lambda a, b: F.l1_loss(a, b, reduction=reduction), [p, t], grad_idx=(0, 1))
+               lambda a, b: F.l1_loss(a, b, reduction=reduction), [p, t], grad_idx=(0, 1), device=device)
     check_pair(torch, lambda a, b: nn.huber_loss(a, b, reduction=reduction, delta=0.7),
-               lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.7), [p, t], grad_idx=(0, 1))
+               lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.7), [p, t], grad_idx=(0, 1), device=device)
     # module forms
-    check_pair(torch, nn.MSELoss(reduction=reduction), torch.nn.MSELoss(reduction=reduction), [p, t])
-    check_pair(torch, nn.L1Loss(reduction=reduction), torch.nn.L1Loss(reduction=reduction), [p, t])
+    check_pair(torch, nn.MSELoss(reduction=reduction), torch.nn.MSELoss(reduction=reduction), [p, t], device=device)
+    check_pair(torch, nn.L1Loss(reduction=reduction), torch.nn.L1Loss(reduction=reduction), [p, t], device=device)
     check_pair(torch, nn.HuberLoss(reduction=reduction, delta=0.5),
-               torch.nn.HuberLoss(reduction=reduction, delta=0.5), [p, t])
+               torch.nn.HuberLoss(reduction=reduction, delta=0.5), [p, t], device=device)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_bce_with_logits(reduction):
+def test_bce_with_logits(reduction, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     x, t = randn(5, 3) * 4, rand(5, 3)
     check_pair(torch, lambda a, b: nn.binary_cross_entropy_with_logits(a, b, reduction=reduction),
-               lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction), [x, t], grad_idx=(0, 1))
+               lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction), [x, t], grad_idx=(0, 1),
+               device=device)
     pw, w = rand(3) * 3, rand(5, 3)
     check_pair(torch,
-               lambda a, b: nn.BCEWithLogits(weight=st.tensor(w), pos_weight=st.tensor(pw), reduction=reduction)(a, b),
+               lambda a, b: nn.BCEWithLogits(weight=tensor_on(w, device=device),
+                                             pos_weight=tensor_on(pw, device=device), reduction=reduction)(a, b),
                lambda a, b: torch.nn.BCEWithLogitsLoss(weight=torch.tensor(w), pos_weight=torch.tensor(pw),
-                                                       reduction=reduction)(a, b), [x, t], grad_idx=(0, 1))
+                                                       reduction=reduction)(a, b),
+               [x, t], grad_idx=(0, 1), device=device)
 
 
-def test_bce_with_logits_is_stable():
+def test_bce_with_logits_is_stable(device):
     torch = pytest.importorskip("torch")
     x = np.array([[-1000.0, 1000.0, 0.0, 80.0]])
     t = np.array([[1.0, 0.0, 0.5, 1.0]])
-    check_pair(torch, nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), [x, t])
+    check_pair(torch, nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), [x, t], device=device)
     assert nn.BCEWithLogitsLoss is nn.BCEWithLogits
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("curvature", [-1.0, -2.5])
-def test_hyperbolic_cross_entropy(reduction, curvature):
+def test_hyperbolic_cross_entropy(reduction, curvature, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     s = math.sqrt(-curvature)
     x, t = randn(4, 3), rand(4, 3)
     check_pair(torch, nn.HyperbolicCrossEntropy(curvature, reduction=reduction),
-               lambda a, b: F.binary_cross_entropy_with_logits(s * a, b, reduction=reduction), [x, t])
+               lambda a, b: F.binary_cross_entropy_with_logits(s * a, b, reduction=reduction), [x, t], device=device)
     check_pair(torch, lambda a, b: nn.hyperbolic_cross_entropy(a, b, curvature=curvature, reduction=reduction),
-               lambda a, b: F.binary_cross_entropy_with_logits(s * a, b, reduction=reduction), [x, t])
+               lambda a, b: F.binary_cross_entropy_with_logits(s * a, b, reduction=reduction), [x, t], device=device)
 
 
 def test_hyperbolic_cross_entropy_api():
@@ -137,39 +143,40 @@ def test_hyperbolic_cross_entropy_api():
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_cross_entropy_indices(reduction, smoothing, weighted):
+def test_cross_entropy_indices(reduction, smoothing, weighted, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     x = randn(6, 5) * 2
     y = np.array([0, 4, 2, -100, 1, 4])
     w = rand(5) + 0.5 if weighted else None
-    sw = st.tensor(w) if weighted else None
+    sw = tensor_on(w, device=device) if weighted else None
     tw = torch.tensor(w) if weighted else None
     check_pair(torch,
                lambda a, b: nn.cross_entropy(a, b, weight=sw, reduction=reduction, label_smoothing=smoothing),
                lambda a, b: F.cross_entropy(a, b, weight=tw, reduction=reduction, label_smoothing=smoothing),
-               [x, ("int", y)])
+               [x, ("int", y)], device=device)
     check_pair(torch,
                nn.CrossEntropyLoss(weight=sw, reduction=reduction, label_smoothing=smoothing, ignore_index=2),
                torch.nn.CrossEntropyLoss(weight=tw, reduction=reduction, label_smoothing=smoothing, ignore_index=2),
-               [x, ("int", np.array([0, 4, 2, 3, 1, 4]))])
+               [x, ("int", np.array([0, 4, 2, 3, 1, 4]))], device=device)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_cross_entropy_spatial_and_unbatched(reduction):
+def test_cross_entropy_spatial_and_unbatched(reduction, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     x = randn(2, 4, 3, 2)
     y = rng.integers(0, 4, size=(2, 3, 2))
     check_pair(torch, lambda a, b: nn.cross_entropy(a, b, reduction=reduction, label_smoothing=0.1),
-               lambda a, b: F.cross_entropy(a, b, reduction=reduction, label_smoothing=0.1), [x, ("int", y)])
+               lambda a, b: F.cross_entropy(a, b, reduction=reduction, label_smoothing=0.1), [x, ("int", y)],
+               device=device)
     xu = randn(5)
     check_pair(torch, lambda a, b: nn.cross_entropy(a, b, reduction=reduction),
-               lambda a, b: F.cross_entropy(a, b, reduction=reduction), [xu, ("int", np.array(3))])
+               lambda a, b: F.cross_entropy(a, b, reduction=reduction), [xu, ("int", np.array(3))], device=device)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_cross_entropy_probabilities(reduction):
+def test_cross_entropy_probabilities(reduction, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     x = randn(4, 3, 2)
@@ -177,18 +184,19 @@ def test_cross_entropy_probabilities(reduction):
     t = t / t.sum(axis=1, keepdims=True)
     w = rand(3) + 0.5
     check_pair(torch,
-               lambda a, b: nn.cross_entropy(a, b, weight=st.tensor(w), reduction=reduction, label_smoothing=0.1),
+               lambda a, b: nn.cross_entropy(a, b, weight=tensor_on(w, device=device), reduction=reduction,
+                                             label_smoothing=0.1),
                lambda a, b: F.cross_entropy(a, b, weight=torch.tensor(w), reduction=reduction, label_smoothing=0.1),
-               [x, t], grad_idx=(0, 1))
+               [x, t], grad_idx=(0, 1), device=device)
 
 
-def test_cross_entropy_float32_and_errors():
+def test_cross_entropy_float32_and_errors(device):
     torch = pytest.importorskip("torch")
     x = randn(8, 10).astype(np.float32)
     y = rng.integers(0, 10, size=8)
-    xs = st.tensor(x, requires_grad=True)
+    xs = tensor_on(x, requires_grad=True, device=device)
     xt = torch.tensor(x, requires_grad=True)
-    ls = nn.CategoricalCrossEntropy()(xs, st.tensor(y.tolist()))
+    ls = nn.CategoricalCrossEntropy()(xs, tensor_on(y.tolist(), device=device))
     lt = torch.nn.functional.cross_entropy(xt, torch.tensor(y))
     ls.backward()
     lt.backward()
@@ -196,30 +204,30 @@ def test_cross_entropy_float32_and_errors():
     np.testing.assert_allclose(ls.item(), lt.item(), rtol=1e-5)
     np.testing.assert_allclose(arr(xs.grad), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
     with pytest.raises(IndexError):
-        nn.cross_entropy(xs, st.tensor([10] * 8))
+        nn.cross_entropy(xs, tensor_on([10] * 8, device=device))
     with pytest.raises(ValueError):
-        nn.cross_entropy(xs, st.tensor([0] * 7))
+        nn.cross_entropy(xs, tensor_on([0] * 7, device=device))
     with pytest.raises(ValueError):
         nn.CrossEntropyLoss(reduction="avg")
     assert nn.SoftmaxCrossEntropy is nn.CategoricalCrossEntropy
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_nll_loss(reduction):
+def test_nll_loss(reduction, device):
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     x = randn(5, 4)
     y = np.array([0, 3, -100, 1, 2])
     w = rand(4) + 0.1
     check_pair(torch, lambda a, b: nn.nll_loss(a, b, reduction=reduction),
-               lambda a, b: F.nll_loss(a, b, reduction=reduction), [x, ("int", y)])
-    check_pair(torch, nn.NLLLoss(weight=st.tensor(w), reduction=reduction),
-               torch.nn.NLLLoss(weight=torch.tensor(w), reduction=reduction), [x, ("int", y)])
+               lambda a, b: F.nll_loss(a, b, reduction=reduction), [x, ("int", y)], device=device)
+    check_pair(torch, nn.NLLLoss(weight=tensor_on(w, device=device), reduction=reduction),
+               torch.nn.NLLLoss(weight=torch.tensor(w), reduction=reduction), [x, ("int", y)], device=device)
 
 
-def test_log_softmax_nll_matches_cross_entropy():
-    x = leaf(randn(3, 4))
-    y = st.tensor([1, 0, 3])
+def test_log_softmax_nll_matches_cross_entropy(device):
+    x = leaf(randn(3, 4), device=device)
+    y = tensor_on([1, 0, 3], device=device)
     a = nn.cross_entropy(x, y).item()
     b = nn.nll_loss(st.log_softmax(x, 1), y).item()
     assert abs(a - b) < 1e-12
@@ -245,18 +253,18 @@ def torch_focal(torch, inputs, targets, alpha, gamma, reduction):
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("alpha,gamma", [(0.25, 2.0), (-1.0, 1.5), (0.6, 0.0)])
-def test_focal_loss(reduction, alpha, gamma):
+def test_focal_loss(reduction, alpha, gamma, device):
     torch = pytest.importorskip("torch")
     x = randn(6, 2) * 2
     t = (rand(6, 2) > 0.5).astype(np.float64)
     check_pair(torch, nn.FocalLoss(alpha, gamma, reduction=reduction),
-               lambda a, b: torch_focal(torch, a, b, alpha, gamma, reduction), [x, t])
+               lambda a, b: torch_focal(torch, a, b, alpha, gamma, reduction), [x, t], device=device)
     check_pair(torch, lambda a, b: nn.sigmoid_focal_loss(a, b, alpha, gamma, reduction=reduction),
-               lambda a, b: torch_focal(torch, a, b, alpha, gamma, reduction), [x, t])
+               lambda a, b: torch_focal(torch, a, b, alpha, gamma, reduction), [x, t], device=device)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_contrastive_loss(reduction):
+def test_contrastive_loss(reduction, device):
     torch = pytest.importorskip("torch")
     x1, x2 = randn(6, 4) * 0.5, randn(6, 4) * 0.5
     y = np.array([1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
@@ -266,18 +274,19 @@ def test_contrastive_loss(reduction):
         loss = yy * d**2 + (1 - yy) * torch.clamp(1.5 - d, min=0) ** 2
         return {"mean": loss.mean(), "sum": loss.sum(), "none": loss}[reduction]
 
-    check_pair(torch, nn.ContrastiveLoss(margin=1.5, reduction=reduction), ref, [x1, x2, y], grad_idx=(0, 1))
+    check_pair(torch, nn.ContrastiveLoss(margin=1.5, reduction=reduction), ref, [x1, x2, y], grad_idx=(0, 1),
+               device=device)
     # precomputed distances
     d = rand(6) * 2
     check_pair(torch, nn.ContrastiveLoss(margin=1.5, reduction=reduction),
                lambda dd, yy: {"mean": torch.mean, "sum": torch.sum, "none": lambda v: v}[reduction](
-                   yy * dd**2 + (1 - yy) * torch.clamp(1.5 - dd, min=0) ** 2), [d, y])
+                   yy * dd**2 + (1 - yy) * torch.clamp(1.5 - dd, min=0) ** 2), [d, y], device=device)
 
 
-def test_contrastive_identical_pair_has_finite_grad():
-    x1 = leaf(np.ones((2, 3)))
-    x2 = st.tensor(np.ones((2, 3)), dtype=st.float64)
-    loss = nn.ContrastiveLoss()(x1, x2, st.tensor([1.0, 0.0], dtype=st.float64))
+def test_contrastive_identical_pair_has_finite_grad(device):
+    x1 = leaf(np.ones((2, 3)), device=device)
+    x2 = tensor_on(np.ones((2, 3)), dtype=st.float64, device=device)
+    loss = nn.ContrastiveLoss()(x1, x2, tensor_on([1.0, 0.0], dtype=st.float64, device=device))
     loss.backward()
     assert np.isfinite(arr(x1.grad)).all()
     assert abs(loss.item() - 0.5) < 1e-12
@@ -285,15 +294,15 @@ def test_contrastive_identical_pair_has_finite_grad():
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("p,swap", [(2.0, False), (1.0, True), (3.0, False)])
-def test_triplet_loss(reduction, p, swap):
+def test_triplet_loss(reduction, p, swap, device):
     torch = pytest.importorskip("torch")
     a, pos, neg = randn(5, 4), randn(5, 4), randn(5, 4)
     check_pair(torch, nn.TripletLoss(margin=0.8, p=p, swap=swap, reduction=reduction),
                torch.nn.TripletMarginLoss(margin=0.8, p=p, swap=swap, reduction=reduction),
-               [a, pos, neg], grad_idx=(0, 1, 2))
+               [a, pos, neg], grad_idx=(0, 1, 2), device=device)
     assert nn.TripletMarginLoss is nn.TripletLoss
     with pytest.raises(TypeError):
-        nn.TripletLoss()(st.tensor(a), st.tensor(pos))
+        nn.TripletLoss()(tensor_on(a, device=device), tensor_on(pos, device=device))
 
 
 # ---------------------------------------------------------------- finite differences and API
@@ -311,39 +320,44 @@ def finite_difference(fn, x, eps=1e-6):
     return g
 
 
+# fn(x, d): the loss of x; its constant operands are built on the test's device d.
+def _c(v, d, dtype=None):
+    return tensor_on(v, d, dtype=dtype)
+
+
 FD_CASES = {
-    "mse": (lambda x: nn.MSELoss()(x, st.tensor(np.linspace(-1, 1, 6).reshape(2, 3))), (2, 3)),
-    "huber": (lambda x: nn.HuberLoss(delta=0.3)(x, st.tensor(np.zeros((2, 3)))), (2, 3)),
-    "bce": (lambda x: nn.BCEWithLogits(pos_weight=st.tensor([2.0, 0.5, 1.0], dtype=st.float64))(
-        x, st.tensor(np.full((2, 3), 0.3))), (2, 3)),
-    "hce": (lambda x: nn.HyperbolicCrossEntropy(-3.0)(x, st.tensor(np.full((2, 3), 0.7))), (2, 3)),
-    "ce": (lambda x: nn.CrossEntropyLoss(label_smoothing=0.1, weight=st.tensor([1.0, 2.0, 0.5], dtype=st.float64))(
-        x, st.tensor([2, 0])), (2, 3)),
-    "nll": (lambda x: nn.NLLLoss()(x, st.tensor([1, 2])), (2, 3)),
-    "focal": (lambda x: nn.FocalLoss()(x, st.tensor(np.array([[1.0, 0, 1], [0, 0, 1]]))), (2, 3)),
-    "contrastive": (lambda x: nn.ContrastiveLoss(margin=2.0)(x, st.tensor(np.ones((2, 3)) * 0.1),
-                                                             st.tensor([1.0, 0.0], dtype=st.float64)), (2, 3)),
-    "triplet": (lambda x: nn.TripletLoss(margin=3.0)(x, st.tensor(np.ones((2, 3))), st.tensor(-np.ones((2, 3)))),
+    "mse": (lambda x, d: nn.MSELoss()(x, _c(np.linspace(-1, 1, 6).reshape(2, 3), d)), (2, 3)),
+    "huber": (lambda x, d: nn.HuberLoss(delta=0.3)(x, _c(np.zeros((2, 3)), d)), (2, 3)),
+    "bce": (lambda x, d: nn.BCEWithLogits(pos_weight=_c([2.0, 0.5, 1.0], d, st.float64))(
+        x, _c(np.full((2, 3), 0.3), d)), (2, 3)),
+    "hce": (lambda x, d: nn.HyperbolicCrossEntropy(-3.0)(x, _c(np.full((2, 3), 0.7), d)), (2, 3)),
+    "ce": (lambda x, d: nn.CrossEntropyLoss(label_smoothing=0.1, weight=_c([1.0, 2.0, 0.5], d, st.float64))(
+        x, _c([2, 0], d)), (2, 3)),
+    "nll": (lambda x, d: nn.NLLLoss()(x, _c([1, 2], d)), (2, 3)),
+    "focal": (lambda x, d: nn.FocalLoss()(x, _c(np.array([[1.0, 0, 1], [0, 0, 1]]), d)), (2, 3)),
+    "contrastive": (lambda x, d: nn.ContrastiveLoss(margin=2.0)(x, _c(np.ones((2, 3)) * 0.1, d),
+                                                                _c([1.0, 0.0], d, st.float64)), (2, 3)),
+    "triplet": (lambda x, d: nn.TripletLoss(margin=3.0)(x, _c(np.ones((2, 3)), d), _c(-np.ones((2, 3)), d)),
                 (2, 3)),
 }
 
 
 @pytest.mark.parametrize("case", sorted(FD_CASES))
-def test_finite_differences_float64(case):
+def test_finite_differences_float64(case, device):
     fn, shape = FD_CASES[case]
     x0 = np.random.default_rng(1).standard_normal(shape)
-    x = leaf(x0)
-    loss = fn(x)
+    x = leaf(x0, device=device)
+    loss = fn(x, device)
     loss.backward()
-    numeric = finite_difference(lambda v: fn(st.tensor(v, dtype=st.float64)).item(), x0)
+    numeric = finite_difference(lambda v: fn(tensor_on(v, device, dtype=st.float64), device).item(), x0)
     np.testing.assert_allclose(arr(x.grad), numeric, rtol=1e-5, atol=1e-7)
 
 
-def test_losses_return_0d_and_backprop_through_model():
+def test_losses_return_0d_and_backprop_through_model(device):
     st.manual_seed(0)
-    model = nn.Linear(3, 2)
-    x = st.randn(4, 3)
-    loss = nn.MSELoss()(model(x), st.zeros(4, 2))
+    model = nn.Linear(3, 2).to(device)
+    x = st.randn(4, 3, device=device)
+    loss = nn.MSELoss()(model(x), st.zeros(4, 2, device=device))
     assert loss.dim() == 0
     loss.backward()
     assert model.weight.grad is not None
@@ -351,11 +365,11 @@ def test_losses_return_0d_and_backprop_through_model():
         nn.MSELoss()(x)
 
 
-def test_nonfinite_loss_is_returned_as_is():
-    x = st.tensor([[float("nan"), 1.0]], requires_grad=True)
-    loss = nn.MSELoss()(x, st.zeros(1, 2))
+def test_nonfinite_loss_is_returned_as_is(device):
+    x = tensor_on([[float("nan"), 1.0]], requires_grad=True, device=device)
+    loss = nn.MSELoss()(x, st.zeros(1, 2, device=device))
     assert math.isnan(loss.item())
-    inf = nn.L1Loss()(st.tensor([float("inf")]), st.tensor([0.0]))
+    inf = nn.L1Loss()(tensor_on([float("inf")], device=device), tensor_on([0.0], device=device))
     assert math.isinf(inf.item())
 
 

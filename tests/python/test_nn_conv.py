@@ -9,23 +9,24 @@ import pytest
 
 import spiraltorch as st
 import spiraltorch.nn as nn
+from conftest import tensor_on
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 
 def _np(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def _tol(dtype):
     return dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
 
 
-def _compare(st_fn, torch_fn, arrays, dtype, grad=True, seed=0):
-    """Runs both functions on the same data and compares outputs and input gradients."""
+def _compare(st_fn, torch_fn, arrays, dtype, grad=True, seed=0, device="cpu"):
+    """Runs both functions on the same data (ours on ``device``) and compares outputs and input gradients."""
     rng = np.random.default_rng(seed)
-    s_in = [None if a is None else st.tensor(a.astype(dtype), requires_grad=grad) for a in arrays]
+    s_in = [None if a is None else tensor_on(a.astype(dtype), device, requires_grad=grad) for a in arrays]
     t_in = [None if a is None else torch.tensor(a.astype(dtype), requires_grad=grad) for a in arrays]
     s_out = st_fn(*s_in)
     t_out = torch_fn(*t_in)
@@ -33,12 +34,12 @@ def _compare(st_fn, torch_fn, arrays, dtype, grad=True, seed=0):
     np.testing.assert_allclose(_np(s_out), t_out.detach().numpy(), **_tol(dtype))
     if grad:
         gy = rng.standard_normal(tuple(t_out.shape)).astype(dtype)
-        (s_out * st.tensor(gy)).sum().backward()
+        (s_out * tensor_on(gy, device)).sum().backward()
         t_out.backward(torch.tensor(gy))
         for s, t in zip(s_in, t_in):
             if s is None:
                 continue
-            np.testing.assert_allclose(s.grad.numpy(), t.grad.numpy(), **_tol(dtype))
+            np.testing.assert_allclose(_np(s.grad), t.grad.numpy(), **_tol(dtype))
 
 
 CONV2D_CASES = [
@@ -69,7 +70,7 @@ CONV2D_CASES = [
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("case", CONV2D_CASES, ids=[str(i) for i in range(len(CONV2D_CASES))])
-def test_conv2d_matches_torch(case, bias, dtype):
+def test_conv2d_matches_torch(case, bias, dtype, device):
     n, c, o, (h, w), (kh, kw), kwargs = case
     groups = kwargs.get("groups", 1)
     rng = np.random.default_rng(hash((n, c, o, h, w)) % 2**32)
@@ -77,29 +78,30 @@ def test_conv2d_matches_torch(case, bias, dtype):
     wt = rng.standard_normal((o, c // groups, kh, kw))
     b = rng.standard_normal(o) if bias else None
     _compare(lambda x, w, b: nn.conv2d(x, w, b, **kwargs),
-             lambda x, w, b: F.conv2d(x, w, b, **kwargs), [x, wt, b], dtype)
+             lambda x, w, b: F.conv2d(x, w, b, **kwargs), [x, wt, b], dtype, device=device)
 
 
-def test_conv2d_unbatched_and_noncontiguous():
+def test_conv2d_unbatched_and_noncontiguous(device):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 6, 5))
     w = rng.standard_normal((4, 3, 3, 3))
-    _compare(lambda x, w: nn.conv2d(x, w, padding=1), lambda x, w: F.conv2d(x, w, padding=1), [x, w], np.float64)
+    _compare(lambda x, w: nn.conv2d(x, w, padding=1), lambda x, w: F.conv2d(x, w, padding=1), [x, w], np.float64,
+             device=device)
     # A transposed (non-contiguous) input.
-    xs = st.tensor(rng.standard_normal((2, 3, 5, 6)))
-    xt = torch.tensor(xs.numpy())
-    ws = st.tensor(w)
-    np.testing.assert_allclose(nn.conv2d(xs.transpose(2, 3), ws).numpy(),
+    xs = tensor_on(rng.standard_normal((2, 3, 5, 6)), device=device)
+    xt = torch.tensor(_np(xs))
+    ws = tensor_on(w, device=device)
+    np.testing.assert_allclose(_np(nn.conv2d(xs.transpose(2, 3), ws)),
                                F.conv2d(xt.transpose(2, 3), torch.tensor(w)).numpy(), rtol=1e-10, atol=1e-10)
 
 
-def test_conv2d_large_batch_float32():
+def test_conv2d_large_batch_float32(device):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((16, 8, 12, 12))
     w = rng.standard_normal((16, 8, 3, 3)) * 0.1
     b = rng.standard_normal(16)
     _compare(lambda x, w, b: nn.conv2d(x, w, b, padding=1, stride=1),
-             lambda x, w, b: F.conv2d(x, w, b, padding=1), [x, w, b], np.float32)
+             lambda x, w, b: F.conv2d(x, w, b, padding=1), [x, w, b], np.float32, device=device)
 
 
 CONV1D_CASES = [
@@ -114,7 +116,7 @@ CONV1D_CASES = [
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", CONV1D_CASES, ids=[str(i) for i in range(len(CONV1D_CASES))])
-def test_conv1d_matches_torch(case, dtype):
+def test_conv1d_matches_torch(case, dtype, device):
     n, c, o, length, k, kwargs = case
     groups = kwargs.get("groups", 1)
     rng = np.random.default_rng(length)
@@ -122,63 +124,64 @@ def test_conv1d_matches_torch(case, dtype):
     w = rng.standard_normal((o, c // groups, k))
     b = rng.standard_normal(o)
     _compare(lambda x, w, b: nn.conv1d(x, w, b, **kwargs), lambda x, w, b: F.conv1d(x, w, b, **kwargs),
-             [x, w, b], dtype)
+             [x, w, b], dtype, device=device)
 
 
-def test_conv1d_unbatched():
+def test_conv1d_unbatched(device):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 8))
     w = rng.standard_normal((2, 3, 3))
-    _compare(lambda x, w: nn.conv1d(x, w, padding=1), lambda x, w: F.conv1d(x, w, padding=1), [x, w], np.float64)
+    _compare(lambda x, w: nn.conv1d(x, w, padding=1), lambda x, w: F.conv1d(x, w, padding=1), [x, w], np.float64,
+             device=device)
 
 
-def _finite_difference_check(fn, arrays, eps=1e-6, tol=1e-6):
-    tensors = [st.tensor(a, requires_grad=True) for a in arrays]
+def _finite_difference_check(fn, arrays, eps=1e-6, tol=1e-6, device="cpu"):
+    tensors = [tensor_on(a, device, requires_grad=True) for a in arrays]
     out = fn(*tensors)
     rng = np.random.default_rng(0)
     gy = rng.standard_normal(tuple(out.shape))
-    (out * st.tensor(gy)).sum().backward()
+    (out * tensor_on(gy, device)).sum().backward()
     for i, a in enumerate(arrays):
-        analytic = tensors[i].grad.numpy()
+        analytic = _np(tensors[i].grad)
         numeric = np.zeros_like(a)
         for idx in itertools.product(*[range(s) for s in a.shape]):
             plus = [x.copy() for x in arrays]
             minus = [x.copy() for x in arrays]
             plus[i][idx] += eps
             minus[i][idx] -= eps
-            fp = (fn(*[st.tensor(x) for x in plus]).numpy() * gy).sum()
-            fm = (fn(*[st.tensor(x) for x in minus]).numpy() * gy).sum()
+            fp = (_np(fn(*[tensor_on(x, device) for x in plus])) * gy).sum()
+            fm = (_np(fn(*[tensor_on(x, device) for x in minus])) * gy).sum()
             numeric[idx] = (fp - fm) / (2 * eps)
         np.testing.assert_allclose(analytic, numeric, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(stride=2, padding=1), dict(dilation=2, padding=1, groups=2),
                                     dict(stride=2, padding=1, groups=2, out=4)])
-def test_conv2d_finite_differences(kwargs):
+def test_conv2d_finite_differences(kwargs, device):
     kwargs = dict(kwargs)
     out = kwargs.pop("out", 2)
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 2, 5, 4))
     w = rng.standard_normal((out, 2 // kwargs.get("groups", 1), 2, 3))
     b = rng.standard_normal(out)
-    _finite_difference_check(lambda x, w, b: nn.conv2d(x, w, b, **kwargs), [x, w, b])
+    _finite_difference_check(lambda x, w, b: nn.conv2d(x, w, b, **kwargs), [x, w, b], device=device)
 
 
-def test_depthwise_finite_differences():
+def test_depthwise_finite_differences(device):
     rng = np.random.default_rng(12)
     x = rng.standard_normal((2, 3, 5, 4))
     w = rng.standard_normal((3, 1, 3, 2))
     b = rng.standard_normal(3)
     _finite_difference_check(lambda x, w, b: nn.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=3),
-                             [x, w, b])
+                             [x, w, b], device=device)
 
 
-def test_conv1d_finite_differences():
+def test_conv1d_finite_differences(device):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 2, 7))
     w = rng.standard_normal((3, 2, 3))
     b = rng.standard_normal(3)
-    _finite_difference_check(lambda x, w, b: nn.conv1d(x, w, b, stride=2, padding=1), [x, w, b])
+    _finite_difference_check(lambda x, w, b: nn.conv1d(x, w, b, stride=2, padding=1), [x, w, b], device=device)
 
 
 @pytest.mark.parametrize("fn", [
@@ -188,10 +191,10 @@ def test_conv1d_finite_differences():
     lambda x: nn.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
     lambda x: nn.adaptive_avg_pool2d(x, (2, 3)),
 ])
-def test_pool_finite_differences(fn):
+def test_pool_finite_differences(fn, device):
     rng = np.random.default_rng(6)
     x = rng.permutation(np.arange(2 * 2 * 5 * 6, dtype=np.float64)).reshape(2, 2, 5, 6) * 0.1  # distinct values
-    _finite_difference_check(fn, [x], eps=1e-4)
+    _finite_difference_check(fn, [x], eps=1e-4, device=device)
 
 
 POOL_CASES = [
@@ -207,22 +210,22 @@ POOL_CASES = [
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
-def test_max_pool2d_matches_torch(case, dtype):
+def test_max_pool2d_matches_torch(case, dtype, device):
     shape, kwargs = case
     x = np.random.default_rng(7).standard_normal(shape)
-    _compare(lambda x: nn.max_pool2d(x, **kwargs), lambda x: F.max_pool2d(x, **kwargs), [x], dtype)
+    _compare(lambda x: nn.max_pool2d(x, **kwargs), lambda x: F.max_pool2d(x, **kwargs), [x], dtype, device=device)
 
 
 @pytest.mark.parametrize("dilation", [2, (1, 2)])
-def test_max_pool2d_dilation_and_indices(dilation):
+def test_max_pool2d_dilation_and_indices(dilation, device):
     x = np.random.default_rng(8).standard_normal((2, 3, 11, 10))
-    s_out, s_idx = nn.max_pool2d(st.tensor(x), 3, 2, 1, dilation=dilation, return_indices=True)
+    s_out, s_idx = nn.max_pool2d(tensor_on(x, device=device), 3, 2, 1, dilation=dilation, return_indices=True)
     t_out, t_idx = F.max_pool2d(torch.tensor(x), 3, 2, 1, dilation=dilation, return_indices=True)
-    np.testing.assert_allclose(s_out.numpy(), t_out.numpy())
-    np.testing.assert_array_equal(s_idx.numpy(), t_idx.numpy())
+    np.testing.assert_allclose(_np(s_out), t_out.numpy())
+    np.testing.assert_array_equal(_np(s_idx), t_idx.numpy())
     assert s_idx.dtype == st.int64
     _compare(lambda x: nn.max_pool2d(x, 3, 2, 1, dilation=dilation),
-             lambda x: F.max_pool2d(x, 3, 2, 1, dilation=dilation), [x], np.float64)
+             lambda x: F.max_pool2d(x, 3, 2, 1, dilation=dilation), [x], np.float64, device=device)
 
 
 AVG_CASES = POOL_CASES + [
@@ -235,29 +238,30 @@ AVG_CASES = POOL_CASES + [
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", AVG_CASES, ids=[str(i) for i in range(len(AVG_CASES))])
-def test_avg_pool2d_matches_torch(case, dtype):
+def test_avg_pool2d_matches_torch(case, dtype, device):
     shape, kwargs = case
     x = np.random.default_rng(9).standard_normal(shape)
-    _compare(lambda x: nn.avg_pool2d(x, **kwargs), lambda x: F.avg_pool2d(x, **kwargs), [x], dtype)
+    _compare(lambda x: nn.avg_pool2d(x, **kwargs), lambda x: F.avg_pool2d(x, **kwargs), [x], dtype, device=device)
 
 
 @pytest.mark.parametrize("out", [(1, 1), (2, 3), (3, 3), (5, 7), 4, (None, 2)])
-def test_adaptive_avg_pool2d_matches_torch(out):
+def test_adaptive_avg_pool2d_matches_torch(out, device):
     x = np.random.default_rng(10).standard_normal((2, 3, 7, 9))
-    _compare(lambda x: nn.adaptive_avg_pool2d(x, out), lambda x: F.adaptive_avg_pool2d(x, out), [x], np.float64)
+    _compare(lambda x: nn.adaptive_avg_pool2d(x, out), lambda x: F.adaptive_avg_pool2d(x, out), [x], np.float64,
+             device=device)
 
 
-def test_max_pool2d_nan_propagates():
+def test_max_pool2d_nan_propagates(device):
     x = np.zeros((1, 1, 4, 4))
     x[0, 0, 1, 1] = np.nan
-    out = nn.max_pool2d(st.tensor(x), 2).numpy()
+    out = _np(nn.max_pool2d(tensor_on(x, device=device), 2))
     ref = F.max_pool2d(torch.tensor(x), 2).numpy()
     np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
 
 
 # ---- modules ----
 
-def test_conv2d_module_parameters_and_init():
+def test_conv2d_module_parameters_and_init(device):
     st.manual_seed(0)
     m = nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2)
     assert tuple(m.weight.shape) == (6, 2, 3, 3)
@@ -269,10 +273,11 @@ def test_conv2d_module_parameters_and_init():
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.5 * bound
     assert np.abs(m.bias.detach().numpy()).max() <= bound
     x = np.random.default_rng(11).standard_normal((2, 4, 7, 7)).astype(np.float32)
-    y = m(st.tensor(x))
     ref = F.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(m.bias.detach().numpy()), stride=2, padding=1,
                    groups=2)
-    np.testing.assert_allclose(y.detach().numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    m.to(device)
+    y = m(tensor_on(x, device=device))
+    np.testing.assert_allclose(_np(y), ref.numpy(), rtol=1e-5, atol=1e-5)
     y.sum().backward()
     assert tuple(m.weight.grad.shape) == (6, 2, 3, 3)
 
@@ -292,21 +297,22 @@ def test_conv_modules_tuple_args_bias_false_and_names():
     assert tuple(same(st.randn(1, 3, 5, 6)).shape) == (1, 4, 5, 6)
 
 
-def test_conv_module_in_sequential_and_state_dict():
+def test_conv_module_in_sequential_and_state_dict(device):
     model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.MaxPool2d(2), nn.Conv2d(4, 2, 3), nn.AvgPool2d(2))
     keys = list(model.state_dict().keys())
     assert keys == ["0::weight", "0::bias", "2::weight", "2::bias"]
-    out = model(st.randn(3, 1, 12, 12))
+    model.to(device)
+    out = model(st.randn(3, 1, 12, 12, device=device))
     assert tuple(out.shape) == (3, 2, 2, 2)
     out.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
 
 
-def test_pool_modules_match_functional():
-    x = st.randn(2, 3, 9, 9)
-    np.testing.assert_array_equal(nn.MaxPool2d(3, 2, 1)(x).numpy(), nn.max_pool2d(x, 3, 2, 1).numpy())
-    np.testing.assert_array_equal(nn.AvgPool2d(2)(x).numpy(), nn.avg_pool2d(x, 2).numpy())
-    np.testing.assert_array_equal(nn.AdaptiveAvgPool2d((1, 1))(x).numpy(), nn.adaptive_avg_pool2d(x, 1).numpy())
+def test_pool_modules_match_functional(device):
+    x = st.randn(2, 3, 9, 9, device=device)
+    np.testing.assert_array_equal(_np(nn.MaxPool2d(3, 2, 1)(x)), _np(nn.max_pool2d(x, 3, 2, 1)))
+    np.testing.assert_array_equal(_np(nn.AvgPool2d(2)(x)), _np(nn.avg_pool2d(x, 2)))
+    np.testing.assert_array_equal(_np(nn.AdaptiveAvgPool2d((1, 1))(x)), _np(nn.adaptive_avg_pool2d(x, 1)))
     assert nn.MaxPool2d(2).stride == (2, 2)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
+from conftest import tensor_on
 
 optim = st.optim
 
@@ -26,11 +27,12 @@ def grads_for(step, shapes, seed=100):
     return [rng.standard_normal(s) for s in shapes]
 
 
-def run_pair(torch, st_ctor, torch_ctor, steps=10, groups=None, dtype="float64", shapes=((3, 4), (4,))):
+def run_pair(torch, st_ctor, torch_ctor, steps=10, groups=None, dtype="float64", shapes=((3, 4), (4,)), device="cpu"):
+    """Steps our optimizer (parameters and gradients on ``device``) and torch's (host) on the same gradients."""
     init = make_params(shapes=shapes)
     sdt = st.float64 if dtype == "float64" else st.float32
     tdt = torch.float64 if dtype == "float64" else torch.float32
-    sp = [st.tensor(a, dtype=sdt, requires_grad=True) for a in init]
+    sp = [tensor_on(a, device, dtype=sdt, requires_grad=True) for a in init]
     tp = [torch.tensor(a, dtype=tdt, requires_grad=True) for a in init]
     if groups is None:
         so, to = st_ctor(sp), torch_ctor(tp)
@@ -40,13 +42,14 @@ def run_pair(torch, st_ctor, torch_ctor, steps=10, groups=None, dtype="float64",
     for k in range(steps):
         gs = grads_for(k, shapes)
         for p, g in zip(sp, gs):
-            p.grad = st.tensor(g, dtype=sdt)
+            p.grad = tensor_on(g, device, dtype=sdt)
         for p, g in zip(tp, gs):
             p.grad = torch.tensor(g, dtype=tdt)
         assert so.step() is True
         to.step()
     tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=1e-5, atol=1e-6)
     for a, b in zip(sp, tp):
+        assert a.device.split(":")[0] == str(device).split(":")[0], f"parameter moved to {a.device}"
         np.testing.assert_allclose(arr(a), b.detach().numpy(), **tol)
     return so, to, sp, tp
 
@@ -61,9 +64,9 @@ SGD_CASES = [
 
 
 @pytest.mark.parametrize("kw", SGD_CASES)
-def test_sgd_matches_torch(kw):
+def test_sgd_matches_torch(kw, device):
     torch = pytest.importorskip("torch")
-    run_pair(torch, lambda p: optim.SGD(p, **kw), lambda p: torch.optim.SGD(p, **kw))
+    run_pair(torch, lambda p: optim.SGD(p, **kw), lambda p: torch.optim.SGD(p, **kw), device=device)
 
 
 ADAM_CASES = [
@@ -75,17 +78,18 @@ ADAM_CASES = [
 
 @pytest.mark.parametrize("kw", ADAM_CASES)
 @pytest.mark.parametrize("name", ["Adam", "AdamW"])
-def test_adam_adamw_match_torch(kw, name):
+def test_adam_adamw_match_torch(kw, name, device):
     torch = pytest.importorskip("torch")
-    run_pair(torch, lambda p: getattr(optim, name)(p, **kw), lambda p: getattr(torch.optim, name)(p, **kw))
+    run_pair(torch, lambda p: getattr(optim, name)(p, **kw), lambda p: getattr(torch.optim, name)(p, **kw),
+             device=device)
 
 
-def test_adam_float32_matches_torch():
+def test_adam_float32_matches_torch(device):
     torch = pytest.importorskip("torch")
     run_pair(torch, lambda p: optim.Adam(p, lr=0.01, amsgrad=True), lambda p: torch.optim.Adam(p, lr=0.01, amsgrad=True),
-             dtype="float32")
+             dtype="float32", device=device)
     run_pair(torch, lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
-             lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True), dtype="float32")
+             lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True), dtype="float32", device=device)
 
 
 RMS_CASES = [
@@ -98,9 +102,9 @@ RMS_CASES = [
 
 
 @pytest.mark.parametrize("kw", RMS_CASES)
-def test_rmsprop_matches_torch(kw):
+def test_rmsprop_matches_torch(kw, device):
     torch = pytest.importorskip("torch")
-    run_pair(torch, lambda p: optim.RMSprop(p, **kw), lambda p: torch.optim.RMSprop(p, **kw))
+    run_pair(torch, lambda p: optim.RMSprop(p, **kw), lambda p: torch.optim.RMSprop(p, **kw), device=device)
 
 
 ADAGRAD_CASES = [
@@ -111,9 +115,9 @@ ADAGRAD_CASES = [
 
 
 @pytest.mark.parametrize("kw", ADAGRAD_CASES)
-def test_adagrad_matches_torch(kw):
+def test_adagrad_matches_torch(kw, device):
     torch = pytest.importorskip("torch")
-    run_pair(torch, lambda p: optim.Adagrad(p, **kw), lambda p: torch.optim.Adagrad(p, **kw))
+    run_pair(torch, lambda p: optim.Adagrad(p, **kw), lambda p: torch.optim.Adagrad(p, **kw), device=device)
 
 
 @pytest.mark.parametrize("name,kw0,kw1,common", [
@@ -121,27 +125,27 @@ def test_adagrad_matches_torch(kw):
     ("Adam", dict(lr=0.01, betas=(0.5, 0.9)), dict(weight_decay=0.1, amsgrad=True), dict(lr=0.02)),
     ("RMSprop", dict(centered=True), dict(momentum=0.5, lr=0.001), dict(lr=0.01)),
 ])
-def test_param_groups_match_torch(name, kw0, kw1, common):
+def test_param_groups_match_torch(name, kw0, kw1, common, device):
     torch = pytest.importorskip("torch")
     so, to, _, _ = run_pair(torch, lambda g: getattr(optim, name)(g, **common),
                             lambda g: getattr(torch.optim, name)(g, **common),
-                            groups=[([0], kw0), ([1], kw1)])
+                            groups=[([0], kw0), ([1], kw1)], device=device)
     assert len(so.param_groups) == 2
     for sg, tg in zip(so.param_groups, to.param_groups):
         assert sg["lr"] == pytest.approx(tg["lr"])
 
 
-def test_param_group_dict_like_and_lr_edit():
-    p = st.tensor([1.0, 2.0], requires_grad=True)
+def test_param_group_dict_like_and_lr_edit(device):
+    p = tensor_on([1.0, 2.0], requires_grad=True, device=device)
     opt = optim.SGD([p], lr=0.1)
     g = opt.param_groups[0]
     assert g["lr"] == 0.1 and "momentum" in g and g["nesterov"] is False
     g["lr"] = 0.5
     assert opt.param_groups[0]["lr"] == 0.5
-    p.grad = st.tensor([1.0, 1.0])
+    p.grad = tensor_on([1.0, 1.0], device=device)
     opt.step()
     np.testing.assert_allclose(arr(p), [0.5, 1.5], rtol=1e-6)
-    q = st.tensor([0.0], requires_grad=True)
+    q = tensor_on([0.0], requires_grad=True, device=device)
     opt.add_param_group({"params": [q], "lr": 1.0})
     assert opt.param_groups[1]["lr"] == 1.0 and opt.param_groups[1]["momentum"] == 0.0
     with pytest.raises(ValueError):
@@ -152,19 +156,19 @@ def test_param_group_dict_like_and_lr_edit():
         optim.Adam([p], lr=-1.0)
 
 
-def test_accepts_model_parameters():
+def test_accepts_model_parameters(device):
     st.manual_seed(0)
-    model = st.nn.Linear(3, 2)
+    model = st.nn.Linear(3, 2).to(device)
     opt = optim.AdamW(model.parameters(), lr=0.01)
-    x = st.randn(5, 3)
+    x = st.randn(5, 3, device=device)
     before = arr(model.weight)
-    loss = st.nn.MSELoss()(model(x), st.zeros(5, 2))
+    loss = st.nn.MSELoss()(model(x), st.zeros(5, 2, device=device))
     loss.backward()
     assert opt.step()
     assert not np.allclose(before, arr(model.weight))
     opt.zero_grad()
     assert model.weight.grad is None
-    loss = st.nn.MSELoss()(model(x), st.zeros(5, 2))
+    loss = st.nn.MSELoss()(model(x), st.zeros(5, 2, device=device))
     loss.backward()
     opt.zero_grad(set_to_none=False)
     assert np.all(arr(model.weight.grad) == 0)
@@ -177,16 +181,16 @@ def test_accepts_model_parameters():
     lambda p: optim.RMSprop(p, lr=0.01, momentum=0.5, centered=True),
     lambda p: optim.Adagrad(p, lr=0.1, lr_decay=0.01),
 ])
-def test_state_dict_round_trip_resumes_identically(factory):
+def test_state_dict_round_trip_resumes_identically(factory, device):
     shapes = ((3, 4), (4,))
 
     def fresh():
-        return [st.tensor(a, dtype=st.float64, requires_grad=True) for a in make_params(shapes=shapes)]
+        return [tensor_on(a, dtype=st.float64, requires_grad=True, device=device) for a in make_params(shapes=shapes)]
 
     def run(opt, params, start, stop):
         for k in range(start, stop):
             for p, g in zip(params, grads_for(k, shapes)):
-                p.grad = st.tensor(g, dtype=st.float64)
+                p.grad = tensor_on(g, dtype=st.float64, device=device)
             opt.step()
 
     ref_params = fresh()
@@ -234,17 +238,17 @@ def test_state_dict_format_and_bad_load():
     lambda p: optim.Adagrad(p, lr=0.1),
 ])
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
-def test_nonfinite_gradient_skips_step(factory, bad):
-    a = st.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    b = st.tensor([[0.5, -0.5]], requires_grad=True)
+def test_nonfinite_gradient_skips_step(factory, bad, device):
+    a = tensor_on([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    b = tensor_on([[0.5, -0.5]], requires_grad=True, device=device)
     opt = factory([a, b])
-    a.grad = st.tensor([0.1, 0.2, 0.3])
-    b.grad = st.tensor([[0.1, 0.1]])
+    a.grad = tensor_on([0.1, 0.2, 0.3], device=device)
+    b.grad = tensor_on([[0.1, 0.1]], device=device)
     assert opt.step() is True
     before_a, before_b = arr(a), arr(b)
     sd = opt.state_dict()
-    a.grad = st.tensor([0.1, 0.2, 0.3])  # finite
-    b.grad = st.tensor([[bad, 0.1]])
+    a.grad = tensor_on([0.1, 0.2, 0.3], device=device)  # finite
+    b.grad = tensor_on([[bad, 0.1]], device=device)
     assert opt.step() is False
     assert opt.skipped_steps == 1
     np.testing.assert_array_equal(arr(a), before_a)
@@ -254,7 +258,7 @@ def test_nonfinite_gradient_skips_step(factory, bad):
     for k, v in sd["state"][0].items():
         if k != "step":
             np.testing.assert_array_equal(arr(v), arr(sd2["state"][0][k]))
-    b.grad = st.tensor([[0.1, 0.1]])
+    b.grad = tensor_on([[0.1, 0.1]], device=device)
     assert opt.step() is True and opt.skipped_steps == 1
 
 
@@ -359,13 +363,13 @@ def test_one_cycle_refuses_overrun():
 
 
 @pytest.mark.parametrize("norm_type,max_norm", [(2.0, 0.5), (1.0, 1.0), (float("inf"), 0.3), (3.0, 100.0)])
-def test_clip_grad_norm_matches_torch(norm_type, max_norm):
+def test_clip_grad_norm_matches_torch(norm_type, max_norm, device):
     torch = pytest.importorskip("torch")
     gs = make_params(seed=3)
-    sp = [st.tensor(np.zeros_like(g), dtype=st.float64, requires_grad=True) for g in gs]
+    sp = [tensor_on(np.zeros_like(g), dtype=st.float64, requires_grad=True, device=device) for g in gs]
     tp = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in gs]
     for p, g in zip(sp, gs):
-        p.grad = st.tensor(g, dtype=st.float64)
+        p.grad = tensor_on(g, dtype=st.float64, device=device)
     for p, g in zip(tp, gs):
         p.grad = torch.tensor(g)
     ns = optim.clip_grad_norm_(sp, max_norm, norm_type=norm_type)
@@ -375,13 +379,13 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
         np.testing.assert_allclose(arr(a.grad), b.grad.numpy(), rtol=1e-10, atol=1e-14)
 
 
-def test_clip_grad_norm_nonfinite():
-    p = st.tensor([1.0, 2.0], requires_grad=True)
-    p.grad = st.tensor([float("nan"), 1.0])
+def test_clip_grad_norm_nonfinite(device):
+    p = tensor_on([1.0, 2.0], requires_grad=True, device=device)
+    p.grad = tensor_on([float("nan"), 1.0], device=device)
     assert math.isnan(optim.clip_grad_norm_([p], 1.0).item())
     with pytest.raises(ValueError):
         optim.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
-    q = st.tensor([1.0], requires_grad=True)
-    q.grad = st.tensor([5.0])
+    q = tensor_on([1.0], requires_grad=True, device=device)
+    q.grad = tensor_on([5.0], device=device)
     optim.clip_grad_value_([q], 2.0)
     assert q.grad.item() == 2.0

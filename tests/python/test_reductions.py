@@ -13,6 +13,7 @@ from conftest import (
     np_dtype,
     rand_array,
     st_tensor,
+    tensor_on,
     to_np,
 )
 
@@ -46,10 +47,10 @@ def _np_axis(dim):
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", CASES, ids=str)
-def test_sum(shape, dim, keepdim, dtype):
+def test_sum(shape, dim, keepdim, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=1)
     kw = {} if dim is None else {"dim": dim}
-    out = st_tensor(a).sum(keepdim=keepdim, **kw)
+    out = st_tensor(a, device=device).sum(keepdim=keepdim, **kw)
     expected = np.sum(a, axis=_np_axis(dim), keepdims=keepdim)
     # PyTorch: integer sums accumulate in int64
     expected = expected.astype(np.int64 if dtype in (st.int32, st.int64) else np_dtype(dtype))
@@ -58,32 +59,34 @@ def test_sum(shape, dim, keepdim, dtype):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", CASES, ids=str)
-def test_mean(shape, dim, keepdim, dtype):
+def test_mean(shape, dim, keepdim, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=2)
     kw = {} if dim is None else {"dim": dim}
-    out = st.mean(st_tensor(a), keepdim=keepdim, **kw)
+    out = st.mean(st_tensor(a, device=device), keepdim=keepdim, **kw)
     expected = np.mean(a.astype(np.float64), axis=_np_axis(dim), keepdims=keepdim).astype(np_dtype(dtype))
     assert_close(out, expected, rtol=1e-5 if dtype == st.float32 else 1e-12, atol=1e-6 if dtype == st.float32 else 1e-12)
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", CASES, ids=str)
-def test_amax_amin(shape, dim, keepdim, dtype):
+def test_amax_amin(shape, dim, keepdim, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=3)
     kw = {} if dim is None else {"dim": dim}
-    assert_close(st_tensor(a).amax(keepdim=keepdim, **kw), np.amax(a, axis=_np_axis(dim), keepdims=keepdim))
-    assert_close(st.amin(st_tensor(a), keepdim=keepdim, **kw), np.amin(a, axis=_np_axis(dim), keepdims=keepdim))
+    assert_close(st_tensor(a, device=device).amax(keepdim=keepdim, **kw),
+                 np.amax(a, axis=_np_axis(dim), keepdims=keepdim))
+    assert_close(st.amin(st_tensor(a, device=device), keepdim=keepdim, **kw),
+                 np.amin(a, axis=_np_axis(dim), keepdims=keepdim))
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", [c for c in CASES if np.prod(c[0], dtype=int) <= 64
                                                 and (c[1] is None or isinstance(c[1], int))], ids=str)
-def test_prod(shape, dim, keepdim, dtype):
+def test_prod(shape, dim, keepdim, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=4, low=0.5, high=1.5)
     if dtype in (st.int32, st.int64):
         a = (a % 3).astype(np_dtype(dtype))
     kw = {} if dim is None else {"dim": dim}
-    out = st_tensor(a).prod(keepdim=keepdim, **kw)
+    out = st_tensor(a, device=device).prod(keepdim=keepdim, **kw)
     expected = np.prod(a, axis=_np_axis(dim), keepdims=keepdim)
     expected = expected.astype(np.int64 if dtype in (st.int32, st.int64) else np_dtype(dtype))
     assert_close(out, expected)
@@ -98,11 +101,11 @@ def _reduced_count(shape, dim):
 @pytest.mark.parametrize("correction", [0, 1, 2])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", [c for c in CASES if _reduced_count(c[0], c[1]) > 2], ids=str)
-def test_var_std(shape, dim, keepdim, dtype, correction):
+def test_var_std(shape, dim, keepdim, dtype, correction, device):
     a = rand_array(shape, np_dtype(dtype), seed=5)
     kw = {} if dim is None else {"dim": dim}
-    v = st.var(st_tensor(a), keepdim=keepdim, correction=correction, **kw)
-    s = st_tensor(a).std(keepdim=keepdim, correction=correction, **kw)
+    v = st.var(st_tensor(a, device=device), keepdim=keepdim, correction=correction, **kw)
+    s = st_tensor(a, device=device).std(keepdim=keepdim, correction=correction, **kw)
     ax = _np_axis(dim)
     ev = np.var(a.astype(np.float64), axis=ax, ddof=correction, keepdims=keepdim).astype(np_dtype(dtype))
     es = np.std(a.astype(np.float64), axis=ax, ddof=correction, keepdims=keepdim).astype(np_dtype(dtype))
@@ -111,32 +114,32 @@ def test_var_std(shape, dim, keepdim, dtype, correction):
     assert_close(s, es, rtol=tol, atol=tol)
 
 
-def test_var_unbiased_flag_and_default():
+def test_var_unbiased_flag_and_default(device):
     a = rand_array((4, 6), np.float64, seed=6)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(t.var(), np.var(a, ddof=1))
     assert_close(t.var(unbiased=False), np.var(a, ddof=0))
     assert_close(t.std(dim=1, unbiased=True), np.std(a, axis=1, ddof=1))
     assert_close(st.std(t, dim=0, unbiased=False, keepdim=True), np.std(a, axis=0, ddof=0, keepdims=True))
 
 
-def test_var_of_single_element_is_nan():
-    out = to_np(st.tensor([3.0]).var())
+def test_var_of_single_element_is_nan(device):
+    out = to_np(tensor_on([3.0], device=device).var())
     assert np.isnan(out)
 
 
-def test_var_large_offset_is_numerically_stable():
+def test_var_large_offset_is_numerically_stable(device):
     a = (1e6 + rand_array((10000,), np.float64, seed=7)).astype(np.float32)
-    got = float(st_tensor(a).var())
+    got = float(st_tensor(a, device=device).var())
     ref = float(np.var(a.astype(np.float64), ddof=1))
     assert abs(got - ref) / ref < 1e-2
 
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 5), (4, 1, 3, 2), (33, 65)], ids=str)
-def test_max_min_with_dim(shape, dtype):
+def test_max_min_with_dim(shape, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=8)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     for dim in range(-len(shape), len(shape)):
         for keepdim in (False, True):
             r = t.max(dim=dim, keepdim=keepdim)
@@ -156,9 +159,9 @@ def test_max_min_with_dim(shape, dtype):
                          np.argmin(a, axis=dim, keepdims=keepdim).astype(np.int64))
 
 
-def test_max_min_ties_return_first_index():
+def test_max_min_ties_return_first_index(device):
     a = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0]], dtype=np.float32)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert t.max(dim=1).indices.tolist() == [1, 0]
     assert t.argmax(dim=1).tolist() == [1, 0]
     assert t.min(dim=1).indices.tolist() == [3, 0]
@@ -166,9 +169,9 @@ def test_max_min_ties_return_first_index():
     assert int(t.argmin()) == 3
 
 
-def test_full_max_min_argmax():
+def test_full_max_min_argmax(device):
     a = rand_array((5, 7), np.float32, seed=9)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(t.max(), np.max(a))
     assert_close(st.min(t), np.min(a))
     assert t.argmax().tolist() == int(np.argmax(a))
@@ -177,9 +180,9 @@ def test_full_max_min_argmax():
 
 
 @pytest.mark.parametrize("kind", ["transpose", "slice"])
-def test_reductions_noncontiguous(kind):
+def test_reductions_noncontiguous(kind, device):
     a = rand_array((6, 10), np.float64, seed=10)
-    v = noncontig(a, kind)
+    v = noncontig(a, kind, device=device)
     assert_close(v.sum(), np.sum(a))
     assert_close(v.sum(dim=0), np.sum(a, axis=0))
     assert_close(v.sum(dim=1, keepdim=True), np.sum(a, axis=1, keepdims=True))
@@ -192,12 +195,12 @@ def test_reductions_noncontiguous(kind):
     assert_close(v.norm(), np.linalg.norm(a))
     # a permuted 3-d view
     b = rand_array((3, 4, 5), np.float64, seed=11)
-    p = st_tensor(b).permute(2, 0, 1)
+    p = st_tensor(b, device=device).permute(2, 0, 1)
     assert_close(p.sum(dim=(0, 2)), np.transpose(b, (2, 0, 1)).sum(axis=(0, 2)))
 
 
-def test_empty_reductions():
-    e = st.zeros(0, 3)
+def test_empty_reductions(device):
+    e = st.zeros(0, 3, device=device)
     assert_close(e.sum(), np.float32(0))
     assert_close(e.sum(dim=0), np.zeros(3, np.float32))
     assert_close(e.sum(dim=1), np.zeros(0, np.float32))
@@ -207,7 +210,7 @@ def test_empty_reductions():
     assert_close(e.amax(dim=1), np.zeros(0, np.float32))
     assert bool(st.all(e)) is True
     assert bool(st.any(e)) is False
-    assert_close(st.zeros(0, dtype=st.int64).sum(), np.int64(0))
+    assert_close(st.zeros(0, dtype=st.int64, device=device).sum(), np.int64(0))
 
 
 def test_empty_max_raises():
@@ -219,44 +222,44 @@ def test_empty_max_raises():
         st.zeros(0).argmax()
 
 
-def test_sum_dtype_argument_and_bool_sum():
-    b = st.tensor([True, False, True, True])
+def test_sum_dtype_argument_and_bool_sum(device):
+    b = tensor_on([True, False, True, True], device=device)
     s = b.sum()
     assert s.dtype == st.int64 and s.tolist() == 3
-    i = st.tensor([1, 2, 3], dtype=st.int32)
+    i = tensor_on([1, 2, 3], dtype=st.int32, device=device)
     assert i.sum().dtype == st.int64
     f = st.sum(i, dtype=st.float64)
     assert f.dtype == st.float64 and f.tolist() == 6.0
-    big = st.tensor([2**31 - 1, 2**31 - 1], dtype=st.int32)
+    big = tensor_on([2**31 - 1, 2**31 - 1], dtype=st.int32, device=device)
     assert big.sum().tolist() == 2 * (2**31 - 1)
 
 
-def test_sum_float32_accumulates_accurately():
+def test_sum_float32_accumulates_accurately(device):
     a = np.full(1_000_000, 0.1, dtype=np.float32)
-    got = float(st_tensor(a).sum())
+    got = float(st_tensor(a, device=device).sum())
     assert abs(got - 100000.0) < 1.0  # naive float32 accumulation is off by ~1000
 
 
 @pytest.mark.parametrize("shape,dims", [((3, 4), (1,)), ((3, 4), (0, 1)), ((2, 3, 5), (0, 2)), ((7,), (0,))], ids=str)
-def test_logsumexp(shape, dims):
+def test_logsumexp(shape, dims, device):
     a = rand_array(shape, np.float64, seed=12, low=-50, high=50)
     for keepdim in (False, True):
         m = np.max(a, axis=dims, keepdims=True)
         ref = np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m
         if not keepdim:
             ref = np.squeeze(ref, axis=dims)
-        assert_close(st.logsumexp(st_tensor(a), dim=dims, keepdim=keepdim), ref)
+        assert_close(st.logsumexp(st_tensor(a, device=device), dim=dims, keepdim=keepdim), ref)
 
 
-def test_logsumexp_large_values_do_not_overflow():
-    x = st.tensor([1000.0, 1000.0], dtype=st.float32)
+def test_logsumexp_large_values_do_not_overflow(device):
+    x = tensor_on([1000.0, 1000.0], dtype=st.float32, device=device)
     assert_close(st.logsumexp(x, dim=0), np.float32(1000 + np.log(2)))
-    x = st.tensor([-np.inf, -np.inf])
+    x = tensor_on([-np.inf, -np.inf], device=device)
     assert to_np(st.logsumexp(x, dim=0)) == -np.inf
 
 
 @pytest.mark.parametrize("p", [1, 2, 3, float("inf"), 0.5])
-def test_norm(p):
+def test_norm(p, device):
     a = rand_array((4, 5), np.float64, seed=13)
     flat = a.reshape(-1)
     if p == float("inf"):
@@ -265,25 +268,25 @@ def test_norm(p):
     else:
         ref = np.sum(np.abs(flat) ** p) ** (1 / p)
         ref_dim = np.sum(np.abs(a) ** p, axis=1) ** (1 / p)
-    assert_close(st_tensor(a).norm(p=p), ref)
-    assert_close(st.norm(st_tensor(a), p=p, dim=1), ref_dim)
-    assert_close(st_tensor(a).norm(p=p, dim=1, keepdim=True), ref_dim[:, None])
+    assert_close(st_tensor(a, device=device).norm(p=p), ref)
+    assert_close(st.norm(st_tensor(a, device=device), p=p, dim=1), ref_dim)
+    assert_close(st_tensor(a, device=device).norm(p=p, dim=1, keepdim=True), ref_dim[:, None])
 
 
-def test_norm_fro():
+def test_norm_fro(device):
     a = rand_array((4, 5), np.float32, seed=14)
-    assert_close(st_tensor(a).norm(p="fro"), np.float32(np.linalg.norm(a)))
+    assert_close(st_tensor(a, device=device).norm(p="fro"), np.float32(np.linalg.norm(a)))
 
 
-def test_all_any():
-    assert bool(st.tensor([True, True]).all()) is True
-    assert bool(st.tensor([True, False]).all()) is False
-    assert bool(st.tensor([0.0, 0.0, 1.0]).any()) is True
-    assert bool(st.tensor([0, 0]).any()) is False
-    assert st.all(st.tensor([1, 2])).dtype == st.bool
+def test_all_any(device):
+    assert bool(tensor_on([True, True], device=device).all()) is True
+    assert bool(tensor_on([True, False], device=device).all()) is False
+    assert bool(tensor_on([0.0, 0.0, 1.0], device=device).any()) is True
+    assert bool(tensor_on([0, 0], device=device).any()) is False
+    assert st.all(tensor_on([1, 2], device=device)).dtype == st.bool
     a = rand_array((40, 40), np.float32, seed=15)
-    assert bool((st_tensor(a) < 3).all()) is True
-    assert bool((noncontig(a) > 1.9).any()) == bool((a > 1.9).any())
+    assert bool((st_tensor(a, device=device) < 3).all()) is True
+    assert bool((noncontig(a, device=device) > 1.9).any()) == bool((a > 1.9).any())
 
 
 # ---------------------------------------------------------------------------
@@ -298,32 +301,33 @@ def _np_softmax(a, axis):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 5), (4, 1, 3), (7, 300)], ids=str)
-def test_softmax_log_softmax(shape, dtype):
+def test_softmax_log_softmax(shape, dtype, device):
     a = rand_array(shape, np_dtype(dtype), seed=16, low=-10, high=10)
     tol = 1e-5 if dtype == st.float32 else 1e-12
     for dim in range(-len(shape), len(shape)):
         ref = _np_softmax(a.astype(np.float64), dim).astype(np_dtype(dtype))
-        assert_close(st.softmax(st_tensor(a), dim=dim), ref, rtol=tol, atol=tol)
-        assert_close(st_tensor(a).log_softmax(dim), np.log(ref.astype(np.float64)).astype(np_dtype(dtype)),
+        assert_close(st.softmax(st_tensor(a, device=device), dim=dim), ref, rtol=tol, atol=tol)
+        assert_close(st_tensor(a, device=device).log_softmax(dim),
+                     np.log(ref.astype(np.float64)).astype(np_dtype(dtype)),
                      rtol=tol, atol=tol * 10)
 
 
-def test_softmax_noncontiguous_and_extreme_values():
+def test_softmax_noncontiguous_and_extreme_values(device):
     a = rand_array((6, 5), np.float64, seed=17, low=-5, high=5)
-    assert_close(st.softmax(noncontig(a), dim=0), _np_softmax(a, 0))
-    assert_close(st.softmax(noncontig(a, "slice"), dim=1), _np_softmax(a, 1))
-    x = st.tensor([[1000.0, 0.0, -1000.0]])
+    assert_close(st.softmax(noncontig(a, device=device), dim=0), _np_softmax(a, 0))
+    assert_close(st.softmax(noncontig(a, "slice", device=device), dim=1), _np_softmax(a, 1))
+    x = tensor_on([[1000.0, 0.0, -1000.0]], device=device)
     assert_close(st.softmax(x, dim=1), np.array([[1.0, 0.0, 0.0]], dtype=np.float32))
     ls = to_np(st.log_softmax(x, dim=1))
     np.testing.assert_allclose(ls, [[0.0, -1000.0, -2000.0]], rtol=1e-6)
-    with_inf = st.tensor([[0.0, -np.inf, 0.0]])
+    with_inf = tensor_on([[0.0, -np.inf, 0.0]], device=device)
     assert_close(st.softmax(with_inf, dim=1), np.array([[0.5, 0.0, 0.5]], dtype=np.float32))
 
 
-def test_softmax_of_empty_and_0d():
-    assert st.softmax(st.zeros(0, 3), dim=1).shape == (0, 3)
-    assert st.softmax(st.zeros(3, 0), dim=1).shape == (3, 0)
-    assert_close(st.softmax(st.tensor(3.0), dim=0), np.float32(1.0))
+def test_softmax_of_empty_and_0d(device):
+    assert st.softmax(st.zeros(0, 3, device=device), dim=1).shape == (0, 3)
+    assert st.softmax(st.zeros(3, 0, device=device), dim=1).shape == (3, 0)
+    assert_close(st.softmax(tensor_on(3.0, device=device), dim=0), np.float32(1.0))
 
 
 # ---------------------------------------------------------------------------
@@ -350,34 +354,34 @@ MATMUL_SHAPES = [
 
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=str)
-def test_matmul(sa, sb, dtype):
+def test_matmul(sa, sb, dtype, device):
     a = rand_array(sa, np_dtype(dtype), seed=18)
     b = rand_array(sb, np_dtype(dtype), seed=19)
     ref = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np_dtype(dtype))
     tol = 1e-4 if dtype == st.float32 else 1e-12
-    assert_close(st.matmul(st_tensor(a), st_tensor(b)), ref, rtol=tol, atol=tol)
-    assert_close(st_tensor(a) @ st_tensor(b), ref, rtol=tol, atol=tol)
+    assert_close(st.matmul(st_tensor(a, device=device), st_tensor(b, device=device)), ref, rtol=tol, atol=tol)
+    assert_close(st_tensor(a, device=device) @ st_tensor(b, device=device), ref, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_matmul_noncontiguous_operands(dtype):
+def test_matmul_noncontiguous_operands(dtype, device):
     a = rand_array((7, 5), np_dtype(dtype), seed=20)
     b = rand_array((5, 6), np_dtype(dtype), seed=21)
     tol = 1e-5 if dtype == st.float32 else 1e-12
-    assert_close(noncontig(a) @ noncontig(b), a @ b, rtol=tol, atol=tol)
-    assert_close(noncontig(a, "slice") @ noncontig(b, "slice"), a @ b, rtol=tol, atol=tol)
+    assert_close(noncontig(a, device=device) @ noncontig(b, device=device), a @ b, rtol=tol, atol=tol)
+    assert_close(noncontig(a, "slice", device=device) @ noncontig(b, "slice", device=device), a @ b, rtol=tol, atol=tol)
     c = rand_array((3, 7, 5), np_dtype(dtype), seed=22)
-    tc = st_tensor(np.ascontiguousarray(c.transpose(1, 0, 2))).transpose(0, 1)
-    assert_close(tc @ st_tensor(b), c @ b, rtol=tol, atol=tol)
+    tc = st_tensor(np.ascontiguousarray(c.transpose(1, 0, 2)), device=device).transpose(0, 1)
+    assert_close(tc @ st_tensor(b, device=device), c @ b, rtol=tol, atol=tol)
     # broadcast via expand (stride 0)
-    e = st_tensor(a).unsqueeze(0).expand(4, 7, 5)
-    assert_close(e @ st_tensor(b), np.broadcast_to(a @ b, (4, 7, 6)), rtol=tol, atol=tol)
+    e = st_tensor(a, device=device).unsqueeze(0).expand(4, 7, 5)
+    assert_close(e @ st_tensor(b, device=device), np.broadcast_to(a @ b, (4, 7, 6)), rtol=tol, atol=tol)
 
 
-def test_matmul_mixed_dtypes_refused_like_torch():
+def test_matmul_mixed_dtypes_refused_like_torch(device):
     # PyTorch refuses int64 @ float64 ("expected m1 and m2 to have the same dtype").
-    a = st.tensor([[1, 2], [3, 4]])
-    b = st.tensor([[0.5, 0.0], [0.0, 2.0]], dtype=st.float64)
+    a = tensor_on([[1, 2], [3, 4]], device=device)
+    b = tensor_on([[0.5, 0.0], [0.0, 2.0]], dtype=st.float64, device=device)
     with pytest.raises(st.DtypeError):
         a @ b
     out = a.double() @ b
@@ -390,15 +394,15 @@ def test_matmul_0d_raises():
         st.matmul(st.tensor(1.0), st.tensor([1.0]))
 
 
-def test_bmm_and_mm():
+def test_bmm_and_mm(device):
     a = rand_array((4, 2, 3), np.float64, seed=23)
     b = rand_array((4, 3, 5), np.float64, seed=24)
-    assert_close(st.bmm(st_tensor(a), st_tensor(b)), a @ b)
-    assert_close(st_tensor(a[0]).mm(st_tensor(b[0])), a[0] @ b[0])
+    assert_close(st.bmm(st_tensor(a, device=device), st_tensor(b, device=device)), a @ b)
+    assert_close(st_tensor(a[0], device=device).mm(st_tensor(b[0], device=device)), a[0] @ b[0])
     with pytest.raises(st.ShapeError):
-        st.mm(st_tensor(a), st_tensor(b))
+        st.mm(st_tensor(a, device=device), st_tensor(b, device=device))
     with pytest.raises(st.ShapeError):
-        st.bmm(st_tensor(a[0]), st_tensor(b[0]))
+        st.bmm(st_tensor(a[0], device=device), st_tensor(b[0], device=device))
 
 
 def test_matmul_threads_deterministic():
@@ -421,12 +425,12 @@ def test_matmul_threads_deterministic():
 
 @needs_torch
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
-def test_reductions_match_torch(dtype):
+def test_reductions_match_torch(dtype, device):
     import torch
 
     a = rand_array((4, 5, 6), np_dtype(dtype), seed=27)
     ta = torch.from_numpy(a.copy())
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     tol = 1e-5 if dtype == st.float32 else 1e-12
     for dim in (0, 1, 2, -1, (0, 2)):
         assert_close(t.sum(dim=dim), ta.sum(dim=dim).numpy(), rtol=tol, atol=tol * 10)
@@ -448,10 +452,10 @@ def test_reductions_match_torch(dtype):
 
 @needs_torch
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=str)
-def test_matmul_matches_torch(sa, sb):
+def test_matmul_matches_torch(sa, sb, device):
     import torch
 
     a = rand_array(sa, np.float64, seed=28)
     b = rand_array(sb, np.float64, seed=29)
     ref = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
-    assert_close(st.matmul(st_tensor(a), st_tensor(b)), ref, rtol=1e-12, atol=1e-12)
+    assert_close(st.matmul(st_tensor(a, device=device), st_tensor(b, device=device)), ref, rtol=1e-12, atol=1e-12)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import assert_close, needs_torch, noncontig, rand_array, st_tensor, to_np
+from conftest import assert_close, needs_torch, noncontig, rand_array, st_tensor, tensor_on, to_np
 
 
 def _arange(shape, dtype=np.float32):
@@ -21,28 +21,28 @@ def _shares_storage(view, base):
 
 @pytest.mark.parametrize("src,dst", [((2, 3, 4), (6, 4)), ((2, 3, 4), (-1,)), ((24,), (2, -1, 3)), ((0, 4), (4, 0)),
                                      ((1,), ()), ((), (1, 1)), ((2, 3, 4), (4, 3, 2)), ((0,), (0, 5))], ids=str)
-def test_reshape_and_view(src, dst):
+def test_reshape_and_view(src, dst, device):
     a = _arange(src)
-    r = st_tensor(a).reshape(*dst) if dst else st_tensor(a).reshape(())
+    r = st_tensor(a, device=device).reshape(*dst) if dst else st_tensor(a, device=device).reshape(())
     assert_close(r, a.reshape(dst))
-    assert_close(st.reshape(st_tensor(a), dst), a.reshape(dst))
-    base = st_tensor(a)
+    assert_close(st.reshape(st_tensor(a, device=device), dst), a.reshape(dst))
+    base = st_tensor(a, device=device)
     v = base.view(*dst) if dst else base.view(())
     assert_close(v, a.reshape(dst))
     if a.size:
         assert _shares_storage(v, base)
 
 
-def test_view_of_noncontiguous_raises_and_reshape_copies():
+def test_view_of_noncontiguous_raises_and_reshape_copies(device):
     a = _arange((3, 4))
-    t = st_tensor(a).T
+    t = st_tensor(a, device=device).T
     with pytest.raises(st.ShapeError):
         t.view(12)
     r = t.reshape(12)
     assert_close(r, a.T.reshape(12))
     assert r.is_contiguous()
     # reshape of a contiguous tensor is a view
-    base = st_tensor(a)
+    base = st_tensor(a, device=device)
     assert _shares_storage(base.reshape(2, 6), base)
 
 
@@ -53,9 +53,9 @@ def test_reshape_bad_sizes():
         st.zeros(2, 3).reshape(-1, -1)
 
 
-def test_view_dtype_reinterprets_bits():
+def test_view_dtype_reinterprets_bits(device):
     a = np.array([1.5, -2.0, 0.25, 8.0], dtype=np.float32)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     v = t.view(st.int32)
     assert v.dtype == st.int32
     assert v.tolist() == a.view(np.int32).tolist()
@@ -63,9 +63,9 @@ def test_view_dtype_reinterprets_bits():
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4), (1, 5, 1, 2)], ids=str)
-def test_transpose_permute_t(shape):
+def test_transpose_permute_t(shape, device):
     a = _arange(shape)
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     nd = len(shape)
     for d0 in range(-nd, nd):
         for d1 in range(-nd, nd):
@@ -88,8 +88,8 @@ def test_permute_bad_dims():
         st.zeros(2, 3).permute(0)
 
 
-def test_strides_contiguity_and_offset():
-    t = st.zeros(3, 4, 5)
+def test_strides_contiguity_and_offset(device):
+    t = st.zeros(3, 4, 5, device=device)
     assert t.stride() == [20, 5, 1] or tuple(t.stride()) == (20, 5, 1)
     assert t.is_contiguous()
     assert not t.transpose(0, 2).is_contiguous()
@@ -103,9 +103,9 @@ def test_strides_contiguity_and_offset():
 
 
 @pytest.mark.parametrize("kind", ["transpose", "slice"])
-def test_contiguous_and_clone_copy(kind):
+def test_contiguous_and_clone_copy(kind, device):
     a = rand_array((4, 6), np.float64, seed=1)
-    v = noncontig(a, kind)
+    v = noncontig(a, kind, device=device)
     c = v.contiguous()
     assert c.is_contiguous()
     assert_close(c, a)
@@ -113,13 +113,13 @@ def test_contiguous_and_clone_copy(kind):
     assert_close(k, a)
     k.fill_(0)
     assert_close(v, a)  # clone does not alias
-    base = st.zeros(3)
+    base = st.zeros(3, device=device)
     assert base.contiguous().data_ptr() == base.data_ptr()  # no copy when already contiguous
 
 
-def test_slicing_views_match_numpy():
+def test_slicing_views_match_numpy(device):
     a = _arange((5, 6, 7))
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     cases = [
         (slice(1, 4),),
         (slice(None, None, 2),),
@@ -146,9 +146,9 @@ def test_slicing_views_match_numpy():
     assert_close(t, a)
 
 
-def test_select_narrow_and_functional_forms():
+def test_select_narrow_and_functional_forms(device):
     a = _arange((4, 5, 6))
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(t.select(1, 2), a[:, 2])
     assert_close(st.select(t, -1, -1), a[..., -1])
     assert_close(t.narrow(2, 1, 3), a[:, :, 1:4])
@@ -162,17 +162,17 @@ def test_select_narrow_and_functional_forms():
 
 @pytest.mark.parametrize("src,dst", [((3, 1), (3, 4)), ((1,), (2, 3, 1)), ((4,), (3, 4)), ((), (2, 2)),
                                      ((2, 1, 3), (2, 5, 3)), ((1, 1), (0, 4)), ((3, 1), (-1, 4))], ids=str)
-def test_expand_and_broadcast_to(src, dst):
+def test_expand_and_broadcast_to(src, dst, device):
     a = _arange(src)
     np_dst = tuple(src[i - (len(dst) - len(src))] if d == -1 else d for i, d in enumerate(dst))
-    e = st_tensor(a).expand(*dst)
+    e = st_tensor(a, device=device).expand(*dst)
     assert_close(e, np.broadcast_to(a, np_dst))
-    assert_close(st.broadcast_to(st_tensor(a), np_dst), np.broadcast_to(a, np_dst))
+    assert_close(st.broadcast_to(st_tensor(a, device=device), np_dst), np.broadcast_to(a, np_dst))
     # expanded dims have stride 0
     for i, (s, d) in enumerate(zip((1,) * (len(np_dst) - len(src)) + tuple(src), np_dst)):
         if s == 1 and d != 1:
             assert e.stride(i) == 0
-    assert_close(st_tensor(a).expand_as(st.zeros(*np_dst)), np.broadcast_to(a, np_dst))
+    assert_close(st_tensor(a, device=device).expand_as(st.zeros(*np_dst, device=device)), np.broadcast_to(a, np_dst))
 
 
 def test_expand_invalid():
@@ -182,9 +182,9 @@ def test_expand_invalid():
         st.zeros(3).expand(2)
 
 
-def test_squeeze_unsqueeze_flatten():
+def test_squeeze_unsqueeze_flatten(device):
     a = _arange((1, 3, 1, 2))
-    t = st_tensor(a)
+    t = st_tensor(a, device=device)
     assert_close(t.squeeze(), np.squeeze(a))
     assert_close(t.squeeze(0), np.squeeze(a, 0))
     assert_close(t.squeeze(2), np.squeeze(a, 2))
@@ -195,15 +195,15 @@ def test_squeeze_unsqueeze_flatten():
     with pytest.raises((st.SpiralIndexError, IndexError, st.ShapeError)):
         t.unsqueeze(5)
     b = _arange((2, 3, 4, 5))
-    tb = st_tensor(b)
+    tb = st_tensor(b, device=device)
     assert_close(tb.flatten(), b.reshape(-1))
     assert_close(tb.flatten(1), b.reshape(2, -1))
     assert_close(st.flatten(tb, 1, 2), b.reshape(2, 12, 5))
     assert_close(tb.flatten(-2, -1), b.reshape(2, 3, 20))
-    assert_close(st.tensor(5.0).flatten(), np.array([5.0], dtype=np.float32))
-    assert_close(st_tensor(b).T.flatten(), b.T.reshape(-1))
-    assert_close(st.tensor(3.0).unsqueeze(0), np.array([3.0], dtype=np.float32))
-    assert_close(st.tensor([3.0]).squeeze(), np.float32(3.0))
+    assert_close(tensor_on(5.0, device=device).flatten(), np.array([5.0], dtype=np.float32))
+    assert_close(st_tensor(b, device=device).T.flatten(), b.T.reshape(-1))
+    assert_close(tensor_on(3.0, device=device).unsqueeze(0), np.array([3.0], dtype=np.float32))
+    assert_close(tensor_on([3.0], device=device).squeeze(), np.float32(3.0))
 
 
 def test_shape_size_numel_dim():
@@ -224,11 +224,11 @@ def test_shape_size_numel_dim():
 
 
 @needs_torch
-def test_views_match_torch_strides():
+def test_views_match_torch_strides(device):
     import torch
 
     a = _arange((3, 4, 5))
-    s = st_tensor(a)
+    s = st_tensor(a, device=device)
     t = torch.from_numpy(a.copy())
     pairs = [
         (s.transpose(0, 2), t.transpose(0, 2)),

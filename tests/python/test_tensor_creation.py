@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import SHAPES, assert_close, needs_torch, np_dtype, to_np
+from conftest import SHAPES, assert_close, needs_torch, np_dtype, same_device, tensor_on, to_np
 
 
 def test_tensor_dtype_inference():
@@ -21,9 +21,9 @@ def test_tensor_dtype_inference():
 
 
 @pytest.mark.parametrize("npdt", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_, np.float16])
-def test_tensor_from_numpy_array_keeps_dtype_and_copies(npdt):
+def test_tensor_from_numpy_array_keeps_dtype_and_copies(npdt, device):
     a = np.arange(6).reshape(2, 3).astype(npdt)
-    t = st.tensor(a)
+    t = tensor_on(a, device)
     assert t.dtype.name == np.dtype(npdt).name
     assert_close(t, a)
     a[0, 0] = 1
@@ -65,19 +65,20 @@ def test_dtype_aliases():
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", [st.float32, st.float64, st.int32, st.int64, st.bool, st.uint8], ids=str)
-def test_zeros_ones_full_empty(shape, dtype):
+def test_zeros_ones_full_empty(shape, dtype, device):
     nd = np_dtype(dtype)
-    assert_close(st.zeros(*shape, dtype=dtype) if shape else st.zeros((), dtype=dtype), np.zeros(shape, nd))
-    assert_close(st.ones(shape, dtype=dtype), np.ones(shape, nd))
-    assert_close(st.zeros(size=shape, dtype=dtype), np.zeros(shape, nd))
-    assert_close(st.full(shape, 1, dtype=dtype), np.full(shape, 1, nd))
-    e = st.empty(shape, dtype=dtype)
-    assert e.shape == shape and e.dtype == dtype
-    proto = st.ones(shape, dtype=dtype)
+    assert_close(st.zeros(*shape, dtype=dtype, device=device) if shape else st.zeros((), dtype=dtype, device=device),
+                 np.zeros(shape, nd))
+    assert_close(st.ones(shape, dtype=dtype, device=device), np.ones(shape, nd))
+    assert_close(st.zeros(size=shape, dtype=dtype, device=device), np.zeros(shape, nd))
+    assert_close(st.full(shape, 1, dtype=dtype).to(device), np.full(shape, 1, nd))
+    e = st.empty(shape, dtype=dtype, device=device)
+    assert e.shape == shape and e.dtype == dtype and same_device(e, device)
+    proto = st.ones(shape, dtype=dtype, device=device)
     assert_close(st.zeros_like(proto), np.zeros(shape, nd))
     assert_close(st.ones_like(proto), np.ones(shape, nd))
     assert_close(st.full_like(proto, 1), np.full(shape, 1, nd))
-    assert st.empty_like(proto).shape == shape
+    assert st.empty_like(proto).shape == shape and same_device(st.empty_like(proto), device)
     assert st.zeros_like(proto, dtype=st.float64).dtype == st.float64
 
 
@@ -124,14 +125,17 @@ def test_eye(n, m):
     assert_close(st.eye(n, m, dtype=st.int64), np.eye(n, m, dtype=np.int64))
 
 
-def test_requires_grad_kwargs():
-    for t in (st.zeros(2, requires_grad=True), st.ones(2, 2, requires_grad=True), st.rand(3, requires_grad=True),
-              st.full((2,), 1.0, requires_grad=True), st.tensor([1.0], requires_grad=True)):
+def test_requires_grad_kwargs(device):
+    for t in (st.zeros(2, requires_grad=True, device=device), st.ones(2, 2, requires_grad=True, device=device),
+              st.rand(3, requires_grad=True, device=device), st.randn(3, requires_grad=True, device=device)):
+        assert t.requires_grad and t.is_leaf and t.grad is None
+        assert same_device(t, device)
+    for t in (st.full((2,), 1.0, requires_grad=True), st.tensor([1.0], requires_grad=True)):  # no device= here
         assert t.requires_grad and t.is_leaf and t.grad is None
 
 
-def test_conversions():
-    t = st.tensor([[1.5, -2.5], [3.0, 0.0]])
+def test_conversions(device):
+    t = tensor_on([[1.5, -2.5], [3.0, 0.0]], device)
     assert t.double().dtype == st.float64
     assert t.float().dtype == st.float32
     assert t.long().tolist() == [[1, -2], [3, 0]]
@@ -139,21 +143,30 @@ def test_conversions():
     assert t.bool().tolist() == [[True, True], [True, False]]
     assert t.to(st.float64).dtype == st.float64
     assert t.to(dtype=st.int64).dtype == st.int64
-    assert t.to("cpu") is t or t.to("cpu").data_ptr() == t.data_ptr()
+    assert t.to(device) is t or t.to(device).data_ptr() == t.data_ptr()  # already there: no copy
     assert t.type() == "float32" or "float" in t.type()
     assert t.type(st.float64).dtype == st.float64
     assert t.to(st.float32).data_ptr() == t.data_ptr()  # same dtype: no copy
-    assert t.cpu().data_ptr() == t.data_ptr()
     assert t.is_floating_point() and not t.long().is_floating_point()
+    for c in (t.double(), t.long(), t.bool(), t.to(st.int32), t.type(st.float64)):
+        assert same_device(c, device)  # dtype conversions stay on the device
+    h = t.cpu()
+    assert h.device == "cpu" and h.tolist() == [[1.5, -2.5], [3.0, 0.0]]
+    if device == "cpu":
+        assert h.data_ptr() == t.data_ptr()
+    else:  # a copy to the host; the device tensor is untouched by writes to it
+        h.fill_(0.0)
+        assert t.tolist() == [[1.5, -2.5], [3.0, 0.0]]
+        assert h.to(device).tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
-def test_item_float_int_bool():
-    assert st.tensor([[2.5]]).item() == 2.5
-    assert isinstance(st.tensor([7]).item(), int)
-    assert float(st.tensor(1.25)) == 1.25
-    assert int(st.tensor(3.9)) == 3
-    assert bool(st.tensor([0.0])) is False
-    assert bool(st.tensor(2)) is True
+def test_item_float_int_bool(device):
+    assert tensor_on([[2.5]], device=device).item() == 2.5
+    assert isinstance(tensor_on([7], device=device).item(), int)
+    assert float(tensor_on(1.25, device=device)) == 1.25
+    assert int(tensor_on(3.9, device=device)) == 3
+    assert bool(tensor_on([0.0], device=device)) is False
+    assert bool(tensor_on(2, device=device)) is True
 
 
 # ---------------------------------------------------------------------------
@@ -161,13 +174,13 @@ def test_item_float_int_bool():
 # ---------------------------------------------------------------------------
 
 
-def test_manual_seed_determinism():
+def test_manual_seed_determinism(device):
     st.manual_seed(0)
-    a = st.rand(1000)
+    a = st.rand(1000, device=device)
     st.manual_seed(0)
-    b = st.rand(1000)
+    b = st.rand(1000, device=device)
     assert a.tolist() == b.tolist()
-    c = st.rand(1000)
+    c = st.rand(1000, device=device)
     assert c.tolist() != b.tolist()
     assert st.initial_seed() == 0
 
@@ -190,6 +203,16 @@ def test_random_same_across_thread_counts(fn):
     np.testing.assert_array_equal(a, b)
 
 
+def test_random_on_device_draws_the_host_stream(device):
+    # rand/randn(device=...) are drawn on the host and moved, so a seed gives the same numbers on every device.
+    st.manual_seed(3)
+    a = to_np(st.rand(1001, device=device))
+    n = to_np(st.randn(1001, dtype=st.float64, device=device))
+    st.manual_seed(3)
+    np.testing.assert_array_equal(a, to_np(st.rand(1001)))
+    np.testing.assert_allclose(n, to_np(st.randn(1001, dtype=st.float64)), rtol=1e-12, atol=1e-12)
+
+
 def test_rand_thread_determinism_small():
     st.set_num_threads(1)
     st.manual_seed(0)
@@ -200,23 +223,23 @@ def test_rand_thread_determinism_small():
     assert a == b
 
 
-def test_random_distributions():
+def test_random_distributions(device):
     st.manual_seed(42)
-    u = to_np(st.rand(200000))
+    u = to_np(st.rand(200000, device=device))
     assert u.dtype == np.float32
     assert u.min() >= 0.0 and u.max() < 1.0
     assert abs(u.mean() - 0.5) < 0.005 and abs(u.var() - 1 / 12) < 0.002
-    n = to_np(st.randn(200000, dtype=st.float64))
+    n = to_np(st.randn(200000, dtype=st.float64, device=device))
     assert n.dtype == np.float64
     assert abs(n.mean()) < 0.01 and abs(n.std() - 1) < 0.01
-    nm = to_np(st.normal(3.0, 0.5, (100000,)))
+    nm = to_np(st.normal(3.0, 0.5, (100000,)).to(device))
     assert abs(nm.mean() - 3.0) < 0.01 and abs(nm.std() - 0.5) < 0.01
-    r = to_np(st.randint(-3, 4, (100000,)))
+    r = to_np(st.randint(-3, 4, (100000,)).to(device))
     assert r.dtype == np.int64
     assert set(np.unique(r).tolist()) == set(range(-3, 4))
-    r2 = st.randint(5, (10,))
+    r2 = st.randint(5, (10,)).to(device)
     assert r2.shape == (10,) and 0 <= int(r2.min()) and int(r2.max()) < 5
-    x = st.zeros(50000)
+    x = st.zeros(50000, device=device)
     x.uniform_(-2, -1)
     v = to_np(x)
     assert v.min() >= -2 and v.max() < -1
@@ -224,22 +247,24 @@ def test_random_distributions():
     assert abs(to_np(x).mean() - 10) < 0.05
 
 
-def test_rand_shapes_and_like():
+def test_rand_shapes_and_like(device):
     st.manual_seed(0)
-    assert st.rand(2, 3).shape == (2, 3)
-    assert st.rand((2, 3)).shape == (2, 3)
-    assert st.rand(()).shape == ()
-    assert st.rand(0, 4).shape == (0, 4)
-    assert st.randn(2, 2, dtype=st.float64).dtype == st.float64
-    assert st.rand_like(st.zeros(3, dtype=st.float64)).dtype == st.float64
-    assert st.randn_like(st.zeros(4, 5)).shape == (4, 5)
+    assert st.rand(2, 3, device=device).shape == (2, 3)
+    assert st.rand((2, 3), device=device).shape == (2, 3)
+    assert st.rand((), device=device).shape == ()
+    assert st.rand(0, 4, device=device).shape == (0, 4)
+    assert st.randn(2, 2, dtype=st.float64, device=device).dtype == st.float64
+    assert st.rand_like(st.zeros(3, dtype=st.float64, device=device)).dtype == st.float64
+    assert st.randn_like(st.zeros(4, 5, device=device)).shape == (4, 5)
+    assert same_device(st.rand_like(st.zeros(3, device=device)), device)
+    assert same_device(st.randn(2, device=device), device)
 
 
-def test_generator_stream_continues():
+def test_generator_stream_continues(device):
     st.manual_seed(7)
-    a = st.rand(10).tolist() + st.rand(10).tolist()
+    a = st.rand(10, device=device).tolist() + st.rand(10, device=device).tolist()
     st.manual_seed(7)
-    b = st.rand(20).tolist()
+    b = st.rand(20, device=device).tolist()
     # Either a continuous stream (like a single call) or at least distinct draws.
     assert a[:10] != a[10:]
     assert len(set(a)) == 20 and len(set(b)) == 20

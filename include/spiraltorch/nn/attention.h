@@ -27,7 +27,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 
 // An additive float mask of shape (L, S): 0 on and below the diagonal, -inf above
 // (PyTorch's Transformer.generate_square_subsequent_mask for L == S).
-Tensor causal_mask(int64_t L, int64_t S, Dtype dtype = Dtype::Float32);
+Tensor causal_mask(int64_t L, int64_t S, Dtype dtype = Dtype::Float32, Device device = {});
 
 class MultiheadAttention : public Module {
  public:

@@ -1,7 +1,8 @@
 #pragma once
 // Convolution and pooling with PyTorch semantics (NCHW / NCL layouts).
-// conv1d/conv2d run as im2col + GEMM (a direct GEMM for 1x1 kernels); every op
-// records an explicit backward for input, weight and bias. float32 and float64.
+// conv1d/conv2d run as im2col + GEMM (a direct GEMM for 1x1 kernels), or for float32
+// on the CPU through oneDNN when the build has it; every op records an explicit
+// backward for input, weight and bias. float32 and float64.
 #include <array>
 #include <optional>
 #include <string>

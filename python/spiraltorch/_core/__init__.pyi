@@ -463,7 +463,9 @@ class Tensor:
     def triu(self, diagonal: int = 0) -> Tensor: ...
 
 def from_dlpack(ext_tensor: object) -> Tensor:
-    """Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying."""
+    """
+    Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream.
+    """
 
 def from_numpy(array: object) -> Tensor:
     """Wraps a NumPy array without copying; writes are visible on both sides."""

@@ -855,7 +855,7 @@ def scaled_dot_product_attention(query: spiraltorch._core.Tensor, key: spiraltor
     softmax(q k^T * scale + mask) v like torch.nn.functional.scaled_dot_product_attention: attn_mask is bool (True = may attend) or float (added); is_causal masks keys after each query; scale defaults to 1/sqrt(head_dim).
     """
 
-def generate_square_subsequent_mask(sz: int, dtype: object | None = None) -> spiraltorch._core.Tensor:
+def generate_square_subsequent_mask(sz: int, dtype: object | None = None, device: object | None = None) -> spiraltorch._core.Tensor:
     """
     A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like torch.nn.Transformer.generate_square_subsequent_mask).
     """

@@ -70,9 +70,10 @@ class BertEmbeddings(nn.Module):
 
     def forward(self, input_ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
         b, t = input_ids.shape
-        positions = _core.arange(t, dtype=_core.dtype.int64).reshape(1, t)
+        dev = input_ids.device  # helper indices live where the ids (and the model) are
+        positions = _core.arange(t, dtype=_core.dtype.int64).to(dev).reshape(1, t)
         if token_type_ids is None:
-            token_type_ids = _core.zeros(b, t, dtype=_core.dtype.int64)
+            token_type_ids = _core.zeros(b, t, dtype=_core.dtype.int64, device=dev)
         x = self.word(input_ids) + self.position(positions) + self.token_type(token_type_ids)
         return self.dropout(self.norm(x))
 
@@ -128,7 +129,7 @@ class BertModel(nn.Module):
         x = self.embeddings(ids, None if token_type_ids is None else _as_ids(token_type_ids))
         bias = None
         if attention_mask is not None:
-            mask = _as_ids(attention_mask).to(x.dtype)
+            mask = _as_ids(attention_mask).to(x.device).to(x.dtype)
             b, t = mask.shape
             bias = ((mask - 1.0) * 1e9).reshape(b, 1, 1, t)  # 0 where attended, -1e9 on padding
         for i in range(len(self.layers)):
@@ -138,7 +139,7 @@ class BertModel(nn.Module):
     def embed(self, input_ids: Any, attention_mask: Any, token_type_ids: Any = None, normalize: bool = True) -> Tensor:
         """Sentence embeddings: mean over attended tokens, then L2-normalised (sentence-transformers)."""
         hidden = self.forward(input_ids, attention_mask, token_type_ids)
-        pooled = mean_pool(hidden, _as_ids(attention_mask).to(hidden.dtype))
+        pooled = mean_pool(hidden, _as_ids(attention_mask).to(hidden.device).to(hidden.dtype))
         return l2_normalize(pooled) if normalize else pooled
 
 

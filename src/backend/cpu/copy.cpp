@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/kernels.h"
@@ -34,6 +35,9 @@ void convert(const Tensor& src, Tensor& dst) {
                   } else {
                     for (int64_t i = 0; i < n; ++i) o[i] = conv(in[i]);
                   }
+                } else if (s[0] == static_cast<int64_t>(sizeof(D)) && s[1] == 0) {
+                  // Materialising a broadcast (e.g. the expanded gradient of sum()): a vectorised fill.
+                  std::fill_n(reinterpret_cast<D*>(p[0]), n, conv(*reinterpret_cast<const S*>(p[1])));
                 } else {
                   for (int64_t i = 0; i < n; ++i) {
                     *reinterpret_cast<D*>(p[0] + i * s[0]) = conv(*reinterpret_cast<const S*>(p[1] + i * s[1]));

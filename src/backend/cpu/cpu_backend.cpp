@@ -33,6 +33,9 @@ class CpuBackend final : public Backend {
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     cpu::softmax(x, rows, cols, log, out);
   }
+  void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
+    cpu::softmax_backward(g, y, rows, cols, log, dx);
+  }
 
   // ---- indexing kernels ----
   void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override { cpu::cat(xs, outer, out); }
@@ -100,6 +103,24 @@ class CpuBackend final : public Backend {
   void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                         Tensor& gw) override {
     cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+  }
+
+  // ---- recurrent kernels ----
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    cpu::lstm_forward(xproj, w, h0, c0, hc, acts);
+  }
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    cpu::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+  }
+  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
+                   Tensor& saved) override {
+    cpu::gru_forward(xproj, w, bhh, h0, hs, saved);
+  }
+  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                    Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
+    cpu::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
 };
 

@@ -18,6 +18,7 @@ void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
           int64_t ldc, int64_t stride_c, int64_t batch);
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
+void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
 
 // ---- indexing kernels (indexing.cpp) ----
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
@@ -50,5 +51,13 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const ba
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                       Tensor& gw);
+
+// ---- recurrent kernels (rnn.cpp) ----
+void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
+void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                   const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
+void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
 
 }  // namespace st::cpu

@@ -43,7 +43,37 @@ void softmax_typed(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor
     }
   }
 }
+template <typename T>
+void softmax_backward_typed(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) {
+  const T* gp = g.data<T>();
+  const T* yp = y.data<T>();
+  T* o = dx.data<T>();
+  const int threads = num_threads_for(rows * cols * 3);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* gr = gp + r * cols;
+    const T* yr = yp + r * cols;
+    T* orow = o + r * cols;
+    double s = 0;
+    if (log) {
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < cols; ++j) s += gr[j];
+      const T st = static_cast<T>(s);
+      for (int64_t j = 0; j < cols; ++j) orow[j] = gr[j] - vexp(yr[j]) * st;
+    } else {
+#pragma omp simd reduction(+ : s)
+      for (int64_t j = 0; j < cols; ++j) s += gr[j] * yr[j];
+      const T st = static_cast<T>(s);
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) orow[j] = yr[j] * (gr[j] - st);
+    }
+  }
+}
 }  // namespace
+
+void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) {
+  ST_DISPATCH_FLOAT(y.dtype(), [&] { softmax_backward_typed<scalar_t>(g, y, rows, cols, log, dx); });
+}
 
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) {
   ST_DISPATCH_FLOAT(x.dtype(), [&] { softmax_typed<scalar_t>(x, rows, cols, log, out); });

@@ -1,7 +1,7 @@
-// CudaBackend: the Backend table of one CUDA device. Entries without a native kernel
-// yet (sort, masked_select, average/adaptive pooling, depthwise convolution) copy their
-// operands to the host, run the CPU kernel and copy the result back: correct, and
-// labelled here as the slow path.
+// CudaBackend: the Backend table of one CUDA device. Every entry runs on the device
+// (kernels in the other .cu files of this directory). to_host/from_host below serve
+// cross-device copies and the one remaining host fallback: scatter_add for the dtypes
+// without atomics (uint8, bool, float16, bfloat16; see indexing.cu).
 #include <memory>
 #include <mutex>
 
@@ -124,6 +124,10 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::softmax(x, rows, cols, log, out);
   }
+  void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
+    use_device(index_);
+    cudak::softmax_backward(g, y, rows, cols, log, dx);
+  }
 
   void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override {
     use_device(index_);
@@ -146,18 +150,12 @@ class CudaBackend final : public backend::Backend {
   }
   void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override {
     use_device(index_);
-    Tensor hx = to_host(x), hm = to_host(mask), ho = Tensor::empty(out.shape(), out.dtype());
-    cpu::masked_select(hx, hm, ho);
-    from_host(ho, out);
+    cudak::masked_select(x, mask, out);
   }
   void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
             Tensor& indices) override {
     use_device(index_);
-    Tensor hx = to_host(x), hv = Tensor::empty(values.shape(), values.dtype()),
-           hi = Tensor::empty(indices.shape(), indices.dtype());
-    cpu::sort(hx, outer, n, inner, k, descending, hv, hi);
-    from_host(hv, values);
-    from_host(hi, indices);
+    cudak::sort(x, outer, n, inner, k, descending, values, indices);
   }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     use_device(index_);
@@ -187,54 +185,61 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::max_pool2d_backward(gy, indices, g, planes, gx);
   }
-  // ---- host round trips (no native kernel yet) ----
   void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
                   Tensor& out) override {
     use_device(index_);
-    Tensor ho = Tensor::empty(out.shape(), out.dtype());
-    cpu::avg_pool2d(to_host(x), g, planes, cip, div, ho);
-    from_host(ho, out);
+    cudak::avg_pool2d(x, g, planes, cip, div, out);
   }
   void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
                            Tensor& gx) override {
     use_device(index_);
-    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
-    cpu::avg_pool2d_backward(to_host(gy), g, planes, cip, div, hx);
-    from_host(hx, gx);
+    cudak::avg_pool2d_backward(gy, g, planes, cip, div, gx);
   }
   void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) override {
     use_device(index_);
-    Tensor ho = Tensor::empty(out.shape(), out.dtype());
-    cpu::adaptive_avg_pool2d(to_host(x), g, planes, ho);
-    from_host(ho, out);
+    cudak::adaptive_avg_pool2d(x, g, planes, out);
   }
   void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes,
                                     Tensor& gx) override {
     use_device(index_);
-    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
-    cpu::adaptive_avg_pool2d_backward(to_host(gy), g, planes, hx);
-    from_host(hx, gx);
+    cudak::adaptive_avg_pool2d_backward(gy, g, planes, gx);
   }
   void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
                         int64_t batch, Tensor& out) override {
     use_device(index_);
-    Tensor ho = Tensor::empty(out.shape(), out.dtype());
-    cpu::depthwise_conv2d(to_host(x), to_host(w), bias.defined() ? to_host(bias) : Tensor(), g, batch, ho);
-    from_host(ho, out);
+    cudak::depthwise_conv2d(x, w, bias, g, batch, out);
   }
   void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
                                        Tensor& gx) override {
     use_device(index_);
-    Tensor hx = Tensor::empty(gx.shape(), gx.dtype());
-    cpu::depthwise_conv2d_backward_input(to_host(gy), to_host(w), g, batch, hx);
-    from_host(hx, gx);
+    cudak::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
   void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
                                         int64_t batch, Tensor& gw) override {
     use_device(index_);
-    Tensor hw = Tensor::empty(gw.shape(), gw.dtype());
-    cpu::depthwise_conv2d_backward_weight(to_host(gy), to_host(x), g, batch, hw);
-    from_host(hw, gw);
+    cudak::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+  }
+
+  // ---- recurrent kernels ----
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    use_device(index_);
+    cudak::lstm_forward(xproj, w, h0, c0, hc, acts);
+  }
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    use_device(index_);
+    cudak::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+  }
+  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
+                   Tensor& saved) override {
+    use_device(index_);
+    cudak::gru_forward(xproj, w, bhh, h0, hs, saved);
+  }
+  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                    Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
+    use_device(index_);
+    cudak::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
 
   // ---- fused kernels ----

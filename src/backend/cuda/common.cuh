@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -128,22 +129,40 @@ Geometry<N> make_geometry(const Shape& shape, const std::array<const Shape*, N>&
   return g;
 }
 
-template <int N>
-__device__ inline void offsets(const Geometry<N>& g, int64_t i, int64_t (&off)[N]) {
+// Element offsets of flat index i for every operand. I = uint32_t when every index and
+// offset of the launch fits (64-bit division is emulated on the GPU and dominates
+// strided copies), int64_t otherwise.
+template <int N, typename I = int64_t>
+__device__ inline void offsets(const Geometry<N>& g, I i, I (&off)[N]) {
   if (g.contiguous) {
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = i * g.strides[k][0];
+    for (int k = 0; k < N; ++k) off[k] = i * static_cast<I>(g.strides[k][0]);
     return;
   }
 #pragma unroll
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = g.nd - 1; d >= 0; --d) {
-    const int64_t s = g.sizes[d];
-    const int64_t idx = i % s;
+    const I s = static_cast<I>(g.sizes[d]);
+    const I idx = i % s;
     i /= s;
 #pragma unroll
-    for (int k = 0; k < N; ++k) off[k] += idx * g.strides[k][d];
+    for (int k = 0; k < N; ++k) off[k] += idx * static_cast<I>(g.strides[k][d]);
   }
+}
+
+// True when flat indices and every operand offset stay below 2^31.
+template <int N>
+inline bool fits_32bit(const Geometry<N>& g) {
+  if (g.numel >= (int64_t{1} << 31)) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t span = 0;
+    for (int d = 0; d < g.nd; ++d) {
+      if (g.strides[k][d] < 0) return false;
+      span += (g.sizes[d] - 1) * g.strides[k][d];
+    }
+    if (span >= (int64_t{1} << 31)) return false;
+  }
+  return true;
 }
 
 // Runs the block with T = double for float64 tensors and T = float otherwise. A macro
@@ -182,12 +201,15 @@ void for_n(int64_t n, F f) {
 }
 
 // Elementwise launch over a geometry: f(off) with off[k] the element offset of operand k.
-template <int N, typename F>
+template <int N, typename I, typename F>
 __global__ void geometry_kernel(Geometry<N> g, F f) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < g.numel;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  const I n = static_cast<I>(g.numel);
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I off32[N];
+    offsets<N, I>(g, i, off32);
     int64_t off[N];
-    offsets<N>(g, i, off);
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = static_cast<int64_t>(off32[k]);
     f(off);
   }
 }
@@ -220,9 +242,208 @@ void launch_geometry(const Geometry<N>& g, F f) {
     for (int k = 0; k < N; ++k) s[k] = g.strides[k][0];
     contiguous_kernel<N><<<blocks_for(g.numel, kThreads, 4), kThreads, 0, stream()>>>(g.numel, s, f);
   } else {
-    geometry_kernel<N><<<blocks_for(g.numel), kThreads, 0, stream()>>>(g, f);
+    if (fits_32bit(g)) {
+      geometry_kernel<N, uint32_t><<<blocks_for(g.numel), kThreads, 0, stream()>>>(g, f);
+    } else {
+      geometry_kernel<N, int64_t><<<blocks_for(g.numel), kThreads, 0, stream()>>>(g, f);
+    }
   }
   ST_CUDA_LAUNCH_CHECK();
+}
+
+// ---- vectorized maps over contiguous operands ----
+// Bandwidth-bound elementwise kernels need several 16-byte loads in flight per thread to
+// reach the copy bandwidth of HBM3; scalar 4-byte loads leave them latency-bound.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+// Elements per 16-byte load for the widest of the types.
+template <typename... Ts>
+constexpr int vec_width() {
+  constexpr size_t widest = std::max({sizeof(Ts)...});
+  return widest >= 16 ? 1 : static_cast<int>(16 / widest);
+}
+template <int VEC, typename T>
+inline bool vec_aligned(const T* p) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * VEC) == 0;
+}
+constexpr int kVecUnroll = 2;  // vectors per thread per operand
+
+// out[i] = f(a[i]) for contiguous a and out.
+template <int VEC, typename Out, typename A, typename F>
+__global__ void vec_map1_kernel(int64_t n, Out* out, const A* a, F f) {
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x * kVecUnroll) * VEC;
+  Pack<A, VEC> va[kVecUnroll];
+#pragma unroll
+  for (int u = 0; u < kVecUnroll; ++u) {
+    const int64_t i = first + (static_cast<int64_t>(u) * blockDim.x + threadIdx.x) * VEC;
+    if (i + VEC <= n) va[u] = *reinterpret_cast<const Pack<A, VEC>*>(a + i);
+  }
+#pragma unroll
+  for (int u = 0; u < kVecUnroll; ++u) {
+    const int64_t i = first + (static_cast<int64_t>(u) * blockDim.x + threadIdx.x) * VEC;
+    if (i + VEC <= n) {
+      Pack<Out, VEC> vo;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) vo.v[k] = f(va[u].v[k]);
+      *reinterpret_cast<Pack<Out, VEC>*>(out + i) = vo;
+    } else {
+      for (int64_t k = i; k < n; ++k) out[k] = f(a[k]);
+    }
+  }
+}
+
+// out[i] = f(a[i or 0], b[i or 0]) for contiguous operands; a or b may be a broadcast scalar.
+template <int VEC, typename Out, typename A, typename B, typename F>
+__global__ void vec_map2_kernel(int64_t n, Out* out, const A* a, const B* b, bool a_scalar, bool b_scalar, F f) {
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x * kVecUnroll) * VEC;
+  Pack<A, VEC> va[kVecUnroll];
+  Pack<B, VEC> vb[kVecUnroll];
+  const A a0 = a_scalar ? a[0] : A{};
+  const B b0 = b_scalar ? b[0] : B{};
+#pragma unroll
+  for (int u = 0; u < kVecUnroll; ++u) {
+    const int64_t i = first + (static_cast<int64_t>(u) * blockDim.x + threadIdx.x) * VEC;
+    if (i + VEC <= n) {
+      if (!a_scalar) va[u] = *reinterpret_cast<const Pack<A, VEC>*>(a + i);
+      if (!b_scalar) vb[u] = *reinterpret_cast<const Pack<B, VEC>*>(b + i);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kVecUnroll; ++u) {
+    const int64_t i = first + (static_cast<int64_t>(u) * blockDim.x + threadIdx.x) * VEC;
+    if (i + VEC <= n) {
+      Pack<Out, VEC> vo;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) vo.v[k] = f(a_scalar ? a0 : va[u].v[k], b_scalar ? b0 : vb[u].v[k]);
+      *reinterpret_cast<Pack<Out, VEC>*>(out + i) = vo;
+    } else {
+      for (int64_t k = i; k < n; ++k) out[k] = f(a_scalar ? a0 : a[k], b_scalar ? b0 : b[k]);
+    }
+  }
+}
+
+// Strided operands whose innermost dim is contiguous (stride 1, or 0 for a broadcast
+// operand): `gv` is the geometry in units of VEC-element vectors along that dim (its
+// size divided by VEC, its strides multiplied by VEC), so offsets() gives the element
+// offset of each vector's first element.
+// One vector of VEC elements at p, or p[0] repeated for a broadcast operand.
+template <int VEC, typename T>
+__device__ inline Pack<T, VEC> load_or_splat(const T* p, bool broadcast) {
+  if (!broadcast) return *reinterpret_cast<const Pack<T, VEC>*>(p);
+  Pack<T, VEC> v;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) v.v[k] = p[0];
+  return v;
+}
+template <int VEC, typename I, typename Out, typename A, typename F>
+__global__ void vec_strided_map1_kernel(Geometry<2> gv, Out* out, const A* a, F f) {
+  const I n = static_cast<I>(gv.numel);
+  const bool ab = gv.strides[1][gv.nd - 1] == 0;
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I off[2];
+    offsets<2, I>(gv, i, off);
+    const Pack<A, VEC> va = load_or_splat<VEC>(a + off[1], ab);
+    Pack<Out, VEC> vo;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) vo.v[k] = f(va.v[k]);
+    *reinterpret_cast<Pack<Out, VEC>*>(out + off[0]) = vo;
+  }
+}
+template <int VEC, typename I, typename Out, typename A, typename B, typename F>
+__global__ void vec_strided_map2_kernel(Geometry<3> gv, Out* out, const A* a, const B* b, F f) {
+  const I n = static_cast<I>(gv.numel);
+  const bool ab = gv.strides[1][gv.nd - 1] == 0, bb = gv.strides[2][gv.nd - 1] == 0;
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I off[3];
+    offsets<3, I>(gv, i, off);
+    const Pack<A, VEC> va = load_or_splat<VEC>(a + off[1], ab);
+    const Pack<B, VEC> vb = load_or_splat<VEC>(b + off[2], bb);
+    Pack<Out, VEC> vo;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) vo.v[k] = f(va.v[k], vb.v[k]);
+    *reinterpret_cast<Pack<Out, VEC>*>(out + off[0]) = vo;
+  }
+}
+
+// The vector geometry of g when its innermost dim can be read in VEC-element vectors by
+// every operand (out needs stride 1; inputs stride 1 or 0), nothing otherwise.
+template <int VEC, int N>
+bool vector_geometry(const Geometry<N>& g, const std::array<const void*, N>& ptrs, const std::array<size_t, N>& sizes,
+                     Geometry<N>& gv) {
+  const int in = g.nd - 1;
+  if (VEC <= 1 || g.sizes[in] % VEC != 0 || g.strides[0][in] != 1) return false;
+  for (int k = 0; k < N; ++k) {
+    const int64_t st = g.strides[k][in];
+    if (st == 0 && k > 0) continue;
+    if (st != 1 || reinterpret_cast<uintptr_t>(ptrs[k]) % (sizes[k] * VEC) != 0) return false;
+    for (int d = 0; d < in; ++d) {
+      if (g.strides[k][d] % VEC != 0) return false;
+    }
+  }
+  gv = g;
+  gv.sizes[in] /= VEC;
+  gv.numel /= VEC;
+  gv.contiguous = false;
+  for (int k = 0; k < N; ++k) gv.strides[k][in] *= VEC;
+  return true;
+}
+
+inline unsigned vec_blocks(int64_t n, int vec) {
+  const int64_t per_block = int64_t{kThreads} * kVecUnroll * vec;
+  return static_cast<unsigned>((n + per_block - 1) / per_block);
+}
+
+// out = f(a) over a geometry of (out, a): vector loads when both are contiguous and
+// aligned, the strided loop otherwise.
+template <typename Out, typename A, typename F>
+void launch_map1(const Geometry<2>& g, Out* out, const A* a, F f) {
+  if (g.numel <= 0) return;
+  constexpr int V = vec_width<Out, A>();
+  const int64_t n = g.numel;
+  if (V > 1 && g.contiguous && g.strides[0][0] == 1 && g.strides[1][0] == 1 && vec_aligned<V>(out) &&
+      vec_aligned<V>(a) && n / (int64_t{kThreads} * kVecUnroll * V) < (int64_t{1} << 31)) {
+    vec_map1_kernel<V><<<vec_blocks(n, V), kThreads, 0, stream()>>>(n, out, a, f);
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  Geometry<2> gv;
+  if (vector_geometry<V, 2>(g, {out, a}, {sizeof(Out), sizeof(A)}, gv)) {
+    if (fits_32bit(g)) {
+      vec_strided_map1_kernel<V, uint32_t><<<blocks_for(gv.numel), kThreads, 0, stream()>>>(gv, out, a, f);
+    } else {
+      vec_strided_map1_kernel<V, int64_t><<<blocks_for(gv.numel), kThreads, 0, stream()>>>(gv, out, a, f);
+    }
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  launch_geometry<2>(g, [=] __device__(const int64_t(&off)[2]) { out[off[0]] = f(a[off[1]]); });
+}
+
+template <typename Out, typename A, typename B, typename F>
+void launch_map2(const Geometry<3>& g, Out* out, const A* a, const B* b, F f) {
+  if (g.numel <= 0) return;
+  constexpr int V = vec_width<Out, A, B>();
+  const int64_t n = g.numel;
+  const bool as = g.strides[1][0] == 0, bs = g.strides[2][0] == 0;
+  if (V > 1 && g.contiguous && g.strides[0][0] == 1 && vec_aligned<V>(out) && (as || vec_aligned<V>(a)) &&
+      (bs || vec_aligned<V>(b)) && n / (int64_t{kThreads} * kVecUnroll * V) < (int64_t{1} << 31)) {
+    vec_map2_kernel<V><<<vec_blocks(n, V), kThreads, 0, stream()>>>(n, out, a, b, as, bs, f);
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  Geometry<3> gv;
+  if (vector_geometry<V, 3>(g, {out, a, b}, {sizeof(Out), sizeof(A), sizeof(B)}, gv)) {
+    if (fits_32bit(g)) {
+      vec_strided_map2_kernel<V, uint32_t><<<blocks_for(gv.numel), kThreads, 0, stream()>>>(gv, out, a, b, f);
+    } else {
+      vec_strided_map2_kernel<V, int64_t><<<blocks_for(gv.numel), kThreads, 0, stream()>>>(gv, out, a, b, f);
+    }
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  launch_geometry<3>(g, [=] __device__(const int64_t(&off)[3]) { out[off[0]] = f(a[off[1]], b[off[2]]); });
 }
 
 // ---- block reductions ----

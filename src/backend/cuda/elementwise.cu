@@ -18,6 +18,8 @@ __device__ inline T floor_div(T a, T b) {
     return floor(a / b);
   } else if constexpr (std::is_same_v<T, bool>) {
     return a;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return static_cast<T>(a / b);
   } else {
     const T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
@@ -31,6 +33,8 @@ __device__ inline T py_rem(T a, T b) {
     return r;
   } else if constexpr (std::is_same_v<T, bool>) {
     return false;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return static_cast<T>(a % b);
   } else {
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -61,7 +65,7 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   Out* o = static_cast<Out*>(out.raw_data());
   const T* x = static_cast<const T*>(a.raw_data());
   const T* y = static_cast<const T*>(b.raw_data());
-  launch_geometry<3>(g, [=] __device__(const int64_t(&off)[3]) { o[off[0]] = f(x[off[1]], y[off[2]]); });
+  launch_map2(g, o, x, y, f);
 }
 
 template <typename T>
@@ -123,7 +127,7 @@ void unary_loop(const Tensor& x, Tensor& out, F f) {
   const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()});
   Out* o = static_cast<Out*>(out.raw_data());
   const T* in = static_cast<const T*>(x.raw_data());
-  launch_geometry<2>(g, [=] __device__(const int64_t(&off)[2]) { o[off[0]] = f(in[off[1]]); });
+  launch_map1(g, o, in, f);
 }
 
 template <typename T>
@@ -190,8 +194,12 @@ template <typename T>
 void int_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (op) {
     case UnaryOp::Neg: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(-v); });
-    case UnaryOp::Abs: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v < 0 ? -v : v); });
-    case UnaryOp::Sign: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Abs:
+      if constexpr (std::is_unsigned_v<T>) return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
+      else return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v < 0 ? -v : v); });
+    case UnaryOp::Sign:
+      if constexpr (std::is_unsigned_v<T>) return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v > 0); });
+      else return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>((v > 0) - (v < 0)); });
     case UnaryOp::Square: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v * v); });
     case UnaryOp::Relu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : T(0); });
     case UnaryOp::Floor:
@@ -222,7 +230,7 @@ void convert_loop(const Tensor& src, Tensor& dst) {
   const auto g = make_geometry<2>(dst.shape(), {&dst.strides(), &src.strides()});
   D* o = static_cast<D*>(dst.raw_data());
   const S* in = static_cast<const S*>(src.raw_data());
-  launch_geometry<2>(g, [=] __device__(const int64_t(&off)[2]) { o[off[0]] = convert<D>(in[off[1]]); });
+  launch_map1(g, o, in, [] __device__(S v) { return convert<D>(v); });
 }
 
 // Philox4x32-10, the same function as Generator::philox on the host.

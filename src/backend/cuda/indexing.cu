@@ -57,60 +57,28 @@ __device__ inline void atomic_add(T* p, T v) {
     atomicAdd(p, v);
   }
 }
+
+template <typename T>
+void scatter_add_typed(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                       int64_t inner) {
+  T* op = static_cast<T*>(out.raw_data());
+  const int64_t* ip = index.data<int64_t>();
+  const T* sp = static_cast<const T*>(src.raw_data());
+  for_n(outer * k * inner, [=] __device__(int64_t t) {
+    const int64_t i = t % inner, o = t / (k * inner);
+    atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+  });
+}
+
 }  // namespace
 
 void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                  int64_t inner) {
-  auto run_float = [&] {
-    using T = float;
-    
-    T* op = static_cast<T*>(out.raw_data());
-    const int64_t* ip = index.data<int64_t>();
-    const T* sp = static_cast<const T*>(src.raw_data());
-    for_n(outer * k * inner, [=] __device__(int64_t t) {
-      const int64_t i = t % inner, o = t / (k * inner);
-      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
-    });
-  };
-  auto run_double = [&] {
-    using T = double;
-    
-    T* op = static_cast<T*>(out.raw_data());
-    const int64_t* ip = index.data<int64_t>();
-    const T* sp = static_cast<const T*>(src.raw_data());
-    for_n(outer * k * inner, [=] __device__(int64_t t) {
-      const int64_t i = t % inner, o = t / (k * inner);
-      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
-    });
-  };
-  auto run_int32_t = [&] {
-    using T = int32_t;
-    
-    T* op = static_cast<T*>(out.raw_data());
-    const int64_t* ip = index.data<int64_t>();
-    const T* sp = static_cast<const T*>(src.raw_data());
-    for_n(outer * k * inner, [=] __device__(int64_t t) {
-      const int64_t i = t % inner, o = t / (k * inner);
-      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
-    });
-  };
-  auto run_int64_t = [&] {
-    using T = int64_t;
-    
-    T* op = static_cast<T*>(out.raw_data());
-    const int64_t* ip = index.data<int64_t>();
-    const T* sp = static_cast<const T*>(src.raw_data());
-    for_n(outer * k * inner, [=] __device__(int64_t t) {
-      const int64_t i = t % inner, o = t / (k * inner);
-      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
-    });
-  };
-  
   switch (out.dtype()) {
-    case Dtype::Float32: return run_float();
-    case Dtype::Float64: return run_double();
-    case Dtype::Int32: return run_int32_t();
-    case Dtype::Int64: return run_int64_t();
+    case Dtype::Float32: return scatter_add_typed<float>(out, index, src, outer, n, k, inner);
+    case Dtype::Float64: return scatter_add_typed<double>(out, index, src, outer, n, k, inner);
+    case Dtype::Int32: return scatter_add_typed<int32_t>(out, index, src, outer, n, k, inner);
+    case Dtype::Int64: return scatter_add_typed<int64_t>(out, index, src, outer, n, k, inner);
     default: {
       // No atomics for the remaining dtypes: compute on the host.
       Tensor ho = to_host(out), hi = to_host(index), hs = to_host(src);
@@ -120,57 +88,32 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
   }
 }
 
+namespace {
+
+// Sequential scan per (outer, inner) column; floats accumulate in float64 and integers
+// in int64, like the CPU kernel.
+template <typename T, typename A>
+void cumsum_typed(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) {
+  const T* xp = static_cast<const T*>(x.raw_data());
+  T* op = static_cast<T*>(out.raw_data());
+  for_n(outer * inner, [=] __device__(int64_t t) {
+    const int64_t o = t / inner, i = t % inner;
+    A acc = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = (o * n + j) * inner + i;
+      acc += static_cast<A>(xp[at]);
+      op[at] = static_cast<T>(acc);
+    }
+  });
+}
+
+}  // namespace
+
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) {
-  auto run_float = [&] {
-    using T = float;
-    
-    const T* xp = static_cast<const T*>(x.raw_data());
-    T* op = static_cast<T*>(out.raw_data());
-    for_n(outer * inner, [=] __device__(int64_t t) {
-      const int64_t o = t / inner, i = t % inner;
-      T acc = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t at = (o * n + j) * inner + i;
-        acc += xp[at];
-        op[at] = acc;
-      }
-    });
-  };
-  auto run_double = [&] {
-    using T = double;
-    
-    const T* xp = static_cast<const T*>(x.raw_data());
-    T* op = static_cast<T*>(out.raw_data());
-    for_n(outer * inner, [=] __device__(int64_t t) {
-      const int64_t o = t / inner, i = t % inner;
-      T acc = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t at = (o * n + j) * inner + i;
-        acc += xp[at];
-        op[at] = acc;
-      }
-    });
-  };
-  auto run_int64_t = [&] {
-    using T = int64_t;
-    
-    const T* xp = static_cast<const T*>(x.raw_data());
-    T* op = static_cast<T*>(out.raw_data());
-    for_n(outer * inner, [=] __device__(int64_t t) {
-      const int64_t o = t / inner, i = t % inner;
-      T acc = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t at = (o * n + j) * inner + i;
-        acc += xp[at];
-        op[at] = acc;
-      }
-    });
-  };
-  
   switch (x.dtype()) {
-    case Dtype::Float32: return run_float();
-    case Dtype::Float64: return run_double();
-    case Dtype::Int64: return run_int64_t();
+    case Dtype::Float32: return cumsum_typed<float, double>(x, outer, n, inner, out);
+    case Dtype::Float64: return cumsum_typed<double, double>(x, outer, n, inner, out);
+    case Dtype::Int64: return cumsum_typed<int64_t, int64_t>(x, outer, n, inner, out);
     default: throw DtypeError(std::string("cumsum kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
@@ -189,9 +132,7 @@ void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_
 }
 
 void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) {
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
     const T* xp = static_cast<const T*>(x.raw_data());
     T* cp = static_cast<T*>(cols.raw_data());
     const Conv2dGeom G = g;
@@ -204,32 +145,11 @@ void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) {
       const T v = (h >= 0 && h < G.H && w >= 0 && w < G.W) ? xp[((nb * G.C + c) * G.H + h) * G.W + w] : T(0);
       cp[r * G.col_ld + nb * G.col_batch_stride + l] = v;
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    const T* xp = static_cast<const T*>(x.raw_data());
-    T* cp = static_cast<T*>(cols.raw_data());
-    const Conv2dGeom G = g;
-    const int64_t L = G.OH * G.OW, R = G.C * G.kh * G.kw;
-    for_n(R * batch * L, [=] __device__(int64_t t) {
-      const int64_t l = t % L, nb = (t / L) % batch, r = t / (L * batch);
-      const int64_t j = r % G.kw, i = (r / G.kw) % G.kh, c = r / (G.kw * G.kh);
-      const int64_t oh = l / G.OW, ow = l % G.OW;
-      const int64_t h = oh * G.sh - G.ph + i * G.dh, w = ow * G.sw - G.pw + j * G.dw;
-      const T v = (h >= 0 && h < G.H && w >= 0 && w < G.W) ? xp[((nb * G.C + c) * G.H + h) * G.W + w] : T(0);
-      cp[r * G.col_ld + nb * G.col_batch_stride + l] = v;
-    });
-  };
-  
-  if (x.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) {
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
     const T* cp = static_cast<const T*>(cols.raw_data());
     T* xp = static_cast<T*>(x.raw_data());
     const Conv2dGeom G = g;
@@ -252,42 +172,11 @@ void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) {
       }
       xp[t] = acc;
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    const T* cp = static_cast<const T*>(cols.raw_data());
-    T* xp = static_cast<T*>(x.raw_data());
-    const Conv2dGeom G = g;
-    for_n(batch * G.C * G.H * G.W, [=] __device__(int64_t t) {
-      const int64_t w = t % G.W, h = (t / G.W) % G.H, c = (t / (G.W * G.H)) % G.C, nb = t / (G.W * G.H * G.C);
-      T acc = 0;
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t hh = h + G.ph - i * G.dh;
-        if (hh < 0 || hh % G.sh != 0) continue;
-        const int64_t oh = hh / G.sh;
-        if (oh >= G.OH) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t ww = w + G.pw - j * G.dw;
-          if (ww < 0 || ww % G.sw != 0) continue;
-          const int64_t ow = ww / G.sw;
-          if (ow >= G.OW) continue;
-          const int64_t r = (c * G.kh + i) * G.kw + j;
-          acc += cp[r * G.col_ld + nb * G.col_batch_stride + oh * G.OW + ow];
-        }
-      }
-      xp[t] = acc;
-    });
-  };
-  
-  if (x.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) {
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
     const T* xp = static_cast<const T*>(x.raw_data());
     T* op = static_cast<T*>(out.raw_data());
     int64_t* ip = indices.data<int64_t>();
@@ -314,66 +203,18 @@ void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& ou
       op[t] = best;
       ip[t] = bi < 0 ? 0 : bi;
     });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    const T* xp = static_cast<const T*>(x.raw_data());
-    T* op = static_cast<T*>(out.raw_data());
-    int64_t* ip = indices.data<int64_t>();
-    const Pool2dGeom G = g;
-    for_n(planes * G.OH * G.OW, [=] __device__(int64_t t) {
-      const int64_t ow = t % G.OW, oh = (t / G.OW) % G.OH, p = t / (G.OW * G.OH);
-      const T* plane = xp + p * G.H * G.W;
-      T best = T(-INFINITY);
-      int64_t bi = -1;
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t h = oh * G.sh - G.ph + i * G.dh;
-        if (h < 0 || h >= G.H) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t w = ow * G.sw - G.pw + j * G.dw;
-          if (w < 0 || w >= G.W) continue;
-          const T v = plane[h * G.W + w];
-          if (bi < 0) bi = h * G.W + w;
-          if (v > best || v != v) {
-            best = v;
-            bi = h * G.W + w;
-          }
-        }
-      }
-      op[t] = best;
-      ip[t] = bi < 0 ? 0 : bi;
-    });
-  };
-  
-  if (x.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGeom& g, int64_t planes, Tensor& gx) {
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(gx.dtype(), {
     const T* gp = static_cast<const T*>(gy.raw_data());
     const int64_t* ip = indices.data<int64_t>();
     T* xp = static_cast<T*>(gx.raw_data());
     const int64_t HW = g.H * g.W, L = g.OH * g.OW;
     ST_CUDA_CHECK(cudaMemsetAsync(xp, 0, planes * HW * sizeof(T), stream()));
     for_n(planes * L, [=] __device__(int64_t t) { atomicAdd(&xp[(t / L) * HW + ip[t]], gp[t]); });
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    const T* gp = static_cast<const T*>(gy.raw_data());
-    const int64_t* ip = indices.data<int64_t>();
-    T* xp = static_cast<T*>(gx.raw_data());
-    const int64_t HW = g.H * g.W, L = g.OH * g.OW;
-    ST_CUDA_CHECK(cudaMemsetAsync(xp, 0, planes * HW * sizeof(T), stream()));
-    for_n(planes * L, [=] __device__(int64_t t) { atomicAdd(&xp[(t / L) * HW + ip[t]], gp[t]); });
-  };
-  
-  if (gx.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 }  // namespace st::cudak

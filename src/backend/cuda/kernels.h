@@ -17,6 +17,7 @@ void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
           int64_t ldc, int64_t stride_c, int64_t batch);
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
+void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                 Tensor& mean, Tensor& rstd);
 void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
@@ -39,5 +40,31 @@ void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Ten
 void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices);
 void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
                          Tensor& gx);
+
+// sort.cu
+void masked_select(const Tensor& x, const Tensor& mask, Tensor& out);
+void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
+          Tensor& indices);
+// pooling.cu
+void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                int64_t divisor_override, Tensor& out);
+void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
+                         int64_t divisor_override, Tensor& gx);
+void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
+void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
+// depthwise.cu
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                      int64_t batch, Tensor& out);
+void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                     Tensor& gx);
+void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
+                                      Tensor& gw);
+// rnn.cu
+void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
+void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                   const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
+void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
 
 }  // namespace st::cudak

@@ -70,10 +70,54 @@ __global__ void row_reduce_kernel(const In* x, Out* out, int64_t outer, int64_t 
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     const int64_t b = blockIdx.x * chunk, e = min(r, b + chunk);
     const In* row = x + o * r;
-    A acc = init;
-    for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) acc = red(acc, static_cast<A>(row[i]));
-    acc = block_reduce(acc, red, init);
+    A acc = init, acc2 = init;
+    int64_t tail = b;
+    constexpr int V = vec_width<In>();
+    if constexpr (V > 1) {
+      // Scalar head up to a 16-byte boundary, then two independent 16-byte loads per step.
+      const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(row + b) / sizeof(In)) % V;
+      const int64_t head = min(e - b, mis ? V - mis : int64_t{0});
+      if (threadIdx.x < head) acc = red(acc, static_cast<A>(row[b + threadIdx.x]));
+      const int64_t nvec = (e - b - head) / V;
+      const auto* pv = reinterpret_cast<const Pack<In, V>*>(row + b + head);
+      int64_t k = threadIdx.x;
+      for (; k + blockDim.x < nvec; k += 2 * static_cast<int64_t>(blockDim.x)) {
+        const Pack<In, V> p0 = pv[k], p1 = pv[k + blockDim.x];
+#pragma unroll
+        for (int q = 0; q < V; ++q) {
+          acc = red(acc, static_cast<A>(p0.v[q]));
+          acc2 = red(acc2, static_cast<A>(p1.v[q]));
+        }
+      }
+      if (k < nvec) {
+        const Pack<In, V> p0 = pv[k];
+#pragma unroll
+        for (int q = 0; q < V; ++q) acc = red(acc, static_cast<A>(p0.v[q]));
+      }
+      tail = b + head + nvec * V;
+    }
+    for (int64_t i = tail + threadIdx.x; i < e; i += blockDim.x) acc = red(acc, static_cast<A>(row[i]));
+    acc = block_reduce(red(acc, acc2), red, init);
     if (threadIdx.x == 0) out[o * nsplit + blockIdx.x] = static_cast<Out>(acc);
+  }
+}
+
+// inner == 1 with short rows and many of them: one warp per row, no block barriers.
+template <typename In, typename A, typename Out>
+__global__ void warp_row_reduce_kernel(const In* x, Out* out, int64_t outer, int64_t r, Red<A> red, A init) {
+  const int lane = threadIdx.x & 31;
+  const int64_t per_block = blockDim.x >> 5;
+  for (int64_t o = blockIdx.x * per_block + (threadIdx.x >> 5); o < outer; o += gridDim.x * per_block) {
+    const In* row = x + o * r;
+    A acc = init, acc2 = init;
+    int64_t i = lane;
+    for (; i + 32 < r; i += 64) {
+      acc = red(acc, static_cast<A>(row[i]));
+      acc2 = red(acc2, static_cast<A>(row[i + 32]));
+    }
+    if (i < r) acc = red(acc, static_cast<A>(row[i]));
+    acc = warp_reduce(red(acc, acc2), red);
+    if (lane == 0) out[o] = static_cast<Out>(acc);
   }
 }
 
@@ -140,6 +184,12 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
     nsplit = std::min<int64_t>((target + have - 1) / have, std::max<int64_t>(1, r / (inner == 1 ? 2048 : 16)));
     nsplit = std::max<int64_t>(1, std::min<int64_t>(nsplit, 65535));
   }
+  if (nsplit == 1 && inner == 1 && r <= 2048) {
+    const int64_t blocks = std::min<int64_t>((outer + 7) / 8, int64_t{65535} * 16);
+    warp_row_reduce_kernel<T, A, T><<<static_cast<unsigned>(blocks), 256, 0, stream()>>>(x, out, outer, r, red, init);
+    ST_CUDA_LAUNCH_CHECK();
+    return;
+  }
   if (nsplit == 1) {
     reduce_pass<T, A, T>(x, out, outer, r, inner, 1, red, init);
     return;
@@ -180,7 +230,8 @@ __global__ void arg_row_kernel(const T* x, T* values, int64_t* indices, int64_t 
     ArgBest<T> best{T(0), -1};
     for (int64_t k = threadIdx.x; k < r; k += blockDim.x) best = arg_pick(best, ArgBest<T>{row[k], k}, is_max);
     for (int off = 16; off > 0; off >>= 1) {
-      ArgBest<T> other{__shfl_xor_sync(0xffffffffu, best.v, off), __shfl_xor_sync(0xffffffffu, best.i, off)};
+      ArgBest<T> other{static_cast<T>(__shfl_xor_sync(0xffffffffu, best.v, off)),
+                        __shfl_xor_sync(0xffffffffu, best.i, off)};
       best = arg_pick(best, other, is_max);
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -251,7 +302,7 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, boo
       else if (v > m) {
         s = (m == -INFINITY ? T(0) : s * exp(m - v)) + T(1);
         m = v;
-      } else {
+      } else if (v != -INFINITY) {  // exp(-inf - -inf) would be NaN while m is still -inf
         s += exp(v - m);
       }
     }
@@ -286,8 +337,8 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, boo
       continue;
     }
     if (!isfinite(mx)) {
-      // Rows of -inf (or with +inf): same rule as the CPU: shift by 0 (or the +inf max).
-      const T shift = mx == -INFINITY ? T(0) : mx;
+      // Rows of -inf or with +inf: shift by 0, the CPU's rule.
+      const T shift = T(0);
       sum = 0;
       // recompute the sum with the shift (rare path)
       T part = 0;
@@ -383,6 +434,223 @@ __global__ void ln_backward_wb_kernel(const T* g, const T* x, const T* mean, con
   pb[blockIdx.y * cols + j] = sb;
 }
 
+// ---- rows that fit in registers: one read and one write per element ----
+// Thread t of a block holds vectors t, t + blockDim.x, ... (kRowItems of them) of one row;
+// cols must be a multiple of VEC and the row pointers VEC-aligned.
+constexpr int kRowItems = 4;
+
+template <typename T, int VEC>
+struct RowRegs {
+  T v[kRowItems][VEC];
+  // Loads the row's vectors; slots past the row end are set to `pad`.
+  __device__ void load(const T* row, int64_t cols, T pad) {
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it) {
+      const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC;
+      if (j < cols) {
+        const Pack<T, VEC> p = *reinterpret_cast<const Pack<T, VEC>*>(row + j);
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) v[it][q] = p.v[q];
+      } else {
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) v[it][q] = pad;
+      }
+    }
+  }
+  __device__ void store(T* row, int64_t cols) const {
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it) {
+      const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC;
+      if (j < cols) {
+        Pack<T, VEC> p;
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) p.v[q] = v[it][q];
+        *reinterpret_cast<Pack<T, VEC>*>(row + j) = p;
+      }
+    }
+  }
+  __device__ static bool valid(int it, int64_t cols) {
+    return (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC < cols;
+  }
+};
+
+template <typename T>
+struct MaxOp {
+  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+template <typename T>
+struct AddOp {
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+template <typename T, int VEC>
+__global__ void softmax_regs_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool log) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    RowRegs<T, VEC> row;
+    row.load(x + r * cols, cols, T(-INFINITY));
+    T m = -INFINITY;
+    bool nan = false;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        const T v = row.v[it][q];
+        nan |= v != v;
+        m = v > m ? v : m;
+      }
+    nan = __syncthreads_or(nan);
+    m = block_reduce(m, MaxOp<T>{}, T(-INFINITY));
+    // A row whose max is infinite is shifted by 0 (the CPU's rule), any other by its max.
+    const T shift = isfinite(m) ? m : T(0);
+    T s = 0;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        const T e = exp(row.v[it][q] - shift);
+        if (RowRegs<T, VEC>::valid(it, cols)) s += e;
+        if (!log) row.v[it][q] = e;
+      }
+    s = block_reduce(s, AddOp<T>{}, T(0));
+    const T lse = shift + ::log(s), inv = T(1) / s;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        T& v = row.v[it][q];
+        v = nan ? T(NAN) : (log ? v - lse : v * inv);
+      }
+    row.store(y + r * cols, cols);
+  }
+}
+
+template <typename T, int VEC>
+__global__ void ln_forward_regs_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out,
+                                       int64_t rows, int64_t cols, double eps) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    RowRegs<T, VEC> row;
+    row.load(x + r * cols, cols, T(0));
+    T s = 0;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) s += row.v[it][q];
+    const T mu = block_reduce(s, AddOp<T>{}, T(0)) / static_cast<T>(cols);
+    // Two passes over the registers: the variance of centred values, no cancellation.
+    T ss = 0;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        const T d = row.v[it][q] - mu;
+        if (RowRegs<T, VEC>::valid(it, cols)) ss += d * d;
+      }
+    const T var = block_reduce(ss, AddOp<T>{}, T(0)) / static_cast<T>(cols);
+    const T rs = static_cast<T>(1.0 / sqrt(static_cast<double>(var) + eps));
+    RowRegs<T, VEC> wr, br;
+    if (w) wr.load(w, cols, T(1));
+    if (b) br.load(b, cols, T(0));
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        T o = (row.v[it][q] - mu) * rs;
+        if (w) o = o * wr.v[it][q];
+        if (b) o = o + br.v[it][q];
+        row.v[it][q] = o;
+      }
+    row.store(y + r * cols, cols);
+    if (threadIdx.x == 0) {
+      mean_out[r] = mu;
+      rstd_out[r] = rs;
+    }
+  }
+}
+
+// dx = rstd * (wg - mean(wg) - xhat * mean(wg * xhat)), wg = w * g, from registers.
+template <typename T, int VEC>
+__global__ void ln_backward_dx_regs_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx,
+                                           int64_t rows, int64_t cols) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    RowRegs<T, VEC> gr, xr, wr;
+    gr.load(g + r * cols, cols, T(0));
+    xr.load(x + r * cols, cols, T(0));
+    if (w) wr.load(w, cols, T(1));
+    const T m = mean[r], rs = rstd[r];
+    T s1 = 0, s2 = 0;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        const T wg = w ? wr.v[it][q] * gr.v[it][q] : gr.v[it][q];
+        const T xh = (xr.v[it][q] - m) * rs;
+        gr.v[it][q] = wg;
+        xr.v[it][q] = xh;
+        s1 += wg;
+        s2 += wg * xh;
+      }
+    const T a = block_reduce(s1, AddOp<T>{}, T(0)) / static_cast<T>(cols);
+    const T c = block_reduce(s2, AddOp<T>{}, T(0)) / static_cast<T>(cols);
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) gr.v[it][q] = rs * (gr.v[it][q] - a - xr.v[it][q] * c);
+    gr.store(dx + r * cols, cols);
+  }
+}
+
+// Softmax backward from the output: y * (g - sum(g * y)), or g - exp(y) * sum(g) for log.
+template <typename T, int VEC>
+__global__ void softmax_backward_regs_kernel(const T* g, const T* y, T* dx, int64_t rows, int64_t cols, bool log) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    RowRegs<T, VEC> gr, yr;
+    gr.load(g + r * cols, cols, T(0));
+    yr.load(y + r * cols, cols, T(0));
+    T s = 0;
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) s += log ? gr.v[it][q] : gr.v[it][q] * yr.v[it][q];
+    s = block_reduce(s, AddOp<T>{}, T(0));
+#pragma unroll
+    for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+      for (int q = 0; q < VEC; ++q) {
+        const T gv = gr.v[it][q], yv = yr.v[it][q];
+        gr.v[it][q] = log ? gv - exp(yv) * s : yv * (gv - s);
+      }
+    gr.store(dx + r * cols, cols);
+  }
+}
+template <typename T>
+__global__ void softmax_backward_kernel(const T* g, const T* y, T* dx, int64_t rows, int64_t cols, bool log) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* gr = g + r * cols;
+    const T* yr = y + r * cols;
+    T s = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += log ? gr[j] : gr[j] * yr[j];
+    s = block_reduce(s, AddOp<T>{}, T(0));
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      dx[r * cols + j] = log ? gr[j] - exp(yr[j]) * s : yr[j] * (gr[j] - s);
+    }
+  }
+}
+
+// Threads per row for the register kernels, or 0 when the row does not fit (or is not
+// vector-aligned) and the streaming kernels run instead.
+template <typename T>
+int regs_threads(int64_t cols, std::initializer_list<const void*> ptrs) {
+  constexpr int V = vec_width<T>();
+  if (cols % V != 0) return 0;
+  for (const void* p : ptrs) {
+    if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 0;
+  }
+  const int64_t vecs = (cols / V + kRowItems - 1) / kRowItems;
+  int t = 32;
+  while (t < vecs) t *= 2;
+  return t <= 1024 ? t : 0;
+}
+
 int row_threads(int64_t cols) { return cols >= 2048 ? 512 : (cols >= 512 ? 256 : (cols >= 128 ? 128 : 64)); }
 
 }  // namespace
@@ -415,12 +683,34 @@ void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t 
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) {
   if (rows == 0 || cols == 0) return;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-  const int threads = row_threads(cols);
-  if (x.dtype() == Dtype::Float64) {
-    softmax_kernel<double><<<blocks, threads, 0, stream()>>>(x.data<double>(), out.data<double>(), rows, cols, log);
-  } else {
-    softmax_kernel<float><<<blocks, threads, 0, stream()>>>(x.data<float>(), out.data<float>(), rows, cols, log);
-  }
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
+    const T* xp = x.data<T>();
+    T* yp = out.data<T>();
+    // Row starts stay aligned only when every row length keeps them so.
+    const int rt = regs_threads<T>(cols, {xp, yp});
+    if (rt > 0) {
+      softmax_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(xp, yp, rows, cols, log);
+    } else {
+      softmax_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(xp, yp, rows, cols, log);
+    }
+  });
+  ST_CUDA_LAUNCH_CHECK();
+}
+
+void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) {
+  if (rows == 0 || cols == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
+  ST_CUDA_FLOAT_CASES(y.dtype(), {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* dp = dx.data<T>();
+    const int rt = regs_threads<T>(cols, {gp, yp, dp});
+    if (rt > 0) {
+      softmax_backward_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(gp, yp, dp, rows, cols, log);
+    } else {
+      softmax_backward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(gp, yp, dp, rows, cols, log);
+    }
+  });
   ST_CUDA_LAUNCH_CHECK();
 }
 
@@ -428,36 +718,35 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
                 Tensor& mean, Tensor& rstd) {
   if (rows == 0) return;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-  auto run_double = [&] {
-    using T = double;
-    
-    ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
-        x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr, y.data<T>(),
-        mean.data<T>(), rstd.data<T>(), rows, cols, eps);
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
-        x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr, y.data<T>(),
-        mean.data<T>(), rstd.data<T>(), rows, cols, eps);
-  };
-  
-  if (x.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
+    const T* wp = w.defined() ? w.data<T>() : nullptr;
+    const T* bp = b.defined() ? b.data<T>() : nullptr;
+    const int rt = regs_threads<T>(cols, {x.data<T>(), y.data<T>(), wp, bp});
+    if (rt > 0) {
+      ln_forward_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(
+          x.data<T>(), wp, bp, y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, cols, eps);
+    } else {
+      ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(x.data<T>(), wp, bp, y.data<T>(),
+                                                                       mean.data<T>(), rstd.data<T>(), rows, cols, eps);
+    }
+  });
   ST_CUDA_LAUNCH_CHECK();
 }
 
 void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                          int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
-  auto run_double = [&] {
-    using T = double;
-    
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
+    const T* wp = w.defined() ? w.data<T>() : nullptr;
     if (dx.defined() && rows > 0) {
       const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-      ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
-          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), w.defined() ? w.data<T>() : nullptr,
-          dx.data<T>(), rows, cols);
+      const int rt = regs_threads<T>(cols, {g.data<T>(), x.data<T>(), dx.data<T>(), wp});
+      if (rt > 0) {
+        ln_backward_dx_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(
+            g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), wp, dx.data<T>(), rows, cols);
+      } else {
+        ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
+            g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), wp, dx.data<T>(), rows, cols);
+      }
       ST_CUDA_LAUNCH_CHECK();
     }
     if (dw.defined() || db.defined()) {
@@ -475,36 +764,7 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
       if (dw.defined()) reduce_pass<double, double, T>(pw.data<double>(), dw.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
       if (db.defined()) reduce_pass<double, double, T>(pb.data<double>(), db.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
     }
-  };
-  auto run_float = [&] {
-    using T = float;
-    
-    if (dx.defined() && rows > 0) {
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-      ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
-          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), w.defined() ? w.data<T>() : nullptr,
-          dx.data<T>(), rows, cols);
-      ST_CUDA_LAUNCH_CHECK();
-    }
-    if (dw.defined() || db.defined()) {
-      const int threads = 128;
-      const unsigned gx = static_cast<unsigned>((cols + threads - 1) / threads);
-      const int64_t nsplit = std::max<int64_t>(1, std::min<int64_t>(rows / 32, std::max<int64_t>(1, 1024 / gx)));
-      const int64_t chunk = rows > 0 ? (rows + nsplit - 1) / nsplit : 1;
-      Tensor pw = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
-      Tensor pb = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
-      ln_backward_wb_kernel<T><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
-          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), pw.data<double>(), pb.data<double>(), rows, cols,
-          chunk);
-      ST_CUDA_LAUNCH_CHECK();
-      const Red<double> sum{ReduceOp::Sum};
-      if (dw.defined()) reduce_pass<double, double, T>(pw.data<double>(), dw.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
-      if (db.defined()) reduce_pass<double, double, T>(pb.data<double>(), db.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
-    }
-  };
-  
-  if (x.dtype() == Dtype::Float64) run_double();
-  else run_float();
+  });
 }
 
 }  // namespace st::cudak
