@@ -1,4 +1,5 @@
-# oneDNN for the float32 CPU convolutions (src/nn/conv_onednn.cpp).
+# oneDNN for the float32 CPU convolutions (src/nn/conv_onednn.cpp) and LSTM layers
+# (src/nn/rnn_onednn.cpp).
 # SPIRALTORCH_ONEDNN=AUTO uses it when it is found, ON requires it, OFF never uses it.
 # We look for a system install (Debian's libdnnl-dev), a prefix in CMAKE_PREFIX_PATH or
 # DNNL_ROOT, or the CMake package config that dnnl_DIR names. Builds whose CPU runtime is
@@ -63,22 +64,22 @@ else()
   message(STATUS "SpiralTorch: oneDNN OFF: ${SPIRALTORCH_ONEDNN_REASON}")
 endif()
 
-# Only src/nn/conv_onednn.cpp sees the oneDNN headers and the define, so switching
-# oneDNN on or off recompiles that one file, and nothing built against the library
+# Only src/nn/conv_onednn.cpp and src/nn/rnn_onednn.cpp see the oneDNN headers and the
+# define, so switching oneDNN on or off recompiles those two files, and nothing built against the library
 # (the Python module, the tests) depends on oneDNN's headers.
 function(spiraltorch_configure_onednn target)
-  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/conv_onednn.cpp")
+  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/conv_onednn.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/rnn_onednn.cpp")
   if(SPIRALTORCH_WITH_ONEDNN)
-    set_source_files_properties("${_src}" TARGET_DIRECTORY ${target} PROPERTIES
+    set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "SPIRALTORCH_WITH_ONEDNN=1")
     # A -I for the compiler's own /usr/include would reorder the system headers.
     if(NOT SPIRALTORCH_DNNL_INCLUDE_DIR IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
-      set_source_files_properties("${_src}" TARGET_DIRECTORY ${target} PROPERTIES
+      set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES
         INCLUDE_DIRECTORIES "${SPIRALTORCH_DNNL_INCLUDE_DIR}")
     endif()
     target_link_libraries(${target} PRIVATE "${SPIRALTORCH_DNNL_LIBRARY}")
   else()
-    set_source_files_properties("${_src}" TARGET_DIRECTORY ${target} PROPERTIES
+    set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "SPIRALTORCH_ONEDNN_REASON=\"${SPIRALTORCH_ONEDNN_REASON}\"")
   endif()
 endfunction()

@@ -9,6 +9,7 @@
 
 #include "convert.h"
 #include "nn/conv_onednn.h"
+#include "nn/rnn_onednn.h"
 
 namespace stpy {
 
@@ -82,6 +83,7 @@ nb::dict describe_cpu() {
     d["onednn_reason"] = st::nn::onednn::unavailable_reason();
   }
   d["conv_backend"] = st::nn::onednn::conv_backend();
+  d["rnn_backend"] = st::nn::onednn::rnn_backend();
   return d;
 }
 
@@ -253,4 +255,7 @@ NB_MODULE(_core, m) {
   // The conv2d path switch ("auto", "im2col", "onednn"); tests use it to compare both paths.
   m.def("_conv_backend", &st::nn::onednn::conv_backend);
   m.def("_set_conv_backend", &st::nn::onednn::set_conv_backend, nb::arg("name"));
+  // The LSTM path switch ("auto", "loop", "onednn").
+  m.def("_rnn_backend", &st::nn::onednn::rnn_backend);
+  m.def("_set_rnn_backend", &st::nn::onednn::set_rnn_backend, nb::arg("name"));
 }

@@ -3,10 +3,8 @@
 // direct convolution) beat im2col + GEMM at the small channel counts of CNN training.
 #include "nn/conv_onednn.h"
 
-#include <atomic>
-#include <cstdlib>
-
 #include "nn/conv_common.h"
+#include "nn/onednn_common.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/error.h"
 #include "spiraltorch/ops.h"
@@ -24,75 +22,22 @@ namespace st::nn::onednn {
 
 namespace {
 
-#ifdef SPIRALTORCH_WITH_ONEDNN
-constexpr bool kBuilt = true;
-const char* const kReason = "";
-#else
-constexpr bool kBuilt = false;
-#ifndef SPIRALTORCH_ONEDNN_REASON
-#define SPIRALTORCH_ONEDNN_REASON "oneDNN is not compiled into this build"
-#endif
-const char* const kReason = SPIRALTORCH_ONEDNN_REASON;
-#endif
+using detail::kReason;
 
-enum class Mode : int { Auto, Im2col, OneDNN };
-
-std::optional<Mode> parse_mode(const std::string& s) {
-  if (s == "auto") return Mode::Auto;
-  if (s == "im2col") return Mode::Im2col;
-  if (s == "onednn") return Mode::OneDNN;
-  return std::nullopt;
-}
-
-Mode mode_from_env() {
-  const char* v = std::getenv("SPIRALTORCH_CONV_BACKEND");
-  if (v == nullptr || *v == '\0') return Mode::Auto;
-  const std::optional<Mode> m = parse_mode(v);
-  if (!m) {
-    throw ValueError(std::string("conv2d: SPIRALTORCH_CONV_BACKEND must be 'auto', 'im2col' or 'onednn', got '") +
-                     v + "'");
-  }
-  if (*m == Mode::OneDNN && !kBuilt) {
-    throw DeviceUnavailableError(std::string("conv2d: SPIRALTORCH_CONV_BACKEND=onednn but oneDNN is not available: ") +
-                                 kReason);
-  }
-  return *m;
-}
-
-// -1 until the environment variable has been read (lazily, so a bad value is reported by
-// the first convolution rather than at import time).
-std::atomic<int> g_mode{-1};
-
-Mode mode() {
-  const int m = g_mode.load(std::memory_order_relaxed);
-  if (m >= 0) return static_cast<Mode>(m);
-  int expected = -1;
-  g_mode.compare_exchange_strong(expected, static_cast<int>(mode_from_env()));
-  return static_cast<Mode>(g_mode.load());
+detail::BackendSwitch& backend_switch() {
+  static detail::BackendSwitch s("SPIRALTORCH_CONV_BACKEND", "conv2d", "im2col");
+  return s;
 }
 
 }  // namespace
 
 std::string unavailable_reason() { return kReason; }
 
-std::string conv_backend() {
-  switch (mode()) {
-    case Mode::Im2col: return "im2col";
-    case Mode::OneDNN: return "onednn";
-    default: return "auto";
-  }
-}
+std::string conv_backend() { return backend_switch().name(); }
 
-void set_conv_backend(const std::string& name) {
-  const std::optional<Mode> m = parse_mode(name);
-  if (!m) throw ValueError("set_conv_backend: expected 'auto', 'im2col' or 'onednn', got '" + name + "'");
-  if (*m == Mode::OneDNN && !kBuilt) {
-    throw DeviceUnavailableError(std::string("set_conv_backend: oneDNN is not available: ") + kReason);
-  }
-  g_mode.store(static_cast<int>(*m));
-}
+void set_conv_backend(const std::string& name) { backend_switch().set(name, "set_conv_backend"); }
 
-bool use_onednn() { return kBuilt && mode() != Mode::Im2col; }
+bool use_onednn() { return backend_switch().use_onednn(); }
 
 #ifndef SPIRALTORCH_WITH_ONEDNN
 
@@ -112,38 +57,12 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-// One CPU engine for the process. The cache below keeps primitives that refer to it, so it
-// must outlive the cache: cache() calls engine() first, and statics die in reverse order.
-const dnnl::engine& engine() {
-  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// A CPU stream only orders executions; one per thread keeps concurrent convolutions from
-// different threads independent (a stream object is not meant to be shared across threads).
-dnnl::stream& stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
-// How a primitive wants one argument laid out, and the reorder between that layout and our
-// plain NCHW / OIHW one (plain -> wanted for inputs, wanted -> plain for outputs).
-struct Arg {
-  memory::desc plain, want;
-  std::optional<dnnl::reorder> reorder;
-};
-
-Arg input_arg(const memory::desc& plain, const memory::desc& want) {
-  Arg a{plain, want, std::nullopt};
-  if (!(want == plain)) a.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), want));
-  return a;
-}
-
-Arg output_arg(const memory::desc& plain, const memory::desc& want) {
-  Arg a{plain, want, std::nullopt};
-  if (!(want == plain)) a.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), want, engine(), plain));
-  return a;
-}
+using detail::Arg;
+using detail::engine;
+using detail::input_arg;
+using detail::output_arg;
+using detail::stream;
+using detail::user_scratchpad;
 
 // A cached primitive. For the forward kind `src, wei, dst` are x, w, y; for backward-data
 // they are gx (output), w, gy; for backward-weights x, gw (output), gy.
@@ -156,18 +75,8 @@ struct Entry {
 
 enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
 
-struct Key {
-  std::array<int64_t, 18> v;
-  bool operator==(const Key&) const = default;
-};
-
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 0;
-    for (const int64_t x : k.v) h = h * 1000003u ^ std::hash<int64_t>{}(x);
-    return h;
-  }
-};
+using Key = detail::Key<18>;
+using KeyHash = detail::KeyHash<18>;
 
 Key make_key(Kind kind, bool bias, const Conv2dDims& d) {
   return Key{{static_cast<int64_t>(kind), bias, d.N, d.C, d.H, d.W, d.O, d.kh, d.kw, d.groups, d.stride[0],
@@ -222,14 +131,6 @@ memory::desc md(const memory::dims& dims, Tag tag) { return memory::desc(dims, k
 // im2col + GEMM, ~10x slower for depthwise), and than blocked weights with plain activations;
 // the reorders cost a few percent.
 memory::desc want(const memory::dims& dims) { return md(dims, Tag::any); }
-
-dnnl::primitive_attr user_scratchpad() {
-  // Scratch memory comes from our allocator per call, so concurrent executions of one
-  // cached primitive never share it.
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
 
 bool unimplemented(const dnnl::error& e) { return e.status == dnnl_unimplemented; }
 
@@ -312,44 +213,7 @@ std::shared_ptr<const Entry> forward_entry(const Conv2dDims& d, bool bias) {
 
 // ---- execution ----
 
-// Memory for one call: wraps our tensors, and holds the reorder buffers and the scratchpad
-// (tensors from our allocator) until the primitives that use them have run.
-class Staging {
- public:
-  explicit Staging(dnnl::stream& s) : s_(s) {}
-
-  // The input `t` in the layout `a` wants: `t` itself, or a reordered copy.
-  memory in(const Arg& a, const Tensor& t) {
-    memory user = wrap(a.plain, t);
-    if (!a.reorder) return user;
-    memory m = fresh(a.want);
-    a.reorder->execute(s_, user, m);
-    return m;
-  }
-  // Where a primitive writes the output `t`: `t` itself, or a buffer that flush() reorders into `t`.
-  memory out(const Arg& a, const Tensor& t) { return a.reorder ? fresh(a.want) : wrap(a.plain, t); }
-  void flush(const Arg& a, memory m, const Tensor& t) {
-    if (!a.reorder) return;
-    memory user = wrap(a.plain, t);
-    a.reorder->execute(s_, m, user);
-  }
-  void add_scratchpad(const memory::desc& md, std::unordered_map<int, memory>& args) {
-    if (md.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, fresh(md));
-  }
-  static memory wrap(const memory::desc& md, const Tensor& t) {
-    // oneDNN takes a non-const handle even for the arguments it only reads.
-    return memory(md, engine(), t.raw_data());
-  }
-
- private:
-  memory fresh(const memory::desc& md) {
-    const auto floats = static_cast<int64_t>((md.get_size() + sizeof(float) - 1) / sizeof(float));
-    bufs_.push_back(Tensor::empty({floats}, Dtype::Float32));
-    return memory(md, engine(), bufs_.back().raw_data());
-  }
-  dnnl::stream& s_;
-  std::vector<Tensor> bufs_;
-};
+using detail::Staging;
 
 std::string dims_str(const Conv2dDims& d) {
   return "input " + shape_str({d.N, d.C, d.H, d.W}) + ", weight " + shape_str({d.O, d.C / d.groups, d.kh, d.kw}) +
@@ -358,8 +222,7 @@ std::string dims_str(const Conv2dDims& d) {
 }
 
 [[noreturn]] void rethrow(const dnnl::error& e, const char* op, const char* stage, const Conv2dDims& d) {
-  throw SpiralError(std::string(op) + ": oneDNN " + stage + " failed for " + dims_str(d) + ": " + e.what() +
-                    " (dnnl status " + std::to_string(static_cast<int>(e.status)) + ")");
+  detail::rethrow(e, op, stage, dims_str(d));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "spiraltorch/nn/rnn.h"
 
 #include <cmath>
+#include <optional>
 
 #include "backend/backend.h"
+#include "nn/rnn_onednn.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/init.h"
@@ -41,6 +43,56 @@ void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_
     throw DtypeError(std::string(op) + ": input and weights must share a dtype, got " + dtype_name(xproj.dtype()) +
                      " and " + dtype_name(w_hh.dtype()));
   }
+}
+
+// One LSTM layer (input projection and recurrence) through oneDNN: x (T, B, I) -> out
+// (T + 2, B, H) = [all h_t, h_T, c_T], one autograd node. nullopt when oneDNN has no
+// implementation for the shapes (the caller then takes the loop path).
+std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
+                                        const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
+                                        const Tensor& c0_in) {
+  const onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
+                           b_ih_in.defined()};
+  const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
+  const Tensor h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
+  Tensor bias;  // oneDNN has one bias: b_ih + b_hh
+  if (d.bias) {
+    NoGradGuard ng;
+    bias = contig(add(b_ih_in.detach(), b_hh_in.detach()));
+  }
+  const bool grad = needs_grad({&x_in, &w_ih_in, &w_hh_in, &b_ih_in, &b_hh_in, &h0_in, &c0_in});
+  Tensor ws;
+  std::optional<Tensor> out = onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
+  if (!out || !grad) return out;
+  const bool nx = x_in.requires_grad(), nwi = w_ih_in.requires_grad(), nwh = w_hh_in.requires_grad();
+  const bool nbi = d.bias && b_ih_in.requires_grad(), nbh = d.bias && b_hh_in.requires_grad();
+  const bool nh = h0_in.requires_grad(), nc = c0_in.requires_grad();
+  const Tensor out_saved = out->detach();
+  record(*out, "LstmBackward", {x_in, w_ih_in, w_hh_in, b_ih_in, b_hh_in, h0_in, c0_in},
+         [out_saved, ws, x, wi, wh, bias, h0, c0, d, nx, nwi, nwh, nbi, nbh, nh,
+          nc](const Tensor& g_in) -> std::vector<Tensor> {
+           if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+           NoGradGuard ng;
+           const Tensor g = contig(g_in.to(Dtype::Float32));
+           std::optional<onednn::LstmGrads> r =
+               onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
+           if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
+           return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(),
+                   nbi ? r->db : Tensor(), nbh ? r->db : Tensor(),    nh ? r->dh0 : Tensor(),
+                   nc ? r->dc0 : Tensor()};
+         },
+         {out_saved, x, wi, wh, h0, c0});
+  return out;
+}
+
+// Whether a layer can go to oneDNN: all float32 on the host device "cpu" (the one oneDNN's
+// outputs are allocated on); mixed dtypes or devices take the loop path, which reports them.
+bool all_float32_cpu(const Tensor& x, std::initializer_list<const Tensor*> ts) {
+  if (x.dtype() != Dtype::Float32 || x.device() != Device()) return false;
+  for (const Tensor* t : ts) {
+    if (t->defined() && (t->dtype() != Dtype::Float32 || t->device() != x.device())) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -238,6 +290,19 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
   std::vector<Tensor> hn, cn;
   Tensor layer_in = x;
   for (int64_t l = 0; l < num_layers_; ++l) {
+    // float32 on the CPU: the whole layer through oneDNN (src/nn/rnn_onednn.cpp).
+    const Tensor wi = w_ih(l), wh = w_hh(l), bi = bias_ ? b_ih(l) : Tensor(), bh = bias_ ? b_hh(l) : Tensor();
+    const Tensor h0l = select(hinit, 0, l), c0l = select(cinit, 0, l);
+    if (onednn::use_onednn_rnn() && all_float32_cpu(layer_in, {&wi, &wh, &bi, &bh, &h0l, &c0l})) {
+      if (const std::optional<Tensor> out = lstm_layer_onednn(layer_in, wi, wh, bi, bh, h0l, c0l)) {
+        const int64_t T = layer_in.shape()[0];
+        const Tensor hs = narrow(*out, 0, 0, T);
+        hn.push_back(select(*out, 0, T));
+        cn.push_back(select(*out, 0, T + 1));
+        layer_in = l + 1 < num_layers_ ? inter_layer_dropout(hs) : hs;
+        continue;
+      }
+    }
     Tensor xp = matmul(layer_in, t(w_ih(l)));
     if (bias_) xp = add(xp, add(b_ih(l), b_hh(l)));
     const Tensor hc = lstm_recurrence(xp, w_hh(l), select(hinit, 0, l), select(cinit, 0, l));

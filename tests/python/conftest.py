@@ -99,19 +99,23 @@ def device(request):
     """The device an op/gradient test runs on: "cpu", "cuda" (skipped without a GPU)."""
     global _ACTIVE_DEVICE
     _ACTIVE_DEVICE = request.param
-    conv_backend = None
+    conv_backend = rnn_backend = None
     if is_pseudo_device(request.param):
         # float32 conv2d/conv1d on the host goes to oneDNN, a path only a device of type
         # CPU takes (its buffers are host tensors of "cpu"); CUDA never does. The stand-in
         # runs the portable im2col path instead, which is what it can check.
         conv_backend = st._core._conv_backend()
         st._core._set_conv_backend("im2col")
+        # Likewise the float32 LSTM layers go to oneDNN only on "cpu"; the stand-in runs the loop.
+        rnn_backend = st._core._rnn_backend()
+        st._core._set_rnn_backend("loop")
     try:
         yield request.param
     finally:
         _ACTIVE_DEVICE = None
         if conv_backend is not None:
             st._core._set_conv_backend(conv_backend)
+            st._core._set_rnn_backend(rnn_backend)
         if is_cuda(request.param) and HAVE_CUDA:
             st.cuda.synchronize()  # surface asynchronous kernel errors in the test that caused them
 

@@ -1,0 +1,169 @@
+"""float32 LSTM layers through oneDNN against the loop recurrence, and the backend switch.
+
+The comparisons run in every build: without oneDNN both switch settings take the loop
+path, and only the oneDNN-specific checks are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+import spiraltorch.nn as nn
+from spiraltorch import _core
+
+INFO = st.describe_device("cpu")
+HAVE_ONEDNN = INFO["onednn"] is not None
+needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {INFO.get('onednn_reason')}")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@contextlib.contextmanager
+def rnn_backend(name):
+    before = _core._rnn_backend()
+    _core._set_rnn_backend(name)
+    try:
+        yield
+    finally:
+        _core._set_rnn_backend(before)
+
+
+def _run(backend, state, x, h0, c0, grads, *, num_layers, bias, batch_first):
+    """Output, h_n, c_n and every gradient of one LSTM forward+backward on `backend`.
+
+    h0 / c0 None: the module starts from zeros (no state given)."""
+    with rnn_backend(backend):
+        m = nn.LSTM(x.shape[-1], grads[1].shape[-1], num_layers=num_layers, bias=bias, batch_first=batch_first)
+        m.load_state_dict(state)
+        xs = st.tensor(x, requires_grad=True)
+        hs = None if h0 is None else st.tensor(h0, requires_grad=True)
+        cs = None if c0 is None else st.tensor(c0, requires_grad=True)
+        out, (hn, cn) = m(xs) if hs is None else m(xs, (hs, cs))
+        go, gh, gc = (st.tensor(g) for g in grads)
+        ((out * go).sum() + (hn * gh).sum() + (cn * gc).sum()).backward()
+        res = {"out": out.detach().numpy(), "h_n": hn.detach().numpy(), "c_n": cn.detach().numpy(),
+               "grad x": xs.grad.numpy()}
+        if hs is not None:
+            res["grad h0"] = hs.grad.numpy()
+            res["grad c0"] = cs.grad.numpy()
+        for k, p in m.named_parameters():
+            res["grad " + k] = p.grad.numpy()
+        return res
+
+
+def _state(rng, I, H, num_layers, bias):
+    sd = {}
+    for l in range(num_layers):
+        inp = I if l == 0 else H
+        sd[f"weight_ih_l{l}"] = rng.uniform(-0.3, 0.3, (4 * H, inp)).astype(np.float32)
+        sd[f"weight_hh_l{l}"] = rng.uniform(-0.3, 0.3, (4 * H, H)).astype(np.float32)
+        if bias:
+            sd[f"bias_ih_l{l}"] = rng.uniform(-0.3, 0.3, (4 * H,)).astype(np.float32)
+            sd[f"bias_hh_l{l}"] = rng.uniform(-0.3, 0.3, (4 * H,)).astype(np.float32)
+    return sd
+
+
+CASES = [
+    # (T, B, I, H, num_layers, bias, batch_first, with_state)
+    (5, 3, 4, 6, 1, True, False, False),
+    (5, 3, 4, 6, 2, True, False, True),
+    (7, 2, 5, 8, 2, False, True, True),
+    (1, 4, 3, 5, 1, True, True, True),
+    (1, 1, 2, 3, 2, False, False, False),
+    (12, 8, 16, 32, 1, True, False, True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "T{}B{}I{}H{}L{}{}{}{}".format(
+    c[0], c[1], c[2], c[3], c[4], "b" if c[5] else "", "bf" if c[6] else "", "s" if c[7] else ""))
+def test_lstm_onednn_matches_loop(case):
+    T, B, I, H, L, bias, bf, with_state = case
+    rng = np.random.default_rng(T * 100 + H)
+    state = _state(rng, I, H, L, bias)
+    x = rng.standard_normal((B, T, I) if bf else (T, B, I)).astype(np.float32)
+    h0 = rng.standard_normal((L, B, H)).astype(np.float32) if with_state else None
+    c0 = rng.standard_normal((L, B, H)).astype(np.float32) if with_state else None
+    go = rng.standard_normal((B, T, H) if bf else (T, B, H)).astype(np.float32)
+    gs = (go, rng.standard_normal((L, B, H)).astype(np.float32), rng.standard_normal((L, B, H)).astype(np.float32))
+    kw = dict(num_layers=L, bias=bias, batch_first=bf)
+    want = _run("loop", state, x, h0, c0, gs, **kw)
+    got = _run("auto", state, x, h0, c0, gs, **kw)
+    assert set(got) == set(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+def test_lstm_onednn_inference_and_partial_grads():
+    """no_grad takes the inference primitive; frozen weights / input still get the right grads."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 4, 5)).astype(np.float32)
+    state = _state(rng, 5, 7, 2, True)
+    outs = {}
+    for backend in ("loop", "auto"):
+        with rnn_backend(backend):
+            m = nn.LSTM(5, 7, num_layers=2)
+            m.load_state_dict(state)
+            with st.no_grad():
+                y, (h, c) = m(st.tensor(x))
+            assert not y.requires_grad
+            m.weight_ih_l0.requires_grad = False
+            m.bias_hh_l1.requires_grad = False
+            y2, _ = m(st.tensor(x))
+            y2.sum().backward()
+            outs[backend] = [y.numpy(), h.numpy(), c.numpy(), y2.detach().numpy(),
+                             m.weight_hh_l0.grad.numpy(), m.bias_ih_l1.grad.numpy(), m.weight_ih_l1.grad.numpy()]
+            assert m.weight_ih_l0.grad is None and m.bias_hh_l1.grad is None
+    for a, b in zip(outs["auto"], outs["loop"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_onednn_unbatched():
+    # float64 keeps the loop path; test_nn_seq.py checks it against PyTorch.
+    rng = np.random.default_rng(4)
+    state = _state(rng, 3, 4, 1, True)
+    x = rng.standard_normal((5, 3)).astype(np.float32)  # unbatched (seq, feature)
+    res = {}
+    for backend in ("loop", "auto"):
+        with rnn_backend(backend):
+            m = nn.LSTM(3, 4)
+            m.load_state_dict(state)
+            y, (h, c) = m(st.tensor(x))
+            res[backend] = (y.detach().numpy(), h.detach().numpy(), c.detach().numpy())
+    for a, b in zip(res["auto"], res["loop"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_rnn_backend_switch():
+    before = _core._rnn_backend()
+    assert before in ("auto", "loop", "onednn")
+    with pytest.raises(ValueError, match="'auto', 'loop' or 'onednn'"):
+        _core._set_rnn_backend("fast")
+    assert _core._rnn_backend() == before
+    with rnn_backend("loop"):
+        assert _core._rnn_backend() == "loop"
+    if not HAVE_ONEDNN:
+        with pytest.raises(Exception, match="not available"):
+            _core._set_rnn_backend("onednn")
+
+
+def test_rnn_backend_env_bad_value_is_reported():
+    code = ("import spiraltorch as st, spiraltorch.nn as nn\n"
+            "m = nn.LSTM(2, 3)\n"
+            "try:\n    m(st.zeros((4, 1, 2)))\nexcept ValueError as e:\n    print('ERR', e)\n")
+    env = dict(os.environ, SPIRALTORCH_RNN_BACKEND="bogus", PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert "ERR" in r.stdout and "SPIRALTORCH_RNN_BACKEND" in r.stdout, r.stdout + r.stderr
+
+
+@needs_onednn
+def test_rnn_backend_env_loop_is_honoured():
+    code = "from spiraltorch import _core\nprint(_core._rnn_backend())\n"
+    env = dict(os.environ, SPIRALTORCH_RNN_BACKEND="loop", PYTHONPATH=os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip() == "loop", r.stdout + r.stderr
