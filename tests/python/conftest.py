@@ -165,6 +165,17 @@ BROADCAST_PAIRS = [
 ]
 
 
+def run_python(code, **env):
+    """Runs ``code`` in a fresh interpreter that imports the same spiraltorch as this one
+    (source tree or installed package), with extra environment variables; returns the
+    CompletedProcess (stdout/stderr as text)."""
+    import subprocess
+
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env, cwd=ROOT,
+                          timeout=120)
+
+
 def np_dtype(dt):
     return ST2NP[dt]
 

@@ -7,9 +7,6 @@ path, and only the oneDNN-specific checks are skipped.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,13 +15,14 @@ import spiraltorch as st
 import spiraltorch.nn as nn
 from spiraltorch import _core
 
+from conftest import run_python
+
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 INFO = st.describe_device("cpu")
 HAVE_ONEDNN = INFO["onednn"] is not None
 needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {INFO.get('onednn_reason')}")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @contextlib.contextmanager
@@ -189,12 +187,6 @@ def test_conv_backend_switch_errors():
             assert _core._conv_backend() == "onednn"
 
 
-def _subprocess(code, **env):
-    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), **env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env, cwd=ROOT,
-                          timeout=120)
-
-
 CONV_SNIPPET = ("import spiraltorch as st, spiraltorch.nn as nn\n"
                 "x = st.randn(2, 3, 8, 8, requires_grad=True)\n"
                 "w = st.randn(4, 3, 3, 3, requires_grad=True)\n"
@@ -203,14 +195,14 @@ CONV_SNIPPET = ("import spiraltorch as st, spiraltorch.nn as nn\n"
 
 
 def test_conv_backend_env_var():
-    r = _subprocess(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="im2col")
+    r = run_python(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="im2col")
     assert r.returncode == 0, r.stderr
     assert "backend im2col" in r.stdout
-    r = _subprocess(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="fastest")
+    r = run_python(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="fastest")
     assert r.returncode != 0
     assert "SPIRALTORCH_CONV_BACKEND" in r.stderr and "'fastest'" in r.stderr
     if not HAVE_ONEDNN:
-        r = _subprocess(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="onednn")
+        r = run_python(CONV_SNIPPET, SPIRALTORCH_CONV_BACKEND="onednn")
         assert r.returncode != 0 and "oneDNN is not available" in r.stderr
 
 
@@ -218,13 +210,13 @@ def test_conv_backend_env_var():
 def test_onednn_primitives_actually_run():
     """DNNL_VERBOSE lists every primitive oneDNN executes: forward, backward-data and
     backward-weights convolutions under `auto`, none under `im2col`."""
-    r = _subprocess(CONV_SNIPPET, DNNL_VERBOSE="1", SPIRALTORCH_CONV_BACKEND="auto")
+    r = run_python(CONV_SNIPPET, DNNL_VERBOSE="1", SPIRALTORCH_CONV_BACKEND="auto")
     assert r.returncode == 0, r.stderr
     # The prefix is onednn_verbose (dnnl_verbose before 2.5).
     lines = [ln for ln in r.stdout.splitlines() if "_verbose,exec,cpu,convolution" in ln]
     assert any("forward_training" in ln for ln in lines), r.stdout
     assert any("backward_data" in ln for ln in lines), r.stdout
     assert any("backward_weights" in ln for ln in lines), r.stdout
-    r = _subprocess(CONV_SNIPPET, DNNL_VERBOSE="1", SPIRALTORCH_CONV_BACKEND="im2col")
+    r = run_python(CONV_SNIPPET, DNNL_VERBOSE="1", SPIRALTORCH_CONV_BACKEND="im2col")
     assert r.returncode == 0, r.stderr
     assert "_verbose,exec,cpu,convolution" not in r.stdout

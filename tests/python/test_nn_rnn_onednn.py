@@ -7,9 +7,6 @@ path, and only the oneDNN-specific checks are skipped.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,10 +15,11 @@ import spiraltorch as st
 import spiraltorch.nn as nn
 from spiraltorch import _core
 
+from conftest import run_python
+
 INFO = st.describe_device("cpu")
 HAVE_ONEDNN = INFO["onednn"] is not None
 needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {INFO.get('onednn_reason')}")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @contextlib.contextmanager
@@ -156,14 +154,12 @@ def test_rnn_backend_env_bad_value_is_reported():
     code = ("import spiraltorch as st, spiraltorch.nn as nn\n"
             "m = nn.LSTM(2, 3)\n"
             "try:\n    m(st.zeros((4, 1, 2)))\nexcept ValueError as e:\n    print('ERR', e)\n")
-    env = dict(os.environ, SPIRALTORCH_RNN_BACKEND="bogus", PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    r = run_python(code, SPIRALTORCH_RNN_BACKEND="bogus")
     assert "ERR" in r.stdout and "SPIRALTORCH_RNN_BACKEND" in r.stdout, r.stdout + r.stderr
 
 
 @needs_onednn
 def test_rnn_backend_env_loop_is_honoured():
     code = "from spiraltorch import _core\nprint(_core._rnn_backend())\n"
-    env = dict(os.environ, SPIRALTORCH_RNN_BACKEND="loop", PYTHONPATH=os.path.join(ROOT, "python"))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    r = run_python(code, SPIRALTORCH_RNN_BACKEND="loop")
     assert r.stdout.strip() == "loop", r.stdout + r.stderr

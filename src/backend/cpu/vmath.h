@@ -63,12 +63,30 @@ ST_VINLINE float vtanh(float x) {
 
 ST_VINLINE float vsigmoid(float x) { return 1.0f / (1.0f + vexp(-x)); }
 
+// exp(x) for x <= 0 (or NaN): the range GELU's erfc needs. Results below 2^-126 flush to
+// that scale's neighbourhood instead of going subnormal, which saves vexp's clamps and
+// two-step scaling; GELU multiplies them by x/2 and they vanish either way.
+ST_VINLINE float vexp_nonpos(float x) {
+  const float xc = x < -87.0f ? -87.0f : x;
+  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+}
+
 // erfc(z) for z >= 0, Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7): half
 // the polynomial work of verfc_pos, used where that accuracy is enough (GELU).
 ST_VINLINE float verfc_pos_fast(float z) {
   const float t = 1.0f / (1.0f + 0.3275911f * z);
   const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  return poly * vexp(-z * z);
+  return poly * vexp_nonpos(-z * z);
 }
 
 ST_VINLINE float vgelu(float x) {
