@@ -12,9 +12,10 @@
 
 namespace st::cpu {
 
-ST_VINLINE float vexp(float x) {
-  const float xc = x < -103.0f ? -103.0f : (x > 88.75f ? 88.75f : x);
-  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
+// exp(xc) = 2^n * p(r), r = xc - n ln2: the range reduction and polynomial the exps below
+// share; returns p and sets n (a whole number).
+ST_VINLINE float vexp_reduced(float xc, float& n) {
+  n = std::floor(xc * 1.44269504088896341f + 0.5f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -23,7 +24,13 @@ ST_VINLINE float vexp(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  return p * r * r + r + 1.0f;
+}
+
+ST_VINLINE float vexp(float x) {
+  const float xc = x < -103.0f ? -103.0f : (x > 88.75f ? 88.75f : x);
+  float n;
+  const float p = vexp_reduced(xc, n);
   // Scale by 2^n in two steps so results down to the subnormal range stay exact.
   const int32_t ni = static_cast<int32_t>(n);
   const int32_t n1 = ni / 2, n2 = ni - n1;
@@ -67,17 +74,8 @@ ST_VINLINE float vsigmoid(float x) { return 1.0f / (1.0f + vexp(-x)); }
 // that scale's neighbourhood instead of going subnormal, which saves vexp's clamps and
 // two-step scaling; GELU multiplies them by x/2 and they vanish either way.
 ST_VINLINE float vexp_nonpos(float x) {
-  const float xc = x < -87.0f ? -87.0f : x;
-  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  float n;
+  const float p = vexp_reduced(x < -87.0f ? -87.0f : x, n);
   return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
 }
 
