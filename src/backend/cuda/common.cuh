@@ -468,6 +468,26 @@ __device__ inline T block_reduce(T v, Op op, T identity) {
   return r;
 }
 
+// ---- convolution geometry ----
+// Calls f(i, j, oh, ow) for every kernel tap (i, j) whose output position (oh, ow) reads
+// input pixel (h, w): the gather form of a convolution's input gradient, without atomics.
+template <typename F>
+__device__ inline void for_each_covering_output(const backend::Conv2dGeom& G, int64_t h, int64_t w, F f) {
+  for (int64_t i = 0; i < G.kh; ++i) {
+    const int64_t hh = h + G.ph - i * G.dh;
+    if (hh < 0 || hh % G.sh != 0) continue;
+    const int64_t oh = hh / G.sh;
+    if (oh >= G.OH) continue;
+    for (int64_t j = 0; j < G.kw; ++j) {
+      const int64_t ww = w + G.pw - j * G.dw;
+      if (ww < 0 || ww % G.sw != 0) continue;
+      const int64_t ow = ww / G.sw;
+      if (ow >= G.OW) continue;
+      f(i, j, oh, ow);
+    }
+  }
+}
+
 // ---- host fallbacks (entries without a native kernel yet): contiguous copies in and out ----
 Tensor to_host(const Tensor& t);
 void from_host(const Tensor& host, Tensor& dev);

@@ -84,19 +84,9 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const Co
       const T* src = gp + p * G.OH * G.OW;
       const T* wc = wp + c * G.kh * G.kw;
       T acc = 0;
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t hh = x_h + G.ph - i * G.dh;
-        if (hh < 0 || hh % G.sh != 0) continue;
-        const int64_t oh = hh / G.sh;
-        if (oh >= G.OH) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t ww = x_w + G.pw - j * G.dw;
-          if (ww < 0 || ww % G.sw != 0) continue;
-          const int64_t ow = ww / G.sw;
-          if (ow >= G.OW) continue;
-          acc += wc[i * G.kw + j] * src[oh * G.OW + ow];
-        }
-      }
+      for_each_covering_output(G, x_h, x_w, [&](int64_t i, int64_t j, int64_t oh, int64_t ow) {
+        acc += wc[i * G.kw + j] * src[oh * G.OW + ow];
+      });
       xp[t] = acc;
     });
   });

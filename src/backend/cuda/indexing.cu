@@ -156,20 +156,10 @@ void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) {
     for_n(batch * G.C * G.H * G.W, [=] __device__(int64_t t) {
       const int64_t w = t % G.W, h = (t / G.W) % G.H, c = (t / (G.W * G.H)) % G.C, nb = t / (G.W * G.H * G.C);
       T acc = 0;
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t hh = h + G.ph - i * G.dh;
-        if (hh < 0 || hh % G.sh != 0) continue;
-        const int64_t oh = hh / G.sh;
-        if (oh >= G.OH) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t ww = w + G.pw - j * G.dw;
-          if (ww < 0 || ww % G.sw != 0) continue;
-          const int64_t ow = ww / G.sw;
-          if (ow >= G.OW) continue;
-          const int64_t r = (c * G.kh + i) * G.kw + j;
-          acc += cp[r * G.col_ld + nb * G.col_batch_stride + oh * G.OW + ow];
-        }
-      }
+      for_each_covering_output(G, h, w, [&](int64_t i, int64_t j, int64_t oh, int64_t ow) {
+        const int64_t r = (c * G.kh + i) * G.kw + j;
+        acc += cp[r * G.col_ld + nb * G.col_batch_stride + oh * G.OW + ow];
+      });
       xp[t] = acc;
     });
   });
