@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -115,8 +118,10 @@ PrimitiveCache& cache() {
 
 std::shared_ptr<const Entry> make_forward(const LstmDims& d, bool training) {
   Descs s = descs(d);
-  s.wl_fwd = training ? s.wl_any : md({1, 1, d.I, 4, d.H}, Tag::ldigo);
-  s.wi_fwd = training ? s.wi_any : md({1, 1, d.H, 4, d.H}, Tag::ldigo);
+  // The primitive picks its weight layout (packed for the forward); the inference path keeps
+  // the reordered weights in the weight cache below, so the reorder is paid once per update.
+  s.wl_fwd = s.wl_any;
+  s.wi_fwd = s.wi_any;
   try {
     const dnnl::lstm_forward::desc desc(
         training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
@@ -169,6 +174,88 @@ std::shared_ptr<const Entry> forward_entry(const LstmDims& d, bool training) {
 
 using detail::Staging;
 
+// Reordered weights of the inference path, so that repeated no-grad calls with unchanged
+// weights skip the reorder. An entry is used only when the tensor is the same storage
+// (a weak reference still alive: a freed storage whose address is reused never matches)
+// at the same offset, its version is unchanged (in-place ops and optimizers bump it), the
+// wanted layout is the same, and its values still equal the snapshot taken at the reorder
+// (writes through exported NumPy / DLPack views or foreign memory bump no version). The
+// entries own copies (our tensors), never the parameter's memory; a small LRU bounds them.
+struct WeightEntry {
+  std::weak_ptr<Storage> storage;
+  const Storage* storage_id = nullptr;
+  int64_t offset = 0;
+  uint64_t version = 0;
+  memory::desc want;
+  Tensor plain;   // the values that were reordered
+  Tensor packed;  // them in the layout `want`
+};
+
+class WeightCache {
+ public:
+  static constexpr size_t kCapacity = 16;
+
+  // The reordered weights for `t`, from the cache or reordered now (and cached). The caller
+  // holds the entry for the call, so an eviction meanwhile cannot free its buffer.
+  std::shared_ptr<const WeightEntry> get(const detail::Arg& a, const Tensor& t, dnnl::stream& st) {
+    const size_t nbytes = a.plain.get_size();
+    const uint64_t version = t.version();
+    std::shared_ptr<const WeightEntry> hit;
+    {
+      const std::lock_guard lock(mu_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        const WeightEntry& e = **it;
+        if (e.storage_id != t.storage().get() || e.offset != t.offset() || !(e.want == a.want)) continue;
+        if (e.storage.lock() == t.storage() && e.version == version) {
+          hit = *it;
+          entries_.splice(entries_.begin(), entries_, it);
+        }
+        break;
+      }
+    }
+    if (hit && std::memcmp(hit->plain.raw_data(), t.raw_data(), nbytes) == 0) {
+      return hit;
+    }
+    auto e = std::make_shared<WeightEntry>();
+    e->storage = t.storage();
+    e->storage_id = t.storage().get();
+    e->offset = t.offset();
+    e->version = version;
+    e->want = a.want;
+    e->plain = Tensor::empty({static_cast<int64_t>((nbytes + sizeof(float) - 1) / sizeof(float))}, Dtype::Float32);
+    std::memcpy(e->plain.raw_data(), t.raw_data(), nbytes);
+    const auto floats = static_cast<int64_t>((a.want.get_size() + sizeof(float) - 1) / sizeof(float));
+    e->packed = Tensor::empty({std::max<int64_t>(floats, 1)}, Dtype::Float32);
+    memory packed(a.want, engine(), e->packed.raw_data());
+    // From the snapshot, so the cached data is exactly what the snapshot says.
+    memory src(a.plain, engine(), e->plain.raw_data());
+    a.reorder->execute(st, src, packed);
+    st.wait();
+    {
+      const std::lock_guard lock(mu_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if ((*it)->storage_id == e->storage_id && (*it)->offset == e->offset && (*it)->want == e->want) {
+          entries_.erase(it);  // the stale entry for this tensor
+          break;
+        }
+      }
+      entries_.push_front(e);
+      if (entries_.size() > kCapacity) entries_.pop_back();
+    }
+    return e;
+  }
+
+ private:
+  std::mutex mu_;
+  std::list<std::shared_ptr<const WeightEntry>> entries_;  // most recently used first
+};
+
+WeightCache& weight_cache() {
+  engine();
+  static WeightCache c;
+  return c;
+}
+
 std::string dims_str(const LstmDims& d) {
   return "input " + shape_str({d.T, d.B, d.I}) + " (seq, batch, feature), hidden size " + std::to_string(d.H) +
          (d.bias ? ", with bias" : ", no bias");
@@ -196,12 +283,16 @@ std::optional<Tensor> lstm_forward(const Tensor& x, const Tensor& w_ih, const Te
     Staging sg(st);
     const int64_t BH = d.B * d.H;
     Tensor out = Tensor::empty({d.T + 2, d.B, d.H}, Dtype::Float32);
+    // Inference: reordered weights from the weight cache (held until the call ends).
+    std::shared_ptr<const WeightEntry> cwl, cwi;
+    if (!training && e->wl.reorder) cwl = weight_cache().get(e->wl, w_ih, st);
+    if (!training && e->wi.reorder) cwi = weight_cache().get(e->wi, w_hh, st);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC_LAYER, Staging::wrap(s.src_layer, x)},
         {DNNL_ARG_SRC_ITER, Staging::wrap(s.src_iter, h0)},
         {DNNL_ARG_SRC_ITER_C, Staging::wrap(s.src_iter, c0)},
-        {DNNL_ARG_WEIGHTS_LAYER, sg.in(e->wl, w_ih)},
-        {DNNL_ARG_WEIGHTS_ITER, sg.in(e->wi, w_hh)},
+        {DNNL_ARG_WEIGHTS_LAYER, cwl ? memory(e->wl.want, engine(), cwl->packed.raw_data()) : sg.in(e->wl, w_ih)},
+        {DNNL_ARG_WEIGHTS_ITER, cwi ? memory(e->wi.want, engine(), cwi->packed.raw_data()) : sg.in(e->wi, w_hh)},
         {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out)},
         {DNNL_ARG_DST_ITER, Staging::wrap_at(s.dst_iter, out, d.T * BH)},
         {DNNL_ARG_DST_ITER_C, Staging::wrap_at(s.dst_iter, out, (d.T + 1) * BH)}};

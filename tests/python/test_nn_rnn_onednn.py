@@ -163,3 +163,142 @@ def test_rnn_backend_env_loop_is_honoured():
     code = "from spiraltorch import _core\nprint(_core._rnn_backend())\n"
     r = run_python(code, SPIRALTORCH_RNN_BACKEND="loop")
     assert r.stdout.strip() == "loop", r.stdout + r.stderr
+
+
+def _infer(m, x):
+    with st.no_grad():
+        y, (h, c) = m(st.tensor(x))
+    return [y.numpy().copy(), h.numpy().copy(), c.numpy().copy()]
+
+
+def _check_same(a, b, what):
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-5, err_msg=what)
+
+
+def test_lstm_onednn_weight_cache_never_stale():
+    """The inference path caches reordered weights; every way of changing them in place
+    between two no-grad calls must be seen (checked against the loop path)."""
+    rng = np.random.default_rng(11)
+    I, H = 5, 7
+    x = rng.standard_normal((6, 3, I)).astype(np.float32)
+    state = _state(rng, I, H, 2, True)
+
+    def edits():
+        # (name, function of the module) -- each changes the weights in place.
+        def opt_step(m):
+            opt = st.optim.SGD(m.parameters(), lr=0.1)
+            y, _ = m(st.tensor(x))
+            (y * y).sum().backward()
+            opt.step()
+            opt.zero_grad()
+
+        def load(m):
+            sd = _state(np.random.default_rng(5), I, H, 2, True)
+            m.load_state_dict(sd)
+
+        def data_mul(m):
+            m.weight_ih_l0.data.mul_(2)
+            m.weight_hh_l1.data.mul_(0.5)
+
+        def nograd_add(m):
+            with st.no_grad():
+                m.weight_hh_l0.add_(0.01)
+                m.weight_ih_l1.add_(-0.02)
+
+        def copy(m):
+            with st.no_grad():
+                m.weight_hh_l0.copy_(st.tensor(np.random.default_rng(6).uniform(-0.3, 0.3, (4 * H, H)).astype(np.float32)))
+
+        def numpy_view(m):
+            # Writes through an exported NumPy view bump no version; the cache must notice anyway.
+            m.weight_ih_l0.detach().numpy()[...] *= -1.0
+            m.weight_hh_l1.detach().numpy()[0, 0] += 1.0
+
+        return [("optimizer step", opt_step), ("load_state_dict", load), ("data.mul_", data_mul),
+                ("no_grad add_", nograd_add), ("copy_", copy), ("numpy view", numpy_view)]
+
+    results = {}
+    for backend in ("loop", "auto"):
+        with rnn_backend(backend):
+            m = nn.LSTM(I, H, num_layers=2)
+            m.load_state_dict(state)
+            seq = [_infer(m, x), _infer(m, x)]
+            for _, edit in edits():
+                edit(m)
+                seq.append(_infer(m, x))
+                seq.append(_infer(m, x))  # the second call may hit the cache
+            results[backend] = seq
+    names = ["initial", "initial again"] + [n + s for n, _ in edits() for s in ("", " (again)")]
+    for name, a, b in zip(names, results["auto"], results["loop"]):
+        _check_same(a, b, name)
+
+
+def test_lstm_onednn_weight_cache_fresh_modules():
+    """A freed module's weights must never be served to a new one that happens to reuse the address."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    for i in range(6):
+        state = _state(np.random.default_rng(100 + i), 3, 4, 1, False)
+        got = {}
+        for backend in ("loop", "auto"):
+            with rnn_backend(backend):
+                m = nn.LSTM(3, 4, bias=False)
+                m.load_state_dict(state)
+                got[backend] = _infer(m, x)
+                del m
+        _check_same(got["auto"], got["loop"], f"module {i}")
+
+
+def test_lstm_onednn_weight_cache_many_threads():
+    """Concurrent no-grad calls on several modules (more than the cache holds) stay correct."""
+    import threading
+
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    mods, want = [], []
+    for i in range(20):
+        state = _state(np.random.default_rng(200 + i), 3, 4, 1, True)
+        with rnn_backend("loop"):
+            m = nn.LSTM(3, 4)
+            m.load_state_dict(state)
+            want.append(_infer(m, x))
+        mods.append(m)
+    errors = []
+
+    def work(k):
+        try:
+            for r in range(3):
+                for i in range(k, k + len(mods)):
+                    j = i % len(mods)
+                    _check_same(_infer(mods[j], x), want[j], f"module {j}")
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    with rnn_backend("auto"):
+        ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert not errors, errors[0]
+
+
+def test_weight_version_bumps_on_in_place_updates():
+    """The weight cache keys on the storage version: these in-place paths bump it (writes
+    through NumPy views do not, which the cache's value snapshot covers)."""
+    m = nn.LSTM(3, 4)
+    w = m.weight_ih_l0
+    seen = [w._version()]
+    w.data.mul_(2)
+    seen.append(w._version())
+    with st.no_grad():
+        w.add_(1)
+    seen.append(w._version())
+    m.load_state_dict({k: np.ones(p.shape, np.float32) for k, p in m.named_parameters()})
+    seen.append(w._version())
+    y, _ = m(st.tensor(np.ones((2, 1, 3), np.float32)))
+    y.sum().backward()
+    st.optim.SGD(m.parameters(), lr=0.1).step()
+    seen.append(w._version())
+    assert all(b > a for a, b in zip(seen, seen[1:])), seen
