@@ -7,6 +7,7 @@ way that fails without it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -163,6 +164,24 @@ BROADCAST_PAIRS = [
     ((1,), (0,)),
     ((2, 3, 1, 5), (4, 1)),
 ]
+
+
+_CPU_INFO = st.describe_device("cpu")
+HAVE_ONEDNN = _CPU_INFO["onednn"] is not None
+needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {_CPU_INFO.get('onednn_reason')}")
+
+
+@contextlib.contextmanager
+def native_backend(kind, name):
+    """Selects the "conv" or "rnn" CPU path (``auto``, ``onednn`` or the layer's own
+    kernels) for the duration of a with-block, restoring the previous choice after."""
+    get, put = getattr(st._core, f"_{kind}_backend"), getattr(st._core, f"_set_{kind}_backend")
+    before = get()
+    put(name)
+    try:
+        yield
+    finally:
+        put(before)
 
 
 def run_python(code, **env):

@@ -6,7 +6,6 @@ path, and only the oneDNN-specific checks are skipped.
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -15,24 +14,15 @@ import spiraltorch as st
 import spiraltorch.nn as nn
 from spiraltorch import _core
 
-from conftest import run_python
+from conftest import HAVE_ONEDNN, native_backend, needs_onednn, run_python
+
+
+def conv_backend(name):
+    return native_backend("conv", name)
+
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
-
-INFO = st.describe_device("cpu")
-HAVE_ONEDNN = INFO["onednn"] is not None
-needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {INFO.get('onednn_reason')}")
-
-
-@contextlib.contextmanager
-def conv_backend(name):
-    before = _core._conv_backend()
-    _core._set_conv_backend(name)
-    try:
-        yield
-    finally:
-        _core._set_conv_backend(before)
 
 
 def _run(x, w, b, gy, kwargs, conv=nn.conv2d):

@@ -6,7 +6,6 @@ path, and only the oneDNN-specific checks are skipped.
 
 from __future__ import annotations
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -15,21 +14,11 @@ import spiraltorch as st
 import spiraltorch.nn as nn
 from spiraltorch import _core
 
-from conftest import run_python
-
-INFO = st.describe_device("cpu")
-HAVE_ONEDNN = INFO["onednn"] is not None
-needs_onednn = pytest.mark.skipif(not HAVE_ONEDNN, reason=f"oneDNN not built: {INFO.get('onednn_reason')}")
+from conftest import HAVE_ONEDNN, native_backend, needs_onednn, run_python
 
 
-@contextlib.contextmanager
 def rnn_backend(name):
-    before = _core._rnn_backend()
-    _core._set_rnn_backend(name)
-    try:
-        yield
-    finally:
-        _core._set_rnn_backend(before)
+    return native_backend("rnn", name)
 
 
 def _run(backend, state, x, h0, c0, grads, *, num_layers, bias, batch_first):
