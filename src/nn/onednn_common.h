@@ -56,7 +56,8 @@ class BackendSwitch {
     }
     mode_.store(*m);
   }
-  bool use_onednn() { return kBuilt && mode() != kFallback; }
+  // mode() first: a bad environment value is reported even in builds without oneDNN.
+  bool use_onednn() { return mode() != kFallback && kBuilt; }
 
  private:
   static constexpr int kAuto = 0, kFallback = 1, kOneDNN = 2;

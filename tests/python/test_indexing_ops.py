@@ -251,6 +251,30 @@ def test_scatter_add(dim, device):
     assert_close(st_tensor(x, device=device), x)  # out of place
 
 
+@pytest.mark.parametrize("dtype", [st.uint8, st.bool, st.float16, st.bfloat16, st.int32, st.int64, st.float32,
+                                   st.float64], ids=str)
+def test_scatter_add_colliding_indices_every_dtype(dtype, device):
+    # Many source rows land on the same few outputs, and neighbouring bytes of one word are
+    # updated together (1/2-byte types on CUDA add through a compare-and-swap of the word).
+    # Small integers keep every partial sum exact in float16/bfloat16, so summation order cannot
+    # matter; uint8 wraps modulo 256 as on the host; bool adds as logical or.
+    g = np.random.default_rng(21)
+    x = g.integers(0, 3, size=(5, 7))
+    high = 2 if dtype == st.bool else (20 if dtype == st.uint8 else 4)
+    src = g.integers(0, high, size=(40, 7))
+    idx = g.integers(0, 5, size=(40, 7))
+    ref = x.copy()
+    np.add.at(ref, (idx, np.broadcast_to(np.arange(7), idx.shape)), src)
+    if dtype == st.bool:
+        ref = ref > 0
+    elif dtype == st.uint8:
+        ref = ref % 256
+    out = st.scatter_add(tensor_on(x, device=device).to(dtype), 0, tensor_on(idx, device=device),
+                         tensor_on(src, device=device).to(dtype))
+    assert out.dtype == dtype and out.device == tensor_on([0], device=device).device
+    np.testing.assert_array_equal(out.to(st.int64).cpu().numpy(), ref.astype(np.int64))
+
+
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_index_select(dim, dtype, device):

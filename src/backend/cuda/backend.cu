@@ -1,7 +1,6 @@
 // CudaBackend: the Backend table of one CUDA device. Every entry runs on the device
 // (kernels in the other .cu files of this directory). to_host/from_host below serve
-// cross-device copies and the one remaining host fallback: scatter_add for the dtypes
-// without atomics (uint8, bool, float16, bfloat16; see indexing.cu).
+// cross-device copies; no op falls back to computing on the host.
 #include <memory>
 #include <mutex>
 

@@ -488,7 +488,7 @@ __device__ inline void for_each_covering_output(const backend::Conv2dGeom& G, in
   }
 }
 
-// ---- host fallbacks (entries without a native kernel yet): contiguous copies in and out ----
+// ---- host <-> device transfers of whole tensors (cross-device copies) ----
 Tensor to_host(const Tensor& t);
 void from_host(const Tensor& host, Tensor& dev);
 

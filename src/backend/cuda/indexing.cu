@@ -49,43 +49,66 @@ void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n
 }
 
 namespace {
+
+template <typename T>
+__device__ inline T add_values(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else if constexpr (is_half_t<T>::value) {
+    return convert<T>(to_f(a) + to_f(b));  // rounded once per addition, like the CPU kernel
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+
+// 1- and 2-byte types have no atomicAdd of their own on every architecture: swap the aligned
+// 32-bit word that holds the element. The word stays inside the allocation (blocks are 512-byte
+// rounded) and only other scatter-adds of this kernel touch its other bytes, atomically too.
+template <typename T>
+__device__ inline void atomic_add_narrow(T* p, T v) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2);
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
+  const unsigned int shift = static_cast<unsigned int>(addr & 3) * 8;
+  constexpr unsigned int mask = sizeof(T) == 1 ? 0xffu : 0xffffu;
+  unsigned int old = *word, assumed = 0;
+  do {
+    assumed = old;
+    const unsigned int bits = (assumed >> shift) & mask;
+    T cur;
+    memcpy(&cur, &bits, sizeof(T));  // little-endian: the low bytes of `bits`
+    const T next = add_values(cur, v);
+    unsigned int next_bits = 0;
+    memcpy(&next_bits, &next, sizeof(T));
+    old = atomicCAS(word, assumed, (assumed & ~(mask << shift)) | (next_bits << shift));
+  } while (old != assumed);
+}
+
 template <typename T>
 __device__ inline void atomic_add(T* p, T v) {
-  if constexpr (std::is_same_v<T, int64_t>) {
+  if constexpr (sizeof(T) <= 2) {
+    atomic_add_narrow(p, v);
+  } else if constexpr (std::is_same_v<T, int64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
   } else {
     atomicAdd(p, v);
   }
 }
 
-template <typename T>
-void scatter_add_typed(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
-                       int64_t inner) {
-  T* op = static_cast<T*>(out.raw_data());
-  const int64_t* ip = index.data<int64_t>();
-  const T* sp = static_cast<const T*>(src.raw_data());
-  for_n(outer * k * inner, [=] __device__(int64_t t) {
-    const int64_t i = t % inner, o = t / (k * inner);
-    atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
-  });
-}
-
 }  // namespace
 
 void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                  int64_t inner) {
-  switch (out.dtype()) {
-    case Dtype::Float32: return scatter_add_typed<float>(out, index, src, outer, n, k, inner);
-    case Dtype::Float64: return scatter_add_typed<double>(out, index, src, outer, n, k, inner);
-    case Dtype::Int32: return scatter_add_typed<int32_t>(out, index, src, outer, n, k, inner);
-    case Dtype::Int64: return scatter_add_typed<int64_t>(out, index, src, outer, n, k, inner);
-    default: {
-      // No atomics for the remaining dtypes: compute on the host.
-      Tensor ho = to_host(out), hi = to_host(index), hs = to_host(src);
-      backend::cpu_backend().scatter_add(ho, hi, hs, outer, n, k, inner);
-      from_host(ho, out);
-    }
-  }
+  STK_DISPATCH_ALL(out.dtype(), [&] {
+    using T = scalar_t;
+    T* op = static_cast<T*>(out.raw_data());
+    const int64_t* ip = index.data<int64_t>();
+    const T* sp = static_cast<const T*>(src.raw_data());
+    for_n(outer * k * inner, [=] __device__(int64_t t) {
+      const int64_t i = t % inner, o = t / (k * inner);
+      atomic_add(&op[(o * n + ip[t]) * inner + i], sp[t]);
+    });
+  });
 }
 
 namespace {
