@@ -137,7 +137,7 @@ def main():
         loss.backward()
         to.step()
 
-    row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", time_st(st_step), time_torch(torch_step))
+    row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", time_st(st_step, reps=30), time_torch(torch_step, reps=30))
 
     # ---- transformer encoder layer training step ----
     try:
@@ -160,7 +160,7 @@ def main():
                 tenc(txe).square().mean().backward()
                 teo.step()
 
-            row("encoder layer step (ms)", f"B{Bt} T{T} E{E}", "ms", time_st(st_enc), time_torch(torch_enc))
+            row("encoder layer step (ms)", f"B{Bt} T{T} E{E}", "ms", time_st(st_enc, reps=30), time_torch(torch_enc, reps=30))
     except Exception as e:  # recorded, not hidden
         print("transformer step failed:", type(e).__name__, e, flush=True)
 
