@@ -1,7 +1,8 @@
 """SpiralTorch vs PyTorch on one CUDA GPU, side by side in one process.
 
 Usage: python bench/bench_cuda.py [--quick] [--out bench/results/cuda_h200.md]
-Times are medians of CUDA-event-timed repeats after warm-up."""
+Times are medians of CUDA-event-timed calls after warm-up; the two libraries alternate in
+three rounds per row (time_both)."""
 import argparse
 import statistics
 import sys
@@ -12,34 +13,34 @@ import spiraltorch as st
 import spiraltorch.nn.functional  # noqa: F401  (binds st.nn.functional)
 
 
-def time_st(fn, reps=10, warm=3):
+def _samples(fn, sync, event, reps, warm):
     for _ in range(warm):
         fn()
-    st.cuda.synchronize()
+    sync()
     ts = []
     for _ in range(reps):
-        a, b = st.cuda.Event(enable_timing=True), st.cuda.Event(enable_timing=True)
+        a, b = event(enable_timing=True), event(enable_timing=True)
         a.record()
         fn()
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return ts
 
 
-def time_torch(fn, reps=10, warm=3):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+def time_both(st_fn, torch_fn, reps=10, rounds=3, warm=3):
+    """Median milliseconds per call of each library. The two alternate in `rounds` rounds of
+    `reps` event-timed calls, so clock or thermal drift during the run affects both alike."""
+    st_ts, torch_ts = [], []
+    for _ in range(rounds):
+        st_ts += _samples(st_fn, st.cuda.synchronize, st.cuda.Event, reps, warm)
+        torch_ts += _samples(torch_fn, torch.cuda.synchronize, torch.cuda.Event, reps, warm)
+    return statistics.median(st_ts), statistics.median(torch_ts)
+
+
+def time_torch(fn, reps=10, rounds=3, warm=3):
+    return statistics.median(
+        [t for _ in range(rounds) for t in _samples(fn, torch.cuda.synchronize, torch.cuda.Event, reps, warm)])
 
 
 rows = []
@@ -70,8 +71,7 @@ def main():
             tb = torch.randn(n, n, device="cuda", dtype=tdt)
             sa, sb = st.from_dlpack(ta), st.from_dlpack(tb)
             reps = 5 if n >= 8192 else 10
-            ms_st = time_st(lambda: st.matmul(sa, sb), reps)
-            ms_t = time_torch(lambda: torch.matmul(ta, tb), reps)
+            ms_st, ms_t = time_both(lambda: st.matmul(sa, sb), lambda: torch.matmul(ta, tb), reps)
             fl = 2 * n ** 3
             row(f"matmul {mode}", str(n), "TFLOP/s", fl / ms_st / 1e9, fl / ms_t / 1e9)
     st.cuda.set_allow_tf32(False)
@@ -83,17 +83,14 @@ def main():
         tb = torch.rand(n, device="cuda")
         sa, sb = st.from_dlpack(ta), st.from_dlpack(tb)
         reps = 5 if n >= 10**9 else 20
-        ms_st = time_st(lambda: st.add(sa, sb), reps)
-        ms_t = time_torch(lambda: torch.add(ta, tb), reps)
+        ms_st, ms_t = time_both(lambda: st.add(sa, sb), lambda: torch.add(ta, tb), reps)
         ms_copy = time_torch(lambda: ta.clone(), reps)
         gb = 3 * 4 * n / 1e9
         row("add f32 (GB/s)", f"{n:.0e}", "GB/s", gb / ms_st * 1e3, gb / ms_t * 1e3)
         row("  d2d copy (GB/s, torch)", f"{n:.0e}", "GB/s", 2 * 4 * n / 1e9 / ms_copy * 1e3, 2 * 4 * n / 1e9 / ms_copy * 1e3)
-        ms_st = time_st(lambda: st.exp(sa), reps)
-        ms_t = time_torch(lambda: torch.exp(ta), reps)
+        ms_st, ms_t = time_both(lambda: st.exp(sa), lambda: torch.exp(ta), reps)
         row("exp f32 (GB/s)", f"{n:.0e}", "GB/s", 8 * n / 1e9 / ms_st * 1e3, 8 * n / 1e9 / ms_t * 1e3)
-        ms_st = time_st(lambda: st.sum(sa), reps)
-        ms_t = time_torch(lambda: torch.sum(ta), reps)
+        ms_st, ms_t = time_both(lambda: st.sum(sa), lambda: torch.sum(ta), reps)
         row("sum f32 (GB/s)", f"{n:.0e}", "GB/s", 4 * n / 1e9 / ms_st * 1e3, 4 * n / 1e9 / ms_t * 1e3)
         del ta, tb, sa, sb
         torch.cuda.empty_cache()
@@ -104,14 +101,14 @@ def main():
         tx = torch.randn(r, c, device="cuda")
         sx = st.from_dlpack(tx)
         gb = 2 * 4 * r * c / 1e9
-        row("softmax (GB/s)", f"{r}x{c}", "GB/s", gb / time_st(lambda: st.softmax(sx, -1)) * 1e3,
-            gb / time_torch(lambda: torch.softmax(tx, -1)) * 1e3)
+        ms_st, ms_t = time_both(lambda: st.softmax(sx, -1), lambda: torch.softmax(tx, -1))
+        row("softmax (GB/s)", f"{r}x{c}", "GB/s", gb / ms_st * 1e3, gb / ms_t * 1e3)
         lw = torch.ones(c, device="cuda")
         lb = torch.zeros(c, device="cuda")
         sw, sb_ = st.from_dlpack(lw), st.from_dlpack(lb)
-        row("layer_norm (GB/s)", f"{r}x{c}", "GB/s",
-            gb / time_st(lambda: st.nn.functional.layer_norm(sx, [c], sw, sb_)) * 1e3,
-            gb / time_torch(lambda: torch.nn.functional.layer_norm(tx, [c], lw, lb)) * 1e3)
+        ms_st, ms_t = time_both(lambda: st.nn.functional.layer_norm(sx, [c], sw, sb_),
+                                lambda: torch.nn.functional.layer_norm(tx, [c], lw, lb))
+        row("layer_norm (GB/s)", f"{r}x{c}", "GB/s", gb / ms_st * 1e3, gb / ms_t * 1e3)
 
     # ---- MLP training step ----
     B, D, H, C = 512, 1024, 4096, 1000
@@ -137,7 +134,7 @@ def main():
         loss.backward()
         to.step()
 
-    row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", time_st(st_step, reps=30), time_torch(torch_step, reps=30))
+    row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", *time_both(st_step, torch_step, reps=20))
 
     # ---- transformer encoder layer training step ----
     try:
@@ -160,7 +157,7 @@ def main():
                 tenc(txe).square().mean().backward()
                 teo.step()
 
-            row("encoder layer step (ms)", f"B{Bt} T{T} E{E}", "ms", time_st(st_enc, reps=30), time_torch(torch_enc, reps=30))
+            row("encoder layer step (ms)", f"B{Bt} T{T} E{E}", "ms", *time_both(st_enc, torch_enc, reps=20))
     except Exception as e:  # recorded, not hidden
         print("transformer step failed:", type(e).__name__, e, flush=True)
 
