@@ -95,9 +95,9 @@ Tensor& commit(Tensor& x, const Tensor& value) {
     backend_of(x).copy(detail::expand_view(value, x.shape()), dst);
   }
   x.storage()->bump_version();
-  const bool graph_view = x.impl()->autograd && x.impl()->autograd->view_base &&
-                          Tensor(x.impl()->autograd->view_base).requires_grad();
-  if (grad_enabled() && graph_view) {
+  const bool view = x.impl()->autograd && x.impl()->autograd->view_base;
+  if (grad_enabled() && view &&
+      (value.requires_grad() || Tensor(x.impl()->autograd->view_base).requires_grad())) {
     rebase_view(x, value.requires_grad() ? value : value.detach());
     return x;
   }

@@ -21,14 +21,14 @@ namespace {
 Tensor make_view(const Tensor& x, const Shape& shape, const Shape& strides, int64_t offset, const char* name,
                  std::function<Tensor(const Tensor&)> back) {
   Tensor v = Tensor::from_storage(x.storage(), shape, strides, offset, x.dtype());
+  const bool nested = x.impl()->autograd && x.impl()->autograd->view_base;
   if (needs_grad({&x})) {
     record(v, name, {x}, [back = std::move(back)](const Tensor& g) -> std::vector<Tensor> { return {back(g)}; });
-    // Always the root tensor, so an in-place write through a view of a view rewires it.
-    const bool nested = x.impl()->autograd && x.impl()->autograd->view_base;
-    v.autograd_meta().view_base = nested ? x.impl()->autograd->view_base : x.impl_ptr();
-  } else if (x.impl()->autograd && x.impl()->autograd->view_base) {
-    v.autograd_meta().view_base = x.impl()->autograd->view_base;
   }
+  // Always the root tensor, so an in-place write through a view of a view rewires it. Under
+  // grad mode views of tensors without history keep their root too: writing a value that has
+  // history through such a view gives the root that history (x[1:3] = w * 2).
+  if (nested || grad_enabled()) v.autograd_meta().view_base = nested ? x.impl()->autograd->view_base : x.impl_ptr();
   return v;
 }
 

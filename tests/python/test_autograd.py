@@ -617,6 +617,39 @@ def test_inplace_through_views_matches_torch(device):
     np.testing.assert_allclose(to_np(sv), tv.numpy(), rtol=1e-12)
 
 
+def test_write_with_history_into_view_of_plain_tensor_matches_torch(device):
+    # The written-to tensor has no history of its own: the write gives it one (CopySlices),
+    # through a slice, a column, a view of a view and copy_.
+    torch = pytest.importorskip("torch")
+    ws = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+
+    def run(lib, tensor):
+        w = tensor(np.array([0.5, -1.5, 2.0]), requires_grad=True)
+        buf = lib.zeros(3, 4, dtype=lib.float64)
+        if lib is st:
+            buf = buf.to(device)
+        buf[0, 1:4] = w * 2
+        buf[:, 0] = w.exp()
+        buf.t()[3][1:].copy_(w[1:] * w[0])
+        assert buf.requires_grad and not buf.is_leaf
+        (buf * tensor(ws) * buf).sum().backward()
+        return w.grad
+
+    sg = run(st, lambda a, requires_grad=False: tensor_on(a, device, dtype=st.float64, requires_grad=requires_grad))
+    tg = run(torch, lambda a, requires_grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=requires_grad))
+    np.testing.assert_allclose(to_np(sg), tg.numpy(), rtol=1e-12)
+
+
+def test_write_without_history_into_view_leaves_tensor_plain(device):
+    buf = st.zeros(2, 3, device=device)
+    buf[1] = st.ones(3, device=device)
+    assert not buf.requires_grad and buf.is_leaf
+    with st.no_grad():
+        w = st.ones(3, device=device, requires_grad=True)
+        buf[0] = w * 2
+    assert not buf.requires_grad
+
+
 def test_inplace_on_view_of_leaf_is_refused():
     x = st.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(st.SpiralError, match="view of a leaf"):
