@@ -38,6 +38,23 @@ void check_same_shape(const Tensor& pred, const Tensor& target, const char* op) 
   }
 }
 
+// The argument checks of every per-element loss, made before choosing the host kernel or
+// the device path so that both refuse the same inputs. `aux` (pos_weight) is optional.
+void check_pointwise(const char* op, const Tensor& pred, const Tensor& target, const Tensor& aux = Tensor()) {
+  check_floating(pred, op, "prediction");
+  if (!target.defined()) throw ValueError(std::string(op) + ": target is undefined");
+  check_same_shape(pred, target, op);
+  detail::check_same_device(pred, target, op);
+  if (aux.defined()) {
+    detail::check_same_device(pred, aux, op);
+    broadcast_shapes(pred.shape(), aux.shape(), op);
+    if (aux.dim() > pred.dim()) {
+      throw ShapeError(std::string(op) + ": weight of shape " + shape_str(aux.shape()) +
+                       " has more dims than the input of shape " + shape_str(pred.shape()));
+    }
+  }
+}
+
 // A detached, contiguous copy-or-view of `x` in `dtype`, broadcast to `shape` when given.
 Tensor raw(const Tensor& x, Dtype dtype, const Shape* shape = nullptr) {
   Tensor r = detail::cast_raw(x.detach(), dtype);
@@ -54,20 +71,13 @@ Tensor grad_like(const Tensor& g, const Tensor& input) {
 template <class F>
 Tensor pointwise(const char* op, const char* node, const Tensor& pred, const Tensor& target, const Tensor& aux,
                  double aux_default, F f) {
-  check_floating(pred, op, "prediction");
-  if (!target.defined()) throw ValueError(std::string(op) + ": target is undefined");
-  check_same_shape(pred, target, op);
-  detail::check_same_device(pred, target, op);
+  check_pointwise(op, pred, target, aux);
   const Dtype out_dtype = float_result(promote_types(pred.dtype(), target.dtype()));
   const Dtype compute = is_half(out_dtype) ? Dtype::Float32 : out_dtype;
   const Shape& shape = pred.shape();
   const Tensor p = raw(pred, compute), t = raw(target, compute);
   Tensor a;
-  if (aux.defined()) {
-    broadcast_shapes(shape, aux.shape(), op);
-    if (aux.dim() > pred.dim()) throw ShapeError(std::string(op) + ": weight has more dims than the input");
-    a = raw(aux, compute, &shape);
-  }
+  if (aux.defined()) a = raw(aux, compute, &shape);
   const bool want_dp = pred.requires_grad() && grad_enabled();
   const bool want_dt = target.requires_grad() && grad_enabled();
   Tensor out = Tensor::empty(shape, compute, pred.device());
@@ -140,7 +150,10 @@ std::string reduction_name(Reduction r) {
 // ---------------------------------------------------------------- point-wise
 
 Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
-  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::mse(pred, target), reduction);  // device path
+  if (pred.device().type != DeviceType::CPU) {  // device path
+    check_pointwise("mse_loss", pred, target);
+    return reduce(device_loss::mse(pred, target), reduction);
+  }
   return reduce(pointwise("mse_loss", "MseLossBackward", pred, target, Tensor(), 0.0,
                           [](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t;
@@ -152,7 +165,10 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
 }
 
 Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
-  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::l1(pred, target), reduction);  // device path
+  if (pred.device().type != DeviceType::CPU) {  // device path
+    check_pointwise("l1_loss", pred, target);
+    return reduce(device_loss::l1(pred, target), reduction);
+  }
   return reduce(pointwise("l1_loss", "L1LossBackward", pred, target, Tensor(), 0.0,
                           [](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t;
@@ -165,7 +181,10 @@ Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
 
 Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction, double delta) {
   if (!(delta > 0)) throw ValueError("huber_loss: delta must be positive, got " + std::to_string(delta));
-  if (pred.device().type != DeviceType::CPU) return reduce(device_loss::huber(pred, target, delta), reduction);  // device path
+  if (pred.device().type != DeviceType::CPU) {  // device path
+    check_pointwise("huber_loss", pred, target);
+    return reduce(device_loss::huber(pred, target, delta), reduction);
+  }
   return reduce(pointwise("huber_loss", "HuberLossBackward", pred, target, Tensor(), 0.0,
                           [delta](double p, double t, double, double& dp, double& dt) {
                             const double d = p - t, ad = std::abs(d);
@@ -184,6 +203,7 @@ Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction,
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
   if (logits.device().type != DeviceType::CPU) {  // device path
+    check_pointwise("binary_cross_entropy_with_logits", logits, target, pos_weight);
     Tensor l = device_loss::bce_with_logits(logits, target, pos_weight);
     if (weight.defined()) l = mul(l, weight);
     return reduce(l, reduction);
@@ -207,11 +227,7 @@ Tensor hyperbolic_cross_entropy(const Tensor& logits, const Tensor& target, doub
   }
   const double s = std::sqrt(-curvature);
   if (logits.device().type != DeviceType::CPU) {  // device path: BCE on the scaled logits, composed from ops
-    const char* op = "hyperbolic_cross_entropy";
-    check_floating(logits, op, "prediction");
-    if (!target.defined()) throw ValueError(std::string(op) + ": target is undefined");
-    check_same_shape(logits, target, op);
-    detail::check_same_device(logits, target, op);
+    check_pointwise("hyperbolic_cross_entropy", logits, target);
     // clamp passes the gradient inside [eps, 1 - eps] only: no target gradient where clamped.
     const Tensor t = epsilon > 0 ? clamp(target, epsilon, 1.0 - epsilon) : target;
     return reduce(device_loss::bce_with_logits(mul(logits, s), t, Tensor()), reduction);

@@ -373,6 +373,22 @@ def test_nonfinite_loss_is_returned_as_is(device):
     assert math.isinf(inf.item())
 
 
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "huber_loss", "binary_cross_entropy_with_logits",
+                                  "hyperbolic_cross_entropy"])
+def test_pointwise_losses_refuse_the_same_inputs_on_every_device(loss, device):
+    # The host kernel and the device path check alike: no silent broadcasting of the target,
+    # integer predictions refused, an oversized pos_weight refused.
+    f = getattr(nn, loss)
+    with pytest.raises(st.ShapeError, match=rf"{loss}: prediction shape \(2, 3\) and target shape \(3,\) differ"):
+        f(st.zeros(2, 3, device=device), st.zeros(3, device=device))
+    with pytest.raises(st.DtypeError, match=f"{loss}: prediction must be a floating tensor, got int64"):
+        f(st.zeros(2, 3, device=device).to(st.int64), st.zeros(2, 3, device=device))
+    if loss == "binary_cross_entropy_with_logits":
+        with pytest.raises(st.ShapeError, match=r"weight of shape \(1, 2, 3\) has more dims"):
+            f(st.zeros(2, 3, device=device), st.zeros(2, 3, device=device),
+              pos_weight=st.ones(1, 2, 3, device=device))
+
+
 def test_shape_mismatch_and_reduction_errors():
     with pytest.raises(ValueError):
         nn.mse_loss(st.zeros(2, 3), st.zeros(3, 2))
