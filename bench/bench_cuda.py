@@ -110,31 +110,32 @@ def main():
                                 lambda: torch.nn.functional.layer_norm(tx, [c], lw, lb))
         row("layer_norm (GB/s)", f"{r}x{c}", "GB/s", gb / ms_st * 1e3, gb / ms_t * 1e3)
 
-    # ---- MLP training step ----
-    B, D, H, C = 512, 1024, 4096, 1000
-    st.manual_seed(0)
-    sm = st.nn.Sequential(st.nn.Linear(D, H), st.nn.ReLU(), st.nn.Linear(H, H), st.nn.ReLU(), st.nn.Linear(H, C)).to("cuda")
-    so = st.optim.Adam(sm.parameters(), lr=1e-3)
-    tm = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, H), torch.nn.ReLU(),
-                             torch.nn.Linear(H, C)).cuda()
-    to = torch.optim.Adam(tm.parameters(), lr=1e-3)
-    tx = torch.randn(B, D, device="cuda")
-    ty = torch.randint(0, C, (B,), device="cuda")
-    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
+    # ---- MLP training steps: a large one (GEMM-bound) and a small one (launch/overhead-bound) ----
+    for (B, D, H, C) in ((512, 1024, 4096, 1000), (64, 256, 256, 10)):
+        st.manual_seed(0)
+        sm = st.nn.Sequential(st.nn.Linear(D, H), st.nn.ReLU(), st.nn.Linear(H, H), st.nn.ReLU(),
+                              st.nn.Linear(H, C)).to("cuda")
+        so = st.optim.Adam(sm.parameters(), lr=1e-3)
+        tm = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, H), torch.nn.ReLU(),
+                                 torch.nn.Linear(H, C)).cuda()
+        to = torch.optim.Adam(tm.parameters(), lr=1e-3)
+        tx = torch.randn(B, D, device="cuda")
+        ty = torch.randint(0, C, (B,), device="cuda")
+        sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
 
-    def st_step():
-        so.zero_grad()
-        loss = st.nn.functional.cross_entropy(sm(sx), sy)
-        loss.backward()
-        so.step()
+        def st_step():
+            so.zero_grad()
+            loss = st.nn.functional.cross_entropy(sm(sx), sy)
+            loss.backward()
+            so.step()
 
-    def torch_step():
-        to.zero_grad()
-        loss = torch.nn.functional.cross_entropy(tm(tx), ty)
-        loss.backward()
-        to.step()
+        def torch_step():
+            to.zero_grad()
+            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
+            loss.backward()
+            to.step()
 
-    row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", *time_both(st_step, torch_step, reps=20))
+        row("MLP train step (ms)", f"B{B} {D}-{H}-{H}-{C}", "ms", *time_both(st_step, torch_step, reps=20))
 
     # ---- transformer encoder layer training step ----
     try:

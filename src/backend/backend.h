@@ -169,6 +169,10 @@ class Backend {
     bool nesterov, maximize, first_step;
   };
   virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdArgs& a);
+  // Sets `flag` (one int32 element on this device) to 1 when the contiguous float32/float64
+  // tensor x holds a NaN or an infinity, and leaves it as it is otherwise: one flag collects
+  // many tensors with one launch each, then a single read.
+  virtual void flag_nonfinite(const Tensor& x, Tensor& flag);
 };
 
 Backend& backend_for(Device device);

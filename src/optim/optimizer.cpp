@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "backend/backend.h"
 #include "optim/kernels.h"
 
 namespace st::optim {
@@ -91,7 +92,7 @@ bool all_finite(const Tensor& g) {
 
 bool Optimizer::grads_finite() const {
   // Device gradients fold into one flag per device, read once: a read per parameter
-  // would stall the stream once per parameter.
+  // would stall the stream once per parameter; each gradient costs one kernel launch.
   std::vector<Tensor> device_flags;
   for (const auto& g : groups_) {
     for (const Tensor& p : g->params) {
@@ -103,18 +104,14 @@ bool Optimizer::grads_finite() const {
       }
       const Tensor c = float_grad(grad);
       if (!c.defined()) continue;
-      const Tensor ok = all(isfinite(c));
-      auto same = std::find_if(device_flags.begin(), device_flags.end(),
-                               [&](const Tensor& f) { return f.device() == ok.device(); });
-      if (same == device_flags.end()) {
-        device_flags.push_back(ok);
-      } else {
-        *same = logical_and(*same, ok);
-      }
+      auto flag = std::find_if(device_flags.begin(), device_flags.end(),
+                               [&](const Tensor& f) { return f.device() == c.device(); });
+      if (flag == device_flags.end()) flag = device_flags.insert(device_flags.end(), zeros({1}, Dtype::Int32, c.device()));
+      backend::backend_for(c.device()).flag_nonfinite(c.contiguous(), *flag);
     }
   }
   for (const Tensor& f : device_flags) {
-    if (f.item() == 0.0) return false;
+    if (f.item() != 0.0) return false;
   }
   return true;
 }

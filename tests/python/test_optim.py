@@ -262,6 +262,25 @@ def test_nonfinite_gradient_skips_step(factory, bad, device):
     assert opt.step() is True and opt.skipped_steps == 1
 
 
+@pytest.mark.parametrize("where", [0, 150_000, 300_000])
+def test_nonfinite_anywhere_in_a_large_float64_gradient_skips_step(where, device):
+    # Spans many thread blocks of the device flag kernel; a strided (transposed) gradient too.
+    p = tensor_on(np.zeros((600, 501)), dtype=st.float64, requires_grad=True, device=device)
+    q = tensor_on(np.zeros((3, 2)), dtype=st.float64, requires_grad=True, device=device)
+    opt = optim.SGD([p, q], lr=0.1)
+    g = np.full((600, 501), 0.25)
+    g.flat[where] = np.nan
+    p.grad = tensor_on(g, dtype=st.float64, device=device)
+    q.grad = tensor_on(np.ones((2, 3)), dtype=st.float64, device=device).t()
+    assert opt.step() is False and opt.skipped_steps == 1
+    assert not arr(p).any() and not arr(q).any()
+    g.flat[where] = 0.25
+    p.grad = tensor_on(g, dtype=st.float64, device=device)
+    assert opt.step() is True
+    np.testing.assert_allclose(arr(p), -0.025)
+    np.testing.assert_allclose(arr(q), -0.1)
+
+
 # ---------------------------------------------------------------- schedules
 
 

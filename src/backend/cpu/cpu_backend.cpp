@@ -154,5 +154,6 @@ void Backend::layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, c
 void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fused("dropout_mask"); }
 void Backend::adam_update(Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, const AdamArgs&) { no_fused("adam_update"); }
 void Backend::sgd_update(Tensor&, const Tensor&, Tensor&, const SgdArgs&) { no_fused("sgd_update"); }
+void Backend::flag_nonfinite(const Tensor&, Tensor&) { no_fused("flag_nonfinite"); }
 
 }  // namespace st::backend

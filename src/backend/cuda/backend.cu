@@ -272,6 +272,10 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::sgd_update(param, grad, buf, a);
   }
+  void flag_nonfinite(const Tensor& x, Tensor& flag) override {
+    use_device(index_);
+    cudak::flag_nonfinite(x, flag);
+  }
 
  private:
   int index_;

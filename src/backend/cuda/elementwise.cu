@@ -373,6 +373,20 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
   });
 }
 
+void flag_nonfinite(const Tensor& x, Tensor& flag) {
+  if (x.dtype() != Dtype::Float64 && x.dtype() != Dtype::Float32) {
+    throw DtypeError(std::string("flag_nonfinite: expected float32 or float64, got ") + dtype_name(x.dtype()));
+  }
+  int* f = static_cast<int*>(flag.raw_data());
+  ST_CUDA_FLOAT_CASES(x.dtype(), {
+    const T* p = static_cast<const T*>(x.raw_data());
+    // Every offending element stores the same 1: the race between them is harmless.
+    for_n(x.numel(), [=] __device__(int64_t i) {
+      if (!isfinite(p[i])) *f = 1;
+    });
+  });
+}
+
 void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
                  const backend::Backend::AdamArgs& a) {
   const int64_t n = param.numel();

@@ -26,6 +26,7 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
 void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
                  const backend::Backend::AdamArgs& a);
 void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::Backend::SgdArgs& a);
+void flag_nonfinite(const Tensor& x, Tensor& flag);
 
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
 void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out);
