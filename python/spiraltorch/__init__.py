@@ -31,7 +31,7 @@ from .autograd import enable_grad, no_grad, set_grad_enabled
 from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
-from . import data, datasets, model_zoo, nn  # noqa: F401
+from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
 from . import cuda  # noqa: F401
 
 _install()
