@@ -172,22 +172,30 @@ NB_MODULE(_core, m) {
   m.def("normal", [](double mean, double std, nb::handle size, nb::handle dtype) {
     return st::normal(mean, std, to_shape_obj(size), to_optional_dtype(dtype).value_or(Dtype::Float32));
   }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::arg("dtype") = nb::none());
-  m.def("arange", [](nb::handle a, nb::handle b, nb::handle step_h, nb::handle dtype, bool requires_grad) {
+  // "cuda:0", "cpu", a Device or None (the host).
+  auto device_or_host = [](nb::handle device) {
+    return device.is_none() ? st::Device{} : st::Device::parse(nb::cast<std::string>(nb::str(device)));
+  };
+  m.def("arange", [device_or_host](nb::handle a, nb::handle b, nb::handle step_h, nb::handle dtype,
+                                   nb::handle device, bool requires_grad) {
     // Like PyTorch, any Python float among the bounds/step gives a floating result.
     std::optional<Dtype> dt = to_optional_dtype(dtype);
     const bool any_float = PyFloat_Check(a.ptr()) || (!b.is_none() && PyFloat_Check(b.ptr())) ||
                            (!step_h.is_none() && PyFloat_Check(step_h.ptr()));
     if (!dt && any_float) dt = Dtype::Float32;
     const double step = step_h.is_none() ? 1.0 : nb::cast<double>(step_h);
-    Tensor t = b.is_none() ? st::arange(0, nb::cast<double>(a), step, dt)
-                           : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, dt);
+    const st::Device dev = device_or_host(device);
+    Tensor t = b.is_none() ? st::arange(0, nb::cast<double>(a), step, dt, dev)
+                           : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, dt, dev);
     if (requires_grad) t.set_requires_grad(true);
     return t;
   }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = nb::none(), nb::arg("dtype") = nb::none(),
-     nb::arg("requires_grad") = false);
-  m.def("linspace", [](double a, double b, int64_t steps, nb::handle dtype) {
-    return st::linspace(a, b, steps, to_optional_dtype(dtype).value_or(Dtype::Float32));
-  }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("dtype") = nb::none());
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+  m.def("linspace", [device_or_host](double a, double b, int64_t steps, nb::handle dtype, nb::handle device) {
+    const st::Device dev = device_or_host(device);
+    const Tensor t = st::linspace(a, b, steps, to_optional_dtype(dtype).value_or(Dtype::Float32));
+    return dev == t.device() ? t : st::to_device(t, dev);
+  }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
   m.def("eye", [](int64_t n, std::optional<int64_t> mcols, nb::handle dtype) {
     return st::eye(n, mcols, to_optional_dtype(dtype).value_or(Dtype::Float32));
   }, nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("dtype") = nb::none());

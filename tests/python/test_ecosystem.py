@@ -192,7 +192,7 @@ def cupy():
 
 
 def test_cupy_bridge_shares_cuda_memory_with_stream_aliases(cupy):
-    s = st.arange(12.0, device="cuda").reshape(3, 4)
+    s = st.arange(12.0, device="cuda").reshape(3, 4)  # created on the GPU
     for stream in (None, "current", "auto", "null", "default", cupy.cuda.Stream(non_blocking=True)):
         c = eco.tensor_to_cupy(s, stream=stream)
         assert c.data.ptr == s.data_ptr()

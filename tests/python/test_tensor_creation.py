@@ -119,6 +119,18 @@ def test_linspace(args):
     assert_close(st.linspace(*args, dtype=st.float64), np.linspace(*args), rtol=1e-13, atol=1e-13)
 
 
+def test_arange_and_linspace_on_a_device(device):
+    a = st.arange(2, 11, 3, device=device)
+    assert same_device(a, device) and a.dtype == st.int64 and to_np(a).tolist() == [2, 5, 8]
+    f = st.arange(1.5, device=device, dtype=st.float64, requires_grad=True)
+    assert same_device(f, device) and f.requires_grad and to_np(f.detach()).tolist() == [0.0, 1.0]
+    l = st.linspace(0.0, 1.0, 5, dtype=st.float64, device=device)
+    assert same_device(l, device)
+    assert_close(l, np.linspace(0.0, 1.0, 5), rtol=1e-15, atol=1e-15)
+    with pytest.raises(ValueError, match="device"):
+        st.arange(3, device="tpu")
+
+
 @pytest.mark.parametrize("n,m", [(3, None), (2, 4), (4, 2), (0, None), (1, 1)], ids=str)
 def test_eye(n, m):
     assert_close(st.eye(n, m), np.eye(n, m, dtype=np.float32))
