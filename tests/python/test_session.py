@@ -1,0 +1,79 @@
+"""SpiralSession: backend resolution, fallback policy, seeding and the objects it hands out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+from conftest import to_np
+
+
+def test_auto_takes_the_best_backend_here():
+    s = st.SpiralSession()
+    want = "cuda" if st.cuda.is_available() else "cpu"
+    assert (s.backend, s.requested_backend, s.effective_backend) == ("auto", want, want)
+    assert s.device == ("cuda:0" if want == "cuda" else "cpu") and s.fallback_reason is None
+    assert s.device_preflight["backend"] == want and s.device_preflight["available"]
+    assert st.SpiralSession("faer").effective_backend == "cpu"
+
+
+@pytest.mark.parametrize("label", ["wgpu", "mps", "hip"] + ([] if st.cuda.is_available() else ["cuda"]))
+def test_unavailable_backend_falls_back_or_raises(label, monkeypatch):
+    s = st.SpiralSession(label)
+    assert (s.requested_backend, s.effective_backend, s.device) == (label, "cpu", "cpu")
+    assert s.fallback_reason and "fallback_reason" in repr(s)
+    with pytest.raises(st.DeviceUnavailableError, match=f"backend '{label}' cannot run here"):
+        st.SpiralSession(label, accelerator_fallback="forbid")
+    monkeypatch.setenv("SPIRALTORCH_STRICT_GPU", "1")
+    with pytest.raises(st.DeviceUnavailableError, match="accelerator_fallback='forbid'"):
+        st.SpiralSession(label)
+    assert st.SpiralSession("cpu").accelerator_fallback == "forbid"  # the CPU always runs
+
+
+def test_bad_labels_and_policies():
+    with pytest.raises(ValueError, match="unknown SpiralSession backend label 'tpu'"):
+        st.SpiralSession("tpu")
+    with pytest.raises(ValueError, match="invalid accelerator fallback override 'sometimes'"):
+        st.SpiralSession(accelerator_fallback="sometimes")
+
+
+def test_seed_makes_runs_reproducible():
+    st.SpiralSession(seed=123)
+    a = to_np(st.randn(4))
+    st.SpiralSession(seed=123)
+    b = to_np(st.randn(4))
+    np.testing.assert_array_equal(a, b)
+
+
+def _session_for(device):
+    if str(device).startswith("cuda"):
+        return st.SpiralSession("cuda", accelerator_fallback="forbid")
+    return st.SpiralSession("cpu")
+
+
+def test_tensors_data_and_plans_are_bound_to_the_device(device):
+    if str(device).startswith("cpu:"):
+        pytest.skip("sessions choose real backends, not the host stand-in device")
+    s = _session_for(device)
+    t = s.tensor([[1.0, 2.0]], dtype=st.float64, requires_grad=True)
+    assert t.device == s.device and t.requires_grad and t.dtype == st.float64
+    samples = [([0.0, 1.0], [1.0]), (st.tensor([1.0, 0.0]), [0.0]), ([1.0, 1.0], [1.0])]
+    batches = list(s.dataloader(samples, batch_size=2))
+    assert [tuple(x.shape) for x, _ in batches] == [(2, 2), (1, 2)]
+    assert all(x.device == s.device and y.device == s.device for x, y in batches)
+    np.testing.assert_array_equal(to_np(batches[0][0]), [[0.0, 1.0], [1.0, 0.0]])
+    assert s.plan_topk(2, 4, 2).effective_backend == s.effective_backend
+    assert s.plan("bottomk", 3, 9, 2).kind == "bottomk"
+    with pytest.raises(TypeError, match=r"sample 0 has 3 items, expected \(input, target\)"):
+        s.dataset([([1.0], [2.0], [3.0])])
+    with pytest.raises(ValueError, match="no samples"):
+        s.dataset([])
+
+
+def test_trainer_and_close():
+    with st.SpiralSession("cpu") as s:
+        trainer = s.trainer(hyper_learning_rate=0.05)
+        assert isinstance(trainer, st.nn.ModuleTrainer)
+    with pytest.raises(RuntimeError, match="SpiralSession.plan: the session is closed"):
+        s.plan_topk(1, 2, 1)
