@@ -19,6 +19,7 @@ void bind_nn(nb::module_& parent);
 void bind_optim(nb::module_& root);
 void bind_io(nb::module_& m);
 void bind_cuda(nb::module_& m);
+void bind_custom_op(nb::module_& m);
 
 namespace {
 
@@ -115,6 +116,7 @@ NB_MODULE(_core, m) {
   bind_optim(m);
   bind_io(m);
   bind_cuda(m);
+  bind_custom_op(m);
 
   // ---- creation ----
   auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {
