@@ -183,6 +183,10 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
         raise ValueError(f"ops '{name}': expected {op.num_outputs} outputs, got {len(outs)}")
     if op.backward is not None and any(x.requires_grad for x in xs) and _core.is_grad_enabled():
         outs = [_attach(op, xs, outs, j) for j in range(len(outs))]
+    from . import plugin
+
+    plugin._emit("TensorOp", op_name=name, input_shape=list(xs[0].shape) if xs else [],
+                 output_shape=list(outs[0].shape))
     if return_single and len(outs) == 1:
         return outs[0]
     return outs

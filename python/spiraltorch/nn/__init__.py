@@ -24,6 +24,21 @@ from .fit import Callback, EarlyStopping, EpochResult, FitHistory, evaluate, fit
 from .serialization import load, load_bincode, load_json, load_safetensors, save, save_bincode, save_json, save_safetensors  # noqa: E402,F401
 
 
+class ModuleTrainer(_native.ModuleTrainer):
+    """The native roundtable trainer (see ``spiraltorch._core.nn.ModuleTrainer``);
+    ``train_epoch`` also publishes the ``EpochStart``/``EpochEnd`` plugin events
+    (``spiraltorch.plugin``) when anything listens."""
+
+    def train_epoch(self, *args: Any, **kwargs: Any) -> Any:
+        from .. import plugin
+
+        epoch = self.epoch + 1
+        plugin._emit("EpochStart", epoch=epoch)
+        stats = super().train_epoch(*args, **kwargs)
+        plugin._emit("EpochEnd", epoch=epoch, loss=float(stats.average_loss))
+        return stats
+
+
 def Parameter(data: Tensor, requires_grad: bool = True) -> Tensor:
     """Returns a leaf copy-free alias of ``data`` that requires grad; assigning it to a
     ``Module`` attribute registers it as a parameter."""
