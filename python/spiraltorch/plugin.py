@@ -14,7 +14,9 @@ stderr and counted in ``publish_report``, and dispatch goes on.
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -22,7 +24,8 @@ import traceback
 from typing import Any, Callable, Iterable, Iterator
 
 __all__ = [
-    "PluginQueue", "PluginRecorder", "clear_config", "clear_listeners", "event_types", "find_by_capability",
+    "PluginQueue", "PluginRecorder", "clear_config", "dependency_dot", "dependency_graph", "explain", "load_path",
+    "validate_dependencies", "clear_listeners", "event_types", "find_by_capability",
     "get_config", "get_service", "has_listeners", "initialize_all", "list_config", "list_plugins", "list_services",
     "listen", "plugin_metadata", "publish", "publish_report", "record", "register_python_plugin",
     "register_service", "reset", "set_config", "shutdown", "subscribe", "subscribe_many", "unregister_plugin",
@@ -515,3 +518,133 @@ def reset() -> dict[str, list[str]]:
         services = sorted(_services)
         _services.clear()
     return {"plugins": plugins, "services": services, "config": clear_config()}
+
+
+# ---------------------------------------------------------------- dependency graph
+
+def dependency_graph(*, internal_only: bool = False) -> dict[str, list[str]]:
+    """``{plugin_id: sorted dependency ids}``; ``internal_only`` keeps registered dependencies only."""
+    with _lock:
+        return {p: sorted(d for d in e.meta["dependencies"] if not internal_only or d in _plugins)
+                for p, e in sorted(_plugins.items())}
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Elementary cycles found by depth-first search, each rotated to start at its smallest id."""
+    found: set[tuple[str, ...]] = set()
+
+    def walk(node: str, path: list[str]) -> None:
+        for dep in graph.get(node, []):
+            if dep in path:
+                cyc = path[path.index(dep):]
+                i = cyc.index(min(cyc))
+                found.add(tuple(cyc[i:] + cyc[:i]))
+            elif dep in graph:
+                walk(dep, path + [dep])
+
+    for start in graph:
+        walk(start, [start])
+    return [list(c) for c in sorted(found, key=lambda c: (len(c), c))]
+
+
+def validate_dependencies(*, internal_only: bool = False, strict: bool = False) -> dict[str, Any]:
+    """``{"ok", "missing": {id: [unregistered deps]}, "cycles": [[ids...]]}``; ``strict`` raises
+    ValueError when not ok."""
+    graph = dependency_graph()
+    with _lock:
+        registered = set(_plugins)
+    missing = {} if internal_only else {p: [d for d in deps if d not in registered] for p, deps in graph.items()
+                                        if any(d not in registered for d in deps)}
+    cycles = _cycles({p: [d for d in deps if d in registered] for p, deps in graph.items()})
+    report = {"ok": not missing and not cycles, "missing": missing, "cycles": cycles}
+    if strict and not report["ok"]:
+        raise ValueError(f"dependency validation failed: missing={missing}, cycles={cycles}")
+    return report
+
+
+def explain(plugin_id: str) -> dict[str, Any]:
+    """What is known about one plugin: metadata, dependencies (and which are missing), direct and
+    transitive dependents."""
+    graph = dependency_graph()
+    meta = plugin_metadata(plugin_id)
+    deps = graph.get(plugin_id, [])
+    direct = sorted(p for p, d in graph.items() if plugin_id in d)
+    transitive: set[str] = set()
+    frontier = list(direct)
+    while frontier:
+        p = frontier.pop()
+        if p not in transitive:
+            transitive.add(p)
+            frontier.extend(q for q, d in graph.items() if p in d)
+    return {"plugin_id": plugin_id, "registered": meta is not None,
+            "source": (meta or {}).get("metadata", {}).get("spiraltorch.source"), "metadata": meta,
+            "dependencies": deps, "missing_dependencies": [d for d in deps if d not in graph],
+            "direct_dependents": direct, "transitive_dependents": sorted(transitive)}
+
+
+def dependency_dot(*, internal_only: bool = False, show_missing: bool = True, rankdir: str = "LR") -> str:
+    """The dependency graph in Graphviz DOT (edges point from a plugin to what it needs)."""
+    if rankdir not in ("LR", "RL", "TB", "BT"):
+        raise ValueError(f"plugin.dependency_dot: rankdir must be LR, RL, TB or BT, got {rankdir!r}")
+    graph = dependency_graph(internal_only=internal_only)
+    missing = sorted({d for deps in graph.values() for d in deps if d not in graph})
+    lines = ["digraph SpiralTorchPluginDeps {", f'  rankdir="{rankdir}";']
+    lines += [f'  "{p}";' for p in graph]
+    if show_missing:
+        lines += [f'  "{m}" [style=dashed,color="gray50"];' for m in missing]
+    for p, deps in graph.items():
+        lines += [f'  "{p}" -> "{d}";' for d in deps if show_missing or d in graph]
+    return "\n".join(lines) + "\n}\n"
+
+
+# ---------------------------------------------------------------- discovery
+
+def _plugins_of(module: Any) -> list[Any]:
+    for attr in ("__spiraltorch_plugins__", "spiraltorch_plugins", "plugins"):
+        if isinstance(getattr(module, attr, None), (list, tuple)):
+            return list(getattr(module, attr))
+    for attr in ("create_plugins", "get_plugins"):
+        if callable(getattr(module, attr, None)):
+            return list(getattr(module, attr)())
+    for attr in ("create_plugin", "get_plugin"):
+        if callable(getattr(module, attr, None)):
+            return [getattr(module, attr)()]
+    for attr in ("plugin", "PLUGIN"):
+        if getattr(module, attr, None) is not None:
+            return [getattr(module, attr)]
+    return []
+
+
+def load_path(path: str, *, recursive: bool = True) -> list[str]:
+    """Imports every ``.py`` file under ``path`` (or the file itself) and registers the plugins it
+    exposes, dependencies first within the batch; returns the ids in load order."""
+    if not os.path.exists(path):
+        raise ValueError(f"load_path: {path!r} does not exist")
+    if os.path.isfile(path):
+        if not path.endswith(".py"):
+            raise ValueError(f"load_path: {path!r} is not a .py file")
+        files = [path]
+    else:
+        files = []
+        for root, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__") if recursive else []
+            files += [os.path.join(root, n) for n in sorted(names)
+                      if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
+    objs = []
+    for f in files:
+        name = "spiraltorch_path_plugin_" + os.path.splitext(os.path.basename(f))[0] + f"_{abs(hash(os.path.abspath(f))):x}"
+        spec = importlib.util.spec_from_file_location(name, f)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        objs += _plugins_of(module)
+    pending = {_metadata_of(o)["id"]: o for o in objs}
+    loaded: list[str] = []
+    while pending:
+        ready = [pid for pid, o in pending.items()
+                 if all(d not in pending for d in _metadata_of(o)["dependencies"])]
+        if not ready:
+            raise ValueError(f"load_path: dependency cycle among {sorted(pending)}")
+        for pid in ready:
+            loaded.append(register_python_plugin(pending.pop(pid)))
+    return loaded

@@ -193,3 +193,50 @@ def test_plugin_from_attributes_and_bad_metadata():
 
     with pytest.raises(ValueError, match="surrounding spaces"):
         plugin.register_python_plugin(Spaced())
+
+
+def test_dependency_graph_validation_explain_and_dot():
+    plugin.register_python_plugin(DemoPlugin("base"))
+    plugin.register_python_plugin(DemoPlugin("mid", {"base": "*"}))
+    plugin.register_python_plugin(DemoPlugin("top", {"mid": "*"}))
+    assert plugin.dependency_graph() == {"base": [], "mid": ["base"], "top": ["mid"]}
+    assert plugin.validate_dependencies() == {"ok": True, "missing": {}, "cycles": []}
+    e = plugin.explain("base")
+    assert e["registered"] and e["direct_dependents"] == ["mid"] and e["transitive_dependents"] == ["mid", "top"]
+    assert plugin.explain("ghost")["registered"] is False
+    dot = plugin.dependency_dot(rankdir="TB")
+    assert dot.startswith('digraph SpiralTorchPluginDeps {\n  rankdir="TB";') and '"top" -> "mid";' in dot
+    with pytest.raises(ValueError, match="rankdir"):
+        plugin.dependency_dot(rankdir="XY")
+
+
+PLUGIN_FILE = '''
+class Base:
+    metadata = {"id": "file_base", "version": "1"}
+
+class Dependent:
+    metadata = {"id": "file_dep", "version": "2", "dependencies": {"file_base": ">=1"}}
+
+plugins = [Dependent(), Base()]  # listed dependent first: the loader orders them
+'''
+
+
+def test_load_path_and_the_cli(tmp_path, capsys):
+    from spiraltorch import plugin_cli
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pl.py").write_text(PLUGIN_FILE)
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    assert plugin.load_path(str(tmp_path)) == ["file_base", "file_dep"]
+    plugin.reset()
+    assert plugin.load_path(str(tmp_path), recursive=False) == []
+    with pytest.raises(ValueError, match="does not exist"):
+        plugin.load_path(str(tmp_path / "missing"))
+    assert plugin_cli.main(["--load-path", str(tmp_path), "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == ["file_base", "file_dep"]
+    plugin.reset()
+    assert plugin_cli.main(["--load-path", str(tmp_path), "validate"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ok", "missing: 0 plugin(s)", "cycles: 0"]
+    plugin.reset()
+    assert plugin_cli.main(["--load-path", str(tmp_path / "nope"), "list"]) == 2
+    assert "does not exist" in capsys.readouterr().err
