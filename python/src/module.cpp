@@ -20,6 +20,7 @@ void bind_optim(nb::module_& root);
 void bind_io(nb::module_& m);
 void bind_cuda(nb::module_& m);
 void bind_custom_op(nb::module_& m);
+void bind_geometry(nb::module_& root);
 
 namespace {
 
@@ -117,6 +118,7 @@ NB_MODULE(_core, m) {
   bind_io(m);
   bind_cuda(m);
   bind_custom_op(m);
+  bind_geometry(m);
 
   // ---- creation ----
   auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {

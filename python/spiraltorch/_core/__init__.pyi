@@ -14,7 +14,12 @@ from spiraltorch import (
     SpiralIndexError as SpiralIndexError,
     SpiralValueError as SpiralValueError
 )
-from spiraltorch._core import io as io, nn as nn, optim as optim
+from spiraltorch._core import (
+    geometry as geometry,
+    io as io,
+    nn as nn,
+    optim as optim
+)
 from spiraltorch._tensor_extras import (
     _contains as __contains__,
     _dtype_itemsize as itemsize,

@@ -1,0 +1,36 @@
+"""Poincare-ball geometry of curvature c < 0 (k = -c), row-wise."""
+
+import spiraltorch._core
+
+
+def mobius_add(x: spiraltorch._core.Tensor, y: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """x (+) y, Mobius addition in the ball of curvature c."""
+
+def expmap0(v: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """
+    exp_0(v) = tanh(sqrt(k)|v|) v / (sqrt(k)|v|): tangent vectors at the origin into the ball.
+    """
+
+def logmap0(y: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """log_0(y), the inverse of expmap0."""
+
+def expmap(x: spiraltorch._core.Tensor, v: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """
+    exp_x(v): the point reached from x along the geodesic with initial velocity v.
+    """
+
+def logmap(x: spiraltorch._core.Tensor, y: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """log_x(y), the inverse of expmap at x."""
+
+def poincare_distance(x: spiraltorch._core.Tensor, y: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """Geodesic distance per row: (2/sqrt(k)) artanh(sqrt(k) |(-x) (+) y|)."""
+
+def clip_to_ball(x: spiraltorch._core.Tensor, curvature: float, eps: float = 1e-05) -> spiraltorch._core.Tensor:
+    """
+    Rows with norm above (1 - eps)/sqrt(k) scaled back onto that radius (idempotent).
+    """
+
+def rsgd_step(x: spiraltorch._core.Tensor, euclidean_grad: spiraltorch._core.Tensor, curvature: float, lr: float) -> spiraltorch._core.Tensor:
+    """
+    One Riemannian SGD step x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)); from the origin it is exp_0(-lr g).
+    """
