@@ -38,7 +38,8 @@ from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, 
 from .session import SpiralSession  # noqa: F401
 from . import ops, plugin, telemetry  # noqa: F401
 from ._core import geometry  # noqa: F401
-from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad  # noqa: F401
+from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
+from . import zspace  # noqa: F401
 
 _install()
 

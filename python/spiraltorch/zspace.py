@@ -16,7 +16,8 @@ from typing import Any, Iterable, Sequence
 
 from . import _core
 
-__all__ = ["ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad"]
+__all__ = ["ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad", "ZSpaceInference",
+           "ZSpaceTrainer", "decode_zspace"]
 
 _geo = _core.geometry
 _f64 = _core.dtype.float64
@@ -345,3 +346,227 @@ class Realgrad(_Tape):
         """One SGD step on ``weights`` (mutated in place and returned)."""
         w = self._as_matrix(weights, "apply")
         return self._commit(weights, w - self._g * self._lr, "Realgrad.apply")
+
+
+# ---------------------------------------------------------------- ZSpaceTrainer
+
+_METRIC_ALIASES = {"speed": "speed", "velocity": "speed", "memory": "memory", "mem": "memory",
+                   "stability": "stability", "stab": "stability", "drs": "drs", "drift": "drs", "frac": "frac",
+                   "gradient": "gradient", "grad": "gradient"}
+_BASE_METRICS = ("speed", "memory", "stability", "drs", "frac")
+
+
+def _canonical_metrics(metrics: Any, who: str) -> dict[str, Any]:
+    if isinstance(metrics, ZSpaceInference):
+        return dict(metrics.metrics, gradient=list(metrics.gradient))
+    if not isinstance(metrics, dict):
+        raise TypeError(f"{who}: metrics must be a dict, got {type(metrics).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        name = _METRIC_ALIASES.get(str(key).lower())
+        if name is None:
+            raise ValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
+        if name in out:
+            raise ValueError(f"{who}: metric {name!r} given twice (through an alias)")
+        if name == "gradient":
+            vals = [float(v) for v in value]
+            if not all(math.isfinite(v) for v in vals):
+                raise ValueError(f"{who}: the gradient has non-finite entries")
+            out[name] = vals
+        else:
+            v = float(value)
+            if not math.isfinite(v):
+                raise ValueError(f"{who}: metric {name!r} is not finite ({value})")
+            out[name] = v
+    return out
+
+
+def _dft(z: Sequence[float]) -> list[complex]:
+    n = len(z)
+    return [sum(z[j] * cmath.exp(-2j * math.pi * k * j / n) for j in range(n)) for k in range(n)]
+
+
+def _fractional_penalty(z: Sequence[float], alpha: float) -> tuple[float, list[float]]:
+    """R_alpha(z) = (1/B) sum_{k<B} (k/(B-1))^(2 alpha) |Z_k|^2 over the one-sided spectrum
+    (B = n//2 + 1 bins of the unnormalised DFT Z), and its gradient scaled to max-abs <= 1."""
+    n = len(z)
+    if n <= 1:
+        return 0.0, [0.0] * n
+    bins = n // 2 + 1
+    spec = _dft(z)
+    w = [(k / (bins - 1)) ** (2 * alpha) if k else 0.0 for k in range(bins)]
+    r = sum(w[k] * abs(spec[k]) ** 2 for k in range(bins)) / bins
+    grad = [2.0 / bins * sum(w[k] * (spec[k].conjugate() * cmath.exp(-2j * math.pi * k * j / n)).real
+                              for k in range(bins)) for j in range(n)]
+    scale = max(1.0, max(abs(g) for g in grad))
+    return r, [g / scale for g in grad]
+
+
+def decode_zspace(z: Sequence[float], alpha: float = 0.35) -> dict[str, float]:
+    """The metrics a latent z stands for: speed = tanh(mean|dz| + |z|/(4n)), memory =
+    tanh(mean(z) + |z|^2/(4n)), stability = tanh(1.5 (1/(1 + mean|d2z|) + 1/(1 + mean|dz|)) - 1),
+    frac = tanh(E_alpha/|z|^2) and drs = tanh((E_high - E_low)/(E_high + E_low)) from the
+    Parseval-normalised one-sided power spectrum (frequencies w_k = 2k/n, split at w = 0.5)."""
+    n = len(z)
+    d1 = [z[i + 1] - z[i] for i in range(n - 1)]
+    d2 = [d1[i + 1] - d1[i] for i in range(len(d1) - 1)]
+    mean_abs = lambda xs: sum(abs(x) for x in xs) / len(xs) if xs else 0.0  # noqa: E731
+    sq = sum(v * v for v in z)
+    norm = math.sqrt(sq)
+    spec = _dft(z)
+    e_alpha = e_low = e_high = 0.0
+    for k in range(n // 2 + 1):
+        mult = 1.0 if k == 0 or 2 * k == n else 2.0
+        p = mult * abs(spec[k]) ** 2 / n
+        omega = 2.0 * k / n
+        e_alpha += omega ** (2 * alpha) * p if k else 0.0
+        if omega < 0.5:
+            e_low += p
+        else:
+            e_high += p
+    return {"speed": math.tanh(mean_abs(d1) + 0.25 * norm / n),
+            "memory": math.tanh(sum(z) / n + 0.25 * sq / n),
+            "stability": math.tanh(1.5 * (1.0 / (1.0 + mean_abs(d2)) + 1.0 / (1.0 + mean_abs(d1))) - 1.0),
+            "drs": math.tanh((e_high - e_low) / (e_high + e_low)) if e_high + e_low > 0 else 0.0,
+            "frac": math.tanh(e_alpha / sq) if sq > 0 else 0.0}
+
+
+class ZSpaceInference:
+    """What ``ZSpaceTrainer.infer_partial`` concluded: ``metrics`` (decoded from z, observed ones
+    overriding), ``prior`` (decoded only), ``residual`` (RMS of observed - decoded over the observed
+    base metrics), ``confidence`` = exp(-residual), ``gradient`` (the gradient of the fit loss
+    1/2 sum (decoded - observed)^2 with respect to z), ``observed``."""
+
+    def __init__(self, metrics: dict[str, float], prior: dict[str, float], observed: dict[str, float],
+                 gradient: list[float], residual: float) -> None:
+        self.metrics, self.prior, self.observed = metrics, prior, observed
+        self.gradient, self.residual = gradient, residual
+        self.confidence = math.exp(-residual)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metrics": dict(self.metrics), "prior": dict(self.prior), "observed": dict(self.observed),
+                "gradient": list(self.gradient), "residual": self.residual, "confidence": self.confidence}
+
+    def __repr__(self) -> str:
+        return f"ZSpaceInference(residual={self.residual:.6f}, confidence={self.confidence:.6f})"
+
+
+class ZSpaceTrainer:
+    """Adam on a latent vector z (length ``z_dim``, starting at zero).
+
+    ``step(metrics)``: the update direction is tanh of the supplied ``gradient`` (tiled or truncated
+    to z_dim, or exactly z_dim long with ``gradient_projection="exact"``) plus ``lam_frac`` times the
+    direction of the fractional spectral penalty R_alpha(z); the returned value is the objective
+    *before* the update: lam_speed tanh(speed) + lam_mem tanh(memory) + lam_stab tanh(stability) +
+    lam_drs tanh(drs) + lam_frac R_alpha(z) -- a weighted squash of the caller's metrics plus the
+    penalty, not something the update minimises.
+
+    ``step_partial(partial)`` fits z to partially observed metrics: it decodes z (``decode_zspace``),
+    compares with the observed ones (``last_inference``), and steps along the gradient of
+    1/2 sum (decoded - observed)^2 (by central differences) plus the supplied gradient and the
+    penalty direction, so repeated calls reduce the residual."""
+
+    def __init__(self, z_dim: int = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3,
+                 lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 1e-2,
+                 beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
+                 gradient_projection: str = "tile_or_truncate") -> None:
+        if not isinstance(z_dim, int) or z_dim <= 0:
+            raise ValueError(f"ZSpaceTrainer: z_dim must be a positive int, got {z_dim!r}")
+        if gradient_projection not in ("tile_or_truncate", "exact"):
+            raise ValueError("ZSpaceTrainer: gradient_projection must be 'tile_or_truncate' or 'exact'")
+        if not (lr > 0 and 0 <= beta1 < 1 and 0 <= beta2 < 1 and eps > 0):
+            raise ValueError("ZSpaceTrainer: need lr > 0, 0 <= beta1, beta2 < 1 and eps > 0")
+        self.z_dim, self.alpha, self.lr, self.beta1, self.beta2, self.eps = z_dim, alpha, lr, beta1, beta2, eps
+        self.lambdas = {"speed": lam_speed, "memory": lam_mem, "stability": lam_stab, "drs": lam_drs}
+        self.lam_frac, self.gradient_projection = lam_frac, gradient_projection
+        self.last_inference: ZSpaceInference | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self._z = [0.0] * self.z_dim
+        self._m = [0.0] * self.z_dim
+        self._v = [0.0] * self.z_dim
+        self._t = 0
+        self.last_inference = None
+
+    @property
+    def state(self) -> list[float]:
+        """The latent z."""
+        return list(self._z)
+
+    def _project(self, grad: list[float]) -> list[float]:
+        if not grad:
+            return [0.0] * self.z_dim
+        if self.gradient_projection == "exact" and len(grad) != self.z_dim:
+            raise ValueError(f"ZSpaceTrainer: the gradient has {len(grad)} entries, z_dim is {self.z_dim}")
+        return [math.tanh(grad[i % len(grad)]) for i in range(self.z_dim)]
+
+    def _objective(self, metrics: dict[str, Any], penalty: float) -> float:
+        return sum(lam * math.tanh(metrics.get(name, 0.0)) for name, lam in self.lambdas.items()) \
+            + self.lam_frac * penalty
+
+    def _adam(self, g: list[float]) -> None:
+        t = self._t + 1
+        m = [self.beta1 * a + (1 - self.beta1) * b for a, b in zip(self._m, g)]
+        v = [self.beta2 * a + (1 - self.beta2) * b * b for a, b in zip(self._v, g)]
+        c1, c2 = -math.expm1(t * math.log(self.beta1)) if self.beta1 > 0 else 1.0, \
+            -math.expm1(t * math.log(self.beta2)) if self.beta2 > 0 else 1.0
+        z = [zi - self.lr * (mi / c1) / (math.sqrt(vi / c2) + self.eps) for zi, mi, vi in zip(self._z, m, v)]
+        if not all(math.isfinite(x) for x in z + m + v):
+            raise ValueError("ZSpaceTrainer: the update is not finite; the state is unchanged")
+        self._z, self._m, self._v, self._t = z, m, v, t
+
+    def step(self, metrics: Any) -> float:
+        """One Adam step on z; returns the objective before the update (see the class docs)."""
+        obs = _canonical_metrics(metrics, "ZSpaceTrainer.step")
+        penalty, dpen = _fractional_penalty(self._z, self.alpha)
+        objective = self._objective(obs, penalty)
+        proj = self._project(obs.get("gradient", []))
+        self._adam([p + self.lam_frac * d for p, d in zip(proj, dpen)])
+        return objective
+
+    def infer_partial(self, partial: Any) -> ZSpaceInference:
+        """Decodes z, overrides with the observed metrics and measures the disagreement."""
+        obs = _canonical_metrics(partial, "ZSpaceTrainer.infer_partial")
+        observed = {k: v for k, v in obs.items() if k in _BASE_METRICS}
+        prior = decode_zspace(self._z, self.alpha)
+
+        def fit(z: list[float]) -> float:
+            d = decode_zspace(z, self.alpha)
+            return 0.5 * sum((d[k] - v) ** 2 for k, v in observed.items())
+
+        h, grad = 1e-6, []
+        for i in range(self.z_dim):
+            up, down = list(self._z), list(self._z)
+            up[i] += h
+            down[i] -= h
+            grad.append((fit(up) - fit(down)) / (2 * h))
+        residual = math.sqrt(sum((prior[k] - v) ** 2 for k, v in observed.items()) / len(observed)) if observed \
+            else 0.0
+        return ZSpaceInference(dict(prior, **observed), prior, observed, grad, residual)
+
+    def step_partial(self, partial: Any) -> float:
+        """``infer_partial``, then one Adam step along the fit gradient plus the supplied gradient
+        (tanh, tiled) and the penalty direction; returns the objective before the update, on the
+        inferred metrics. The inference is kept in ``last_inference``."""
+        obs = _canonical_metrics(partial, "ZSpaceTrainer.step_partial")
+        inference = self.infer_partial(partial)
+        penalty, dpen = _fractional_penalty(self._z, self.alpha)
+        objective = self._objective(inference.metrics, penalty)
+        proj = self._project(obs.get("gradient", []))
+        self._adam([f + p + self.lam_frac * d for f, p, d in zip(inference.gradient, proj, dpen)])
+        self.last_inference = inference
+        return objective
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"z": list(self._z), "moment": list(self._m), "velocity": list(self._v), "step": self._t,
+                "hyperparams": {"alpha": self.alpha, "lambda": dict(self.lambdas), "lam_frac": self.lam_frac,
+                                "lr": self.lr, "beta1": self.beta1, "beta2": self.beta2, "eps": self.eps,
+                                "gradient_projection": self.gradient_projection}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        vecs = [list(map(float, state[k])) for k in ("z", "moment", "velocity")]
+        if any(len(v) != self.z_dim for v in vecs):
+            raise ValueError(f"ZSpaceTrainer.load_state_dict: vectors must have z_dim={self.z_dim} entries")
+        self._z, self._m, self._v = vecs
+        self._t = int(state.get("step", 0))

@@ -145,3 +145,68 @@ def test_gradient_summary_matches_numpy():
     assert (s.positive_count(), s.negative_count(), s.zero_count(), s.near_zero_count()) == (3, 1, 1, 2)
     assert s.activation() == pytest.approx(0.6)
     assert st.GradientSummary([]).as_dict()["l2"] == 0.0
+
+
+def test_zspace_decode_matches_the_reference_values():
+    d = st.zspace.decode_zspace([0.12, -0.03, 0.48, -0.2])
+    want = {"speed": 0.4463025, "memory": 0.1099104, "stability": 0.6729346, "drs": 0.6413202, "frac": 0.6490009}
+    for k, v in want.items():
+        assert d[k] == pytest.approx(v, abs=1e-7), k
+
+
+def test_seed_zspace_inference_snippet():
+    code = textwrap.dedent("""
+        import spiraltorch as st
+
+        trainer = st.ZSpaceTrainer(z_dim=4)
+        loss = trainer.step_partial({"speed": 0.2, "memory": 0.1, "stability": 0.9, "gradient": [0.1, 0.0, 0.0, 0.0]})
+        print("z:", trainer.state, "loss:", loss)
+        print("last inference:", trainer.last_inference.residual, trainer.last_inference.confidence)
+    """)
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    residual, confidence = map(float, lines[1].split(":")[1].split())
+    assert residual == pytest.approx(0.134288, abs=1e-6) and confidence == pytest.approx(0.874339, abs=1e-6)
+    assert float(lines[0].rsplit("loss:", 1)[1]) == pytest.approx(0.271848, abs=1e-6)
+
+
+def test_zspace_trainer_step_adam_and_validation():
+    t = st.ZSpaceTrainer(z_dim=4)
+    assert t.step({"speed": 0.2, "memory": 0.1, "stability": 0.9, "gradient": [0.0] * 3}) == pytest.approx(
+        0.5 * math.tanh(0.2) + 0.3 * math.tanh(0.1) + 0.2 * math.tanh(0.9))
+    assert t.state == [0.0] * 4  # zero gradient, zero penalty at z = 0: Adam moves nothing
+    fresh = st.ZSpaceTrainer(z_dim=4)
+    fresh.step({"grad": [0.1, -0.2]})  # tiled and squashed: direction tanh([0.1, -0.2, 0.1, -0.2])
+    # A first Adam step moves every coordinate by lr against the sign of its direction.
+    np.testing.assert_allclose(fresh.state, [-0.01, 0.01, -0.01, 0.01], rtol=1e-6)
+    t.step({"grad": [0.1, -0.2]})  # second step of t: bias-corrected moments of (0, g)
+    m_hat, v_hat = 0.1 / (1 - 0.9 ** 2), 0.001 / (1 - 0.999 ** 2)
+    np.testing.assert_allclose(t.state, np.array([-1, 1, -1, 1]) * 0.01 * m_hat / math.sqrt(v_hat), rtol=1e-6)
+    z = t.state
+    before = t.state_dict()
+    with pytest.raises(ValueError, match="'speed' is not finite"):
+        t.step({"speed": float("nan")})
+    assert t.state_dict() == before
+    with pytest.raises(ValueError, match="unknown metric 'loss'"):
+        t.step({"loss": 1.0})
+    with pytest.raises(ValueError, match="given twice"):
+        t.step({"speed": 1.0, "velocity": 1.0})
+    exact = st.ZSpaceTrainer(z_dim=3, gradient_projection="exact")
+    with pytest.raises(ValueError, match="z_dim is 3"):
+        exact.step({"gradient": [1.0, 2.0]})
+    t2 = st.ZSpaceTrainer(z_dim=4)
+    t2.load_state_dict(before)
+    assert t2.state == z
+
+
+def test_step_partial_fits_the_observations():
+    t = st.ZSpaceTrainer(z_dim=6, lr=0.05)
+    target = {"memory": 0.4, "speed": 0.3}
+    residuals = []
+    for _ in range(60):
+        t.step_partial(target)
+        residuals.append(t.last_inference.residual)
+    assert residuals[-1] < 0.25 * residuals[0]
+    decoded = st.zspace.decode_zspace(t.state)
+    assert abs(decoded["memory"] - 0.4) < 0.1 and abs(decoded["speed"] - 0.3) < 0.1
