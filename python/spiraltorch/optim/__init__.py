@@ -19,3 +19,4 @@ del _name
 __all__ = [n for n in dir(_native) if not n.startswith("_")]
 
 from . import lr_scheduler  # noqa: E402,F401  (torch.optim.lr_scheduler-style access)
+from ..amegagrad import Amegagrad, DesireGradientControl, desire_control  # noqa: E402,F401  (Z-space tapes)
