@@ -32,6 +32,16 @@ def _unavailable_reason(label: str) -> str | None:
             "hip": "SpiralTorch has no HIP backend"}[label]
 
 
+def _runtime_status(label: str) -> str:
+    if label == "cpu":
+        return "cpu"
+    if label == "cuda":
+        if _core._cuda_is_available():
+            return "ready"
+        return "initialization_failed" if _core._cuda_is_built() else "feature_disabled"
+    return "feature_disabled"
+
+
 class SpiralSession:
     """Resolves ``backend`` ("auto", "cpu", "cuda", or "wgpu"/"mps"/"hip", which this build can
     plan for but not run) once.
@@ -75,7 +85,13 @@ class SpiralSession:
                 self.effective_backend = "cpu"
                 self.fallback_reason = reason
         self.device = f"cuda:{_core._cuda_current_device()}" if self.effective_backend == "cuda" else "cpu"
-        self.device_preflight = describe_device(self.effective_backend)
+        # The effective backend's report, with the runtime status of both backends:
+        # "cpu", "ready" (a usable GPU), "initialization_failed" (built, no usable device) or
+        # "feature_disabled" (not built into this package).
+        self.device_preflight = dict(describe_device(self.effective_backend),
+                                     runtime_status=_runtime_status(self.effective_backend),
+                                     requested_backend=self.requested_backend,
+                                     requested_runtime_status=_runtime_status(self.requested_backend))
         if seed is not None:
             _core.manual_seed(int(seed))
         self._closed = False

@@ -77,3 +77,25 @@ def test_trainer_and_close():
         assert isinstance(trainer, st.nn.ModuleTrainer)
     with pytest.raises(RuntimeError, match="SpiralSession.plan: the session is closed"):
         s.plan_topk(1, 2, 1)
+
+
+def test_seed_session_snippet_reports_the_runtime():
+    code = (
+        "from spiraltorch import SpiralSession\n"
+        "session = SpiralSession(backend='wgpu')\n"
+        "print(session.requested_backend, '->', session.effective_backend)\n"
+        "print('runtime:', session.device_preflight['runtime_status'])\n"
+        "plan = session.plan_topk(rows=8, cols=64, k=4)\n"
+        "print(plan.kind, plan.effective_backend, plan.tile)\n"
+        "print(session.device_preflight['requested_runtime_status'])\n"
+    )
+    from conftest import run_python
+
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    tile = st.plan_topk(8, 64, 4, backend="cpu").tile
+    assert r.stdout.splitlines() == ["wgpu -> cpu", "runtime: cpu", f"topk cpu {tile}", "feature_disabled"]
+    s = st.SpiralSession("cuda")
+    want = "ready" if st.cuda.is_available() else ("initialization_failed" if st.cuda.is_built()
+                                                   else "feature_disabled")
+    assert s.device_preflight["requested_runtime_status"] == want
