@@ -12,8 +12,6 @@ SpiralTorch's sort kernels on whatever device the input lives on.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -362,6 +360,9 @@ def hip_probe() -> dict[str, Any]:
     """Whether a ROCm/HIP runtime can be loaded here and which devices it sees, asked of the runtime
     itself (``libamdhip64``: hipGetDeviceCount, hipDeviceGetName). Devices named only by
     environment variables are listed under ``env_visible_devices``, never as devices."""
+    import ctypes  # here, not at import time: ctypes.util pulls in subprocess and friends
+    import ctypes.util
+
     env = os.environ.get("HIP_VISIBLE_DEVICES") or os.environ.get("ROCR_VISIBLE_DEVICES")
     report: dict[str, Any] = {"available": False, "initialized": False, "devices": [], "error": None,
                               "env_visible_devices": [t for t in (env or "").split(",") if t]}
