@@ -32,6 +32,8 @@ from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
 from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
+from . import compat  # noqa: F401
+from .compat import capture, share  # noqa: F401
 from . import cuda  # noqa: F401
 from . import planner  # noqa: F401
 from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, rank_k  # noqa: F401
