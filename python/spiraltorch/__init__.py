@@ -32,7 +32,7 @@ from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
 from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
-from . import compat  # noqa: F401
+from . import compat, dataset  # noqa: F401
 from .compat import capture, share  # noqa: F401
 from . import cuda  # noqa: F401
 from . import planner  # noqa: F401

@@ -1,0 +1,257 @@
+"""In-memory datasets of (input, target) tensor pairs and a ``DataLoader`` pipeline builder:
+``shuffle(seed)``, fixed ``batched(n)`` or row-budget ``dynamic_batch_by_rows(max_rows)`` batches,
+and ``prefetch(depth)`` (a background thread assembles up to ``depth`` batches ahead).
+
+Batches concatenate the samples' tensors along the first dim (an (R, C) sample contributes R
+rows). Each ``DataLoader`` method returns a new loader; ``len(loader)`` is the number of samples.
+Also the byte-level language-model helpers (``byte_lm_windows``...).
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+from typing import Any, Iterable, Iterator, Sequence
+
+from . import _core
+
+__all__ = ["BYTE_LM_VOCAB", "DataLoader", "Dataset", "byte_lm_corpus_windows", "byte_lm_sample_stats",
+           "byte_lm_windows", "from_vec", "interleave_replay_samples"]
+
+Pair = tuple[Any, Any]
+
+
+def _as_tensor(v: Any) -> Any:
+    if isinstance(v, _core.Tensor):
+        return v
+    if hasattr(v, "__dlpack__"):
+        return _core.from_dlpack(v)
+    return _core.tensor(v)
+
+
+def _as_pair(sample: Any, i: int) -> Pair:
+    items = list(sample) if not isinstance(sample, _core.Tensor) else [sample]
+    if len(items) != 2:
+        raise TypeError(f"dataset: sample {i} has {len(items)} values, expected (input, target)")
+    return _as_tensor(items[0]), _as_tensor(items[1])
+
+
+class Dataset:
+    """A list of (input, target) tensor pairs."""
+
+    def __init__(self) -> None:
+        self._samples: list[Pair] = []
+
+    @staticmethod
+    def from_samples(samples: Iterable[Any] | None = None) -> Dataset:
+        ds = Dataset()
+        for i, s in enumerate(samples or []):
+            ds._samples.append(_as_pair(s, i))
+        return ds
+
+    def push(self, input: Any, target: Any) -> None:  # noqa: A002 - the seed's argument name
+        self._samples.append((_as_tensor(input), _as_tensor(target)))
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def len(self) -> int:
+        return len(self._samples)
+
+    def is_empty(self) -> bool:
+        return not self._samples
+
+    def samples(self) -> list[Pair]:
+        return list(self._samples)
+
+    def __iter__(self) -> Iterator[Pair]:
+        return iter(self.loader())
+
+    def iter(self) -> Iterator[Pair]:
+        return iter(self)
+
+    def loader(self) -> DataLoader:
+        return DataLoader(self._samples)
+
+
+def _rows(t: Any) -> int:
+    return int(t.shape[0]) if t.dim() > 0 else 1
+
+
+class DataLoader:
+    """An immutable pipeline over samples; see the module docs."""
+
+    def __init__(self, samples: Sequence[Pair], *, order: list[int] | None = None, batch: int = 1,
+                 max_rows: int | None = None, depth: int = 0) -> None:
+        self._samples = list(samples)
+        self._order = order if order is not None else list(range(len(self._samples)))
+        self._batch, self._max_rows, self._depth = batch, max_rows, depth
+
+    def _with(self, **kw: Any) -> DataLoader:
+        args = {"order": list(self._order), "batch": self._batch, "max_rows": self._max_rows, "depth": self._depth}
+        args.update(kw)
+        return DataLoader(self._samples, **args)
+
+    @staticmethod
+    def from_samples(samples: Iterable[Any] | None = None) -> DataLoader:
+        return Dataset.from_samples(samples).loader()
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def len(self) -> int:
+        return len(self._samples)
+
+    def is_empty(self) -> bool:
+        return not self._samples
+
+    def batch_size(self) -> int:
+        return self._max_rows if self._max_rows is not None else self._batch
+
+    def prefetch_depth(self) -> int:
+        return self._depth
+
+    def shuffle(self, seed: int) -> DataLoader:
+        """One fixed permutation (Fisher-Yates with ``random.Random(seed)``): iterating the returned
+        loader twice gives the same order."""
+        order = list(range(len(self._samples)))
+        random.Random(int(seed)).shuffle(order)
+        return self._with(order=order)
+
+    def batched(self, batch_size: int) -> DataLoader:
+        """Consecutive groups of ``batch_size`` samples (the last one may be smaller)."""
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"DataLoader.batched: batch_size must be a positive int, got {batch_size!r}")
+        return self._with(batch=batch_size, max_rows=None)
+
+    def dynamic_batch_by_rows(self, max_rows: int) -> DataLoader:
+        """Batches holding at most ``max_rows`` input rows (a larger sample forms a batch alone)."""
+        if not isinstance(max_rows, int) or max_rows <= 0:
+            raise ValueError(f"DataLoader.dynamic_batch_by_rows: max_rows must be a positive int, got {max_rows!r}")
+        return self._with(max_rows=max_rows)
+
+    def prefetch(self, depth: int) -> DataLoader:
+        """Assemble up to ``depth`` batches ahead on a background thread (0: on demand)."""
+        if not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"DataLoader.prefetch: depth must be a non-negative int, got {depth!r}")
+        return self._with(depth=depth)
+
+    def _groups(self) -> Iterator[list[int]]:
+        if self._max_rows is None:
+            for i in range(0, len(self._order), self._batch):
+                yield self._order[i:i + self._batch]
+            return
+        group: list[int] = []
+        rows = 0
+        for idx in self._order:
+            r = _rows(self._samples[idx][0])
+            if group and rows + r > self._max_rows:
+                yield group
+                group, rows = [], 0
+            group.append(idx)
+            rows += r
+            if rows >= self._max_rows:
+                yield group
+                group, rows = [], 0
+        if group:
+            yield group
+
+    def _make(self, group: list[int]) -> Pair:
+        xs = [self._samples[i][0] for i in group]
+        ys = [self._samples[i][1] for i in group]
+        cat = lambda ts: ts[0] if len(ts) == 1 else _core.cat([t if t.dim() > 0 else t.reshape(1) for t in ts], 0)  # noqa: E731
+        return cat(xs), cat(ys)
+
+    def __iter__(self) -> Iterator[Pair]:
+        if self._depth == 0:
+            return (self._make(g) for g in self._groups())
+        return self._prefetched()
+
+    def iter(self) -> Iterator[Pair]:
+        return iter(self)
+
+    def _prefetched(self) -> Iterator[Pair]:
+        q: queue.Queue = queue.Queue(maxsize=self._depth)
+        stop = threading.Event()
+        end = object()
+
+        def work() -> None:
+            try:
+                for g in self._groups():
+                    if stop.is_set():
+                        return
+                    q.put(("ok", self._make(g)))
+                q.put(("end", end))
+            except BaseException as exc:  # handed to the consumer, raised there
+                q.put(("err", exc))
+
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        try:
+            while True:
+                kind, item = q.get()
+                if kind == "end":
+                    return
+                if kind == "err":
+                    raise item
+                yield item
+        finally:
+            stop.set()
+            while thread.is_alive():  # unblock a producer waiting on a full queue
+                try:
+                    q.get_nowait()
+                except queue.Empty:
+                    thread.join(0.01)
+
+
+def from_vec(samples: Iterable[Any]) -> DataLoader:
+    return DataLoader.from_samples(samples)
+
+
+BYTE_LM_VOCAB = 256
+
+
+def byte_lm_windows(text: str | bytes, context: int) -> list[Pair]:
+    """Next-byte training windows: for each start s, input = one-hot rows of bytes [s, s+context),
+    target = one-hot rows of [s+1, s+context] (both context x 256, float32)."""
+    if not isinstance(context, int) or context <= 0:
+        raise ValueError(f"byte_lm_windows: context must be a positive int, got {context!r}")
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    if len(data) <= context:
+        return []
+    codes = _core.tensor(list(data), dtype=_core.dtype.int64)
+    eye = _core.eye(BYTE_LM_VOCAB)
+    out = []
+    for s in range(len(data) - context):
+        out.append((_core.index_select(eye, 0, codes[s:s + context]),
+                    _core.index_select(eye, 0, codes[s + 1:s + context + 1])))
+    return out
+
+
+def byte_lm_corpus_windows(docs: Iterable[str | bytes], context: int) -> list[Pair]:
+    """``byte_lm_windows`` of each document, concatenated (no window crosses documents)."""
+    out: list[Pair] = []
+    for d in docs:
+        out += byte_lm_windows(d, context)
+    return out
+
+
+def byte_lm_sample_stats(samples: Sequence[Pair]) -> dict[str, int]:
+    return {"samples": len(samples), "active_rows": sum(_rows(x) for x, _ in samples),
+            "target_rows": sum(_rows(y) for _, y in samples)}
+
+
+def interleave_replay_samples(target: Sequence[Any], replay: Sequence[Any], *, target_per_replay: int = 1) -> list[Any]:
+    """After every ``target_per_replay`` target samples, the next replay sample (cycling)."""
+    if target_per_replay <= 0:
+        raise ValueError(f"interleave_replay_samples: target_per_replay must be positive, got {target_per_replay}")
+    if not replay:
+        return list(target)
+    out, r = [], 0
+    for i, s in enumerate(target, 1):
+        out.append(s)
+        if i % target_per_replay == 0:
+            out.append(replay[r % len(replay)])
+            r += 1
+    return out
