@@ -37,7 +37,22 @@ def _as_pair(sample: Any, i: int) -> Pair:
     return _as_tensor(items[0]), _as_tensor(items[1])
 
 
-class Dataset:
+class _SampleCount:
+    """Size queries shared by Dataset and DataLoader (both count samples, not batches)."""
+
+    _samples: list[Pair]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def len(self) -> int:
+        return len(self._samples)
+
+    def is_empty(self) -> bool:
+        return not self._samples
+
+
+class Dataset(_SampleCount):
     """A list of (input, target) tensor pairs."""
 
     def __init__(self) -> None:
@@ -52,15 +67,6 @@ class Dataset:
 
     def push(self, input: Any, target: Any) -> None:  # noqa: A002 - the seed's argument name
         self._samples.append((_as_tensor(input), _as_tensor(target)))
-
-    def __len__(self) -> int:
-        return len(self._samples)
-
-    def len(self) -> int:
-        return len(self._samples)
-
-    def is_empty(self) -> bool:
-        return not self._samples
 
     def samples(self) -> list[Pair]:
         return list(self._samples)
@@ -79,7 +85,7 @@ def _rows(t: Any) -> int:
     return int(t.shape[0]) if t.dim() > 0 else 1
 
 
-class DataLoader:
+class DataLoader(_SampleCount):
     """An immutable pipeline over samples; see the module docs."""
 
     def __init__(self, samples: Sequence[Pair], *, order: list[int] | None = None, batch: int = 1,
@@ -96,15 +102,6 @@ class DataLoader:
     @staticmethod
     def from_samples(samples: Iterable[Any] | None = None) -> DataLoader:
         return Dataset.from_samples(samples).loader()
-
-    def __len__(self) -> int:
-        return len(self._samples)
-
-    def len(self) -> int:
-        return len(self._samples)
-
-    def is_empty(self) -> bool:
-        return not self._samples
 
     def batch_size(self) -> int:
         return self._max_rows if self._max_rows is not None else self._batch
