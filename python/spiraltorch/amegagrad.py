@@ -23,27 +23,6 @@ def _clamp(x: float, lo: float, hi: float) -> float:
     return min(max(x, lo), hi)
 
 
-def _sign_lean(s: GradientSummary) -> float:
-    return (s.positive_count() - s.negative_count()) / s.count() if s.count() else 0.0
-
-
-def _sign_entropy(s: GradientSummary) -> float:
-    n = s.count()
-    fr = [c / n for c in (s.positive_count(), s.negative_count(), s.zero_count()) if c] if n else []
-    if len(fr) <= 1:
-        return 0.0
-    return -sum(p * math.log(p) for p in fr) / math.log(len(fr))
-
-
-def _kurtosis(s: GradientSummary) -> float:
-    vals = [v for v in s._v]
-    var = s.variance()
-    if len(vals) < 2 or var <= 1e-12:
-        return 0.0
-    m = s.mean()
-    return sum((v - m) ** 4 for v in vals) / len(vals) / var ** 2
-
-
 class DesireGradientInterpretation:
     """How the hyperbolic gradient H and the Euclidean gradient R relate: pressures (mean |g|),
     balance (RMS ratio, clamped to [0, 16]), sharpness (|kurtosis - 3|, <= 4), stability (1 minus the
@@ -53,13 +32,13 @@ class DesireGradientInterpretation:
         self.hyper_pressure, self.real_pressure = hyper.mean_abs(), real.mean_abs()
         hr, rr = hyper.rms(), real.rms()
         self.balance = _clamp(hr / rr, 0.0, 16.0) if rr > 1e-6 else (16.0 if hr > 1e-6 else 1.0)
-        self.sharpness = min(abs(_kurtosis(hyper) - 3.0), 4.0) if hyper.std() > 1e-6 else 0.0
+        self.sharpness = min(abs(hyper.kurtosis() - 3.0), 4.0) if hyper.std() > 1e-6 else 0.0
         hp, rp = self.hyper_pressure, self.real_pressure
         self.stability = _clamp(1.0 - abs(hp - rp) / (hp + rp + 1e-6), 0.0, 1.0)
         self.saturation = max(hyper.linf(), real.linf())
         self.activation = 0.5 * (hyper.activation() + real.activation())
-        self.sign_alignment = _clamp(1.0 - 0.5 * abs(_sign_lean(hyper) - _sign_lean(real)), 0.0, 1.0)
-        self.sign_entropy = _clamp(0.5 * (_sign_entropy(hyper) + _sign_entropy(real)), 0.0, 1.0)
+        self.sign_alignment = _clamp(1.0 - 0.5 * abs(hyper.sign_lean() - real.sign_lean()), 0.0, 1.0)
+        self.sign_entropy = _clamp(0.5 * (hyper.sign_entropy() + real.sign_entropy()), 0.0, 1.0)
         self.hyper_std, self.real_std = hyper.std(), real.std()
 
     def penalty_gain(self) -> float:

@@ -181,9 +181,29 @@ class GradientSummary:
     def std(self) -> float:
         return math.sqrt(self.variance())
 
+    def sign_lean(self) -> float:
+        """(positive - negative) / count."""
+        return (self.positive_count() - self.negative_count()) / len(self._v) if self._v else 0.0
+
+    def sign_entropy(self) -> float:
+        """Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins)."""
+        n = len(self._v)
+        fr = [c / n for c in (self.positive_count(), self.negative_count(), self.zero_count()) if c] if n else []
+        if len(fr) <= 1:
+            return 0.0
+        return -sum(p * math.log(p) for p in fr) / math.log(len(fr))
+
+    def kurtosis(self) -> float:
+        """Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate."""
+        var = self.variance()
+        if len(self._v) < 2 or var <= 1e-12:
+            return 0.0
+        m = self.mean()
+        return math.fsum((v - m) ** 4 for v in self._v) / len(self._v) / var ** 2
+
     def as_dict(self) -> dict[str, float]:
         names = ("count", "sum", "l1", "l2", "linf", "mean", "mean_abs", "rms", "min", "max", "support_width",
-                 "activation", "variance", "std")
+                 "activation", "variance", "std", "sign_lean", "sign_entropy", "kurtosis")
         return {n: getattr(self, n)() for n in names}
 
     def __repr__(self) -> str:
