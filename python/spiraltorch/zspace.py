@@ -30,6 +30,18 @@ def _check_curvature(c: float, who: str) -> float:
     return c
 
 
+def _dft(values: Sequence[float]) -> list[complex]:
+    """The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64
+    through the tensor core (two matrix products)."""
+    n = len(values)
+    idx = _core.arange(n, dtype=_f64)
+    ang = (idx.reshape(n, 1) * idx.reshape(1, n)) * (-2.0 * math.pi / n)
+    x = _core.tensor([list(values)], dtype=_f64)
+    re = _core.matmul(x, _core.cos(ang)).reshape(-1).tolist()
+    im = _core.matmul(x, _core.sin(ang)).reshape(-1).tolist()
+    return [complex(a, b) for a, b in zip(re, im)]
+
+
 class ComplexTensor:
     """A (rows, cols) matrix of complex numbers; ``to_tensor`` interleaves [re, im] per entry."""
 
@@ -85,14 +97,7 @@ class LanguageWaveEncoder:
     def encode_wave(self, text: str) -> ComplexTensor:
         """The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters."""
         s = self._signal(text)
-        n = len(s)
-        # Exact DFT in float64 through the tensor core: X = s @ exp(-2 pi i j m / N).
-        idx = _core.arange(n, dtype=_f64)
-        ang = (idx.reshape(n, 1) * idx.reshape(1, n)) * (-2.0 * math.pi / n)
-        st_s = _core.tensor([s], dtype=_f64)
-        re = _core.matmul(st_s, _core.cos(ang)).reshape(-1).tolist()
-        im = _core.matmul(st_s, _core.sin(ang)).reshape(-1).tolist()
-        return ComplexTensor(1, n, [complex(a, b) for a, b in zip(re, im)])
+        return ComplexTensor(1, len(s), _dft(s))
 
     def encode_z_space(self, text: str) -> Any:
         """The text as a (1, 2N) float32 point inside the ball of curvature ``curvature()``."""
@@ -401,9 +406,6 @@ def _canonical_metrics(metrics: Any, who: str) -> dict[str, Any]:
     return out
 
 
-def _dft(z: Sequence[float]) -> list[complex]:
-    n = len(z)
-    return [sum(z[j] * cmath.exp(-2j * math.pi * k * j / n) for j in range(n)) for k in range(n)]
 
 
 def _fractional_penalty(z: Sequence[float], alpha: float) -> tuple[float, list[float]]:
