@@ -17,7 +17,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from . import _core
+from . import _core, plugin
+from .autograd import no_grad
 
 __all__ = ["backward", "describe", "execute", "list_operators", "metadata", "register", "signature", "unregister"]
 
@@ -171,7 +172,7 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
     xs = _inputs(args, inputs, name)
     if op.num_inputs and len(xs) != op.num_inputs:
         raise ValueError(f"ops '{name}': expected {op.num_inputs} inputs, got {len(xs)}")
-    with _core_no_grad():
+    with no_grad():
         try:
             result = op.forward(list(xs))
         except Exception as exc:
@@ -183,19 +184,11 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
         raise ValueError(f"ops '{name}': expected {op.num_outputs} outputs, got {len(outs)}")
     if op.backward is not None and any(x.requires_grad for x in xs) and _core.is_grad_enabled():
         outs = [_attach(op, xs, outs, j) for j in range(len(outs))]
-    from . import plugin
-
     plugin._emit("TensorOp", op_name=name, input_shape=list(xs[0].shape) if xs else [],
                  output_shape=list(outs[0].shape))
     if return_single and len(outs) == 1:
         return outs[0]
     return outs
-
-
-def _core_no_grad() -> Any:
-    from .autograd import no_grad
-
-    return no_grad()
 
 
 def _attach(op: _Operator, xs: list[Any], outs: list[Any], j: int) -> Any:

@@ -15,6 +15,7 @@ import math
 from typing import Any, Iterable, Sequence
 
 from . import _core
+from .autograd import no_grad
 
 __all__ = ["ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad", "ZSpaceInference",
            "ZSpaceTrainer", "decode_zspace"]
@@ -307,16 +308,10 @@ class _Tape:
     def _commit(self, weights: Any, new: Any, who: str) -> Any:
         if not bool(_core.isfinite(new).all()):
             raise ValueError(f"{who}: the update is not finite; weights and tape are unchanged")
-        with _core_no_grad():
+        with no_grad():
             weights.copy_(new.to(weights.dtype).reshape(tuple(weights.shape)))
         self.reset()
         return weights
-
-
-def _core_no_grad() -> Any:
-    from .autograd import no_grad
-
-    return no_grad()
 
 
 class Hypergrad(_Tape):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _core
+from .. import _core, plugin
 from .._core import Tensor
 
 _native = _core.nn
@@ -30,8 +30,6 @@ class ModuleTrainer(_native.ModuleTrainer):
     (``spiraltorch.plugin``) when anything listens."""
 
     def train_epoch(self, *args: Any, **kwargs: Any) -> Any:
-        from .. import plugin
-
         epoch = self.epoch + 1
         plugin._emit("EpochStart", epoch=epoch)
         stats = super().train_epoch(*args, **kwargs)
