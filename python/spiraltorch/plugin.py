@@ -638,11 +638,12 @@ def load_path(path: str, *, recursive: bool = True) -> list[str]:
         sys.modules[name] = module
         spec.loader.exec_module(module)
         objs += _plugins_of(module)
-    pending = {_metadata_of(o)["id"]: o for o in objs}
+    metas = [_metadata_of(o) for o in objs]
+    pending = {m["id"]: o for m, o in zip(metas, objs)}
+    deps = {m["id"]: set(m["dependencies"]) for m in metas}
     loaded: list[str] = []
     while pending:
-        ready = [pid for pid, o in pending.items()
-                 if all(d not in pending for d in _metadata_of(o)["dependencies"])]
+        ready = [pid for pid in pending if not deps[pid] & pending.keys()]
         if not ready:
             raise ValueError(f"load_path: dependency cycle among {sorted(pending)}")
         for pid in ready:
