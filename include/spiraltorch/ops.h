@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "spiraltorch/generator.h"
 #include "spiraltorch/tensor.h"
 
 namespace st {
@@ -26,12 +27,12 @@ Tensor eye(int64_t n, std::optional<int64_t> m = {}, Dtype dtype = Dtype::Float3
 Tensor zeros_like(const Tensor& t, std::optional<Dtype> dtype = {});
 Tensor ones_like(const Tensor& t, std::optional<Dtype> dtype = {});
 Tensor full_like(const Tensor& t, Scalar value, std::optional<Dtype> dtype = {});
-// Random tensors from the global Philox generator.
-Tensor rand(const Shape& shape, Dtype dtype = Dtype::Float32);
-Tensor randn(const Shape& shape, Dtype dtype = Dtype::Float32);
-Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype = Dtype::Int64);
-Tensor normal(double mean, double std, const Shape& shape, Dtype dtype = Dtype::Float32);
-Tensor uniform(double low, double high, const Shape& shape, Dtype dtype = Dtype::Float32);
+// Random tensors from `gen`, or the global Philox generator when it is null.
+Tensor rand(const Shape& shape, Dtype dtype = Dtype::Float32, Generator* gen = nullptr);
+Tensor randn(const Shape& shape, Dtype dtype = Dtype::Float32, Generator* gen = nullptr);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype = Dtype::Int64, Generator* gen = nullptr);
+Tensor normal(double mean, double std, const Shape& shape, Dtype dtype = Dtype::Float32, Generator* gen = nullptr);
+Tensor uniform(double low, double high, const Shape& shape, Dtype dtype = Dtype::Float32, Generator* gen = nullptr);
 // Same, from an explicit seed without touching the global generator.
 Tensor rand_seeded(const Shape& shape, uint64_t seed, Dtype dtype = Dtype::Float32);
 
@@ -167,6 +168,9 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
+// Einstein summation ("ij,jk->ik", "bij,bjk->bik", "ii->i", "...ij,...jk"), lowered to
+// sum/permute/reshape/matmul, so it has gradients on every device.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 
 // ---- in place (bump the version counter; refused on leaves that require grad) ----
 Tensor& add_(Tensor& x, const Tensor& other, Scalar alpha = 1.0);

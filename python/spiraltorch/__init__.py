@@ -27,7 +27,7 @@ from ._core import (  # noqa: F401
     dtype,
 )
 from ._tensor_extras import Size, install as _install, return_types as _return_types
-from .autograd import enable_grad, no_grad, set_grad_enabled
+from .autograd import AutogradTensor, enable_grad, no_grad, set_grad_enabled
 from .runtime import _require_backend, describe_device
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
@@ -35,6 +35,8 @@ from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
 from . import compat, dataset  # noqa: F401
 from .compat import capture, share  # noqa: F401
 from . import cuda  # noqa: F401
+from . import accelerator, utils, vision  # noqa: F401
+from .accelerator import device  # noqa: F401
 from . import planner  # noqa: F401
 from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, rank_k  # noqa: F401
 from .session import SpiralSession  # noqa: F401
@@ -42,8 +44,12 @@ from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
 from ._core import geometry  # noqa: F401
 from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
 from . import zspace  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
 _install()
+from .seed_tensor import install as _install_seed_tensor  # noqa: E402
+
+_install_seed_tensor()
 
 bool = dtype.bool  # noqa: A001 - PyTorch-style dtype names
 uint8 = dtype.uint8

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import struct
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from . import _core
 
@@ -33,33 +33,69 @@ class TensorDataset:
         return tuple(t[index] for t in self.tensors)
 
 
-class DataLoader:
-    """Iterates a ``TensorDataset`` in batches (``index_select`` per batch, no Python
-    loop over rows). ``shuffle`` draws a permutation from the global generator each epoch."""
+def default_collate(items: Sequence[Any]) -> Any:
+    """Stacks a list of samples into a batch like PyTorch's default collate: tensors are
+    stacked along a new first dim, Python ints become an int64 tensor, floats a float32
+    tensor, and tuples/lists/dicts are collated field by field."""
+    first = items[0]
+    if isinstance(first, Tensor):
+        return _core.stack(list(items), 0)
+    if isinstance(first, bool):
+        return _core.tensor(list(items), dtype=_core.dtype.bool)
+    if isinstance(first, int):
+        return _core.tensor(list(items), dtype=_core.dtype.int64)
+    if isinstance(first, float):
+        return _core.tensor(list(items), dtype=_core.dtype.float32)
+    if isinstance(first, dict):
+        return {k: default_collate([it[k] for it in items]) for k in first}
+    if isinstance(first, (tuple, list)):
+        width = len(first)
+        if any(len(it) != width for it in items):
+            raise _core.ShapeError("default_collate: samples of a batch have different lengths")
+        return [default_collate([it[i] for it in items]) for i in range(width)]
+    raise _core.DtypeError(f"default_collate: cannot batch samples of type {type(first).__name__}")
 
-    def __init__(self, dataset: TensorDataset, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False) -> None:
-        if batch_size <= 0:
-            raise _core.SpiralValueError(f"DataLoader: batch_size must be positive, got {batch_size}")
-        if not isinstance(dataset, TensorDataset):
-            raise _core.DtypeError("DataLoader: expected a TensorDataset")
+
+class DataLoader:
+    """Iterates a dataset in batches.
+
+    A ``TensorDataset`` is batched with one ``index_select`` per tensor (no Python loop
+    over rows); any other map-style dataset (``__len__`` and ``__getitem__``, like
+    PyTorch's) is read item by item and batched with ``collate_fn`` (``default_collate``).
+    ``shuffle`` draws a new permutation each epoch from ``generator`` or the global one.
+    """
+
+    def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
+                 collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None) -> None:
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise _core.SpiralValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
+        if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+            raise _core.DtypeError(
+                f"DataLoader: expected a map-style dataset (__len__ and __getitem__), got {type(dataset).__name__}")
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.drop_last = drop_last
+        self.collate_fn = collate_fn or default_collate
+        self.generator = generator
 
     def __len__(self) -> int:
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
-    def __iter__(self) -> Iterator[Tuple[Tensor, ...]]:
+    def __iter__(self) -> Iterator[Any]:
         n = len(self.dataset)
-        order = _core.argsort(_core.rand(n)) if self.shuffle else _core.arange(n)
+        order = _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
+        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)
             if self.drop_last and stop - start < self.batch_size:
                 break
             idx = order[start:stop]
-            yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
+            if fast:
+                yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
+            else:
+                yield self.collate_fn([self.dataset[i] for i in idx.tolist()])
 
 
 FASHION_MNIST_DIRS = ("/usr/share/fashion-mnist", "/usr/share/dataset-fashion-mnist", "/usr/share/datasets/fashion-mnist")
@@ -96,9 +132,10 @@ def find_fashion_mnist(root: Optional[str] = None) -> Optional[str]:
     return None
 
 
-def load_fashion_mnist(root: Optional[str] = None, split: str = "train") -> Tuple[Tensor, Tensor]:
-    """Loads Fashion-MNIST from its IDX files: ``(images, labels)`` with images float32
-    ``(N, 1, 28, 28)`` scaled to [0, 1] and labels int64 ``(N,)``."""
+def load_fashion_mnist(root: Optional[str] = None, split: str = "train", *, scaled: bool = True) -> Tuple[Tensor, Tensor]:
+    """Loads Fashion-MNIST from its IDX files: ``(images, labels)`` with images
+    ``(N, 1, 28, 28)`` (float32 scaled to [0, 1], or the raw uint8 with scaled=False) and
+    labels int64 ``(N,)``."""
     base = find_fashion_mnist(root)
     if base is None:
         raise FileNotFoundError(
@@ -118,7 +155,9 @@ def load_fashion_mnist(root: Optional[str] = None, split: str = "train") -> Tupl
     if dims[0] != ldims[0]:
         raise _core.CheckpointError("load_fashion_mnist: image and label counts differ")
     images = _bytes_to_tensor(pixels)
-    images = (images.reshape(dims[0], 1, dims[1], dims[2]).float() / 255.0).contiguous()
+    images = images.reshape(dims[0], 1, dims[1], dims[2])
+    if scaled:
+        images = (images.float() / 255.0).contiguous()
     target = _bytes_to_tensor(labels).long()
     return images, target
 

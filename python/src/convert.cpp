@@ -148,14 +148,16 @@ Tensor tensor_from_data(nb::handle data, std::optional<Dtype> dtype) {
     const Tensor t = nb::cast<Tensor>(data);
     return st::cast(t.detach(), dtype.value_or(t.dtype())).detach().clone();
   }
-  if (auto s = to_scalar(data)) {
-    return st::scalar_tensor(*s, dtype.value_or(s->natural_dtype()));
-  }
-  // Anything exposing the buffer protocol or DLPack (NumPy, PyTorch, ...): copy.
-  if (nb::hasattr(data, "__array_interface__") || nb::hasattr(data, "__dlpack__")) {
+  // Anything exposing the array interface or DLPack (NumPy arrays and scalars such as
+  // np.float64, PyTorch, ...) keeps its dtype: copy it.
+  const bool builtin_number = PyFloat_CheckExact(data.ptr()) || PyLong_CheckExact(data.ptr()) || PyBool_Check(data.ptr());
+  if (!builtin_number && (nb::hasattr(data, "__array_interface__") || nb::hasattr(data, "__dlpack__"))) {
     nb::module_ stmod = nb::module_::import_("spiraltorch");
     Tensor shared = nb::cast<Tensor>(stmod.attr("from_dlpack")(data));
     return st::cast(shared, dtype.value_or(shared.dtype())).contiguous().clone();
+  }
+  if (auto s = to_scalar(data)) {
+    return st::scalar_tensor(*s, dtype.value_or(s->natural_dtype()));
   }
   Shape shape;
   Kind kind = Kind::Bool;
@@ -306,6 +308,13 @@ void register_errors(nb::module_& m) {
     } catch (const st::SpiralError& e) {
       PyErr_SetString(g_spiral_error, e.what());
     }
+  });
+}
+
+std::shared_ptr<nb::object> shared_callable(nb::callable fn) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(fn)), [](nb::object* p) {
+    nb::gil_scoped_acquire gil;
+    delete p;
   });
 }
 

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
 #include <optional>
 
 #include "spiraltorch/spiraltorch.h"
@@ -40,5 +41,9 @@ nb::object make_size(const Shape& shape);
 void set_size_type(nb::object type);
 // Nested Python lists of the tensor's values.
 nb::object to_list(const Tensor& t);
+
+// A Python callable that C++ may copy, call and drop on any thread: the last
+// copy releases it with the GIL held.
+std::shared_ptr<nb::object> shared_callable(nb::callable fn);
 
 }  // namespace stpy

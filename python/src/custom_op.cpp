@@ -24,11 +24,8 @@ void bind_custom_op(nb::module_& m) {
       "_record_custom",
       [](Tensor& out, const std::string& name, const std::vector<Tensor>& inputs, nb::callable backward) {
         if (!st::needs_grad(inputs)) return;
-        // The graph may be freed on any thread: release the callable with the GIL held.
-        std::shared_ptr<nb::object> fn(new nb::object(std::move(backward)), [](nb::object* p) {
-          nb::gil_scoped_acquire gil;
-          delete p;
-        });
+        // The graph may be freed on any thread.
+        const std::shared_ptr<nb::object> fn = shared_callable(std::move(backward));
         const size_t n = inputs.size();
         st::record(out, name.c_str(), inputs, [fn, n, name](const Tensor& g) -> std::vector<Tensor> {
           nb::gil_scoped_acquire gil;

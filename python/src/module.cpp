@@ -121,109 +121,162 @@ NB_MODULE(_core, m) {
   bind_geometry(m);
 
   // ---- creation ----
-  auto shape_and_dtype = [](nb::args args, nb::kwargs kw, const char* op) {
-    Shape shape = kw.contains("size") ? to_shape_obj(kw["size"]) : to_shape(args);
-    std::optional<Dtype> dt;
-    if (kw.contains("dtype")) dt = to_optional_dtype(kw["dtype"]);
-    (void)op;
-    return std::make_pair(shape, dt);
+  // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),
+  // like PyTorch; unknown keywords raise TypeError naming the factory.
+  nb::class_<st::Generator>(m, "Generator",
+                            "A counter-based Philox generator; pass it as generator= to the random factories.")
+      .def("__init__", [](st::Generator* self, nb::handle device) {
+        const st::Device dev = device.is_none() ? st::Device{} : st::Device::parse(nb::cast<std::string>(nb::str(device)));
+        (void)dev;  // Philox streams are device-independent: the numbers are drawn on the host.
+        new (self) st::Generator();
+      }, nb::arg("device") = "cpu")
+      .def("manual_seed", [](nb::handle self, uint64_t seed) {
+        nb::cast<st::Generator&>(self).manual_seed(seed);
+        return nb::borrow(self);
+      }, nb::arg("seed"), "Restarts the stream at `seed`; returns the generator.")
+      .def("initial_seed", &st::Generator::seed)
+      .def("get_state", [](const st::Generator& g) { return nb::make_tuple(g.seed(), g.offset()); },
+           "(seed, offset): restoring it with set_state replays the same numbers.")
+      .def("set_state", [](st::Generator& g, std::pair<uint64_t, uint64_t> state) {
+        g.manual_seed(state.first);
+        g.set_offset(state.second);
+      }, nb::arg("state"));
+  m.attr("default_generator") = nb::cast(&st::default_generator(), nb::rv_policy::reference);
+
+  struct FactoryOptions {
+    std::optional<Dtype> dtype;
+    st::Device device;
+    bool requires_grad = false;
+    st::Generator* generator = nullptr;
   };
-  auto finish = [](Tensor t, nb::kwargs kw) {
-    if (kw.contains("device") && !kw["device"].is_none()) {
-      // Created on the host, then moved (zeros/ones/empty are allocated on the device directly below).
-      t = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(kw["device"]))));
+  auto options = [](nb::kwargs kw, const char* op, bool random) {
+    FactoryOptions o;
+    for (auto [k, v] : kw) {
+      const std::string key = nb::cast<std::string>(k);
+      if (key == "dtype") {
+        o.dtype = to_optional_dtype(v);
+      } else if (key == "device") {
+        if (!v.is_none()) o.device = st::Device::parse(nb::cast<std::string>(nb::str(v)));
+      } else if (key == "requires_grad") {
+        o.requires_grad = nb::cast<bool>(v);
+      } else if (key == "generator" && random) {
+        if (!v.is_none()) o.generator = nb::cast<st::Generator*>(v);
+      } else if (key != "size") {
+        throw nb::type_error((std::string(op) + "() got an unexpected keyword argument '" + key + "'").c_str());
+      }
     }
-    if (kw.contains("requires_grad") && nb::cast<bool>(kw["requires_grad"])) t.set_requires_grad(true);
+    return o;
+  };
+  auto finish = [](Tensor t, const FactoryOptions& o) {
+    if (t.device() != o.device) t = st::to_device(t, o.device);
+    if (o.requires_grad) t.set_requires_grad(true);
     return t;
   };
-  auto device_of = [](nb::kwargs kw) {
-    return kw.contains("device") && !kw["device"].is_none()
-               ? st::Device::parse(nb::cast<std::string>(nb::str(kw["device"])))
-               : st::Device();
-  };
+  auto shape_of = [](nb::args args, nb::kwargs kw) { return kw.contains("size") ? to_shape_obj(kw["size"]) : to_shape(args); };
   m.def("zeros", [=](nb::args a, nb::kwargs kw) {
-    auto [s, dt] = shape_and_dtype(a, kw, "zeros");
-    return finish(st::zeros(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
+    const FactoryOptions o = options(kw, "zeros", false);
+    return finish(st::zeros(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
   });
   m.def("ones", [=](nb::args a, nb::kwargs kw) {
-    auto [s, dt] = shape_and_dtype(a, kw, "ones");
-    return finish(st::ones(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
+    const FactoryOptions o = options(kw, "ones", false);
+    return finish(st::ones(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
   });
   m.def("empty", [=](nb::args a, nb::kwargs kw) {
-    auto [s, dt] = shape_and_dtype(a, kw, "empty");
-    return finish(Tensor::empty(s, dt.value_or(Dtype::Float32), device_of(kw)), kw);
+    const FactoryOptions o = options(kw, "empty", false);
+    return finish(Tensor::empty(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
   });
   m.def("rand", [=](nb::args a, nb::kwargs kw) {
-    auto [s, dt] = shape_and_dtype(a, kw, "rand");
-    return finish(st::rand(s, dt.value_or(Dtype::Float32)), kw);
+    const FactoryOptions o = options(kw, "rand", true);
+    return finish(st::rand(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.generator), o);
   });
   m.def("randn", [=](nb::args a, nb::kwargs kw) {
-    auto [s, dt] = shape_and_dtype(a, kw, "randn");
-    return finish(st::randn(s, dt.value_or(Dtype::Float32)), kw);
+    const FactoryOptions o = options(kw, "randn", true);
+    return finish(st::randn(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.generator), o);
   });
-  m.def("full", [](nb::handle size, nb::handle value, nb::handle dtype, bool requires_grad) {
+  m.def("full", [=](nb::handle size, nb::handle value, nb::kwargs kw) {
     auto v = to_scalar(value);
     if (!v) throw st::DtypeError("full: fill value must be a number");
-    Tensor t = st::full(to_shape_obj(size), *v, to_optional_dtype(dtype));
-    if (requires_grad) t.set_requires_grad(true);
-    return t;
-  }, nb::arg("size"), nb::arg("fill_value"), nb::arg("dtype") = nb::none(), nb::arg("requires_grad") = false);
-  m.def("randint", [](int64_t low, nb::handle high, nb::handle size, nb::handle dtype) {
-    // randint(high, size) or randint(low, high, size)
-    if (size.is_none()) return st::randint(0, low, to_shape_obj(high), to_optional_dtype(dtype).value_or(Dtype::Int64));
-    return st::randint(low, nb::cast<int64_t>(high), to_shape_obj(size), to_optional_dtype(dtype).value_or(Dtype::Int64));
-  }, nb::arg("low"), nb::arg("high"), nb::arg("size") = nb::none(), nb::arg("dtype") = nb::none());
-  m.def("normal", [](double mean, double std, nb::handle size, nb::handle dtype) {
-    return st::normal(mean, std, to_shape_obj(size), to_optional_dtype(dtype).value_or(Dtype::Float32));
-  }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::arg("dtype") = nb::none());
-  // "cuda:0", "cpu", a Device or None (the host).
-  auto device_or_host = [](nb::handle device) {
-    return device.is_none() ? st::Device{} : st::Device::parse(nb::cast<std::string>(nb::str(device)));
-  };
-  m.def("arange", [device_or_host](nb::handle a, nb::handle b, nb::handle step_h, nb::handle dtype,
-                                   nb::handle device, bool requires_grad) {
+    const FactoryOptions o = options(kw, "full", false);
+    return finish(st::full(to_shape_obj(size), *v, o.dtype), o);
+  }, nb::arg("size"), nb::arg("fill_value"), nb::arg("kwargs"));
+  m.def("randint", [=](nb::args a, nb::kwargs kw) {
+    // randint(high, size) or randint(low, high, size), size also as a keyword.
+    const FactoryOptions o = options(kw, "randint", true);
+    std::vector<nb::handle> pos(a.begin(), a.end());
+    if (kw.contains("size")) pos.push_back(kw["size"]);
+    for (const char* key : {"low", "high"}) {
+      if (kw.contains(key)) throw nb::type_error("randint: pass low and high positionally: randint([low,] high, size)");
+    }
+    if (pos.size() != 2 && pos.size() != 3) {
+      throw nb::type_error("randint: expected randint(high, size) or randint(low, high, size)");
+    }
+    const int64_t low = pos.size() == 3 ? nb::cast<int64_t>(pos[0]) : 0;
+    const int64_t high = nb::cast<int64_t>(pos[pos.size() - 2]);
+    const Dtype dt = o.dtype.value_or(Dtype::Int64);
+    return finish(st::randint(low, high, to_shape_obj(pos.back()), dt, o.generator), o);
+  });
+  m.def("normal", [=](double mean, double std, nb::handle size, nb::kwargs kw) {
+    const FactoryOptions o = options(kw, "normal", true);
+    return finish(st::normal(mean, std, to_shape_obj(size), o.dtype.value_or(Dtype::Float32), o.generator), o);
+  }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::arg("kwargs"));
+  m.def("arange", [=](nb::handle a, nb::handle b, nb::handle step_h, nb::kwargs kw) {
     // Like PyTorch, any Python float among the bounds/step gives a floating result.
-    std::optional<Dtype> dt = to_optional_dtype(dtype);
+    FactoryOptions o = options(kw, "arange", false);
     const bool any_float = PyFloat_Check(a.ptr()) || (!b.is_none() && PyFloat_Check(b.ptr())) ||
                            (!step_h.is_none() && PyFloat_Check(step_h.ptr()));
-    if (!dt && any_float) dt = Dtype::Float32;
+    if (!o.dtype && any_float) o.dtype = Dtype::Float32;
     const double step = step_h.is_none() ? 1.0 : nb::cast<double>(step_h);
-    const st::Device dev = device_or_host(device);
-    Tensor t = b.is_none() ? st::arange(0, nb::cast<double>(a), step, dt, dev)
-                           : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, dt, dev);
-    if (requires_grad) t.set_requires_grad(true);
-    return t;
-  }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = nb::none(), nb::arg("dtype") = nb::none(),
-     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
-  m.def("linspace", [device_or_host](double a, double b, int64_t steps, nb::handle dtype, nb::handle device) {
-    const st::Device dev = device_or_host(device);
-    const Tensor t = st::linspace(a, b, steps, to_optional_dtype(dtype).value_or(Dtype::Float32));
-    return dev == t.device() ? t : st::to_device(t, dev);
-  }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
-  m.def("eye", [](int64_t n, std::optional<int64_t> mcols, nb::handle dtype) {
-    return st::eye(n, mcols, to_optional_dtype(dtype).value_or(Dtype::Float32));
-  }, nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("dtype") = nb::none());
-  m.def("zeros_like", [](const Tensor& t, nb::handle dtype) { return st::zeros_like(t, to_optional_dtype(dtype)); },
-        nb::arg("input"), nb::arg("dtype") = nb::none());
-  m.def("ones_like", [](const Tensor& t, nb::handle dtype) { return st::ones_like(t, to_optional_dtype(dtype)); },
-        nb::arg("input"), nb::arg("dtype") = nb::none());
-  m.def("empty_like", [](const Tensor& t, nb::handle dtype) {
-    return Tensor::empty(t.shape(), to_optional_dtype(dtype).value_or(t.dtype()), t.device());
-  }, nb::arg("input"), nb::arg("dtype") = nb::none());
-  m.def("full_like", [](const Tensor& t, nb::handle v, nb::handle dtype) {
-    return st::full_like(t, *to_scalar(v), to_optional_dtype(dtype));
-  }, nb::arg("input"), nb::arg("fill_value"), nb::arg("dtype") = nb::none());
-  m.def("rand_like", [](const Tensor& t, nb::handle dtype) {
-    return st::to_device(st::rand(t.shape(), to_optional_dtype(dtype).value_or(t.dtype())), t.device());
-  }, nb::arg("input"), nb::arg("dtype") = nb::none());
-  m.def("randn_like", [](const Tensor& t, nb::handle dtype) {
-    return st::to_device(st::randn(t.shape(), to_optional_dtype(dtype).value_or(t.dtype())), t.device());
-  }, nb::arg("input"), nb::arg("dtype") = nb::none());
-  m.def("tensor", [](nb::handle data, nb::handle dtype, bool requires_grad) {
+    const Tensor t = b.is_none() ? st::arange(0, nb::cast<double>(a), step, o.dtype, o.device)
+                                 : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, o.dtype, o.device);
+    return finish(t, o);
+  }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = nb::none(), nb::arg("kwargs"));
+  m.def("linspace", [=](double a, double b, int64_t steps, nb::kwargs kw) {
+    const FactoryOptions o = options(kw, "linspace", false);
+    return finish(st::linspace(a, b, steps, o.dtype.value_or(Dtype::Float32)), o);
+  }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("kwargs"));
+  m.def("eye", [=](int64_t n, std::optional<int64_t> mcols, nb::kwargs kw) {
+    const FactoryOptions o = options(kw, "eye", false);
+    return finish(st::eye(n, mcols, o.dtype.value_or(Dtype::Float32)), o);
+  }, nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("kwargs"));
+  // *_like: dtype and device default to the input's.
+  auto like = [=](const Tensor& t, nb::kwargs kw, const char* op, bool random) {
+    FactoryOptions o = options(kw, op, random);
+    if (!kw.contains("device") || kw["device"].is_none()) o.device = t.device();
+    if (!o.dtype) o.dtype = t.dtype();
+    return o;
+  };
+  m.def("zeros_like", [=](const Tensor& t, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "zeros_like", false);
+    return finish(st::zeros(t.shape(), *o.dtype, o.device), o);
+  }, nb::arg("input"), nb::arg("kwargs"));
+  m.def("ones_like", [=](const Tensor& t, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "ones_like", false);
+    return finish(st::ones(t.shape(), *o.dtype, o.device), o);
+  }, nb::arg("input"), nb::arg("kwargs"));
+  m.def("empty_like", [=](const Tensor& t, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "empty_like", false);
+    return finish(Tensor::empty(t.shape(), *o.dtype, o.device), o);
+  }, nb::arg("input"), nb::arg("kwargs"));
+  m.def("full_like", [=](const Tensor& t, nb::handle v, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "full_like", false);
+    auto value = to_scalar(v);
+    if (!value) throw st::DtypeError("full_like: fill value must be a number");
+    return finish(st::full(t.shape(), *value, *o.dtype), o);
+  }, nb::arg("input"), nb::arg("fill_value"), nb::arg("kwargs"));
+  m.def("rand_like", [=](const Tensor& t, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "rand_like", true);
+    return finish(st::rand(t.shape(), *o.dtype, o.generator), o);
+  }, nb::arg("input"), nb::arg("kwargs"));
+  m.def("randn_like", [=](const Tensor& t, nb::kwargs kw) {
+    const FactoryOptions o = like(t, kw, "randn_like", true);
+    return finish(st::randn(t.shape(), *o.dtype, o.generator), o);
+  }, nb::arg("input"), nb::arg("kwargs"));
+  m.def("tensor", [](nb::handle data, nb::handle dtype, nb::handle device, bool requires_grad) {
     Tensor t = tensor_from_data(data, to_optional_dtype(dtype));
+    if (!device.is_none()) t = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(device))));
     if (requires_grad) t.set_requires_grad(true);
     return t;
-  }, nb::arg("data"), nb::arg("dtype") = nb::none(), nb::arg("requires_grad") = false,
+  }, nb::arg("data"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("requires_grad") = false,
      "A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors).");
   m.def("_rand_seeded", [](int64_t rows, int64_t cols, uint64_t seed) {
     if (rows < 0 || cols < 0) throw st::ShapeError("Tensor.rand: rows and cols must be non-negative");

@@ -62,8 +62,15 @@ void bind_nn_basic(nb::module_& nn) {
   nb::class_<snn::Dropout, Module>(nn, "Dropout",
                                    "Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); "
                                    "the identity in eval mode.")
-      .def(nb::init<double, std::string>(), nb::arg("p") = 0.5, nb::arg("name") = "")
+      .def("__init__", [](snn::Dropout* self, double p, std::string name, std::optional<uint64_t> seed, bool training) {
+        new (self) snn::Dropout(p, std::move(name), seed);
+        self->train(training);
+      }, nb::arg("p") = 0.5, nb::arg("name") = "", nb::kw_only(), nb::arg("seed") = nb::none(),
+         nb::arg("training") = true,
+         "seed= gives the layer its own Philox stream (the same masks on every run); training=False starts in eval mode.")
       .def_prop_ro("p", &snn::Dropout::p)
+      .def_prop_ro("probability", &snn::Dropout::p, "The original's name for p.")
+      .def_prop_ro("seed", &snn::Dropout::seed)
       .def("__repr__", [](const snn::Dropout& m) { return "Dropout(p=" + fmt_double(m.p()) + name_suffix(m) + ")"; });
 
   nb::class_<snn::Embedding, Module>(nn, "Embedding",

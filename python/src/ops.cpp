@@ -497,6 +497,17 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   both(m, cls, "cumsum", [](const Tensor& a, int64_t dim) { return st::cumsum(a, dim); }, nb::arg("dim"));
   both(m, cls, "tril", [](const Tensor& a, int64_t d) { return st::tril(a, d); }, nb::arg("diagonal") = 0);
   both(m, cls, "triu", [](const Tensor& a, int64_t d) { return st::triu(a, d); }, nb::arg("diagonal") = 0);
+  m.def("einsum", [](const std::string& equation, nb::args operands) {
+    std::vector<Tensor> ts;
+    // einsum(eq, a, b) or einsum(eq, [a, b]) like PyTorch.
+    if (operands.size() == 1 && !nb::isinstance<Tensor>(operands[0])) {
+      for (nb::handle h : operands[0]) ts.push_back(nb::cast<Tensor>(h));
+    } else {
+      for (nb::handle h : operands) ts.push_back(nb::cast<Tensor>(h));
+    }
+    return st::einsum(equation, ts);
+  }, nb::arg("equation"), nb::arg("operands"),
+     "Einstein summation over the operands ('ij,jk->ik', 'bij,bjk->bik', 'ii->i', '...ij,...jk'), with autograd.");
   m.def("one_hot", [](const Tensor& a, int64_t n) { return st::one_hot(a, n); }, nb::arg("input"), nb::arg("num_classes") = -1);
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) { return st::allclose(a, b, rtol, atol); },
         nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8);

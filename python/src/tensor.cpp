@@ -1,4 +1,6 @@
 // The Tensor class: construction, properties, conversion, interop and indexing.
+#include <algorithm>
+#include <set>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -93,44 +95,137 @@ Tensor from_array(nb::ndarray<nb::ro> a) {
 
 nb::object tensor_repr_hook;
 
+namespace {
+
+// A tuple or list of Python ints (not bools): a shape when data comes separately.
+bool is_int_sequence(nb::handle h) {
+  if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) return false;
+  for (nb::handle item : h) {
+    if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr())) return false;
+  }
+  return true;
+}
+
+int64_t dim_arg(nb::handle h, const char* label) {
+  if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr())) {
+    throw nb::type_error(("Tensor: " + std::string(label) + " must be an int, got " +
+                          nb::cast<std::string>(nb::str(h.type().attr("__name__")))).c_str());
+  }
+  const int64_t v = nb::cast<int64_t>(h);
+  if (v < 0) throw st::ShapeError("Tensor: " + std::string(label) + " must be non-negative, got " + std::to_string(v));
+  return v;
+}
+
+// The constructor of the seed's Tensor, with PyTorch's dtype/device/requires_grad.
+Tensor construct_tensor(nb::args args, nb::kwargs kwargs) {
+  static const std::set<std::string> known = {"data", "shape", "rows", "cols", "dtype", "device", "requires_grad"};
+  std::vector<std::string> unknown;
+  for (auto [k, v] : kwargs) {
+    const std::string key = nb::cast<std::string>(k);
+    if (!known.count(key)) unknown.push_back(key);
+  }
+  if (!unknown.empty()) {
+    std::sort(unknown.begin(), unknown.end());
+    std::string list;
+    for (const auto& k : unknown) list += (list.empty() ? "" : ", ") + k;
+    throw nb::type_error(("Tensor() got unexpected keyword arguments: " + list).c_str());
+  }
+  const size_t n = args.size();
+  if (n > 3) {
+    throw nb::type_error(("Tensor() takes at most 3 positional arguments but " + std::to_string(n) + " were given").c_str());
+  }
+  auto kw = [&](const char* key) -> nb::object {
+    return kwargs.contains(key) ? nb::borrow(kwargs[key]) : nb::none();
+  };
+  const std::optional<Dtype> dtype = to_optional_dtype(kw("dtype"));
+  nb::object data = kw("data");
+  std::optional<Shape> shape;
+  std::optional<int64_t> rows, cols;
+  // Positional forms.
+  if (n >= 2 && PyLong_Check(args[0].ptr()) && PyLong_Check(args[1].ptr()) && !PyBool_Check(args[0].ptr())) {
+    rows = dim_arg(args[0], "rows");
+    cols = dim_arg(args[1], "cols");
+    if (n == 3) {
+      if (!data.is_none()) throw nb::type_error("Tensor() got data both positionally and as data=");
+      data = nb::borrow(args[2]);
+    }
+  } else if (n == 2 && is_int_sequence(args[0])) {
+    shape = to_shape_obj(args[0]);
+    if (!data.is_none()) throw nb::type_error("Tensor() got data both positionally and as data=");
+    data = nb::borrow(args[1]);
+  } else if (n == 1 && !data.is_none()) {
+    if (!is_int_sequence(args[0])) throw nb::type_error("Tensor(shape, data=...): the shape must be a tuple of ints");
+    shape = to_shape_obj(args[0]);
+  } else if (n == 1) {
+    data = nb::borrow(args[0]);
+  } else if (n != 0) {
+    throw nb::type_error("Tensor: expected Tensor(data), Tensor(rows, cols[, data]) or Tensor(shape, data)");
+  }
+  // Keywords: shape= wins over rows=/cols=, which must agree with positional ones.
+  for (const auto& [key, slot] : {std::pair{"rows", &rows}, std::pair{"cols", &cols}}) {
+    nb::object v = kw(key);
+    if (v.is_none()) continue;
+    const int64_t value = dim_arg(v, key);
+    if (*slot && **slot != value) {
+      throw st::ValueError("Tensor: " + std::string(key) + "=" + std::to_string(value) +
+                           " conflicts with the positional " + key + " " + std::to_string(**slot));
+    }
+    *slot = value;
+  }
+  if (nb::object s = kw("shape"); !s.is_none()) {
+    const Shape explicit_shape = to_shape_obj(s);
+    if (shape && *shape != explicit_shape) {
+      throw st::ValueError("Tensor: shape=" + st::shape_str(explicit_shape) + " conflicts with the positional shape " +
+                           st::shape_str(*shape));
+    }
+    shape = explicit_shape;
+  }
+  if (!shape && (rows || cols)) {
+    if (rows && cols) {
+      shape = Shape{*rows, *cols};
+    } else if (data.is_none()) {
+      throw st::ValueError("Tensor: rows= and cols= are both needed when data is omitted");
+    } else {
+      // The other side follows from the number of values.
+      const int64_t count = tensor_from_data(data, dtype.value_or(Dtype::Float32)).numel();
+      const int64_t known_dim = rows ? *rows : *cols;
+      if (known_dim == 0 ? count != 0 : count % known_dim != 0) {
+        throw st::ShapeError("Tensor: " + std::to_string(count) + " values cannot fill " + std::to_string(known_dim) +
+                             (rows ? " rows" : " columns"));
+      }
+      const int64_t other = known_dim == 0 ? 0 : count / known_dim;
+      shape = rows ? Shape{*rows, other} : Shape{other, *cols};
+    }
+  }
+  Tensor t;
+  if (data.is_none()) {
+    t = shape ? st::zeros(*shape, dtype.value_or(Dtype::Float32)) : st::zeros({0}, dtype.value_or(Dtype::Float32));
+  } else {
+    t = tensor_from_data(data, shape ? std::optional<Dtype>(dtype.value_or(Dtype::Float32)) : dtype);
+    if (shape) {
+      int64_t want = 1;
+      for (int64_t d : *shape) want *= d;
+      if (t.numel() != want) {
+        throw st::ShapeError("Tensor: expected " + std::to_string(want) + " values for shape " + st::shape_str(*shape) +
+                             ", got " + std::to_string(t.numel()));
+      }
+      t = st::reshape(t, *shape).contiguous();
+    }
+  }
+  if (nb::object d = kw("device"); !d.is_none()) {
+    t = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(d))));
+  }
+  if (nb::object rg = kw("requires_grad"); !rg.is_none() && nb::cast<bool>(rg)) t.set_requires_grad(true);
+  return t;
+}
+
+}  // namespace
+
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("__init__", [](Tensor* self, nb::args args, nb::kwargs kwargs) {
-        std::optional<Dtype> dtype;
-        bool requires_grad = false;
-        if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"]);
-        if (kwargs.contains("requires_grad")) requires_grad = nb::cast<bool>(kwargs["requires_grad"]);
-        Tensor t;
-        const size_t n = args.size();
-        if (n >= 2 && PyLong_Check(args[0].ptr()) && PyLong_Check(args[1].ptr()) && !PyBool_Check(args[0].ptr())) {
-          // Seed form: Tensor(rows, cols[, flat_data]).
-          const int64_t rows = nb::cast<int64_t>(args[0]), cols = nb::cast<int64_t>(args[1]);
-          if (rows < 0 || cols < 0) {
-            throw st::ShapeError("Tensor: rows and cols must be non-negative, got (" + std::to_string(rows) + ", " +
-                                 std::to_string(cols) + ")");
-          }
-          if (n == 2) {
-            t = st::zeros({rows, cols}, dtype.value_or(Dtype::Float32));
-          } else if (n == 3) {
-            const Tensor flat = tensor_from_data(args[2], dtype.value_or(Dtype::Float32));
-            if (flat.numel() != rows * cols) {
-              throw st::ShapeError("Tensor: expected " + std::to_string(rows * cols) + " values for shape (" +
-                                   std::to_string(rows) + ", " + std::to_string(cols) + "), got " +
-                                   std::to_string(flat.numel()));
-            }
-            t = st::reshape(flat, {rows, cols}).contiguous();
-          } else {
-            throw st::ValueError("Tensor: expected Tensor(rows, cols[, data]) or Tensor(data)");
-          }
-        } else if (n == 1) {
-          t = tensor_from_data(args[0], dtype);
-        } else if (n == 0) {
-          t = st::zeros({0}, dtype.value_or(Dtype::Float32));
-        } else {
-          throw st::ValueError("Tensor: expected Tensor(rows, cols[, data]) or Tensor(data)");
-        }
-        new (self) Tensor(t);
-        if (requires_grad) self->set_requires_grad(true);
-      })
+        new (self) Tensor(construct_tensor(args, kwargs));
+      }, "Tensor(data), Tensor(rows, cols[, data]), Tensor(shape, data) or keywords data=, shape=, rows=, "
+         "cols=, dtype=, device=, requires_grad= (explicit shape= > rows=/cols= > positional shape).")
       .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.shape()); })
       .def("size", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
         if (dim) return nb::int_(t.size(*dim));
@@ -213,8 +308,10 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("to", [](const Tensor& t, nb::object target, nb::kwargs kw) {
         nb::object dt = target;
         if (kw.contains("dtype")) dt = kw["dtype"];
-        if (!dt.is_none() && nb::isinstance<nb::str>(dt)) {
-          const std::string s = nb::cast<std::string>(dt);
+        // A device name, or a device object (st.device) that prints as one.
+        const bool device_object = !dt.is_none() && nb::hasattr(dt, "type") && nb::hasattr(dt, "index");
+        if (!dt.is_none() && (nb::isinstance<nb::str>(dt) || device_object)) {
+          const std::string s = nb::cast<std::string>(nb::str(dt));
           if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
             Tensor moved = st::to_device(t, st::Device::parse(s));
             if (kw.contains("dtype") && !kw["dtype"].is_none()) moved = moved.to(to_dtype(kw["dtype"]));

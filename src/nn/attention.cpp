@@ -182,7 +182,7 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
   }
   const double p = training_ ? dropout_ : 0.0;
   auto [o, w] = attend(qh, kh, vh, mask, 1.0 / std::sqrt(static_cast<double>(d)), p);
-  Tensor out = out_proj_->forward(reshape(transpose(o, 1, 2), {B, L, E}));
+  Tensor out = (*out_proj_)(reshape(transpose(o, 1, 2), {B, L, E}));
   if (!batched) {
     out = squeeze(out, 0);
   } else if (!batch_first_) {

@@ -371,7 +371,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 // ---------------------------------------------------------------- dropout
 
-Tensor dropout(const Tensor& input, double p, bool training) {
+Tensor dropout(const Tensor& input, double p, bool training, Generator* generator) {
   if (!(p >= 0.0 && p <= 1.0)) {
     throw ValueError("dropout: probability p must lie in [0, 1], got " + std::to_string(p));
   }
@@ -381,7 +381,7 @@ Tensor dropout(const Tensor& input, double p, bool training) {
   const Dtype compute = compute_float(input.dtype());
   Tensor mask = Tensor::empty(input.shape(), compute, input.device());
   const int64_t n = mask.numel();
-  Generator& gen = default_generator();
+  Generator& gen = generator ? *generator : default_generator();
   const uint64_t seed = gen.seed();
   const uint64_t counter = gen.reserve(static_cast<uint64_t>((n + 3) / 4));
   const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;

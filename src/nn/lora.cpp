@@ -97,23 +97,14 @@ void LoraLinear::set_base_trainable(bool trainable) {
   if (bias().defined()) bias().set_requires_grad(trainable);
 }
 
-namespace {
-// Walks children without shared_from_this (the root may be owned by Python alone).
-void visit_lora(const Module& m, const std::string& path, std::vector<std::string>& out) {
-  if (dynamic_cast<const LoraLinear*>(&m)) {
-    out.push_back(join_key(path, "lora_a"));
-    out.push_back(join_key(path, "lora_b"));
-  }
-  for (const auto& [slot, child] : m.children()) {
-    const std::string key = m.child_key(slot, *child);
-    visit_lora(*child, path.empty() ? key : path + "." + key, out);
-  }
-}
-}  // namespace
-
 std::vector<std::string> adapter_keys(Module& root) {
   std::vector<std::string> out;
-  visit_lora(root, root.name(), out);
+  for (const auto& [path, m] : root.named_modules()) {
+    if (dynamic_cast<const LoraLinear*>(m)) {
+      out.push_back(join_key(path, "lora_a"));
+      out.push_back(join_key(path, "lora_b"));
+    }
+  }
   return out;
 }
 

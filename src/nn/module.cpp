@@ -85,7 +85,7 @@ Tensor* Module::find_buffer(const std::string& name) {
   return nullptr;
 }
 
-void Module::collect(const std::string& prefix, StateDict& out, bool params, bool buffers) const {
+void Module::collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse) const {
   if (params) {
     for (const auto& [n, t] : params_) {
       if (t.defined()) out.emplace_back(join_key(prefix, n), t);
@@ -96,59 +96,65 @@ void Module::collect(const std::string& prefix, StateDict& out, bool params, boo
       if (t.defined()) out.emplace_back(join_key(prefix, n), t);
     }
   }
+  if (!recurse) return;
   for (const auto& [slot, child] : children_) {
     const std::string key = child_key(slot, *child);
-    child->collect(prefix.empty() ? key : prefix + "." + key, out, params, buffers);
+    child->collect(prefix.empty() ? key : prefix + "." + key, out, params, buffers, true);
   }
 }
 
-StateDict Module::named_parameters() const {
+StateDict Module::named_parameters(bool recurse) const {
   StateDict out;
-  collect(name_, out, true, false);
+  collect(name_, out, true, false, recurse);
   return out;
 }
 
-StateDict Module::named_buffers() const {
+StateDict Module::named_buffers(bool recurse) const {
   StateDict out;
-  collect(name_, out, false, true);
+  collect(name_, out, false, true, recurse);
   return out;
 }
 
-std::vector<Tensor> Module::parameters() const {
+std::vector<Tensor> Module::parameters(bool recurse) const {
   std::vector<Tensor> out;
   std::set<TensorImpl*> seen;  // shared (tied) parameters appear once
-  for (auto& [k, t] : named_parameters()) {
+  for (auto& [k, t] : named_parameters(recurse)) {
     if (seen.insert(t.impl()).second) out.push_back(t);
   }
   return out;
 }
 
-void Module::collect_modules(const std::string& path,
-                             std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
-  out.emplace_back(path, shared_from_this());
-  for (const auto& [slot, child] : children_) {
-    const std::string key = child_key(slot, *child);
-    child->collect_modules(path.empty() ? key : path + "." + key, out);
-  }
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out;
+  std::set<const Module*> seen;
+  std::function<void(const std::string&, Module&)> visit = [&](const std::string& path, Module& m) {
+    if (!seen.insert(&m).second) return;
+    out.emplace_back(path, &m);
+    for (const auto& [slot, child] : m.children_) {
+      const std::string key = m.child_key(slot, *child);
+      visit(path.empty() ? key : path + "." + key, *child);
+    }
+  };
+  visit(name_, *this);
+  return out;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-  collect_modules(name_, out);
-  return out;
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (const auto& [slot, child] : children_) child->apply(fn);
+  fn(*this);
 }
 
 StateDict Module::state_dict() const {
   StateDict out;
-  collect(name_, out, true, true);
+  collect(name_, out, true, true, true);
   for (auto& [k, t] : out) t = t.detach();
   return out;
 }
 
-void Module::load_state_dict(const StateDict& state, bool strict) {
+LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
   const StateDict own = [&] {
     StateDict o;
-    collect(name_, o, true, true);
+    collect(name_, o, true, true, true);
     return o;
   }();
   std::map<std::string, const Tensor*> incoming;
@@ -192,6 +198,7 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     Tensor d = dst;
     copy_(d, src);
   }
+  return LoadResult{std::move(missing), std::move(unexpected)};
 }
 
 void Module::attach_hypergrad(double curvature, double learning_rate) {
@@ -228,11 +235,112 @@ void Module::train(bool mode) {
   for (auto& [s, c] : children_) c->train(mode);
 }
 
-void Module::zero_grad() {
-  for (auto& [k, t] : named_parameters()) {
-    Tensor p = t;
-    p.set_grad({});
+void Module::zero_grad(bool set_to_none) {
+  NoGradGuard ng;
+  for (Tensor p : parameters()) {
+    if (set_to_none) {
+      p.set_grad({});
+    } else if (Tensor g = p.grad(); g.defined()) {
+      zero_(g);
+    }
   }
+}
+
+void Module::requires_grad_(bool requires_grad) {
+  for (Tensor p : parameters()) {
+    if (is_floating(p.dtype())) p.set_requires_grad(requires_grad);
+  }
+}
+
+int Module::register_forward_pre_hook(ForwardPreHook hook) {
+  pre_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+int Module::register_forward_hook(ForwardHook hook) {
+  forward_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+int Module::register_full_backward_hook(BackwardHook hook) {
+  backward_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+void Module::remove_hook(int id) {
+  auto by_id = [id](const auto& e) { return e.first == id; };
+  std::erase_if(pre_hooks_, by_id);
+  std::erase_if(forward_hooks_, by_id);
+  std::erase_if(backward_hooks_, by_id);
+}
+
+Tensor Module::run_forward_pre_hooks(const Tensor& input) {
+  Tensor x = input;
+  // A copy: a hook may register or remove hooks while it runs.
+  const auto hooks = pre_hooks_;
+  for (const auto& [id, hook] : hooks) {
+    if (std::optional<Tensor> r = hook(*this, x)) x = *r;
+  }
+  return x;
+}
+
+Tensor Module::run_forward_hooks(const Tensor& input, const Tensor& output) {
+  Tensor y = output;
+  const auto hooks = forward_hooks_;
+  for (const auto& [id, hook] : hooks) {
+    if (std::optional<Tensor> r = hook(*this, input, y)) y = *r;
+  }
+  return y;
+}
+
+namespace {
+
+// An alias of `t` whose backward node passes the gradient through `on_grad`.
+Tensor hooked_alias(const Tensor& t, const char* name, std::function<Tensor(const Tensor&)> on_grad) {
+  Tensor alias = t.detach();
+  record(alias, name, {t}, [on_grad = std::move(on_grad)](const Tensor& g) { return std::vector<Tensor>{on_grad(g)}; });
+  return alias;
+}
+
+}  // namespace
+
+Tensor Module::operator()(const Tensor& input) {
+  if (!has_hooks()) return forward(input);
+  Tensor x = run_forward_pre_hooks(input);
+  const bool hook_backward = !backward_hooks_.empty() && grad_enabled();
+  // The graph may outlive this module: the backward nodes hold the hooks and a
+  // token that tells whether the module still exists.
+  struct Backward {
+    std::vector<std::pair<int, BackwardHook>> hooks;
+    Module* module;
+    std::weak_ptr<const int> alive;
+    Tensor grad_output;
+    Tensor fire(const Tensor& grad_input, const Tensor& grad_output) const {
+      Tensor g = grad_input;
+      if (alive.expired()) return g;
+      for (const auto& [id, hook] : hooks) {
+        if (std::optional<Tensor> r = hook(*module, g, grad_output); r && grad_input.defined()) g = *r;
+      }
+      return g;
+    }
+  };
+  std::shared_ptr<Backward> state;
+  const bool input_tracked = hook_backward && x.requires_grad();
+  if (hook_backward) {
+    state = std::make_shared<Backward>(Backward{backward_hooks_, this, alive_, Tensor()});
+    if (input_tracked) {
+      x = hooked_alias(x, "BackwardHookInput", [state](const Tensor& g) { return state->fire(g, state->grad_output); });
+    }
+  }
+  Tensor out = run_forward_hooks(x, forward(x));
+  if (hook_backward && out.requires_grad()) {
+    out = hooked_alias(out, "BackwardHookOutput", [state, input_tracked](const Tensor& g) {
+      state->grad_output = g;
+      if (!input_tracked) state->fire(Tensor(), g);
+      return g;
+    });
+  }
+  return out;
 }
 
 void Module::to(Dtype dtype) {

@@ -6,7 +6,7 @@ void Sequential::add(std::shared_ptr<Module> layer) { register_module(std::to_st
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (const auto& [slot, child] : children()) x = child->forward(x);
+  for (const auto& [slot, child] : children()) x = (*child)(x);
   return x;
 }
 

@@ -36,20 +36,20 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
 Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optional<Tensor>& src_mask, bool is_causal,
                                              const std::optional<Tensor>& src_key_padding_mask) {
   auto sa = [&](const Tensor& x) {
-    return dropout1_->forward(self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first);
+    return (*dropout1_)(self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first);
   };
   auto ff = [&](const Tensor& x) {
-    Tensor y = linear1_->forward(x);
+    Tensor y = (*linear1_)(x);
     y = activation_ == "gelu" ? gelu(y) : relu(y);
-    return dropout2_->forward(linear2_->forward(dropout_->forward(y)));
+    return (*dropout2_)((*linear2_)((*dropout_)(y)));
   };
   Tensor x = src;
   if (norm_first_) {
-    x = add(x, sa(norm1_->forward(x)));
-    x = add(x, ff(norm2_->forward(x)));
+    x = add(x, sa((*norm1_)(x)));
+    x = add(x, ff((*norm2_)(x)));
   } else {
-    x = norm1_->forward(add(x, sa(x)));
-    x = norm2_->forward(add(x, ff(x)));
+    x = (*norm1_)(add(x, sa(x)));
+    x = (*norm2_)(add(x, ff(x)));
   }
   return x;
 }

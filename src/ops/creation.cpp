@@ -84,17 +84,17 @@ Tensor random_tensor(const Shape& shape, Dtype dtype, bool normal, double p0, do
 
 }  // namespace
 
-Tensor rand(const Shape& shape, Dtype dtype) { return uniform(0.0, 1.0, shape, dtype); }
-Tensor randn(const Shape& shape, Dtype dtype) { return normal(0.0, 1.0, shape, dtype); }
+Tensor rand(const Shape& shape, Dtype dtype, Generator* gen) { return uniform(0.0, 1.0, shape, dtype, gen); }
+Tensor randn(const Shape& shape, Dtype dtype, Generator* gen) { return normal(0.0, 1.0, shape, dtype, gen); }
 
-Tensor uniform(double low, double high, const Shape& shape, Dtype dtype) {
+Tensor uniform(double low, double high, const Shape& shape, Dtype dtype, Generator* gen) {
   if (!(low <= high)) throw ValueError("uniform: low must not exceed high");
-  return random_tensor(shape, dtype, false, low, high, default_generator());
+  return random_tensor(shape, dtype, false, low, high, gen ? *gen : default_generator());
 }
 
-Tensor normal(double mean, double std, const Shape& shape, Dtype dtype) {
+Tensor normal(double mean, double std, const Shape& shape, Dtype dtype, Generator* gen) {
   if (!(std >= 0)) throw ValueError("normal: std must be non-negative, got " + std::to_string(std));
-  return random_tensor(shape, dtype, true, mean, std, default_generator());
+  return random_tensor(shape, dtype, true, mean, std, gen ? *gen : default_generator());
 }
 
 Tensor rand_seeded(const Shape& shape, uint64_t seed, Dtype dtype) {
@@ -102,11 +102,11 @@ Tensor rand_seeded(const Shape& shape, uint64_t seed, Dtype dtype) {
   return random_tensor(shape, dtype, false, 0.0, 1.0, gen);
 }
 
-Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype) {
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype, Generator* gen) {
   if (high <= low) {
     throw ValueError("randint: high must exceed low, got low=" + std::to_string(low) + " high=" + std::to_string(high));
   }
-  const Tensor u = random_tensor(shape, Dtype::Float64, false, 0.0, 1.0, default_generator());
+  const Tensor u = random_tensor(shape, Dtype::Float64, false, 0.0, 1.0, gen ? *gen : default_generator());
   Tensor out = Tensor::empty(shape, dtype);
   const double span = static_cast<double>(high - low);
   const double* up = u.data<double>();

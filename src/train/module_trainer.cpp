@@ -61,11 +61,9 @@ void ModuleTrainer::mul_learning_rate(nn::Module& module, double factor) {
   hyper_lr_ *= factor;
   fallback_lr_ *= factor;
   if (real_lr_) *real_lr_ *= factor;
+  // Each module's own rate, once (attach_hypergrad would also rewrite its children).
   for (auto& [key, m] : module.named_modules()) {
-    if (m->hypergrad()) {
-      const auto h = *m->hypergrad();
-      m->attach_hypergrad(h.curvature, h.learning_rate * factor);
-    }
+    if (const auto& h = m->hypergrad()) m->set_own_hypergrad(nn::Module::Hypergrad{h->curvature, h->learning_rate * factor});
   }
 }
 
@@ -113,7 +111,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
   module.train(true);
   Tensor x, y;
   while (batches(x, y)) {
-    const Tensor pred = module.forward(x);
+    const Tensor pred = module(x);
     const Tensor l = loss(pred, y);
     const double value = l.item();
     if (!std::isfinite(value)) {
@@ -144,7 +142,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
       if (d.changed) {
         curvature_ = d.curvature;
         for (auto& [key, m] : module.named_modules()) {
-          if (m->hypergrad()) m->attach_hypergrad(curvature_, m->hypergrad()->learning_rate);
+          if (const auto& h = m->hypergrad()) m->set_own_hypergrad(nn::Module::Hypergrad{curvature_, h->learning_rate});
         }
       }
     }
@@ -170,7 +168,7 @@ EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, c
   Tensor x, y;
   try {
     while (batches(x, y)) {
-      const double value = loss(module.forward(x), y).item();
+      const double value = loss(module(x), y).item();
       stats.total_loss += value;
       ++stats.batches;
     }

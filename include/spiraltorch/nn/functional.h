@@ -24,7 +24,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
 
 // Zeroes each element with probability p (global generator) and scales the rest by
 // 1/(1-p) when `training`; the identity otherwise.
-Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
+// Draws from `gen`, or from the global generator when it is null.
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Generator* gen = nullptr);
 
 // Batch normalisation over every dim except 1 (channels), like PyTorch's batch_norm.
 // training: normalise with the batch statistics and, when running_mean/running_var are

@@ -3,6 +3,7 @@
 // mode, state dicts. Keys are "<module path>::<param>" where the path joins
 // module names with '.'; a child without a name takes its attribute name or
 // its index in a container ("encoder.0::weight").
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -16,7 +17,26 @@ namespace st::nn {
 
 using StateDict = std::vector<std::pair<std::string, Tensor>>;
 
-class Module : public std::enable_shared_from_this<Module> {
+class Module;
+
+// What load_state_dict(strict=false) skipped, like PyTorch's _IncompatibleKeys.
+struct LoadResult {
+  std::vector<std::string> missing_keys;
+  std::vector<std::string> unexpected_keys;
+};
+
+// Hooks around a module call (PyTorch's forward pre-hook, forward hook and full
+// backward hook). Each may return a replacement (input, output, or gradient of the
+// input); std::nullopt keeps the value.
+using ForwardPreHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input)>;
+using ForwardHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input, const Tensor& output)>;
+// grad_input is undefined when the input needs no gradient.
+using BackwardHook =
+    std::function<std::optional<Tensor>(Module& module, const Tensor& grad_input, const Tensor& grad_output)>;
+
+// Modules are shared between C++ containers and Python objects, so nothing here
+// assumes a std::shared_ptr owns `this` (no enable_shared_from_this).
+class Module {
  public:
   explicit Module(std::string name = "") : name_(std::move(name)) {}
   virtual ~Module() = default;
@@ -25,7 +45,18 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // Single-tensor forward; layers with other signatures add their own overloads.
   virtual Tensor forward(const Tensor& input);
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // forward with the registered hooks around it; containers call children this way.
+  Tensor operator()(const Tensor& input);
+  // Hook registration returns an id for remove_hook; hooks run in registration order.
+  int register_forward_pre_hook(ForwardPreHook hook);
+  int register_forward_hook(ForwardHook hook);
+  int register_full_backward_hook(BackwardHook hook);
+  // Removes the hook with this id (of any kind); unknown ids are ignored, like PyTorch's handles.
+  void remove_hook(int id);
+  bool has_hooks() const { return !pre_hooks_.empty() || !forward_hooks_.empty() || !backward_hooks_.empty(); }
+  // Runs the pre-hooks / forward hooks alone, for layers whose call takes more than one tensor.
+  Tensor run_forward_pre_hooks(const Tensor& input);
+  Tensor run_forward_hooks(const Tensor& input, const Tensor& output);
   // Class name for repr and error messages ("Linear").
   virtual std::string type_name() const { return "Module"; }
 
@@ -47,22 +78,31 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor* find_parameter(const std::string& name);
   Tensor* find_buffer(const std::string& name);
 
-  // Recursive, with full keys.
-  StateDict named_parameters() const;
-  StateDict named_buffers() const;
-  std::vector<Tensor> parameters() const;
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+  // Recursive (or only this module's own entries), with full keys.
+  StateDict named_parameters(bool recurse = true) const;
+  StateDict named_buffers(bool recurse = true) const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  // This module first, then every descendant depth-first, each once (shared
+  // submodules are listed at their first path). The pointers observe modules owned
+  // by this tree; they stay valid while it is unchanged.
+  std::vector<std::pair<std::string, Module*>> named_modules();
+  // Calls fn on every module of named_modules(), children before parents like PyTorch.
+  void apply(const std::function<void(Module&)>& fn);
 
   // Parameters and buffers, keyed like named_parameters (buffers included).
   StateDict state_dict() const;
   // Copies values in; all checks happen before anything is written, so a failed
-  // load leaves the module unchanged. strict: missing or unexpected keys raise.
-  void load_state_dict(const StateDict& state, bool strict = true);
+  // load leaves the module unchanged. strict: missing or unexpected keys raise;
+  // otherwise they are returned.
+  LoadResult load_state_dict(const StateDict& state, bool strict = true);
 
   virtual void train(bool mode = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
-  void zero_grad();
+  // set_to_none drops the gradients; otherwise they are zeroed in place.
+  void zero_grad(bool set_to_none = true);
+  // Sets requires_grad on every floating parameter below this module.
+  void requires_grad_(bool requires_grad = true);
   // Converts floating parameters and buffers to `dtype` in place (same tensors objects).
   void to(Dtype dtype);
   // Moves every parameter and buffer to `device` in place (the tensor objects stay the same).
@@ -76,6 +116,8 @@ class Module : public std::enable_shared_from_this<Module> {
   };
   void attach_hypergrad(double curvature, double learning_rate);
   void detach_hypergrad();
+  // Sets (or clears) this module's own settings, leaving its children as they are.
+  void set_own_hypergrad(const std::optional<Hypergrad>& settings) { hypergrad_ = settings; }
   const std::optional<Hypergrad>& hypergrad() const { return hypergrad_; }
   // Each parameter with the hypergrad settings of the module that owns it.
   std::vector<std::pair<Tensor, std::optional<Hypergrad>>> parameters_with_hypergrad() const;
@@ -87,9 +129,14 @@ class Module : public std::enable_shared_from_this<Module> {
   bool training_ = true;
 
  private:
-  void collect(const std::string& prefix, StateDict& out, bool params, bool buffers) const;
-  void collect_modules(const std::string& path, std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
+  void collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse) const;
   std::string name_;
+  int next_hook_id_ = 0;
+  std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
+  std::vector<std::pair<int, ForwardHook>> forward_hooks_;
+  std::vector<std::pair<int, BackwardHook>> backward_hooks_;
+  // Expires with the module; backward-hook nodes check it before calling hooks.
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
   std::optional<Hypergrad> hypergrad_;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;

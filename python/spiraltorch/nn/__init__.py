@@ -45,16 +45,51 @@ def Parameter(data: Tensor, requires_grad: bool = True) -> Tensor:
     return p
 
 
+def _extra_repr(self: Any) -> str:
+    """The layer's own settings for ``repr`` (empty by default; override like PyTorch)."""
+    return ""
+
+
+def _linear_extra_repr(self: Any) -> str:
+    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def _module_repr(self: Any) -> str:
+    """PyTorch's nested module repr: ``Name(extra)`` for leaves, one indented
+    ``(key): child`` line per child otherwise."""
+    extra = self.extra_repr()
+    children = list(self.named_children())
+    if not children:
+        return f"{type(self).__name__}({extra})"
+    lines = extra.split("\n") if extra else []
+    for key, child in children:
+        body = repr(child).replace("\n", "\n  ")
+        lines.append(f"({key}): {body}")
+    return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+_native.Module.extra_repr = _extra_repr
+_native.Module.__repr__ = _module_repr
+_native.Linear.extra_repr = _linear_extra_repr
+
+
 class Module(_native.Module):
     """Base class for Python-defined modules.
 
     Attribute assignment registers child modules (keyed by attribute name unless the
     child has an explicit ``name``) and leaf tensors that require grad (parameters),
     so ``named_parameters()``/``state_dict()`` see them with ``<attr>::<param>`` keys.
+
+    Calling the module runs ``forward`` with the registered hooks around it. A call
+    with one tensor runs through the native call (forward, forward pre-hooks and full
+    backward hooks, also when a native container calls it); a call with other
+    arguments runs the forward pre-hooks and forward hooks here, with ``args`` as
+    given; full backward hooks need a single-tensor call.
     """
 
     def __init__(self, name: str = "") -> None:
         super().__init__(name)
+        object.__setattr__(self, "_py_hooks", {})
 
     def __setattr__(self, key: str, value: Any) -> None:
         if isinstance(value, _native.Module):
@@ -63,11 +98,89 @@ class Module(_native.Module):
             self.register_parameter(key, value)
         super().__setattr__(key, value)
 
+    def _hooks_of(self, kind: str) -> list:
+        return [fn for k, fn in self.__dict__.get("_py_hooks", {}).values() if k == kind]
+
+    def register_forward_pre_hook(self, hook: Any) -> Any:
+        handle = super().register_forward_pre_hook(hook)
+        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("pre", hook)
+        return handle
+
+    def register_forward_hook(self, hook: Any) -> Any:
+        handle = super().register_forward_hook(hook)
+        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("forward", hook)
+        return handle
+
+    def register_full_backward_hook(self, hook: Any) -> Any:
+        handle = super().register_full_backward_hook(hook)
+        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("backward", hook)
+        return handle
+
+    def remove_hook(self, id: int) -> None:
+        super().remove_hook(id)
+        self.__dict__.get("_py_hooks", {}).pop(id, None)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        if not self.__dict__.get("_py_hooks"):
+            return self.forward(*args, **kwargs)
+        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            return _native.Module.__call__(self, args[0])
+        if self._hooks_of("backward"):
+            raise NotImplementedError(
+                f"{type(self).__name__}: full backward hooks need a call with a single tensor, "
+                f"got {len(args)} positional and {len(kwargs)} keyword arguments")
+        for hook in self._hooks_of("pre"):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        out = self.forward(*args, **kwargs)
+        for hook in self._hooks_of("forward"):
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
+        return out
 
-    def __repr__(self) -> str:
-        children = ", ".join(f"{k}={type(v).__name__}" for k, v in self.named_children())
-        return f"{type(self).__name__}({children})"
+
+# The original's spelling of ReLU (same class: isinstance checks agree).
+Relu = _native.ReLU
 
 
+class Pool2d(Module):
+    """The original's ``Pool2d(mode, channels, height, width, kernel, *, stride=None,
+    padding=None, layout="NCHW")``: max or average pooling of images stored either as
+    ``(batch, channels, height, width)`` or flattened row-wise as
+    ``(batch, channels * height * width)`` (the original's 2-D layout). A flattened input
+    gives a flattened output ``(batch, channels * out_h * out_w)``; a 4-D input a 4-D
+    output. The pooling itself is the native MaxPool2d/AvgPool2d."""
+
+    def __init__(self, mode: str, channels: int, height: int, width: int, kernel: Any, *,
+                 stride: Any = None, padding: Any = None, layout: str = "NCHW", name: str = "") -> None:
+        super().__init__(name)
+        if mode not in ("max", "avg"):
+            raise _core.SpiralValueError(f"Pool2d: mode must be 'max' or 'avg', got {mode!r}")
+        if layout != "NCHW":
+            raise _core.SpiralValueError(f"Pool2d: only layout='NCHW' is supported, got {layout!r}")
+        for label, v in (("channels", channels), ("height", height), ("width", width)):
+            if not isinstance(v, int) or v <= 0:
+                raise _core.SpiralValueError(f"Pool2d: {label} must be a positive int, got {v!r}")
+        self.mode, self.channels, self.height, self.width = mode, channels, height, width
+        pad = 0 if padding is None else padding
+        self.pool = (_native.MaxPool2d if mode == "max" else _native.AvgPool2d)(kernel, stride=stride, padding=pad)
+
+    def output_shape(self) -> tuple:
+        """(channels, out_height, out_width) for this layer's input size."""
+        (kh, kw), (sh, sw), (ph, pw) = self.pool.kernel_size, self.pool.stride, self.pool.padding
+        return (self.channels, (self.height + 2 * ph - kh) // sh + 1, (self.width + 2 * pw - kw) // sw + 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.dim() == 4:
+            return self.pool(x)
+        if x.dim() != 2 or x.shape[1] != self.channels * self.height * self.width:
+            raise _core.ShapeError(
+                f"Pool2d: expected (batch, {self.channels * self.height * self.width}) or "
+                f"(batch, {self.channels}, {self.height}, {self.width}), got {tuple(x.shape)}")
+        y = self.pool(x.reshape(x.shape[0], self.channels, self.height, self.width))
+        return y.reshape(x.shape[0], -1)
+
+    def extra_repr(self) -> str:
+        return f"mode='{self.mode}', channels={self.channels}, height={self.height}, width={self.width}"

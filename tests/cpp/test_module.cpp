@@ -1,0 +1,163 @@
+// Module traversal, hooks, state-dict results and einsum from C++ (no Python ownership).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spiraltorch/nn/dropout.h"
+#include "spiraltorch/nn/linear.h"
+#include "spiraltorch/nn/sequential.h"
+#include "spiraltorch/spiraltorch.h"
+#include "spiraltorch/train/module_trainer.h"
+
+using namespace st;
+
+namespace {
+
+std::shared_ptr<nn::Sequential> small_net() {
+  auto seq = std::make_shared<nn::Sequential>();
+  seq->add(std::make_shared<nn::Linear>(3, 4));
+  auto inner = std::make_shared<nn::Sequential>();
+  inner->add(std::make_shared<nn::Linear>(4, 2));
+  seq->add(inner);
+  return seq;
+}
+
+}  // namespace
+
+TEST(Module, NamedModulesOnAStackRootNeedNoSharedPtr) {
+  nn::Sequential root;  // owned by nobody's shared_ptr
+  root.add(std::make_shared<nn::Linear>(2, 2));
+  const auto mods = root.named_modules();
+  ASSERT_EQ(mods.size(), 2u);
+  EXPECT_EQ(mods[0].first, "");
+  EXPECT_EQ(mods[0].second, &root);
+  EXPECT_EQ(mods[1].first, "0");
+}
+
+TEST(Module, NamedModulesPathsAndSharedChildrenOnce) {
+  auto net = small_net();
+  std::vector<std::string> paths;
+  for (const auto& [p, m] : net->named_modules()) paths.push_back(p);
+  EXPECT_EQ(paths, (std::vector<std::string>{"", "0", "1", "1.0"}));
+  auto shared = std::make_shared<nn::Linear>(2, 2);
+  nn::Sequential twice;
+  twice.add(shared);
+  twice.add(std::make_shared<nn::Sequential>());
+  std::dynamic_pointer_cast<nn::Sequential>(twice.at(1))->add(shared);
+  EXPECT_EQ(twice.named_modules().size(), 3u);
+}
+
+TEST(Module, ApplyVisitsChildrenFirst) {
+  auto net = small_net();
+  std::vector<std::string> order;
+  net->apply([&](nn::Module& m) { order.push_back(m.type_name()); });
+  EXPECT_EQ(order, (std::vector<std::string>{"Linear", "Linear", "Sequential", "Sequential"}));
+}
+
+TEST(Module, ForwardHooksRunInsideContainersAndCanBeRemoved) {
+  auto net = small_net();
+  auto first = net->at(0);
+  int calls = 0;
+  const int id = first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
+    ++calls;
+    return zeros_like(out);
+  });
+  const Tensor y = (*net)(ones({2, 3}));
+  EXPECT_EQ(calls, 1);
+  // The replaced (zero) output leaves only the inner bias.
+  const Tensor bias = net->named_parameters().back().second;
+  EXPECT_TRUE(allclose(y, expand(reshape(bias.detach(), {1, 2}), {2, 2})));
+  first->remove_hook(id);
+  (*net)(ones({2, 3}));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Module, FullBackwardHookSeesAndReplacesGradients) {
+  nn::Linear lin(3, 2);
+  Tensor seen_out;
+  lin.register_full_backward_hook([&](nn::Module&, const Tensor& gin, const Tensor& gout) -> std::optional<Tensor> {
+    seen_out = gout;
+    return mul(gin, scalar_tensor(2.0, gin.dtype()));
+  });
+  Tensor x = ones({4, 3});
+  x.set_requires_grad(true);
+  sum(lin(x)).backward();
+  ASSERT_TRUE(seen_out.defined());
+  EXPECT_TRUE(allclose(seen_out, ones({4, 2})));
+  // d sum(xW^T+b)/dx = column sums of W, doubled by the hook.
+  const Tensor expected = expand(reshape(mul(sum(lin.weight().detach(), {0}), scalar_tensor(2.0, Dtype::Float32)), {1, 3}), {4, 3});
+  EXPECT_TRUE(allclose(x.grad(), expected, 1e-5, 1e-6));
+}
+
+TEST(Module, BackwardHookOutlivingItsModuleIsSkipped) {
+  Tensor x = ones({1, 2});
+  x.set_requires_grad(true);
+  Tensor y;
+  bool called = false;
+  {
+    nn::Linear lin(2, 2);
+    lin.register_full_backward_hook([&](nn::Module&, const Tensor&, const Tensor&) -> std::optional<Tensor> {
+      called = true;
+      return std::nullopt;
+    });
+    y = sum(lin(x));
+  }
+  y.backward();  // the module is gone: its hook must not run
+  EXPECT_FALSE(called);
+  EXPECT_TRUE(x.grad().defined());
+}
+
+TEST(Module, LoadStateDictReportsMissingAndUnexpected) {
+  nn::Linear lin(2, 2, true, "head");
+  nn::StateDict partial{{"head::weight", zeros({2, 2})}, {"other::x", zeros({1})}};
+  const nn::LoadResult r = lin.load_state_dict(partial, false);
+  EXPECT_EQ(r.missing_keys, std::vector<std::string>{"head::bias"});
+  EXPECT_EQ(r.unexpected_keys, std::vector<std::string>{"other::x"});
+  EXPECT_THROW(lin.load_state_dict(partial, true), CheckpointError);
+}
+
+TEST(Module, ZeroGradInPlaceAndRequiresGrad) {
+  nn::Linear lin(2, 2);
+  sum(lin(ones({1, 2}))).backward();
+  lin.zero_grad(false);
+  EXPECT_EQ(sum(abs(lin.weight().grad())).item(), 0.0);
+  lin.zero_grad();
+  EXPECT_FALSE(lin.weight().grad().defined());
+  lin.requires_grad_(false);
+  EXPECT_FALSE(lin.weight().requires_grad());
+  EXPECT_EQ(lin.parameters(false).size(), 2u);
+}
+
+TEST(Module, SeededDropoutRepeatsItsMask) {
+  nn::Dropout a(0.5, "", 11), b(0.5, "", 11);
+  const Tensor x = ones({8, 8});
+  EXPECT_TRUE(allclose(a(x), b(x)));
+  EXPECT_EQ(a.seed(), std::optional<uint64_t>(11));
+}
+
+TEST(Module, MulLearningRateScalesEachModuleOnce) {
+  auto net = small_net();
+  net->attach_hypergrad(-1.0, 0.05);
+  train::ModuleTrainer trainer("cpu", -1.0, 0.05, 0.1);
+  trainer.mul_learning_rate(*net, 0.5);
+  for (const auto& [path, m] : net->named_modules()) {
+    ASSERT_TRUE(m->hypergrad());
+    EXPECT_DOUBLE_EQ(m->hypergrad()->learning_rate, 0.025) << path;
+  }
+}
+
+TEST(Einsum, MatchesMatmulTraceAndOuterProduct) {
+  manual_seed(3);
+  const Tensor a = randn({3, 4}, Dtype::Float64), b = randn({4, 5}, Dtype::Float64);
+  EXPECT_TRUE(allclose(einsum("ij,jk->ik", {a, b}), matmul(a, b), 1e-12, 1e-12));
+  const Tensor sq = randn({4, 4}, Dtype::Float64);
+  double trace = 0;
+  for (int64_t i = 0; i < 4; ++i) trace += sq.to_vector<double>()[i * 5];
+  EXPECT_NEAR(einsum("ii", {sq}).item(), trace, 1e-12);
+  const Tensor u = randn({3}, Dtype::Float64), v = randn({2}, Dtype::Float64);
+  EXPECT_TRUE(allclose(einsum("i,j->ij", {u, v}), mul(unsqueeze(u, 1), unsqueeze(v, 0)), 1e-12, 1e-12));
+  EXPECT_THROW(einsum("ij,jk->ik", {a, a}), ShapeError);
+  EXPECT_THROW(einsum("ij->ik", {a}), ValueError);
+}
