@@ -47,7 +47,7 @@ from . import zspace  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 _install()
-from .seed_tensor import install as _install_seed_tensor  # noqa: E402
+from ._seed_tensor import install as _install_seed_tensor  # noqa: E402
 
 _install_seed_tensor()
 
@@ -75,3 +75,9 @@ for _name in _NATIVE_FUNCTIONS:
 del _name
 
 __version__ = "0.1.0"
+
+# Everything public at the top level: classes, functions, dtypes and submodules.
+__all__ = sorted(
+    name for name, value in globals().items()
+    if not name.startswith("_") and name not in ("annotations",)
+)

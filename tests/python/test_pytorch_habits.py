@@ -457,7 +457,10 @@ def test_pytorch_quickstart_runs_with_only_the_import_changed(tmp_path):
     with open(QUICKSTART) as f:
         text = f.read()
     assert "import torch" not in text.replace("import spiraltorch as torch", "")
-    proc = subprocess.run([sys.executable, QUICKSTART], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    # The same spiraltorch this test imported (a dev tree or the installed package).
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(st.__file__))))
+    proc = subprocess.run([sys.executable, QUICKSTART], cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                          env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "Shape of X [N, C, H, W]: spiraltorch.Size([64, 1, 28, 28])" in out

@@ -184,3 +184,11 @@ class Pool2d(Module):
 
     def extra_repr(self) -> str:
         return f"mode='{self.mode}', channels={self.channels}, height={self.height}, width={self.width}"
+
+
+__all__ = sorted(
+    [n for n in dir(_native) if not n.startswith("_") and n != "Module"]
+    + ["Callback", "EarlyStopping", "EpochResult", "FitHistory", "Module", "ModuleTrainer", "Parameter", "Pool2d",
+       "Relu", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
+       "save_json", "save_safetensors"]
+)
