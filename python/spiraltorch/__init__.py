@@ -28,7 +28,14 @@ from ._core import (  # noqa: F401
 )
 from ._tensor_extras import Size, install as _install, return_types as _return_types
 from .autograd import enable_grad, no_grad, set_grad_enabled
-from .runtime import _require_backend, describe_device
+from .runtime import (  # noqa: F401
+    _require_backend,
+    describe_device,
+    describe_runtime_devices,
+    evaluate_runtime_device_route,
+    init_backend,
+    observe_runtime_device_probe,
+)
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
 from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
@@ -41,7 +48,21 @@ from .session import SpiralSession  # noqa: F401
 from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
 from ._core import geometry  # noqa: F401
 from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
-from . import zspace  # noqa: F401
+from .zspace import (  # noqa: F401
+    ZMetrics,
+    ZSpaceInference,
+    ZSpaceInferencePipeline,
+    ZSpacePartialBundle,
+    blend_zspace_partials,
+    compile_inference,
+    decode_zspace,
+    encode_zspace,
+    infer_from_partial,
+    z,
+    z_metrics,
+)
+from .telemetry import training_telemetry_projection  # noqa: F401
+from . import runtime, zspace  # noqa: F401
 
 _install()
 

@@ -8,6 +8,9 @@ import struct
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import _core
+from .dataset import prefetch_iter
+
+__all__ = ["DataLoader", "FASHION_CLASSES", "TensorDataset", "find_fashion_mnist", "load_fashion_mnist"]
 
 Tensor = _core.Tensor
 
@@ -32,14 +35,24 @@ class TensorDataset:
     def __getitem__(self, index: int) -> Tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
 
+    def samples(self) -> List[Tuple[Tensor, ...]]:
+        """Every item as a list: ``[dataset[i] for i in range(len(dataset))]`` (views of the rows)."""
+        return [self[i] for i in range(len(self))]
+
 
 class DataLoader:
     """Iterates a ``TensorDataset`` in batches (``index_select`` per batch, no Python
-    loop over rows). ``shuffle`` draws a permutation from the global generator each epoch."""
+    loop over rows). ``shuffle`` draws a permutation from the global generator each epoch.
+    ``prefetch=N`` assembles up to N batches ahead on a background thread
+    (``spiraltorch.dataset.prefetch_iter``); 0 assembles each batch when it is asked for."""
 
-    def __init__(self, dataset: TensorDataset, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False) -> None:
+    def __init__(self, dataset: TensorDataset, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
+                 prefetch: int = 0) -> None:
         if batch_size <= 0:
             raise _core.SpiralValueError(f"DataLoader: batch_size must be positive, got {batch_size}")
+        if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
+            raise _core.SpiralValueError(f"DataLoader: prefetch must be a non-negative int, got {prefetch!r}")
+        self.prefetch = prefetch
         if not isinstance(dataset, TensorDataset):
             raise _core.DtypeError("DataLoader: expected a TensorDataset")
         self.dataset = dataset
@@ -52,8 +65,19 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
     def __iter__(self) -> Iterator[Tuple[Tensor, ...]]:
+        if self.prefetch:
+            # The permutation is drawn here, in the caller's thread, so shuffling stays tied to the
+            # caller's generator state; only batch assembly moves to the background thread.
+            order = self._order()
+            return prefetch_iter(lambda: self._batches(order), self.prefetch)
+        return self._batches(self._order())
+
+    def _order(self) -> Tensor:
         n = len(self.dataset)
-        order = _core.argsort(_core.rand(n)) if self.shuffle else _core.arange(n)
+        return _core.argsort(_core.rand(n)) if self.shuffle else _core.arange(n)
+
+    def _batches(self, order: Tensor) -> Iterator[Tuple[Tensor, ...]]:
+        n = len(self.dataset)
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)
             if self.drop_last and stop - start < self.batch_size:
