@@ -90,3 +90,7 @@ for _name in _NATIVE_FUNCTIONS:
 del _name
 
 __version__ = "0.1.0"
+
+# ``from spiraltorch import *`` gives every public name above except the dtype aliases that would
+# shadow Python builtins (bool, int, float).
+__all__ = sorted(n for n in globals() if not n.startswith("_") and n not in {"annotations", "bool", "int", "float"})

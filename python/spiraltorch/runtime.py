@@ -11,7 +11,6 @@ MPS are not compiled into SpiralTorch and are reported as such.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from . import _core
