@@ -125,12 +125,12 @@ def test_pipeline_blends_sources_and_follows_a_trainer():
     pipe.add_partial({"speed": 0.2}, origin="a")
     pipe.add_partial(st.ZSpacePartialBundle({"speed": 0.4, "memory": 0.1}), weight=3.0, origin="b")
     assert len(pipe) == 2 and [p.origin for p in pipe.partials] == ["a", "b"]
-    assert pipe.blended() == {"speed": pytest.approx(0.35), "memory": 0.1}
+    assert pipe.blended() == pytest.approx({"speed": 0.35, "memory": 0.1})
     with pytest.raises(st.SpiralValueError, match="strategy must be one of"):
         pipe.infer(strategy="median")
     assert len(pipe) == 2  # a failed infer leaves the queue
     inf = pipe.infer()
-    assert inf.observed == {"speed": pytest.approx(0.35), "memory": 0.1} and len(pipe) == 0
+    assert inf.observed == pytest.approx({"speed": 0.35, "memory": 0.1}) and len(pipe) == 0
     assert inf.as_dict()["residual"] == st.infer_from_partial([0.0] * 4, inf.observed).residual
     assert pipe.last_inference is inf and inf.telemetry == {"noise.variance": 0.0}
     for _ in range(5):
