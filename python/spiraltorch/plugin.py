@@ -23,6 +23,8 @@ import time
 import traceback
 from typing import Any, Callable, Iterable, Iterator
 
+from . import _core
+
 __all__ = [
     "PluginQueue", "PluginRecorder", "clear_config", "clear_services", "dependency_dot", "dependency_graph", "explain",
     "load_path", "unload_all", "unregister_safe",
@@ -349,13 +351,13 @@ def unregister_service(name: str) -> bool:
 
 def clear_services(prefix: str | None = None, *, strict: bool = False) -> list[str]:
     """Removes the shared services whose names start with ``prefix`` (all when None); returns their
-    names, sorted. ``strict`` raises ValueError (removing nothing) when no service matches."""
+    names, sorted. ``strict`` raises SpiralValueError (a ValueError; removing nothing) when no service matches."""
     if prefix is not None and not isinstance(prefix, str):
         raise TypeError(f"plugin.clear_services: prefix must be a string or None, got {type(prefix).__name__}")
     with _lock:
         names = sorted(n for n in _services if prefix is None or n.startswith(prefix))
         if strict and not names:
-            raise ValueError(f"plugin.clear_services: no service under prefix {prefix!r} "
+            raise _core.SpiralValueError(f"plugin.clear_services: no service under prefix {prefix!r} "
                              f"(registered: {sorted(_services)})")
         for n in names:
             del _services[n]
@@ -520,7 +522,7 @@ def initialize_all() -> None:
 
 def _unload(order: list[str]) -> list[str]:
     """Unregisters ``order`` (dependents first). Every plugin is removed even when an ``on_unload``
-    hook raises; the hook failures are then raised together as one RuntimeError naming them."""
+    hook raises; the hook failures are then raised together as one SpiralError (a RuntimeError) naming them."""
     done: list[str] = []
     failures: list[str] = []
     for pid in order:
@@ -531,7 +533,7 @@ def _unload(order: list[str]) -> list[str]:
             done.append(pid)
             failures.append(str(exc))
     if failures:
-        raise RuntimeError(f"plugin: unloaded {done}, but on_unload failed: " + "; ".join(failures))
+        raise _core.SpiralError(f"plugin: unloaded {done}, but on_unload failed: " + "; ".join(failures))
     return done
 
 
@@ -544,10 +546,10 @@ def shutdown() -> list[str]:
 def unload_all(*, strict: bool = False) -> list[str]:
     """Unregisters every plugin, dependents before their dependencies (calling each ``on_unload``
     and publishing ``PluginUnloaded``), without the ``SystemShutdown`` event of ``shutdown``.
-    Returns the ids in unload order. ``strict`` raises ValueError when nothing is registered."""
+    Returns the ids in unload order. ``strict`` raises SpiralValueError when nothing is registered."""
     order = _unload_order()
     if strict and not order:
-        raise ValueError("plugin.unload_all: no plugins are registered")
+        raise _core.SpiralValueError("plugin.unload_all: no plugins are registered")
     return _unload(order)
 
 
@@ -568,13 +570,13 @@ def _dependents_closure(plugin_id: str) -> set[str]:
 def unregister_safe(plugin_id: str, *, strict: bool = False) -> list[str]:
     """Unregisters ``plugin_id`` together with every plugin that depends on it, directly or
     transitively, dependents first (so no registered plugin is left with a missing dependency).
-    Returns the ids in unload order; an unknown id gives ``[]``, or ValueError with ``strict``."""
+    Returns the ids in unload order; an unknown id gives ``[]``, or SpiralValueError with ``strict``."""
     with _lock:
         known = plugin_id in _plugins
         registered = sorted(_plugins)
     if not known:
         if strict:
-            raise ValueError(f"plugin.unregister_safe: plugin {plugin_id!r} is not registered "
+            raise _core.SpiralValueError(f"plugin.unregister_safe: plugin {plugin_id!r} is not registered "
                              f"(registered: {registered})")
         return []
     doomed = _dependents_closure(plugin_id) | {plugin_id}
@@ -584,11 +586,11 @@ def unregister_safe(plugin_id: str, *, strict: bool = False) -> list[str]:
 def reset(*, strict: bool = False) -> dict[str, list[str]]:
     """Unloads every plugin (dependents first, no ``SystemShutdown`` event), then clears services and
     configuration; returns what went: ``{"plugins": ids, "services": names, "config": keys}``.
-    ``strict`` raises ValueError, before changing anything, when there is nothing at all to reset."""
+    ``strict`` raises SpiralValueError, before changing anything, when there is nothing at all to reset."""
     with _lock:
         empty = not _plugins and not _services and not _config
     if strict and empty:
-        raise ValueError("plugin.reset: nothing to reset (no plugins, services or configuration)")
+        raise _core.SpiralValueError("plugin.reset: nothing to reset (no plugins, services or configuration)")
     try:
         plugins = unload_all()
     finally:  # services and config go even when an on_unload hook failed
@@ -699,15 +701,15 @@ def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> lis
     Each plugin's metadata records ``spiraltorch.source="path"`` and ``spiraltorch.source_path``.
 
     ``strict``: a path holding no ``.py`` file, or a module that exposes no plugin, raises
-    ValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch and
-    dependency cycles raise ValueError. The call is all-or-nothing: when an import, a check or a
+    SpiralValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch and
+    dependency cycles raise SpiralValueError (a ValueError). The call is all-or-nothing: when an import, a check or a
     registration fails, the plugins it already registered are unregistered again and its modules
     are dropped from ``sys.modules`` before the error propagates."""
     if not os.path.exists(path):
-        raise ValueError(f"plugin.load_path: {path!r} does not exist")
+        raise _core.SpiralValueError(f"plugin.load_path: {path!r} does not exist")
     if os.path.isfile(path):
         if not path.endswith(".py"):
-            raise ValueError(f"plugin.load_path: {path!r} is not a .py file")
+            raise _core.SpiralValueError(f"plugin.load_path: {path!r} is not a .py file")
         files = [path]
     else:
         files = []
@@ -716,7 +718,7 @@ def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> lis
             files += [os.path.join(root, n) for n in sorted(names)
                       if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
     if strict and not files:
-        raise ValueError(f"plugin.load_path: no .py files under {path!r} (strict=True)")
+        raise _core.SpiralValueError(f"plugin.load_path: no .py files under {path!r} (strict=True)")
     added_modules: list[str] = []
     loaded: list[str] = []
     try:
@@ -731,20 +733,20 @@ def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> lis
             spec.loader.exec_module(module)
             found = _plugins_of(module)
             if strict and not found:
-                raise ValueError(f"plugin.load_path: {f!r} exposes no plugin (strict=True)")
+                raise _core.SpiralValueError(f"plugin.load_path: {f!r} exposes no plugin (strict=True)")
             objs += [(o, os.path.abspath(f)) for o in found]
         metas = [_metadata_of(o) for o, _ in objs]
         seen: dict[str, str] = {}
         for m, (_, src) in zip(metas, objs):
             if m["id"] in seen:
-                raise ValueError(f"plugin.load_path: plugin id {m['id']!r} is defined twice ({seen[m['id']]} and {src})")
+                raise _core.SpiralValueError(f"plugin.load_path: plugin id {m['id']!r} is defined twice ({seen[m['id']]} and {src})")
             seen[m["id"]] = src
         pending = {m["id"]: o for m, (o, _) in zip(metas, objs)}
         deps = {m["id"]: set(m["dependencies"]) for m in metas}
         while pending:
             ready = [pid for pid in pending if not deps[pid] & pending.keys()]
             if not ready:
-                raise ValueError(f"plugin.load_path: dependency cycle among {sorted(pending)}")
+                raise _core.SpiralValueError(f"plugin.load_path: dependency cycle among {sorted(pending)}")
             for pid in ready:
                 loaded.append(register_python_plugin(pending.pop(pid)))
                 with _lock:

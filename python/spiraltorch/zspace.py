@@ -413,18 +413,18 @@ def _canonical_metrics(metrics: Any, who: str) -> dict[str, Any]:
     for key, value in metrics.items():
         name = _METRIC_ALIASES.get(str(key).lower())
         if name is None:
-            raise ValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
+            raise _core.SpiralValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
         if name in out:
-            raise ValueError(f"{who}: metric {name!r} given twice (through an alias)")
+            raise _core.SpiralValueError(f"{who}: metric {name!r} given twice (through an alias)")
         if name == "gradient":
             vals = [float(v) for v in value]
             if not all(math.isfinite(v) for v in vals):
-                raise ValueError(f"{who}: the gradient has non-finite entries")
+                raise _core.SpiralValueError(f"{who}: the gradient has non-finite entries")
             out[name] = vals
         else:
             v = float(value)
             if not math.isfinite(v):
-                raise ValueError(f"{who}: metric {name!r} is not finite ({value})")
+                raise _core.SpiralValueError(f"{who}: metric {name!r} is not finite ({value})")
             out[name] = v
     return out
 

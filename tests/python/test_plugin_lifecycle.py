@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import spiraltorch as st
 from spiraltorch import plugin
 
 
@@ -47,7 +48,7 @@ def test_unload_all_goes_dependents_first_without_shutdown_event():
     assert kinds == [("PluginUnloaded", "side"), ("PluginUnloaded", "top"), ("PluginUnloaded", "mid"),
                      ("PluginUnloaded", "base")]
     assert plugin.unload_all() == []
-    with pytest.raises(ValueError, match="no plugins are registered"):
+    with pytest.raises(st.SpiralValueError, match="plugin.unload_all: no plugins are registered"):
         plugin.unload_all(strict=True)
 
 
@@ -55,7 +56,7 @@ def test_unload_all_removes_every_plugin_even_when_a_hook_fails():
     plugin.register_python_plugin(P("a", fail_unload=True))
     b = P("b")
     plugin.register_python_plugin(b)
-    with pytest.raises(RuntimeError, match=r"unloaded \['a', 'b'\].*'a' on_unload failed: OSError: disk gone"):
+    with pytest.raises(st.SpiralError, match=r"unloaded \['a', 'b'\].*'a' on_unload failed: OSError: disk gone"):
         plugin.unload_all()
     assert plugin.list_plugins() == [] and b.unloaded == 1
 
@@ -86,7 +87,7 @@ def test_clear_services_by_prefix_and_strict():
 
 
 def test_reset_reports_and_strict_refuses_an_empty_registry():
-    with pytest.raises(ValueError, match="nothing to reset"):
+    with pytest.raises(st.SpiralValueError, match="plugin.reset: nothing to reset"):
         plugin.reset(strict=True)
     plugin.register_python_plugin(P("x"))
     plugin.register_service("svc", 1)

@@ -49,7 +49,7 @@ def test_fit_gradient_points_downhill_and_barycentric_smoothing():
 
 
 def test_inference_input_errors():
-    with pytest.raises(ValueError, match="unknown metric 'sped'"):
+    with pytest.raises(st.SpiralValueError, match="infer_from_partial: unknown metric 'sped'"):
         st.infer_from_partial([0.0] * 4, {"sped": 1.0})
     with pytest.raises(st.SpiralValueError, match="infer_from_partial: z_state is empty"):
         st.infer_from_partial([], OBS)
