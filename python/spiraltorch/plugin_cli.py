@@ -2,7 +2,8 @@
 
 The registry lives in the process, so the command first loads plugins from Python files or
 directories given with ``--load-path`` (each file's ``plugins`` list, ``plugin`` object or
-``create_plugins()`` factory). Exit status: 0 fine, 1 ``validate`` found problems, 2 an error.
+``create_plugins()`` factory; ``--load-strict`` fails on a path without plugins). Exit status: 0
+fine, 1 ``validate`` found problems, 2 an error.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import sys
 
 from . import plugin
+
+__all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
