@@ -128,3 +128,16 @@ def test_init_backend():
     assert st.init_backend("wgpu") is False and st.init_backend("mps") is False and st.init_backend("hip") is False
     with pytest.raises(st.SpiralValueError, match="init_backend: unknown backend 'quantum'"):
         st.init_backend("quantum")
+
+
+def test_init_backend_cuda_creates_the_context_when_a_gpu_answers(monkeypatch):
+    # Simulated GPU: checks the wiring (current device selected and synchronised), not the hardware.
+    calls = []
+    core = st._core
+    monkeypatch.setattr(core, "_cuda_is_available", lambda: True)
+    monkeypatch.setattr(core, "_cuda_current_device", lambda: 1)
+    monkeypatch.setattr(core, "_cuda_set_device", lambda d: calls.append(("set", d)))
+    monkeypatch.setattr(core, "_cuda_synchronize", lambda d: calls.append(("sync", d)))
+    assert st.init_backend("cuda") is True and calls == [("set", 1), ("sync", 1)]
+    assert st.init_backend("auto") is True and len(calls) == 4
+    assert st.runtime.runtime_state("auto")["backend"] == "cuda"
