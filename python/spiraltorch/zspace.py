@@ -692,7 +692,9 @@ class ZSpaceTrainer:
     def step_partial(self, partial: Any, *, smoothing: float = 0.35, telemetry: Any = None) -> float:
         """``infer_partial``, then one Adam step along the fit gradient plus the supplied gradient
         (tanh, tiled) and the penalty direction; returns the objective before the update, on the
-        inferred metrics. The inference is kept in ``last_inference``."""
+        inferred metrics. ``partial`` may be a dict, ``ZMetrics`` or a ``ZSpacePartialBundle``;
+        ``smoothing`` and ``telemetry`` only shape the reported inference (barycentric weights,
+        confidence), not the step. The inference is kept in ``last_inference``."""
         obs = _canonical_metrics(partial, "ZSpaceTrainer.step_partial")
         inference = self.infer_partial(partial, smoothing=smoothing, telemetry=telemetry)
         penalty, dpen = _fractional_penalty(self._z, self.alpha)
@@ -715,7 +717,7 @@ class ZSpaceTrainer:
                                 "lr": self.lr, "beta1": self.beta1, "beta2": self.beta2, "eps": self.eps,
                                 "gradient_projection": self.gradient_projection}}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any], *, strict: bool = True) -> None:
         """Restores ``z``, ``moment``, ``velocity`` and ``step`` from ``state_dict()`` output (or an
         original-format state labelled ``contract_version`` "spiraltorch.zspace_meta_optimizer.v2").
 
@@ -724,7 +726,8 @@ class ZSpaceTrainer:
         ``contract_version``; a missing vector; vectors that are not z_dim long or hold
         non-numbers or non-finite values; a negative ``velocity`` entry (Adam's second moment is a
         running mean of squares); a ``step`` that is not a non-negative integer. ``TypeError``
-        when ``state`` is not a dict."""
+        when ``state`` is not a dict. With ``strict=False`` a missing vector keeps the trainer's
+        current one (a present one is still checked)."""
         who = "ZSpaceTrainer.load_state_dict"
         if not isinstance(state, dict):
             raise TypeError(f"{who}: expected a dict from state_dict(), got {type(state).__name__}")
@@ -740,6 +743,9 @@ class ZSpaceTrainer:
         vecs = []
         for key in ("z", "moment", "velocity"):
             if key not in state:
+                if not strict:
+                    vecs.append(list({"z": self._z, "moment": self._m, "velocity": self._v}[key]))
+                    continue
                 raise _core.CheckpointError(f"{who}: the state has no {key!r} vector")
             raw = state[key]
             if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
@@ -758,7 +764,7 @@ class ZSpaceTrainer:
         negative = [v for v in vecs[2] if v < 0]
         if negative:
             raise _core.CheckpointError(f"{who}: 'velocity' (Adam's second moment) has negative entries {negative}")
-        step = state.get("step", 0)
+        step = state.get("step", 0 if strict else self._t)
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             if not (isinstance(step, float) and step.is_integer() and step >= 0):
                 raise _core.CheckpointError(f"{who}: 'step' must be a non-negative integer, got {step!r}")

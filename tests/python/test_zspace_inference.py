@@ -247,6 +247,13 @@ def test_load_state_dict_round_trip_missing_keys_and_upstream_label():
     missing = {k: v for k, v in state.items() if k != "velocity"}
     with pytest.raises(st.CheckpointError, match="the state has no 'velocity' vector"):
         st.ZSpaceTrainer(z_dim=3).load_state_dict(missing)
+    partial = _trained()
+    kept = partial.state_dict()["velocity"]
+    partial.load_state_dict({"z": [0.5, 0.5, 0.5]}, strict=False)  # the rest stays as it was
+    assert partial.state == [0.5, 0.5, 0.5] and partial.state_dict()["velocity"] == kept
+    assert partial.state_dict()["step"] == 3
+    with pytest.raises(st.CheckpointError, match="'moment' has 1 entries"):
+        partial.load_state_dict({"moment": [0.0]}, strict=False)
     upstream = {k: v for k, v in state.items() if k != "version"}
     upstream["contract_version"] = "spiraltorch.zspace_meta_optimizer.v2"
     fresh = st.ZSpaceTrainer(z_dim=3)
