@@ -28,7 +28,14 @@ from ._core import (  # noqa: F401
 )
 from ._tensor_extras import Size, install as _install, return_types as _return_types
 from .autograd import AutogradTensor, enable_grad, no_grad, set_grad_enabled
-from .runtime import _require_backend, describe_device
+from .runtime import (  # noqa: F401
+    _require_backend,
+    describe_device,
+    describe_runtime_devices,
+    evaluate_runtime_device_route,
+    init_backend,
+    observe_runtime_device_probe,
+)
 from . import autograd  # noqa: F401
 from . import optim  # noqa: F401
 from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
@@ -43,7 +50,21 @@ from .session import SpiralSession  # noqa: F401
 from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
 from ._core import geometry  # noqa: F401
 from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
-from . import zspace  # noqa: F401
+from .zspace import (  # noqa: F401
+    ZMetrics,
+    ZSpaceInference,
+    ZSpaceInferencePipeline,
+    ZSpacePartialBundle,
+    blend_zspace_partials,
+    compile_inference,
+    decode_zspace,
+    encode_zspace,
+    infer_from_partial,
+    z,
+    z_metrics,
+)
+from .telemetry import training_telemetry_projection  # noqa: F401
+from . import runtime, zspace  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 _install()
@@ -76,8 +97,6 @@ del _name
 
 __version__ = "0.1.0"
 
-# Everything public at the top level: classes, functions, dtypes and submodules.
-__all__ = sorted(
-    name for name, value in globals().items()
-    if not name.startswith("_") and name not in ("annotations",)
-)
+# ``from spiraltorch import *`` gives every public name above except the dtype aliases that would
+# shadow Python builtins (bool, int, float).
+__all__ = sorted(n for n in globals() if not n.startswith("_") and n not in {"annotations", "bool", "int", "float"})

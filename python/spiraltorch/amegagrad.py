@@ -101,7 +101,9 @@ class Amegagrad:
     ``step(weights)``: optionally tunes both rates from the tapes (base rate x control scale, never
     compounding), then moves each row by a Riemannian SGD step of the hyperbolic tape and an SGD
     step of the Euclidean tape, clips the result into the ball, writes it in place, clears both
-    tapes. A non-finite result raises and changes nothing."""
+    tapes' pending gradients (each tape keeps reporting the gradient it applied through
+    ``gradient()``, so ``opt.real.gradient()`` after ``step`` is the Euclidean gradient just used).
+    A non-finite result raises and changes nothing."""
 
     def __init__(self, *shape: Any, curvature: float = -1.0, hyper_learning_rate: float = 0.05,
                  real_learning_rate: float = 0.01, gain: float = 1.0, rows: int | None = None,
@@ -149,7 +151,9 @@ class Amegagrad:
         self.accumulate_wave(_core.Tensor(rows, cols, flat))
 
     def desire_control(self, *, gain: float | None = None) -> DesireGradientControl:
-        return desire_control(self.hyper.summary(), self.real.summary(), self.gain if gain is None else gain)
+        """The control computed from the two tapes' pending gradients (what ``step`` would apply)."""
+        return desire_control(GradientSummary(self.hyper.pending_gradient()), GradientSummary(self.real.pending_gradient()),
+                              self.gain if gain is None else gain)
 
     def tune(self, control: Any = None, *, gain: float | None = None) -> Any:
         """Sets the tapes' rates to base rate x control scale; returns the control."""
@@ -167,8 +171,9 @@ class Amegagrad:
         if tune:
             self.tune(control, gain=gain)
         w = self.hyper._as_matrix(weights, "step")
-        mid = _geo.rsgd_step(_geo.clip_to_ball(w, self.curvature), self.hyper._g, self.curvature, self.hyper._lr)
-        new = _geo.clip_to_ball(mid - self.real._g * self.real._lr, self.curvature)
+        mid = _geo.rsgd_step(_geo.clip_to_ball(w, self.curvature), self.hyper._pending(), self.curvature,
+                             self.hyper._lr)
+        new = _geo.clip_to_ball(mid - self.real._pending() * self.real._lr, self.curvature)
         self.hyper._commit(weights, new, "Amegagrad.step")
-        self.real.reset()
+        self.real._applied = True  # both tapes keep their applied gradient readable (gradient())
         return weights

@@ -8,6 +8,9 @@ import struct
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 from . import _core
+from .dataset import prefetch_iter
+
+__all__ = ["DataLoader", "FASHION_CLASSES", "TensorDataset", "default_collate", "find_fashion_mnist", "load_fashion_mnist"]
 
 Tensor = _core.Tensor
 
@@ -31,6 +34,10 @@ class TensorDataset:
 
     def __getitem__(self, index: int) -> Tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
+
+    def samples(self) -> List[Tuple[Tensor, ...]]:
+        """Every item as a list: ``[dataset[i] for i in range(len(dataset))]`` (views of the rows)."""
+        return [self[i] for i in range(len(self))]
 
 
 def default_collate(items: Sequence[Any]) -> Any:
@@ -63,12 +70,17 @@ class DataLoader:
     over rows); any other map-style dataset (``__len__`` and ``__getitem__``, like
     PyTorch's) is read item by item and batched with ``collate_fn`` (``default_collate``).
     ``shuffle`` draws a new permutation each epoch from ``generator`` or the global one.
+    ``prefetch=N`` assembles up to N batches ahead on a background thread
+    (``spiraltorch.dataset.prefetch_iter``); 0 assembles each batch when it is asked for.
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
-                 collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None) -> None:
+                 collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None,
+                 prefetch: int = 0) -> None:
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise _core.SpiralValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
+        if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
+            raise _core.SpiralValueError(f"DataLoader: prefetch must be a non-negative int, got {prefetch!r}")
         if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise _core.DtypeError(
                 f"DataLoader: expected a map-style dataset (__len__ and __getitem__), got {type(dataset).__name__}")
@@ -78,14 +90,26 @@ class DataLoader:
         self.drop_last = drop_last
         self.collate_fn = collate_fn or default_collate
         self.generator = generator
+        self.prefetch = prefetch
 
     def __len__(self) -> int:
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
     def __iter__(self) -> Iterator[Any]:
+        if self.prefetch:
+            # The permutation is drawn here, in the caller's thread, so shuffling stays tied to the
+            # caller's generator state; only batch assembly moves to the background thread.
+            order = self._order()
+            return prefetch_iter(lambda: self._batches(order), self.prefetch)
+        return self._batches(self._order())
+
+    def _order(self) -> Tensor:
         n = len(self.dataset)
-        order = _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
+        return _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
+
+    def _batches(self, order: Tensor) -> Iterator[Any]:
+        n = len(self.dataset)
         fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)

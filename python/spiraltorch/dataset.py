@@ -12,14 +12,15 @@ from __future__ import annotations
 import queue
 import random
 import threading
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from . import _core
 
 __all__ = ["BYTE_LM_VOCAB", "DataLoader", "Dataset", "byte_lm_corpus_windows", "byte_lm_sample_stats",
-           "byte_lm_windows", "from_vec", "interleave_replay_samples"]
+           "byte_lm_windows", "from_vec", "interleave_replay_samples", "prefetch_iter"]
 
 Pair = tuple[Any, Any]
+T = TypeVar("T")
 
 
 def _as_tensor(v: Any) -> Any:
@@ -169,37 +170,49 @@ class DataLoader(_SampleCount):
         return iter(self)
 
     def _prefetched(self) -> Iterator[Pair]:
-        q: queue.Queue = queue.Queue(maxsize=self._depth)
-        stop = threading.Event()
-        end = object()
+        return prefetch_iter(lambda: (self._make(g) for g in self._groups()), self._depth)
 
-        def work() -> None:
-            try:
-                for g in self._groups():
-                    if stop.is_set():
-                        return
-                    q.put(("ok", self._make(g)))
-                q.put(("end", end))
-            except BaseException as exc:  # handed to the consumer, raised there
-                q.put(("err", exc))
 
-        thread = threading.Thread(target=work, daemon=True)
-        thread.start()
+def prefetch_iter(make_items: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:
+    """Iterates ``make_items()`` on a background thread that stays up to ``depth`` items ahead of
+    the consumer (a bounded queue); items come out in order, an exception raised while producing
+    is re-raised in the consumer, and closing the iterator early stops the producer. ``depth=0``
+    iterates in the caller's thread."""
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ValueError(f"prefetch: depth must be a non-negative int, got {depth!r}")
+    if depth == 0:
+        yield from make_items()
+        return
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def work() -> None:
         try:
-            while True:
-                kind, item = q.get()
-                if kind == "end":
+            for item in make_items():
+                if stop.is_set():
                     return
-                if kind == "err":
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            while thread.is_alive():  # unblock a producer waiting on a full queue
-                try:
-                    q.get_nowait()
-                except queue.Empty:
-                    thread.join(0.01)
+                q.put(("ok", item))
+            q.put(("end", None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            q.put(("err", exc))
+
+    thread = threading.Thread(target=work, name="spiraltorch-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, item = q.get()
+            if kind == "end":
+                return
+            if kind == "err":
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                thread.join(0.01)
 
 
 def from_vec(samples: Iterable[Any]) -> DataLoader:

@@ -23,8 +23,11 @@ import time
 import traceback
 from typing import Any, Callable, Iterable, Iterator
 
+from . import _core
+
 __all__ = [
-    "PluginQueue", "PluginRecorder", "clear_config", "dependency_dot", "dependency_graph", "explain", "load_path",
+    "PluginQueue", "PluginRecorder", "clear_config", "clear_services", "dependency_dot", "dependency_graph", "explain",
+    "load_path", "unload_all", "unregister_safe",
     "validate_dependencies", "clear_listeners", "event_types", "find_by_capability",
     "get_config", "get_service", "has_listeners", "initialize_all", "list_config", "list_plugins", "list_services",
     "listen", "plugin_metadata", "publish", "publish_report", "record", "register_python_plugin",
@@ -346,6 +349,21 @@ def unregister_service(name: str) -> bool:
         return _services.pop(name, None) is not None
 
 
+def clear_services(prefix: str | None = None, *, strict: bool = False) -> list[str]:
+    """Removes the shared services whose names start with ``prefix`` (all when None); returns their
+    names, sorted. ``strict`` raises SpiralValueError (a ValueError; removing nothing) when no service matches."""
+    if prefix is not None and not isinstance(prefix, str):
+        raise TypeError(f"plugin.clear_services: prefix must be a string or None, got {type(prefix).__name__}")
+    with _lock:
+        names = sorted(n for n in _services if prefix is None or n.startswith(prefix))
+        if strict and not names:
+            raise _core.SpiralValueError(f"plugin.clear_services: no service under prefix {prefix!r} "
+                             f"(registered: {sorted(_services)})")
+        for n in names:
+            del _services[n]
+    return names
+
+
 # ---------------------------------------------------------------- plugins
 
 _CAPABILITIES = {"operators": "Operators", "lossfunctions": "LossFunctions", "optimizers": "Optimizers",
@@ -502,22 +520,83 @@ def initialize_all() -> None:
     _emit("SystemInit")
 
 
+def _unload(order: list[str]) -> list[str]:
+    """Unregisters ``order`` (dependents first). Every plugin is removed even when an ``on_unload``
+    hook raises; the hook failures are then raised together as one SpiralError (a RuntimeError) naming them."""
+    done: list[str] = []
+    failures: list[str] = []
+    for pid in order:
+        try:
+            if unregister_plugin(pid):
+                done.append(pid)
+        except RuntimeError as exc:  # the plugin is already removed; only its hook failed
+            done.append(pid)
+            failures.append(str(exc))
+    if failures:
+        raise _core.SpiralError(f"plugin: unloaded {done}, but on_unload failed: " + "; ".join(failures))
+    return done
+
+
 def shutdown() -> list[str]:
     """Publishes ``SystemShutdown``, then unregisters every plugin, dependents first; returns their ids."""
     _emit("SystemShutdown")
+    return _unload(_unload_order())
+
+
+def unload_all(*, strict: bool = False) -> list[str]:
+    """Unregisters every plugin, dependents before their dependencies (calling each ``on_unload``
+    and publishing ``PluginUnloaded``), without the ``SystemShutdown`` event of ``shutdown``.
+    Returns the ids in unload order. ``strict`` raises SpiralValueError when nothing is registered."""
     order = _unload_order()
-    for pid in order:
-        unregister_plugin(pid)
-    return order
+    if strict and not order:
+        raise _core.SpiralValueError("plugin.unload_all: no plugins are registered")
+    return _unload(order)
 
 
-def reset() -> dict[str, list[str]]:
-    """Unloads every plugin, clears services and configuration; says what went."""
-    plugins = shutdown()
+def _dependents_closure(plugin_id: str) -> set[str]:
     with _lock:
-        services = sorted(_services)
-        _services.clear()
-    return {"plugins": plugins, "services": services, "config": clear_config()}
+        deps = {p: set(e.meta["dependencies"]) for p, e in _plugins.items()}
+    found: set[str] = set()
+    frontier = [plugin_id]
+    while frontier:
+        cur = frontier.pop()
+        for p, d in deps.items():
+            if cur in d and p not in found:
+                found.add(p)
+                frontier.append(p)
+    return found
+
+
+def unregister_safe(plugin_id: str, *, strict: bool = False) -> list[str]:
+    """Unregisters ``plugin_id`` together with every plugin that depends on it, directly or
+    transitively, dependents first (so no registered plugin is left with a missing dependency).
+    Returns the ids in unload order; an unknown id gives ``[]``, or SpiralValueError with ``strict``."""
+    with _lock:
+        known = plugin_id in _plugins
+        registered = sorted(_plugins)
+    if not known:
+        if strict:
+            raise _core.SpiralValueError(f"plugin.unregister_safe: plugin {plugin_id!r} is not registered "
+                             f"(registered: {registered})")
+        return []
+    doomed = _dependents_closure(plugin_id) | {plugin_id}
+    return _unload([p for p in _unload_order() if p in doomed])
+
+
+def reset(*, strict: bool = False) -> dict[str, list[str]]:
+    """Unloads every plugin (dependents first, no ``SystemShutdown`` event), then clears services and
+    configuration; returns what went: ``{"plugins": ids, "services": names, "config": keys}``.
+    ``strict`` raises SpiralValueError, before changing anything, when there is nothing at all to reset."""
+    with _lock:
+        empty = not _plugins and not _services and not _config
+    if strict and empty:
+        raise _core.SpiralValueError("plugin.reset: nothing to reset (no plugins, services or configuration)")
+    try:
+        plugins = unload_all()
+    finally:  # services and config go even when an on_unload hook failed
+        services = clear_services()
+        config = clear_config()
+    return {"plugins": plugins, "services": services, "config": config}
 
 
 # ---------------------------------------------------------------- dependency graph
@@ -615,14 +694,22 @@ def _plugins_of(module: Any) -> list[Any]:
     return []
 
 
-def load_path(path: str, *, recursive: bool = True) -> list[str]:
-    """Imports every ``.py`` file under ``path`` (or the file itself) and registers the plugins it
-    exposes, dependencies first within the batch; returns the ids in load order."""
+def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> list[str]:
+    """Imports every ``.py`` file under ``path`` (or the file itself; dot-files, ``__pycache__`` and
+    ``__init__.py`` are skipped, ``recursive=False`` ignores sub-directories) and registers the plugins
+    each exposes, dependencies before dependents within the batch; returns the ids in load order.
+    Each plugin's metadata records ``spiraltorch.source="path"`` and ``spiraltorch.source_path``.
+
+    ``strict``: a path holding no ``.py`` file, or a module that exposes no plugin, raises
+    SpiralValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch and
+    dependency cycles raise SpiralValueError (a ValueError). The call is all-or-nothing: when an import, a check or a
+    registration fails, the plugins it already registered are unregistered again and its modules
+    are dropped from ``sys.modules`` before the error propagates."""
     if not os.path.exists(path):
-        raise ValueError(f"load_path: {path!r} does not exist")
+        raise _core.SpiralValueError(f"plugin.load_path: {path!r} does not exist")
     if os.path.isfile(path):
         if not path.endswith(".py"):
-            raise ValueError(f"load_path: {path!r} is not a .py file")
+            raise _core.SpiralValueError(f"plugin.load_path: {path!r} is not a .py file")
         files = [path]
     else:
         files = []
@@ -630,22 +717,48 @@ def load_path(path: str, *, recursive: bool = True) -> list[str]:
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__") if recursive else []
             files += [os.path.join(root, n) for n in sorted(names)
                       if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
-    objs = []
-    for f in files:
-        name = "spiraltorch_path_plugin_" + os.path.splitext(os.path.basename(f))[0] + f"_{abs(hash(os.path.abspath(f))):x}"
-        spec = importlib.util.spec_from_file_location(name, f)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        objs += _plugins_of(module)
-    metas = [_metadata_of(o) for o in objs]
-    pending = {m["id"]: o for m, o in zip(metas, objs)}
-    deps = {m["id"]: set(m["dependencies"]) for m in metas}
+    if strict and not files:
+        raise _core.SpiralValueError(f"plugin.load_path: no .py files under {path!r} (strict=True)")
+    added_modules: list[str] = []
     loaded: list[str] = []
-    while pending:
-        ready = [pid for pid in pending if not deps[pid] & pending.keys()]
-        if not ready:
-            raise ValueError(f"load_path: dependency cycle among {sorted(pending)}")
-        for pid in ready:
-            loaded.append(register_python_plugin(pending.pop(pid)))
+    try:
+        objs: list[tuple[Any, str]] = []
+        for f in files:
+            name = "spiraltorch_path_plugin_" + os.path.splitext(os.path.basename(f))[0] + \
+                f"_{abs(hash(os.path.abspath(f))):x}"
+            spec = importlib.util.spec_from_file_location(name, f)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            added_modules.append(name)
+            spec.loader.exec_module(module)
+            found = _plugins_of(module)
+            if strict and not found:
+                raise _core.SpiralValueError(f"plugin.load_path: {f!r} exposes no plugin (strict=True)")
+            objs += [(o, os.path.abspath(f)) for o in found]
+        metas = [_metadata_of(o) for o, _ in objs]
+        seen: dict[str, str] = {}
+        for m, (_, src) in zip(metas, objs):
+            if m["id"] in seen:
+                raise _core.SpiralValueError(f"plugin.load_path: plugin id {m['id']!r} is defined twice ({seen[m['id']]} and {src})")
+            seen[m["id"]] = src
+        pending = {m["id"]: o for m, (o, _) in zip(metas, objs)}
+        deps = {m["id"]: set(m["dependencies"]) for m in metas}
+        while pending:
+            ready = [pid for pid in pending if not deps[pid] & pending.keys()]
+            if not ready:
+                raise _core.SpiralValueError(f"plugin.load_path: dependency cycle among {sorted(pending)}")
+            for pid in ready:
+                loaded.append(register_python_plugin(pending.pop(pid)))
+                with _lock:
+                    _plugins[pid].meta["metadata"].update({"spiraltorch.source": "path",
+                                                           "spiraltorch.source_path": seen[pid]})
+    except BaseException:
+        for pid in reversed(loaded):
+            try:
+                unregister_plugin(pid)
+            except Exception:  # the original error is the one to report
+                pass
+        for name in added_modules:
+            sys.modules.pop(name, None)
+        raise
     return loaded

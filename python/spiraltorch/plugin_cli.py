@@ -2,7 +2,8 @@
 
 The registry lives in the process, so the command first loads plugins from Python files or
 directories given with ``--load-path`` (each file's ``plugins`` list, ``plugin`` object or
-``create_plugins()`` factory). Exit status: 0 fine, 1 ``validate`` found problems, 2 an error.
+``create_plugins()`` factory; ``--load-strict`` fails on a path without plugins). Exit status: 0
+fine, 1 ``validate`` found problems, 2 an error.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import sys
 
 from . import plugin
 
+__all__ = ["main"]
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spiral-plugin", description=__doc__.splitlines()[0])
     ap.add_argument("--load-path", action="append", default=[], help="a plugin .py file or directory (repeatable)")
     ap.add_argument("--no-recursive", action="store_true", help="do not descend into subdirectories")
+    ap.add_argument("--load-strict", action="store_true",
+                    help="fail when a --load-path holds no .py file or a module exposes no plugin")
     sub = ap.add_subparsers(dest="verb", required=True)
     p_list = sub.add_parser("list", help="registered plugin ids")
     p_list.add_argument("--json", action="store_true")
@@ -35,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         for path in args.load_path:
-            plugin.load_path(path, recursive=not args.no_recursive)
+            plugin.load_path(path, recursive=not args.no_recursive, strict=args.load_strict)
         if args.verb == "list":
             ids = plugin.list_plugins()
             print(json.dumps(ids) if args.json else "\n".join(ids))

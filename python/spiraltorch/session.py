@@ -136,7 +136,9 @@ class SpiralSession:
 
     def dataset(self, samples: Iterable[Sequence[Any]]) -> Any:
         """A ``data.TensorDataset`` of ``(input, target)`` pairs stacked along a new first dim and
-        placed on the session's device. Each item may be a tensor or anything ``st.tensor`` takes."""
+        placed on the session's device. Each item may be a tensor or anything ``st.tensor`` takes;
+        ``samples`` may be any iterable (a generator is read once). ``.samples()`` on the result
+        gives the pairs back as a list of ``(input, target)`` tensors."""
         from .data import TensorDataset
 
         self._check_open("dataset")
@@ -153,11 +155,18 @@ class SpiralSession:
         return TensorDataset(_core.stack(inputs), _core.stack(targets))
 
     def dataloader(self, samples: Iterable[Sequence[Any]], *, batch_size: int = 1, shuffle: bool = False,
-                   drop_last: bool = False) -> Any:
-        """A ``data.DataLoader`` over ``self.dataset(samples)``."""
+                   drop_last: bool = False, prefetch: int = 0) -> Any:
+        """A ``data.DataLoader`` over ``self.dataset(samples)``. ``prefetch=N`` (N >= 0) makes a
+        background thread assemble up to N batches ahead of the consumer
+        (``spiraltorch.dataset.prefetch_iter``); 0 assembles each batch on demand."""
         from .data import DataLoader
 
-        return DataLoader(self.dataset(samples), batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+        self._check_open("dataloader")
+        if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
+            raise _core.SpiralValueError(f"SpiralSession.dataloader: prefetch must be a non-negative int, "
+                                         f"got {prefetch!r}")
+        return DataLoader(self.dataset(samples), batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
+                          prefetch=prefetch)
 
     def trainer(self, *, curvature: float = -1.0, hyper_learning_rate: float = 1e-2,
                 fallback_learning_rate: float = 1e-2) -> Any:

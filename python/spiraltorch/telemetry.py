@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-__all__ = ["AtlasFragment", "AtlasFrame", "AtlasMetric", "AtlasRoute", "infer_district", "metric_root_token"]
+__all__ = ["AtlasFragment", "AtlasFrame", "AtlasMetric", "AtlasRoute", "infer_district", "metric_root_token",
+           "training_telemetry_projection"]
 
 _DISTRICTS = {
     "Surface": {"py", "python", "bindings", "session", "timeline", "config", "psychoid", "canvas"},
@@ -261,3 +262,68 @@ class AtlasRoute:
                                              f"{f['coverage']} frames)"})
         out.sort(key=lambda b: (-b["intensity"], b["metric"]))
         return out[:max(0, limit)]
+
+
+def training_telemetry_projection(*, step: float | None = None, max_steps: float | None = None,
+                                  epoch: float | None = None, loss: float | None = None,
+                                  previous_loss: float | None = None, grad_norm: float | None = None,
+                                  learning_rate: float | None = None, desire_gain: float = 1.0,
+                                  psi_gain: float = 1.0, learning_rate_scale: float = 10_000.0) -> dict[str, Any]:
+    """Projects the scalars a training log has (step, max_steps, epoch, loss, previous_loss,
+    grad_norm, learning_rate; any may be missing) onto Z-space partial metrics and telemetry.
+
+    Heuristic (a labelled mapping, not a derived quantity; each metric appears only when its inputs
+    are given):
+
+    * ``speed = tanh(desire_gain * (previous_loss - loss) / max(|previous_loss|, 1e-12))`` -- how fast
+      the loss falls (negative when it rises);
+    * ``memory = 2 * step / max_steps - 1`` -- training progress mapped to [-1, 1];
+    * ``stability = 1 / (1 + psi_gain * grad_norm)`` -- 1 for a vanishing gradient, towards 0 as it grows;
+    * ``drs = tanh(learning_rate * learning_rate_scale)`` -- the step-size drive.
+
+    Returns ``{"observation": the given scalars, "metrics": the partial metrics, "telemetry":
+    {"trainer.<name>": value} (the scalars plus ``progress``, ``loss_delta`` and
+    ``relative_improvement`` when defined), "partial": a ZSpacePartialBundle of both (origin
+    "training_telemetry")}``, ready for ``ZSpaceTrainer.step_partial`` or a
+    ``ZSpaceInferencePipeline``. Negative or non-finite inputs where they make no sense (max_steps <= 0,
+    step or epoch < 0, step > max_steps, grad_norm or learning_rate < 0, non-positive gains or scale)
+    raise ``SpiralValueError`` naming the values."""
+    from . import _core
+    from .zspace import ZSpacePartialBundle
+
+    op = "training_telemetry_projection"
+    given = {k: v for k, v in (("step", step), ("max_steps", max_steps), ("epoch", epoch), ("loss", loss),
+                               ("previous_loss", previous_loss), ("grad_norm", grad_norm),
+                               ("learning_rate", learning_rate)) if v is not None}
+    obs: dict[str, float] = {}
+    for k, v in given.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+            raise _core.SpiralValueError(f"{op}: {k} must be a finite number, got {v!r}")
+        obs[k] = float(v)
+    for k, v in (("desire_gain", desire_gain), ("psi_gain", psi_gain), ("learning_rate_scale", learning_rate_scale)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise _core.SpiralValueError(f"{op}: {k} must be positive and finite, got {v!r}")
+    for k in ("step", "epoch", "grad_norm", "learning_rate"):
+        if obs.get(k, 0.0) < 0:
+            raise _core.SpiralValueError(f"{op}: {k} must be >= 0, got {obs[k]}")
+    if "max_steps" in obs and obs["max_steps"] <= 0:
+        raise _core.SpiralValueError(f"{op}: max_steps must be > 0, got {obs['max_steps']}")
+    if "step" in obs and "max_steps" in obs and obs["step"] > obs["max_steps"]:
+        raise _core.SpiralValueError(f"{op}: step {obs['step']} exceeds max_steps {obs['max_steps']}")
+    metrics: dict[str, float] = {}
+    tele = {f"trainer.{k}": v for k, v in obs.items()}
+    if "loss" in obs and "previous_loss" in obs:
+        delta = obs["previous_loss"] - obs["loss"]
+        rel = delta / max(abs(obs["previous_loss"]), 1e-12)
+        metrics["speed"] = math.tanh(desire_gain * rel)
+        tele.update({"trainer.loss_delta": delta, "trainer.relative_improvement": rel})
+    if "step" in obs and "max_steps" in obs:
+        progress = obs["step"] / obs["max_steps"]
+        metrics["memory"] = 2.0 * progress - 1.0
+        tele["trainer.progress"] = progress
+    if "grad_norm" in obs:
+        metrics["stability"] = 1.0 / (1.0 + psi_gain * obs["grad_norm"])
+    if "learning_rate" in obs:
+        metrics["drs"] = math.tanh(obs["learning_rate"] * learning_rate_scale)
+    return {"observation": obs, "metrics": metrics, "telemetry": tele,
+            "partial": ZSpacePartialBundle(dict(metrics), 1.0, "training_telemetry", dict(tele))}

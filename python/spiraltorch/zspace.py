@@ -11,14 +11,19 @@ The ball operations are ``spiraltorch.geometry`` (Möbius addition, exp/log maps
 from __future__ import annotations
 
 import cmath
+import functools
 import math
-from typing import Any, Iterable, Sequence
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 from . import _core
 from .autograd import no_grad
 
-__all__ = ["ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad", "ZSpaceInference",
-           "ZSpaceTrainer", "decode_zspace"]
+__all__ = ["ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad", "ZMetrics",
+           "ZSpaceInference", "ZSpaceInferencePipeline", "ZSpaceNotation", "ZSpacePartialBundle", "ZSpaceTrainer",
+           "blend_zspace_partials", "compile_inference", "decode_zspace", "encode_zspace", "infer_from_partial", "z",
+           "z_metrics"]
 
 _geo = _core.geometry
 _f64 = _core.dtype.float64
@@ -224,7 +229,13 @@ def _shape_of(t: Any, who: str) -> tuple[int, int]:
 
 
 class _Tape:
-    """A (rows, cols) Euclidean gradient buffer in float64."""
+    """A (rows, cols) Euclidean gradient buffer in float64.
+
+    ``apply`` uses the accumulated gradient once. Afterwards the tape still reports it through
+    ``gradient()``/``summary()`` (``applied()`` is then True, so code that reads the gradient after
+    the step, like the seed's Z-space + optim snippet, sees what was applied); the next
+    ``accumulate_*`` starts again from zero, and ``apply`` without new accumulation does not move
+    the weights. ``pending_gradient()`` is what the next ``apply`` would use."""
 
     def __init__(self, learning_rate: float, rows: int, cols: int, who: str) -> None:
         lr = float(learning_rate)
@@ -234,6 +245,7 @@ class _Tape:
             raise ValueError(f"{who}: rows and cols must be positive ints, got ({rows}, {cols})")
         self._who, self._lr, self._rows, self._cols = who, lr, rows, cols
         self._g = _core.zeros(rows, cols, dtype=_f64)
+        self._applied = False
 
     def shape(self) -> tuple[int, int]:
         return (self._rows, self._cols)
@@ -247,14 +259,28 @@ class _Tape:
             self._lr *= factor
 
     def gradient(self) -> list[float]:
-        """The accumulated gradient, flattened row-major."""
+        """The tape's gradient, flattened row-major: the one accumulated since the last ``apply``,
+        or, when nothing has been accumulated since, the gradient that ``apply`` last used."""
         return self._g.reshape(-1).tolist()
+
+    def applied(self) -> bool:
+        """True when ``gradient()`` is the last applied gradient (nothing accumulated since)."""
+        return self._applied
+
+    def pending_gradient(self) -> list[float]:
+        """The gradient the next ``apply`` would use (zeros right after an ``apply``)."""
+        return [0.0] * (self._rows * self._cols) if self._applied else self.gradient()
+
+    def _pending(self) -> Any:
+        return _core.zeros(self._rows, self._cols, dtype=_f64) if self._applied else self._g
 
     def summary(self) -> GradientSummary:
         return GradientSummary(self.gradient())
 
     def reset(self) -> None:
+        """Clears the gradient (pending and last applied)."""
         self._g = _core.zeros(self._rows, self._cols, dtype=_f64)
+        self._applied = False
 
     def _as_matrix(self, t: Any, what: str) -> Any:
         shape = _shape_of(t, f"{self._who}.{what}")
@@ -266,10 +292,10 @@ class _Tape:
         return m
 
     def _add(self, g: Any) -> None:
-        new = self._g + g
+        new = self._pending() + g
         if not bool(_core.isfinite(new).all()):
             raise ValueError(f"{self._who}: the accumulated gradient would overflow; nothing was added")
-        self._g = new
+        self._g, self._applied = new, False
 
     def accumulate_wave(self, wave: Any) -> None:
         """Adds ``wave`` (a gradient of the tape's shape) to the tape."""
@@ -310,7 +336,7 @@ class _Tape:
             raise ValueError(f"{who}: the update is not finite; weights and tape are unchanged")
         with no_grad():
             weights.copy_(new.to(weights.dtype).reshape(tuple(weights.shape)))
-        self.reset()
+        self._applied = True  # keep the applied gradient readable; it is never applied twice
         return weights
 
 
@@ -348,7 +374,7 @@ class Hypergrad(_Tape):
     def apply(self, weights: Any) -> Any:
         """One Riemannian SGD step on ``weights`` (mutated in place and returned)."""
         w = self._as_matrix(weights, "apply")
-        new = _geo.rsgd_step(_geo.clip_to_ball(w, self._c), self._g, self._c, self._lr)
+        new = _geo.rsgd_step(_geo.clip_to_ball(w, self._c), self._pending(), self._c, self._lr)
         return self._commit(weights, new, "Hypergrad.apply")
 
 
@@ -365,7 +391,7 @@ class Realgrad(_Tape):
     def apply(self, weights: Any) -> Any:
         """One SGD step on ``weights`` (mutated in place and returned)."""
         w = self._as_matrix(weights, "apply")
-        return self._commit(weights, w - self._g * self._lr, "Realgrad.apply")
+        return self._commit(weights, w - self._pending() * self._lr, "Realgrad.apply")
 
 
 # ---------------------------------------------------------------- ZSpaceTrainer
@@ -379,24 +405,26 @@ _BASE_METRICS = ("speed", "memory", "stability", "drs", "frac")
 def _canonical_metrics(metrics: Any, who: str) -> dict[str, Any]:
     if isinstance(metrics, ZSpaceInference):
         return dict(metrics.metrics, gradient=list(metrics.gradient))
+    if isinstance(metrics, (ZMetrics, ZSpacePartialBundle)):
+        metrics = metrics.as_dict() if isinstance(metrics, ZMetrics) else dict(metrics.metrics)
     if not isinstance(metrics, dict):
         raise TypeError(f"{who}: metrics must be a dict, got {type(metrics).__name__}")
     out: dict[str, Any] = {}
     for key, value in metrics.items():
         name = _METRIC_ALIASES.get(str(key).lower())
         if name is None:
-            raise ValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
+            raise _core.SpiralValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
         if name in out:
-            raise ValueError(f"{who}: metric {name!r} given twice (through an alias)")
+            raise _core.SpiralValueError(f"{who}: metric {name!r} given twice (through an alias)")
         if name == "gradient":
             vals = [float(v) for v in value]
             if not all(math.isfinite(v) for v in vals):
-                raise ValueError(f"{who}: the gradient has non-finite entries")
+                raise _core.SpiralValueError(f"{who}: the gradient has non-finite entries")
             out[name] = vals
         else:
             v = float(value)
             if not math.isfinite(v):
-                raise ValueError(f"{who}: metric {name!r} is not finite ({value})")
+                raise _core.SpiralValueError(f"{who}: metric {name!r} is not finite ({value})")
             out[name] = v
     return out
 
@@ -448,24 +476,134 @@ def decode_zspace(z: Sequence[float], alpha: float = 0.35) -> dict[str, float]:
             "frac": math.tanh(e_alpha / sq) if sq > 0 else 0.0}
 
 
+def _softplus(x: float) -> float:
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def _barycentric(metrics: dict[str, float]) -> tuple[float, float, float]:
+    """softplus(speed, memory, stability) normalised to sum 1."""
+    w = [_softplus(float(metrics.get(k, 0.0))) for k in ("speed", "memory", "stability")]
+    total = sum(w)
+    return (w[0] / total, w[1] / total, w[2] / total)
+
+
 class ZSpaceInference:
-    """What ``ZSpaceTrainer.infer_partial`` concluded: ``metrics`` (decoded from z, observed ones
-    overriding), ``prior`` (decoded only), ``residual`` (RMS of observed - decoded over the observed
-    base metrics), ``confidence`` = exp(-residual), ``gradient`` (the gradient of the fit loss
-    1/2 sum (decoded - observed)^2 with respect to z), ``observed``."""
+    """What ``ZSpaceTrainer.infer_partial`` / ``infer_from_partial`` concluded: ``metrics`` (decoded
+    from z, observed ones overriding), ``prior`` (decoded only), ``observed``, ``residual`` (RMS of
+    observed - decoded over the observed base metrics), ``confidence`` = exp(-residual) times the
+    telemetry reliability, ``gradient`` (the gradient of the fit loss 1/2 sum (decoded - observed)^2
+    with respect to z), ``control_gradient`` (a gradient supplied with the observation, else None),
+    ``barycentric`` (softplus weights of speed/memory/stability, the prior's and the completed
+    metrics' blended by ``smoothing``), ``telemetry`` (the flattened telemetry used, or None) and
+    ``telemetry_reliability`` (1 without telemetry)."""
 
     def __init__(self, metrics: dict[str, float], prior: dict[str, float], observed: dict[str, float],
-                 gradient: list[float], residual: float) -> None:
+                 gradient: list[float], residual: float, *, control_gradient: list[float] | None = None,
+                 barycentric: tuple[float, float, float] | None = None, telemetry: dict[str, float] | None = None,
+                 telemetry_reliability: float = 1.0) -> None:
         self.metrics, self.prior, self.observed = metrics, prior, observed
         self.gradient, self.residual = gradient, residual
-        self.confidence = math.exp(-residual)
+        self.control_gradient = control_gradient
+        self.barycentric = barycentric if barycentric is not None else _barycentric(metrics)
+        self.telemetry, self.telemetry_reliability = telemetry, telemetry_reliability
+        self.confidence = math.exp(-residual) * telemetry_reliability
 
     def as_dict(self) -> dict[str, Any]:
         return {"metrics": dict(self.metrics), "prior": dict(self.prior), "observed": dict(self.observed),
-                "gradient": list(self.gradient), "residual": self.residual, "confidence": self.confidence}
+                "gradient": list(self.gradient), "residual": self.residual, "confidence": self.confidence,
+                "control_gradient": None if self.control_gradient is None else list(self.control_gradient),
+                "barycentric": list(self.barycentric),
+                "telemetry": None if self.telemetry is None else dict(self.telemetry),
+                "telemetry_reliability": self.telemetry_reliability}
 
     def __repr__(self) -> str:
         return f"ZSpaceInference(residual={self.residual:.6f}, confidence={self.confidence:.6f})"
+
+
+def _z_vector(z_state: Any, who: str) -> list[float]:
+    """A latent z from a list of floats, a tensor, or anything with a ``state`` (a trainer)."""
+    if isinstance(z_state, ZSpaceTrainer):
+        return z_state.state
+    if isinstance(z_state, _core.Tensor):
+        z_state = z_state.detach().to(_f64).reshape(-1).tolist()
+    if isinstance(z_state, (str, bytes)) or not hasattr(z_state, "__iter__"):
+        raise TypeError(f"{who}: z_state must be a sequence of floats, a Tensor or a ZSpaceTrainer, "
+                        f"got {type(z_state).__name__}")
+    z = [float(v) for v in z_state]
+    if not z:
+        raise _core.SpiralValueError(f"{who}: z_state is empty")
+    bad = [v for v in z if not math.isfinite(v)]
+    if bad:
+        raise _core.SpiralValueError(f"{who}: z_state has non-finite values {bad}")
+    return z
+
+
+def _flatten_telemetry(payload: Any, who: str, prefix: str = "") -> dict[str, float]:
+    if payload is None:
+        return {}
+    if isinstance(payload, ZSpacePartialBundle):
+        return dict(payload.telemetry or {})
+    if not isinstance(payload, dict):
+        raise TypeError(f"{who}: telemetry must be a dict of numbers, got {type(payload).__name__}")
+    out: dict[str, float] = {}
+    for key, value in payload.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten_telemetry(value, who, name + "."))
+            continue
+        v = float(value)
+        if not math.isfinite(v):
+            raise _core.SpiralValueError(f"{who}: telemetry value {name!r} is not finite ({value})")
+        out[name] = v
+    return out
+
+
+def _telemetry_reliability(tele: dict[str, float]) -> float:
+    """Heuristic (the original's telemetry damping, kept as a labelled heuristic): noisy telemetry
+    lowers confidence. With ``variance`` the largest value under a key ending in "variance" and
+    ``focus`` the mean of keys ending in "focus": 1/(1 + max(variance, 0)) * clamp(1 + focus/4,
+    0.75, 1). 1 when neither is present."""
+    variances = [v for k, v in tele.items() if k.split(".")[-1] == "variance"]
+    focuses = [v for k, v in tele.items() if k.split(".")[-1] == "focus"]
+    r = 1.0
+    if variances:
+        r /= 1.0 + max(max(variances), 0.0)
+    if focuses:
+        r *= min(max(1.0 + 0.25 * sum(focuses) / len(focuses), 0.75), 1.0)
+    return r
+
+
+def _infer(z: list[float], alpha: float, obs: dict[str, Any], smoothing: float,
+           telemetry: dict[str, float] | None, who: str) -> ZSpaceInference:
+    """The posterior completion of partial observations ``obs`` (canonical) at latent ``z``."""
+    s = float(smoothing)
+    if not (0.0 <= s <= 1.0):
+        raise _core.SpiralValueError(f"{who}: smoothing must be in [0, 1], got {smoothing!r}")
+    observed = {k: v for k, v in obs.items() if k in _BASE_METRICS}
+    prior = decode_zspace(z, alpha)
+
+    def fit(zz: list[float]) -> float:
+        d = decode_zspace(zz, alpha)
+        return 0.5 * sum((d[k] - v) ** 2 for k, v in observed.items())
+
+    h, grad = 1e-6, []
+    for i in range(len(z)):
+        up, down = list(z), list(z)
+        up[i] += h
+        down[i] -= h
+        grad.append((fit(up) - fit(down)) / (2 * h) if observed else 0.0)
+    residual = math.sqrt(sum((prior[k] - v) ** 2 for k, v in observed.items()) / len(observed)) if observed \
+        else 0.0
+    metrics = dict(prior, **observed)
+    bary_prior, bary_obs = _barycentric(prior), _barycentric(metrics)
+    mixed = [s * a + (1 - s) * b for a, b in zip(bary_prior, bary_obs)]
+    total = sum(mixed)
+    tele = telemetry or None
+    return ZSpaceInference(metrics, prior, observed, grad, residual,
+                           control_gradient=list(obs["gradient"]) if "gradient" in obs else None,
+                           barycentric=(mixed[0] / total, mixed[1] / total, mixed[2] / total),
+                           telemetry=dict(tele) if tele else None,
+                           telemetry_reliability=_telemetry_reliability(tele) if tele else 1.0)
 
 
 class ZSpaceTrainer:
@@ -542,32 +680,23 @@ class ZSpaceTrainer:
         self._adam([p + self.lam_frac * d for p, d in zip(proj, dpen)])
         return objective
 
-    def infer_partial(self, partial: Any) -> ZSpaceInference:
-        """Decodes z, overrides with the observed metrics and measures the disagreement."""
+    def infer_partial(self, partial: Any, *, smoothing: float = 0.35, telemetry: Any = None) -> ZSpaceInference:
+        """Decodes z, overrides with the observed metrics and measures the disagreement
+        (``infer_from_partial`` at this trainer's z and alpha)."""
         obs = _canonical_metrics(partial, "ZSpaceTrainer.infer_partial")
-        observed = {k: v for k, v in obs.items() if k in _BASE_METRICS}
-        prior = decode_zspace(self._z, self.alpha)
+        tele = _flatten_telemetry(telemetry, "ZSpaceTrainer.infer_partial")
+        if isinstance(partial, ZSpacePartialBundle):
+            tele = {**(partial.telemetry or {}), **tele}
+        return _infer(self._z, self.alpha, obs, smoothing, tele, "ZSpaceTrainer.infer_partial")
 
-        def fit(z: list[float]) -> float:
-            d = decode_zspace(z, self.alpha)
-            return 0.5 * sum((d[k] - v) ** 2 for k, v in observed.items())
-
-        h, grad = 1e-6, []
-        for i in range(self.z_dim):
-            up, down = list(self._z), list(self._z)
-            up[i] += h
-            down[i] -= h
-            grad.append((fit(up) - fit(down)) / (2 * h))
-        residual = math.sqrt(sum((prior[k] - v) ** 2 for k, v in observed.items()) / len(observed)) if observed \
-            else 0.0
-        return ZSpaceInference(dict(prior, **observed), prior, observed, grad, residual)
-
-    def step_partial(self, partial: Any) -> float:
+    def step_partial(self, partial: Any, *, smoothing: float = 0.35, telemetry: Any = None) -> float:
         """``infer_partial``, then one Adam step along the fit gradient plus the supplied gradient
         (tanh, tiled) and the penalty direction; returns the objective before the update, on the
-        inferred metrics. The inference is kept in ``last_inference``."""
+        inferred metrics. ``partial`` may be a dict, ``ZMetrics`` or a ``ZSpacePartialBundle``;
+        ``smoothing`` and ``telemetry`` only shape the reported inference (barycentric weights,
+        confidence), not the step. The inference is kept in ``last_inference``."""
         obs = _canonical_metrics(partial, "ZSpaceTrainer.step_partial")
-        inference = self.infer_partial(partial)
+        inference = self.infer_partial(partial, smoothing=smoothing, telemetry=telemetry)
         penalty, dpen = _fractional_penalty(self._z, self.alpha)
         objective = self._objective(inference.metrics, penalty)
         proj = self._project(obs.get("gradient", []))
@@ -575,15 +704,407 @@ class ZSpaceTrainer:
         self.last_inference = inference
         return objective
 
+    STATE_VERSION = 1
+    #: The original's checkpoint label; its states carry the same vectors and are accepted too.
+    UPSTREAM_CONTRACT = "spiraltorch.zspace_meta_optimizer.v2"
+
     def state_dict(self) -> dict[str, Any]:
-        return {"z": list(self._z), "moment": list(self._m), "velocity": list(self._v), "step": self._t,
+        """The trainer's state: ``version``, ``z``, ``moment`` (Adam's first moment), ``velocity``
+        (its second moment, >= 0), ``step`` and the hyper-parameters (informational)."""
+        return {"version": self.STATE_VERSION, "z": list(self._z), "moment": list(self._m),
+                "velocity": list(self._v), "step": self._t,
                 "hyperparams": {"alpha": self.alpha, "lambda": dict(self.lambdas), "lam_frac": self.lam_frac,
                                 "lr": self.lr, "beta1": self.beta1, "beta2": self.beta2, "eps": self.eps,
                                 "gradient_projection": self.gradient_projection}}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        vecs = [list(map(float, state[k])) for k in ("z", "moment", "velocity")]
-        if any(len(v) != self.z_dim for v in vecs):
-            raise ValueError(f"ZSpaceTrainer.load_state_dict: vectors must have z_dim={self.z_dim} entries")
+    def load_state_dict(self, state: dict[str, Any], *, strict: bool = True) -> None:
+        """Restores ``z``, ``moment``, ``velocity`` and ``step`` from ``state_dict()`` output (or an
+        original-format state labelled ``contract_version`` "spiraltorch.zspace_meta_optimizer.v2").
+
+        Everything is checked before anything is written, so a refused state leaves the trainer
+        unchanged. Raises ``CheckpointError`` (a ValueError) for: an unknown ``version`` or
+        ``contract_version``; a missing vector; vectors that are not z_dim long or hold
+        non-numbers or non-finite values; a negative ``velocity`` entry (Adam's second moment is a
+        running mean of squares); a ``step`` that is not a non-negative integer. ``TypeError``
+        when ``state`` is not a dict. With ``strict=False`` a missing vector keeps the trainer's
+        current one (a present one is still checked)."""
+        who = "ZSpaceTrainer.load_state_dict"
+        if not isinstance(state, dict):
+            raise TypeError(f"{who}: expected a dict from state_dict(), got {type(state).__name__}")
+        if "version" in state:
+            version = state["version"]
+            if isinstance(version, bool) or version != self.STATE_VERSION:
+                raise _core.CheckpointError(f"{who}: unknown state version {version!r} "
+                                            f"(this trainer reads version {self.STATE_VERSION})")
+        elif "contract_version" in state:
+            if state["contract_version"] != self.UPSTREAM_CONTRACT:
+                raise _core.CheckpointError(f"{who}: unknown contract_version {state['contract_version']!r} "
+                                            f"(known: {self.UPSTREAM_CONTRACT!r})")
+        vecs = []
+        for key in ("z", "moment", "velocity"):
+            if key not in state:
+                if not strict:
+                    vecs.append(list({"z": self._z, "moment": self._m, "velocity": self._v}[key]))
+                    continue
+                raise _core.CheckpointError(f"{who}: the state has no {key!r} vector")
+            raw = state[key]
+            if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+                raise _core.CheckpointError(f"{who}: {key!r} must be a list of {self.z_dim} numbers, "
+                                            f"got {type(raw).__name__}")
+            try:
+                vec = [float(v) for v in raw]
+            except (TypeError, ValueError) as exc:
+                raise _core.CheckpointError(f"{who}: {key!r} holds a value that is not a number ({exc})") from None
+            if len(vec) != self.z_dim:
+                raise _core.CheckpointError(f"{who}: {key!r} has {len(vec)} entries, z_dim is {self.z_dim}")
+            bad = [v for v in vec if not math.isfinite(v)]
+            if bad:
+                raise _core.CheckpointError(f"{who}: {key!r} has non-finite values {bad}")
+            vecs.append(vec)
+        negative = [v for v in vecs[2] if v < 0]
+        if negative:
+            raise _core.CheckpointError(f"{who}: 'velocity' (Adam's second moment) has negative entries {negative}")
+        step = state.get("step", 0 if strict else self._t)
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            if not (isinstance(step, float) and step.is_integer() and step >= 0):
+                raise _core.CheckpointError(f"{who}: 'step' must be a non-negative integer, got {step!r}")
         self._z, self._m, self._v = vecs
-        self._t = int(state.get("step", 0))
+        self._t = int(step)
+
+
+# ---------------------------------------------------------------- Z-space inference
+
+_ZM_FIELDS = ("speed", "memory", "stability", "drs", "frac")
+
+
+@dataclass(frozen=True)
+class ZMetrics:
+    """A (possibly partial) set of Z-space metrics: ``speed``, ``memory``, ``stability``, ``drs``,
+    ``frac`` (None when not observed) and an optional ``gradient``. ``ZSpaceTrainer.step``,
+    ``infer_from_partial`` and the pipeline accept it wherever a metrics dict goes."""
+
+    speed: float | None = None
+    memory: float | None = None
+    stability: float | None = None
+    drs: float | None = None
+    frac: float | None = None
+    gradient: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name in _ZM_FIELDS:
+            v = getattr(self, name)
+            if v is not None:
+                f = float(v)
+                if not math.isfinite(f):
+                    raise _core.SpiralValueError(f"z_metrics: {name} is not finite ({v!r})")
+                object.__setattr__(self, name, f)
+        if self.gradient is not None:
+            g = tuple(float(v) for v in self.gradient)
+            if not all(math.isfinite(v) for v in g):
+                raise _core.SpiralValueError(f"z_metrics: the gradient has non-finite entries {list(g)}")
+            object.__setattr__(self, "gradient", g)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The observed entries only (None fields are left out), gradient as a list."""
+        out: dict[str, Any] = {n: getattr(self, n) for n in _ZM_FIELDS if getattr(self, n) is not None}
+        if self.gradient is not None:
+            out["gradient"] = list(self.gradient)
+        return out
+
+
+def z_metrics(*, speed: float | None = None, memory: float | None = None, stability: float | None = None,
+              drs: float | None = None, frac: float | None = None, gradient: Iterable[float] | None = None,
+              **aliases: Any) -> ZMetrics:
+    """Builds a ``ZMetrics``; the aliases velocity/mem/stab/drift/grad are accepted. An unknown
+    name, or a metric given twice (directly and through an alias), raises SpiralValueError."""
+    values: dict[str, Any] = {"speed": speed, "memory": memory, "stability": stability, "drs": drs, "frac": frac,
+                              "gradient": gradient}
+    for key, value in aliases.items():
+        name = _METRIC_ALIASES.get(key.lower())
+        if name is None:
+            raise _core.SpiralValueError(f"z_metrics: unknown metric {key!r} (expected speed, memory, stability, "
+                                         "drs, frac, gradient or the aliases velocity, mem, stab, drift, grad)")
+        if values[name] is not None:
+            raise _core.SpiralValueError(f"z_metrics: metric {name!r} given twice (through alias {key!r})")
+        values[name] = value
+    grad = values.pop("gradient")
+    return ZMetrics(**values, gradient=None if grad is None else tuple(grad))
+
+
+@dataclass(frozen=True, eq=False)
+class ZSpacePartialBundle:
+    """One partial observation and its weight: ``metrics`` (canonical names; validated on
+    construction), ``weight`` (>= 0; 0 switches the bundle off when blending), ``origin`` (a free
+    label saying where it came from) and ``telemetry`` (flattened name -> number, used to judge how
+    reliable the inference is)."""
+
+    metrics: dict[str, Any]
+    weight: float = 1.0
+    origin: str | None = None
+    telemetry: dict[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        src = self.metrics.as_dict() if isinstance(self.metrics, ZMetrics) else (self.metrics or {})
+        if not isinstance(src, dict):
+            raise TypeError(f"ZSpacePartialBundle: metrics must be a dict or ZMetrics, got {type(src).__name__}")
+        object.__setattr__(self, "metrics", _canonical_metrics(dict(src), "ZSpacePartialBundle"))
+        w = float(self.weight)
+        if not (math.isfinite(w) and w >= 0):
+            raise _core.SpiralValueError(f"ZSpacePartialBundle: weight must be finite and >= 0, got {self.weight!r}")
+        object.__setattr__(self, "weight", w)
+        tele = _flatten_telemetry(self.telemetry, "ZSpacePartialBundle") if self.telemetry is not None else None
+        object.__setattr__(self, "telemetry", tele)
+
+    def resolved(self) -> dict[str, Any]:
+        """A copy of the canonical metrics."""
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in self.metrics.items()}
+
+    def telemetry_payload(self) -> dict[str, float] | None:
+        return None if self.telemetry is None else dict(self.telemetry)
+
+
+_STRATEGIES = ("mean", "last", "max", "min")
+
+
+def blend_zspace_partials(partials: Sequence[Any], *, weights: Sequence[float] | None = None,
+                          strategy: str = "mean") -> dict[str, Any]:
+    """Fuses partial observations (dicts, ``ZMetrics`` or ``ZSpacePartialBundle``; None entries are
+    skipped) into one canonical dict. Per metric: ``"mean"`` the weighted mean over the partials
+    that observe it, ``"last"`` the last one, ``"max"``/``"min"``. Gradients are zero-padded to the
+    longest and averaged with the weights. ``weights`` (one per partial) replace the bundles' own;
+    a zero weight leaves a partial out."""
+    who = "blend_zspace_partials"
+    if strategy not in _STRATEGIES:
+        raise _core.SpiralValueError(f"{who}: strategy must be one of {', '.join(_STRATEGIES)}, got {strategy!r}")
+    items = list(partials)
+    if weights is not None and len(weights) != len(items):
+        raise _core.SpiralValueError(f"{who}: {len(weights)} weights for {len(items)} partials")
+    per_metric: dict[str, list[tuple[float, float]]] = {}
+    grads: list[tuple[list[float], float]] = []
+    for i, p in enumerate(items):
+        if p is None:
+            continue
+        bundle = p if isinstance(p, ZSpacePartialBundle) else ZSpacePartialBundle(p)
+        w = bundle.weight if weights is None else float(weights[i])
+        if not (math.isfinite(w) and w >= 0):
+            raise _core.SpiralValueError(f"{who}: weight {i} must be finite and >= 0, got {w!r}")
+        if w == 0:
+            continue
+        for k, v in bundle.metrics.items():
+            if k == "gradient":
+                grads.append((list(v), w))
+            else:
+                per_metric.setdefault(k, []).append((v, w))
+    out: dict[str, Any] = {}
+    for k, vals in per_metric.items():
+        if strategy == "last":
+            out[k] = vals[-1][0]
+        elif strategy == "max":
+            out[k] = max(v for v, _ in vals)
+        elif strategy == "min":
+            out[k] = min(v for v, _ in vals)
+        else:
+            out[k] = sum(v * w for v, w in vals) / sum(w for _, w in vals)
+    if grads:
+        n = max(len(g) for g, _ in grads)
+        total = sum(w for _, w in grads)
+        out["gradient"] = [sum((g[j] if j < len(g) else 0.0) * w for g, w in grads) / total for j in range(n)]
+    return out
+
+
+def infer_from_partial(z_state: Any, partial: Any, *, alpha: float = 0.35, smoothing: float = 0.35,
+                       telemetry: Any = None) -> ZSpaceInference:
+    """Completes partial observations at a latent z (a list, a Tensor, or a ``ZSpaceTrainer``, whose
+    state is used): decodes z (``decode_zspace``), lets the observed metrics override the decoded
+    ones, and reports the residual (RMS of observed - decoded), confidence, the gradient of the
+    fit loss with respect to z and the barycentric weights (see ``ZSpaceInference``). ``partial``
+    may be a dict, ``ZMetrics``, a ``ZSpacePartialBundle`` (its telemetry is used) or None (no
+    observation: the prior). Nothing is modified."""
+    who = "infer_from_partial"
+    z = _z_vector(z_state, who)
+    obs = {} if partial is None else _canonical_metrics(partial, who)
+    tele = _flatten_telemetry(partial, who) if isinstance(partial, ZSpacePartialBundle) else {}
+    tele.update(_flatten_telemetry(telemetry, who))
+    return _infer(z, float(alpha), obs, smoothing, tele, who)
+
+
+def compile_inference(fn: Callable[..., Any] | None = None, *, alpha: float = 0.35,
+                      smoothing: float = 0.35) -> Any:
+    """Wraps ``fn`` (which returns partial observations: a dict, ``ZMetrics``, a bundle, or None)
+    into ``wrapped(z_state, *args, **kwargs) -> ZSpaceInference`` that calls ``fn(*args, **kwargs)``
+    and completes its output at ``z_state`` with ``infer_from_partial``. Usable as ``@compile_inference``
+    or ``@compile_inference(alpha=..., smoothing=...)``."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., ZSpaceInference]:
+        if not callable(f):
+            raise TypeError(f"compile_inference: expected a callable, got {type(f).__name__}")
+
+        @functools.wraps(f)
+        def wrapped(z_state: Any, *args: Any, **kwargs: Any) -> ZSpaceInference:
+            return infer_from_partial(z_state, f(*args, **kwargs), alpha=alpha, smoothing=smoothing)
+
+        return wrapped
+
+    return wrap if fn is None else wrap(fn)
+
+
+class ZSpaceInferencePipeline:
+    """Collects partial observations from several sources and completes them together at a latent
+    z (a list, a Tensor, or a ``ZSpaceTrainer``, read at each ``infer`` so it follows training).
+
+    ``add_partial`` queues a bundle (with weight, origin and telemetry); ``infer`` blends the
+    queue (``blend_zspace_partials`` with ``strategy``), merges the bundles' and the pipeline's
+    telemetry, runs ``infer_from_partial`` and, with ``clear=True`` (default), empties the queue.
+    A failing ``infer`` leaves the queue as it was."""
+
+    def __init__(self, z_state: Any, *, alpha: float = 0.35, smoothing: float = 0.35, strategy: str = "mean",
+                 telemetry: dict[str, Any] | None = None) -> None:
+        if strategy not in _STRATEGIES:
+            raise _core.SpiralValueError(f"ZSpaceInferencePipeline: strategy must be one of "
+                                         f"{', '.join(_STRATEGIES)}, got {strategy!r}")
+        if not 0.0 <= float(smoothing) <= 1.0:
+            raise _core.SpiralValueError(f"ZSpaceInferencePipeline: smoothing must be in [0, 1], got {smoothing!r}")
+        if not isinstance(z_state, ZSpaceTrainer):
+            z_state = _z_vector(z_state, "ZSpaceInferencePipeline")
+        self._z_source = z_state
+        self.alpha, self.smoothing, self.strategy = float(alpha), float(smoothing), strategy
+        self._telemetry = _flatten_telemetry(telemetry, "ZSpaceInferencePipeline")
+        self._partials: list[ZSpacePartialBundle] = []
+        self.last_inference: ZSpaceInference | None = None
+
+    @property
+    def z_state(self) -> list[float]:
+        return _z_vector(self._z_source, "ZSpaceInferencePipeline")
+
+    @property
+    def partials(self) -> list[ZSpacePartialBundle]:
+        return list(self._partials)
+
+    def __len__(self) -> int:
+        return len(self._partials)
+
+    def add_partial(self, partial: Any, *, weight: float | None = None, origin: str | None = None,
+                    telemetry: dict[str, Any] | None = None) -> ZSpacePartialBundle:
+        """Queues one observation (dict, ``ZMetrics`` or bundle; ``weight``/``origin``/``telemetry``
+        override the bundle's) and returns the queued bundle."""
+        if isinstance(partial, ZSpacePartialBundle):
+            bundle = ZSpacePartialBundle(partial.metrics, partial.weight if weight is None else weight,
+                                         partial.origin if origin is None else origin,
+                                         {**(partial.telemetry or {}), **(telemetry or {})} or None)
+        else:
+            bundle = ZSpacePartialBundle(partial, 1.0 if weight is None else weight, origin, telemetry)
+        self._partials.append(bundle)
+        return bundle
+
+    def extend(self, partials: Iterable[Any]) -> int:
+        """Queues each of ``partials``; returns how many were added (all or none: they are
+        validated first)."""
+        bundles = [p if isinstance(p, ZSpacePartialBundle) else ZSpacePartialBundle(p) for p in partials]
+        self._partials.extend(bundles)
+        return len(bundles)
+
+    def clear(self) -> int:
+        """Empties the queue; returns how many partials it held."""
+        n = len(self._partials)
+        self._partials.clear()
+        return n
+
+    def blended(self, *, strategy: str | None = None, weights: Sequence[float] | None = None) -> dict[str, Any]:
+        """The queue fused into one observation (nothing is removed)."""
+        return blend_zspace_partials(self._partials, strategy=strategy or self.strategy, weights=weights)
+
+    def infer(self, *, strategy: str | None = None, weights: Sequence[float] | None = None, clear: bool = True,
+              telemetry: dict[str, Any] | None = None) -> ZSpaceInference:
+        """Blends the queued partials and completes them at the current z; see the class docs."""
+        merged = self.blended(strategy=strategy, weights=weights)
+        tele = dict(self._telemetry)
+        for b in self._partials:
+            tele.update(b.telemetry or {})
+        tele.update(_flatten_telemetry(telemetry, "ZSpaceInferencePipeline.infer"))
+        inference = _infer(self.z_state, self.alpha, merged, self.smoothing, tele, "ZSpaceInferencePipeline.infer")
+        if clear:
+            self._partials.clear()
+        self.last_inference = inference
+        return inference
+
+
+def encode_zspace(text: str, *, curvature: float = -1.0, temperature: float = 0.5) -> Any:
+    """``LanguageWaveEncoder(curvature, temperature).encode_z_space(text)``: the text as a (1, 2N)
+    point of the ball."""
+    return LanguageWaveEncoder(curvature, temperature).encode_z_space(text)
+
+
+class ZSpaceNotation:
+    """The ``st.z`` namespace.
+
+    ``st.z("text")``, ``st.z["text"]`` and ``st.z["text", 0.7]`` (temperature) encode text
+    (``encode_zspace``); ``st.z.metrics(...)`` is ``z_metrics``; ``st.z.partial(...)`` builds a
+    ``ZSpacePartialBundle``; ``st.z.bundle(...)`` blends partials. It also holds a process-wide
+    queue of observations: ``st.z.record(...)`` adds partials (from anywhere in the program),
+    ``st.z.pending()`` lists them, ``st.z.infer(z_state)`` blends and completes them at a latent z
+    (``clear=True`` also empties the queue), ``st.z.clear()`` empties it and says how many went."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: list[ZSpacePartialBundle] = []
+
+    def __call__(self, text: str, **kwargs: Any) -> Any:
+        return encode_zspace(text, **kwargs)
+
+    def __getitem__(self, selector: Any) -> Any:
+        if isinstance(selector, str):
+            return encode_zspace(selector)
+        if isinstance(selector, tuple) and len(selector) == 2 and isinstance(selector[0], str) \
+                and isinstance(selector[1], (int, float)) and not isinstance(selector[1], bool):
+            return encode_zspace(selector[0], temperature=float(selector[1]))
+        raise TypeError(f"st.z[...]: expected text or (text, temperature), got {selector!r}")
+
+    def metrics(self, **kwargs: Any) -> ZMetrics:
+        return z_metrics(**kwargs)
+
+    def partial(self, metrics: Any = None, *, weight: float = 1.0, origin: str | None = None,
+                telemetry: dict[str, Any] | None = None, **named: Any) -> ZSpacePartialBundle:
+        """A bundle from a mapping/``ZMetrics`` and/or keyword metrics (keywords win)."""
+        base = metrics.as_dict() if isinstance(metrics, ZMetrics) else dict(metrics or {})
+        base.update(z_metrics(**named).as_dict() if named else {})
+        return ZSpacePartialBundle(base, weight, origin, telemetry)
+
+    def bundle(self, *partials: Any, strategy: str = "mean", weights: Sequence[float] | None = None) -> dict[str, Any]:
+        return blend_zspace_partials(list(partials), strategy=strategy, weights=weights)
+
+    blend = bundle
+
+    def record(self, *partials: Any) -> int:
+        """Adds partials to the process-wide queue (validated first); returns the queue length."""
+        bundles = [p if isinstance(p, ZSpacePartialBundle) else ZSpacePartialBundle(p) for p in partials]
+        with self._lock:
+            self._queue.extend(bundles)
+            return len(self._queue)
+
+    def pending(self) -> list[ZSpacePartialBundle]:
+        with self._lock:
+            return list(self._queue)
+
+    def infer(self, z_state: Any, *, strategy: str = "mean", alpha: float = 0.35, smoothing: float = 0.35,
+              clear: bool = False) -> ZSpaceInference:
+        """Blends the queued partials and completes them at ``z_state`` (``infer_from_partial``)."""
+        with self._lock:
+            queued = list(self._queue)
+            tele: dict[str, float] = {}
+            for b in queued:
+                tele.update(b.telemetry or {})
+            result = infer_from_partial(z_state, blend_zspace_partials(queued, strategy=strategy), alpha=alpha,
+                                        smoothing=smoothing, telemetry=tele or None)
+            if clear:
+                self._queue.clear()
+            return result
+
+    def clear(self) -> int:
+        """Empties the process-wide queue; returns how many partials it held."""
+        with self._lock:
+            n = len(self._queue)
+            self._queue.clear()
+            return n
+
+
+z = ZSpaceNotation()

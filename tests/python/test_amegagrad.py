@@ -50,7 +50,12 @@ def test_seed_optim_snippets_run():
     lines = r.stdout.splitlines()
     w = eval(lines[0].split(":", 1)[1])
     assert w != [[0.2, -0.1, 0.05]] and len(w[0]) == 3
-    assert lines[1].startswith("z: [0.0, 0.0, 0.0, 0.0] loss: 0.27184")
+    # The trainer step sees the Euclidean gradient the optimizer just applied (kept readable after
+    # the step), so z moves: tanh of the tiled gradient [0.4, -0.6, 0.2, 0.4] through Adam's first step.
+    z = eval(lines[1].split("z:", 1)[1].split("loss:")[0])
+    assert len(z) == 4 and all(abs(v) > 1e-4 for v in z)
+    assert [math.copysign(1, v) for v in z] == [-1.0, 1.0, -1.0, -1.0]
+    assert float(lines[1].split("loss:")[1]) == pytest.approx(0.271848, abs=1e-6)
     r = run_python(SEED_TEXT)
     assert r.returncode == 0, r.stderr
     head = eval(r.stdout.split(":", 1)[1])
@@ -71,7 +76,12 @@ def test_step_composes_rsgd_then_sgd_with_tuned_rates():
     w0 = st.tensor([[0.2, -0.1, 0.05]], dtype=st.float64)
     want = st.geometry.clip_to_ball(st.geometry.rsgd_step(w0, g, c, h_lr) - g * r_lr, c)
     np.testing.assert_allclose(to_np(w), to_np(want), rtol=1e-12)
-    assert opt.hyper.gradient() == [0.0] * 3 and opt.real.gradient() == [0.0] * 3
+    # The tapes keep reporting the gradient they applied; nothing is pending any more.
+    assert opt.hyper.pending_gradient() == [0.0] * 3 and opt.real.pending_gradient() == [0.0] * 3
+    assert opt.real.gradient() == pytest.approx([0.4, -0.6, 0.2]) and opt.real.applied() and opt.hyper.applied()
+    before = to_np(w).copy()
+    opt.step(w, tune=False)  # nothing accumulated since: an applied gradient is never applied twice
+    np.testing.assert_array_equal(to_np(w), before)
     # Tuning sets absolute rates from the base rates: repeated steps do not compound.
     opt.accumulate_wave(g)
     opt.step(w)

@@ -99,3 +99,67 @@ def test_seed_session_snippet_reports_the_runtime():
     want = "ready" if st.cuda.is_available() else ("initialization_failed" if st.cuda.is_built()
                                                    else "feature_disabled")
     assert s.device_preflight["requested_runtime_status"] == want
+
+
+def test_session_dataset_samples_from_a_generator():
+    s = st.SpiralSession("cpu")
+    gen = ((([float(i), 1.0], [float(i % 2)]) for i in range(3)))
+    ds = s.dataset(gen)
+    pairs = ds.samples()
+    assert len(pairs) == 3 and all(isinstance(x, st.Tensor) and isinstance(y, st.Tensor) for x, y in pairs)
+    assert [(x.tolist(), y.tolist()) for x, y in pairs] == [([0.0, 1.0], [0.0]), ([1.0, 1.0], [1.0]),
+                                                          ([2.0, 1.0], [0.0])]
+    with pytest.raises(TypeError, match=r"sample 0 has 1 items"):
+        s.dataset([([1.0],)])
+
+
+def test_session_dataloader_prefetch_runs_ahead_on_another_thread():
+    import threading
+    import time
+
+    from spiraltorch import data
+
+    s = st.SpiralSession("cpu")
+    samples = [([float(i)], [float(i)]) for i in range(6)]
+    plain = [[t.tolist() for t in b] for b in s.dataloader(samples, batch_size=2)]
+    loader = s.dataloader(samples, batch_size=2, prefetch=2)
+    assert loader.prefetch == 2
+    made = []
+    original = data.DataLoader._batches
+
+    def spy(self, order):
+        for batch in original(self, order):
+            made.append(threading.current_thread().name)
+            yield batch
+
+    data.DataLoader._batches = spy
+    try:
+        it = iter(loader)
+        first = next(it)
+        deadline = time.time() + 5
+        while len(made) < 3 and time.time() < deadline:  # the producer fills the queue on its own
+            time.sleep(0.01)
+        assert len(made) == 3  # batch 1 was taken, batches 2 and 3 wait in the depth-2 queue
+        rest = list(it)
+    finally:
+        data.DataLoader._batches = original
+    assert set(made) == {"spiraltorch-prefetch"}
+    assert [[t.tolist() for t in b] for b in [first] + rest] == plain
+    with pytest.raises(st.SpiralValueError, match="prefetch must be a non-negative int, got -1"):
+        s.dataloader(samples, prefetch=-1)
+
+
+def test_prefetch_reraises_producer_errors_in_the_consumer():
+    from spiraltorch.dataset import prefetch_iter
+
+    def broken():
+        yield 1
+        raise KeyError("bad sample")
+
+    it = prefetch_iter(broken, 1)
+    assert next(it) == 1
+    with pytest.raises(KeyError, match="bad sample"):
+        next(it)
+    assert list(prefetch_iter(lambda: iter(range(4)), 0)) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="depth must be a non-negative int"):
+        list(prefetch_iter(lambda: iter(()), -2))

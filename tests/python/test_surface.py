@@ -288,3 +288,49 @@ def test_bert_building_blocks():
 def test_tiny_text_task_labels():
     from spiraltorch.models import tiny_text_task
     assert set(tiny_text_task.LABELS) == {0, 1} and len(tiny_text_task.LABELS) == 40
+
+
+def test_encode_zspace_and_notation():
+    z = st.encode_zspace("ab", curvature=-1.0, temperature=0.5)
+    ref = st.LanguageWaveEncoder(-1.0, 0.5).encode_z_space("ab")
+    assert z.tolist() == ref.tolist()
+    assert st.zspace.encode_zspace is st.encode_zspace
+    assert isinstance(st.z, st.zspace.ZSpaceNotation)
+
+
+def test_model_zoo_entries():
+    from spiraltorch import model_zoo as mz
+    keys = [e.key for e in mz.all_models()]
+    assert "fashion_mlp" in keys
+    entry = mz.get_model("fashion_mlp")
+    assert isinstance(entry, mz.ModelEntry) and entry.key == "fashion_mlp"
+    with pytest.raises(KeyError):
+        mz.get_model("no_such_model")
+    best = mz.recommend_model("fashion")
+    assert best is None or best.key in keys
+
+
+def test_plugin_config_services_queue_and_recorder(tmp_path):
+    from spiraltorch import plugin
+    plugin.set_config("test.a", "1")
+    plugin.set_config("test.b", "2")
+    assert plugin.list_config("test.") == {"test.a": "1", "test.b": "2"}
+    assert plugin.unset_config("test.a") and not plugin.unset_config("test.a")
+    assert plugin.clear_config("test.") == ["test.b"]
+    plugin.register_service("test.svc", object())
+    assert plugin.unregister_service("test.svc") and not plugin.unregister_service("test.svc")
+    queue = plugin.listen("SystemInit")
+    assert isinstance(queue, plugin.PluginQueue)
+    path = tmp_path / "events.jsonl"
+    recorder = plugin.record(str(path), "SystemInit", mode="w")
+    assert isinstance(recorder, plugin.PluginRecorder)
+    plugin.initialize_all()
+    event = queue.poll()
+    assert event is not None and event.get("type", event.get("event")) in ("SystemInit", None)
+    assert queue.close() and recorder.close()
+    assert path.read_text().count("SystemInit") == 1
+
+
+def test_runtime_known_backends_and_fashion_classes():
+    assert st.runtime.KNOWN_BACKENDS[:2] == ("cpu", "cuda") and "auto" in st.runtime.KNOWN_BACKENDS
+    assert len(st.data.FASHION_CLASSES) == 10 and st.data.FASHION_CLASSES[9] == "Ankle boot"

@@ -100,7 +100,8 @@ def test_hypergrad_descends_distance_and_is_atomic():
         tape.accumulate_pair(w, target)
         tape.apply(w)
     assert all(b < a for a, b in zip(dist, dist[1:])) and dist[-1] < 0.5 * dist[0]
-    assert tape.gradient() == [0.0, 0.0, 0.0]  # apply clears the tape
+    assert tape.pending_gradient() == [0.0, 0.0, 0.0] and tape.applied()  # apply uses the gradient once
+    assert tape.gradient() != [0.0, 0.0, 0.0]  # ... and keeps it readable
     with pytest.raises(ValueError, match=r"expected shape \(1, 3\)"):
         tape.accumulate_wave(st.zeros(1, 4))
     tape.accumulate_wave(st.tensor([[1.0, 2.0, 2.0]]))

@@ -145,19 +145,50 @@ def load_safetensors(path: PathLike, target: Any = None, *, strict: bool = True,
     return _finish(state, target, strict)
 
 
-def save_json(path: PathLike, target: Any, *, metadata: Optional[Dict[str, str]] = None, manifest: bool = True) -> str:
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, bytes, os.PathLike))
+
+
+def _path_first(op: str, a: Any, b: Any) -> Tuple[Any, Any]:
+    """``(path, target)`` from either argument order: ``(path, target)`` (ours) or the original's
+    ``(target, path)``, where ``target`` may be None, a Module or a state dict."""
+    if _is_path(a) and not _is_path(b):
+        return a, b
+    if _is_path(b) and not _is_path(a):
+        return b, a
+    if _is_path(a) and _is_path(b):
+        raise TypeError(f"nn.{op}: both arguments are paths ({a!r}, {b!r}); pass one path and one target")
+    raise TypeError(f"nn.{op}: expected a file path (str or os.PathLike) and a target, got "
+                    f"{type(a).__name__} and {type(b).__name__}")
+
+
+def save_json(path: Any, target: Any, *, metadata: Optional[Dict[str, str]] = None, manifest: bool = True) -> str:
+    """Saves ``target`` (a Module, a state dict or ``(key, tensor)`` pairs) as SpiralTorch JSON plus a
+    manifest; returns the path. The original's order ``save_json(target, path)`` is accepted too."""
+    path, target = _path_first("save_json", path, target)
     return _save(path, target, "json", metadata, manifest)
 
 
-def load_json(path: PathLike, target: Any = None, *, strict: bool = True) -> Any:
+def load_json(path: Any, target: Any = None, *, strict: bool = True) -> Any:
+    """Loads a SpiralTorch JSON state dict. ``target=None`` returns the state dict
+    (``{key: Tensor}``); a Module is loaded in place (validated first) and returned. The
+    original's order ``load_json(None_or_module, path)`` is accepted too, so
+    ``nn.load_json(None, path)`` returns the state dict as the seed describes."""
+    if target is not None or not _is_path(path):
+        path, target = _path_first("load_json", path, target)
     state, _ = _io.load_json(os.fspath(path))
     return _finish(state, target, strict)
 
 
-def save_bincode(path: PathLike, target: Any, *, metadata: Optional[Dict[str, str]] = None, manifest: bool = True) -> str:
+def save_bincode(path: Any, target: Any, *, metadata: Optional[Dict[str, str]] = None, manifest: bool = True) -> str:
+    """``save_json`` in the compact binary format (either argument order)."""
+    path, target = _path_first("save_bincode", path, target)
     return _save(path, target, "bincode", metadata, manifest)
 
 
-def load_bincode(path: PathLike, target: Any = None, *, strict: bool = True) -> Any:
+def load_bincode(path: Any, target: Any = None, *, strict: bool = True) -> Any:
+    """``load_json`` for the compact binary format (either argument order; None gives the state dict)."""
+    if target is not None or not _is_path(path):
+        path, target = _path_first("load_bincode", path, target)
     state, _ = _io.load_bincode(os.fspath(path))
     return _finish(state, target, strict)
