@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 command -v ccache >/dev/null || need_apt+=(ccache)
+# Real data for the PyTorch-quickstart and Fashion-MNIST tests.
+[ -d /usr/share/datasets/fashion-mnist ] || need_apt+=(dataset-fashion-mnist)
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"

@@ -1,10 +1,26 @@
 """Native neural-network layers."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias, overload
 
 import spiraltorch._core
+from spiraltorch.nn import (
+    _linear_extra_repr as extra_repr,
+    _module_repr as __repr__
+)
 
+
+class RemovableHandle:
+    """Returned by register_*_hook; remove() unregisters the hook."""
+
+    @property
+    def id(self) -> int: ...
+
+    def remove(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *args) -> None: ...
 
 class Module:
     """Base of every layer; Python subclasses override forward()."""
@@ -13,7 +29,8 @@ class Module:
 
     def forward(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
 
-    def __call__(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+    def __call__(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+        """forward(input) with the registered hooks around it."""
 
     @property
     def name(self) -> str: ...
@@ -25,31 +42,59 @@ class Module:
 
     def register_buffer(self, arg0: str, arg1: spiraltorch._core.Tensor, /) -> None: ...
 
-    def named_parameters(self) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
+    def named_parameters(self, prefix: str = '', recurse: bool = True) -> list[tuple[str, spiraltorch._core.Tensor]]:
+        """
+        (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); shared parameters once.
+        """
 
-    def parameters(self) -> list[spiraltorch._core.Tensor]: ...
+    def parameters(self, recurse: bool = True) -> list[spiraltorch._core.Tensor]:
+        """
+        Every parameter below this module (or its own, recurse=False), each once.
+        """
 
-    def named_buffers(self) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
+    def named_buffers(self, prefix: str = '', recurse: bool = True) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
 
-    def buffers(self) -> list[spiraltorch._core.Tensor]: ...
+    def buffers(self, recurse: bool = True) -> list[spiraltorch._core.Tensor]: ...
 
     def children(self) -> list[Module]: ...
 
     def named_children(self) -> list[tuple[str, Module]]: ...
 
-    def named_modules(self) -> list[tuple[str, Module]]: ...
-
-    def modules(self) -> list[Module]: ...
-
-    def state_dict(self) -> dict:
+    def named_modules(self, prefix: str = '') -> list:
         """
-        Parameters and buffers keyed '<module>::<param>' (copies share no autograd history).
+        (path, module) for this module and every descendant, depth-first, each module once.
         """
 
-    def load_state_dict(self, state_dict: object, strict: bool = True) -> None:
+    def modules(self) -> list:
+        """This module and every descendant, depth-first, each once."""
+
+    def apply(self, fn: Callable) -> object:
+        """Calls fn(module) on every submodule, then on this one; returns self."""
+
+    def state_dict(self, prefix: str = '', keep_vars: bool = False) -> dict:
         """
-        Copies matching entries in; checks everything first, so a failed load changes nothing.
+        Parameters and buffers keyed '<module>::<param>' (prefixed by `prefix`); detached unless keep_vars.
         """
+
+    def load_state_dict(self, state_dict: object, strict: bool = True) -> object:
+        """
+        Copies matching entries in; checks everything first, so a failed load changes nothing. Returns IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True).
+        """
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, args) -> None or a replacement input, run before forward."""
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """
+        hook(module, args, output) -> None or a replacement output, run after forward.
+        """
+
+    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """
+        hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient with respect to the module's input is computed (grad_input is (None,) when the input needs none).
+        """
+
+    def remove_hook(self, id: int) -> None: ...
 
     def train(self, mode: bool = True) -> object: ...
 
@@ -58,7 +103,8 @@ class Module:
     @property
     def training(self) -> bool: ...
 
-    def zero_grad(self, set_to_none: bool = True) -> None: ...
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drops every parameter's .grad (set_to_none) or zeroes it in place."""
 
     def to(self, target: object) -> object: ...
 
@@ -114,7 +160,14 @@ class Module:
 class Linear(Module):
     """y = x W^T + b; W is (out_features, in_features) like PyTorch."""
 
+    @overload
     def __init__(self, in_features: int, out_features: int, bias: bool = True, name: str = '') -> None: ...
+
+    @overload
+    def __init__(self, name: str, in_features: int, out_features: int, bias: bool = True) -> None: ...
+
+    @overload
+    def __init__(self, in_features: int, out_features: int, name: str) -> None: ...
 
     @property
     def weight(self) -> spiraltorch._core.Tensor: ...
@@ -422,10 +475,20 @@ class Dropout(Module):
     Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); the identity in eval mode.
     """
 
-    def __init__(self, p: float = 0.5, name: str = '') -> None: ...
+    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None, training: bool = True) -> None:
+        """
+        seed= gives the layer its own Philox stream (the same masks on every run); training=False starts in eval mode.
+        """
 
     @property
     def p(self) -> float: ...
+
+    @property
+    def probability(self) -> float:
+        """The original's name for p."""
+
+    @property
+    def seed(self) -> int | None: ...
 
     def __repr__(self) -> str: ...
 
