@@ -35,6 +35,9 @@ struct TensorImpl {
   Shape strides;  // in elements
   Dtype dtype = Dtype::Float32;
   std::unique_ptr<AutogradMeta> autograd;
+  // < 0 for a manifold parameter: its rows are points of the Poincare ball of this
+  // curvature (the Riemannian optimizers read it); 0 for an ordinary tensor.
+  double manifold_curvature = 0.0;
 };
 
 Shape contiguous_strides(const Shape& shape);
@@ -86,6 +89,10 @@ class Tensor {
   void set_grad(const Tensor& g);
   std::shared_ptr<Node> grad_fn() const { return impl_->autograd ? impl_->autograd->grad_fn : nullptr; }
   bool is_leaf() const { return !grad_fn(); }
+  // The Poincare-ball curvature of a manifold parameter, 0 for an ordinary tensor.
+  double manifold_curvature() const { return impl_->manifold_curvature; }
+  // Tags (c < 0) or untags (c = 0) this tensor object as a point set of the ball.
+  void set_manifold_curvature(double curvature);
   void retain_grad();
   bool retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
   // Reverse-mode differentiation from this tensor (a scalar unless `gradient` is given).

@@ -20,6 +20,14 @@ void bind_geometry(nb::module_& root) {
         "Geodesic distance per row: (2/sqrt(k)) artanh(sqrt(k) |(-x) (+) y|).");
   m.def("clip_to_ball", &g::clip_to_ball, nb::arg("x"), nb::arg("curvature"), nb::arg("eps") = 1e-5,
         "Rows with norm above (1 - eps)/sqrt(k) scaled back onto that radius (idempotent).");
+  m.def("conformal_factor", &g::conformal_factor, nb::arg("x"), nb::arg("curvature"),
+        "lambda_x = 2 / (1 - k|x|^2) per row (kept as a trailing dim of size 1).");
+  m.def("egrad2rgrad", &g::egrad2rgrad, nb::arg("x"), nb::arg("grad"), nb::arg("curvature"),
+        "The Riemannian gradient g / lambda_x^2 of a Euclidean gradient g at x.");
+  m.def("gyration", &g::gyration, nb::arg("a"), nb::arg("b"), nb::arg("w"), nb::arg("curvature"),
+        "gyr[a, b] w: a (+) (b (+) w) = (a (+) b) (+) gyr[a, b] w.");
+  m.def("parallel_transport", &g::parallel_transport, nb::arg("x"), nb::arg("y"), nb::arg("v"), nb::arg("curvature"),
+        "Transports the tangent vector v at x to y along the geodesic (keeps its Riemannian norm).");
   m.def("rsgd_step", &g::rsgd_step, nb::arg("x"), nb::arg("euclidean_grad"), nb::arg("curvature"), nb::arg("lr"),
         "One Riemannian SGD step x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)); from the origin it is exp_0(-lr g).");
 }

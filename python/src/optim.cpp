@@ -10,6 +10,7 @@
 #include "spiraltorch/optim/adagrad.h"
 #include "spiraltorch/optim/adam.h"
 #include "spiraltorch/optim/lr_scheduler.h"
+#include "spiraltorch/optim/riemannian.h"
 #include "spiraltorch/optim/rmsprop.h"
 #include "spiraltorch/optim/sgd.h"
 
@@ -303,6 +304,16 @@ void bind_optim(nb::module_& root) {
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
          nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false);
 
+  nb::class_<st::optim::RiemannianSGD, Optimizer>(
+      m, "RiemannianSGD",
+      "Riemannian SGD (Becigneul & Ganea 2019): manifold parameters (nn.ManifoldParameter) step along "
+      "Poincare-ball geodesics with transported momentum; other parameters get plain SGD.")
+      .def("__init__", [](st::optim::RiemannianSGD* self, nb::handle params, double lr, double momentum,
+                          double dampening, double weight_decay, bool nesterov) {
+        new (self) st::optim::RiemannianSGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov);
+      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
+         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
+
   auto betas_of = [](nb::handle b) {
     nb::sequence seq = nb::borrow<nb::sequence>(b);
     if (nb::len(seq) != 2) throw st::ValueError("betas must be a pair of floats");
@@ -316,6 +327,17 @@ void bind_optim(nb::module_& root) {
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
          nb::arg("maximize") = false);
+  nb::class_<st::optim::RiemannianAdam, Optimizer>(
+      m, "RiemannianAdam",
+      "Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second "
+      "moments of the Riemannian norm, exp-map steps and transported first moments; others plain Adam.")
+      .def("__init__", [betas_of](st::optim::RiemannianAdam* self, nb::handle params, double lr, nb::handle betas,
+                                  double eps, double weight_decay, bool amsgrad) {
+        auto [b1, b2] = betas_of(betas);
+        new (self) st::optim::RiemannianAdam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad);
+      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false);
+
   nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
       .def("__init__", [betas_of](AdamW* self, nb::handle params, double lr, nb::handle betas, double eps,
                                   double weight_decay, bool amsgrad, bool maximize) {

@@ -283,6 +283,10 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         return nb::str(fn->name.c_str());
       })
       .def_prop_ro("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
+      .def_prop_ro("manifold_curvature", [](const Tensor& t) -> std::optional<double> {
+        return t.manifold_curvature() < 0.0 ? std::optional<double>(t.manifold_curvature()) : std::nullopt;
+      }, "The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.")
+      .def("_set_manifold_curvature", [](Tensor& t, double c) { t.set_manifold_curvature(c); }, nb::arg("curvature"))
       .def("backward", [](const Tensor& t, std::optional<Tensor> gradient, bool retain_graph, bool create_graph) {
         t.backward(gradient ? *gradient : Tensor(), retain_graph, create_graph);
       }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)

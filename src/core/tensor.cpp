@@ -1,5 +1,6 @@
 #include "spiraltorch/tensor.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "spiraltorch/autograd.h"
@@ -121,6 +122,14 @@ void Tensor::retain_grad() {
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
   run_backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+void Tensor::set_manifold_curvature(double curvature) {
+  if (!(curvature <= 0.0) || !std::isfinite(curvature)) {
+    throw ValueError("set_manifold_curvature: curvature must be negative (a Poincare ball) or 0, got " +
+                     std::to_string(curvature));
+  }
+  impl_->manifold_curvature = curvature;
 }
 
 Tensor Tensor::detach() const {

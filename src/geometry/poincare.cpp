@@ -86,6 +86,35 @@ Tensor clip_to_ball(const Tensor& x, double c, double eps) {
   return mul(x, div(clamp(n, std::nullopt, Scalar(radius)), n));
 }
 
+Tensor conformal_factor(const Tensor& x, double c) {
+  const double k = check_curvature(c, "conformal_factor");
+  return div(full_like(sq_norm(x), 2.0), rsub(mul(sq_norm(x), k), 1.0));
+}
+
+Tensor egrad2rgrad(const Tensor& x, const Tensor& g, double c) {
+  check_pair(x, g, "egrad2rgrad");
+  return div(g, square(conformal_factor(x, c)));
+}
+
+Tensor gyration(const Tensor& a, const Tensor& b, const Tensor& w, double c) {
+  check_curvature(c, "gyration");
+  check_pair(a, b, "gyration");
+  check_pair(a, w, "gyration");
+  // Ungar's closed form in the kappa-stereographic model with kappa = c.
+  auto dot = [](const Tensor& p, const Tensor& q) { return sum(mul(p, q), {-1}, true); };
+  const Tensor a2 = dot(a, a), b2 = dot(b, b), ab = dot(a, b), aw = dot(a, w), bw = dot(b, w);
+  const double c2 = c * c;
+  const Tensor p = add(sub(mul(mul(ab, bw), 2 * c2), mul(mul(aw, b2), c2)), mul(bw, -c));
+  const Tensor q = add(mul(mul(bw, a2), -c2), mul(aw, c));
+  const Tensor d = add(rsub(mul(ab, 2 * c), 1.0), mul(mul(a2, b2), c2));
+  return add(w, div(mul(add(mul(p, a), mul(q, b)), 2.0), d));
+}
+
+Tensor parallel_transport(const Tensor& x, const Tensor& y, const Tensor& v, double c) {
+  check_pair(x, y, "parallel_transport");
+  return mul(gyration(y, neg(x), v, c), div(conformal_factor(x, c), conformal_factor(y, c)));
+}
+
 Tensor rsgd_step(const Tensor& x, const Tensor& g, double c, double lr) {
   const double k = check_curvature(c, "rsgd_step");
   if (!(lr > 0) || !std::isfinite(lr)) throw ValueError("rsgd_step: learning rate must be positive and finite");

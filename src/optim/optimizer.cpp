@@ -201,10 +201,10 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
     copy.step = ps.step;
     for (const auto& [k, t] : ps.buffers) {
       if (!t.defined()) continue;
-      if (t.shape() != p.shape()) {
+      if (const Shape want = buffer_shape(p, k); t.shape() != want) {
         throw CheckpointError(type_name() + ".load_state_dict: buffer '" + k + "' of parameter " +
                               std::to_string(idx) + " has shape " + shape_str(t.shape()) + ", expected " +
-                              shape_str(p.shape()));
+                              shape_str(want));
       }
       copy.buffers.emplace(k, st::detail::cast_raw(t.detach(), compute).clone());
     }

@@ -236,3 +236,14 @@ def test_trainer_curvature_scheduler_and_mul_learning_rate_on_python_modules():
     trainer.mul_learning_rate(model, 0.5)
     assert model.a.hypergrad[1] == pytest.approx(0.025)
     assert model.b[1].hypergrad[1] == pytest.approx(0.025)
+
+
+def test_python_module_held_only_by_a_native_container_stays_alive():
+    import gc
+
+    seq = nn.Sequential(Small())
+    gc.collect()
+    child = seq[0]
+    assert isinstance(child, Small) and child.a.in_features == 2
+    assert seq(st.ones(1, 2)).shape == (1, 1)
+    assert seq.modules()[1] is child

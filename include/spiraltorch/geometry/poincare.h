@@ -20,6 +20,16 @@ Tensor logmap(const Tensor& x, const Tensor& y, double curvature);
 Tensor poincare_distance(const Tensor& x, const Tensor& y, double curvature);
 // Scales rows with norm above (1 - eps)/sqrt(k) back onto that radius (idempotent).
 Tensor clip_to_ball(const Tensor& x, double curvature, double eps = 1e-5);
+// The conformal factor lambda_x = 2 / (1 - k|x|^2), one value per row (kept as a dim).
+Tensor conformal_factor(const Tensor& x, double curvature);
+// The Riemannian gradient of a function with Euclidean gradient g at x: g / lambda_x^2.
+Tensor egrad2rgrad(const Tensor& x, const Tensor& g, double curvature);
+// gyr[a, b] w, the gyration (a linear isometry of R^n) with
+// a (+) (b (+) w) = (a (+) b) (+) gyr[a, b] w; closed form, so w may be any vector.
+Tensor gyration(const Tensor& a, const Tensor& b, const Tensor& w, double curvature);
+// Parallel transport of the tangent vector v from x to y along the geodesic:
+// gyr[y, -x] v * lambda_x / lambda_y (preserves the Riemannian norm).
+Tensor parallel_transport(const Tensor& x, const Tensor& y, const Tensor& v, double curvature);
 // One Riemannian SGD step: x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)), with the metric
 // normalised to the identity at the origin (one step from 0 is exp_0(-lr g)).
 Tensor rsgd_step(const Tensor& x, const Tensor& euclidean_grad, double curvature, double lr);

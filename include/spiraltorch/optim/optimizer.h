@@ -69,6 +69,9 @@ class Optimizer {
  protected:
   // Checks a group's options (ValueError on a bad value).
   virtual void validate(const Options& options) const;
+  // The shape a state buffer of `param` must have (load_state_dict checks it): the
+  // parameter's own unless an optimizer keeps a reduced statistic.
+  virtual Shape buffer_shape(const Tensor& param, const std::string& buffer) const { return param.shape(); }
   // Updates `param` (contiguous, float32 or float64) from `grad` (same dtype, contiguous).
   virtual void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) = 0;
 

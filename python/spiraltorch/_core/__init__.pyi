@@ -139,6 +139,12 @@ class Tensor:
     @property
     def is_leaf(self) -> bool: ...
 
+    @property
+    def manifold_curvature(self) -> float | None:
+        """
+        The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.
+        """
+
     def backward(self, gradient: Tensor | None = None, retain_graph: bool = False, create_graph: bool = False) -> None: ...
 
     def retain_grad(self) -> None: ...

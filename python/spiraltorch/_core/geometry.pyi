@@ -30,6 +30,22 @@ def clip_to_ball(x: spiraltorch._core.Tensor, curvature: float, eps: float = 1e-
     Rows with norm above (1 - eps)/sqrt(k) scaled back onto that radius (idempotent).
     """
 
+def conformal_factor(x: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """
+    lambda_x = 2 / (1 - k|x|^2) per row (kept as a trailing dim of size 1).
+    """
+
+def egrad2rgrad(x: spiraltorch._core.Tensor, grad: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """The Riemannian gradient g / lambda_x^2 of a Euclidean gradient g at x."""
+
+def gyration(a: spiraltorch._core.Tensor, b: spiraltorch._core.Tensor, w: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """gyr[a, b] w: a (+) (b (+) w) = (a (+) b) (+) gyr[a, b] w."""
+
+def parallel_transport(x: spiraltorch._core.Tensor, y: spiraltorch._core.Tensor, v: spiraltorch._core.Tensor, curvature: float) -> spiraltorch._core.Tensor:
+    """
+    Transports the tangent vector v at x to y along the geodesic (keeps its Riemannian norm).
+    """
+
 def rsgd_step(x: spiraltorch._core.Tensor, euclidean_grad: spiraltorch._core.Tensor, curvature: float, lr: float) -> spiraltorch._core.Tensor:
     """
     One Riemannian SGD step x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)); from the origin it is exp_0(-lr g).

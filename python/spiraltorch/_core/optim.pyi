@@ -66,10 +66,24 @@ class SGD(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False) -> None: ...
 
+class RiemannianSGD(Optimizer):
+    """
+    Riemannian SGD (Becigneul & Ganea 2019): manifold parameters (nn.ManifoldParameter) step along Poincare-ball geodesics with transported momentum; other parameters get plain SGD.
+    """
+
+    def __init__(self, params: object, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None: ...
+
 class Adam(Optimizer):
     """torch.optim.Adam (L2 weight decay added to the gradient)."""
 
     def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False) -> None: ...
+
+class RiemannianAdam(Optimizer):
+    """
+    Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second moments of the Riemannian norm, exp-map steps and transported first moments; others plain Adam.
+    """
+
+    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False) -> None: ...
 
 class AdamW(Adam):
     """torch.optim.AdamW: Adam with decoupled weight decay."""

@@ -192,3 +192,27 @@ __all__ = sorted(
        "Relu", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
        "save_json", "save_safetensors"]
 )
+
+
+def ManifoldParameter(data: Tensor, curvature: float = -1.0, requires_grad: bool = True) -> Tensor:
+    """A parameter whose rows (vectors along the last dim) are points of the Poincare ball of
+    ``curvature`` (< 0): ``optim.RiemannianSGD``/``RiemannianAdam`` step it along geodesics
+    with Riemannian gradients, other optimizers treat it as an ordinary tensor. Every row must
+    lie strictly inside the ball (norm < 1/sqrt|c|); returns the tagged leaf tensor."""
+    c = float(curvature)
+    if not (c < 0.0) or c != c or c == float("-inf"):
+        raise _core.SpiralValueError(f"ManifoldParameter: curvature must be negative and finite, got {curvature}")
+    if data.dim() == 0:
+        raise _core.ShapeError("ManifoldParameter: needs at least one dimension (the point coordinates)")
+    norms = data.detach().double().square().sum(-1).sqrt()
+    radius = (-c) ** -0.5
+    worst = float(norms.max().item()) if norms.numel() else 0.0
+    if not worst < radius:
+        raise _core.SpiralValueError(
+            f"ManifoldParameter: a row has norm {worst:.6g}, outside the ball of radius {radius:.6g} (curvature {c})")
+    p = Parameter(data, requires_grad)
+    p._set_manifold_curvature(c)
+    return p
+
+
+__all__ = sorted(set(__all__) | {"ManifoldParameter"})
