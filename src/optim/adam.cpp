@@ -17,11 +17,7 @@ Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2
 
 void Adam::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("eps") >= 0.0)) throw ValueError(type_name() + ": invalid epsilon value " + std::to_string(o.at("eps")));
-  for (const char* b : {"beta1", "beta2"}) {
-    const double v = o.at(b);
-    if (!(v >= 0.0 && v < 1.0)) throw ValueError(type_name() + ": invalid " + b + " " + std::to_string(v));
-  }
+  detail::check_adam_options(o, type_name());
 }
 
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {

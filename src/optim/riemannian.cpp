@@ -38,12 +38,7 @@ RiemannianSGD::RiemannianSGD(std::vector<ParamGroup> groups, double lr, double m
 
 void RiemannianSGD::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("momentum") >= 0.0)) {
-    throw ValueError("RiemannianSGD: invalid momentum value " + std::to_string(o.at("momentum")));
-  }
-  if (o.at("nesterov") != 0.0 && (o.at("momentum") <= 0.0 || o.at("dampening") != 0.0)) {
-    throw ValueError("RiemannianSGD: Nesterov momentum requires a momentum and zero dampening");
-  }
+  detail::check_momentum_options(o, type_name());
 }
 
 void RiemannianSGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
@@ -75,11 +70,7 @@ RiemannianAdam::RiemannianAdam(std::vector<ParamGroup> groups, double lr, double
 
 void RiemannianAdam::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("eps") >= 0.0)) throw ValueError("RiemannianAdam: invalid epsilon value " + std::to_string(o.at("eps")));
-  for (const char* b : {"beta1", "beta2"}) {
-    const double v = o.at(b);
-    if (!(v >= 0.0 && v < 1.0)) throw ValueError(std::string("RiemannianAdam: invalid ") + b + " " + std::to_string(v));
-  }
+  detail::check_adam_options(o, type_name());
 }
 
 Shape RiemannianAdam::buffer_shape(const Tensor& param, const std::string& buffer) const {

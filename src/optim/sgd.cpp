@@ -14,10 +14,7 @@ SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum, double damp
 
 void SGD::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("momentum") >= 0.0)) throw ValueError("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
-  if (o.at("nesterov") != 0.0 && (o.at("momentum") <= 0.0 || o.at("dampening") != 0.0)) {
-    throw ValueError("SGD: Nesterov momentum requires a momentum and zero dampening");
-  }
+  detail::check_momentum_options(o, type_name());
 }
 
 void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
