@@ -12,6 +12,7 @@
 #include "spiraltorch/nn/flatten.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/identity.h"
+#include "spiraltorch/nn/zspace_projector.h"
 #include "spiraltorch/nn/layer_norm.h"
 
 namespace stpy {
@@ -48,6 +49,20 @@ void bind_nn_basic(nb::module_& nn) {
         new (self) snn::Identity(std::move(name));
       }, nb::arg("args"), nb::arg("name") = "", nb::arg("kwargs"))
       .def("__repr__", [](const snn::Identity& m) { return "Identity(" + (m.name().empty() ? std::string() : "name='" + m.name() + "'") + ")"; });
+
+  nb::class_<snn::ZSpaceProjector, Module>(
+      nn, "ZSpaceProjector",
+      "y = exp_0(x + tanh(x W^T + b)): a bounded residual projection of each row into the Poincare ball of "
+      "`curvature` (outputs stay strictly inside); works inside Sequential and transformer stacks.")
+      .def(nb::init<int64_t, double, std::string>(), nb::arg("features"), nb::arg("curvature") = -1.0,
+           nb::arg("name") = "")
+      .def_prop_ro("features", &snn::ZSpaceProjector::features)
+      .def_prop_ro("curvature", &snn::ZSpaceProjector::curvature)
+      .def_prop_ro("weight", [](snn::ZSpaceProjector& m) { return *m.find_parameter("weight"); })
+      .def_prop_ro("bias", [](snn::ZSpaceProjector& m) { return *m.find_parameter("bias"); })
+      .def("extra_repr", [](const snn::ZSpaceProjector& m) {
+        return "features=" + std::to_string(m.features()) + ", curvature=" + fmt_double(m.curvature());
+      });
 
   nb::class_<snn::Flatten, Module>(nn, "Flatten", "Flattens dims start_dim..end_dim into one.")
       .def(nb::init<int64_t, int64_t, std::string>(), nb::arg("start_dim") = 1, nb::arg("end_dim") = -1,

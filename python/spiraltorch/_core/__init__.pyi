@@ -18,7 +18,8 @@ from spiraltorch._core import (
     geometry as geometry,
     io as io,
     nn as nn,
-    optim as optim
+    optim as optim,
+    sot as sot
 )
 from spiraltorch._seed_tensor import (
     _add_row_inplace as add_row_inplace,
@@ -721,6 +722,123 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor: ...
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool: ...
 
 def to_device(arg0: Tensor, arg1: str, /) -> Tensor: ...
+
+class BarycenterIntermediate:
+    """
+    A point of the segment from the weighted mean (0) to the barycenter (1).
+    """
+
+    @property
+    def interpolation(self) -> float: ...
+
+    @property
+    def density(self) -> Tensor: ...
+
+    @property
+    def kl_energy(self) -> float: ...
+
+    @property
+    def entropy(self) -> float: ...
+
+    @property
+    def objective(self) -> float: ...
+
+class ZSpaceBarycenter:
+    """The result of z_space_barycenter."""
+
+    @property
+    def density(self) -> Tensor: ...
+
+    @property
+    def kl_energy(self) -> float: ...
+
+    @property
+    def entropy(self) -> float: ...
+
+    @property
+    def coupling_energy(self) -> float: ...
+
+    @property
+    def objective(self) -> float: ...
+
+    @property
+    def effective_weight(self) -> float: ...
+
+    def intermediates(self) -> list[BarycenterIntermediate]: ...
+
+def z_space_barycenter(weights: Sequence[float], densities: Sequence[Tensor], entropy_weight: float = 0.0, beta_j: float = 0.0, coupling: Tensor | None = None) -> ZSpaceBarycenter:
+    """
+    The density minimising sum_u W_u KL(rho || rho_u) - entropy_weight * S(rho) (+ a constant coupling energy): exactly rho* ~ exp(sum_u W_u log rho_u / E), E = sum W + entropy_weight > 0. Each input tensor is one whole distribution; float64 inside.
+    """
+
+class OpenCartesianTopos:
+    """
+    Guard for Z-space structures: volume and depth limits, finite values, monotone saturation L tanh(v / L) (+ a porosity leak).
+    """
+
+    def __init__(self, curvature: float, tolerance: float, saturation: float, max_depth: int, max_volume: int, porosity: float = 0.2) -> None: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def tolerance(self) -> float: ...
+
+    @property
+    def saturation(self) -> float: ...
+
+    @property
+    def max_depth(self) -> int: ...
+
+    @property
+    def max_volume(self) -> int: ...
+
+    @property
+    def porosity(self) -> float: ...
+
+    def with_porosity(self, porosity: float) -> OpenCartesianTopos: ...
+
+    def guard_tensor(self, tensor: Tensor) -> Tensor:
+        """
+        Returns the tensor if it fits the volume and is finite; raises otherwise.
+        """
+
+    def ensure_loop_free(self, depth: int) -> None: ...
+
+    def saturate(self, value: object) -> object:
+        """The monotone soft clip of a number or (element-wise) of a tensor."""
+
+def hypergrad_topos(curvature: float = -1.0, tolerance: float = 0.001, saturation: float = 1.0, max_depth: int = 64, max_volume: int = 512) -> OpenCartesianTopos:
+    """The original's default topos for tapes and biomes."""
+
+class TensorBiome:
+    """Weighted shoots under a topos; canopy = saturated weighted mean."""
+
+    def __init__(self, topos: OpenCartesianTopos) -> None: ...
+
+    def absorb(self, shoot: Tensor, label: str = '') -> None: ...
+
+    def absorb_weighted(self, shoot: Tensor, weight: float, label: str = '') -> None: ...
+
+    def canopy(self) -> Tensor: ...
+
+    def harvest(self) -> Tensor: ...
+
+    def to_ball(self) -> Tensor: ...
+
+    def weights(self) -> list[float]: ...
+
+    def labels(self) -> list[str]: ...
+
+    def total_weight(self) -> float: ...
+
+    def __len__(self) -> int: ...
+
+    def is_empty(self) -> bool: ...
+
+    def clear(self) -> None: ...
+
+    def topos(self) -> OpenCartesianTopos: ...
 
 class Generator:
     """

@@ -457,6 +457,27 @@ class Identity(Module):
 
     def __repr__(self) -> str: ...
 
+class ZSpaceProjector(Module):
+    """
+    y = exp_0(x + tanh(x W^T + b)): a bounded residual projection of each row into the Poincare ball of `curvature` (outputs stay strictly inside); works inside Sequential and transformer stacks.
+    """
+
+    def __init__(self, features: int, curvature: float = -1.0, name: str = '') -> None: ...
+
+    @property
+    def features(self) -> int: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor: ...
+
+    def extra_repr(self) -> str: ...
+
 class Flatten(Module):
     """Flattens dims start_dim..end_dim into one."""
 
