@@ -94,6 +94,8 @@ _NATIVE_FUNCTIONS = [
 for _name in _NATIVE_FUNCTIONS:
     globals()[_name] = getattr(_core, _name)
 del _name
+OpenTopos = OpenCartesianTopos  # noqa: F821 - the original's alias (native class)
+ZSpaceProjector = nn.ZSpaceProjector
 
 __version__ = "0.1.0"
 

@@ -103,6 +103,17 @@ void bind_biome(nb::module_& root) {
            nb::arg("label") = "")
       .def("canopy", &z::TensorBiome::canopy)
       .def("harvest", &z::TensorBiome::harvest)
+      .def("stack", &z::TensorBiome::harvest, "The shoots stacked along a new first dimension (= harvest).")
+      .def("shoots", [](const z::TensorBiome& b) {
+        std::vector<Tensor> out;
+        if (!b.empty()) {
+          const Tensor h = b.harvest();
+          for (int64_t i = 0; i < h.shape()[0]; ++i) out.push_back(st::select(h, 0, i));
+        }
+        return out;
+      })
+      .def("stored_volume", &z::TensorBiome::stored_volume)
+      .def("remaining_volume", &z::TensorBiome::remaining_volume)
       .def("to_ball", &z::TensorBiome::to_ball)
       .def("weights", [](const z::TensorBiome& b) { return b.weights(); })
       .def("labels", [](const z::TensorBiome& b) { return b.labels(); })

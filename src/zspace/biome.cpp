@@ -19,16 +19,21 @@ void TensorBiome::absorb_weighted(const Tensor& shoot, double weight, const std:
                      shape_str(shoots_.front().shape()));
   }
   topos_.guard_tensor(shoot, "TensorBiome.absorb");
-  int64_t stored = shoot.numel();
-  for (const Tensor& s : shoots_) stored += s.numel();
+  const int64_t stored = stored_volume() + shoot.numel();
   if (stored > topos_.max_volume()) {
     throw ShapeError("TensorBiome.absorb: " + std::to_string(stored) + " stored values would exceed the topos volume " +
                      std::to_string(topos_.max_volume()));
   }
   NoGradGuard ng;
-  shoots_.push_back(shoot.detach().to(Dtype::Float64).clone());
+  shoots_.push_back(topos_.saturate(shoot.detach().to(Dtype::Float64)));
   weights_.push_back(weight);
   labels_.push_back(label);
+}
+
+int64_t TensorBiome::stored_volume() const {
+  int64_t n = 0;
+  for (const Tensor& s : shoots_) n += s.numel();
+  return n;
 }
 
 double TensorBiome::total_weight() const {

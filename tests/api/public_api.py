@@ -66,16 +66,17 @@ def _test_sources() -> Dict[str, str]:
     return {p.name: p.read_text() for p in sorted(TESTS.rglob("*.py")) if p.name not in EXCLUDED_TESTS}
 
 
+def _uses(text: str) -> set:
+    """Names a test source uses as an attribute (``x.name``) or imports by name."""
+    names = set(re.findall(r"\.([A-Za-z_]\w*)", text))
+    for line in re.findall(r"^\s*(?:from\s+\S+\s+)?import\s+([^\n#]+)", text, flags=re.M):
+        names.update(re.findall(r"[A-Za-z_]\w*", line))
+    return names
+
+
 def references() -> Dict[Tuple[str, str], List[str]]:
-    sources = _test_sources()
-    out: Dict[Tuple[str, str], List[str]] = {}
-    for module, name in surface():
-        short = module.rsplit(".", 1)[-1]
-        pattern = re.compile(
-            rf"\.{re.escape(name)}\b|\bimport\b[^\n]*\b{re.escape(name)}\b|\b{re.escape(short)}\.{re.escape(name)}\b"
-        )
-        out[(module, name)] = [f for f, text in sources.items() if pattern.search(text)]
-    return out
+    uses = {f: _uses(text) for f, text in _test_sources().items()}
+    return {(module, name): [f for f, used in uses.items() if name in used] for module, name in surface()}
 
 
 def render() -> str:

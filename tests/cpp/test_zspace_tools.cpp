@@ -45,7 +45,8 @@ TEST(ZSpaceTools, BiomeRefusesAndKeepsItsState) {
   zspace::TensorBiome biome(zspace::OpenCartesianTopos(-1.0, 1e-3, 5.0, 8, 4, 0.0));
   biome.absorb(ones({2}));
   biome.absorb_weighted(full({2}, 3.0), 3.0);
-  EXPECT_NEAR(biome.canopy().to_vector<double>()[0], 5.0 * std::tanh(2.5 / 5.0), 1e-12);
+  const double mean = (5.0 * std::tanh(1.0 / 5.0) + 3.0 * 5.0 * std::tanh(3.0 / 5.0)) / 4.0;
+  EXPECT_NEAR(biome.canopy().to_vector<double>()[0], 5.0 * std::tanh(mean / 5.0), 1e-12);
   EXPECT_THROW(biome.absorb(ones({2})), ShapeError);  // volume 4 already used
   EXPECT_EQ(biome.size(), 2u);
 }

@@ -112,9 +112,13 @@ def test_tensor_biome_canopy_harvest_and_ball():
     biome.absorb(st.tensor([[1.0, 2.0]]))
     biome.absorb_weighted(st.tensor([[3.0, -2.0]]), 3.0, "b")
     assert len(biome) == 2 and biome.total_weight() == 4.0 and biome.weights() == [1.0, 3.0]
-    mean = np.array([[2.5, -1.0]])
-    np.testing.assert_allclose(biome.canopy().numpy(), 10 * np.tanh(mean / 10), rtol=1e-12)
-    assert biome.harvest().shape == (2, 1, 2)
+    sat = lambda v: 10 * np.tanh(np.asarray(v) / 10)  # noqa: E731 - the topos' clip (porosity 0)
+    mean = (sat([[1.0, 2.0]]) + 3 * sat([[3.0, -2.0]])) / 4
+    np.testing.assert_allclose(biome.canopy().numpy(), sat(mean), rtol=1e-12)
+    assert biome.harvest().shape == (2, 1, 2) and biome.stack().shape == (2, 1, 2)
+    np.testing.assert_allclose(biome.shoots()[1].numpy(), sat([[3.0, -2.0]]))
+    assert biome.stored_volume() == 4 and biome.remaining_volume() == 60
+    assert st.OpenTopos is st.OpenCartesianTopos and st.ZSpaceProjector is nn.ZSpaceProjector
     ball = biome.to_ball().numpy()
     assert np.linalg.norm(ball) < 1.0
     with pytest.raises(st.ShapeError, match="differs"):

@@ -1,7 +1,8 @@
 #pragma once
 // TensorBiome: weighted "shoots" (tensors of one shape) gathered under a topos guard.
-// canopy() is their weighted mean passed through the topos' monotone saturation;
-// harvest() stacks them; to_ball() re-imports the canopy into the topos' Poincare ball.
+// Each shoot is guarded, then rewritten through the topos' monotone saturation when
+// absorbed; canopy() is their weighted mean, saturated again; harvest() stacks them;
+// to_ball() re-imports the canopy into the topos' Poincare ball.
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ class TensorBiome {
   const std::vector<double>& weights() const { return weights_; }
   const std::vector<std::string>& labels() const { return labels_; }
   double total_weight() const;
+  int64_t stored_volume() const;
+  int64_t remaining_volume() const { return topos_.max_volume() - stored_volume(); }
   size_t size() const { return shoots_.size(); }
   bool empty() const { return shoots_.empty(); }
   void clear();
