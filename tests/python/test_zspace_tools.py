@@ -222,3 +222,18 @@ def test_zspace_projector_gradients_finite_differences():
         assert g[idx] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-8)
     with st.no_grad():
         w.copy_(st.tensor(base))
+
+
+def test_sot_biome_quickstart_example_runs():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(st.__file__))))
+    proc = subprocess.run([sys.executable, os.path.join(root, "examples", "sot_biome_quickstart.py")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "macro orbits: [1, 1, 2, 3, 5, 8, 4]" in proc.stdout
+    norm = float(proc.stdout.split("max norm ")[1].split()[0])
+    assert 0 < norm < 1
