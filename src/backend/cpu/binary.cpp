@@ -51,6 +51,10 @@ T floor_div(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return a;
   } else {
+    // MIN / -1 overflows and traps (SIGFPE) in hardware; wrap like PyTorch (-MIN == MIN).
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    }
     const T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   }
@@ -65,6 +69,9 @@ T py_rem(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return false;
   } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0);  // MIN % -1 traps in hardware; the remainder is 0
+    }
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
