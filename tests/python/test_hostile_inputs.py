@@ -216,13 +216,21 @@ def test_load_safetensors_copies_by_default(tmp_path):
 # ---------------------------------------------------------------- hangs
 
 
-def test_zero_element_tensors_with_huge_dims_cost_nothing():
-    run("""
+def test_zero_element_tensors_with_huge_dims_cost_nothing(tmp_path):
+    run(f"""
+    import json, struct
+    header = json.dumps({{"x": {{"dtype": "F32", "shape": [2**40, 0], "data_offsets": [0, 0]}}}}).encode()
+    path = os.path.join({str(tmp_path)!r}, "z.safetensors")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+    for copy in (True, False):
+        x = st.io.load_safetensors(path, copy=copy)[0]["x"]
+        assert x.shape == (2**40, 0) and (x + 1).numel() == 0 and "size=(1099511627776, 0)" in repr(x)
     z = st.zeros(2**47, 0)
     assert z.shape == (2**47, 0) and z.numel() == 0
     for r in (z + 1, z * z, st.ones(2**47, 0) - 2, z.exp(), (z > 0), z.clone(), z.contiguous(), z.t().contiguous()):
         assert r.numel() == 0
-    assert z.sum().item() == 0.0
+    assert z.sum().item() == 0.0 and z.sum(dim=0).shape == (0,)
     assert z.reshape(0, 2**47).shape == (0, 2**47)
     st.zeros(0, 2**40).fill_(3.0)
     """, timeout=30)
