@@ -51,7 +51,14 @@ nb::tuple checkpoint_to_py(const io::Checkpoint& c) {
   return nb::make_tuple(tensors_to_py(c.tensors), metadata_to_py(c.metadata));
 }
 
-std::string path_str(nb::handle p) { return nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(p))); }
+// The file system's bytes for a path (os.fsencode), so names that are not valid UTF-8
+// (surrogate-escaped bytes from os.listdir) work instead of failing to convert.
+std::string path_str(nb::handle p) {
+  nb::object encoded = nb::module_::import_("os").attr("fsencode")(p);
+  if (!nb::isinstance<nb::bytes>(encoded)) throw st::DtypeError("path: os.fsencode did not return bytes");
+  nb::bytes b = nb::borrow<nb::bytes>(encoded);
+  return std::string(b.c_str(), b.size());
+}
 
 std::string bytes_arg(nb::handle b) {
   if (nb::isinstance<nb::bytes>(b)) {

@@ -348,6 +348,10 @@ def test_lone_surrogates_raise_typed_errors(tmp_path):
     expect(ValueError, lambda: st.nn.save(path, {{"a": st.zeros(1)}}, metadata={{"\\ud800": "v"}}), "surrogate")
     expect(ValueError, lambda: st.io.save_json(path + ".json", {{"\\udfff": st.zeros(1)}}), "surrogate")
     assert not os.path.exists(path)
+    # A file name that is not UTF-8 (bytes surrogate-escaped by os.fsdecode) is a valid path.
+    odd = os.path.join({str(tmp_path)!r}, os.fsdecode(b"w\\xff.safetensors"))
+    st.io.save_safetensors(odd, {{"a": st.ones(2)}}, manifest=False)
+    assert st.io.load_safetensors(odd)[0]["a"].tolist() == [1.0, 1.0]
     """)
 
 
