@@ -158,8 +158,9 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
             t = st::zeros({rows, cols}, dtype.value_or(Dtype::Float32));
           } else if (n == 3) {
             const Tensor flat = tensor_from_data(args[2], dtype.value_or(Dtype::Float32));
-            if (flat.numel() != rows * cols) {
-              throw st::ShapeError("Tensor: expected " + std::to_string(rows * cols) + " values for shape (" +
+            const int64_t count = st::checked_numel({rows, cols}, st::dtype_size(flat.dtype()), "Tensor");
+            if (flat.numel() != count) {
+              throw st::ShapeError("Tensor: expected " + std::to_string(count) + " values for shape (" +
                                    std::to_string(rows) + ", " + std::to_string(cols) + "), got " +
                                    std::to_string(flat.numel()));
             }

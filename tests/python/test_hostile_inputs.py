@@ -77,6 +77,8 @@ def test_shape_overflow_and_negative_sizes_raise_shape_error():
     expect(st.ShapeError, lambda: st.randn(1).expand(-2))
     expect(st.ShapeError, lambda: st.randn(1).expand(2**62, 2**62))
     expect(st.ShapeError, lambda: st.nn.Linear(2**31, 2**31))
+    expect(st.ShapeError, lambda: st.Tensor(2**40, 2**40, [1.0]))
+    expect(st.ShapeError, lambda: st.Tensor(2**40, 2**40))
     a = st.ones(1, 1).expand(2**31, 2**31)                    # a view: nothing allocated yet
     assert a.shape == (2**31, 2**31)
     expect(st.SpiralError, lambda: a @ a)                      # the product cannot be allocated
