@@ -491,3 +491,39 @@ def test_plugin_listen_queues_are_released():
         assert plugin.has_listeners("HostileEvent")
     assert not plugin.has_listeners("HostileEvent")
     """)
+
+
+def test_mutated_manifests_raise_checkpoint_error_only(tmp_path):
+    """A small deterministic mutation run over a manifest (no fuzzer is available here):
+    every variant either loads or raises CheckpointError."""
+    run(f"""
+    import random
+    d = {str(tmp_path)!r}
+    path = os.path.join(d, "m.bin")
+    st.nn.save(path, {{"w": st.ones(2, 3), "b": st.zeros(3, dtype=st.int64)}}, metadata={{"k": "v"}})
+    good = open(path + ".manifest.json", "rb").read()
+    rng = random.Random(19)
+    tokens = [b"{{", b"}}", b"[", b"]", b'"', b",", b":", b"-1", b"1e999", b"null", b"\\xff", b"\\\\u0000",
+              b"..", b"/etc/passwd", b"18446744073709551616", b"[[[[[[[[", b'"format_version": 2']
+    target = os.path.join(d, "t.manifest.json")
+    outcomes = {{"ok": 0, "CheckpointError": 0}}
+    for i in range(3000):
+        b = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(b) + 1)
+            op = rng.random()
+            if op < 0.4:
+                b[pos:pos + rng.randint(1, 8)] = b""
+            elif op < 0.8:
+                b[pos:pos] = rng.choice(tokens)
+            else:
+                b[pos:pos + 1] = bytes([rng.randrange(256)])
+        with open(target, "wb") as f:
+            f.write(bytes(b))
+        try:
+            st.io.read_manifest(target, verify=rng.random() < 0.5)
+            outcomes["ok"] += 1
+        except st.CheckpointError:
+            outcomes["CheckpointError"] += 1
+    assert outcomes["CheckpointError"] > 1000, outcomes
+    """, timeout=300)
