@@ -44,6 +44,19 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
 template <typename T>
 constexpr bool kFloat = std::is_floating_point_v<T>;
 
+// Integer +, -, * wrap like NumPy and PyTorch. Computed in the unsigned type because
+// signed overflow is undefined behaviour in C++ (UBSan reports it; the optimiser may
+// assume it never happens).
+template <typename T, typename F>
+T wrapping(T x, T y, F f) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(f(static_cast<U>(x), static_cast<U>(y))));
+  } else {
+    return static_cast<T>(f(x, y));
+  }
+}
+
 template <typename T>
 T floor_div(T a, T b) {
   if constexpr (kFloat<T>) {
@@ -101,14 +114,15 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<T, T>(a, b, out, [](T x, T y) { return x || y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x + y); });
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       }
-    case BinaryOp::Sub: return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x - y); });
+    case BinaryOp::Sub:
+      return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
     case BinaryOp::Mul:
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<T, T>(a, b, out, [](T x, T y) { return x && y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x * y); });
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
       }
     case BinaryOp::Div:
       if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return x / y; });
