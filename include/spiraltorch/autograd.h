@@ -27,6 +27,13 @@ struct Node {
   // A non-leaf output that asked for retain_grad(): receives its gradient in .grad.
   std::weak_ptr<TensorImpl> retained_output;
 
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Frees the chain of nodes this one held last in a loop, not by recursion, so a graph
+  // of any length can be released without overflowing the stack.
+  ~Node();
+
   void save(const Tensor& t);
   void check_saved() const;  // raises if a saved tensor was modified in place
 };

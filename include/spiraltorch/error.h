@@ -25,6 +25,11 @@ class CheckpointError : public SpiralError {
  public:
   using SpiralError::SpiralError;
 };
+// An allocation the machine cannot satisfy (Python: OutOfMemoryError, also a MemoryError).
+class OutOfMemoryError : public SpiralError {
+ public:
+  using SpiralError::SpiralError;
+};
 // Bad argument values that are neither shapes nor dtypes (negative sizes, bad dims).
 class ValueError : public SpiralError {
  public:

@@ -26,6 +26,11 @@ class Storage {
   // Bumped by every in-place write; autograd checks saved tensors against it.
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
+  // Memory its producer forbids writing (a read-only NumPy array or memmap, bytes, a JAX
+  // buffer). In-place ops and optimizer steps refuse tensors on it instead of writing
+  // through, which would fault on a read-only mapping or change an immutable object.
+  bool read_only() const { return read_only_; }
+  void set_read_only() { read_only_ = true; }
 
   Storage(void* data, size_t nbytes, Device device, std::function<void()> release)
       : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)) {}
@@ -36,6 +41,7 @@ class Storage {
   Device device_;
   std::function<void()> release_;
   uint64_t version_ = 0;
+  bool read_only_ = false;
 };
 
 }  // namespace st

@@ -40,8 +40,17 @@ struct TensorImpl {
   double manifold_curvature = 0.0;
 };
 
+// The most dimensions a tensor may have (PyTorch's limit for many paths); deeper shapes
+// would overflow fixed-size index arrays in NumPy and recursion in printing.
+inline constexpr int64_t kMaxDims = 64;
+
 Shape contiguous_strides(const Shape& shape);
 int64_t shape_numel(const Shape& shape);
+// The one place shapes are validated: at most kMaxDims dims, none negative, and the
+// element count (and, when itemsize > 0, the byte size) fits in int64. Returns the
+// element count; throws ShapeError naming `op` otherwise. Every tensor is built through
+// Tensor::empty or Tensor::from_storage, which both call it.
+int64_t checked_numel(const Shape& shape, size_t itemsize, const char* op);
 std::string shape_str(const Shape& shape);  // "(2, 3)"
 
 // A handle to a strided N-d array; copies of a Tensor share the same data and

@@ -19,6 +19,7 @@ from ._core import (  # noqa: F401
     CheckpointError,
     DeviceUnavailableError,
     DtypeError,
+    OutOfMemoryError,
     ShapeError,
     SpiralError,
     SpiralIndexError,

@@ -63,7 +63,8 @@ def tensor_repr(t: "_core.Tensor") -> str:
     """PyTorch-style repr: ``tensor([[1., 2.]], dtype=spiraltorch.float64, requires_grad=True)``."""
     is_float = t.dtype in (_core.dtype.float32, _core.dtype.float64, _core.dtype.float16, _core.dtype.bfloat16)
     flat_needs_digits = False
-    values = t.detach().tolist()
+    # An empty tensor prints as [] with its size (like PyTorch), without listing 2**47 empty rows.
+    values = [] if t.numel() == 0 else t.detach().tolist()
     if is_float:
         def walk(v: Any) -> None:
             nonlocal flat_needs_digits

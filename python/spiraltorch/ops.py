@@ -176,7 +176,11 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
         try:
             result = op.forward(list(xs))
         except Exception as exc:
-            raise RuntimeError(f"operator forward callback failed: {name}: {type(exc).__name__}: {exc}") from exc
+            # The callback's own exception propagates with its type (a ValueError stays
+            # catchable as one); a note names the operator it came from.
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"in the forward callback of operator '{name}'")
+            raise
     outs = _tensors(result, "output", name)
     if not outs:
         raise ValueError(f"ops '{name}': forward returned no outputs")

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from typing import Any, Callable, Iterable, Iterator
 
 from . import _core
@@ -177,7 +178,17 @@ class PluginQueue:
         self.maxlen = max(1, int(maxlen))
         self._items: collections.deque[dict] = collections.deque(maxlen=self.maxlen)
         self._items_lock = threading.Lock()
-        self.subscription_id: int | None = subscribe(event_type, self._push)
+        # The bus holds only a weak reference, so a queue nobody keeps is freed (and its
+        # subscription dropped) instead of collecting events for the rest of the process.
+        ref = weakref.ref(self)
+
+        def push(event: dict, _ref: "weakref.ref[PluginQueue]" = ref) -> None:
+            queue = _ref()
+            if queue is not None:
+                queue._push(event)
+
+        self.subscription_id: int | None = subscribe(event_type, push)
+        self._finalizer = weakref.finalize(self, unsubscribe, event_type, self.subscription_id)
 
     def _push(self, event: dict) -> None:
         with self._items_lock:
@@ -200,6 +211,7 @@ class PluginQueue:
         """Stops collecting; False when already closed."""
         if self.subscription_id is None:
             return False
+        self._finalizer.detach()
         unsubscribe(self.event_type, self.subscription_id)
         self.subscription_id = None
         return True
@@ -223,11 +235,6 @@ class PluginQueue:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def listen(event_type: str = "*", *, maxlen: int = 1024) -> PluginQueue:
@@ -389,6 +396,9 @@ class _Plugin:
 
 
 _plugins: dict[str, _Plugin] = {}
+# Ids between their check and their insertion: reserved under _lock so two threads
+# registering the same id cannot both pass the check.
+_registering: set[str] = set()
 
 
 def _metadata_of(plugin: Any) -> dict[str, Any]:
@@ -426,38 +436,48 @@ def register_python_plugin(plugin: Any, *, replace: bool = False) -> str:
     dependency must already be registered. Returns the plugin id."""
     meta = _metadata_of(plugin)
     pid = meta["id"]
-    for dep in meta["dependencies"]:
-        if dep == pid:
-            raise ValueError(f"plugin '{pid}' depends on itself")
-        if dep not in _plugins:
-            raise ValueError(f"plugin '{pid}' depends on '{dep}', which is not registered")
     auto = getattr(plugin, "auto_subscribe", True)
     if not isinstance(auto, bool):
         raise TypeError(f"plugin '{pid}': auto_subscribe must be a bool")
     with _lock:
+        for dep in meta["dependencies"]:
+            if dep == pid:
+                raise ValueError(f"plugin '{pid}' depends on itself")
+            if dep not in _plugins:
+                raise ValueError(f"plugin '{pid}' depends on '{dep}', which is not registered")
+        if pid in _registering:
+            raise RuntimeError(f"plugin '{pid}' is being registered by another thread")
         if pid in _plugins:
             if not replace:
                 raise RuntimeError(f"plugin '{pid}' is already registered (pass replace=True)")
             unregister_plugin(pid)
-    hook = getattr(plugin, "on_load", None)
-    if callable(hook):
-        hook()
+        _registering.add(pid)
     subs: list[tuple[str, int]] = []
-    on_event = getattr(plugin, "on_event", None)
-    if callable(on_event) and auto:
-        types = getattr(plugin, "event_types", ["*"])
-        types = types() if callable(types) else types
-        if types is not None:
-            def deliver(event: dict, _cb: Callable[[dict], Any] = on_event, _pid: str = pid) -> None:
-                try:
-                    _cb(event)
-                except Exception:
-                    print(f"spiraltorch.plugin: plugin '{_pid}' on_event raised:", file=sys.stderr)
-                    traceback.print_exc()
+    try:
+        hook = getattr(plugin, "on_load", None)
+        if callable(hook):
+            hook()
+        on_event = getattr(plugin, "on_event", None)
+        if callable(on_event) and auto:
+            types = getattr(plugin, "event_types", ["*"])
+            types = types() if callable(types) else types
+            if types is not None:
+                def deliver(event: dict, _cb: Callable[[dict], Any] = on_event, _pid: str = pid) -> None:
+                    try:
+                        _cb(event)
+                    except Exception:
+                        print(f"spiraltorch.plugin: plugin '{_pid}' on_event raised:", file=sys.stderr)
+                        traceback.print_exc()
 
-            subs = subscribe_many([types] if isinstance(types, str) else list(types), deliver)
-    with _lock:
-        _plugins[pid] = _Plugin(plugin, meta, subs)
+                subs = subscribe_many([types] if isinstance(types, str) else list(types), deliver)
+        with _lock:
+            _plugins[pid] = _Plugin(plugin, meta, subs)
+    except BaseException:
+        unsubscribe_many(subs)
+        raise
+    finally:
+        with _lock:
+            _registering.discard(pid)
     _emit("PluginLoaded", plugin_id=pid)
     return pid
 

@@ -3,6 +3,8 @@
 #include <nanobind/ndarray.h>
 
 #include <cstring>
+#include <new>
+#include <typeinfo>
 
 namespace stpy {
 
@@ -54,6 +56,12 @@ namespace {
 enum class Kind { Bool, Int, Float };
 
 void infer(nb::handle h, size_t depth, Shape& shape, Kind& kind, bool& first_leaf, const char* op) {
+  // Deeper nesting cannot be a valid tensor anyway, and unbounded recursion would
+  // overflow the C stack on a hostile 20,000-deep list.
+  if (static_cast<int64_t>(depth) > st::kMaxDims) {
+    throw st::ShapeError(std::string(op) + ": nested sequences are deeper than the maximum of " +
+                         std::to_string(st::kMaxDims) + " dimensions");
+  }
   if (auto s = to_scalar(h)) {
     if (depth != shape.size() && !first_leaf) {
       throw st::ShapeError(std::string(op) + ": nested sequences have inconsistent depth");
@@ -198,18 +206,59 @@ st::Dims to_dims(nb::handle h) {
   return dims;
 }
 
+namespace {
+// One dimension of a requested shape: a Python int (or anything with __index__) that fits
+// in int64; a larger one is a ShapeError, not std::bad_cast.
+int64_t dim_of(nb::handle d) {
+  if (!PyLong_Check(d.ptr()) && !PyIndex_Check(d.ptr())) {
+    throw st::DtypeError(std::string("shape: dimensions must be integers, got ") + nb::type_name(d.type()).c_str());
+  }
+  nb::object as_int = nb::steal(PyNumber_Index(d.ptr()));
+  if (!as_int.is_valid()) nb::raise_python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+  if (overflow) throw st::ShapeError(std::string("shape: dimension ") + nb::str(as_int).c_str() + " does not fit in int64");
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
 Shape to_shape_obj(nb::handle h) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<int64_t>(h)};
+  if (PyLong_Check(h.ptr())) return {dim_of(h)};
   Shape s;
-  for (nb::handle d : h) s.push_back(nb::cast<int64_t>(d));
+  for (nb::handle d : h) {
+    s.push_back(dim_of(d));
+    // A hostile [1] * 10**6 is refused before the whole list is converted.
+    if (static_cast<int64_t>(s.size()) > st::kMaxDims) {
+      throw st::ShapeError("shape: more than the maximum of " + std::to_string(st::kMaxDims) + " dimensions");
+    }
+  }
   return s;
 }
 
 Shape to_shape(nb::args args) {
   if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return to_shape_obj(args[0]);
+  if (static_cast<int64_t>(args.size()) > st::kMaxDims) {
+    throw st::ShapeError("shape: " + std::to_string(args.size()) + " dimensions exceed the maximum of " +
+                         std::to_string(st::kMaxDims));
+  }
   Shape s;
-  for (nb::handle d : args) s.push_back(nb::cast<int64_t>(d));
+  for (nb::handle d : args) s.push_back(dim_of(d));
   return s;
+}
+
+std::string utf8_of(nb::handle s, const char* op, const char* what) {
+  if (!PyUnicode_Check(s.ptr())) {
+    throw st::DtypeError(std::string(op) + ": " + what + " must be a str, got " + nb::type_name(s.type()).c_str());
+  }
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s.ptr(), &n);
+  if (!p) {
+    PyErr_Clear();
+    nb::object escaped = nb::steal(PyObject_ASCII(s.ptr()));
+    throw st::ValueError(std::string(op) + ": " + what + " " + (escaped.is_valid() ? nb::str(escaped).c_str() : "?") +
+                         " cannot be encoded as UTF-8 (it contains a lone surrogate)");
+  }
+  return std::string(p, static_cast<size_t>(n));
 }
 
 nb::object make_size(const Shape& shape) {
@@ -266,6 +315,7 @@ PyObject* g_device_error = nullptr;
 PyObject* g_checkpoint_error = nullptr;
 PyObject* g_value_error = nullptr;
 PyObject* g_index_error = nullptr;
+PyObject* g_oom_error = nullptr;
 
 PyObject* make_error(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
   nb::tuple b = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(bases.size())));
@@ -290,6 +340,8 @@ void register_errors(nb::module_& m) {
                                   "A checkpoint or state dict is invalid or incompatible.");
   g_value_error = make_error(m, "SpiralValueError", {g_spiral_error, PyExc_ValueError}, "An invalid argument value.");
   g_index_error = make_error(m, "SpiralIndexError", {g_spiral_error, PyExc_IndexError}, "An index out of range.");
+  g_oom_error = make_error(m, "OutOfMemoryError", {g_spiral_error, PyExc_MemoryError},
+                           "An allocation the machine cannot satisfy.");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -305,8 +357,18 @@ void register_errors(nb::module_& m) {
       PyErr_SetString(g_value_error, e.what());
     } catch (const st::IndexError& e) {
       PyErr_SetString(g_index_error, e.what());
+    } catch (const st::OutOfMemoryError& e) {
+      PyErr_SetString(g_oom_error, e.what());
     } catch (const st::SpiralError& e) {
       PyErr_SetString(g_spiral_error, e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(g_oom_error, "allocation failed: out of memory");
+    } catch (const std::bad_cast&) {
+      // nanobind's failed nb::cast (an int beyond int64, a str that is not valid UTF-8, an
+      // object of the wrong type): a typed error instead of RuntimeError("std::bad_cast").
+      PyErr_SetString(g_dtype_error,
+                      "conversion: a Python value could not be converted to the expected type "
+                      "(wrong type, integer out of range, or a str that is not valid UTF-8)");
     }
   });
 }

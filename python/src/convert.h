@@ -39,6 +39,10 @@ void register_errors(nb::module_& m);
 // Builds the returned `shape` object (a callable tuple, see spiraltorch/_size.py).
 nb::object make_size(const Shape& shape);
 void set_size_type(nb::object type);
+// The UTF-8 bytes of a Python str. Non-str values raise DtypeError, and a str with no
+// UTF-8 form (a lone surrogate such as '\udc80') ValueError, both naming `op` and `what`
+// (nb::cast would leak std::bad_cast).
+std::string utf8_of(nb::handle s, const char* op, const char* what);
 // Nested Python lists of the tensor's values.
 nb::object to_list(const Tensor& t);
 

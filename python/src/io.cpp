@@ -30,7 +30,7 @@ io::Metadata metadata_from_py(nb::handle obj, const char* op) {
       throw st::ValueError(std::string(op) + ": metadata must map str to str, got " +
                            nb::cast<std::string>(nb::repr(k)) + ": " + nb::cast<std::string>(nb::repr(v)));
     }
-    out[nb::cast<std::string>(k)] = nb::cast<std::string>(v);
+    out[utf8_of(k, op, "metadata key")] = utf8_of(v, op, "metadata value");
   }
   return out;
 }
@@ -51,7 +51,14 @@ nb::tuple checkpoint_to_py(const io::Checkpoint& c) {
   return nb::make_tuple(tensors_to_py(c.tensors), metadata_to_py(c.metadata));
 }
 
-std::string path_str(nb::handle p) { return nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(p))); }
+// The file system's bytes for a path (os.fsencode), so names that are not valid UTF-8
+// (surrogate-escaped bytes from os.listdir) work instead of failing to convert.
+std::string path_str(nb::handle p) {
+  nb::object encoded = nb::module_::import_("os").attr("fsencode")(p);
+  if (!nb::isinstance<nb::bytes>(encoded)) throw st::DtypeError("path: os.fsencode did not return bytes");
+  nb::bytes b = nb::borrow<nb::bytes>(encoded);
+  return std::string(b.c_str(), b.size());
+}
 
 std::string bytes_arg(nb::handle b) {
   if (nb::isinstance<nb::bytes>(b)) {
@@ -78,8 +85,13 @@ void def_format(nb::module_& m, const char* name, const char* format, Saver save
     std::optional<std::string> mp;
     {
       nb::gil_scoped_release release;
-      save(p, named, meta);
-      if (manifest) mp = io::write_manifest(p, format, named, module_type, meta);
+      if (manifest) {
+        // Both files through temporaries, so a kill never leaves a mismatched pair.
+        mp = io::save_with_manifest(p, format, [&](const std::string& to) { save(to, named, meta); }, named,
+                                    module_type, meta);
+      } else {
+        save(p, named, meta);
+      }
     }
     return mp ? nb::object(nb::str(mp->c_str(), mp->size())) : nb::none();
   }, nb::arg("path"), nb::arg("tensors"), nb::arg("metadata") = nb::none(), nb::kw_only(),
@@ -115,10 +127,12 @@ void bind_io(nb::module_& root) {
       c = io::load_safetensors(p, copy);
     }
     return checkpoint_to_py(c);
-  }, nb::arg("path"), nb::kw_only(), nb::arg("copy") = false,
+  }, nb::arg("path"), nb::kw_only(), nb::arg("copy") = true,
      "Reads a .safetensors file, a directory, or a sharded model.safetensors.index.json; returns\n"
-     "(dict of name -> Tensor, metadata dict). With copy=False the tensors alias a private\n"
-     "copy-on-write memory map of the file (writes never reach the file).");
+     "(dict of name -> Tensor, metadata dict). By default (copy=True) the tensors own their memory.\n"
+     "With copy=False they alias a private copy-on-write memory map of the file: cheap to load, and\n"
+     "writes never reach the file, but the file must stay unchanged while the tensors live -- truncating\n"
+     "it makes reads fault (SIGBUS, killing the process) and rewriting it in place changes the tensors.");
   def_format(m, "json", "json",
              [](const std::string& p, const io::NamedTensors& t, const io::Metadata& md) { io::save_json(p, t, md); },
              [](const std::string& p) { return io::load_json(p); }, true);

@@ -100,9 +100,8 @@ st::nn::StateDict state_from_py(nb::handle obj, const char* op) {
     } else {
       t = tensor_from_data(value, std::nullopt);
     }
-    out.emplace_back(nb::cast<std::string>(key), t);
+    out.emplace_back(utf8_of(key, op, "key"), t);
   }
-  (void)op;
   return out;
 }
 

@@ -67,10 +67,38 @@ Tensor index_on_device(const Tensor& idx, const Tensor& x) {
   return st::to_device(idx, x.device());
 }
 
-// Positions (int64, on the mask's device) of the true entries of a 1-d bool mask.
-Tensor mask_positions(const Tensor& mask) {
+// Positions (int64, on the mask's device) of the true entries of a 1-d bool mask that
+// indexes dim `dim` of `x`; a mask of another length is refused like PyTorch does, since
+// a shorter one would silently select from a prefix.
+Tensor mask_positions(const Tensor& mask, const Tensor& x, int64_t dim) {
+  if (mask.shape()[0] != x.shape()[dim]) {
+    throw st::IndexError("index: the boolean mask of length " + std::to_string(mask.shape()[0]) +
+                         " does not match the size " + std::to_string(x.shape()[dim]) + " of dim " +
+                         std::to_string(dim) + " of the indexed tensor " + st::shape_str(x.shape()));
+  }
   const Tensor all = st::arange(0, static_cast<double>(mask.shape()[0]), 1.0, Dtype::Int64, mask.device());
   return st::reshape(st::masked_select(all, mask), {-1});
+}
+
+// Python's & | ^ ~ are bitwise operators, undefined for floating dtypes (PyTorch raises).
+// Here they are the logical ops, which agree with bitwise ones on bool; refuse floats
+// rather than silently treating them as truth values.
+void refuse_float(const char* op, const Tensor& a, nb::handle b = nb::handle()) {
+  Dtype bad = a.dtype();
+  bool is_bad = st::is_floating(a.dtype());
+  if (!is_bad && b.is_valid()) {
+    if (nb::isinstance<Tensor>(b)) {
+      bad = nb::cast<Tensor>(b).dtype();
+      is_bad = st::is_floating(bad);
+    } else if (PyFloat_Check(b.ptr())) {
+      bad = Dtype::Float64;
+      is_bad = true;
+    }
+  }
+  if (is_bad) {
+    throw st::DtypeError(std::string(op) + ": not defined for floating-point operands (got " + st::dtype_name(bad) +
+                         "); use bool or integer tensors");
+  }
 }
 
 IndexResult apply_index(const Tensor& x, nb::handle index) {
@@ -139,7 +167,7 @@ Tensor getitem(const Tensor& x, nb::handle index) {
   const Tensor& idx = r.adv;
   if (idx.dtype() == Dtype::Bool) {
     if (r.adv_dim == 0 && idx.shape() == r.view.shape()) return st::masked_select(r.view, idx);
-    if (idx.dim() == 1) return st::index_select(r.view, r.adv_dim, mask_positions(idx));
+    if (idx.dim() == 1) return st::index_select(r.view, r.adv_dim, mask_positions(idx, r.view, r.adv_dim));
     throw st::IndexError("index: boolean masks must cover the leading dims or be 1-d");
   }
   Tensor flat = st::reshape(idx, {-1});
@@ -187,7 +215,7 @@ void setitem(Tensor& x, nb::handle index, nb::handle value) {
   // slice through select views (select wraps negative positions; a repeated position
   // keeps the last write). The value broadcasts against what x[index] would return.
   const int64_t d = r.adv_dim;
-  const Tensor idx = r.adv.dtype() == Dtype::Bool ? mask_positions(r.adv) : r.adv.to(Dtype::Int64);
+  const Tensor idx = r.adv.dtype() == Dtype::Bool ? mask_positions(r.adv, r.view, d) : r.adv.to(Dtype::Int64);
   const auto positions = idx.to_vector<int64_t>();
   const int64_t k = static_cast<int64_t>(positions.size());
   Tensor vk;
@@ -239,13 +267,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("__le__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::le(x, y); }); })
       .def("__gt__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::gt(x, y); }); })
       .def("__ge__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::ge(x, y); }); })
-      .def("__and__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::logical_and(x, y); }); })
-      .def("__or__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::logical_or(x, y); }); })
-      .def("__xor__", [](const Tensor& a, nb::handle b) { return binop(a, b, [](const auto& x, const auto& y) { return st::logical_xor(x, y); }); })
+      .def("__and__", [](const Tensor& a, nb::handle b) { refuse_float("__and__", a, b); return binop(a, b, [](const auto& x, const auto& y) { return st::logical_and(x, y); }); })
+      .def("__or__", [](const Tensor& a, nb::handle b) { refuse_float("__or__", a, b); return binop(a, b, [](const auto& x, const auto& y) { return st::logical_or(x, y); }); })
+      .def("__xor__", [](const Tensor& a, nb::handle b) { refuse_float("__xor__", a, b); return binop(a, b, [](const auto& x, const auto& y) { return st::logical_xor(x, y); }); })
       .def("__neg__", [](const Tensor& a) { return st::neg(a); })
       .def("__pos__", [](const Tensor& a) { return a; })
       .def("__abs__", [](const Tensor& a) { return st::abs(a); })
-      .def("__invert__", [](const Tensor& a) { return st::logical_not(a); })
+      .def("__invert__", [](const Tensor& a) { refuse_float("__invert__", a); return st::logical_not(a); })
       .def("__iadd__", [](Tensor& a, nb::handle b) { st::add_(a, as_operand(b, a)); return a; })
       .def("__isub__", [](Tensor& a, nb::handle b) { st::sub_(a, as_operand(b, a)); return a; })
       .def("__imul__", [](Tensor& a, nb::handle b) { st::mul_(a, as_operand(b, a)); return a; })

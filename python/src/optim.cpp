@@ -56,19 +56,21 @@ void set_option(Options& o, const std::string& key, nb::handle value) {
     return;
   }
   if (value.is_none()) return;  // e.g. PyTorch's foreach=None
+  double v;
   if (nb::isinstance<nb::bool_>(value)) {
-    o[key] = nb::cast<bool>(value) ? 1.0 : 0.0;
-    return;
+    v = nb::cast<bool>(value) ? 1.0 : 0.0;
+  } else if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) {
+    v = nb::cast<double>(value);
+  } else if (nb::isinstance<Tensor>(value)) {
+    v = nb::cast<Tensor>(value).item();
+  } else {
+    throw st::ValueError("optimizer: option '" + key + "' must be a number or bool");
   }
-  if (nb::isinstance<nb::int_>(value) || nb::isinstance<nb::float_>(value)) {
-    o[key] = nb::cast<double>(value);
-    return;
+  // Refused where it is set (group['lr'] = nan), not on a later step; step() checks again.
+  if ((key == "lr" || key == "weight_decay") && !(v >= 0.0 && std::isfinite(v))) {
+    throw st::ValueError("optimizer: invalid " + key + " " + std::to_string(v) + " (must be finite and >= 0)");
   }
-  if (nb::isinstance<Tensor>(value)) {
-    o[key] = nb::cast<Tensor>(value).item();
-    return;
-  }
-  throw st::ValueError("optimizer: option '" + key + "' must be a number or bool");
+  o[key] = v;
 }
 
 std::vector<Tensor> tensors_of(nb::handle h) {

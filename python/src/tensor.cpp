@@ -39,6 +39,13 @@ nb::ndarray<Framework> export_array(const Tensor& t) {
                                 cuda ? nb::device::cuda::value : nb::device::cpu::value, cuda ? t.device().index : 0);
 }
 
+// A NumPy array sharing t's memory; read-only when that memory is (NumPy then refuses writes).
+nb::object numpy_view(const Tensor& t) {
+  nb::object arr = nb::cast(export_array<nb::numpy>(t));
+  if (t.storage()->read_only()) nb::setattr(arr.attr("flags"), "writeable", nb::bool_(false));
+  return arr;
+}
+
 // Host copy for readers of values (numpy, tolist, item).
 Tensor host(const Tensor& t) { return t.device().type == st::DeviceType::CPU ? t : st::to_device(t.detach(), {}); }
 
@@ -92,6 +99,45 @@ Tensor from_array(nb::ndarray<nb::ro> a) {
                                    });
   return Tensor::from_storage(storage, shape, strides, 0, dt);
 }
+
+namespace {
+
+// True when the producer forbids writes to its memory: a non-writeable NumPy array
+// (np.frombuffer of bytes, a read-only memmap, broadcast_to), bytes, a read-only
+// memoryview. Only the buffer protocol can say so; DLPack-only producers are taken as
+// writable (DLPack 0.x has no read-only flag).
+bool read_only_buffer(nb::handle obj) {
+  if (!PyObject_CheckBuffer(obj.ptr())) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_WRITABLE | PyBUF_STRIDES) == 0) {
+    PyBuffer_Release(&view);
+    return false;
+  }
+  PyErr_Clear();
+  return true;
+}
+
+nb::ndarray<nb::ro> as_ndarray(nb::handle obj, const char* op) {
+  try {
+    return nb::cast<nb::ndarray<nb::ro>>(obj);
+  } catch (const std::bad_cast&) {
+    throw st::DtypeError(std::string(op) + ": cannot import an object of type " + nb::type_name(obj.type()).c_str() +
+                         "; expected a NumPy array or DLPack tensor of bool, uint8, int32, int64, float16, "
+                         "bfloat16, float32 or float64 in native byte order");
+  }
+}
+
+// Imports without copying; memory the producer marks read-only stays shared but is
+// flagged, so in-place ops refuse it instead of writing into an immutable bytes object
+// or a read-only file mapping (SIGSEGV).
+Tensor import_array(nb::handle obj, nb::ndarray<nb::ro> a) {
+  const bool read_only = read_only_buffer(obj);
+  Tensor t = from_array(std::move(a));
+  if (read_only) t.storage()->set_read_only();
+  return t;
+}
+
+}  // namespace
 
 nb::object tensor_repr_hook;
 
@@ -203,8 +249,7 @@ Tensor construct_tensor(nb::args args, nb::kwargs kwargs) {
   } else {
     t = tensor_from_data(data, shape ? std::optional<Dtype>(dtype.value_or(Dtype::Float32)) : dtype);
     if (shape) {
-      int64_t want = 1;
-      for (int64_t d : *shape) want *= d;
+      const int64_t want = st::checked_numel(*shape, st::dtype_size(t.dtype()), "Tensor");
       if (t.numel() != want) {
         throw st::ShapeError("Tensor: expected " + std::to_string(want) + " values for shape " + st::shape_str(*shape) +
                              ", got " + std::to_string(t.numel()));
@@ -345,7 +390,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (dt.is_none()) return nb::str(st::dtype_name(t.dtype()));
         return nb::cast(t.to(to_dtype(dt)));
       }, nb::arg("dtype") = nb::none())
-      .def("numpy", [](const Tensor& t) {
+      .def("numpy", [](const Tensor& t) -> nb::object {
         if (t.requires_grad()) {
           throw st::SpiralError("numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
         }
@@ -353,11 +398,11 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (t.device().type != st::DeviceType::CPU) {
           throw st::SpiralError("numpy: tensor is on " + t.device().str() + "; copy it to the host with .cpu() first");
         }
-        return export_array<nb::numpy>(t);
+        return numpy_view(t);
       })
       .def("__array__", [](const Tensor& t, nb::object dtype, nb::object copy) {
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("__array__: NumPy has no bfloat16; convert with .float() first");
-        nb::object arr = nb::cast(export_array<nb::numpy>(host(t.detach())));
+        nb::object arr = numpy_view(host(t.detach()));
         if (!dtype.is_none()) arr = arr.attr("astype")(dtype);
         return arr;
       }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
@@ -418,16 +463,21 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         // 1 names the legacy default stream (handle 0, which CuPy refuses as ambiguous).
         const int64_t stream = ours == 0 ? 1 : static_cast<int64_t>(ours);
         nb::object capsule = obj.attr("__dlpack__")(nb::arg("stream") = stream);
-        return from_array(nb::cast<nb::ndarray<nb::ro>>(capsule));
+        return from_array(as_ndarray(capsule, "from_dlpack"));
       }
     }
-    return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
+    return import_array(obj, as_ndarray(obj, "from_dlpack"));
   }, nb::arg("ext_tensor"),
      "Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order "
-     "its pending work before our current stream.");
+     "its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only "
+     "memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise "
+     "SpiralError (write to a .clone()), and .numpy() gives a read-only array.");
   m.def("from_numpy", [](nb::handle obj) -> Tensor {
-    return from_array(nb::cast<nb::ndarray<nb::ro>>(obj));
-  }, nb::arg("array"), "Wraps a NumPy array without copying; writes are visible on both sides.");
+    return import_array(obj, as_ndarray(obj, "from_numpy"));
+  }, nb::arg("array"),
+     "Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, "
+     "np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops "
+     "and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.");
   m.def("_set_size_type", &set_size_type);
 }
 

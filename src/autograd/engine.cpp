@@ -51,6 +51,29 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+Node::~Node() {
+  // Successors this node held last are queued on the outermost destructor of this thread
+  // and freed there one by one; a 200,000-node chain would otherwise recurse that deep.
+  thread_local std::vector<std::shared_ptr<Node>>* queue = nullptr;
+  std::vector<std::shared_ptr<Node>> local;
+  const bool outermost = queue == nullptr;
+  if (outermost) queue = &local;
+  for (Edge& e : next) {
+    if (e.node) queue->push_back(std::move(e.node));
+  }
+  // The closure may hold input tensors whose grad_fn is one of the queued nodes; dropping it
+  // now only lowers their counts, since the queue still holds them.
+  backward = nullptr;
+  if (outermost) {
+    while (!local.empty()) {
+      std::shared_ptr<Node> n = std::move(local.back());
+      local.pop_back();
+      n.reset();  // may push its own successors onto `local`
+    }
+    queue = nullptr;
+  }
+}
+
 void Node::save(const Tensor& t) {
   if (t.defined()) saved_versions.emplace_back(t.storage(), t.version());
 }

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <string>
 
 #include "core/host_cache.h"
 #include "spiraltorch/cuda.h"
@@ -22,7 +23,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   }
   constexpr size_t kAlign = 64;
   const size_t padded = ((nbytes + kAlign - 1) / kAlign) * kAlign;
-  void* p = host_cache::acquire(padded);
+  void* p = nullptr;
+  try {
+    p = host_cache::acquire(padded);
+  } catch (const std::bad_alloc&) {
+    // A typed error the caller can catch next to the rest of the hierarchy.
+    throw OutOfMemoryError("allocate: cannot allocate " + std::to_string(nbytes) + " bytes on cpu");
+  }
   return std::make_shared<Storage>(p, nbytes, device, [p, padded] { host_cache::release(p, padded); });
 }
 

@@ -18,6 +18,32 @@ Shape contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+int64_t checked_numel(const Shape& shape, size_t itemsize, const char* op) {
+  if (static_cast<int64_t>(shape.size()) > kMaxDims) {
+    throw ShapeError(std::string(op) + ": " + std::to_string(shape.size()) + " dimensions exceed the maximum of " +
+                     std::to_string(kMaxDims));
+  }
+  // The product of the non-zero dims must fit too: strides are built from it, even when a
+  // zero dim makes the tensor empty.
+  int64_t n = 1;
+  bool empty = false;
+  for (const int64_t d : shape) {
+    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+    if (d == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(n, d, &n)) {
+      throw ShapeError(std::string(op) + ": shape " + shape_str(shape) + " has more elements than fit in int64");
+    }
+  }
+  if (empty) return 0;
+  int64_t bytes = 0;
+  if (itemsize > 0 && __builtin_mul_overflow(n, static_cast<int64_t>(itemsize), &bytes)) {
+    throw ShapeError(std::string(op) + ": shape " + shape_str(shape) + " of " + std::to_string(n) + " elements times " +
+                     std::to_string(itemsize) + " bytes exceeds the addressable size");
+  }
+  return n;
+}
+
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (const int64_t d : shape) n *= d;
@@ -37,11 +63,9 @@ std::string shape_str(const Shape& shape) {
 }
 
 Tensor Tensor::empty(const Shape& shape, Dtype dtype, Device device) {
-  for (const int64_t d : shape) {
-    if (d < 0) throw ValueError("empty: negative dimension in shape " + shape_str(shape));
-  }
+  const int64_t n = checked_numel(shape, dtype_size(dtype), "empty");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), device);
+  impl->storage = Storage::allocate(static_cast<size_t>(n) * dtype_size(dtype), device);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;
@@ -50,6 +74,11 @@ Tensor Tensor::empty(const Shape& shape, Dtype dtype, Device device) {
 
 Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides,
                             int64_t offset, Dtype dtype) {
+  // Views may repeat elements (expand), so only the element count is bounded here, not bytes.
+  checked_numel(shape, 0, "view");
+  if (strides.size() != shape.size()) {
+    throw ShapeError("view: " + std::to_string(strides.size()) + " strides for shape " + shape_str(shape));
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->shape = shape;
@@ -105,6 +134,11 @@ Tensor Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& g) {
+  if (g.defined() && !is_floating(g.dtype())) {
+    // Optimizers and accumulation assume floating gradients, as PyTorch does.
+    throw DtypeError(std::string("grad: assigned gradient has dtype ") + dtype_name(g.dtype()) +
+                     "; gradients must be floating-point");
+  }
   if (g.defined() && g.shape() != shape()) {
     throw ShapeError("grad: assigned gradient of shape " + shape_str(g.shape()) + " to a tensor of shape " +
                      shape_str(shape()));

@@ -183,21 +183,30 @@ bool checked_nbytes(const Shape& shape, Dtype dtype, uint64_t& nbytes) {
   return true;
 }
 
+int open_regular_file(const std::string& path, const std::string& what, uint64_t& size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) fail(what, path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    fail(what, path, "not a regular file");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  size = static_cast<uint64_t>(sb.st_size);
+  return fd;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Files
 
 std::string read_file(const std::string& path, const std::string& what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) detail::fail(what, path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat sb {};
-  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    ::close(fd);
-    detail::fail(what, path, "not a regular file");
-  }
+  uint64_t size = 0;
+  const int fd = detail::open_regular_file(path, what, size);
   std::string out;
-  out.resize(static_cast<size_t>(sb.st_size));
+  out.resize(static_cast<size_t>(size));
   size_t done = 0;
   while (done < out.size()) {
     const ssize_t r = ::read(fd, out.data() + done, out.size() - done);
@@ -269,8 +278,8 @@ std::string sha256_hex(const void* data, size_t size) {
 }
 
 std::string sha256_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) detail::fail("manifest", path, std::string("cannot open: ") + std::strerror(errno));
+  uint64_t size = 0;
+  const int fd = detail::open_regular_file(path, "manifest", size);
   Sha256 s;
   std::vector<uint8_t> buf(1 << 20);
   while (true) {

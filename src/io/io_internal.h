@@ -47,6 +47,11 @@ void check_bool_bytes(const uint8_t* data, size_t n, const std::string& what, co
 // must fit in int64. Returns false on overflow.
 bool checked_nbytes(const Shape& shape, Dtype dtype, uint64_t& nbytes);
 
+// Opens `path` read-only and returns the descriptor after checking it names a regular
+// file; `size` receives its length. O_NONBLOCK makes the open itself return at once for a
+// FIFO (a plain open would wait forever for a writer); it is cleared again afterwards.
+int open_regular_file(const std::string& path, const std::string& what, uint64_t& size);
+
 inline uint64_t load_u64(const void* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);

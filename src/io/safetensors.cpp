@@ -128,6 +128,10 @@ SafetensorsHeader parse_header(const char* hdr, uint64_t n, uint64_t file_size, 
     }
     const json& shape = info["shape"];
     if (!shape.is_array()) fail(kWhat, path, tn + ": shape is not an array");
+    if (shape.size() > static_cast<size_t>(kMaxDims)) {
+      fail(kWhat, path, tn + ": " + std::to_string(shape.size()) + " dimensions exceed the maximum of " +
+                            std::to_string(kMaxDims));
+    }
     for (const json& d : shape) {
       uint64_t v;
       if (!as_u64(d, v) || v > static_cast<uint64_t>(INT64_MAX)) {
@@ -218,12 +222,9 @@ void pread_all(int fd, void* dst, size_t n, uint64_t off, const std::string& pat
 }
 
 uint64_t open_regular(const std::string& path, Fd& f) {
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) fail(kWhat, path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat sb {};
-  if (::fstat(f.fd, &sb) != 0) fail(kWhat, path, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(sb.st_mode)) fail(kWhat, path, "not a regular file");
-  return static_cast<uint64_t>(sb.st_size);
+  uint64_t size = 0;
+  f.fd = detail::open_regular_file(path, kWhat, size);
+  return size;
 }
 
 SafetensorsHeader read_header_fd(int fd, uint64_t size, const std::string& path) {

@@ -1,5 +1,14 @@
 // JSON and bincode state dicts, and manifests (formats documented in checkpoint.h).
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -377,24 +386,28 @@ Checkpoint load_bincode_bytes(const std::string& bytes, const std::string& label
 
 std::string manifest_path(const std::string& weights_path) { return weights_path + ".manifest.json"; }
 
-std::string write_manifest(const std::string& weights_path, const std::string& format, const NamedTensors& tensors,
-                           const std::optional<std::string>& module_type, const Metadata& metadata) {
+namespace {
+
+// The manifest text for weights whose bytes are in `weights_file`, recorded under the
+// file name `weights_name` (they differ while the weights still sit in a temporary).
+std::string manifest_text(const std::string& mpath, const std::string& weights_file, const std::string& weights_name,
+                          const std::string& format, const NamedTensors& tensors,
+                          const std::optional<std::string>& module_type, const Metadata& metadata) {
   namespace fs = std::filesystem;
-  const std::string mpath = manifest_path(weights_path);
   if (format != "safetensors" && format != "json" && format != "bincode") {
     fail(kManifest, mpath, "unknown weights format " + quote(format));
   }
   std::error_code ec;
-  const uint64_t size = fs::file_size(weights_path, ec);
-  if (ec) fail(kManifest, mpath, "cannot stat the weights file '" + weights_path + "': " + ec.message());
+  const uint64_t size = fs::file_size(weights_file, ec);
+  if (ec) fail(kManifest, mpath, "cannot stat the weights file '" + weights_file + "': " + ec.message());
   ordered_json m = ordered_json::object();
   m["format_version"] = 1;
   m["spiraltorch_version"] = version_string();
   m["format"] = format;
   m["weights"] = ordered_json::object();
-  m["weights"]["path"] = fs::path(weights_path).filename().string();
+  m["weights"]["path"] = weights_name;
   m["weights"]["bytes"] = size;
-  m["weights"]["sha256"] = sha256_file(weights_path);
+  m["weights"]["sha256"] = sha256_file(weights_file);
   m["module_type"] = module_type ? ordered_json(*module_type) : ordered_json(nullptr);
   m["metadata"] = ordered_json::object();
   for (const auto& [k, v] : metadata) m["metadata"][k] = v;
@@ -407,17 +420,14 @@ std::string write_manifest(const std::string& weights_path, const std::string& f
     list.push_back(std::move(e));
   }
   m["tensors"] = std::move(list);
-  std::string text;
   try {
-    text = m.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
+    return m.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
   } catch (const ordered_json::exception& e) {
     fail(kManifest, mpath, e.what());
   }
-  write_file_atomic(mpath, kManifest, [&](const ByteSink& sink) { sink(text.data(), text.size()); });
-  return mpath;
 }
 
-Manifest read_manifest(const std::string& mpath, bool verify) {
+Manifest parse_manifest(const std::string& mpath) {
   namespace fs = std::filesystem;
   const std::string text = read_file(mpath, kManifest);
   const json m = detail::parse_json(text.data(), text.data() + text.size(), kManifest, mpath);
@@ -462,19 +472,147 @@ Manifest read_manifest(const std::string& mpath, bool verify) {
       out.tensors.push_back({e["name"].get<std::string>(), {dt, s}});
     }
   }
-  if (verify) {
-    std::error_code ec;
-    const uint64_t size = fs::file_size(out.weights_path, ec);
-    if (ec) fail(kManifest, mpath, "cannot stat the weights file '" + out.weights_path + "': " + ec.message());
-    if (size != out.bytes) {
-      fail(kManifest, mpath, "the weights file has " + std::to_string(size) + " bytes but the manifest records " +
-                                 std::to_string(out.bytes));
-    }
-    if (sha256_file(out.weights_path) != out.sha256) {
-      fail(kManifest, mpath, "sha256 of the weights file does not match the manifest");
-    }
+  return out;
+}
+
+// Empty when the weights match the manifest, else why not.
+std::string mismatch(const Manifest& m) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(m.weights_path, ec);
+  if (ec) return "cannot stat the weights file '" + m.weights_path + "': " + ec.message();
+  if (size != m.bytes) {
+    return "the weights file has " + std::to_string(size) + " bytes but the manifest records " + std::to_string(m.bytes);
+  }
+  if (sha256_file(m.weights_path) != m.sha256) return "sha256 of the weights file does not match the manifest";
+  return {};
+}
+
+// Temporaries of `target` in its directory (write_file_atomic's `.<name>.tmp-PID-N`, also
+// nested ones a saver makes when given a temporary path), with the PID that wrote them.
+std::vector<std::pair<std::filesystem::path, pid_t>> temporaries_of(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<fs::path, pid_t>> out;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const size_t dots = name.find_first_not_of('.');
+    if (dots == 0 || dots == std::string::npos || name.compare(dots, prefix.size(), prefix) != 0) continue;
+    const char* p = name.c_str() + dots + prefix.size();
+    char* endp = nullptr;
+    const long pid = std::strtol(p, &endp, 10);
+    if (endp == p || *endp != '-' || pid <= 0) continue;
+    out.emplace_back(it->path(), static_cast<pid_t>(pid));
   }
   return out;
+}
+
+bool process_alive(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+std::string write_manifest(const std::string& weights_path, const std::string& format, const NamedTensors& tensors,
+                           const std::optional<std::string>& module_type, const Metadata& metadata) {
+  namespace fs = std::filesystem;
+  const std::string mpath = manifest_path(weights_path);
+  const std::string text = manifest_text(mpath, weights_path, fs::path(weights_path).filename().string(), format,
+                                         tensors, module_type, metadata);
+  write_file_atomic(mpath, kManifest, [&](const ByteSink& sink) { sink(text.data(), text.size()); });
+  return mpath;
+}
+
+Manifest read_manifest(const std::string& mpath, bool verify) {
+  namespace fs = std::filesystem;
+  Manifest out = parse_manifest(mpath);
+  if (!verify) return out;
+  const std::string why = mismatch(out);
+  if (why.empty()) return out;
+  // A save killed between renaming the weights and the manifest leaves the new manifest in
+  // a complete temporary; the newest one that matches the weights names the current pair.
+  auto candidates = temporaries_of(fs::path(mpath));
+  std::error_code ec;
+  std::sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
+    return fs::last_write_time(a.first, ec) > fs::last_write_time(b.first, ec);
+  });
+  for (const auto& [tmp, pid] : candidates) {
+    try {
+      Manifest m = parse_manifest(tmp.string());
+      m.weights_path = (fs::path(mpath).parent_path() / fs::path(m.weights_path).filename()).string();
+      if (m.weights_path == out.weights_path && mismatch(m).empty()) return m;
+    } catch (const CheckpointError&) {
+      // An incomplete temporary: not a candidate.
+    }
+  }
+  fail(kManifest, mpath, why);
+}
+
+std::string save_with_manifest(const std::string& path, const std::string& format,
+                               const std::function<void(const std::string&)>& save, const NamedTensors& tensors,
+                               const std::optional<std::string>& module_type, const Metadata& metadata) {
+  namespace fs = std::filesystem;
+  static std::atomic<uint64_t> counter{0};
+  const fs::path target(path);
+  if (target.filename().empty()) fail(format, path, "not a file path");
+  const std::string mpath = manifest_path(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+
+  // Leftovers of killed saves: promote a complete manifest that matches the current weights
+  // (the killed save had renamed its weights already), then delete the rest.
+  // Hashing the weights costs a read of the file, so only when there is something to promote.
+  std::error_code ec;
+  auto stale = temporaries_of(fs::path(mpath));
+  std::erase_if(stale, [](const auto& t) { return process_alive(t.second); });
+  if (!stale.empty() && fs::exists(target, ec)) {
+    bool consistent = false;
+    try {
+      consistent = mismatch(parse_manifest(mpath)).empty();
+    } catch (const CheckpointError&) {
+      // No usable manifest: a stale one may still describe the weights.
+    }
+    for (const auto& [tmp, pid] : stale) {
+      if (consistent) break;
+      try {
+        Manifest m = parse_manifest(tmp.string());
+        if (mismatch(m).empty() && ::rename(tmp.c_str(), mpath.c_str()) == 0) consistent = true;
+      } catch (const CheckpointError&) {
+        // Incomplete: deleted below.
+      }
+    }
+  }
+  for (const fs::path& t : {target, fs::path(mpath)}) {
+    for (const auto& [tmp, pid] : temporaries_of(t)) {
+      if (!process_alive(pid)) fs::remove(tmp, ec);
+    }
+  }
+
+  const std::string tag = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  const fs::path wtmp = dir / ("." + target.filename().string() + tag);
+  const fs::path mtmp = dir / ("." + fs::path(mpath).filename().string() + tag);
+  try {
+    save(wtmp.string());
+    const std::string text =
+        manifest_text(mpath, wtmp.string(), target.filename().string(), format, tensors, module_type, metadata);
+    write_file_atomic(mtmp.string(), kManifest, [&](const ByteSink& sink) { sink(text.data(), text.size()); });
+    // Weights first: until the manifest follows, read_manifest finds the new pair through
+    // the complete manifest temporary.
+    if (::rename(wtmp.c_str(), target.c_str()) != 0) {
+      fail(format, path, std::string("cannot replace the file: ") + std::strerror(errno));
+    }
+    if (::rename(mtmp.c_str(), mpath.c_str()) != 0) {
+      fail(kManifest, mpath, std::string("cannot replace the file: ") + std::strerror(errno));
+    }
+  } catch (...) {
+    fs::remove(wtmp, ec);
+    fs::remove(mtmp, ec);
+    throw;
+  }
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return mpath;
 }
 
 }  // namespace st::io

@@ -18,8 +18,15 @@ Tensor scalar_tensor(Scalar value, Dtype dtype, Device device) { return full({},
 
 Tensor arange(double start, double end, double step, std::optional<Dtype> dtype, Device device) {
   if (step == 0) throw ValueError("arange: step must be nonzero");
-  if (!std::isfinite(start) || !std::isfinite(end)) throw ValueError("arange: bounds must be finite");
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step)) {
+    throw ValueError("arange: start, end and step must be finite");
+  }
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    throw ValueError("arange: upper bound and lower bound are inconsistent with the step sign (start " +
+                     std::to_string(start) + ", end " + std::to_string(end) + ", step " + std::to_string(step) + ")");
+  }
   const double span = (end - start) / step;
+  if (span >= 9.2e18) throw ShapeError("arange: " + std::to_string(span) + " elements do not fit in int64");
   const int64_t n = span > 0 ? static_cast<int64_t>(std::ceil(span)) : 0;
   const bool integral = start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
   const Dtype dt = dtype.value_or(integral ? Dtype::Int64 : Dtype::Float32);
@@ -120,12 +127,20 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype, Gener
 }
 
 Tensor& uniform_(Tensor& x, double low, double high) {
+  // The fill below runs without grad; refuse first what any other in-place op refuses.
+  if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
+    throw SpiralError("uniform_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+  }
   NoGradGuard ng;
   copy_(x, uniform(low, high, x.shape(), compute_float(x.dtype())));
   return x;
 }
 
 Tensor& normal_(Tensor& x, double mean, double std) {
+  // The fill below runs without grad; refuse first what any other in-place op refuses.
+  if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
+    throw SpiralError("normal_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+  }
   NoGradGuard ng;
   copy_(x, normal(mean, std, x.shape(), compute_float(x.dtype())));
   return x;

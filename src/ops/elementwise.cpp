@@ -102,6 +102,12 @@ Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
     backend_of(b).binary(BinaryOp::Eq, bz, detail::expand_view(zero, b.shape()), zero_mask);
     if (any(zero_mask).item() != 0.0) throw ValueError(std::string(name) + ": integer division by zero");
   }
+  if (op == BinaryOp::Pow && is_integral(dt) && dt != Dtype::Bool && is_integral(b.dtype()) &&
+      b.dtype() != Dtype::Bool && b.numel() > 0 && min(b).item() < 0) {
+    // The result is not an integer (PyTorch refuses it too); 2 ** -1 silently giving 0 hides bugs.
+    throw ValueError("pow: integers to negative integer powers are not allowed (exponent " +
+                     std::to_string(static_cast<int64_t>(min(b).item())) + ")");
+  }
   if (op == BinaryOp::Sub && dt == Dtype::Bool) {
     throw DtypeError("sub: subtraction of two bool tensors is not supported; use logical_xor");
   }

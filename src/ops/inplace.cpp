@@ -9,6 +9,10 @@ namespace {
 // Refuses in-place writes that would corrupt autograd: leaves that require grad,
 // and views of tensors that are part of a graph.
 void check_inplace(const Tensor& x, const char* op) {
+  if (x.storage()->read_only()) {
+    throw SpiralError(std::string(op) + ": the tensor shares read-only memory (a read-only NumPy array, memmap, "
+                      "bytes or JAX buffer) and cannot be written in place; write to a .clone()");
+  }
   if (!grad_enabled()) return;
   if (x.requires_grad() && x.is_leaf()) {
     throw SpiralError(std::string(op) +

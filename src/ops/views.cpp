@@ -216,6 +216,10 @@ Tensor expand(const Tensor& x, const Shape& requested) {
     }
     const int64_t have = x.shape()[xi];
     if (shape[i] == -1) shape[i] = have;
+    if (shape[i] < 0) {
+      throw ShapeError("expand: invalid size " + std::to_string(shape[i]) + " at dimension " + std::to_string(i) +
+                       " (target " + shape_str(requested) + ")");
+    }
     if (have == shape[i]) {
       strides[i] = x.strides()[xi];
     } else if (have != 1) {

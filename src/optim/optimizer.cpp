@@ -20,12 +20,13 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, Options defaults) : default
 }
 
 void Optimizer::validate(const Options& o) const {
+  // inf passes `>= 0` but turns every weight into inf or NaN on the first step.
   auto it = o.find("lr");
-  if (it != o.end() && !(it->second >= 0.0)) {
+  if (it != o.end() && !(it->second >= 0.0 && std::isfinite(it->second))) {
     throw ValueError(type_name() + ": invalid learning rate " + std::to_string(it->second));
   }
   it = o.find("weight_decay");
-  if (it != o.end() && !(it->second >= 0.0)) {
+  if (it != o.end() && !(it->second >= 0.0 && std::isfinite(it->second))) {
     throw ValueError(type_name() + ": invalid weight_decay " + std::to_string(it->second));
   }
 }
@@ -117,6 +118,17 @@ bool Optimizer::grads_finite() const {
 }
 
 bool Optimizer::step() {
+  // Options may have been changed since construction (group['lr'] = nan): check them
+  // before any parameter is touched.
+  for (const auto& gp : groups_) {
+    validate(gp->options);
+    for (const Tensor& p : gp->params) {
+      if (p.storage()->read_only()) {
+        throw SpiralError(type_name() + ": a parameter of shape " + shape_str(p.shape()) +
+                          " shares read-only memory and cannot be updated; optimize a .clone() of it");
+      }
+    }
+  }
   if (!grads_finite()) {
     ++skipped_steps_;
     return false;

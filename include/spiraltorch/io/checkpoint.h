@@ -63,7 +63,20 @@ struct Manifest {
   std::vector<std::pair<std::string, std::pair<Dtype, Shape>>> tensors;
 };
 // Parses and validates a manifest; verify = true also checks the weights' size and hash.
+// When the weights do not match, a complete manifest left by a save killed between its
+// two renames (`.<manifest name>.tmp-PID-N`, see save_with_manifest) that does match them
+// is used instead: it describes the newer, consistent pair.
 Manifest read_manifest(const std::string& manifest_path, bool verify = true);
+// Saves weights with `save` (which writes the file it is given) and their manifest so that
+// a SIGKILL at any moment leaves a pair read_manifest accepts: the weights and the manifest
+// are both written to temporaries first (the manifest records the new weights' hash), then
+// the weights are renamed into place, then the manifest. Before writing, temporaries of
+// these two files left by dead processes are removed (a complete manifest matching the
+// current weights is promoted first). Returns the manifest path.
+std::string save_with_manifest(const std::string& path, const std::string& format,
+                               const std::function<void(const std::string&)>& save, const NamedTensors& tensors,
+                               const std::optional<std::string>& module_type = std::nullopt,
+                               const Metadata& metadata = {});
 
 // Helpers shared by the formats.
 std::string sha256_hex(const void* data, size_t size);

@@ -51,10 +51,13 @@ inline constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 const char* safetensors_dtype_name(Dtype d);
 
 // Loads a .safetensors file, a directory (model.safetensors.index.json or
-// model.safetensors inside) or a *.index.json sharded index. With copy = false the
-// tensors alias a private (copy-on-write) memory mapping of the file, which stays
-// alive until the last tensor is gone; with copy = true they own their memory.
-Checkpoint load_safetensors(const std::string& path, bool copy = false);
+// model.safetensors inside) or a *.index.json sharded index. By default (copy = true)
+// the tensors own their memory and the file may change or vanish afterwards.
+// With copy = false they alias a private (copy-on-write) memory mapping of the file,
+// kept alive until the last tensor is gone: loading is cheap, writes never reach the
+// file, but the caller must keep the file unchanged while the tensors live, since
+// truncating it makes reads fault (SIGBUS) and rewriting it in place changes them.
+Checkpoint load_safetensors(const std::string& path, bool copy = true);
 // Parses and validates the header only (a single file).
 SafetensorsHeader read_safetensors_header(const std::string& path);
 // Parses an in-memory file; tensors are always copies. `label` names it in errors.

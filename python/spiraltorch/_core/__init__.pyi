@@ -9,6 +9,7 @@ from spiraltorch import (
     CheckpointError as CheckpointError,
     DeviceUnavailableError as DeviceUnavailableError,
     DtypeError as DtypeError,
+    OutOfMemoryError as OutOfMemoryError,
     ShapeError as ShapeError,
     SpiralError as SpiralError,
     SpiralIndexError as SpiralIndexError,
@@ -496,11 +497,13 @@ class Tensor:
 
 def from_dlpack(ext_tensor: object) -> Tensor:
     """
-    Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream.
+    Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
     """
 
 def from_numpy(array: object) -> Tensor:
-    """Wraps a NumPy array without copying; writes are visible on both sides."""
+    """
+    Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
+    """
 
 def mul(input: Tensor, other: object) -> Tensor: ...
 

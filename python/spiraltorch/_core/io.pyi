@@ -7,11 +7,13 @@ def save_safetensors(path: object, tensors: object, metadata: object | None = No
     Writes a state dict (dict, (key, tensor) pairs or a Module) as safetensors atomically; with manifest=True also writes <path>.manifest.json and returns its path.
     """
 
-def load_safetensors(path: object, *, copy: bool = False) -> tuple:
+def load_safetensors(path: object, *, copy: bool = True) -> tuple:
     """
     Reads a .safetensors file, a directory, or a sharded model.safetensors.index.json; returns
-    (dict of name -> Tensor, metadata dict). With copy=False the tensors alias a private
-    copy-on-write memory map of the file (writes never reach the file).
+    (dict of name -> Tensor, metadata dict). By default (copy=True) the tensors own their memory.
+    With copy=False they alias a private copy-on-write memory map of the file: cheap to load, and
+    writes never reach the file, but the file must stay unchanged while the tensors live -- truncating
+    it makes reads fault (SIGBUS, killing the process) and rewriting it in place changes the tensors.
     """
 
 def save_json(path: object, tensors: object, metadata: object | None = None, *, manifest: bool = True, module_type: str | None = None) -> object:

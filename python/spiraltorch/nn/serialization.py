@@ -10,8 +10,13 @@ The format follows the file name:
 
 Every ``save`` writes atomically (temporary file, fsync, rename) and also writes
 ``<weights>.manifest.json`` recording the format, keys, shapes, dtypes, the SHA-256 of
-the weights file and the SpiralTorch version. Loading through a manifest verifies the
-hash first. Every read is validated; a damaged or hostile file raises ``CheckpointError``.
+the weights file and the SpiralTorch version. Both files go to temporaries first; the
+weights are renamed into place, then the manifest, so a save killed in between leaves
+the new manifest complete in ``.<weights>.manifest.json.tmp-PID-N``, which loading through
+the manifest accepts when it matches the weights (the next save promotes it and removes
+temporaries of dead processes). Loading through a manifest verifies the hash first.
+Every read is validated; a damaged or hostile file raises ``CheckpointError``, and a
+path that is not a regular file (a FIFO) is refused before anything blocks on it.
 """
 
 from __future__ import annotations
@@ -140,7 +145,8 @@ def save_safetensors(path: PathLike, target: Any, *, metadata: Optional[Dict[str
 
 def load_safetensors(path: PathLike, target: Any = None, *, strict: bool = True, copy: bool = True) -> Any:
     """Loads a .safetensors file, a directory or a sharded ``*.index.json``. ``copy=False``
-    returns tensors that alias a copy-on-write memory map of the file."""
+    returns tensors that alias a copy-on-write memory map of the file, which must then stay
+    unchanged while they live (truncating it makes reads fault with SIGBUS)."""
     state, _ = _io.load_safetensors(os.fspath(path), copy=copy and target is None)
     return _finish(state, target, strict)
 

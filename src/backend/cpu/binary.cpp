@@ -44,6 +44,19 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
 template <typename T>
 constexpr bool kFloat = std::is_floating_point_v<T>;
 
+// Integer +, -, * wrap like NumPy and PyTorch. Computed in the unsigned type because
+// signed overflow is undefined behaviour in C++ (UBSan reports it; the optimiser may
+// assume it never happens).
+template <typename T, typename F>
+T wrapping(T x, T y, F f) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(f(static_cast<U>(x), static_cast<U>(y))));
+  } else {
+    return static_cast<T>(f(x, y));
+  }
+}
+
 template <typename T>
 T floor_div(T a, T b) {
   if constexpr (kFloat<T>) {
@@ -51,6 +64,10 @@ T floor_div(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return a;
   } else {
+    // MIN / -1 overflows and traps (SIGFPE) in hardware; wrap like PyTorch (-MIN == MIN).
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    }
     const T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
   }
@@ -65,6 +82,9 @@ T py_rem(T a, T b) {
   } else if constexpr (std::is_same_v<T, bool>) {
     return false;
   } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0);  // MIN % -1 traps in hardware; the remainder is 0
+    }
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
@@ -94,14 +114,15 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<T, T>(a, b, out, [](T x, T y) { return x || y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x + y); });
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       }
-    case BinaryOp::Sub: return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x - y); });
+    case BinaryOp::Sub:
+      return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
     case BinaryOp::Mul:
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<T, T>(a, b, out, [](T x, T y) { return x && y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return static_cast<T>(x * y); });
+        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
       }
     case BinaryOp::Div:
       if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return x / y; });

@@ -21,6 +21,8 @@ __device__ inline T floor_div(T a, T b) {
   } else if constexpr (std::is_unsigned_v<T>) {
     return static_cast<T>(a / b);
   } else {
+    // MIN / -1 overflows (undefined; it traps on the CPU): wrap like PyTorch, as the CPU kernel does.
+    if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
     const T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
   }
@@ -36,6 +38,7 @@ __device__ inline T py_rem(T a, T b) {
   } else if constexpr (std::is_unsigned_v<T>) {
     return static_cast<T>(a % b);
   } else {
+    if (b == T(-1)) return T(0);  // MIN % -1 overflows; the remainder is 0
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the C++ library, its GoogleTest suite and the Python module under AddressSanitizer
+# and UndefinedBehaviorSanitizer (gcc; CUDA off) in build/asan, then runs the C++ tests and
+# the Python tests given as arguments (default: the hostile-input, IO, autograd and
+# interop files) with the sanitizer runtimes preloaded into the interpreter.
+#
+#   scripts/sanitize.sh                         # the default selection
+#   scripts/sanitize.sh tests/python            # the whole Python suite (slow)
+#
+# Needs the packages of requirements-test.txt (nanobind, numpy, pytest, ...) in the
+# active environment. Any sanitizer report makes the run fail.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build/asan
+flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPIRALTORCH_CUDA=OFF \
+  -DSPIRALTORCH_BUILD_PYTHON=ON -DSPIRALTORCH_BUILD_TESTS=ON -DSPIRALTORCH_NATIVE_ARCH=OFF \
+  -Dnanobind_DIR="$(python -m nanobind --cmake_dir)" -DPython_EXECUTABLE="$(command -v python)" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+ninja -C "$build"
+
+# allocator_may_return_null: the tests ask for impossible allocations on purpose and
+# expect OutOfMemoryError; leak checking is off because CPython itself does not free
+# everything at exit.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=0:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+"$build"/spiraltorch_tests
+
+# The Python package from the source tree, with the sanitized module next to it.
+pkg="$build/py"
+rm -rf "$pkg" && mkdir -p "$pkg"
+cp -r python/spiraltorch "$pkg"/
+rm -f "$pkg"/spiraltorch/_core*.so
+cp "$build"/_core*.so "$pkg"/spiraltorch/
+if [ $# -eq 0 ]; then
+  set -- tests/python/test_hostile_inputs.py tests/python/test_io.py tests/python/test_autograd.py \
+    tests/python/test_interop.py tests/python/test_errors.py
+fi
+# SPIRALTORCH_TEST_PYDIR makes conftest.py import this copy instead of python/.
+LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+  SPIRALTORCH_TEST_PYDIR="$pkg" PYTHONPATH="$pkg" python -m pytest -q -p no:cacheprovider "$@"
