@@ -162,7 +162,8 @@ class Amegagrad:
         r = self.real_learning_rate * float(control.real_rate_scale())
         if not (math.isfinite(h) and h > 0 and math.isfinite(r) and r > 0):
             raise ValueError(f"Amegagrad.tune: the control gives invalid rates ({h}, {r})")
-        self.hyper._lr, self.real._lr = h, r
+        self.hyper.set_learning_rate(h)
+        self.real.set_learning_rate(r)
         self.last_control = control
         return control
 
@@ -172,8 +173,8 @@ class Amegagrad:
             self.tune(control, gain=gain)
         w = self.hyper._as_matrix(weights, "step")
         mid = _geo.rsgd_step(_geo.clip_to_ball(w, self.curvature), self.hyper._pending(), self.curvature,
-                             self.hyper._lr)
-        new = _geo.clip_to_ball(mid - self.real._pending() * self.real._lr, self.curvature)
+                             self.hyper.learning_rate())
+        new = _geo.clip_to_ball(mid - self.real._pending() * self.real.learning_rate(), self.curvature)
         self.hyper._commit(weights, new, "Amegagrad.step")
-        self.real._applied = True  # both tapes keep their applied gradient readable (gradient())
+        self.real._mark_applied()  # both tapes keep their applied gradient readable (gradient())
         return weights

@@ -21,6 +21,7 @@ void bind_io(nb::module_& m);
 void bind_cuda(nb::module_& m);
 void bind_custom_op(nb::module_& m);
 void bind_geometry(nb::module_& root);
+void bind_zspace(nb::module_& root);
 
 namespace {
 
@@ -119,6 +120,7 @@ NB_MODULE(_core, m) {
   bind_cuda(m);
   bind_custom_op(m);
   bind_geometry(m);
+  bind_zspace(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

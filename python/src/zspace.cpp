@@ -1,0 +1,233 @@
+// spiraltorch._core.zspace: the Z-space tapes, encoder and trainer of src/zspace. The Python
+// package re-exports these classes (python/spiraltorch/zspace.py) and adds only glue.
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string_view.h>
+
+#include <cstdio>
+
+#include "convert.h"
+#include "spiraltorch/zspace/complex_tensor.h"
+#include "spiraltorch/zspace/gradient_summary.h"
+#include "spiraltorch/zspace/hypergrad.h"
+#include "spiraltorch/zspace/language_wave_encoder.h"
+#include "spiraltorch/zspace/realgrad.h"
+#include "spiraltorch/zspace/spectrum.h"
+
+namespace stpy {
+
+namespace {
+
+namespace z = st::zspace;
+
+// Any iterable of numbers as doubles (float() of each item, like the Python implementation).
+std::vector<double> to_doubles(nb::handle values) {
+  std::vector<double> out;
+  for (nb::handle v : nb::iter(values)) out.push_back(nb::cast<double>(nb::float_(v)));
+  return out;
+}
+
+std::string text_arg(nb::handle text, const char* who) {
+  if (!nb::isinstance<nb::str>(text) || nb::len(text) == 0) {
+    throw st::ValueError(std::string(who) + ": text must be a non-empty string");
+  }
+  return nb::cast<std::string>(text);
+}
+
+std::string fmt6g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void bind_complex_tensor(nb::module_& m) {
+  nb::class_<z::ComplexTensor>(m, "ComplexTensor",
+                               "A (rows, cols) matrix of complex numbers; to_tensor interleaves [re, im] per entry.")
+      .def(
+          "__init__",
+          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::object data) {
+            if (data.is_none()) {
+              new (self) z::ComplexTensor(rows, cols);
+              return;
+            }
+            const nb::object complex_type = nb::module_::import_("builtins").attr("complex");
+            std::vector<std::complex<double>> vals;
+            for (nb::handle v : nb::iter(data)) vals.push_back(nb::cast<std::complex<double>>(complex_type(v)));
+            new (self) z::ComplexTensor(rows, cols, std::move(vals));
+          },
+          nb::arg("rows"), nb::arg("cols"), nb::arg("data") = nb::none())
+      .def("shape", &z::ComplexTensor::shape)
+      .def("data", [](const z::ComplexTensor& t) { return t.data(); })
+      .def("to_tensor", &z::ComplexTensor::to_tensor, "The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).")
+      .def("__repr__", [](const z::ComplexTensor& t) {
+        const nb::list data = nb::cast<nb::list>(nb::cast(t.data()));
+        return "ComplexTensor(shape=(" + std::to_string(t.rows()) + ", " + std::to_string(t.cols()) +
+               "), data=" + nb::repr(data).c_str() + ")";
+      });
+}
+
+void bind_gradient_summary(nb::module_& m) {
+  using S = z::GradientSummary;
+  nb::class_<S>(m, "GradientSummary", "Statistics of a gradient's finite entries (accumulated in float64).")
+      .def("__init__", [](S* self, nb::handle values) { new (self) S(to_doubles(values)); }, nb::arg("values"))
+      .def_static("from_values", [](nb::handle values) { return S(to_doubles(values)); }, nb::arg("values"))
+      .def("count", &S::count)
+      .def("sum", &S::sum)
+      .def("l1", &S::l1)
+      .def("sum_squares", &S::sum_squares)
+      .def("l2", &S::l2)
+      .def("linf", &S::linf)
+      .def("mean", &S::mean)
+      .def("mean_abs", &S::mean_abs)
+      .def("rms", &S::rms)
+      .def("min", &S::min)
+      .def("max", &S::max)
+      .def("support_width", &S::support_width)
+      .def("positive_count", &S::positive_count)
+      .def("negative_count", &S::negative_count)
+      .def("zero_count", &S::zero_count)
+      .def("near_zero_count", &S::near_zero_count)
+      .def("activation", &S::activation, "The fraction of entries with |g| > 1e-5.")
+      .def("variance", &S::variance, "Population variance.")
+      .def("std", &S::std)
+      .def("sign_lean", &S::sign_lean, "(positive - negative) / count.")
+      .def("sign_entropy", &S::sign_entropy,
+           "Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins).")
+      .def("kurtosis", &S::kurtosis, "Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate.")
+      .def("as_dict",
+           [](const S& s) {
+             nb::dict d;
+             for (const auto& [name, value] : s.as_pairs()) {
+               if (name == "count") {
+                 d[name.c_str()] = s.count();
+               } else {
+                 d[name.c_str()] = value;
+               }
+             }
+             return d;
+           })
+      .def("__repr__", [](const S& s) {
+        return "GradientSummary(count=" + std::to_string(s.count()) + ", l2=" + fmt6g(s.l2()) +
+               ", mean_abs=" + fmt6g(s.mean_abs()) + ")";
+      });
+}
+
+void bind_encoder(nb::module_& m) {
+  using E = z::LanguageWaveEncoder;
+  nb::class_<E>(m, "LanguageWaveEncoder",
+                "Text -> a point of Z-space (a character-codepoint DFT embedding).\n\n"
+                "For character i of N with code point u: s_i = T * ((u mod 1024)/1024 + |sin((i+1)/N)|);\n"
+                "X = DFT(s) (unnormalised); bin X_j becomes the 2-d point tanh(sqrt(k)|X_j|) (cos arg X_j,\n"
+                "sin arg X_j); the 2N coordinates are mapped into the ball with exp_0. The embedding has no\n"
+                "linguistic content: it is a deterministic feature map (s is real, so X_{N-j} = conj(X_j) and\n"
+                "half the output mirrors the other half; code points equal modulo 1024 collide).")
+      .def(nb::init<double, double>(), nb::arg("curvature"), nb::arg("temperature"))
+      .def("curvature", &E::curvature)
+      .def("temperature", &E::temperature)
+      .def(
+          "encode_wave",
+          [](const E& e, nb::handle text) { return e.encode_wave(text_arg(text, "LanguageWaveEncoder")); },
+          nb::arg("text"), "The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters.")
+      .def(
+          "encode_z_space",
+          [](const E& e, nb::handle text) { return e.encode_z_space(text_arg(text, "LanguageWaveEncoder")); },
+          nb::arg("text"), "The text as a (1, 2N) float32 point inside the ball of curvature curvature().");
+}
+
+// apply returns the very Python object it was given, mutated in place.
+template <class Tape>
+nb::object apply_in_place(Tape& tape, nb::object weights) {
+  if (!nb::isinstance<Tensor>(weights)) {
+    throw nb::type_error(("apply: expected a spiraltorch.Tensor, got " +
+                          std::string(nb::type_name(weights.type()).c_str())).c_str());
+  }
+  Tensor& w = nb::cast<Tensor&>(weights);
+  tape.apply(w);
+  return weights;
+}
+
+void bind_tapes(nb::module_& m) {
+  using T = z::GradientTape;
+  nb::class_<T>(m, "GradientTape",
+                "A (rows, cols) Euclidean gradient buffer in float64 (the base of Hypergrad and Realgrad).\n\n"
+                "apply uses the accumulated gradient once. Afterwards the tape still reports it through\n"
+                "gradient()/summary() (applied() is then True, so code that reads the gradient after\n"
+                "the step sees what was applied); the next accumulate_* starts again from zero, and apply\n"
+                "without new accumulation does not move the weights. pending_gradient() is what the next\n"
+                "apply would use.")
+      .def("shape", &T::shape)
+      .def("learning_rate", &T::learning_rate)
+      .def("scale_learning_rate", &T::scale_learning_rate, nb::arg("factor"),
+           "Multiplies the learning rate by factor (ignored unless positive and finite).")
+      .def("set_learning_rate", &T::set_learning_rate, nb::arg("learning_rate"),
+           "Sets the learning rate (positive and finite).")
+      .def("gradient", &T::gradient,
+           "The tape's gradient, flattened row-major: the one accumulated since the last apply,\n"
+           "or, when nothing has been accumulated since, the gradient that apply last used.")
+      .def("applied", &T::applied, "True when gradient() is the last applied gradient (nothing accumulated since).")
+      .def("pending_gradient", &T::pending_gradient, "The gradient the next apply would use (zeros right after an apply).")
+      .def("summary", &T::summary)
+      .def("reset", &T::reset, "Clears the gradient (pending and last applied).")
+      .def("accumulate_wave", &T::accumulate_wave, nb::arg("wave"), "Adds wave (a gradient of the tape's shape) to the tape.")
+      .def("accumulate_complex_wave", &T::accumulate_complex_wave, nb::arg("wave"),
+           "Adds wave.to_tensor() (interleaved re/im) to the tape.")
+      .def("accumulate_pair", &T::accumulate_pair, nb::arg("prediction"), nb::arg("target"),
+           "Adds prediction - target, the gradient of 1/2 |prediction - target|^2.")
+      .def(
+          "absorb_text",
+          [](T& t, const z::LanguageWaveEncoder& enc, nb::handle text) {
+            t.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
+          },
+          nb::arg("encoder"), nb::arg("text"),
+          "Accumulates encoder.encode_z_space(text) (it must have the tape's shape; Hypergrad also\n"
+          "requires the encoder's curvature to match).")
+      .def("scale_gradient", &T::scale_gradient, nb::arg("factor"),
+           "Multiplies the tape by factor (a non-finite factor resets it).")
+      .def("rescale_rms", &T::rescale_rms, nb::arg("target"),
+           "Scales the tape to RMS target; returns the factor (0 and a reset for target <= 0,\n"
+           "0 when the tape is empty, 1 for a non-finite target).")
+      .def("apply", &apply_in_place<T>, nb::arg("weights"), "One step on weights (mutated in place and returned).")
+      // Building blocks for optimizers that combine tapes (Amegagrad in spiraltorch.amegagrad).
+      .def("_as_matrix", &T::as_matrix, nb::arg("t"), nb::arg("what"))
+      .def("_pending", &T::pending_tensor)
+      .def(
+          "_commit",
+          [](T& t, nb::object weights, const Tensor& updated, std::string_view who) {
+            t.commit(nb::cast<Tensor&>(weights), updated, who);
+            return weights;
+          },
+          nb::arg("weights"), nb::arg("updated"), nb::arg("who"))
+      .def("_mark_applied", &T::mark_applied);
+
+  nb::class_<z::Hypergrad, T>(m, "Hypergrad",
+                              "A Riemannian SGD tape on the Poincare ball of curvature `curvature`: gradients\n"
+                              "accumulate in Euclidean coordinates; apply(weights) moves each row x of weights to\n"
+                              "exp_x(-lr (1 - k|x|^2)^2 g) (the metric normalised to the identity at the origin, so a\n"
+                              "step from 0 is exp_0(-lr g)), keeps it inside the ball, writes it back in place and\n"
+                              "clears the tape. An empty tape leaves points where they are (after clipping them into\n"
+                              "the ball).")
+      .def(nb::init<double, double, int64_t, int64_t>(), nb::arg("curvature"), nb::arg("learning_rate"), nb::arg("rows"),
+           nb::arg("cols"))
+      .def("curvature", &z::Hypergrad::curvature)
+      .def("retune", &z::Hypergrad::retune, nb::arg("curvature"), nb::arg("learning_rate"),
+           "New curvature and learning rate; clears the tape.");
+
+  nb::class_<z::Realgrad, T>(m, "Realgrad",
+                             "The Euclidean SGD tape: apply(weights) does weights -= lr * g in place and clears the tape.")
+      .def(nb::init<double, int64_t, int64_t>(), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"));
+}
+
+}  // namespace
+
+void bind_zspace(nb::module_& root) {
+  nb::module_ m = root.def_submodule("zspace", "Z-space: text encoding and gradient tapes.");
+  bind_complex_tensor(m);
+  bind_gradient_summary(m);
+  bind_encoder(m);
+  bind_tapes(m);
+  m.def(
+      "dft", [](nb::handle values) { return z::dft(to_doubles(values)); }, nb::arg("values"),
+      "The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.");
+}
+
+}  // namespace stpy
