@@ -1,5 +1,5 @@
 """Z-space text and gradient tapes: ``LanguageWaveEncoder``, ``Hypergrad``, ``Realgrad``,
-``GradientSummary`` and ``ComplexTensor``.
+``GradientSummary``, ``ComplexTensor`` and ``ZSpaceTrainer``.
 
 Z-space is the Poincaré ball of curvature c < 0 (k = -c, radius 1/sqrt(k)); each row of a tensor
 is one point. ``LanguageWaveEncoder`` maps text to a point through a DFT of its code points,
@@ -7,13 +7,13 @@ is one point. ``LanguageWaveEncoder`` maps text to a point through a DFT of its 
 coordinates, ``apply`` moves each row along the geodesic), ``Realgrad`` the Euclidean SGD tape.
 The ball operations are ``spiraltorch.geometry`` (Möbius addition, exp/log maps, distance).
 
-The encoder, the tapes and the gradient statistics are C++ (``include/spiraltorch/zspace/``, bound
-as ``spiraltorch._core.zspace``); this module re-exports them.
+The per-step code is C++ (``include/spiraltorch/zspace/``, bound as ``spiraltorch._core.zspace``);
+this module re-exports it and keeps the Python glue: metric records (``ZMetrics``,
+``ZSpacePartialBundle``), telemetry flattening, inference pipelines and the ``st.z`` notation.
 """
 
 from __future__ import annotations
 
-import cmath
 import functools
 import math
 import threading
@@ -37,9 +37,6 @@ Hypergrad = _zs.Hypergrad
 Realgrad = _zs.Realgrad
 
 
-_dft = _zs.dft  # the float64 DFT of src/zspace/spectrum.cpp
-
-
 # ---------------------------------------------------------------- ZSpaceTrainer
 
 _METRIC_ALIASES = {"speed": "speed", "velocity": "speed", "memory": "memory", "mem": "memory",
@@ -53,44 +50,7 @@ def _canonical_metrics(metrics: Any, who: str) -> dict[str, Any]:
         return dict(metrics.metrics, gradient=list(metrics.gradient))
     if isinstance(metrics, (ZMetrics, ZSpacePartialBundle)):
         metrics = metrics.as_dict() if isinstance(metrics, ZMetrics) else dict(metrics.metrics)
-    if not isinstance(metrics, dict):
-        raise TypeError(f"{who}: metrics must be a dict, got {type(metrics).__name__}")
-    out: dict[str, Any] = {}
-    for key, value in metrics.items():
-        name = _METRIC_ALIASES.get(str(key).lower())
-        if name is None:
-            raise _core.SpiralValueError(f"{who}: unknown metric {key!r} (expected speed, memory, stability, drs, frac, gradient)")
-        if name in out:
-            raise _core.SpiralValueError(f"{who}: metric {name!r} given twice (through an alias)")
-        if name == "gradient":
-            vals = [float(v) for v in value]
-            if not all(math.isfinite(v) for v in vals):
-                raise _core.SpiralValueError(f"{who}: the gradient has non-finite entries")
-            out[name] = vals
-        else:
-            v = float(value)
-            if not math.isfinite(v):
-                raise _core.SpiralValueError(f"{who}: metric {name!r} is not finite ({value})")
-            out[name] = v
-    return out
-
-
-
-
-def _fractional_penalty(z: Sequence[float], alpha: float) -> tuple[float, list[float]]:
-    """R_alpha(z) = (1/B) sum_{k<B} (k/(B-1))^(2 alpha) |Z_k|^2 over the one-sided spectrum
-    (B = n//2 + 1 bins of the unnormalised DFT Z), and its gradient scaled to max-abs <= 1."""
-    n = len(z)
-    if n <= 1:
-        return 0.0, [0.0] * n
-    bins = n // 2 + 1
-    spec = _dft(z)
-    w = [(k / (bins - 1)) ** (2 * alpha) if k else 0.0 for k in range(bins)]
-    r = sum(w[k] * abs(spec[k]) ** 2 for k in range(bins)) / bins
-    grad = [2.0 / bins * sum(w[k] * (spec[k].conjugate() * cmath.exp(-2j * math.pi * k * j / n)).real
-                              for k in range(bins)) for j in range(n)]
-    scale = max(1.0, max(abs(g) for g in grad))
-    return r, [g / scale for g in grad]
+    return _zs.canonical_metrics(metrics, who)
 
 
 def decode_zspace(z: Sequence[float], alpha: float = 0.35) -> dict[str, float]:
@@ -98,39 +58,7 @@ def decode_zspace(z: Sequence[float], alpha: float = 0.35) -> dict[str, float]:
     tanh(mean(z) + |z|^2/(4n)), stability = tanh(1.5 (1/(1 + mean|d2z|) + 1/(1 + mean|dz|)) - 1),
     frac = tanh(E_alpha/|z|^2) and drs = tanh((E_high - E_low)/(E_high + E_low)) from the
     Parseval-normalised one-sided power spectrum (frequencies w_k = 2k/n, split at w = 0.5)."""
-    n = len(z)
-    d1 = [z[i + 1] - z[i] for i in range(n - 1)]
-    d2 = [d1[i + 1] - d1[i] for i in range(len(d1) - 1)]
-    mean_abs = lambda xs: sum(abs(x) for x in xs) / len(xs) if xs else 0.0  # noqa: E731
-    sq = sum(v * v for v in z)
-    norm = math.sqrt(sq)
-    spec = _dft(z)
-    e_alpha = e_low = e_high = 0.0
-    for k in range(n // 2 + 1):
-        mult = 1.0 if k == 0 or 2 * k == n else 2.0
-        p = mult * abs(spec[k]) ** 2 / n
-        omega = 2.0 * k / n
-        e_alpha += omega ** (2 * alpha) * p if k else 0.0
-        if omega < 0.5:
-            e_low += p
-        else:
-            e_high += p
-    return {"speed": math.tanh(mean_abs(d1) + 0.25 * norm / n),
-            "memory": math.tanh(sum(z) / n + 0.25 * sq / n),
-            "stability": math.tanh(1.5 * (1.0 / (1.0 + mean_abs(d2)) + 1.0 / (1.0 + mean_abs(d1))) - 1.0),
-            "drs": math.tanh((e_high - e_low) / (e_high + e_low)) if e_high + e_low > 0 else 0.0,
-            "frac": math.tanh(e_alpha / sq) if sq > 0 else 0.0}
-
-
-def _softplus(x: float) -> float:
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
-
-
-def _barycentric(metrics: dict[str, float]) -> tuple[float, float, float]:
-    """softplus(speed, memory, stability) normalised to sum 1."""
-    w = [_softplus(float(metrics.get(k, 0.0))) for k in ("speed", "memory", "stability")]
-    total = sum(w)
-    return (w[0] / total, w[1] / total, w[2] / total)
+    return _zs.decode_zspace(z, alpha)
 
 
 class ZSpaceInference:
@@ -150,7 +78,7 @@ class ZSpaceInference:
         self.metrics, self.prior, self.observed = metrics, prior, observed
         self.gradient, self.residual = gradient, residual
         self.control_gradient = control_gradient
-        self.barycentric = barycentric if barycentric is not None else _barycentric(metrics)
+        self.barycentric = barycentric if barycentric is not None else _zs.barycentric_weights(metrics)
         self.telemetry, self.telemetry_reliability = telemetry, telemetry_reliability
         self.confidence = math.exp(-residual) * telemetry_reliability
 
@@ -204,55 +132,20 @@ def _flatten_telemetry(payload: Any, who: str, prefix: str = "") -> dict[str, fl
     return out
 
 
-def _telemetry_reliability(tele: dict[str, float]) -> float:
-    """Heuristic (the original's telemetry damping, kept as a labelled heuristic): noisy telemetry
-    lowers confidence. With ``variance`` the largest value under a key ending in "variance" and
-    ``focus`` the mean of keys ending in "focus": 1/(1 + max(variance, 0)) * clamp(1 + focus/4,
-    0.75, 1). 1 when neither is present."""
-    variances = [v for k, v in tele.items() if k.split(".")[-1] == "variance"]
-    focuses = [v for k, v in tele.items() if k.split(".")[-1] == "focus"]
-    r = 1.0
-    if variances:
-        r /= 1.0 + max(max(variances), 0.0)
-    if focuses:
-        r *= min(max(1.0 + 0.25 * sum(focuses) / len(focuses), 0.75), 1.0)
-    return r
+def _inference(d: dict[str, Any]) -> ZSpaceInference:
+    return ZSpaceInference(d["metrics"], d["prior"], d["observed"], d["gradient"], d["residual"],
+                           control_gradient=d["control_gradient"], barycentric=d["barycentric"],
+                           telemetry=d["telemetry"], telemetry_reliability=d["telemetry_reliability"])
 
 
 def _infer(z: list[float], alpha: float, obs: dict[str, Any], smoothing: float,
            telemetry: dict[str, float] | None, who: str) -> ZSpaceInference:
-    """The posterior completion of partial observations ``obs`` (canonical) at latent ``z``."""
-    s = float(smoothing)
-    if not (0.0 <= s <= 1.0):
-        raise _core.SpiralValueError(f"{who}: smoothing must be in [0, 1], got {smoothing!r}")
-    observed = {k: v for k, v in obs.items() if k in _BASE_METRICS}
-    prior = decode_zspace(z, alpha)
-
-    def fit(zz: list[float]) -> float:
-        d = decode_zspace(zz, alpha)
-        return 0.5 * sum((d[k] - v) ** 2 for k, v in observed.items())
-
-    h, grad = 1e-6, []
-    for i in range(len(z)):
-        up, down = list(z), list(z)
-        up[i] += h
-        down[i] -= h
-        grad.append((fit(up) - fit(down)) / (2 * h) if observed else 0.0)
-    residual = math.sqrt(sum((prior[k] - v) ** 2 for k, v in observed.items()) / len(observed)) if observed \
-        else 0.0
-    metrics = dict(prior, **observed)
-    bary_prior, bary_obs = _barycentric(prior), _barycentric(metrics)
-    mixed = [s * a + (1 - s) * b for a, b in zip(bary_prior, bary_obs)]
-    total = sum(mixed)
-    tele = telemetry or None
-    return ZSpaceInference(metrics, prior, observed, grad, residual,
-                           control_gradient=list(obs["gradient"]) if "gradient" in obs else None,
-                           barycentric=(mixed[0] / total, mixed[1] / total, mixed[2] / total),
-                           telemetry=dict(tele) if tele else None,
-                           telemetry_reliability=_telemetry_reliability(tele) if tele else 1.0)
+    """The posterior completion of partial observations ``obs`` (canonical) at latent ``z`` (C++:
+    ``spiraltorch._core.zspace.infer``)."""
+    return _inference(_zs.infer(z, alpha, obs, float(smoothing), telemetry or None, who))
 
 
-class ZSpaceTrainer:
+class ZSpaceTrainer(_zs.ZSpaceTrainer):
     """Adam on a latent vector z (length ``z_dim``, starting at zero).
 
     ``step(metrics)``: the update direction is tanh of the supplied ``gradient`` (tiled or truncated
@@ -267,73 +160,34 @@ class ZSpaceTrainer:
     1/2 sum (decoded - observed)^2 (by central differences) plus the supplied gradient and the
     penalty direction, so repeated calls reduce the residual."""
 
-    def __init__(self, z_dim: int = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3,
-                 lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 1e-2,
-                 beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8,
-                 gradient_projection: str = "tile_or_truncate") -> None:
-        if not isinstance(z_dim, int) or z_dim <= 0:
-            raise ValueError(f"ZSpaceTrainer: z_dim must be a positive int, got {z_dim!r}")
-        if gradient_projection not in ("tile_or_truncate", "exact"):
-            raise ValueError("ZSpaceTrainer: gradient_projection must be 'tile_or_truncate' or 'exact'")
-        if not (lr > 0 and 0 <= beta1 < 1 and 0 <= beta2 < 1 and eps > 0):
-            raise ValueError("ZSpaceTrainer: need lr > 0, 0 <= beta1, beta2 < 1 and eps > 0")
-        self.z_dim, self.alpha, self.lr, self.beta1, self.beta2, self.eps = z_dim, alpha, lr, beta1, beta2, eps
-        self.lambdas = {"speed": lam_speed, "memory": lam_mem, "stability": lam_stab, "drs": lam_drs}
-        self.lam_frac, self.gradient_projection = lam_frac, gradient_projection
+    STATE_VERSION = _zs.STATE_VERSION
+    #: The original's checkpoint label; its states carry the same vectors and are accepted too.
+    UPSTREAM_CONTRACT = _zs.UPSTREAM_CONTRACT
+
+    def __init__(self, z_dim: int = 4, **kwargs: Any) -> None:
+        super().__init__(z_dim, **kwargs)
         self.last_inference: ZSpaceInference | None = None
-        self.reset()
 
     def reset(self) -> None:
-        self._z = [0.0] * self.z_dim
-        self._m = [0.0] * self.z_dim
-        self._v = [0.0] * self.z_dim
-        self._t = 0
+        super().reset()
         self.last_inference = None
-
-    @property
-    def state(self) -> list[float]:
-        """The latent z."""
-        return list(self._z)
-
-    def _project(self, grad: list[float]) -> list[float]:
-        if not grad:
-            return [0.0] * self.z_dim
-        if self.gradient_projection == "exact" and len(grad) != self.z_dim:
-            raise ValueError(f"ZSpaceTrainer: the gradient has {len(grad)} entries, z_dim is {self.z_dim}")
-        return [math.tanh(grad[i % len(grad)]) for i in range(self.z_dim)]
-
-    def _objective(self, metrics: dict[str, Any], penalty: float) -> float:
-        return sum(lam * math.tanh(metrics.get(name, 0.0)) for name, lam in self.lambdas.items()) \
-            + self.lam_frac * penalty
-
-    def _adam(self, g: list[float]) -> None:
-        t = self._t + 1
-        m = [self.beta1 * a + (1 - self.beta1) * b for a, b in zip(self._m, g)]
-        v = [self.beta2 * a + (1 - self.beta2) * b * b for a, b in zip(self._v, g)]
-        c1, c2 = -math.expm1(t * math.log(self.beta1)) if self.beta1 > 0 else 1.0, \
-            -math.expm1(t * math.log(self.beta2)) if self.beta2 > 0 else 1.0
-        z = [zi - self.lr * (mi / c1) / (math.sqrt(vi / c2) + self.eps) for zi, mi, vi in zip(self._z, m, v)]
-        if not all(math.isfinite(x) for x in z + m + v):
-            raise ValueError("ZSpaceTrainer: the update is not finite; the state is unchanged")
-        self._z, self._m, self._v, self._t = z, m, v, t
 
     def step(self, metrics: Any) -> float:
         """One Adam step on z; returns the objective before the update (see the class docs)."""
-        obs = _canonical_metrics(metrics, "ZSpaceTrainer.step")
-        penalty, dpen = _fractional_penalty(self._z, self.alpha)
-        objective = self._objective(obs, penalty)
-        proj = self._project(obs.get("gradient", []))
-        self._adam([p + self.lam_frac * d for p, d in zip(proj, dpen)])
-        return objective
+        return super().step(_canonical_metrics(metrics, "ZSpaceTrainer.step"))
+
+    def _telemetry(self, partial: Any, telemetry: Any, who: str) -> dict[str, float]:
+        tele = _flatten_telemetry(telemetry, who)
+        if isinstance(partial, ZSpacePartialBundle):
+            tele = {**(partial.telemetry or {}), **tele}
+        return tele
 
     def infer_partial(self, partial: Any, *, smoothing: float = 0.35, telemetry: Any = None) -> ZSpaceInference:
         """Decodes z, overrides with the observed metrics and measures the disagreement
         (``infer_from_partial`` at this trainer's z and alpha)."""
-        obs = _canonical_metrics(partial, "ZSpaceTrainer.infer_partial")
-        tele = _flatten_telemetry(telemetry, "ZSpaceTrainer.infer_partial")
-        if isinstance(partial, ZSpacePartialBundle):
-            tele = {**(partial.telemetry or {}), **tele}
-        return _infer(self._z, self.alpha, obs, smoothing, tele, "ZSpaceTrainer.infer_partial")
+        who = "ZSpaceTrainer.infer_partial"
+        obs = _canonical_metrics(partial, who)
+        return _inference(self._infer_partial(obs, float(smoothing), self._telemetry(partial, telemetry, who) or None))
 
     def step_partial(self, partial: Any, *, smoothing: float = 0.35, telemetry: Any = None) -> float:
         """``infer_partial``, then one Adam step along the fit gradient plus the supplied gradient
@@ -342,26 +196,10 @@ class ZSpaceTrainer:
         ``smoothing`` and ``telemetry`` only shape the reported inference (barycentric weights,
         confidence), not the step. The inference is kept in ``last_inference``."""
         obs = _canonical_metrics(partial, "ZSpaceTrainer.step_partial")
-        inference = self.infer_partial(partial, smoothing=smoothing, telemetry=telemetry)
-        penalty, dpen = _fractional_penalty(self._z, self.alpha)
-        objective = self._objective(inference.metrics, penalty)
-        proj = self._project(obs.get("gradient", []))
-        self._adam([f + p + self.lam_frac * d for f, p, d in zip(inference.gradient, proj, dpen)])
-        self.last_inference = inference
+        tele = self._telemetry(partial, telemetry, "ZSpaceTrainer.infer_partial")
+        objective, inference = self._step_partial(obs, float(smoothing), tele or None)
+        self.last_inference = _inference(inference)
         return objective
-
-    STATE_VERSION = 1
-    #: The original's checkpoint label; its states carry the same vectors and are accepted too.
-    UPSTREAM_CONTRACT = "spiraltorch.zspace_meta_optimizer.v2"
-
-    def state_dict(self) -> dict[str, Any]:
-        """The trainer's state: ``version``, ``z``, ``moment`` (Adam's first moment), ``velocity``
-        (its second moment, >= 0), ``step`` and the hyper-parameters (informational)."""
-        return {"version": self.STATE_VERSION, "z": list(self._z), "moment": list(self._m),
-                "velocity": list(self._v), "step": self._t,
-                "hyperparams": {"alpha": self.alpha, "lambda": dict(self.lambdas), "lam_frac": self.lam_frac,
-                                "lr": self.lr, "beta1": self.beta1, "beta2": self.beta2, "eps": self.eps,
-                                "gradient_projection": self.gradient_projection}}
 
     def load_state_dict(self, state: dict[str, Any], *, strict: bool = True) -> None:
         """Restores ``z``, ``moment``, ``velocity`` and ``step`` from ``state_dict()`` output (or an
@@ -374,48 +212,7 @@ class ZSpaceTrainer:
         running mean of squares); a ``step`` that is not a non-negative integer. ``TypeError``
         when ``state`` is not a dict. With ``strict=False`` a missing vector keeps the trainer's
         current one (a present one is still checked)."""
-        who = "ZSpaceTrainer.load_state_dict"
-        if not isinstance(state, dict):
-            raise TypeError(f"{who}: expected a dict from state_dict(), got {type(state).__name__}")
-        if "version" in state:
-            version = state["version"]
-            if isinstance(version, bool) or version != self.STATE_VERSION:
-                raise _core.CheckpointError(f"{who}: unknown state version {version!r} "
-                                            f"(this trainer reads version {self.STATE_VERSION})")
-        elif "contract_version" in state:
-            if state["contract_version"] != self.UPSTREAM_CONTRACT:
-                raise _core.CheckpointError(f"{who}: unknown contract_version {state['contract_version']!r} "
-                                            f"(known: {self.UPSTREAM_CONTRACT!r})")
-        vecs = []
-        for key in ("z", "moment", "velocity"):
-            if key not in state:
-                if not strict:
-                    vecs.append(list({"z": self._z, "moment": self._m, "velocity": self._v}[key]))
-                    continue
-                raise _core.CheckpointError(f"{who}: the state has no {key!r} vector")
-            raw = state[key]
-            if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
-                raise _core.CheckpointError(f"{who}: {key!r} must be a list of {self.z_dim} numbers, "
-                                            f"got {type(raw).__name__}")
-            try:
-                vec = [float(v) for v in raw]
-            except (TypeError, ValueError) as exc:
-                raise _core.CheckpointError(f"{who}: {key!r} holds a value that is not a number ({exc})") from None
-            if len(vec) != self.z_dim:
-                raise _core.CheckpointError(f"{who}: {key!r} has {len(vec)} entries, z_dim is {self.z_dim}")
-            bad = [v for v in vec if not math.isfinite(v)]
-            if bad:
-                raise _core.CheckpointError(f"{who}: {key!r} has non-finite values {bad}")
-            vecs.append(vec)
-        negative = [v for v in vecs[2] if v < 0]
-        if negative:
-            raise _core.CheckpointError(f"{who}: 'velocity' (Adam's second moment) has negative entries {negative}")
-        step = state.get("step", 0 if strict else self._t)
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            if not (isinstance(step, float) and step.is_integer() and step >= 0):
-                raise _core.CheckpointError(f"{who}: 'step' must be a non-negative integer, got {step!r}")
-        self._z, self._m, self._v = vecs
-        self._t = int(step)
+        super().load_state_dict(state, strict=strict)
 
 
 # ---------------------------------------------------------------- Z-space inference

@@ -13,6 +13,7 @@
 #include "spiraltorch/zspace/language_wave_encoder.h"
 #include "spiraltorch/zspace/realgrad.h"
 #include "spiraltorch/zspace/spectrum.h"
+#include "spiraltorch/zspace/trainer.h"
 
 namespace stpy {
 
@@ -217,14 +218,268 @@ void bind_tapes(nb::module_& m) {
       .def(nb::init<double, int64_t, int64_t>(), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"));
 }
 
+nb::dict named_dict(const z::NamedValues& values) {
+  nb::dict d;
+  for (const auto& [k, v] : values) d[k.c_str()] = v;
+  return d;
+}
+
+// A metrics dict (aliases allowed) as ObservedMetrics; the checks and messages are the C++ ones.
+z::ObservedMetrics to_metrics(nb::handle metrics, const std::string& who) {
+  if (!nb::isinstance<nb::dict>(metrics)) {
+    throw nb::type_error((who + ": metrics must be a dict, got " + nb::type_name(metrics.type()).c_str()).c_str());
+  }
+  z::ObservedMetrics out;
+  for (auto [key, value] : nb::borrow<nb::dict>(metrics)) {
+    const std::string name = nb::str(key).c_str();
+    if (z::ObservedMetrics::canonical_name(name) == "gradient") {
+      out.set_gradient(name, to_doubles(value), who);
+    } else {
+      // float() first, so an unknown key still reports as unknown even with a non-number value.
+      if (!z::ObservedMetrics::canonical_name(name)) out.set(name, 0.0, who);
+      out.set(name, nb::cast<double>(nb::float_(value)), who);
+    }
+  }
+  return out;
+}
+
+// Flattened telemetry {name: number} (the Python glue flattens nested payloads).
+z::NamedValues to_named(nb::handle values) {
+  z::NamedValues out;
+  if (values.is_none()) return out;
+  for (auto [key, value] : nb::borrow<nb::dict>(values)) {
+    out.emplace_back(nb::str(key).c_str(), nb::cast<double>(nb::float_(value)));
+  }
+  return out;
+}
+
+nb::dict inference_dict(const z::Inference& inf) {
+  nb::dict d;
+  d["metrics"] = named_dict(inf.metrics);
+  d["prior"] = named_dict(inf.prior);
+  d["observed"] = named_dict(inf.observed);
+  d["gradient"] = nb::cast(inf.gradient);
+  d["residual"] = inf.residual;
+  d["confidence"] = inf.confidence;
+  d["control_gradient"] = inf.control_gradient ? nb::cast(*inf.control_gradient) : nb::none();
+  d["barycentric"] = nb::make_tuple(inf.barycentric[0], inf.barycentric[1], inf.barycentric[2]);
+  d["telemetry"] = inf.telemetry ? nb::object(named_dict(*inf.telemetry)) : nb::none();
+  d["telemetry_reliability"] = inf.telemetry_reliability;
+  return d;
+}
+
+// One vector of a state dict: a sequence of numbers (CheckpointError otherwise).
+std::optional<std::vector<double>> state_vector(nb::dict state, const char* key, int64_t z_dim, const std::string& who) {
+  if (!state.contains(key)) return std::nullopt;
+  const nb::object raw = state[key];
+  if (nb::isinstance<nb::str>(raw) || nb::isinstance<nb::bytes>(raw) || !nb::hasattr(raw, "__iter__")) {
+    throw st::CheckpointError(who + ": '" + key + "' must be a list of " + std::to_string(z_dim) + " numbers, got " +
+                              nb::type_name(raw.type()).c_str());
+  }
+  std::vector<double> out;
+  for (nb::handle v : nb::iter(raw)) {
+    try {
+      out.push_back(nb::cast<double>(nb::float_(v)));
+    } catch (const nb::python_error& e) {
+      throw st::CheckpointError(who + ": '" + key + "' holds a value that is not a number (" + e.what() + ")");
+    }
+  }
+  return out;
+}
+
+void bind_trainer(nb::module_& m) {
+  using Tr = z::ZSpaceTrainer;
+  nb::class_<Tr>(m, "ZSpaceTrainer",
+                 "Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.")
+      .def(
+          "__init__",
+          [](Tr* self, nb::handle z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,
+             double lam_drs, double lr, double beta1, double beta2, double eps, const std::string& projection) {
+            if (!nb::isinstance<nb::int_>(z_dim) || nb::isinstance<nb::bool_>(z_dim) || nb::cast<int64_t>(z_dim) <= 0) {
+              throw st::ValueError(std::string("ZSpaceTrainer: z_dim must be a positive int, got ") + nb::repr(z_dim).c_str());
+            }
+            if (projection != "tile_or_truncate" && projection != "exact") {
+              throw st::ValueError("ZSpaceTrainer: gradient_projection must be 'tile_or_truncate' or 'exact'");
+            }
+            Tr::Options o;
+            o.z_dim = nb::cast<int64_t>(z_dim);
+            o.alpha = alpha;
+            o.lam_speed = lam_speed;
+            o.lam_mem = lam_mem;
+            o.lam_stab = lam_stab;
+            o.lam_frac = lam_frac;
+            o.lam_drs = lam_drs;
+            o.lr = lr;
+            o.beta1 = beta1;
+            o.beta2 = beta2;
+            o.eps = eps;
+            o.gradient_projection =
+                projection == "exact" ? Tr::GradientProjection::Exact : Tr::GradientProjection::TileOrTruncate;
+            new (self) Tr(o);
+          },
+          nb::arg("z_dim") = 4, nb::kw_only(), nb::arg("alpha") = 0.35, nb::arg("lam_speed") = 0.5,
+          nb::arg("lam_mem") = 0.3, nb::arg("lam_stab") = 0.2, nb::arg("lam_frac") = 0.1, nb::arg("lam_drs") = 0.0,
+          nb::arg("lr") = 1e-2, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("gradient_projection") = "tile_or_truncate")
+      .def_prop_ro("z_dim", [](const Tr& t) { return t.options().z_dim; })
+      .def_prop_ro("alpha", [](const Tr& t) { return t.options().alpha; })
+      .def_prop_ro("lr", [](const Tr& t) { return t.options().lr; })
+      .def_prop_ro("beta1", [](const Tr& t) { return t.options().beta1; })
+      .def_prop_ro("beta2", [](const Tr& t) { return t.options().beta2; })
+      .def_prop_ro("eps", [](const Tr& t) { return t.options().eps; })
+      .def_prop_ro("lam_frac", [](const Tr& t) { return t.options().lam_frac; })
+      .def_prop_ro("lambdas",
+                   [](const Tr& t) {
+                     const auto& o = t.options();
+                     nb::dict d;
+                     d["speed"] = o.lam_speed;
+                     d["memory"] = o.lam_mem;
+                     d["stability"] = o.lam_stab;
+                     d["drs"] = o.lam_drs;
+                     return d;
+                   })
+      .def_prop_ro("gradient_projection",
+                   [](const Tr& t) {
+                     return t.options().gradient_projection == Tr::GradientProjection::Exact ? "exact" : "tile_or_truncate";
+                   })
+      .def_prop_ro("state", [](const Tr& t) { return t.state(); }, "The latent z.")
+      .def("reset", &Tr::reset)
+      .def(
+          "step", [](Tr& t, nb::handle metrics) { return t.step(to_metrics(metrics, "ZSpaceTrainer.step")); },
+          nb::arg("metrics"), "One Adam step on z; returns the objective before the update.")
+      .def(
+          "_infer_partial",
+          [](const Tr& t, nb::handle partial, double smoothing, nb::handle telemetry) {
+            return inference_dict(t.infer_partial(to_metrics(partial, "ZSpaceTrainer.infer_partial"), smoothing,
+                                                  to_named(telemetry)));
+          },
+          nb::arg("partial"), nb::arg("smoothing"), nb::arg("telemetry").none())
+      .def(
+          "_step_partial",
+          [](Tr& t, nb::handle partial, double smoothing, nb::handle telemetry) {
+            const double obj =
+                t.step_partial(to_metrics(partial, "ZSpaceTrainer.step_partial"), smoothing, to_named(telemetry));
+            return nb::make_tuple(obj, inference_dict(*t.last_inference()));
+          },
+          nb::arg("partial"), nb::arg("smoothing"), nb::arg("telemetry").none())
+      .def("state_dict",
+           [](const Tr& t) {
+             const auto s = t.state_dict();
+             const auto& o = t.options();
+             nb::dict hp;
+             hp["alpha"] = o.alpha;
+             nb::dict lam;
+             lam["speed"] = o.lam_speed;
+             lam["memory"] = o.lam_mem;
+             lam["stability"] = o.lam_stab;
+             lam["drs"] = o.lam_drs;
+             hp["lambda"] = lam;
+             hp["lam_frac"] = o.lam_frac;
+             hp["lr"] = o.lr;
+             hp["beta1"] = o.beta1;
+             hp["beta2"] = o.beta2;
+             hp["eps"] = o.eps;
+             hp["gradient_projection"] =
+                 o.gradient_projection == Tr::GradientProjection::Exact ? "exact" : "tile_or_truncate";
+             nb::dict d;
+             d["version"] = Tr::kStateVersion;
+             d["z"] = nb::cast(s.z);
+             d["moment"] = nb::cast(s.moment);
+             d["velocity"] = nb::cast(s.velocity);
+             d["step"] = s.step;
+             d["hyperparams"] = hp;
+             return d;
+           })
+      .def(
+          "load_state_dict",
+          [](Tr& t, nb::handle state_h, bool strict) {
+            const std::string who = "ZSpaceTrainer.load_state_dict";
+            if (!nb::isinstance<nb::dict>(state_h)) {
+              throw nb::type_error(
+                  (who + ": expected a dict from state_dict(), got " + nb::type_name(state_h.type()).c_str()).c_str());
+            }
+            const nb::dict state = nb::borrow<nb::dict>(state_h);
+            if (state.contains("version")) {
+              const nb::object version = state["version"];
+              if (nb::isinstance<nb::bool_>(version) || !version.equal(nb::int_(Tr::kStateVersion))) {
+                throw st::CheckpointError(who + ": unknown state version " + nb::repr(version).c_str() +
+                                          " (this trainer reads version 1)");
+              }
+            } else if (state.contains("contract_version")) {
+              const nb::object cv = state["contract_version"];
+              if (!cv.equal(nb::str(Tr::kUpstreamContract))) {
+                throw st::CheckpointError(who + ": unknown contract_version " + nb::repr(cv).c_str() + " (known: '" +
+                                          Tr::kUpstreamContract + "')");
+              }
+            }
+            const int64_t z_dim = t.options().z_dim;
+            Tr::StateUpdate up;
+            up.z = state_vector(state, "z", z_dim, who);
+            up.moment = state_vector(state, "moment", z_dim, who);
+            up.velocity = state_vector(state, "velocity", z_dim, who);
+            if (state.contains("step")) {
+              const nb::object step = state["step"];
+              const bool is_int = nb::isinstance<nb::int_>(step) && !nb::isinstance<nb::bool_>(step);
+              const bool integral_float =
+                  nb::isinstance<nb::float_>(step) && nb::cast<bool>(step.attr("is_integer")());
+              if ((!is_int && !integral_float) || nb::cast<double>(nb::float_(step)) < 0) {
+                throw st::CheckpointError(who + ": 'step' must be a non-negative integer, got " + nb::repr(step).c_str());
+              }
+              up.step = nb::cast<int64_t>(nb::int_(step));
+            }
+            t.load_state_dict(up, strict);
+          },
+          nb::arg("state"), nb::kw_only(), nb::arg("strict") = true);
+  m.attr("STATE_VERSION") = Tr::kStateVersion;
+  m.attr("UPSTREAM_CONTRACT") = Tr::kUpstreamContract;
+}
+
 }  // namespace
 
 void bind_zspace(nb::module_& root) {
-  nb::module_ m = root.def_submodule("zspace", "Z-space: text encoding and gradient tapes.");
+  nb::module_ m = root.def_submodule("zspace", "Z-space: text encoding, gradient tapes and the latent trainer.");
   bind_complex_tensor(m);
   bind_gradient_summary(m);
   bind_encoder(m);
   bind_tapes(m);
+  bind_trainer(m);
+  m.def(
+      "decode_zspace",
+      [](nb::handle zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); }, nb::arg("z"),
+      nb::arg("alpha") = 0.35, "The metrics a latent z stands for (see spiraltorch.decode_zspace).");
+  m.def(
+      "fractional_penalty",
+      [](nb::handle zv, double alpha) {
+        const auto p = z::fractional_penalty(to_doubles(zv), alpha);
+        return nb::make_tuple(p.value, p.gradient);
+      },
+      nb::arg("z"), nb::arg("alpha"),
+      "R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.");
+  m.def(
+      "canonical_metrics",
+      [](nb::handle metrics, const std::string& who) {
+        const z::ObservedMetrics obs = to_metrics(metrics, who);
+        nb::dict d = named_dict(obs.values());
+        if (obs.gradient()) d["gradient"] = nb::cast(*obs.gradient());
+        return d;
+      },
+      nb::arg("metrics"), nb::arg("who"),
+      "The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.");
+  m.def(
+      "barycentric_weights",
+      [](nb::handle metrics) {
+        const auto w = z::barycentric_weights(to_named(metrics));
+        return nb::make_tuple(w[0], w[1], w[2]);
+      },
+      nb::arg("metrics"), "softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.");
+  m.def(
+      "infer",
+      [](nb::handle zv, double alpha, nb::handle observed, double smoothing, nb::handle telemetry, const std::string& who) {
+        return inference_dict(
+            z::infer(to_doubles(zv), alpha, to_metrics(observed, who), smoothing, to_named(telemetry), who));
+      },
+      nb::arg("z"), nb::arg("alpha"), nb::arg("observed"), nb::arg("smoothing"), nb::arg("telemetry").none(),
+      nb::arg("who"), "The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.");
   m.def(
       "dft", [](nb::handle values) { return z::dft(to_doubles(values)); }, nb::arg("values"),
       "The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.");

@@ -1,5 +1,5 @@
 // Z-space: encoder reference values, gradient tapes (atomic apply, applied-gradient readback),
-// GradientSummary and the DFT.
+// GradientSummary, decoding, the spectral penalty's gradient and ZSpaceTrainer (Adam, state checks).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,16 +7,34 @@
 
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/spiraltorch.h"
+#include "spiraltorch/zspace/decode.h"
 #include "spiraltorch/zspace/gradient_summary.h"
 #include "spiraltorch/zspace/hypergrad.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
 #include "spiraltorch/zspace/realgrad.h"
 #include "spiraltorch/zspace/spectrum.h"
+#include "spiraltorch/zspace/trainer.h"
 
 using namespace st;
 using namespace st::zspace;
 
 namespace {
+
+double value_of(const NamedValues& v, const std::string& name) {
+  for (const auto& [k, x] : v) {
+    if (k == name) return x;
+  }
+  ADD_FAILURE() << "no " << name;
+  return 0.0;
+}
+
+ObservedMetrics metrics(std::initializer_list<std::pair<const char*, double>> values,
+                        std::optional<std::vector<double>> gradient = std::nullopt) {
+  ObservedMetrics m;
+  for (const auto& [k, v] : values) m.set(k, v, "test");
+  if (gradient) m.set_gradient("gradient", *gradient, "test");
+  return m;
+}
 
 }  // namespace
 
@@ -144,4 +162,122 @@ TEST(ZSpace, RealgradIsSgd) {
   EXPECT_EQ(tape.gradient(), (std::vector<double>{1.0, -2.0, 0.5}));
   EXPECT_THROW(Realgrad(0.0, 1, 3), ValueError);
   EXPECT_THROW(Realgrad(0.1, 0, 3), ValueError);
+}
+
+TEST(ZSpace, DecodeMatchesTheReferenceValues) {
+  const auto d = decode_zspace(std::vector<double>{0.12, -0.03, 0.48, -0.2});
+  EXPECT_NEAR(value_of(d, "speed"), 0.4463025, 1e-7);
+  EXPECT_NEAR(value_of(d, "memory"), 0.1099104, 1e-7);
+  EXPECT_NEAR(value_of(d, "stability"), 0.6729346, 1e-7);
+  EXPECT_NEAR(value_of(d, "drs"), 0.6413202, 1e-7);
+  EXPECT_NEAR(value_of(d, "frac"), 0.6490009, 1e-7);
+  EXPECT_THROW(decode_zspace(std::vector<double>{}), ValueError);
+}
+
+TEST(ZSpace, FractionalPenaltyGradientMatchesFiniteDifferences) {
+  for (const size_t n : {2u, 5u, 8u}) {
+    std::vector<double> z(n);
+    for (size_t i = 0; i < n; ++i) z[i] = 0.3 * std::sin(1.7 * double(i) + 0.4) - 0.05 * double(i);
+    const auto pen = fractional_penalty(z, 0.35);
+    std::vector<double> fd(n);
+    double peak = 1.0;
+    for (size_t i = 0; i < n; ++i) {
+      auto up = z, down = z;
+      up[i] += 1e-6;
+      down[i] -= 1e-6;
+      fd[i] = (fractional_penalty(up, 0.35).value - fractional_penalty(down, 0.35).value) / 2e-6;
+      peak = std::max(peak, std::fabs(fd[i]));
+    }
+    // The reported gradient is dR/dz scaled to max-abs <= 1.
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(pen.gradient[i], fd[i] / peak, 1e-6) << n << " " << i;
+  }
+  EXPECT_EQ(fractional_penalty(std::vector<double>{0.5}, 0.35).value, 0.0);
+}
+
+TEST(ZSpace, TrainerStepIsAdamOnTheSquashedGradient) {
+  ZSpaceTrainer t;
+  const double obj = t.step(metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}}, std::vector<double>(3, 0.0)));
+  EXPECT_NEAR(obj, 0.5 * std::tanh(0.2) + 0.3 * std::tanh(0.1) + 0.2 * std::tanh(0.9), 1e-15);
+  EXPECT_EQ(t.state(), std::vector<double>(4, 0.0));  // zero gradient and penalty at z = 0
+  ZSpaceTrainer fresh;
+  fresh.step(metrics({}, std::vector<double>{0.1, -0.2}));
+  const std::vector<double> want{-0.01, 0.01, -0.01, 0.01};
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(fresh.state()[i], want[i], 1e-8);
+  t.step(metrics({}, std::vector<double>{0.1, -0.2}));
+  const double m_hat = 0.1 / (1 - 0.9 * 0.9), v_hat = 0.001 / (1 - 0.999 * 0.999);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(t.state()[i], (i % 2 ? 1 : -1) * 0.01 * m_hat / std::sqrt(v_hat), 1e-8);
+  }
+  ObservedMetrics dup;
+  dup.set("speed", 1.0, "test");
+  EXPECT_THROW(dup.set("velocity", 1.0, "test"), ValueError);
+  EXPECT_THROW(dup.set("loss", 1.0, "test"), ValueError);
+  EXPECT_THROW(dup.set("memory", std::nan(""), "test"), ValueError);
+  ZSpaceTrainer::Options exact;
+  exact.z_dim = 3;
+  exact.gradient_projection = ZSpaceTrainer::GradientProjection::Exact;
+  ZSpaceTrainer ex(exact);
+  EXPECT_THROW(ex.step(metrics({}, std::vector<double>{1.0, 2.0})), ValueError);
+  EXPECT_EQ(ex.state_dict().step, 0);
+}
+
+TEST(ZSpace, StepPartialReproducesTheSeedSnippetAndFits) {
+  ZSpaceTrainer t;
+  const double loss = t.step_partial(metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}},
+                                             std::vector<double>{0.1, 0.0, 0.0, 0.0}));
+  ASSERT_TRUE(t.last_inference());
+  EXPECT_NEAR(t.last_inference()->residual, 0.134288, 1e-6);
+  EXPECT_NEAR(t.last_inference()->confidence, 0.874339, 1e-6);
+  EXPECT_NEAR(loss, 0.271848, 1e-6);
+
+  ZSpaceTrainer::Options o;
+  o.z_dim = 6;
+  o.lr = 0.05;
+  ZSpaceTrainer fit(o);
+  const ObservedMetrics target = metrics({{"memory", 0.4}, {"speed", 0.3}});
+  fit.step_partial(target);
+  const double first = fit.last_inference()->residual;
+  for (int i = 0; i < 59; ++i) fit.step_partial(target);
+  EXPECT_LT(fit.last_inference()->residual, 0.25 * first);
+  EXPECT_THROW(fit.step_partial(target, 1.5), ValueError);
+}
+
+TEST(ZSpace, TelemetryLowersConfidence) {
+  const NamedValues tele{{"a.variance", 1.0}, {"b.focus", -2.0}};
+  EXPECT_NEAR(telemetry_reliability(tele), 0.5 * 0.75, 1e-15);
+  const auto inf = infer(std::vector<double>{0.1, 0.2}, 0.35, ObservedMetrics{}, 0.35, tele, "test");
+  EXPECT_NEAR(inf.confidence, 0.375, 1e-15);
+  EXPECT_TRUE(inf.telemetry.has_value());
+}
+
+TEST(ZSpace, TrainerStateDictRoundTripsAndRefusesImpossibleStates) {
+  ZSpaceTrainer::Options o;
+  o.z_dim = 3;
+  ZSpaceTrainer src(o);
+  for (int i = 0; i < 3; ++i) src.step(metrics({{"speed", 0.3}}, std::vector<double>{0.2, -0.1, 0.4}));
+  const auto state = src.state_dict();
+  ZSpaceTrainer dst(o);
+  dst.load_state_dict({state.z, state.moment, state.velocity, state.step});
+  EXPECT_EQ(dst.state(), src.state());
+  EXPECT_EQ(dst.state_dict().step, 3);
+
+  ZSpaceTrainer fresh(o);
+  const auto untouched = fresh.state_dict();
+  const auto refused = [&](ZSpaceTrainer::StateUpdate bad) {
+    EXPECT_THROW(fresh.load_state_dict(bad), CheckpointError);
+    EXPECT_EQ(fresh.state_dict().z, untouched.z);
+    EXPECT_EQ(fresh.state_dict().velocity, untouched.velocity);
+    EXPECT_EQ(fresh.state_dict().step, untouched.step);
+  };
+  auto neg = state.velocity;
+  neg[1] = -1e-3;
+  refused({state.z, state.moment, neg, 3});
+  refused({std::vector<double>{0.1, 0.2}, state.moment, state.velocity, 3});
+  refused({std::vector<double>{0.1, std::numeric_limits<double>::infinity(), 0.0}, state.moment, state.velocity, 3});
+  refused({state.z, state.moment, state.velocity, -1});
+  refused({std::nullopt, state.moment, state.velocity, 3});
+  // Not strict: a missing vector keeps the current one.
+  fresh.load_state_dict({std::nullopt, state.moment, state.velocity, std::nullopt}, false);
+  EXPECT_EQ(fresh.state(), untouched.z);
+  EXPECT_EQ(fresh.state_dict().moment, state.moment);
 }
