@@ -176,6 +176,11 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
         """One Adam step on z; returns the objective before the update (see the class docs)."""
         return super().step(_canonical_metrics(metrics, "ZSpaceTrainer.step"))
 
+    def step_batch(self, samples: Iterable[Any]) -> list[float]:
+        """``step`` on each sample in turn; returns the objectives. All or nothing: when a sample is
+        refused the trainer is left as it was before the batch."""
+        return super().step_batch([_canonical_metrics(s, "ZSpaceTrainer.step_batch") for s in samples])
+
     def _telemetry(self, partial: Any, telemetry: Any, who: str) -> dict[str, float]:
         tele = _flatten_telemetry(telemetry, who)
         if isinstance(partial, ZSpacePartialBundle):

@@ -348,6 +348,16 @@ void bind_trainer(nb::module_& m) {
           "step", [](Tr& t, nb::handle metrics) { return t.step(to_metrics(metrics, "ZSpaceTrainer.step")); },
           nb::arg("metrics"), "One Adam step on z; returns the objective before the update.")
       .def(
+          "step_batch",
+          [](Tr& t, nb::handle samples) {
+            std::vector<z::ObservedMetrics> batch;
+            for (nb::handle s : nb::iter(samples)) batch.push_back(to_metrics(s, "ZSpaceTrainer.step_batch"));
+            return t.step_batch(batch);
+          },
+          nb::arg("samples"),
+          "step() on each sample in turn; returns the objectives. All or nothing: a refused sample leaves the\n"
+          "trainer as it was before the batch.")
+      .def(
           "_infer_partial",
           [](const Tr& t, nb::handle partial, double smoothing, nb::handle telemetry) {
             return inference_dict(t.infer_partial(to_metrics(partial, "ZSpaceTrainer.infer_partial"), smoothing,

@@ -96,6 +96,15 @@ double ZSpaceTrainer::step(const ObservedMetrics& metrics) {
   return obj;
 }
 
+std::vector<double> ZSpaceTrainer::step_batch(std::span<const ObservedMetrics> samples) {
+  ZSpaceTrainer work = *this;  // step a copy, commit only when every sample went through
+  std::vector<double> out;
+  out.reserve(samples.size());
+  for (const ObservedMetrics& s : samples) out.push_back(work.step(s));
+  *this = std::move(work);
+  return out;
+}
+
 Inference ZSpaceTrainer::infer_partial(const ObservedMetrics& partial, double smoothing,
                                        const NamedValues& telemetry) const {
   return infer(z_, opt_.alpha, partial, smoothing, telemetry, "ZSpaceTrainer.infer_partial");

@@ -281,3 +281,20 @@ TEST(ZSpace, TrainerStateDictRoundTripsAndRefusesImpossibleStates) {
   EXPECT_EQ(fresh.state(), untouched.z);
   EXPECT_EQ(fresh.state_dict().moment, state.moment);
 }
+
+TEST(ZSpace, StepBatchIsSequentialStepsAndAllOrNothing) {
+  const std::vector<ObservedMetrics> batch{metrics({{"speed", 0.3}}, std::vector<double>{0.2, -0.1}),
+                                           metrics({{"memory", 0.1}}, std::vector<double>{0.5})};
+  ZSpaceTrainer one, many;
+  const double a = one.step(batch[0]), b = one.step(batch[1]);
+  EXPECT_EQ(many.step_batch(batch), (std::vector<double>{a, b}));
+  EXPECT_EQ(many.state(), one.state());
+  ZSpaceTrainer::Options exact;
+  exact.gradient_projection = ZSpaceTrainer::GradientProjection::Exact;
+  ZSpaceTrainer ex(exact);
+  const std::vector<ObservedMetrics> bad{metrics({}, std::vector<double>{0.1, 0.2, 0.3, 0.4}),
+                                         metrics({}, std::vector<double>{0.1})};
+  EXPECT_THROW(ex.step_batch(bad), ValueError);
+  EXPECT_EQ(ex.state(), std::vector<double>(4, 0.0));
+  EXPECT_EQ(ex.state_dict().step, 0);
+}

@@ -211,3 +211,13 @@ def test_step_partial_fits_the_observations():
     assert residuals[-1] < 0.25 * residuals[0]
     decoded = st.zspace.decode_zspace(t.state)
     assert abs(decoded["memory"] - 0.4) < 0.1 and abs(decoded["speed"] - 0.3) < 0.1
+
+
+def test_step_batch_is_sequential_steps_and_all_or_nothing():
+    samples = [{"speed": 0.3, "gradient": [0.2, -0.1]}, st.z.metrics(memory=0.1, gradient=[0.5])]
+    one, many = st.ZSpaceTrainer(z_dim=4), st.ZSpaceTrainer(z_dim=4)
+    assert many.step_batch(samples) == [one.step(s) for s in samples] and many.state == one.state
+    before = many.state_dict()
+    with pytest.raises(ValueError, match="unknown metric 'loss'"):
+        many.step_batch([{"speed": 0.1}, {"loss": 1.0}])
+    assert many.state_dict() == before

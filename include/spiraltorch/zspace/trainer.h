@@ -60,6 +60,9 @@ class ZSpaceTrainer {
 
   // One Adam step on z; returns the objective before the update.
   double step(const ObservedMetrics& metrics);
+  // step() on each sample in turn; returns the objectives. All or nothing: when a sample is
+  // refused (or an update is not finite) the trainer is left as it was before the batch.
+  std::vector<double> step_batch(std::span<const ObservedMetrics> samples);
   // Decodes z, overrides with the observed metrics and measures the disagreement.
   Inference infer_partial(const ObservedMetrics& partial, double smoothing = 0.35,
                           const NamedValues& telemetry = {}) const;
