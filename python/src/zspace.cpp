@@ -60,6 +60,15 @@ void bind_complex_tensor(nb::module_& m) {
       .def("shape", &z::ComplexTensor::shape)
       .def("data", [](const z::ComplexTensor& t) { return t.data(); })
       .def("to_tensor", &z::ComplexTensor::to_tensor, "The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).")
+      .def("conj", &z::ComplexTensor::conj, "The complex conjugate.")
+      .def("abs", &z::ComplexTensor::abs, "|z| per entry as a (rows, cols) float64 tensor.")
+      .def("fft", &z::ComplexTensor::fft,
+           "The unnormalised DFT of each row (radix-2 FFT for power-of-two widths, the direct sum otherwise).")
+      .def("ifft", &z::ComplexTensor::ifft, "The inverse of fft (with the 1/cols factor).")
+      .def("__add__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::add(a, b); })
+      .def("__sub__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::sub(a, b); })
+      .def("__mul__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::mul(a, b); })
+      .def("__matmul__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::matmul(a, b); })
       .def("__repr__", [](const z::ComplexTensor& t) {
         const nb::list data = nb::cast<nb::list>(nb::cast(t.data()));
         return "ComplexTensor(shape=(" + std::to_string(t.rows()) + ", " + std::to_string(t.cols()) +

@@ -298,3 +298,39 @@ TEST(ZSpace, StepBatchIsSequentialStepsAndAllOrNothing) {
   EXPECT_EQ(ex.state(), std::vector<double>(4, 0.0));
   EXPECT_EQ(ex.state_dict().step, 0);
 }
+
+TEST(ZSpace, ComplexTensorArithmeticAndFft) {
+  using C = std::complex<double>;
+  const ComplexTensor a(1, 2, {C(1, 2), C(3, -1)}), b(1, 2, {C(0.5, 0), C(-1, 1)});
+  EXPECT_EQ(add(a, b).data(), (std::vector<C>{C(1.5, 2), C(2, 0)}));
+  EXPECT_EQ(sub(a, b).data(), (std::vector<C>{C(0.5, 2), C(4, -2)}));
+  EXPECT_EQ(mul(a, b).data(), (std::vector<C>{C(0.5, 1), C(-2, 4)}));
+  EXPECT_EQ(a.conj().data(), (std::vector<C>{C(1, -2), C(3, 1)}));
+  EXPECT_EQ(a.abs().to_vector<double>(), (std::vector<double>{std::sqrt(5.0), std::sqrt(10.0)}));
+  const ComplexTensor col(2, 1, {C(1, 1), C(0, -2)});
+  const auto p = matmul(a, col);  // (1, 2) x (2, 1)
+  EXPECT_EQ(p.shape(), (std::pair<int64_t, int64_t>{1, 1}));
+  EXPECT_NEAR(std::abs(p.data()[0] - (C(1, 2) * C(1, 1) + C(3, -1) * C(0, -2))), 0.0, 1e-15);
+  EXPECT_THROW(add(a, col), ShapeError);
+  EXPECT_THROW(matmul(a, a), ShapeError);
+  for (const int64_t n : {8, 6}) {  // the radix-2 path and the direct sum
+    std::vector<C> x(static_cast<size_t>(2 * n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = C(std::sin(0.7 * double(i)), std::cos(1.3 * double(i)) - 0.2);
+    const ComplexTensor t(2, n, x);
+    const auto X = t.fft();
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t k = 0; k < n; ++k) {
+        C want = 0;
+        for (int64_t j = 0; j < n; ++j) want += x[size_t(r * n + j)] * std::polar(1.0, -2 * M_PI * double(k * j) / double(n));
+        EXPECT_NEAR(std::abs(X.data()[size_t(r * n + k)] - want), 0.0, 1e-12);
+      }
+    }
+    const auto back = X.ifft();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(std::abs(back.data()[i] - x[i]), 0.0, 1e-12);
+  }
+  // The real DFT helper agrees with the complex FFT on a real row.
+  const std::vector<double> real{0.3, -1.0, 2.0, 0.5};
+  const auto d = dft(real);
+  const auto f = ComplexTensor(1, 4, {C(0.3), C(-1.0), C(2.0), C(0.5)}).fft();
+  for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(std::abs(d[k] - f.data()[k]), 0.0, 1e-12);
+}

@@ -221,3 +221,25 @@ def test_step_batch_is_sequential_steps_and_all_or_nothing():
     with pytest.raises(ValueError, match="unknown metric 'loss'"):
         many.step_batch([{"speed": 0.1}, {"loss": 1.0}])
     assert many.state_dict() == before
+
+
+def test_complex_tensor_arithmetic_matches_numpy():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(2, 8)) + 1j * rng.normal(size=(2, 8))
+    b = rng.normal(size=(2, 8)) + 1j * rng.normal(size=(2, 8))
+    m = rng.normal(size=(8, 3)) + 1j * rng.normal(size=(8, 3))
+    ct = lambda x: st.ComplexTensor(x.shape[0], x.shape[1], x.reshape(-1).tolist())  # noqa: E731
+    arr = lambda t: np.array(t.data()).reshape(t.shape())  # noqa: E731
+    A, B = ct(a), ct(b)
+    np.testing.assert_allclose(arr(A + B), a + b, atol=1e-15)
+    np.testing.assert_allclose(arr(A - B), a - b, atol=1e-15)
+    np.testing.assert_allclose(arr(A * B), a * b, atol=1e-15)
+    np.testing.assert_allclose(arr(A @ ct(m)), a @ m, atol=1e-12)
+    np.testing.assert_allclose(arr(A.conj()), a.conj())
+    np.testing.assert_allclose(to_np(A.abs()), np.abs(a), rtol=1e-15)
+    np.testing.assert_allclose(arr(A.fft()), np.fft.fft(a, axis=1), atol=1e-12)
+    np.testing.assert_allclose(arr(A.fft().ifft()), a, atol=1e-12)
+    odd = a[:, :6]
+    np.testing.assert_allclose(arr(ct(odd).fft()), np.fft.fft(odd, axis=1), atol=1e-12)
+    with pytest.raises(st.ShapeError, match="incompatible"):
+        A @ B
