@@ -7,7 +7,9 @@
 #include <cstdio>
 
 #include "convert.h"
+#include "spiraltorch/zspace/amegagrad.h"
 #include "spiraltorch/zspace/complex_tensor.h"
+#include "spiraltorch/zspace/desire_control.h"
 #include "spiraltorch/zspace/gradient_summary.h"
 #include "spiraltorch/zspace/hypergrad.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
@@ -453,6 +455,97 @@ void bind_trainer(nb::module_& m) {
   m.attr("UPSTREAM_CONTRACT") = Tr::kUpstreamContract;
 }
 
+std::string fmt5f(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.5f", v);
+  return buf;
+}
+
+void bind_amegagrad(nb::module_& m) {
+  using I = z::DesireGradientInterpretation;
+  using C = z::DesireGradientControl;
+  using A = z::Amegagrad;
+  nb::class_<I>(m, "DesireGradientInterpretation",
+                "How the hyperbolic gradient H and the Euclidean gradient R relate: pressures (mean |g|),\n"
+                "balance (RMS ratio, clamped to [0, 16]), sharpness (|kurtosis - 3|, <= 4), stability (1 minus the\n"
+                "relative pressure gap), saturation (largest |g|), activation, sign alignment and entropy.")
+      .def(nb::init<const z::GradientSummary&, const z::GradientSummary&>(), nb::arg("hyper"), nb::arg("real"))
+      .def("penalty_gain", &I::penalty_gain)
+      .def_ro("hyper_pressure", &I::hyper_pressure)
+      .def_ro("real_pressure", &I::real_pressure)
+      .def_ro("balance", &I::balance)
+      .def_ro("sharpness", &I::sharpness)
+      .def_ro("stability", &I::stability)
+      .def_ro("saturation", &I::saturation)
+      .def_ro("activation", &I::activation)
+      .def_ro("sign_alignment", &I::sign_alignment)
+      .def_ro("sign_entropy", &I::sign_entropy)
+      .def_ro("hyper_std", &I::hyper_std)
+      .def_ro("real_std", &I::real_std);
+  nb::class_<C>(m, "DesireGradientControl",
+                "Rate scales for the two tapes (and the penalty gain) derived from an interpretation; a labelled\n"
+                "heuristic (clamped blends of gradient statistics), not a learned or optimal rule.")
+      .def(nb::init<const I&, double>(), nb::arg("interpretation"), nb::arg("gain") = 1.0)
+      .def("hyper_rate_scale", &C::hyper_rate_scale)
+      .def("real_rate_scale", &C::real_rate_scale)
+      .def("penalty_gain", &C::penalty_gain)
+      .def("events", &C::events)
+      .def_prop_ro("quality_gain", &C::quality_gain)
+      .def_prop_ro("interpretation", &C::interpretation)
+      .def("__repr__", [](const C& c) {
+        return "DesireGradientControl(hyper_rate_scale=" + fmt5f(c.hyper_rate_scale()) +
+               ", real_rate_scale=" + fmt5f(c.real_rate_scale()) + ", penalty_gain=" + fmt5f(c.penalty_gain()) + ")";
+      });
+  m.def("desire_control", &z::desire_control, nb::arg("hyper"), nb::arg("real"), nb::arg("gain") = 1.0,
+        "DesireGradientControl from the two gradient summaries.");
+  nb::class_<A>(m, "Amegagrad", "Hypergrad and Realgrad tapes stepped together (see spiraltorch.optim.Amegagrad).")
+      .def(nb::init<int64_t, int64_t, double, double, double, double>(), nb::arg("rows"), nb::arg("cols"),
+           nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 0.05, nb::arg("real_learning_rate") = 0.01,
+           nb::arg("gain") = 1.0)
+      .def("shape", &A::shape)
+      .def_prop_ro("curvature", &A::curvature)
+      .def_prop_ro("hyper_learning_rate", &A::hyper_learning_rate)
+      .def_prop_ro("real_learning_rate", &A::real_learning_rate)
+      .def_prop_ro("gain", &A::gain)
+      .def_prop_ro("hyper", [](A& a) -> z::Hypergrad& { return a.hyper(); }, nb::rv_policy::reference_internal)
+      .def_prop_ro("real", [](A& a) -> z::Realgrad& { return a.real(); }, nb::rv_policy::reference_internal)
+      .def_prop_ro("last_control", [](const A& a) { return a.last_control(); })
+      .def("zero_grad", &A::zero_grad)
+      .def("reset", &A::zero_grad)
+      .def("accumulate_wave", &A::accumulate_wave, nb::arg("wave"), "Adds wave to both tapes.")
+      .def("accumulate_pair", &A::accumulate_pair, nb::arg("prediction"), nb::arg("target"))
+      .def(
+          "absorb_text",
+          [](A& a, const z::LanguageWaveEncoder& enc, nb::handle text) {
+            a.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
+          },
+          nb::arg("encoder"), nb::arg("text"),
+          "Encodes text and adds it to both tapes, zero-padded or truncated to rows * cols.")
+      .def("desire_control", &A::desire_control, nb::kw_only(), nb::arg("gain") = nb::none(),
+           "The control computed from the two tapes' pending gradients (what step would apply).")
+      .def(
+          "tune",
+          [](A& a, std::optional<C> control, std::optional<double> gain) {
+            const C c = control ? *control : a.desire_control(gain);
+            a.tune(c);
+            return c;
+          },
+          nb::arg("control") = nb::none(), nb::kw_only(), nb::arg("gain") = nb::none(),
+          "Sets the tapes' rates to base rate x control scale; returns the control.")
+      .def(
+          "step",
+          [](A& a, nb::object weights, bool tune, std::optional<double> gain, std::optional<C> control) {
+            if (!nb::isinstance<Tensor>(weights)) {
+              throw nb::type_error(("Amegagrad.step: expected a spiraltorch.Tensor, got " +
+                                    std::string(nb::type_name(weights.type()).c_str())).c_str());
+            }
+            a.step(nb::cast<Tensor&>(weights), tune, gain, control);
+            return weights;
+          },
+          nb::arg("weights"), nb::kw_only(), nb::arg("tune") = true, nb::arg("gain") = nb::none(),
+          nb::arg("control") = nb::none(), "One combined step on weights (mutated in place and returned).");
+}
+
 }  // namespace
 
 void bind_zspace(nb::module_& root) {
@@ -462,6 +555,7 @@ void bind_zspace(nb::module_& root) {
   bind_encoder(m);
   bind_tapes(m);
   bind_trainer(m);
+  bind_amegagrad(m);
   m.def(
       "decode_zspace",
       [](nb::handle zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); }, nb::arg("z"),

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "spiraltorch/geometry/poincare.h"
+#include "spiraltorch/zspace/amegagrad.h"
+#include "spiraltorch/zspace/desire_control.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/zspace/decode.h"
 #include "spiraltorch/zspace/gradient_summary.h"
@@ -333,4 +335,62 @@ TEST(ZSpace, ComplexTensorArithmeticAndFft) {
   const auto d = dft(real);
   const auto f = ComplexTensor(1, 4, {C(0.3), C(-1.0), C(2.0), C(0.5)}).fft();
   for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(std::abs(d[k] - f.data()[k]), 0.0, 1e-12);
+}
+
+TEST(ZSpace, DesireControlReadsTheGradientStatistics) {
+  const GradientSummary same(std::vector<double>{0.4, -0.6, 0.2});
+  const DesireGradientInterpretation interp(same, same);
+  EXPECT_EQ(interp.balance, 1.0);
+  EXPECT_NEAR(interp.stability, 1.0, 1e-5);
+  EXPECT_EQ(interp.sign_alignment, 1.0);
+  EXPECT_EQ(interp.saturation, 0.6);
+  const auto ctl = desire_control(same, same, 1.0);
+  const double sat = std::tanh(0.6), scale = 0.4 + 0.9 / (1 + std::exp(-0.9));
+  EXPECT_NEAR(ctl.hyper_rate_scale(), (1 - 0.4 * sat) * scale, 1e-5);
+  EXPECT_NEAR(ctl.real_rate_scale(), (1 - 0.25 * sat) * scale, 1e-5);
+  EXPECT_EQ(ctl.events().back(), "quality_weight");
+  const auto strong = desire_control(GradientSummary(std::vector<double>{4.0, -6.0, 2.0}), same);
+  EXPECT_NEAR(strong.interpretation().balance, 10.0, 1e-12);
+  EXPECT_LT(strong.hyper_rate_scale(), ctl.hyper_rate_scale());
+  EXPECT_GT(strong.penalty_gain(), ctl.penalty_gain());
+  for (const double gain : {0.0, 0.5, 1.0}) {
+    const auto k = desire_control(same, same, gain);
+    EXPECT_GE(k.hyper_rate_scale(), 0.1);
+    EXPECT_LE(k.real_rate_scale(), 2.0);
+  }
+}
+
+TEST(ZSpace, AmegagradComposesRsgdThenSgdAndFailsAtomically) {
+  const double c = -0.9;
+  Amegagrad opt(1, 3, c, 0.03, 0.02);
+  Tensor w = Tensor::from_vector(std::vector<double>{0.2, -0.1, 0.05}, {1, 3});
+  const Tensor g = Tensor::from_vector(std::vector<double>{0.4, -0.6, 0.2}, {1, 3});
+  opt.accumulate_wave(g);
+  const auto control = opt.desire_control();
+  opt.step(w);
+  const double h_lr = 0.03 * control.hyper_rate_scale(), r_lr = 0.02 * control.real_rate_scale();
+  EXPECT_NEAR(opt.hyper().learning_rate(), h_lr, 1e-15);
+  EXPECT_NEAR(opt.real().learning_rate(), r_lr, 1e-15);
+  const Tensor w0 = Tensor::from_vector(std::vector<double>{0.2, -0.1, 0.05}, {1, 3});
+  const Tensor want = geometry::clip_to_ball(sub(geometry::rsgd_step(w0, g, c, h_lr), mul(g, r_lr)), c);
+  EXPECT_TRUE(allclose(w, want, 1e-12, 1e-15));
+  EXPECT_TRUE(opt.hyper().applied() && opt.real().applied());
+  EXPECT_EQ(opt.real().gradient(), g.to_vector<double>());
+  const auto before = w.to_vector<double>();
+  opt.step(w, false);  // nothing pending: nothing moves
+  EXPECT_EQ(w.to_vector<double>(), before);
+
+  Amegagrad bad(1, 2, -1.0, 0.05, 1e300);
+  Tensor v = Tensor::from_vector(std::vector<double>{0.1, 0.2}, {1, 2});
+  bad.accumulate_wave(Tensor::from_vector(std::vector<double>{1e10, 1e10}, {1, 2}));
+  const double lr_before = bad.real().learning_rate();
+  EXPECT_THROW(bad.step(v), ValueError);
+  EXPECT_EQ(v.to_vector<double>(), (std::vector<double>{0.1, 0.2}));
+  EXPECT_FALSE(bad.real().applied());
+  EXPECT_EQ(bad.real().learning_rate(), lr_before);  // a failed step does not retune either
+  EXPECT_FALSE(bad.last_control().has_value());
+  EXPECT_THROW(Amegagrad(1, 4, -0.5).absorb_text(LanguageWaveEncoder(-1.0, 0.5), "ab"), ValueError);
+  Amegagrad text(1, 3);
+  text.absorb_text(LanguageWaveEncoder(-1.0, 0.5), "ab");  // (1, 4) truncated to (1, 3)
+  EXPECT_EQ(text.hyper().summary().count(), 3);
 }
