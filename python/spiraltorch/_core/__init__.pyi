@@ -18,7 +18,8 @@ from spiraltorch._core import (
     geometry as geometry,
     io as io,
     nn as nn,
-    optim as optim
+    optim as optim,
+    zspace as zspace
 )
 from spiraltorch._seed_tensor import (
     _add_row_inplace as add_row_inplace,
