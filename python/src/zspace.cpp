@@ -146,15 +146,18 @@ void bind_encoder(nb::module_& m) {
           nb::arg("text"), "The text as a (1, 2N) float32 point inside the ball of curvature curvature().");
 }
 
-// apply returns the very Python object it was given, mutated in place.
-template <class Tape>
-nb::object apply_in_place(Tape& tape, nb::object weights) {
-  if (!nb::isinstance<Tensor>(weights)) {
-    throw nb::type_error(("apply: expected a spiraltorch.Tensor, got " +
-                          std::string(nb::type_name(weights.type()).c_str())).c_str());
+// A tensor argument, with the TypeError naming the tape's method (as the Python tapes did).
+Tensor& tensor_arg(const z::GradientTape& tape, nb::handle h, const char* what) {
+  if (!nb::isinstance<Tensor>(h)) {
+    const std::string who = dynamic_cast<const z::Hypergrad*>(&tape) ? "Hypergrad" : "Realgrad";
+    throw nb::type_error((who + "." + what + ": expected a spiraltorch.Tensor, got " + nb::type_name(h.type()).c_str()).c_str());
   }
-  Tensor& w = nb::cast<Tensor&>(weights);
-  tape.apply(w);
+  return nb::cast<Tensor&>(h);
+}
+
+// apply returns the very Python object it was given, mutated in place.
+nb::object apply_in_place(z::GradientTape& tape, nb::object weights) {
+  tape.apply(tensor_arg(tape, weights, "apply"));
   return weights;
 }
 
@@ -180,11 +183,19 @@ void bind_tapes(nb::module_& m) {
       .def("pending_gradient", &T::pending_gradient, "The gradient the next apply would use (zeros right after an apply).")
       .def("summary", &T::summary)
       .def("reset", &T::reset, "Clears the gradient (pending and last applied).")
-      .def("accumulate_wave", &T::accumulate_wave, nb::arg("wave"), "Adds wave (a gradient of the tape's shape) to the tape.")
+      .def(
+          "accumulate_wave", [](T& t, nb::handle wave) { t.accumulate_wave(tensor_arg(t, wave, "accumulate_wave")); },
+          nb::sig("def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None"), nb::arg("wave").none(), "Adds wave (a gradient of the tape's shape) to the tape.")
       .def("accumulate_complex_wave", &T::accumulate_complex_wave, nb::arg("wave"),
            "Adds wave.to_tensor() (interleaved re/im) to the tape.")
-      .def("accumulate_pair", &T::accumulate_pair, nb::arg("prediction"), nb::arg("target"),
-           "Adds prediction - target, the gradient of 1/2 |prediction - target|^2.")
+      .def(
+          "accumulate_pair",
+          [](T& t, nb::handle prediction, nb::handle target) {
+            t.accumulate_pair(tensor_arg(t, prediction, "accumulate_pair"), tensor_arg(t, target, "accumulate_pair"));
+          },
+          nb::sig("def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None"),
+          nb::arg("prediction").none(), nb::arg("target").none(),
+          "Adds prediction - target, the gradient of 1/2 |prediction - target|^2.")
       .def(
           "absorb_text",
           [](T& t, const z::LanguageWaveEncoder& enc, nb::handle text) {
@@ -198,7 +209,8 @@ void bind_tapes(nb::module_& m) {
       .def("rescale_rms", &T::rescale_rms, nb::arg("target"),
            "Scales the tape to RMS target; returns the factor (0 and a reset for target <= 0,\n"
            "0 when the tape is empty, 1 for a non-finite target).")
-      .def("apply", &apply_in_place<T>, nb::arg("weights"), "One step on weights (mutated in place and returned).")
+      .def("apply", &apply_in_place, nb::sig("def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor"),
+           nb::arg("weights").none(), "One step on weights (mutated in place and returned).")
       // Building blocks for optimizers that combine tapes (Amegagrad in spiraltorch.amegagrad).
       .def("_as_matrix", &T::as_matrix, nb::arg("t"), nb::arg("what"))
       .def("_pending", &T::pending_tensor)

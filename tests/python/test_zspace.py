@@ -243,3 +243,12 @@ def test_complex_tensor_arithmetic_matches_numpy():
     np.testing.assert_allclose(arr(ct(odd).fft()), np.fft.fft(odd, axis=1), atol=1e-12)
     with pytest.raises(st.ShapeError, match="incompatible"):
         A @ B
+
+
+def test_tapes_name_the_method_when_given_a_non_tensor():
+    with pytest.raises(TypeError, match=r"Hypergrad.accumulate_wave: expected a spiraltorch.Tensor, got list"):
+        st.Hypergrad(-1.0, 0.1, 1, 3).accumulate_wave([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"Realgrad.apply: expected a spiraltorch.Tensor, got NoneType"):
+        st.Realgrad(0.1, 1, 3).apply(None)
+    w = st.zeros(1, 3)
+    assert st.Realgrad(0.1, 1, 3).apply(w) is w  # apply returns the tensor it mutated

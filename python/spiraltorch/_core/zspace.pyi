@@ -201,7 +201,7 @@ class GradientTape:
         0 when the tape is empty, 1 for a non-finite target).
         """
 
-    def apply(self, weights: object) -> object:
+    def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
         """One step on weights (mutated in place and returned)."""
 
 class Hypergrad(GradientTape):
