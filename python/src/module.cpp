@@ -22,6 +22,7 @@ void bind_cuda(nb::module_& m);
 void bind_custom_op(nb::module_& m);
 void bind_geometry(nb::module_& root);
 void bind_biome(nb::module_& root);
+void bind_zspace(nb::module_& root);
 
 namespace {
 
@@ -121,6 +122,7 @@ NB_MODULE(_core, m) {
   bind_custom_op(m);
   bind_geometry(m);
   bind_biome(m);
+  bind_zspace(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

@@ -211,3 +211,44 @@ def test_step_partial_fits_the_observations():
     assert residuals[-1] < 0.25 * residuals[0]
     decoded = st.zspace.decode_zspace(t.state)
     assert abs(decoded["memory"] - 0.4) < 0.1 and abs(decoded["speed"] - 0.3) < 0.1
+
+
+def test_step_batch_is_sequential_steps_and_all_or_nothing():
+    samples = [{"speed": 0.3, "gradient": [0.2, -0.1]}, st.z.metrics(memory=0.1, gradient=[0.5])]
+    one, many = st.ZSpaceTrainer(z_dim=4), st.ZSpaceTrainer(z_dim=4)
+    assert many.step_batch(samples) == [one.step(s) for s in samples] and many.state == one.state
+    before = many.state_dict()
+    with pytest.raises(ValueError, match="unknown metric 'loss'"):
+        many.step_batch([{"speed": 0.1}, {"loss": 1.0}])
+    assert many.state_dict() == before
+
+
+def test_complex_tensor_arithmetic_matches_numpy():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(2, 8)) + 1j * rng.normal(size=(2, 8))
+    b = rng.normal(size=(2, 8)) + 1j * rng.normal(size=(2, 8))
+    m = rng.normal(size=(8, 3)) + 1j * rng.normal(size=(8, 3))
+    ct = lambda x: st.ComplexTensor(x.shape[0], x.shape[1], x.reshape(-1).tolist())  # noqa: E731
+    arr = lambda t: np.array(t.data()).reshape(t.shape())  # noqa: E731
+    A, B = ct(a), ct(b)
+    np.testing.assert_allclose(arr(A + B), a + b, atol=1e-15)
+    np.testing.assert_allclose(arr(A - B), a - b, atol=1e-15)
+    np.testing.assert_allclose(arr(A * B), a * b, atol=1e-15)
+    np.testing.assert_allclose(arr(A @ ct(m)), a @ m, atol=1e-12)
+    np.testing.assert_allclose(arr(A.conj()), a.conj())
+    np.testing.assert_allclose(to_np(A.abs()), np.abs(a), rtol=1e-15)
+    np.testing.assert_allclose(arr(A.fft()), np.fft.fft(a, axis=1), atol=1e-12)
+    np.testing.assert_allclose(arr(A.fft().ifft()), a, atol=1e-12)
+    odd = a[:, :6]
+    np.testing.assert_allclose(arr(ct(odd).fft()), np.fft.fft(odd, axis=1), atol=1e-12)
+    with pytest.raises(st.ShapeError, match="incompatible"):
+        A @ B
+
+
+def test_tapes_name_the_method_when_given_a_non_tensor():
+    with pytest.raises(TypeError, match=r"Hypergrad.accumulate_wave: expected a spiraltorch.Tensor, got list"):
+        st.Hypergrad(-1.0, 0.1, 1, 3).accumulate_wave([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"Realgrad.apply: expected a spiraltorch.Tensor, got NoneType"):
+        st.Realgrad(0.1, 1, 3).apply(None)
+    w = st.zeros(1, 3)
+    assert st.Realgrad(0.1, 1, 3).apply(w) is w  # apply returns the tensor it mutated

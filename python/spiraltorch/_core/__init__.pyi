@@ -3,8 +3,6 @@
 from collections.abc import Sequence
 import enum
 
-from numpy.typing import NDArray
-
 from spiraltorch import (
     CheckpointError as CheckpointError,
     DeviceUnavailableError as DeviceUnavailableError,
@@ -20,7 +18,8 @@ from spiraltorch._core import (
     io as io,
     nn as nn,
     optim as optim,
-    sot as sot
+    sot as sot,
+    zspace as zspace
 )
 from spiraltorch._seed_tensor import (
     _add_row_inplace as add_row_inplace,
@@ -191,7 +190,7 @@ class Tensor:
 
     def type(self, dtype: object | None = None) -> object: ...
 
-    def numpy(self) -> NDArray: ...
+    def numpy(self) -> object: ...
 
     def __array__(self, dtype: object | None = None, copy: object | None = None) -> object: ...
 

@@ -1,0 +1,442 @@
+"""Z-space: text encoding, gradient tapes and the latent trainer."""
+
+import spiraltorch._core
+
+
+class ComplexTensor:
+    """
+    A (rows, cols) matrix of complex numbers; to_tensor interleaves [re, im] per entry.
+    """
+
+    def __init__(self, rows: int, cols: int, data: object | None = None) -> None: ...
+
+    def shape(self) -> tuple[int, int]: ...
+
+    def data(self) -> list[complex]: ...
+
+    def to_tensor(self) -> spiraltorch._core.Tensor:
+        """
+        The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).
+        """
+
+    def conj(self) -> ComplexTensor:
+        """The complex conjugate."""
+
+    def abs(self) -> spiraltorch._core.Tensor:
+        """|z| per entry as a (rows, cols) float64 tensor."""
+
+    def fft(self) -> ComplexTensor:
+        """
+        The unnormalised DFT of each row (radix-2 FFT for power-of-two widths, the direct sum otherwise).
+        """
+
+    def ifft(self) -> ComplexTensor:
+        """The inverse of fft (with the 1/cols factor)."""
+
+    def __add__(self, arg: ComplexTensor, /) -> ComplexTensor: ...
+
+    def __sub__(self, arg: ComplexTensor, /) -> ComplexTensor: ...
+
+    def __mul__(self, arg: ComplexTensor, /) -> ComplexTensor: ...
+
+    def __matmul__(self, arg: ComplexTensor, /) -> ComplexTensor: ...
+
+    def __repr__(self) -> str: ...
+
+class GradientSummary:
+    """Statistics of a gradient's finite entries (accumulated in float64)."""
+
+    def __init__(self, values: object) -> None: ...
+
+    @staticmethod
+    def from_values(values: object) -> GradientSummary: ...
+
+    def count(self) -> int: ...
+
+    def sum(self) -> float: ...
+
+    def l1(self) -> float: ...
+
+    def sum_squares(self) -> float: ...
+
+    def l2(self) -> float: ...
+
+    def linf(self) -> float: ...
+
+    def mean(self) -> float: ...
+
+    def mean_abs(self) -> float: ...
+
+    def rms(self) -> float: ...
+
+    def min(self) -> float: ...
+
+    def max(self) -> float: ...
+
+    def support_width(self) -> float: ...
+
+    def positive_count(self) -> int: ...
+
+    def negative_count(self) -> int: ...
+
+    def zero_count(self) -> int: ...
+
+    def near_zero_count(self) -> int: ...
+
+    def activation(self) -> float:
+        """The fraction of entries with |g| > 1e-5."""
+
+    def variance(self) -> float:
+        """Population variance."""
+
+    def std(self) -> float: ...
+
+    def sign_lean(self) -> float:
+        """(positive - negative) / count."""
+
+    def sign_entropy(self) -> float:
+        """
+        Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins).
+        """
+
+    def kurtosis(self) -> float:
+        """
+        Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate.
+        """
+
+    def as_dict(self) -> dict: ...
+
+    def __repr__(self) -> str: ...
+
+class LanguageWaveEncoder:
+    """
+    Text -> a point of Z-space (a character-codepoint DFT embedding).
+
+    For character i of N with code point u: s_i = T * ((u mod 1024)/1024 + |sin((i+1)/N)|);
+    X = DFT(s) (unnormalised); bin X_j becomes the 2-d point tanh(sqrt(k)|X_j|) (cos arg X_j,
+    sin arg X_j); the 2N coordinates are mapped into the ball with exp_0. The embedding has no
+    linguistic content: it is a deterministic feature map (s is real, so X_{N-j} = conj(X_j) and
+    half the output mirrors the other half; code points equal modulo 1024 collide).
+    """
+
+    def __init__(self, curvature: float, temperature: float) -> None: ...
+
+    def curvature(self) -> float: ...
+
+    def temperature(self) -> float: ...
+
+    def encode_wave(self, text: object) -> ComplexTensor:
+        """
+        The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters.
+        """
+
+    def encode_z_space(self, text: object) -> spiraltorch._core.Tensor:
+        """
+        The text as a (1, 2N) float32 point inside the ball of curvature curvature().
+        """
+
+class GradientTape:
+    """
+    A (rows, cols) Euclidean gradient buffer in float64 (the base of Hypergrad and Realgrad).
+
+    apply uses the accumulated gradient once. Afterwards the tape still reports it through
+    gradient()/summary() (applied() is then True, so code that reads the gradient after
+    the step sees what was applied); the next accumulate_* starts again from zero, and apply
+    without new accumulation does not move the weights. pending_gradient() is what the next
+    apply would use.
+    """
+
+    def shape(self) -> tuple[int, int]: ...
+
+    def learning_rate(self) -> float: ...
+
+    def scale_learning_rate(self, factor: float) -> None:
+        """
+        Multiplies the learning rate by factor (ignored unless positive and finite).
+        """
+
+    def set_learning_rate(self, learning_rate: float) -> None:
+        """Sets the learning rate (positive and finite)."""
+
+    def gradient(self) -> list[float]:
+        """
+        The tape's gradient, flattened row-major: the one accumulated since the last apply,
+        or, when nothing has been accumulated since, the gradient that apply last used.
+        """
+
+    def applied(self) -> bool:
+        """
+        True when gradient() is the last applied gradient (nothing accumulated since).
+        """
+
+    def pending_gradient(self) -> list[float]:
+        """The gradient the next apply would use (zeros right after an apply)."""
+
+    def summary(self) -> GradientSummary: ...
+
+    def reset(self) -> None:
+        """Clears the gradient (pending and last applied)."""
+
+    def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None:
+        """Adds wave (a gradient of the tape's shape) to the tape."""
+
+    def accumulate_complex_wave(self, wave: ComplexTensor) -> None:
+        """Adds wave.to_tensor() (interleaved re/im) to the tape."""
+
+    def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None:
+        """Adds prediction - target, the gradient of 1/2 |prediction - target|^2."""
+
+    def absorb_text(self, encoder: LanguageWaveEncoder, text: object) -> None:
+        """
+        Accumulates encoder.encode_z_space(text) (it must have the tape's shape; Hypergrad also
+        requires the encoder's curvature to match).
+        """
+
+    def scale_gradient(self, factor: float) -> None:
+        """Multiplies the tape by factor (a non-finite factor resets it)."""
+
+    def rescale_rms(self, target: float) -> float:
+        """
+        Scales the tape to RMS target; returns the factor (0 and a reset for target <= 0,
+        0 when the tape is empty, 1 for a non-finite target).
+        """
+
+    def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+        """One step on weights (mutated in place and returned)."""
+
+class Hypergrad(GradientTape):
+    """
+    A Riemannian SGD tape on the Poincare ball of curvature `curvature`: gradients
+    accumulate in Euclidean coordinates; apply(weights) moves each row x of weights to
+    exp_x(-lr (1 - k|x|^2)^2 g) (the metric normalised to the identity at the origin, so a
+    step from 0 is exp_0(-lr g)), keeps it inside the ball, writes it back in place and
+    clears the tape. An empty tape leaves points where they are (after clipping them into
+    the ball).
+    """
+
+    def __init__(self, curvature: float, learning_rate: float, rows: int, cols: int) -> None: ...
+
+    def curvature(self) -> float: ...
+
+    def retune(self, curvature: float, learning_rate: float) -> None:
+        """New curvature and learning rate; clears the tape."""
+
+class Realgrad(GradientTape):
+    """
+    The Euclidean SGD tape: apply(weights) does weights -= lr * g in place and clears the tape.
+    """
+
+    def __init__(self, learning_rate: float, rows: int, cols: int) -> None: ...
+
+class ZSpaceTrainer:
+    """
+    Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.
+    """
+
+    def __init__(self, z_dim: object = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate') -> None: ...
+
+    @property
+    def z_dim(self) -> int: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    @property
+    def lr(self) -> float: ...
+
+    @property
+    def beta1(self) -> float: ...
+
+    @property
+    def beta2(self) -> float: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    @property
+    def lam_frac(self) -> float: ...
+
+    @property
+    def lambdas(self) -> dict: ...
+
+    @property
+    def gradient_projection(self) -> str: ...
+
+    @property
+    def state(self) -> list[float]:
+        """The latent z."""
+
+    def reset(self) -> None: ...
+
+    def step(self, metrics: object) -> float:
+        """One Adam step on z; returns the objective before the update."""
+
+    def step_batch(self, samples: object) -> list[float]:
+        """
+        step() on each sample in turn; returns the objectives. All or nothing: a refused sample leaves the
+        trainer as it was before the batch.
+        """
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state: object, *, strict: bool = True) -> None: ...
+
+STATE_VERSION: int = 1
+
+UPSTREAM_CONTRACT: str = 'spiraltorch.zspace_meta_optimizer.v2'
+
+class DesireGradientInterpretation:
+    """
+    How the hyperbolic gradient H and the Euclidean gradient R relate: pressures (mean |g|),
+    balance (RMS ratio, clamped to [0, 16]), sharpness (|kurtosis - 3|, <= 4), stability (1 minus the
+    relative pressure gap), saturation (largest |g|), activation, sign alignment and entropy.
+    """
+
+    def __init__(self, hyper: GradientSummary, real: GradientSummary) -> None: ...
+
+    def penalty_gain(self) -> float: ...
+
+    @property
+    def hyper_pressure(self) -> float: ...
+
+    @property
+    def real_pressure(self) -> float: ...
+
+    @property
+    def balance(self) -> float: ...
+
+    @property
+    def sharpness(self) -> float: ...
+
+    @property
+    def stability(self) -> float: ...
+
+    @property
+    def saturation(self) -> float: ...
+
+    @property
+    def activation(self) -> float: ...
+
+    @property
+    def sign_alignment(self) -> float: ...
+
+    @property
+    def sign_entropy(self) -> float: ...
+
+    @property
+    def hyper_std(self) -> float: ...
+
+    @property
+    def real_std(self) -> float: ...
+
+class DesireGradientControl:
+    """
+    Rate scales for the two tapes (and the penalty gain) derived from an interpretation; a labelled
+    heuristic (clamped blends of gradient statistics), not a learned or optimal rule.
+    """
+
+    def __init__(self, interpretation: DesireGradientInterpretation, gain: float = 1.0) -> None: ...
+
+    def hyper_rate_scale(self) -> float: ...
+
+    def real_rate_scale(self) -> float: ...
+
+    def penalty_gain(self) -> float: ...
+
+    def events(self) -> list[str]: ...
+
+    @property
+    def quality_gain(self) -> float: ...
+
+    @property
+    def interpretation(self) -> DesireGradientInterpretation: ...
+
+    def __repr__(self) -> str: ...
+
+def desire_control(hyper: GradientSummary, real: GradientSummary, gain: float = 1.0) -> DesireGradientControl:
+    """DesireGradientControl from the two gradient summaries."""
+
+class Amegagrad:
+    """
+    Hypergrad and Realgrad tapes stepped together (see spiraltorch.optim.Amegagrad).
+    """
+
+    def __init__(self, rows: int, cols: int, curvature: float = -1.0, hyper_learning_rate: float = 0.05, real_learning_rate: float = 0.01, gain: float = 1.0) -> None: ...
+
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def hyper_learning_rate(self) -> float: ...
+
+    @property
+    def real_learning_rate(self) -> float: ...
+
+    @property
+    def gain(self) -> float: ...
+
+    @property
+    def hyper(self) -> Hypergrad: ...
+
+    @property
+    def real(self) -> Realgrad: ...
+
+    @property
+    def last_control(self) -> DesireGradientControl | None: ...
+
+    def zero_grad(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+    def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None:
+        """Adds wave to both tapes."""
+
+    def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None: ...
+
+    def absorb_text(self, encoder: LanguageWaveEncoder, text: object) -> None:
+        """
+        Encodes text and adds it to both tapes, zero-padded or truncated to rows * cols.
+        """
+
+    def desire_control(self, *, gain: float | None = None) -> DesireGradientControl:
+        """
+        The control computed from the two tapes' pending gradients (what step would apply).
+        """
+
+    def tune(self, control: DesireGradientControl | None = None, *, gain: float | None = None) -> DesireGradientControl:
+        """
+        Sets the tapes' rates to base rate x control scale; returns the control.
+        """
+
+    def step(self, weights: object, *, tune: bool = True, gain: float | None = None, control: DesireGradientControl | None = None) -> object:
+        """One combined step on weights (mutated in place and returned)."""
+
+def decode_zspace(z: object, alpha: float = 0.35) -> dict:
+    """The metrics a latent z stands for (see spiraltorch.decode_zspace)."""
+
+def fractional_penalty(z: object, alpha: float) -> tuple:
+    """
+    R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.
+    """
+
+def canonical_metrics(metrics: object, who: str) -> dict:
+    """
+    The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.
+    """
+
+def barycentric_weights(metrics: object) -> tuple:
+    """
+    softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.
+    """
+
+def infer(z: object, alpha: float, observed: object, smoothing: float, telemetry: object | None, who: str) -> dict:
+    """
+    The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.
+    """
+
+def dft(values: object) -> list[complex]:
+    """
+    The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.
+    """

@@ -1,0 +1,613 @@
+// spiraltorch._core.zspace: the Z-space tapes, encoder and trainer of src/zspace. The Python
+// package re-exports these classes (python/spiraltorch/zspace.py) and adds only glue.
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string_view.h>
+
+#include <cstdio>
+
+#include "convert.h"
+#include "spiraltorch/zspace/amegagrad.h"
+#include "spiraltorch/zspace/complex_tensor.h"
+#include "spiraltorch/zspace/desire_control.h"
+#include "spiraltorch/zspace/gradient_summary.h"
+#include "spiraltorch/zspace/hypergrad.h"
+#include "spiraltorch/zspace/language_wave_encoder.h"
+#include "spiraltorch/zspace/realgrad.h"
+#include "spiraltorch/zspace/spectrum.h"
+#include "spiraltorch/zspace/trainer.h"
+
+namespace stpy {
+
+namespace {
+
+namespace z = st::zspace;
+
+// Any iterable of numbers as doubles (float() of each item, like the Python implementation).
+std::vector<double> to_doubles(nb::handle values) {
+  std::vector<double> out;
+  for (nb::handle v : nb::iter(values)) out.push_back(nb::cast<double>(nb::float_(v)));
+  return out;
+}
+
+std::string text_arg(nb::handle text, const char* who) {
+  if (!nb::isinstance<nb::str>(text) || nb::len(text) == 0) {
+    throw st::ValueError(std::string(who) + ": text must be a non-empty string");
+  }
+  return nb::cast<std::string>(text);
+}
+
+std::string fmt6g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void bind_complex_tensor(nb::module_& m) {
+  nb::class_<z::ComplexTensor>(m, "ComplexTensor",
+                               "A (rows, cols) matrix of complex numbers; to_tensor interleaves [re, im] per entry.")
+      .def(
+          "__init__",
+          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::object data) {
+            if (data.is_none()) {
+              new (self) z::ComplexTensor(rows, cols);
+              return;
+            }
+            const nb::object complex_type = nb::module_::import_("builtins").attr("complex");
+            std::vector<std::complex<double>> vals;
+            for (nb::handle v : nb::iter(data)) vals.push_back(nb::cast<std::complex<double>>(complex_type(v)));
+            new (self) z::ComplexTensor(rows, cols, std::move(vals));
+          },
+          nb::arg("rows"), nb::arg("cols"), nb::arg("data") = nb::none())
+      .def("shape", &z::ComplexTensor::shape)
+      .def("data", [](const z::ComplexTensor& t) { return t.data(); })
+      .def("to_tensor", &z::ComplexTensor::to_tensor, "The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).")
+      .def("conj", &z::ComplexTensor::conj, "The complex conjugate.")
+      .def("abs", &z::ComplexTensor::abs, "|z| per entry as a (rows, cols) float64 tensor.")
+      .def("fft", &z::ComplexTensor::fft,
+           "The unnormalised DFT of each row (radix-2 FFT for power-of-two widths, the direct sum otherwise).")
+      .def("ifft", &z::ComplexTensor::ifft, "The inverse of fft (with the 1/cols factor).")
+      .def("__add__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::add(a, b); })
+      .def("__sub__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::sub(a, b); })
+      .def("__mul__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::mul(a, b); })
+      .def("__matmul__", [](const z::ComplexTensor& a, const z::ComplexTensor& b) { return z::matmul(a, b); })
+      .def("__repr__", [](const z::ComplexTensor& t) {
+        const nb::list data = nb::cast<nb::list>(nb::cast(t.data()));
+        return "ComplexTensor(shape=(" + std::to_string(t.rows()) + ", " + std::to_string(t.cols()) +
+               "), data=" + nb::repr(data).c_str() + ")";
+      });
+}
+
+void bind_gradient_summary(nb::module_& m) {
+  using S = z::GradientSummary;
+  nb::class_<S>(m, "GradientSummary", "Statistics of a gradient's finite entries (accumulated in float64).")
+      .def("__init__", [](S* self, nb::handle values) { new (self) S(to_doubles(values)); }, nb::arg("values"))
+      .def_static("from_values", [](nb::handle values) { return S(to_doubles(values)); }, nb::arg("values"))
+      .def("count", &S::count)
+      .def("sum", &S::sum)
+      .def("l1", &S::l1)
+      .def("sum_squares", &S::sum_squares)
+      .def("l2", &S::l2)
+      .def("linf", &S::linf)
+      .def("mean", &S::mean)
+      .def("mean_abs", &S::mean_abs)
+      .def("rms", &S::rms)
+      .def("min", &S::min)
+      .def("max", &S::max)
+      .def("support_width", &S::support_width)
+      .def("positive_count", &S::positive_count)
+      .def("negative_count", &S::negative_count)
+      .def("zero_count", &S::zero_count)
+      .def("near_zero_count", &S::near_zero_count)
+      .def("activation", &S::activation, "The fraction of entries with |g| > 1e-5.")
+      .def("variance", &S::variance, "Population variance.")
+      .def("std", &S::std)
+      .def("sign_lean", &S::sign_lean, "(positive - negative) / count.")
+      .def("sign_entropy", &S::sign_entropy,
+           "Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins).")
+      .def("kurtosis", &S::kurtosis, "Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate.")
+      .def("as_dict",
+           [](const S& s) {
+             nb::dict d;
+             for (const auto& [name, value] : s.as_pairs()) {
+               if (name == "count") {
+                 d[name.c_str()] = s.count();
+               } else {
+                 d[name.c_str()] = value;
+               }
+             }
+             return d;
+           })
+      .def("__repr__", [](const S& s) {
+        return "GradientSummary(count=" + std::to_string(s.count()) + ", l2=" + fmt6g(s.l2()) +
+               ", mean_abs=" + fmt6g(s.mean_abs()) + ")";
+      });
+}
+
+void bind_encoder(nb::module_& m) {
+  using E = z::LanguageWaveEncoder;
+  nb::class_<E>(m, "LanguageWaveEncoder",
+                "Text -> a point of Z-space (a character-codepoint DFT embedding).\n\n"
+                "For character i of N with code point u: s_i = T * ((u mod 1024)/1024 + |sin((i+1)/N)|);\n"
+                "X = DFT(s) (unnormalised); bin X_j becomes the 2-d point tanh(sqrt(k)|X_j|) (cos arg X_j,\n"
+                "sin arg X_j); the 2N coordinates are mapped into the ball with exp_0. The embedding has no\n"
+                "linguistic content: it is a deterministic feature map (s is real, so X_{N-j} = conj(X_j) and\n"
+                "half the output mirrors the other half; code points equal modulo 1024 collide).")
+      .def(nb::init<double, double>(), nb::arg("curvature"), nb::arg("temperature"))
+      .def("curvature", &E::curvature)
+      .def("temperature", &E::temperature)
+      .def(
+          "encode_wave",
+          [](const E& e, nb::handle text) { return e.encode_wave(text_arg(text, "LanguageWaveEncoder")); },
+          nb::arg("text"), "The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters.")
+      .def(
+          "encode_z_space",
+          [](const E& e, nb::handle text) { return e.encode_z_space(text_arg(text, "LanguageWaveEncoder")); },
+          nb::arg("text"), "The text as a (1, 2N) float32 point inside the ball of curvature curvature().");
+}
+
+// A tensor argument, with the TypeError naming the tape's method (as the Python tapes did).
+Tensor& tensor_arg(const z::GradientTape& tape, nb::handle h, const char* what) {
+  if (!nb::isinstance<Tensor>(h)) {
+    const std::string who = dynamic_cast<const z::Hypergrad*>(&tape) ? "Hypergrad" : "Realgrad";
+    throw nb::type_error((who + "." + what + ": expected a spiraltorch.Tensor, got " + nb::type_name(h.type()).c_str()).c_str());
+  }
+  return nb::cast<Tensor&>(h);
+}
+
+// apply returns the very Python object it was given, mutated in place.
+nb::object apply_in_place(z::GradientTape& tape, nb::object weights) {
+  tape.apply(tensor_arg(tape, weights, "apply"));
+  return weights;
+}
+
+void bind_tapes(nb::module_& m) {
+  using T = z::GradientTape;
+  nb::class_<T>(m, "GradientTape",
+                "A (rows, cols) Euclidean gradient buffer in float64 (the base of Hypergrad and Realgrad).\n\n"
+                "apply uses the accumulated gradient once. Afterwards the tape still reports it through\n"
+                "gradient()/summary() (applied() is then True, so code that reads the gradient after\n"
+                "the step sees what was applied); the next accumulate_* starts again from zero, and apply\n"
+                "without new accumulation does not move the weights. pending_gradient() is what the next\n"
+                "apply would use.")
+      .def("shape", &T::shape)
+      .def("learning_rate", &T::learning_rate)
+      .def("scale_learning_rate", &T::scale_learning_rate, nb::arg("factor"),
+           "Multiplies the learning rate by factor (ignored unless positive and finite).")
+      .def("set_learning_rate", &T::set_learning_rate, nb::arg("learning_rate"),
+           "Sets the learning rate (positive and finite).")
+      .def("gradient", &T::gradient,
+           "The tape's gradient, flattened row-major: the one accumulated since the last apply,\n"
+           "or, when nothing has been accumulated since, the gradient that apply last used.")
+      .def("applied", &T::applied, "True when gradient() is the last applied gradient (nothing accumulated since).")
+      .def("pending_gradient", &T::pending_gradient, "The gradient the next apply would use (zeros right after an apply).")
+      .def("summary", &T::summary)
+      .def("reset", &T::reset, "Clears the gradient (pending and last applied).")
+      .def(
+          "accumulate_wave", [](T& t, nb::handle wave) { t.accumulate_wave(tensor_arg(t, wave, "accumulate_wave")); },
+          nb::sig("def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None"), nb::arg("wave").none(), "Adds wave (a gradient of the tape's shape) to the tape.")
+      .def("accumulate_complex_wave", &T::accumulate_complex_wave, nb::arg("wave"),
+           "Adds wave.to_tensor() (interleaved re/im) to the tape.")
+      .def(
+          "accumulate_pair",
+          [](T& t, nb::handle prediction, nb::handle target) {
+            t.accumulate_pair(tensor_arg(t, prediction, "accumulate_pair"), tensor_arg(t, target, "accumulate_pair"));
+          },
+          nb::sig("def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None"),
+          nb::arg("prediction").none(), nb::arg("target").none(),
+          "Adds prediction - target, the gradient of 1/2 |prediction - target|^2.")
+      .def(
+          "absorb_text",
+          [](T& t, const z::LanguageWaveEncoder& enc, nb::handle text) {
+            t.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
+          },
+          nb::arg("encoder"), nb::arg("text"),
+          "Accumulates encoder.encode_z_space(text) (it must have the tape's shape; Hypergrad also\n"
+          "requires the encoder's curvature to match).")
+      .def("scale_gradient", &T::scale_gradient, nb::arg("factor"),
+           "Multiplies the tape by factor (a non-finite factor resets it).")
+      .def("rescale_rms", &T::rescale_rms, nb::arg("target"),
+           "Scales the tape to RMS target; returns the factor (0 and a reset for target <= 0,\n"
+           "0 when the tape is empty, 1 for a non-finite target).")
+      .def("apply", &apply_in_place, nb::sig("def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor"),
+           nb::arg("weights").none(), "One step on weights (mutated in place and returned).")
+      // Building blocks for optimizers that combine tapes (Amegagrad in spiraltorch.amegagrad).
+      .def("_as_matrix", &T::as_matrix, nb::arg("t"), nb::arg("what"))
+      .def("_pending", &T::pending_tensor)
+      .def(
+          "_commit",
+          [](T& t, nb::object weights, const Tensor& updated, std::string_view who) {
+            t.commit(nb::cast<Tensor&>(weights), updated, who);
+            return weights;
+          },
+          nb::arg("weights"), nb::arg("updated"), nb::arg("who"))
+      .def("_mark_applied", &T::mark_applied);
+
+  nb::class_<z::Hypergrad, T>(m, "Hypergrad",
+                              "A Riemannian SGD tape on the Poincare ball of curvature `curvature`: gradients\n"
+                              "accumulate in Euclidean coordinates; apply(weights) moves each row x of weights to\n"
+                              "exp_x(-lr (1 - k|x|^2)^2 g) (the metric normalised to the identity at the origin, so a\n"
+                              "step from 0 is exp_0(-lr g)), keeps it inside the ball, writes it back in place and\n"
+                              "clears the tape. An empty tape leaves points where they are (after clipping them into\n"
+                              "the ball).")
+      .def(nb::init<double, double, int64_t, int64_t>(), nb::arg("curvature"), nb::arg("learning_rate"), nb::arg("rows"),
+           nb::arg("cols"))
+      .def("curvature", &z::Hypergrad::curvature)
+      .def("retune", &z::Hypergrad::retune, nb::arg("curvature"), nb::arg("learning_rate"),
+           "New curvature and learning rate; clears the tape.");
+
+  nb::class_<z::Realgrad, T>(m, "Realgrad",
+                             "The Euclidean SGD tape: apply(weights) does weights -= lr * g in place and clears the tape.")
+      .def(nb::init<double, int64_t, int64_t>(), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"));
+}
+
+nb::dict named_dict(const z::NamedValues& values) {
+  nb::dict d;
+  for (const auto& [k, v] : values) d[k.c_str()] = v;
+  return d;
+}
+
+// A metrics dict (aliases allowed) as ObservedMetrics; the checks and messages are the C++ ones.
+z::ObservedMetrics to_metrics(nb::handle metrics, const std::string& who) {
+  if (!nb::isinstance<nb::dict>(metrics)) {
+    throw nb::type_error((who + ": metrics must be a dict, got " + nb::type_name(metrics.type()).c_str()).c_str());
+  }
+  z::ObservedMetrics out;
+  for (auto [key, value] : nb::borrow<nb::dict>(metrics)) {
+    const std::string name = nb::str(key).c_str();
+    if (z::ObservedMetrics::canonical_name(name) == "gradient") {
+      out.set_gradient(name, to_doubles(value), who);
+    } else {
+      // float() first, so an unknown key still reports as unknown even with a non-number value.
+      if (!z::ObservedMetrics::canonical_name(name)) out.set(name, 0.0, who);
+      out.set(name, nb::cast<double>(nb::float_(value)), who);
+    }
+  }
+  return out;
+}
+
+// Flattened telemetry {name: number} (the Python glue flattens nested payloads).
+z::NamedValues to_named(nb::handle values) {
+  z::NamedValues out;
+  if (values.is_none()) return out;
+  for (auto [key, value] : nb::borrow<nb::dict>(values)) {
+    out.emplace_back(nb::str(key).c_str(), nb::cast<double>(nb::float_(value)));
+  }
+  return out;
+}
+
+nb::dict inference_dict(const z::Inference& inf) {
+  nb::dict d;
+  d["metrics"] = named_dict(inf.metrics);
+  d["prior"] = named_dict(inf.prior);
+  d["observed"] = named_dict(inf.observed);
+  d["gradient"] = nb::cast(inf.gradient);
+  d["residual"] = inf.residual;
+  d["confidence"] = inf.confidence;
+  d["control_gradient"] = inf.control_gradient ? nb::cast(*inf.control_gradient) : nb::none();
+  d["barycentric"] = nb::make_tuple(inf.barycentric[0], inf.barycentric[1], inf.barycentric[2]);
+  d["telemetry"] = inf.telemetry ? nb::object(named_dict(*inf.telemetry)) : nb::none();
+  d["telemetry_reliability"] = inf.telemetry_reliability;
+  return d;
+}
+
+// One vector of a state dict: a sequence of numbers (CheckpointError otherwise).
+std::optional<std::vector<double>> state_vector(nb::dict state, const char* key, int64_t z_dim, const std::string& who) {
+  if (!state.contains(key)) return std::nullopt;
+  const nb::object raw = state[key];
+  if (nb::isinstance<nb::str>(raw) || nb::isinstance<nb::bytes>(raw) || !nb::hasattr(raw, "__iter__")) {
+    throw st::CheckpointError(who + ": '" + key + "' must be a list of " + std::to_string(z_dim) + " numbers, got " +
+                              nb::type_name(raw.type()).c_str());
+  }
+  std::vector<double> out;
+  for (nb::handle v : nb::iter(raw)) {
+    try {
+      out.push_back(nb::cast<double>(nb::float_(v)));
+    } catch (const nb::python_error& e) {
+      throw st::CheckpointError(who + ": '" + key + "' holds a value that is not a number (" + e.what() + ")");
+    }
+  }
+  return out;
+}
+
+void bind_trainer(nb::module_& m) {
+  using Tr = z::ZSpaceTrainer;
+  nb::class_<Tr>(m, "ZSpaceTrainer",
+                 "Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.")
+      .def(
+          "__init__",
+          [](Tr* self, nb::handle z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,
+             double lam_drs, double lr, double beta1, double beta2, double eps, const std::string& projection) {
+            if (!nb::isinstance<nb::int_>(z_dim) || nb::isinstance<nb::bool_>(z_dim) || nb::cast<int64_t>(z_dim) <= 0) {
+              throw st::ValueError(std::string("ZSpaceTrainer: z_dim must be a positive int, got ") + nb::repr(z_dim).c_str());
+            }
+            if (projection != "tile_or_truncate" && projection != "exact") {
+              throw st::ValueError("ZSpaceTrainer: gradient_projection must be 'tile_or_truncate' or 'exact'");
+            }
+            Tr::Options o;
+            o.z_dim = nb::cast<int64_t>(z_dim);
+            o.alpha = alpha;
+            o.lam_speed = lam_speed;
+            o.lam_mem = lam_mem;
+            o.lam_stab = lam_stab;
+            o.lam_frac = lam_frac;
+            o.lam_drs = lam_drs;
+            o.lr = lr;
+            o.beta1 = beta1;
+            o.beta2 = beta2;
+            o.eps = eps;
+            o.gradient_projection =
+                projection == "exact" ? Tr::GradientProjection::Exact : Tr::GradientProjection::TileOrTruncate;
+            new (self) Tr(o);
+          },
+          nb::arg("z_dim") = 4, nb::kw_only(), nb::arg("alpha") = 0.35, nb::arg("lam_speed") = 0.5,
+          nb::arg("lam_mem") = 0.3, nb::arg("lam_stab") = 0.2, nb::arg("lam_frac") = 0.1, nb::arg("lam_drs") = 0.0,
+          nb::arg("lr") = 1e-2, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
+          nb::arg("gradient_projection") = "tile_or_truncate")
+      .def_prop_ro("z_dim", [](const Tr& t) { return t.options().z_dim; })
+      .def_prop_ro("alpha", [](const Tr& t) { return t.options().alpha; })
+      .def_prop_ro("lr", [](const Tr& t) { return t.options().lr; })
+      .def_prop_ro("beta1", [](const Tr& t) { return t.options().beta1; })
+      .def_prop_ro("beta2", [](const Tr& t) { return t.options().beta2; })
+      .def_prop_ro("eps", [](const Tr& t) { return t.options().eps; })
+      .def_prop_ro("lam_frac", [](const Tr& t) { return t.options().lam_frac; })
+      .def_prop_ro("lambdas",
+                   [](const Tr& t) {
+                     const auto& o = t.options();
+                     nb::dict d;
+                     d["speed"] = o.lam_speed;
+                     d["memory"] = o.lam_mem;
+                     d["stability"] = o.lam_stab;
+                     d["drs"] = o.lam_drs;
+                     return d;
+                   })
+      .def_prop_ro("gradient_projection",
+                   [](const Tr& t) {
+                     return t.options().gradient_projection == Tr::GradientProjection::Exact ? "exact" : "tile_or_truncate";
+                   })
+      .def_prop_ro("state", [](const Tr& t) { return t.state(); }, "The latent z.")
+      .def("reset", &Tr::reset)
+      .def(
+          "step", [](Tr& t, nb::handle metrics) { return t.step(to_metrics(metrics, "ZSpaceTrainer.step")); },
+          nb::arg("metrics"), "One Adam step on z; returns the objective before the update.")
+      .def(
+          "step_batch",
+          [](Tr& t, nb::handle samples) {
+            std::vector<z::ObservedMetrics> batch;
+            for (nb::handle s : nb::iter(samples)) batch.push_back(to_metrics(s, "ZSpaceTrainer.step_batch"));
+            return t.step_batch(batch);
+          },
+          nb::arg("samples"),
+          "step() on each sample in turn; returns the objectives. All or nothing: a refused sample leaves the\n"
+          "trainer as it was before the batch.")
+      .def(
+          "_infer_partial",
+          [](const Tr& t, nb::handle partial, double smoothing, nb::handle telemetry) {
+            return inference_dict(t.infer_partial(to_metrics(partial, "ZSpaceTrainer.infer_partial"), smoothing,
+                                                  to_named(telemetry)));
+          },
+          nb::arg("partial"), nb::arg("smoothing"), nb::arg("telemetry").none())
+      .def(
+          "_step_partial",
+          [](Tr& t, nb::handle partial, double smoothing, nb::handle telemetry) {
+            const double obj =
+                t.step_partial(to_metrics(partial, "ZSpaceTrainer.step_partial"), smoothing, to_named(telemetry));
+            return nb::make_tuple(obj, inference_dict(*t.last_inference()));
+          },
+          nb::arg("partial"), nb::arg("smoothing"), nb::arg("telemetry").none())
+      .def("state_dict",
+           [](const Tr& t) {
+             const auto s = t.state_dict();
+             const auto& o = t.options();
+             nb::dict hp;
+             hp["alpha"] = o.alpha;
+             nb::dict lam;
+             lam["speed"] = o.lam_speed;
+             lam["memory"] = o.lam_mem;
+             lam["stability"] = o.lam_stab;
+             lam["drs"] = o.lam_drs;
+             hp["lambda"] = lam;
+             hp["lam_frac"] = o.lam_frac;
+             hp["lr"] = o.lr;
+             hp["beta1"] = o.beta1;
+             hp["beta2"] = o.beta2;
+             hp["eps"] = o.eps;
+             hp["gradient_projection"] =
+                 o.gradient_projection == Tr::GradientProjection::Exact ? "exact" : "tile_or_truncate";
+             nb::dict d;
+             d["version"] = Tr::kStateVersion;
+             d["z"] = nb::cast(s.z);
+             d["moment"] = nb::cast(s.moment);
+             d["velocity"] = nb::cast(s.velocity);
+             d["step"] = s.step;
+             d["hyperparams"] = hp;
+             return d;
+           })
+      .def(
+          "load_state_dict",
+          [](Tr& t, nb::handle state_h, bool strict) {
+            const std::string who = "ZSpaceTrainer.load_state_dict";
+            if (!nb::isinstance<nb::dict>(state_h)) {
+              throw nb::type_error(
+                  (who + ": expected a dict from state_dict(), got " + nb::type_name(state_h.type()).c_str()).c_str());
+            }
+            const nb::dict state = nb::borrow<nb::dict>(state_h);
+            if (state.contains("version")) {
+              const nb::object version = state["version"];
+              if (nb::isinstance<nb::bool_>(version) || !version.equal(nb::int_(Tr::kStateVersion))) {
+                throw st::CheckpointError(who + ": unknown state version " + nb::repr(version).c_str() +
+                                          " (this trainer reads version 1)");
+              }
+            } else if (state.contains("contract_version")) {
+              const nb::object cv = state["contract_version"];
+              if (!cv.equal(nb::str(Tr::kUpstreamContract))) {
+                throw st::CheckpointError(who + ": unknown contract_version " + nb::repr(cv).c_str() + " (known: '" +
+                                          Tr::kUpstreamContract + "')");
+              }
+            }
+            const int64_t z_dim = t.options().z_dim;
+            Tr::StateUpdate up;
+            up.z = state_vector(state, "z", z_dim, who);
+            up.moment = state_vector(state, "moment", z_dim, who);
+            up.velocity = state_vector(state, "velocity", z_dim, who);
+            if (state.contains("step")) {
+              const nb::object step = state["step"];
+              const bool is_int = nb::isinstance<nb::int_>(step) && !nb::isinstance<nb::bool_>(step);
+              const bool integral_float =
+                  nb::isinstance<nb::float_>(step) && nb::cast<bool>(step.attr("is_integer")());
+              if ((!is_int && !integral_float) || nb::cast<double>(nb::float_(step)) < 0) {
+                throw st::CheckpointError(who + ": 'step' must be a non-negative integer, got " + nb::repr(step).c_str());
+              }
+              up.step = nb::cast<int64_t>(nb::int_(step));
+            }
+            t.load_state_dict(up, strict);
+          },
+          nb::arg("state"), nb::kw_only(), nb::arg("strict") = true);
+  m.attr("STATE_VERSION") = Tr::kStateVersion;
+  m.attr("UPSTREAM_CONTRACT") = Tr::kUpstreamContract;
+}
+
+std::string fmt5f(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.5f", v);
+  return buf;
+}
+
+void bind_amegagrad(nb::module_& m) {
+  using I = z::DesireGradientInterpretation;
+  using C = z::DesireGradientControl;
+  using A = z::Amegagrad;
+  nb::class_<I>(m, "DesireGradientInterpretation",
+                "How the hyperbolic gradient H and the Euclidean gradient R relate: pressures (mean |g|),\n"
+                "balance (RMS ratio, clamped to [0, 16]), sharpness (|kurtosis - 3|, <= 4), stability (1 minus the\n"
+                "relative pressure gap), saturation (largest |g|), activation, sign alignment and entropy.")
+      .def(nb::init<const z::GradientSummary&, const z::GradientSummary&>(), nb::arg("hyper"), nb::arg("real"))
+      .def("penalty_gain", &I::penalty_gain)
+      .def_ro("hyper_pressure", &I::hyper_pressure)
+      .def_ro("real_pressure", &I::real_pressure)
+      .def_ro("balance", &I::balance)
+      .def_ro("sharpness", &I::sharpness)
+      .def_ro("stability", &I::stability)
+      .def_ro("saturation", &I::saturation)
+      .def_ro("activation", &I::activation)
+      .def_ro("sign_alignment", &I::sign_alignment)
+      .def_ro("sign_entropy", &I::sign_entropy)
+      .def_ro("hyper_std", &I::hyper_std)
+      .def_ro("real_std", &I::real_std);
+  nb::class_<C>(m, "DesireGradientControl",
+                "Rate scales for the two tapes (and the penalty gain) derived from an interpretation; a labelled\n"
+                "heuristic (clamped blends of gradient statistics), not a learned or optimal rule.")
+      .def(nb::init<const I&, double>(), nb::arg("interpretation"), nb::arg("gain") = 1.0)
+      .def("hyper_rate_scale", &C::hyper_rate_scale)
+      .def("real_rate_scale", &C::real_rate_scale)
+      .def("penalty_gain", &C::penalty_gain)
+      .def("events", &C::events)
+      .def_prop_ro("quality_gain", &C::quality_gain)
+      .def_prop_ro("interpretation", &C::interpretation)
+      .def("__repr__", [](const C& c) {
+        return "DesireGradientControl(hyper_rate_scale=" + fmt5f(c.hyper_rate_scale()) +
+               ", real_rate_scale=" + fmt5f(c.real_rate_scale()) + ", penalty_gain=" + fmt5f(c.penalty_gain()) + ")";
+      });
+  m.def("desire_control", &z::desire_control, nb::arg("hyper"), nb::arg("real"), nb::arg("gain") = 1.0,
+        "DesireGradientControl from the two gradient summaries.");
+  nb::class_<A>(m, "Amegagrad", "Hypergrad and Realgrad tapes stepped together (see spiraltorch.optim.Amegagrad).")
+      .def(nb::init<int64_t, int64_t, double, double, double, double>(), nb::arg("rows"), nb::arg("cols"),
+           nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 0.05, nb::arg("real_learning_rate") = 0.01,
+           nb::arg("gain") = 1.0)
+      .def("shape", &A::shape)
+      .def_prop_ro("curvature", &A::curvature)
+      .def_prop_ro("hyper_learning_rate", &A::hyper_learning_rate)
+      .def_prop_ro("real_learning_rate", &A::real_learning_rate)
+      .def_prop_ro("gain", &A::gain)
+      .def_prop_ro("hyper", [](A& a) -> z::Hypergrad& { return a.hyper(); }, nb::rv_policy::reference_internal)
+      .def_prop_ro("real", [](A& a) -> z::Realgrad& { return a.real(); }, nb::rv_policy::reference_internal)
+      .def_prop_ro("last_control", [](const A& a) { return a.last_control(); })
+      .def("zero_grad", &A::zero_grad)
+      .def("reset", &A::zero_grad)
+      .def("accumulate_wave", &A::accumulate_wave, nb::arg("wave"), "Adds wave to both tapes.")
+      .def("accumulate_pair", &A::accumulate_pair, nb::arg("prediction"), nb::arg("target"))
+      .def(
+          "absorb_text",
+          [](A& a, const z::LanguageWaveEncoder& enc, nb::handle text) {
+            a.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
+          },
+          nb::arg("encoder"), nb::arg("text"),
+          "Encodes text and adds it to both tapes, zero-padded or truncated to rows * cols.")
+      .def("desire_control", &A::desire_control, nb::kw_only(), nb::arg("gain") = nb::none(),
+           "The control computed from the two tapes' pending gradients (what step would apply).")
+      .def(
+          "tune",
+          [](A& a, std::optional<C> control, std::optional<double> gain) {
+            const C c = control ? *control : a.desire_control(gain);
+            a.tune(c);
+            return c;
+          },
+          nb::arg("control") = nb::none(), nb::kw_only(), nb::arg("gain") = nb::none(),
+          "Sets the tapes' rates to base rate x control scale; returns the control.")
+      .def(
+          "step",
+          [](A& a, nb::object weights, bool tune, std::optional<double> gain, std::optional<C> control) {
+            if (!nb::isinstance<Tensor>(weights)) {
+              throw nb::type_error(("Amegagrad.step: expected a spiraltorch.Tensor, got " +
+                                    std::string(nb::type_name(weights.type()).c_str())).c_str());
+            }
+            a.step(nb::cast<Tensor&>(weights), tune, gain, control);
+            return weights;
+          },
+          nb::arg("weights"), nb::kw_only(), nb::arg("tune") = true, nb::arg("gain") = nb::none(),
+          nb::arg("control") = nb::none(), "One combined step on weights (mutated in place and returned).");
+}
+
+}  // namespace
+
+void bind_zspace(nb::module_& root) {
+  nb::module_ m = root.def_submodule("zspace", "Z-space: text encoding, gradient tapes and the latent trainer.");
+  bind_complex_tensor(m);
+  bind_gradient_summary(m);
+  bind_encoder(m);
+  bind_tapes(m);
+  bind_trainer(m);
+  bind_amegagrad(m);
+  m.def(
+      "decode_zspace",
+      [](nb::handle zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); }, nb::arg("z"),
+      nb::arg("alpha") = 0.35, "The metrics a latent z stands for (see spiraltorch.decode_zspace).");
+  m.def(
+      "fractional_penalty",
+      [](nb::handle zv, double alpha) {
+        const auto p = z::fractional_penalty(to_doubles(zv), alpha);
+        return nb::make_tuple(p.value, p.gradient);
+      },
+      nb::arg("z"), nb::arg("alpha"),
+      "R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.");
+  m.def(
+      "canonical_metrics",
+      [](nb::handle metrics, const std::string& who) {
+        const z::ObservedMetrics obs = to_metrics(metrics, who);
+        nb::dict d = named_dict(obs.values());
+        if (obs.gradient()) d["gradient"] = nb::cast(*obs.gradient());
+        return d;
+      },
+      nb::arg("metrics"), nb::arg("who"),
+      "The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.");
+  m.def(
+      "barycentric_weights",
+      [](nb::handle metrics) {
+        const auto w = z::barycentric_weights(to_named(metrics));
+        return nb::make_tuple(w[0], w[1], w[2]);
+      },
+      nb::arg("metrics"), "softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.");
+  m.def(
+      "infer",
+      [](nb::handle zv, double alpha, nb::handle observed, double smoothing, nb::handle telemetry, const std::string& who) {
+        return inference_dict(
+            z::infer(to_doubles(zv), alpha, to_metrics(observed, who), smoothing, to_named(telemetry), who));
+      },
+      nb::arg("z"), nb::arg("alpha"), nb::arg("observed"), nb::arg("smoothing"), nb::arg("telemetry").none(),
+      nb::arg("who"), "The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.");
+  m.def(
+      "dft", [](nb::handle values) { return z::dft(to_doubles(values)); }, nb::arg("values"),
+      "The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.");
+}
+
+}  // namespace stpy
