@@ -117,7 +117,8 @@ class DataLoader:
                 break
             idx = order[start:stop]
             if fast:
-                yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
+                yield tuple(t.index_select(0, idx if idx.device == t.device else idx.to(t.device))
+                            for t in self.dataset.tensors)
             else:
                 yield self.collate_fn([self.dataset[i] for i in idx.tolist()])
 
