@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 command -v ccache >/dev/null || need_apt+=(ccache)
+# WordNet 3.0 (the Poincare-embedding tests and the poincare_wordnet recipe read data.noun).
+[ -f /usr/share/wordnet/data.noun ] || need_apt+=(wordnet-base)
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"
