@@ -16,8 +16,9 @@ namespace {
 
 // Rows are kept this far inside the boundary so 1 - k|x|^2 stays positive in float64.
 constexpr double kBoundaryEps = 1e-5;
-// Below this much work per batch (examples x targets x dim) a thread team costs more than it saves.
-constexpr int64_t kParallelWork = 2048;
+// Below this much work per batch (examples x targets x dim) a thread team costs more than it saves:
+// the paper's mammal batches (10 x 51 x 5) ran faster on one thread of a busy 2-core host.
+constexpr int64_t kParallelWork = 16384;
 
 double check_curvature(double c, const char* op) {
   if (!(c < 0) || !std::isfinite(c)) {
@@ -54,10 +55,6 @@ struct Ancestors {
   std::vector<int64_t> start, ids;
   std::span<const int64_t> of(int64_t u) const {
     return {ids.data() + start[u], static_cast<size_t>(start[u + 1] - start[u])};
-  }
-  bool contains(int64_t u, int64_t v) const {
-    const auto a = of(u);
-    return std::binary_search(a.begin(), a.end(), v);
   }
 };
 
@@ -98,14 +95,20 @@ double sq_norm(const double* x, int64_t dim) {
   return s;
 }
 
+// Scratch per target of pair_loss.
+struct TargetTerms {
+  double delta, inv_ab, inv_root, r;  // |u - t|^2, 1/((1 - k|u|^2)(1 - k|t|^2)), 1/sqrt(gamma^2 - 1), e^(sqrt(k) d)
+};
+
 // Loss of one pair over targets idx[0..n) (idx[0] the true ancestor) and its gradients.
 // d(u, t) = arcosh(gamma) / sqrt(k), gamma = 1 + 2k|u - t|^2 / ((1 - k|u|^2)(1 - k|t|^2)).
+// Softmax weights use e^(-d) = r^(-1/sqrt(k)) with r = gamma + sqrt(gamma^2 - 1), taken relative
+// to the nearest target so nothing underflows, and without a transcendental per target at k = 1.
 double pair_loss(const double* u, const double* table, const int64_t* idx, int64_t n, int64_t dim, double k,
-                 double* dist, double* grad_u, double* grad_t) {
+                 TargetTerms* terms, double* grad_u, double* grad_t) {
   const double sk = std::sqrt(k);
-  const double u2 = sq_norm(u, dim);
-  const double alpha = std::max(1 - k * u2, 1e-15);
-  double dmin = INFINITY;
+  const double alpha = std::max(1 - k * sq_norm(u, dim), 1e-15);
+  double rmin = INFINITY;
   for (int64_t j = 0; j < n; ++j) {
     const double* t = table + idx[j] * dim;
     double delta = 0, t2 = 0;
@@ -114,31 +117,27 @@ double pair_loss(const double* u, const double* table, const int64_t* idx, int64
       delta += diff * diff;
       t2 += t[i] * t[i];
     }
-    const double beta = std::max(1 - k * t2, 1e-15);
-    const double gamma = 1 + 2 * k * delta / (alpha * beta);
-    dist[j] = std::acosh(gamma) / sk;
-    dmin = std::min(dmin, dist[j]);
+    const double inv_ab = 1 / (alpha * std::max(1 - k * t2, 1e-15));
+    const double gamma = 1 + 2 * k * delta * inv_ab;
+    // At u = t the gamma gradient is 0 too; the clamp keeps 0 * inf out of the product.
+    const double root = std::sqrt(std::max(gamma * gamma - 1, 1e-24));
+    terms[j] = {delta, inv_ab, 1 / root, gamma + root};
+    rmin = std::min(rmin, gamma + root);
   }
+  const auto weight = [&](double r) { return k == 1 ? rmin / r : std::pow(rmin / r, 1 / sk); };
   double denom = 0;
-  for (int64_t j = 0; j < n; ++j) denom += std::exp(dmin - dist[j]);
-  const double loss = dist[0] - dmin + std::log(denom);
+  for (int64_t j = 0; j < n; ++j) denom += weight(terms[j].r);
+  // L = d_0 - d_min + log(sum_j e^(d_min - d_j)).
+  const double loss = std::log(terms[0].r / rmin) / sk + std::log(denom);
+  const double inv_denom = 1 / denom, cu_base = k / alpha;
   std::fill(grad_u, grad_u + dim, 0.0);
   for (int64_t j = 0; j < n; ++j) {
-    // dL/dd_j = [j == 0] - softmax_j(-d).
-    const double dl_dd = (j == 0 ? 1.0 : 0.0) - std::exp(dmin - dist[j]) / denom;
+    const TargetTerms& tt = terms[j];
+    // dL/dd_j = [j == 0] - softmax_j(-d), dd/dgamma = 1 / (sqrt(k) sqrt(gamma^2 - 1)).
+    const double dl_dd = (j == 0 ? 1.0 : 0.0) - weight(tt.r) * inv_denom;
+    const double c = dl_dd * tt.inv_root * (4 * sk) * tt.inv_ab;
+    const double cu = cu_base * tt.delta, ct = k * tt.delta * alpha * tt.inv_ab;  // k delta / alpha, k delta / beta
     const double* t = table + idx[j] * dim;
-    double delta = 0, t2 = 0;
-    for (int64_t i = 0; i < dim; ++i) {
-      const double diff = u[i] - t[i];
-      delta += diff * diff;
-      t2 += t[i] * t[i];
-    }
-    const double beta = std::max(1 - k * t2, 1e-15);
-    const double gamma = 1 + 2 * k * delta / (alpha * beta);
-    // dd/dgamma = 1 / (sqrt(k) sqrt(gamma^2 - 1)); at u = t the gamma gradient is 0 as well.
-    const double dd_dg = 1 / (sk * std::max(std::sqrt(gamma * gamma - 1), 1e-12));
-    const double c = dl_dd * dd_dg * 4 * k / (alpha * beta);
-    const double cu = k * delta / alpha, ct = k * delta / beta;
     double* gt = grad_t + j * dim;
     for (int64_t i = 0; i < dim; ++i) {
       const double diff = u[i] - t[i];
@@ -152,9 +151,10 @@ double pair_loss(const double* u, const double* table, const int64_t* idx, int64
 // Scales x back to radius (1 - eps)/sqrt(k) if it left the ball.
 void project(double* x, int64_t dim, double k) {
   const double radius = (1 - kBoundaryEps) / std::sqrt(k);
-  const double n = std::sqrt(sq_norm(x, dim));
-  if (n > radius) {
-    for (int64_t i = 0; i < dim; ++i) x[i] *= radius / n;
+  const double n2 = sq_norm(x, dim);
+  if (n2 > radius * radius) {
+    const double scale = radius / std::sqrt(n2);
+    for (int64_t i = 0; i < dim; ++i) x[i] *= scale;
   }
 }
 
@@ -201,9 +201,12 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
   double* w = work.data<double>();
   std::vector<double> grad_sum(num_nodes_ * dim, 0.0);
   std::vector<char> touched(num_nodes_, 0);
+  // Per thread: marks u and its ancestors while u's negatives are drawn (O(1) rejection).
+  std::vector<char> excluded(static_cast<size_t>(threads) * num_nodes_, 0);
   std::vector<int64_t> rows;
   std::vector<int64_t> order(n_edges), idx(B * T), count(B);
-  std::vector<double> dist(B * T), grad_u(B * dim), grad_t(B * T * dim), loss(B);
+  std::vector<TargetTerms> terms(B * T);
+  std::vector<double> grad_u(B * dim), grad_t(B * T * dim), loss(B);
   std::vector<EmbeddingEpoch> reports;
 
   for (int64_t epoch = 0; epoch < opt.epochs; ++epoch) {
@@ -229,26 +232,32 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
         ix[0] = pairs[2 * e + 1];
         // Negatives: uniform nodes that are neither u nor one of its ancestors, drawn from
         // counters tied to the pair's position in the epoch (thread-count independent).
+        char* skip = excluded.data() + static_cast<size_t>(omp_get_thread_num()) * num_nodes_;
+        const auto a = anc.of(u);
+        skip[u] = 1;
+        for (const int64_t x : a) skip[x] = 1;
         int64_t found = 0;
         const uint64_t base = static_cast<uint64_t>(pos) << 20;
         for (uint64_t block = 0; found < K && block < static_cast<uint64_t>(4 * K + 64); ++block) {
           const auto r = Generator::philox(neg_key, base + block);
           for (int j = 0; j < 4 && found < K; ++j) {
             const int64_t cand = below(r[j], num_nodes_);
-            if (cand != u && !anc.contains(u, cand)) ix[1 + found++] = cand;
+            if (!skip[cand]) ix[1 + found++] = cand;
           }
         }
+        skip[u] = 0;
+        for (const int64_t x : a) skip[x] = 0;
         count[i] = 1 + found;
-        loss[i] = pair_loss(w + u * dim, w, ix, count[i], dim, k, dist.data() + i * T, grad_u.data() + i * dim,
+        loss[i] = pair_loss(w + u * dim, w, ix, count[i], dim, k, terms.data() + i * T, grad_u.data() + i * dim,
                             grad_t.data() + i * T * dim);
       }
       // A non-finite loss or gradient drops the whole batch, leaving the weights as they were.
+      // grad_u sums every target's term, so a non-finite target gradient shows up there too.
       bool finite = true;
-      for (int64_t i = 0; i < nb && finite; ++i) {
+      for (int64_t i = 0; i < nb; ++i) {
         double s = loss[i];
         for (int64_t j = 0; j < dim; ++j) s += grad_u[i * dim + j];
-        for (int64_t j = 0; j < count[i] * dim; ++j) s += grad_t[i * T * dim + j];
-        finite = std::isfinite(s);
+        finite = finite && std::isfinite(s);
       }
       if (!finite) {
         ++skipped;
@@ -307,8 +316,8 @@ double embedding_pair_loss(std::span<const double> u, std::span<const double> ta
   const int64_t n = static_cast<int64_t>(targets.size()) / dim;
   std::vector<int64_t> idx(n);
   for (int64_t j = 0; j < n; ++j) idx[j] = j;
-  std::vector<double> dist(n);
-  return pair_loss(u.data(), targets.data(), idx.data(), n, dim, k, dist.data(), grad_u.data(), grad_targets.data());
+  std::vector<TargetTerms> terms(n);
+  return pair_loss(u.data(), targets.data(), idx.data(), n, dim, k, terms.data(), grad_u.data(), grad_targets.data());
 }
 
 ReconstructionMetrics reconstruction_metrics(const Tensor& weight, const Tensor& edges, double curvature) {

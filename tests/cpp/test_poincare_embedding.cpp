@@ -84,17 +84,17 @@ TEST(PoincareEmbedding, FitIsDeterministicAcrossThreadCounts) {
   EmbeddingFitOptions opt;
   opt.epochs = 5;
   opt.negatives = 50;
-  opt.batch_size = 10;  // enough work per batch for a thread team
+  opt.batch_size = 10;  // 10 x 51 x 40: enough work per batch for a thread team
   std::vector<std::vector<double>> results;
   for (const int threads : {1, 2, 1}) {
-    PoincareEmbedding emb(7, 8, -1.0, 11);
+    PoincareEmbedding emb(7, 40, -1.0, 11);
     opt.threads = threads;
     emb.fit(tiny_tree(), opt);
     results.push_back(emb.weight().to_vector<double>());
   }
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(results[0], results[2]);
-  PoincareEmbedding other(7, 8, -1.0, 12);
+  PoincareEmbedding other(7, 40, -1.0, 12);
   other.fit(tiny_tree(), opt);
   EXPECT_NE(other.weight().to_vector<double>(), results[0]);
 }
