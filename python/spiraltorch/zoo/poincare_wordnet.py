@@ -3,7 +3,7 @@
 Builds the transitive closure of the hypernymy graph from Debian's wordnet-base (the mammal
 subtree, 1,182 nodes, or every noun, 82,115 nodes), trains st.geometry.PoincareEmbedding and
 prints the reconstruction mean rank and MAP (the authors' protocol).
-Run: spiral-model-zoo run poincare_wordnet -- --subtree mammal --dim 10 --epochs 300
+Run: spiral-model-zoo run poincare_wordnet -- --subtree mammal --dim 10 --epochs 500
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--subtree", default="mammal", help="'mammal', 'noun' or a synset name such as dog.n.01")
     parser.add_argument("--dim", type=int, default=10)
-    parser.add_argument("--epochs", type=int, default=300)
-    parser.add_argument("--lr", type=float, default=1.0)
+    parser.add_argument("--epochs", type=int, default=500)
+    parser.add_argument("--lr", type=float, default=0.3)
     parser.add_argument("--negatives", type=int, default=50)
     parser.add_argument("--burn-in", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=10)
