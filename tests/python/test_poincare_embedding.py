@@ -139,7 +139,7 @@ def test_zoo_recipe_poincare_wordnet(capsys):
     assert isinstance(entry, model_zoo.ModelEntry) and entry in model_zoo.all_models()
     assert entry.available and entry.task == "embedding" and "wordnet" in entry.requires
     assert model_zoo.recommend_model("poincare_wordnet").key == "poincare_wordnet"
-    model_zoo.run_model("poincare_wordnet", ["--subtree", "feline.n.01", "--dim", "5", "--epochs", "40"])
+    model_zoo.run_model("poincare_wordnet", ["--subtree", "feline.n.01", "--dim", "5", "--epochs", "40", "--lr", "1.0"])
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].startswith("wordnet feline.n.01: 60 nodes, 169 closure edges")
     last = out[-1]
