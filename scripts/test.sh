@@ -9,6 +9,8 @@ need_apt=()
 command -v ccache >/dev/null || need_apt+=(ccache)
 # Real data for the PyTorch-quickstart and Fashion-MNIST tests.
 [ -d /usr/share/datasets/fashion-mnist ] || need_apt+=(dataset-fashion-mnist)
+# WordNet 3.0 (the Poincare-embedding tests and the poincare_wordnet recipe read data.noun).
+[ -f /usr/share/wordnet/data.noun ] || need_apt+=(wordnet-base)
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"

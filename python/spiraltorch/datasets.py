@@ -1,9 +1,12 @@
-"""Small built-in datasets generated on the fly (no downloads)."""
+"""Small built-in datasets generated on the fly (no downloads), and loaders for data that a
+system package installs (WordNet from Debian's wordnet-base)."""
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Tuple
+import os
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from . import _core
 
@@ -34,3 +37,122 @@ def make_spirals(
         return x.contiguous(), y.contiguous()
     finally:
         _core._set_rng_state(*state)
+
+
+# --- WordNet noun hierarchy (Debian's wordnet-base: /usr/share/wordnet) -------------------------
+
+WORDNET_DIRS = ("/usr/share/wordnet", "/usr/local/share/wordnet", "/usr/share/WordNet-3.0/dict")
+
+
+def find_wordnet() -> Optional[str]:
+    """The directory holding WordNet's ``data.noun``/``index.noun``: ``$SPIRALTORCH_WORDNET_DIR``,
+    ``$WNSEARCHDIR`` or a standard install location (``apt-get install wordnet-base``); None if absent."""
+    candidates = [os.environ.get("SPIRALTORCH_WORDNET_DIR"), os.environ.get("WNSEARCHDIR"), *WORDNET_DIRS]
+    for d in candidates:
+        if d and os.path.isfile(os.path.join(d, "data.noun")) and os.path.isfile(os.path.join(d, "index.noun")):
+            return d
+    return None
+
+
+@functools.lru_cache(maxsize=2)
+def _wordnet_nouns(directory: str) -> Tuple[Dict[str, str], Dict[str, List[str]], Dict[str, List[str]]]:
+    """(offset -> nltk-style name, offset -> hypernym offsets, offset -> instance-hypernym offsets),
+    parsed from data.noun; names follow nltk (first lemma, lower case, sense number from index.noun)."""
+    first_lemma: Dict[str, str] = {}
+    hyper: Dict[str, List[str]] = {}
+    inst: Dict[str, List[str]] = {}
+    with open(os.path.join(directory, "data.noun"), encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("  "):  # licence header
+                continue
+            fields = line.split(" | ", 1)[0].split()
+            offset, w_cnt = fields[0], int(fields[3], 16)
+            first_lemma[offset] = fields[4].lower()
+            p = 4 + 2 * w_cnt
+            p_cnt = int(fields[p])
+            hs, ins = [], []
+            for i in range(p + 1, p + 1 + 4 * p_cnt, 4):
+                symbol, target, pos = fields[i], fields[i + 1], fields[i + 2]
+                if pos != "n":
+                    continue
+                if symbol == "@":
+                    hs.append(target)
+                elif symbol == "@i":
+                    ins.append(target)
+            hyper[offset], inst[offset] = hs, ins
+    # Sense numbers: the position of the synset among the lemma's senses in index.noun.
+    senses: Dict[Tuple[str, str], int] = {}
+    with open(os.path.join(directory, "index.noun"), encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("  "):
+                continue
+            fields = line.split()
+            lemma, synset_cnt, p_cnt = fields[0], int(fields[2]), int(fields[3])
+            offsets = fields[6 + p_cnt: 6 + p_cnt + synset_cnt]
+            for i, off in enumerate(offsets):
+                senses[(lemma, off)] = i + 1
+    names = {off: f"{lemma}.n.{senses.get((lemma, off), 1):02d}" for off, lemma in first_lemma.items()}
+    return names, hyper, inst
+
+
+def wordnet_closure(subtree: str = "mammal", instance_hypernyms: bool = True,
+                    directory: Optional[str] = None) -> Tuple[List[str], "_core.Tensor"]:
+    """The transitive closure of WordNet 3.0's noun hypernymy, read directly from ``data.noun``.
+
+    ``subtree="noun"`` gives every noun synset; ``"mammal"`` (or any synset name such as
+    ``"mammal.n.01"``) keeps that synset and its descendants, with only the pairs inside that
+    set, as Nickel & Kiela's ``transitive_closure.py`` does. ``instance_hypernyms`` also follows
+    instance-of links (a named entity to its class). Returns ``(names, edges)``: nltk-style synset
+    names (``'mammal.n.01'``) sorted, and an (E, 2) int64 tensor of (node, ancestor) indices into
+    ``names``. FileNotFoundError if WordNet is not installed (``apt-get install wordnet-base``).
+    """
+    directory = directory or find_wordnet()
+    if directory is None:
+        raise FileNotFoundError("wordnet_closure: WordNet's data.noun not found; install Debian's wordnet-base "
+                                "(apt-get install wordnet-base) or set SPIRALTORCH_WORDNET_DIR")
+    names, hyper, inst = _wordnet_nouns(directory)
+    parents = {off: hyper[off] + (inst[off] if instance_hypernyms else []) for off in names}
+    ancestors: Dict[str, FrozenSet[str]] = {}
+
+    def closure(root: str) -> FrozenSet[str]:
+        # Iterative post-order DFS: the hierarchy is a DAG up to 19 levels deep.
+        stack = [root]
+        while stack:
+            off = stack[-1]
+            if off in ancestors:
+                stack.pop()
+                continue
+            pending = [p for p in parents[off] if p not in ancestors]
+            if pending:
+                stack.extend(pending)
+                continue
+            acc = set(parents[off])
+            for p in parents[off]:
+                acc |= ancestors[p]
+            ancestors[off] = frozenset(acc)
+            stack.pop()
+        return ancestors[root]
+
+    for off in names:
+        closure(off)
+    if subtree == "noun":
+        keep = set(names)
+    else:
+        wanted = subtree if "." in subtree else f"{subtree}.n.01"
+        roots = [off for off, name in names.items() if name == wanted]
+        if not roots:
+            raise _core.SpiralValueError(f"wordnet_closure: no noun synset named '{wanted}' "
+                                         f"(subtree={subtree!r}; use 'noun', 'mammal' or a name like 'dog.n.01')")
+        root = roots[0]
+        keep = {off for off in names if root in ancestors[off]} | {root}
+    order = sorted(keep, key=lambda off: names[off])
+    index = {off: i for i, off in enumerate(order)}
+    pairs = [(index[off], index[a]) for off in order for a in sorted(ancestors[off], key=lambda o: names[o])
+             if a in keep]
+    try:
+        import numpy as np
+
+        edges = _core.tensor(np.asarray(pairs, dtype=np.int64).reshape(len(pairs), 2))
+    except ImportError:
+        edges = _core.tensor(pairs, dtype="int64")
+    return [names[off] for off in order], edges

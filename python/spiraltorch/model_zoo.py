@@ -79,8 +79,15 @@ def _has_fashion() -> bool:
     return find_fashion_mnist() is not None
 
 
+def _has_wordnet() -> bool:
+    from .datasets import find_wordnet
+
+    return find_wordnet() is not None
+
+
 _REQUIREMENTS = {
     "fashion_mnist": _has_fashion,
+    "wordnet": _has_wordnet,
     "conv": _has_native("Conv2d"),
     "losses": _has_native("CategoricalCrossEntropy"),
     "lstm": _has_native("LSTM"),
@@ -102,6 +109,9 @@ _REGISTRY: List[ModelEntry] = [
     ModelEntry("llm_char", "language-modeling", "rnn",
                "Character-level LSTM language model on built-in text",
                "spiraltorch.zoo.llm_char", ("coherence", "text", "builtin-data"), ("losses", "lstm")),
+    ModelEntry("poincare_wordnet", "embedding", "poincare",
+               "Poincare embeddings of WordNet's noun hierarchy (mammal subtree or all nouns), mean rank and MAP",
+               "spiraltorch.zoo.poincare_wordnet", ("hyperbolic", "geometry", "wordnet", "graph"), ("wordnet",)),
 ]
 
 

@@ -2,8 +2,97 @@
 // of a 2-d tensor, or each vector along the last dim, is a point of the ball of curvature c < 0).
 #include "convert.h"
 #include "spiraltorch/geometry/poincare.h"
+#include "spiraltorch/geometry/poincare_embedding.h"
+
+#include <nanobind/stl/function.h>
 
 namespace stpy {
+
+namespace {
+
+// Edges as given (a Tensor) or converted from nested lists / NumPy (int64).
+Tensor as_edges(nb::handle edges) {
+  if (nb::isinstance<Tensor>(edges)) return nb::cast<Tensor>(edges);
+  return tensor_from_data(edges, Dtype::Int64);
+}
+
+void bind_embedding(nb::module_& m) {
+  namespace g = st::geometry;
+  nb::class_<g::PoincareEmbedding>(m, "PoincareEmbedding",
+      "Poincare embeddings of a hierarchy (Nickel & Kiela 2017): num_nodes points of the ball of curvature c,\n"
+      "trained so each node lies close to its ancestors and far from nodes it is not connected to.")
+      .def(nb::init<int64_t, int64_t, double, uint64_t>(), nb::arg("num_nodes"), nb::arg("dim"),
+           nb::arg("curvature") = -1.0, nb::arg("seed") = 0,
+           "Rows start uniform in [-1e-3, 1e-3]^dim, drawn from `seed`.")
+      .def("fit", [](g::PoincareEmbedding& self, nb::handle edges, int64_t epochs, double lr, int64_t negatives,
+                     int64_t burn_in, int64_t batch_size, int threads, nb::object callback, bool verbose) {
+        const Tensor e = as_edges(edges);
+        g::EmbeddingFitOptions opt{epochs, lr, negatives, burn_in, batch_size, threads};
+        const std::shared_ptr<nb::object> fn =
+            callback.is_none() ? nullptr : shared_callable(nb::cast<nb::callable>(callback));
+        // Each epoch re-enters Python: the callback, the printed line, and Ctrl-C.
+        const auto report = [fn, verbose, epochs](const g::EmbeddingEpoch& r) {
+          nb::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) throw nb::python_error();
+          if (fn) (*fn)(r.epoch, r.loss, r.seconds);
+          if (verbose) {
+            nb::print(nb::str("epoch {}/{}  loss {:.5f}  lr {}  {:.3f} s").format(
+                r.epoch, epochs, r.loss, r.lr, r.seconds));
+          }
+        };
+        std::vector<g::EmbeddingEpoch> reports;
+        {
+          nb::gil_scoped_release nogil;
+          reports = self.fit(e, opt, report);
+        }
+        nb::list out;
+        for (const auto& r : reports) {
+          nb::dict d;
+          d["epoch"] = r.epoch;
+          d["loss"] = r.loss;
+          d["seconds"] = r.seconds;
+          d["lr"] = r.lr;
+          d["skipped_batches"] = r.skipped_batches;
+          out.append(d);
+        }
+        return out;
+      }, nb::arg("edges"), nb::arg("epochs") = 50, nb::arg("lr") = 0.3, nb::arg("negatives") = 50,
+         nb::arg("burn_in") = 10, nb::arg("batch_size") = 10, nb::arg("threads") = 0,
+         nb::arg("callback") = nb::none(), nb::arg("verbose") = false,
+         "Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax\n"
+         "loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches\n"
+         "(lr / 10 for the first `burn_in` epochs), multi-threaded with the GIL released. callback(epoch, loss,\n"
+         "seconds) runs after each epoch; verbose prints a line per epoch. Deterministic given the seed at any\n"
+         "thread count; on error (or an exception in the callback) the weights are unchanged. Returns one dict\n"
+         "per epoch (epoch, loss, seconds, lr, skipped_batches).")
+      .def_prop_ro("weight", &g::PoincareEmbedding::weight, "(num_nodes, dim) float64 tensor, rows = nodes.")
+      .def_prop_ro("num_nodes", &g::PoincareEmbedding::num_nodes)
+      .def_prop_ro("dim", &g::PoincareEmbedding::dim)
+      .def_prop_ro("curvature", &g::PoincareEmbedding::curvature)
+      .def_prop_ro("seed", &g::PoincareEmbedding::seed)
+      .def("__repr__", [](const g::PoincareEmbedding& self) {
+        return "PoincareEmbedding(num_nodes=" + std::to_string(self.num_nodes()) + ", dim=" +
+               std::to_string(self.dim()) + ", curvature=" + std::to_string(self.curvature()) + ")";
+      });
+  m.def("reconstruction_metrics", [](const Tensor& weight, nb::handle edges, double curvature) {
+    const Tensor e = as_edges(edges);
+    g::ReconstructionMetrics r;
+    {
+      nb::gil_scoped_release nogil;
+      r = g::reconstruction_metrics(weight, e, curvature);
+    }
+    nb::dict d;
+    d["mean_rank"] = r.mean_rank;
+    d["map"] = r.map;
+    d["nodes"] = r.nodes;
+    d["pairs"] = r.pairs;
+    return d;
+  }, nb::arg("weight"), nb::arg("edges"), nb::arg("curvature") = -1.0,
+     "The authors' reconstruction protocol: each node's ancestors ranked by Poincare distance among the nodes\n"
+     "that are not its ancestors. Returns dict(mean_rank= (over all pairs), map= (mean over nodes), nodes=, pairs=).");
+}
+
+}  // namespace
 
 void bind_geometry(nb::module_& root) {
   namespace g = st::geometry;
@@ -30,6 +119,7 @@ void bind_geometry(nb::module_& root) {
         "Transports the tangent vector v at x to y along the geodesic (keeps its Riemannian norm).");
   m.def("rsgd_step", &g::rsgd_step, nb::arg("x"), nb::arg("euclidean_grad"), nb::arg("curvature"), nb::arg("lr"),
         "One Riemannian SGD step x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)); from the origin it is exp_0(-lr g).");
+  bind_embedding(m);
 }
 
 }  // namespace stpy

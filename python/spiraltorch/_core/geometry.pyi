@@ -50,3 +50,46 @@ def rsgd_step(x: spiraltorch._core.Tensor, euclidean_grad: spiraltorch._core.Ten
     """
     One Riemannian SGD step x <- clip(exp_x(-lr (1 - k|x|^2)^2 g)); from the origin it is exp_0(-lr g).
     """
+
+class PoincareEmbedding:
+    """
+    Poincare embeddings of a hierarchy (Nickel & Kiela 2017): num_nodes points of the ball of curvature c,
+    trained so each node lies close to its ancestors and far from nodes it is not connected to.
+    """
+
+    def __init__(self, num_nodes: int, dim: int, curvature: float = -1.0, seed: int = 0) -> None:
+        """Rows start uniform in [-1e-3, 1e-3]^dim, drawn from `seed`."""
+
+    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False) -> list:
+        """
+        Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax
+        loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches
+        (lr / 10 for the first `burn_in` epochs), multi-threaded with the GIL released. callback(epoch, loss,
+        seconds) runs after each epoch; verbose prints a line per epoch. Deterministic given the seed at any
+        thread count; on error (or an exception in the callback) the weights are unchanged. Returns one dict
+        per epoch (epoch, loss, seconds, lr, skipped_batches).
+        """
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor:
+        """(num_nodes, dim) float64 tensor, rows = nodes."""
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: object, curvature: float = -1.0) -> dict:
+    """
+    The authors' reconstruction protocol: each node's ancestors ranked by Poincare distance among the nodes
+    that are not its ancestors. Returns dict(mean_rank= (over all pairs), map= (mean over nodes), nodes=, pairs=).
+    """
