@@ -60,7 +60,9 @@ from .zspace import (  # noqa: F401
     compile_inference,
     decode_zspace,
     encode_zspace,
+    hypergrad,
     infer_from_partial,
+    realgrad,
     z,
     z_metrics,
 )

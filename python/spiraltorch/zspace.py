@@ -556,3 +556,29 @@ class ZSpaceNotation:
 
 
 z = ZSpaceNotation()
+
+
+def _topos_fits(topos: Any, curvature: "float | None", rows: int, cols: int, op: str) -> None:
+    if topos is None:
+        return
+    if curvature is not None and abs(topos.curvature - curvature) > 1e-6:
+        raise _core.SpiralValueError(f"{op}: the topos curvature {topos.curvature} differs from the tape's {curvature}")
+    if rows * cols > topos.max_volume:
+        raise _core.ShapeError(f"{op}: a ({rows}, {cols}) tape exceeds the topos volume {topos.max_volume}")
+
+
+def hypergrad(curvature: float = -1.0, learning_rate: float = 0.05, rows: int = 1, cols: int = 1, *,
+              topos: Any = None) -> Hypergrad:
+    """The original's factory: ``Hypergrad(curvature, learning_rate, rows, cols)``. With ``topos``
+    (an ``OpenCartesianTopos``) the tape must share its curvature and fit its volume."""
+    _topos_fits(topos, curvature, rows, cols, "hypergrad")
+    return Hypergrad(curvature, learning_rate, rows, cols)
+
+
+def realgrad(learning_rate: float = 0.05, rows: int = 1, cols: int = 1, *, topos: Any = None) -> Realgrad:
+    """The original's factory: ``Realgrad(learning_rate, rows, cols)``; ``topos`` bounds its volume."""
+    _topos_fits(topos, None, rows, cols, "realgrad")
+    return Realgrad(learning_rate, rows, cols)
+
+
+__all__ += ["hypergrad", "realgrad"]

@@ -186,6 +186,9 @@ void bind_tapes(nb::module_& m) {
       .def(
           "accumulate_wave", [](T& t, nb::handle wave) { t.accumulate_wave(tensor_arg(t, wave, "accumulate_wave")); },
           nb::sig("def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None"), nb::arg("wave").none(), "Adds wave (a gradient of the tape's shape) to the tape.")
+      .def("accumulate_barycenter_path", &T::accumulate_barycenter_path, nb::arg("intermediates"),
+           "Adds rho_0 - rho_K of z_space_barycenter(...).intermediates() (each of the tape's shape): a\n"
+           "Euclidean step with learning rate 1 from rho_0 lands on the barycenter rho_K.")
       .def("accumulate_complex_wave", &T::accumulate_complex_wave, nb::arg("wave"),
            "Adds wave.to_tensor() (interleaved re/im) to the tape.")
       .def(

@@ -72,6 +72,12 @@ void GradientTape::accumulate_wave(const Tensor& wave) { add(as_matrix(wave, "ac
 
 void GradientTape::accumulate_complex_wave(const ComplexTensor& wave) { accumulate_wave(wave.to_tensor()); }
 
+void GradientTape::accumulate_barycenter_path(const std::vector<BarycenterIntermediate>& path) {
+  if (path.empty()) throw ValueError("accumulate_barycenter_path: barycenter intermediates cannot be empty");
+  for (const auto& step : path) as_matrix(step.density, "accumulate_barycenter_path");  // all checked first
+  accumulate_pair(path.front().density, path.back().density);
+}
+
 void GradientTape::accumulate_pair(const Tensor& prediction, const Tensor& target) {
   const auto p = as_matrix(prediction, "accumulate_pair").to_vector<double>();
   auto d = as_matrix(target, "accumulate_pair").to_vector<double>();

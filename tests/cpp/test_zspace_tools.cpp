@@ -67,3 +67,17 @@ TEST(ZSpaceTools, ProjectorOutputsStayInTheBall) {
   const Tensor y = proj(mul(randn({16, 4}), 50.0));
   EXPECT_LT(amax(sum(square(y), {-1})).item(), 0.5);
 }
+
+#include "spiraltorch/zspace/realgrad.h"
+
+TEST(ZSpaceTools, TapeAccumulatesTheBarycenterCorridor) {
+  const auto b = zspace::z_space_barycenter({1.0, 2.0}, {Tensor::from_vector<double>({0.8, 0.2}, {1, 2}),
+                                                         Tensor::from_vector<double>({0.3, 0.7}, {1, 2})},
+                                            0.1, 0.0);
+  zspace::Realgrad tape(1.0, 1, 2);
+  tape.accumulate_barycenter_path(b.intermediates);
+  Tensor w = b.intermediates.front().density.clone();
+  tape.apply(w);
+  EXPECT_TRUE(allclose(w, b.intermediates.back().density, 1e-12, 1e-12));
+  EXPECT_THROW(tape.accumulate_barycenter_path({}), ValueError);
+}

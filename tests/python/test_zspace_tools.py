@@ -237,3 +237,28 @@ def test_sot_biome_quickstart_example_runs():
     assert "macro orbits: [1, 1, 2, 3, 5, 8, 4]" in proc.stdout
     norm = float(proc.stdout.split("max norm ")[1].split()[0])
     assert 0 < norm < 1
+
+
+def test_hypergrad_follows_the_barycenter_corridor():
+    b = st.z_space_barycenter([1.0, 2.0], dens([0.8, 0.2], [0.3, 0.7]), 0.1, 0.0)
+    path = b.intermediates()
+    rho0 = path[0].density.reshape(1, 2)
+    rho_k = path[-1].density.reshape(1, 2)
+    tape = st.realgrad(1.0, 1, 2)
+    tape.accumulate_barycenter_path(path)
+    w = rho0.clone()
+    tape.apply(w)
+    np.testing.assert_allclose(w.numpy(), rho_k.numpy(), atol=1e-12)  # lr 1 from rho_0 lands on rho_K
+    hyper = st.hypergrad(-1.0, 0.01, 1, 2, topos=st.hypergrad_topos())
+    hyper.accumulate_barycenter_path(path)
+    x = rho0.clone().float()
+    before = x.clone()
+    hyper.apply(x)
+    step = (x - before).double().numpy().ravel()
+    assert float(step @ (rho_k - rho0).numpy().ravel()) > 0  # a small RSGD step heads for the barycenter
+    with pytest.raises(ValueError, match="cannot be empty"):
+        hyper.accumulate_barycenter_path([])
+    with pytest.raises(ValueError, match="curvature"):
+        st.hypergrad(-0.5, 0.01, 1, 2, topos=st.hypergrad_topos())
+    with pytest.raises(st.ShapeError, match="volume"):
+        st.realgrad(0.1, 100, 100, topos=st.hypergrad_topos())

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "spiraltorch/tensor.h"
+#include "spiraltorch/zspace/barycenter.h"
 #include "spiraltorch/zspace/complex_tensor.h"
 #include "spiraltorch/zspace/gradient_summary.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
@@ -44,6 +45,9 @@ class GradientTape {
   void accumulate_complex_wave(const ComplexTensor& wave);
   // Adds prediction - target, the gradient of 1/2 |prediction - target|^2.
   void accumulate_pair(const Tensor& prediction, const Tensor& target);
+  // Accumulates the corridor displacement rho_0 - rho_K of a barycenter path (every density
+  // must have the tape's shape), so a Euclidean step with lr 1 from rho_0 lands on rho_K.
+  void accumulate_barycenter_path(const std::vector<BarycenterIntermediate>& path);
   // Accumulates encoder.encode_z_space(text); it must have the tape's shape.
   virtual void absorb_text(const LanguageWaveEncoder& encoder, std::string_view text);
   // Multiplies the tape by factor (a non-finite factor resets it).

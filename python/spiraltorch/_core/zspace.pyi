@@ -1,5 +1,7 @@
 """Z-space: text encoding, gradient tapes and the latent trainer."""
 
+from collections.abc import Sequence
+
 import spiraltorch._core
 
 
@@ -179,6 +181,12 @@ class GradientTape:
 
     def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None:
         """Adds wave (a gradient of the tape's shape) to the tape."""
+
+    def accumulate_barycenter_path(self, intermediates: Sequence[spiraltorch._core.BarycenterIntermediate]) -> None:
+        """
+        Adds rho_0 - rho_K of z_space_barycenter(...).intermediates() (each of the tape's shape): a
+        Euclidean step with learning rate 1 from rho_0 lands on the barycenter rho_K.
+        """
 
     def accumulate_complex_wave(self, wave: ComplexTensor) -> None:
         """Adds wave.to_tensor() (interleaved re/im) to the tape."""
