@@ -11,24 +11,14 @@
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/io/checkpoint.h"
 #include "spiraltorch/spiraltorch.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace st;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "st_rel_XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using st::testing::TempDir;
 
 }  // namespace
 

@@ -9,25 +9,14 @@
 #include "spiraltorch/io/checkpoint.h"
 #include "spiraltorch/io/safetensors.h"
 #include "spiraltorch/spiraltorch.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace st;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "st_io_XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using st::testing::TempDir;
 
 io::NamedTensors sample() {
   return {{"w", Tensor::from_vector<float>({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {2, 3})},
