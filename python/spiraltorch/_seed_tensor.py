@@ -159,11 +159,6 @@ def _to_dlpack(self: Tensor) -> Any:
     return self.__dlpack__()
 
 
-def _from_dlpack(obj: Any) -> Tensor:
-    """A tensor sharing the memory of a DLPack capsule or of any object with ``__dlpack__``."""
-    return _core.from_dlpack(obj)
-
-
 def install() -> None:
     T = Tensor
     T.rows = property(_rows)
@@ -177,4 +172,4 @@ def install() -> None:
     T.cat_rows = staticmethod(_cat_rows)
     T.project_to_poincare = _project_to_poincare
     T.to_dlpack = _to_dlpack
-    T.from_dlpack = staticmethod(_from_dlpack)
+    T.from_dlpack = staticmethod(_core.from_dlpack)

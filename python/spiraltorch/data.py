@@ -106,7 +106,11 @@ class DataLoader:
 
     def _order(self) -> Tensor:
         n = len(self.dataset)
-        return _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
+        order = _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
+        # Tensor datasets index on their own device: move the permutation there once per epoch.
+        if isinstance(self.dataset, TensorDataset) and self.dataset.tensors[0].device != order.device:
+            order = order.to(self.dataset.tensors[0].device)
+        return order
 
     def _batches(self, order: Tensor) -> Iterator[Any]:
         n = len(self.dataset)
@@ -117,8 +121,7 @@ class DataLoader:
                 break
             idx = order[start:stop]
             if fast:
-                yield tuple(t.index_select(0, idx if idx.device == t.device else idx.to(t.device))
-                            for t in self.dataset.tensors)
+                yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
             else:
                 yield self.collate_fn([self.dataset[i] for i in idx.tolist()])
 

@@ -35,6 +35,12 @@ nb::dict to_dict(const st::nn::StateDict& sd, const std::string& prefix = "") {
   return d;
 }
 
+// Keys with `prefix` in front (state_dict(prefix=), named_parameters(prefix=)).
+st::nn::StateDict prefixed(st::nn::StateDict sd, const std::string& prefix) {
+  for (auto& [k, t] : sd) k = prefix + k;
+  return sd;
+}
+
 // The Python object of a module the hooks were registered on (found, never created
 // owning: hooks must not keep their own module alive).
 nb::object py_module(Module& m) {
@@ -130,17 +136,13 @@ void bind_nn(nb::module_& parent) {
       }, nb::arg("name"), nb::arg("param").none())
       .def("register_buffer", [](Module& self, const std::string& name, const Tensor& t) { self.register_buffer(name, t); })
       .def("named_parameters", [](const Module& self, const std::string& prefix, bool recurse) {
-        st::nn::StateDict out = self.named_parameters(recurse);
-        for (auto& [k, t] : out) k = prefix + k;
-        return out;
+        return prefixed(self.named_parameters(recurse), prefix);
       }, nb::arg("prefix") = "", nb::arg("recurse") = true,
          "(key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); shared parameters once.")
       .def("parameters", [](const Module& self, bool recurse) { return self.parameters(recurse); },
            nb::arg("recurse") = true, "Every parameter below this module (or its own, recurse=False), each once.")
       .def("named_buffers", [](const Module& self, const std::string& prefix, bool recurse) {
-        st::nn::StateDict out = self.named_buffers(recurse);
-        for (auto& [k, t] : out) k = prefix + k;
-        return out;
+        return prefixed(self.named_buffers(recurse), prefix);
       }, nb::arg("prefix") = "", nb::arg("recurse") = true)
       .def("buffers", [](const Module& self, bool recurse) {
         std::vector<Tensor> out;

@@ -25,7 +25,6 @@ from spiraltorch._seed_tensor import (
     _add_row_inplace as add_row_inplace,
     _cat_rows as cat_rows,
     _cols as cols,
-    _from_dlpack as from_dlpack,
     _project_to_poincare as project_to_poincare,
     _row_softmax as row_softmax,
     _rows as rows,
@@ -493,6 +492,12 @@ class Tensor:
 
     @property
     def itemsize(self) -> int: ...
+
+    @staticmethod
+    def from_dlpack(ext_tensor: object) -> Tensor:
+        """
+        Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
+        """
 
 def from_dlpack(ext_tensor: object) -> Tensor:
     """
