@@ -31,3 +31,9 @@ python -m pip install -q --no-build-isolation \
   -Ccmake.define.SPIRALTORCH_BUILD_EXAMPLES=ON .
 ctest --test-dir build/test --output-on-failure -j2
 python -m pytest tests/python -q
+# The same C++ tests (with the kept fuzz corpora) and the hostile-input, IO, autograd,
+# interop and error tests again under AddressSanitizer + UndefinedBehaviorSanitizer, in
+# their own build tree (build/asan). SPIRALTORCH_SANITIZE=0 skips this for quick local runs.
+if [ "${SPIRALTORCH_SANITIZE:-1}" != 0 ]; then
+  ./scripts/sanitize.sh
+fi

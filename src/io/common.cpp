@@ -172,14 +172,21 @@ void check_bool_bytes(const uint8_t* data, size_t n, const std::string& what, co
 }
 
 bool checked_nbytes(const Shape& shape, Dtype dtype, uint64_t& nbytes) {
+  // The same rule as checked_numel (which building the tensor applies): the product of the
+  // non-zero dims, in bytes, must fit in int64 even when a zero dim makes the tensor empty.
   uint64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return false;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
+    if (d == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) {
+      return false;
+    }
   }
   if (__builtin_mul_overflow(n, static_cast<uint64_t>(dtype_size(dtype)), &n)) return false;
   if (n > static_cast<uint64_t>(INT64_MAX)) return false;
-  nbytes = n;
+  nbytes = empty ? 0 : n;
   return true;
 }
 

@@ -441,7 +441,11 @@ std::string save_safetensors_bytes(const NamedTensors& tensors, const Metadata& 
 }
 
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
-  auto [header, items] = prepare(tensors, metadata, path);
+  // Not a structured binding: lambdas may capture those only from C++20 compilers newer
+  // than clang 14, which builds the fuzz targets.
+  const auto prepared = prepare(tensors, metadata, path);
+  const auto& header = prepared.first;
+  const auto& items = prepared.second;
   write_file_atomic(path, kWhat, [&](const ByteSink& sink) {
     sink(header.data(), header.size());
     for (const auto& [name, t] : items) sink(t.raw_data(), static_cast<size_t>(t.numel()) * t.itemsize());

@@ -427,9 +427,10 @@ std::string manifest_text(const std::string& mpath, const std::string& weights_f
   }
 }
 
-Manifest parse_manifest(const std::string& mpath) {
+}  // namespace
+
+Manifest parse_manifest_bytes(const std::string& text, const std::string& mpath) {
   namespace fs = std::filesystem;
-  const std::string text = read_file(mpath, kManifest);
   const json m = detail::parse_json(text.data(), text.data() + text.size(), kManifest, mpath);
   if (!m.is_object()) fail(kManifest, mpath, "top level is not an object");
   if (!m.contains("format_version") || m["format_version"] != 1) fail(kManifest, mpath, "unsupported format_version");
@@ -474,6 +475,10 @@ Manifest parse_manifest(const std::string& mpath) {
   }
   return out;
 }
+
+namespace {
+
+Manifest parse_manifest(const std::string& mpath) { return parse_manifest_bytes(read_file(mpath, kManifest), mpath); }
 
 // Empty when the weights match the manifest, else why not.
 std::string mismatch(const Manifest& m) {

@@ -67,6 +67,9 @@ struct Manifest {
 // two renames (`.<manifest name>.tmp-PID-N`, see save_with_manifest) that does match them
 // is used instead: it describes the newer, consistent pair.
 Manifest read_manifest(const std::string& manifest_path, bool verify = true);
+// Parses and validates manifest text without touching the file system; `manifest_path`
+// names it in errors and anchors the relative weights path.
+Manifest parse_manifest_bytes(const std::string& text, const std::string& manifest_path = "<bytes>");
 // Saves weights with `save` (which writes the file it is given) and their manifest so that
 // a SIGKILL at any moment leaves a pair read_manifest accepts: the weights and the manifest
 // are both written to temporaries first (the manifest records the new weights' hash), then
