@@ -11,6 +11,8 @@ command -v ccache >/dev/null || need_apt+=(ccache)
 [ -d /usr/share/datasets/fashion-mnist ] || need_apt+=(dataset-fashion-mnist)
 # WordNet 3.0 (the Poincare-embedding tests and the poincare_wordnet recipe read data.noun).
 [ -f /usr/share/wordnet/data.noun ] || need_apt+=(wordnet-base)
+# English text for the byte-level language models (spiraltorch.datasets.fortunes_text).
+[ -f /usr/share/games/fortunes/fortunes ] || need_apt+=(fortunes)
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"

@@ -156,3 +156,61 @@ def wordnet_closure(subtree: str = "mammal", instance_hypernyms: bool = True,
     except ImportError:
         edges = _core.tensor(pairs, dtype="int64")
     return [names[off] for off in order], edges
+
+
+# --- English text: Debian's `fortunes` package (/usr/share/games/fortunes) ---------------------
+
+FORTUNES_DIRS = ("/usr/share/games/fortunes", "/usr/share/fortunes", "/usr/local/share/games/fortunes")
+# The English collections of the `fortunes` package that are prose or verse written by people;
+# left out: ascii-art (drawings), perl (code), translate-me and disclaimer (boilerplate).
+FORTUNES_FILES = (
+    "art", "computers", "cookie", "debian", "definitions", "drugs", "education", "ethnic", "food", "fortunes",
+    "goedel", "humorists", "kids", "knghtbrd", "law", "linux", "linuxcookie", "literature", "love", "magic",
+    "medicine", "men-women", "miscellaneous", "news", "paradoxum", "people", "pets", "platitudes", "politics",
+    "pratchett", "riddles", "science", "songs-poems", "sports", "startrek", "tao", "wisdom", "work", "zippy",
+)
+
+
+def find_fortunes() -> Optional[str]:
+    """The directory of the `fortunes` data files: ``$SPIRALTORCH_FORTUNES_DIR`` or a standard install
+    location (``apt-get install fortunes``); None if absent."""
+    for d in (os.environ.get("SPIRALTORCH_FORTUNES_DIR"), *FORTUNES_DIRS):
+        if d and os.path.isfile(os.path.join(d, "fortunes")):
+            return d
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def fortunes_text(split: str = "train", directory: Optional[str] = None) -> bytes:
+    """English text from Debian's ``fortunes`` package as bytes, for byte-level language models.
+
+    Each file of :data:`FORTUNES_FILES` holds entries separated by lines of a single ``%``; the
+    entries are taken in file order (files in the order listed) and every tenth one (index 9, 19,
+    ...) goes to ``split="validation"``, the rest to ``"train"`` — a fixed split that draws both from
+    every file. Entries are joined with a blank line. Raises FileNotFoundError naming the package
+    when it is not installed, ValueError for an unknown split."""
+    if split not in ("train", "validation"):
+        raise ValueError(f"fortunes_text: split must be 'train' or 'validation', got {split!r}")
+    root = directory or find_fortunes()
+    if root is None:
+        raise FileNotFoundError("fortunes_text: the fortunes data files were not found; install Debian's "
+                                "'fortunes' package (apt-get install fortunes) or set SPIRALTORCH_FORTUNES_DIR")
+    entries: List[bytes] = []
+    for name in FORTUNES_FILES:
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            current: List[bytes] = []
+            for line in f:
+                if line.rstrip(b"\r\n") == b"%":
+                    if current:
+                        entries.append(b"".join(current).strip())
+                    current = []
+                else:
+                    current.append(line)
+            if current:
+                entries.append(b"".join(current).strip())
+    keep = 9 if split == "validation" else None
+    chosen = [e for i, e in enumerate(entries) if e and ((i % 10 == 9) == (keep is not None))]
+    return b"\n\n".join(chosen) + b"\n"

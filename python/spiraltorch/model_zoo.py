@@ -85,9 +85,16 @@ def _has_wordnet() -> bool:
     return find_wordnet() is not None
 
 
+def _has_fortunes() -> bool:
+    from .datasets import find_fortunes
+
+    return find_fortunes() is not None
+
+
 _REQUIREMENTS = {
     "fashion_mnist": _has_fashion,
     "wordnet": _has_wordnet,
+    "fortunes": _has_fortunes,
     "conv": _has_native("Conv2d"),
     "losses": _has_native("CategoricalCrossEntropy"),
     "lstm": _has_native("LSTM"),
@@ -109,6 +116,10 @@ _REGISTRY: List[ModelEntry] = [
     ModelEntry("llm_char", "language-modeling", "rnn",
                "Character-level LSTM language model on built-in text",
                "spiraltorch.zoo.llm_char", ("coherence", "text", "builtin-data"), ("losses", "lstm")),
+    ModelEntry("wave_rnn_lm", "language-modeling", "rnn",
+               "Byte-level WaveRnn language model on English text (Debian's fortunes); --arch wave_gate|lstm|"
+               "transformer trains the baselines; prints validation bits per byte against the unigram baseline",
+               "spiraltorch.zoo.wave_rnn_lm", ("text", "attentionless", "hyperbolic", "fortunes"), ("fortunes",)),
     ModelEntry("poincare_wordnet", "embedding", "poincare",
                "Poincare embeddings of WordNet's noun hierarchy (mammal subtree or all nouns), mean rank and MAP",
                "spiraltorch.zoo.poincare_wordnet", ("hyperbolic", "geometry", "wordnet", "graph"), ("wordnet",)),

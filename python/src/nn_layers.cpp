@@ -5,6 +5,7 @@
 namespace stpy {
 
 void bind_nn_seq(nb::module_& nn);  // nn_seq.cpp
+void bind_nn_wave(nb::module_& nn);  // nn_wave.cpp
 
 void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
@@ -18,6 +19,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_basic(nn);
   bind_nn_conv(nn);
   bind_nn_seq(nn);
+  bind_nn_wave(nn);
   bind_nn_handoff(nn);
 }
 

@@ -944,6 +944,87 @@ def generate_square_subsequent_mask(sz: int, dtype: object | None = None, device
     A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like torch.nn.Transformer.generate_square_subsequent_mask).
     """
 
+class WaveRnn(Module):
+    """
+    Attentionless recurrent layer: a causal convolution over the last `kernel_size` inputs gives the gate pre-activations of a GRU-style gated recurrence, and each hidden state is mapped into the Poincare ball (exp_0, `curvature`).
+
+    Input (batch, seq, input_size). forward(input, lengths=None, h0=None) returns (output (batch, seq, hidden) in the ball, h_n (batch, hidden)); with `lengths` (int64, one per right-padded row) outputs past a row's length are zero and h_n is its state after the last valid step.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, kernel_size: int = 3, curvature: float = -1.0, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, lengths: spiraltorch._core.Tensor | None = None, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, lengths: spiraltorch._core.Tensor | None = None, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+
+    @property
+    def input_size(self) -> int: ...
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    @property
+    def kernel_size(self) -> int: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class WaveGate(Module):
+    """
+    Highway gate per position, mapped into the Poincare ball: g = sigmoid(x W_g^T + b_g), v = tanh(x W_v^T + b_v), y = exp_0(g * v + (1 - g) * x). Works on any (..., features) input.
+    """
+
+    def __init__(self, features: int, curvature: float = -1.0, name: str = '') -> None: ...
+
+    def gate(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+        """The gate g = sigmoid(x W_g^T + b_g) for an input."""
+
+    @property
+    def features(self) -> int: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class ZSpaceMixer(Module):
+    """
+    Causal depthwise mixing along time: y[b, t, f] = sum_k weight[f, K-1-k] * x[b, t-k, f]. Input (batch, seq, features), or (batch, features) for one step (y = x * weight[:, K-1]). Initialised to the identity.
+    """
+
+    def __init__(self, features: int, kernel_size: int = 4, name: str = '') -> None: ...
+
+    @property
+    def features(self) -> int: ...
+
+    @property
+    def kernel_size(self) -> int: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    def extra_repr(self) -> str: ...
+
+class FeatureReorder2d(Module):
+    """
+    Moves image features between channel-last (NHWC) and the canonical channel-first (NCHW) layout. Input (batch, C*H*W) (output flattened too) or 4-d; layout 'NCHW' is the identity; direction 'to_canonical' ('to') or 'from_canonical' ('from').
+    """
+
+    def __init__(self, channels: int, height: int, width: int, layout: str = 'NCHW', direction: str = 'to_canonical', name: str = '') -> None: ...
+
+    @property
+    def shape(self) -> tuple: ...
+
+    @property
+    def layout(self) -> str: ...
+
+    @property
+    def direction(self) -> str: ...
+
+    def extra_repr(self) -> str: ...
+
 def state_dict_hash(state: object) -> str:
     """sha256 over the sorted keys, dtypes, shapes and bytes of a state dict."""
 
