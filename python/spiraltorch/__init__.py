@@ -99,6 +99,9 @@ for _name in _NATIVE_FUNCTIONS:
 del _name
 OpenTopos = OpenCartesianTopos  # noqa: F821 - the original's alias (native class)
 ZSpaceProjector = nn.ZSpaceProjector
+# The seed's top-level names for the attentionless layers and the desire adapter.
+WaveRnn, WaveGate, ZSpaceMixer, FeatureReorder2d = nn.WaveRnn, nn.WaveGate, nn.ZSpaceMixer, nn.FeatureReorder2d
+from .desire import build_desire_adapter_from_downstream_hook, desire_step_from_downstream_hook  # noqa: E402
 
 __version__ = "0.1.0"
 

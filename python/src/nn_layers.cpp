@@ -6,6 +6,7 @@ namespace stpy {
 
 void bind_nn_seq(nb::module_& nn);  // nn_seq.cpp
 void bind_nn_wave(nb::module_& nn);  // nn_wave.cpp
+void bind_nn_desire(nb::module_& nn);  // nn_desire.cpp
 
 void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
@@ -20,6 +21,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_conv(nn);
   bind_nn_seq(nn);
   bind_nn_wave(nn);
+  bind_nn_desire(nn);
   bind_nn_handoff(nn);
 }
 

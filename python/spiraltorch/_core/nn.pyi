@@ -1025,6 +1025,119 @@ class FeatureReorder2d(Module):
 
     def extra_repr(self) -> str: ...
 
+class DesireTrainerBridge:
+    """
+    Collects the steps of the pipelines it is attached to; drain_summary() returns per-phase counts and mean entropy, temperature and weights since the last drain (None when empty).
+    """
+
+    def __init__(self) -> None: ...
+
+    def __len__(self) -> int: ...
+
+    def is_empty(self) -> bool: ...
+
+    def drain_summary(self) -> object: ...
+
+class DesireRoundtableBridge:
+    """
+    Turns each step's weights into roundtable band multipliers: bary = (alpha, gamma, beta) / sum, multipliers (above, here, beneath) = clamp(1 + blend * (bary - 1/3), 0.35, 1.65), drift = clamp(tanh(lambda) * drift_gain, -1, 1). blend and drift_gain are clamped to [0, 1].
+    """
+
+    def __init__(self, blend: float = 0.35, drift_gain: float = 0.35) -> None: ...
+
+    @property
+    def blend(self) -> float: ...
+
+    @blend.setter
+    def blend(self, arg: float, /) -> None: ...
+
+    @property
+    def drift_gain(self) -> float: ...
+
+    @drift_gain.setter
+    def drift_gain(self, arg: float, /) -> None: ...
+
+    def impulse(self) -> object:
+        """
+        The latest {'multipliers': (above, here, beneath), 'drift'}, or None before any step.
+        """
+
+    def drain_summary(self) -> object: ...
+
+class DesireTelemetryBundle:
+    """
+    A trainer bridge and a roundtable bridge, shared with every pipeline built with bundle=this.
+    """
+
+    def __init__(self, *, trainer: bool = True, roundtable: bool = True, blend: float = 0.35, drift_gain: float = 0.35) -> None: ...
+
+    def has_trainer(self) -> bool: ...
+
+    def has_roundtable(self) -> bool: ...
+
+    def trainer_bridge(self) -> DesireTrainerBridge: ...
+
+    def roundtable_bridge(self) -> DesireRoundtableBridge: ...
+
+    def drain_trainer_summary(self) -> object: ...
+
+    def drain_roundtable_summary(self) -> object: ...
+
+class DesirePipeline:
+    """
+    Reshapes a next-token distribution: score_i = log_softmax(l)_i / T + alpha * transition[prev, i] + beta * avoidance_i + gamma * sum_k c_k bridge[i, k] - lambda * repression_i, q = softmax(score); T follows eta * (target_entropy - H(q)) within [temp_min, temp_max]. Phases observation -> injection -> integration by step count; alpha and beta warm up over integration_horizon steps. The defaults (all weights 0, eta 0) leave the distribution unchanged. See spiraltorch/nn/desire.h for every formula.
+    """
+
+    def __init__(self, vocab_size: int, *, concepts: int = 3, alpha_end: float = 0.0, beta_end: float = 0.0, gamma: float = 0.0, lambda_: float = 0.0, observation_horizon: int = 1, integration_horizon: int = 2, target_entropy: float = 0.8, eta: float = 0.0, temp_min: float = 0.4, temp_max: float = 1.6, bundle: DesireTelemetryBundle | None = None) -> None: ...
+
+    def step(self, logits: object, previous_token: int, concept: object | None = None) -> dict:
+        """
+        One step: returns {'step', 'phase', 'temperature' (used), 'next_temperature', 'entropy' and 'base_entropy' (nats), 'weights' {alpha, beta, gamma, lambda}, 'probabilities', 'logit_offsets'}.
+        """
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def concepts(self) -> int: ...
+
+    @property
+    def temperature(self) -> float: ...
+
+    @property
+    def steps_taken(self) -> int: ...
+
+    def set_transition_prior(self, matrix: object) -> None:
+        """
+        Row-major vocab x vocab log-prior of token i after token p (flattened or a 2-d Tensor).
+        """
+
+    def set_repression(self, values: object) -> None: ...
+
+    def set_concept_bridge(self, matrix: object) -> None:
+        """Row-major vocab x concepts non-negative affinities."""
+
+    @property
+    def concept_bridge(self) -> list[float]: ...
+
+    def ingest_geometry_bias(self, signal: object, *, source: str = 'zspace') -> None:
+        """
+        Stores a bias signal from 'zspace' or 'roundtable' as telemetry (it never changes the distribution).
+        """
+
+    def clear_geometry_bias(self) -> None: ...
+
+    def geometry_bias_metrics(self) -> object:
+        """
+        rms energies of the stored signals (z x0.25, roundtable x0.1), composite, balance, counts; None if empty.
+        """
+
+    def attach_trainer_bridge(self, bridge: DesireTrainerBridge) -> None: ...
+
+    def attach_roundtable_bridge(self, bridge: DesireRoundtableBridge) -> None: ...
+
+    def reset(self) -> None: ...
+
 def state_dict_hash(state: object) -> str:
     """sha256 over the sorted keys, dtypes, shapes and bytes of a state dict."""
 
