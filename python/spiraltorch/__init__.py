@@ -101,6 +101,7 @@ OpenTopos = OpenCartesianTopos  # noqa: F821 - the original's alias (native clas
 ZSpaceProjector = nn.ZSpaceProjector
 # The seed's top-level names for the attentionless layers and the desire adapter.
 WaveRnn, WaveGate, ZSpaceMixer, FeatureReorder2d = nn.WaveRnn, nn.WaveGate, nn.ZSpaceMixer, nn.FeatureReorder2d
+MellinBasis, ZSpaceVae, ZSpaceTextVae = nn.MellinBasis, nn.ZSpaceVae, nn.ZSpaceTextVae
 from .desire import build_desire_adapter_from_downstream_hook, desire_step_from_downstream_hook  # noqa: E402
 
 __version__ = "0.1.0"

@@ -120,6 +120,10 @@ _REGISTRY: List[ModelEntry] = [
                "Byte-level WaveRnn language model on English text (Debian's fortunes); --arch wave_gate|lstm|"
                "transformer trains the baselines; prints validation bits per byte against the unigram baseline",
                "spiraltorch.zoo.wave_rnn_lm", ("text", "attentionless", "hyperbolic", "fortunes"), ("fortunes",)),
+    ModelEntry("zspace_text_vae", "generative", "vae",
+               "ZSpaceTextVae on English text (Debian's fortunes): Z-space wave encodings through a Gaussian latent, "
+               "reconstruction against the prior-only decoder, Atlas frames",
+               "spiraltorch.zoo.zspace_text_vae", ("text", "coherence", "vae", "fortunes"), ("fortunes",)),
     ModelEntry("poincare_wordnet", "embedding", "poincare",
                "Poincare embeddings of WordNet's noun hierarchy (mammal subtree or all nouns), mean rank and MAP",
                "spiraltorch.zoo.poincare_wordnet", ("hyperbolic", "geometry", "wordnet", "graph"), ("wordnet",)),

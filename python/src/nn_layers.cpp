@@ -7,6 +7,7 @@ namespace stpy {
 void bind_nn_seq(nb::module_& nn);  // nn_seq.cpp
 void bind_nn_wave(nb::module_& nn);  // nn_wave.cpp
 void bind_nn_desire(nb::module_& nn);  // nn_desire.cpp
+void bind_nn_vae(nb::module_& nn);  // nn_vae.cpp
 
 void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
@@ -22,6 +23,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_seq(nn);
   bind_nn_wave(nn);
   bind_nn_desire(nn);
+  bind_nn_vae(nn);
   bind_nn_handoff(nn);
 }
 

@@ -73,16 +73,17 @@ def test_suggest_models_uses_a_preset_focus():
 
 def test_model_zoo_summary_counts(root):
     s = model_zoo.model_zoo_summary()
-    assert s["count"] == 7
-    assert s["tasks"] == {"classification": 3, "embedding": 1, "language-modeling": 2, "regression": 1}
-    assert s["families"] == {"cnn": 1, "mlp": 3, "poincare": 1, "rnn": 2}
+    assert s["count"] == 8
+    assert s["tasks"] == {"classification": 3, "embedding": 1, "generative": 1, "language-modeling": 2,
+                          "regression": 1}
+    assert s["families"] == {"cnn": 1, "mlp": 3, "poincare": 1, "rnn": 2, "vae": 1}
     assert s["tags"]["builtin-data"] == 3 and s["focuses"] == sorted(model_zoo.focus_presets())
     assert [m["key"] for m in s["models"]][:2] == ["spiral_mlp", "mlp_regression"]
     assert s["models"][0]["script_path"].endswith("spiral_mlp.py") and s["models"][0]["tags"] == [
         "raw-autograd", "builtin-data", "quick"]
     assert s["available"] == sum(m["available"] for m in s["models"])
     full = model_zoo.model_zoo_summary(root=root, include_internal=True)
-    assert full["count"] == 10 and full["tasks"]["other"] == 2
+    assert full["count"] == 11 and full["tasks"]["other"] == 2
     assert model_zoo.model_zoo_summary(available_only=True)["count"] == s["available"]
 
 

@@ -1138,6 +1138,106 @@ class DesirePipeline:
 
     def reset(self) -> None: ...
 
+class MellinBasis:
+    """
+    Power-law feature map: y_i = sign(x_i) max(|x_i|, 1e-9)^e_i (e_i = 1 past the given exponents), then each row L2-normalised (zero rows stay zero). Differentiable.
+    """
+
+    def __init__(self, exponents: Sequence[float]) -> None: ...
+
+    @staticmethod
+    def constant(dim: int, exponent: float) -> MellinBasis: ...
+
+    @staticmethod
+    def ramp(dim: int, start: float, end: float) -> MellinBasis: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def exponents(self) -> list[float]: ...
+
+    def project(self, x: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __repr__(self) -> str: ...
+
+class ZSpaceVaeState:
+    """latent, reconstruction, mu and logvar of one forward pass."""
+
+    @property
+    def latent(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reconstruction(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def mu(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def logvar(self) -> spiraltorch._core.Tensor: ...
+
+class ZSpaceVae(Module):
+    """
+    Gaussian VAE with linear encoder/decoder: mu, logvar = linear encodings of x; z = mu + exp(logvar/2) eps in training (mu in eval); x^ = z D^T + b. loss(x, kl_weight) = reconstruction (mean ||x - x^||^2 / D) + kl_weight * KL(q(z|x) || N(0, I)); train with any optimizer. Calling it returns the reconstruction.
+    """
+
+    def __init__(self, input_dim: int, latent_dim: int, seed: int = 42, name: str = '') -> None: ...
+
+    @property
+    def input_dim(self) -> int: ...
+
+    @property
+    def latent_dim(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    def encode(self, x: spiraltorch._core.Tensor) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]:
+        """Returns (mu, logvar)."""
+
+    def sample_latent(self, mu: spiraltorch._core.Tensor, logvar: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def decode(self, z: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def forward_full(self, x: spiraltorch._core.Tensor, use_mean: bool = False) -> ZSpaceVaeState: ...
+
+    def loss_terms(self, x: spiraltorch._core.Tensor, state: ZSpaceVaeState) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]:
+        """(reconstruction, kl) as differentiable scalars."""
+
+    def loss(self, x: spiraltorch._core.Tensor, kl_weight: float = 1.0) -> tuple:
+        """
+        One forward pass; returns (loss tensor to backpropagate, stats dict with recon_loss, kl_loss, evidence_lower_bound, weighted_loss, kl_weight, batch_size).
+        """
+
+    def evaluate(self, x: spiraltorch._core.Tensor, kl_weight: float = 1.0) -> dict:
+        """Stats of the mean reconstruction (z = mu), no gradients."""
+
+    def prior_recon_loss(self, x: spiraltorch._core.Tensor) -> float:
+        """
+        Reconstruction error when decoding z ~ N(0, I) instead of the posterior: the baseline to beat.
+        """
+
+class ZSpaceTextVae(ZSpaceVae):
+    """
+    ZSpaceVae over the Z-space wave encoding of text fitted to window_chars characters (truncated or padded with spaces); input_dim = 2 * window_chars.
+    """
+
+    def __init__(self, window_chars: int, latent_dim: int, curvature: float = -1.0, temperature: float = 1.0, seed: int = 42, name: str = '') -> None: ...
+
+    @property
+    def window_chars(self) -> int: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def temperature(self) -> float: ...
+
+    def fit_text(self, text: str) -> str: ...
+
+    def encode_texts(self, texts: Sequence[str]) -> spiraltorch._core.Tensor:
+        """(len(texts), 2 * window_chars) float32 wave encodings."""
+
 def state_dict_hash(state: object) -> str:
     """sha256 over the sorted keys, dtypes, shapes and bytes of a state dict."""
 
