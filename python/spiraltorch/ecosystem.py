@@ -65,8 +65,9 @@ def tensor_to_torch(tensor: Any, *, dtype: Any = None, device: Any = None, requi
     ``memory_format`` convert afterwards with ``Tensor.to`` (a copy only where they change
     something, or always with ``copy=True``); ``requires_grad`` makes the result a leaf that
     requires grad (floating dtypes only)."""
+    src = _exportable(tensor, "tensor_to_torch")  # a wrong argument is a TypeError with or without torch
     torch = _import("torch", "torch")
-    out = torch.from_dlpack(_exportable(tensor, "tensor_to_torch"))
+    out = torch.from_dlpack(src)
     if dtype is not None or device is not None or copy or memory_format is not None:
         kwargs: dict[str, Any] = {"copy": bool(copy)}
         if dtype is not None:
