@@ -25,7 +25,9 @@ namespace st::zspace {
 // With a topos (OpenCartesianTopos) the guard runs on every step: the tape must fit its
 // max_volume (ShapeError at construction), every accumulated entry passes through its monotone
 // saturation, absorbed text must be shorter than max_depth, and every updated weight is
-// saturated too (then clipped back into the ball by Hypergrad) before it is written.
+// saturated too (then clipped back into the ball by Hypergrad) before it is written. The clip
+// L tanh(v / L) is close to the identity well below L but shrinks values near L on every step (like
+// weight decay), so pick a saturation level above the weights' scale.
 class GradientTape {
  public:
   virtual ~GradientTape() = default;
