@@ -62,16 +62,27 @@ def run_spiraltorch(n, edges, dim, epochs, args, negatives=None, geometry="poinc
             "epochs": len(reports), "geometry": geometry}
 
 
-def run_geoopt(n, pairs, dim, epochs, args, max_batches=0) -> dict:  # type: ignore[no-untyped-def]
-    """max_batches > 0: time that many batches and scale to a whole epoch (for the noun closure)."""
+def run_geoopt(n, pairs, dim, epochs, args, max_batches=0, sparse=False) -> dict:  # type: ignore[no-untyped-def]
+    """max_batches > 0: time that many batches and scale to a whole epoch (for the noun closure).
+    sparse: an nn.Embedding(sparse=True) whose weight is the ManifoldParameter, stepped by geoopt's
+    SparseRiemannianSGD (only the batch's rows; the dense optimizer retracts every row each step)."""
     import geoopt
     import torch
 
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     ball = geoopt.PoincareBall(c=1.0)
-    emb = geoopt.ManifoldParameter(torch.empty(n, dim, dtype=torch.float64).uniform_(-1e-3, 1e-3), manifold=ball)
-    opt = geoopt.optim.RiemannianSGD([emb], lr=args.lr)
+    init = torch.empty(n, dim, dtype=torch.float64).uniform_(-1e-3, 1e-3)
+    if sparse:
+        table = torch.nn.Embedding(n, dim, sparse=True)
+        table.weight = geoopt.ManifoldParameter(init, manifold=ball)
+        emb = table.weight
+        lookup = table
+        opt = geoopt.optim.SparseRiemannianSGD([emb], lr=args.lr)
+    else:
+        emb = geoopt.ManifoldParameter(init, manifold=ball)
+        lookup = emb.__getitem__
+        opt = geoopt.optim.RiemannianSGD([emb], lr=args.lr)
     # Sorted keys u * n + v of "v is an ancestor of u (or u itself)" for rejection sampling of negatives
     # (a dense n x n mask would not fit the noun closure's 82k nodes).
     keys = np.unique(np.concatenate([pairs[:, 0] * n + pairs[:, 1], np.arange(n) * (n + 1)]))
@@ -97,8 +108,8 @@ def run_geoopt(n, pairs, dim, epochs, args, max_batches=0) -> dict:  # type: ign
                     break
                 neg[bad] = rng.integers(0, n, size=int(bad.sum()))
             targets = torch.from_numpy(np.concatenate([batch[:, 1:2], neg], axis=1))
-            uu = emb[torch.from_numpy(u)].unsqueeze(1)
-            d = ball.dist(uu, emb[targets])
+            uu = lookup(torch.from_numpy(u)).unsqueeze(1)
+            d = ball.dist(uu, lookup(targets))
             loss = torch.nn.functional.cross_entropy(-d, torch.zeros(len(batch), dtype=torch.long))
             opt.zero_grad()
             loss.backward()
@@ -141,6 +152,8 @@ def main() -> None:
                         help="timing only (no quality): every library runs this many epochs (geoopt: "
                              "--geoopt-batches batches of each, scaled to an epoch); for the noun closure")
     parser.add_argument("--geoopt-batches", type=int, default=2000)
+    parser.add_argument("--geoopt-sparse", action="store_true",
+                        help="also run geoopt's SparseRiemannianSGD on an nn.Embedding(sparse=True)")
     parser.add_argument("--extra-lr", type=float, nargs="*", default=[],
                         help="also run SpiralTorch and geoopt at these learning rates")
     parser.add_argument("--seed", type=int, default=0)
@@ -206,6 +219,9 @@ def main() -> None:
             if "geoopt" not in args.skip:
                 record(dim, f"geoopt + PyTorch ({args.geoopt_batches} batches/epoch timed)",
                        run_geoopt(n, pairs, dim, e, args, max_batches=args.geoopt_batches), score=False)
+                record(dim, f"geoopt sparse ({args.geoopt_batches} batches/epoch timed)",
+                       run_geoopt(n, pairs, dim, e, args, max_batches=args.geoopt_batches, sparse=True),
+                       score=False)
             if "gensim" not in args.skip:
                 record(dim, f"gensim PoincareModel ({args.gensim_negatives} neg)",
                        run_gensim(names, pairs, dim, e, args, burn_in=0), score=False)
@@ -216,6 +232,8 @@ def main() -> None:
         if "geoopt" not in args.skip:
             g = run_geoopt(n, pairs, dim, args.epochs, args)
             record(dim, "geoopt + PyTorch", g)
+            if args.geoopt_sparse:
+                record(dim, "geoopt sparse", run_geoopt(n, pairs, dim, args.epochs, args, sparse=True))
             budget = g["s_per_epoch"] * args.epochs
             record(dim, "SpiralTorch (same wall time as geoopt)",
                    run_spiraltorch(n, edges, dim, 10 ** 7, args, max_seconds=budget))

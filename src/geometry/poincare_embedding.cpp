@@ -202,17 +202,23 @@ void check_options(const EmbeddingFitOptions& o) {
   }
 }
 
-// Cumulative degree^0.75 of every node (degree = closure edges at either end; +1 so isolated
-// nodes can still be drawn), for inverse-CDF sampling.
-std::vector<double> degree_cdf(const std::vector<int64_t>& pairs, int64_t num_nodes) {
-  std::vector<double> cdf(num_nodes, 1.0);
-  for (const int64_t v : pairs) cdf[v] += 1.0;
+// A unigram table for drawing nodes in proportion to degree^0.75 (degree = closure edges at either
+// end, +1 so every node can be drawn) in O(1), as word2vec and the authors' code do: node i fills
+// about 8 n w_i / sum(w) slots (at least one). A binary search over the CDF cost ~17 cache misses
+// per draw and dominated burn-in epochs on the 82k-node noun closure.
+std::vector<int32_t> degree_table(const std::vector<int64_t>& pairs, int64_t num_nodes) {
+  std::vector<double> w(num_nodes, 1.0);
+  for (const int64_t v : pairs) w[v] += 1.0;
   double total = 0;
-  for (double& c : cdf) {
-    total += std::pow(c, 0.75);
-    c = total;
+  for (double& x : w) total += (x = std::pow(x, 0.75));
+  const double per_weight = 8.0 * static_cast<double>(num_nodes) / total;
+  std::vector<int32_t> table;
+  table.reserve(static_cast<size_t>(9 * num_nodes));
+  for (int64_t i = 0; i < num_nodes; ++i) {
+    const auto slots = std::max<int64_t>(1, std::llround(w[i] * per_weight));
+    table.insert(table.end(), static_cast<size_t>(slots), static_cast<int32_t>(i));
   }
-  return cdf;
+  return table;
 }
 
 }  // namespace
@@ -246,7 +252,8 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
   const bool euclid = geometry_ == EmbeddingGeometry::Euclidean;
   const bool any_degree = (opt.burn_in > 0 && opt.burn_in_sampling == NegativeSampling::Degree) ||
                           (opt.epochs > opt.burn_in && opt.sampling == NegativeSampling::Degree);
-  const std::vector<double> cdf = any_degree ? degree_cdf(pairs, num_nodes_) : std::vector<double>{};
+  const std::vector<int32_t> table = any_degree ? degree_table(pairs, num_nodes_) : std::vector<int32_t>{};
+  const auto table_size = static_cast<int64_t>(table.size());
   const auto fit_start = std::chrono::steady_clock::now();
 
   // Train on a copy; the result replaces weight_ only when every epoch finished.
@@ -306,11 +313,7 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
         for (uint64_t block = 0; found < K && block < static_cast<uint64_t>(4 * K + 64); ++block) {
           const auto r = Generator::philox(neg_key, base + block);
           for (int j = 0; j < 4 && found < K; ++j) {
-            const int64_t cand =
-                by_degree ? std::min<int64_t>(std::upper_bound(cdf.begin(), cdf.end(),
-                                                               (r[j] + 0.5) * 0x1p-32 * cdf.back()) - cdf.begin(),
-                                              num_nodes_ - 1)
-                          : below(r[j], num_nodes_);
+            const int64_t cand = by_degree ? table[below(r[j], table_size)] : below(r[j], num_nodes_);
             if (!skip[cand]) ix[1 + found++] = cand;
           }
         }

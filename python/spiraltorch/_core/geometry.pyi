@@ -63,14 +63,14 @@ class PoincareEmbedding:
         baseline: d(u, v) = |u - v|^2 and plain SGD in R^dim, everything else the same.
         """
 
-    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'linear', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
+    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
         """
         Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax
         loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches
         (lr / 10 for the first `burn_in` epochs), multi-threaded with the GIL released.
         Negatives are drawn uniformly, or ('degree') in proportion to degree^0.75 as the paper does during
-        burn-in (burn_in_sampling='degree', the default). schedule='linear' (default) decays the lr after
-        burn-in to lr * final_lr_fraction at the end of the run; 'constant' keeps it. max_seconds bounds the
+        burn-in (burn_in_sampling='degree', the default). schedule='linear' decays the lr after burn-in to
+        lr * final_lr_fraction at the end of the run; 'constant' (default) keeps it. max_seconds bounds the
         wall time: training stops after the epoch that reaches it (the linear decay then follows the budget).
         callback(epoch, loss, seconds) runs after each epoch; verbose prints a line per epoch. Deterministic
         given the seed at any thread count (for a fixed number of epochs); on error (or an exception in the
