@@ -1,11 +1,15 @@
 // Z-space from C++: encode text into the Poincare ball, pull a point toward it with a Hypergrad
-// tape, and fit a ZSpaceTrainer's latent to partially observed metrics.
+// tape, fit a ZSpaceTrainer's latent to partially observed metrics, and train a small model with an
+// AmegagradSession that records an Atlas frame per step.
 #include <cstdio>
 
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/spiraltorch.h"
+#include "spiraltorch/nn/linear.h"
+#include "spiraltorch/nn/loss.h"
 #include "spiraltorch/zspace/hypergrad.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
+#include "spiraltorch/zspace/session.h"
 #include "spiraltorch/zspace/trainer.h"
 
 int main() {
@@ -37,5 +41,27 @@ int main() {
                 loss, trainer.last_inference()->residual, trainer.last_inference()->confidence, z_state[0], z_state[1],
                 z_state[2], z_state[3]);
   }
+
+  // y = 0.3 x0 - 0.2 x1 with a Linear(2, 1): each parameter row is a point of the ball, stepped by
+  // its own Amegagrad (Riemannian + Euclidean tapes) under a topos guard.
+  nn::Linear model(2, 1);
+  model.to(Dtype::Float64);
+  const Tensor x = Tensor::from_vector<double>({0.5, -0.2, 0.1, 0.4, -0.3, 0.6, 0.8, 0.1}, {4, 2});
+  const Tensor y = Tensor::from_vector<double>({0.19, -0.05, -0.21, 0.22}, {4, 1});
+  zspace::AmegagradSession::Options options;
+  options.hyper_learning_rate = 0.3;
+  options.real_learning_rate = 0.1;
+  options.topos = zspace::OpenCartesianTopos(-1.0, 1e-3, 10.0, 64, 512);  // level well above the weights
+  zspace::AmegagradSession session(model, [](const Tensor& p, const Tensor& t) { return nn::mse_loss(p, t); },
+                                   options);
+  for (int step = 0; step < 60; ++step) {
+    const zspace::SessionStep s = session.step(x, y);
+    if (step % 20 == 0 || step == 59) {
+      std::printf("session step %lld  loss %.6f  hypergrad.l2 %.6f  geometry.max_radius %.4f\n",
+                  static_cast<long long>(s.step), s.loss, *s.frame.metric("hypergrad.l2"),
+                  *s.frame.metric("geometry.max_radius"));
+    }
+  }
+  std::printf("%zu atlas frames kept\n", session.frames().size());
   return 0;
 }

@@ -67,6 +67,7 @@ from .zspace import (  # noqa: F401
     z_metrics,
 )
 from .telemetry import training_telemetry_projection  # noqa: F401
+from .amegagrad import AmegagradSession, HypergradSession, amegagrad_session, hypergrad_session  # noqa: F401
 from . import runtime, zspace  # noqa: F401
 from .serialization import load, save  # noqa: F401
 

@@ -155,6 +155,9 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
     lam_drs tanh(drs) + lam_frac R_alpha(z) -- a weighted squash of the caller's metrics plus the
     penalty, not something the update minimises.
 
+    ``topos`` (an ``OpenCartesianTopos``/``OpenTopos``, mapping or 5-tuple) guards every step: z_dim
+    must fit its volume and each updated z passes through its monotone saturation.
+
     ``step_partial(partial)`` fits z to partially observed metrics: it decodes z (``decode_zspace``),
     compares with the observed ones (``last_inference``), and steps along the gradient of
     1/2 sum (decoded - observed)^2 (by central differences) plus the supplied gradient and the
@@ -164,8 +167,8 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
     #: The original's checkpoint label; its states carry the same vectors and are accepted too.
     UPSTREAM_CONTRACT = _zs.UPSTREAM_CONTRACT
 
-    def __init__(self, z_dim: int = 4, **kwargs: Any) -> None:
-        super().__init__(z_dim, **kwargs)
+    def __init__(self, z_dim: int = 4, *, topos: Any = None, **kwargs: Any) -> None:
+        super().__init__(z_dim, topos=as_topos(topos, "ZSpaceTrainer"), **kwargs)
         self.last_inference: ZSpaceInference | None = None
 
     def reset(self) -> None:
@@ -558,27 +561,45 @@ class ZSpaceNotation:
 z = ZSpaceNotation()
 
 
-def _topos_fits(topos: Any, curvature: "float | None", rows: int, cols: int, op: str) -> None:
-    if topos is None:
-        return
-    if curvature is not None and abs(topos.curvature - curvature) > 1e-6:
-        raise _core.SpiralValueError(f"{op}: the topos curvature {topos.curvature} differs from the tape's {curvature}")
-    if rows * cols > topos.max_volume:
-        raise _core.ShapeError(f"{op}: a ({rows}, {cols}) tape exceeds the topos volume {topos.max_volume}")
+_TOPOS_KEYS = {"curvature": "curvature", "tolerance": "tolerance", "saturation": "saturation",
+               "max_depth": "max_depth", "depth": "max_depth", "max_volume": "max_volume", "volume": "max_volume",
+               "porosity": "porosity"}
+
+
+def as_topos(topos: Any, op: str = "topos") -> Any:
+    """An ``OpenCartesianTopos`` from the object itself, a mapping (keys curvature, tolerance,
+    saturation, max_depth|depth, max_volume|volume, porosity) or a 5-tuple (curvature, tolerance,
+    saturation, max_depth, max_volume); None stays None."""
+    if topos is None or isinstance(topos, _core.OpenCartesianTopos):
+        return topos
+    if isinstance(topos, dict):
+        kwargs: dict[str, Any] = {}
+        for key, value in topos.items():
+            name = _TOPOS_KEYS.get(str(key))
+            if name is None:
+                raise _core.SpiralValueError(f"{op}: unknown topos key {key!r} (expected {', '.join(_TOPOS_KEYS)})")
+            kwargs[name] = value
+        porosity = kwargs.pop("porosity", None)
+        base = _core.hypergrad_topos(**kwargs)
+        return base if porosity is None else base.with_porosity(float(porosity))
+    if isinstance(topos, (tuple, list)) and len(topos) == 5:
+        c, tol, sat, depth, volume = topos
+        return _core.OpenCartesianTopos(float(c), float(tol), float(sat), int(depth), int(volume))
+    raise TypeError(f"{op}: topos must be an OpenCartesianTopos, a mapping or a 5-tuple, got {type(topos).__name__}")
 
 
 def hypergrad(curvature: float = -1.0, learning_rate: float = 0.05, rows: int = 1, cols: int = 1, *,
               topos: Any = None) -> Hypergrad:
-    """The original's factory: ``Hypergrad(curvature, learning_rate, rows, cols)``. With ``topos``
-    (an ``OpenCartesianTopos``) the tape must share its curvature and fit its volume."""
-    _topos_fits(topos, curvature, rows, cols, "hypergrad")
-    return Hypergrad(curvature, learning_rate, rows, cols)
+    """The original's factory: ``Hypergrad(curvature, learning_rate, rows, cols, topos=topos)``.
+    ``topos`` (an ``OpenCartesianTopos``/``OpenTopos``, a mapping or a 5-tuple, see ``as_topos``)
+    guards every step: same curvature as the tape, volume, saturation of gradients and weights."""
+    return Hypergrad(curvature, learning_rate, rows, cols, topos=as_topos(topos, "hypergrad"))
 
 
 def realgrad(learning_rate: float = 0.05, rows: int = 1, cols: int = 1, *, topos: Any = None) -> Realgrad:
-    """The original's factory: ``Realgrad(learning_rate, rows, cols)``; ``topos`` bounds its volume."""
-    _topos_fits(topos, None, rows, cols, "realgrad")
-    return Realgrad(learning_rate, rows, cols)
+    """The original's factory: ``Realgrad(learning_rate, rows, cols, topos=topos)``; ``topos`` guards
+    every step (volume, saturation of gradients and weights)."""
+    return Realgrad(learning_rate, rows, cols, topos=as_topos(topos, "realgrad"))
 
 
-__all__ += ["hypergrad", "realgrad"]
+__all__ += ["as_topos", "hypergrad", "realgrad"]

@@ -1,6 +1,7 @@
 // spiraltorch._core.zspace: the Z-space tapes, encoder and trainer of src/zspace. The Python
 // package re-exports these classes (python/spiraltorch/zspace.py) and adds only glue.
 #include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string_view.h>
 
@@ -14,6 +15,7 @@
 #include "spiraltorch/zspace/hypergrad.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
 #include "spiraltorch/zspace/realgrad.h"
+#include "spiraltorch/zspace/session.h"
 #include "spiraltorch/zspace/spectrum.h"
 #include "spiraltorch/zspace/trainer.h"
 
@@ -43,22 +45,70 @@ std::string fmt6g(double v) {
   return buf;
 }
 
+// "complex64" / "complex128" from a string, a NumPy dtype or scalar type (np.complex64).
+z::ComplexDtype complex_dtype_of(nb::handle d, const char* op) {
+  std::string name;
+  if (nb::isinstance<nb::str>(d)) {
+    name = nb::cast<std::string>(d);
+  } else if (nb::hasattr(d, "name") && nb::isinstance<nb::str>(d.attr("name"))) {
+    name = nb::cast<std::string>(d.attr("name"));
+  } else if (nb::hasattr(d, "__name__")) {
+    name = nb::cast<std::string>(d.attr("__name__"));
+  }
+  if (name == "complex64") return z::ComplexDtype::Complex64;
+  if (name == "complex128") return z::ComplexDtype::Complex128;
+  throw st::DtypeError(std::string(op) + ": dtype must be 'complex64' or 'complex128', got " + nb::repr(d).c_str());
+}
+
 void bind_complex_tensor(nb::module_& m) {
   nb::class_<z::ComplexTensor>(m, "ComplexTensor",
-                               "A (rows, cols) matrix of complex numbers; to_tensor interleaves [re, im] per entry.")
+                               "A (rows, cols) matrix of complex numbers, complex128 (default) or complex64;\n"
+                               "to_tensor interleaves [re, im] per entry. complex64 results are computed in double\n"
+                               "and rounded once to complex64; mixed dtypes give complex128, as in NumPy.")
       .def(
           "__init__",
-          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::object data) {
+          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::object data, nb::handle dtype) {
+            const z::ComplexDtype dt = complex_dtype_of(dtype, "ComplexTensor");
             if (data.is_none()) {
-              new (self) z::ComplexTensor(rows, cols);
+              new (self) z::ComplexTensor(rows, cols, dt);
               return;
             }
             const nb::object complex_type = nb::module_::import_("builtins").attr("complex");
             std::vector<std::complex<double>> vals;
+            if (nb::hasattr(data, "ravel") && nb::hasattr(data, "tolist")) data = data.attr("ravel")().attr("tolist")();
             for (nb::handle v : nb::iter(data)) vals.push_back(nb::cast<std::complex<double>>(complex_type(v)));
-            new (self) z::ComplexTensor(rows, cols, std::move(vals));
+            new (self) z::ComplexTensor(rows, cols, std::move(vals), dt);
           },
-          nb::arg("rows"), nb::arg("cols"), nb::arg("data") = nb::none())
+          nb::arg("rows"), nb::arg("cols"), nb::arg("data") = nb::none(), nb::kw_only(),
+          nb::arg("dtype") = "complex128")
+      .def_static(
+          "from_numpy",
+          [](nb::handle array) {
+            const nb::object np = nb::module_::import_("numpy");
+            const nb::object a = np.attr("asarray")(array);
+            if (nb::cast<int>(a.attr("ndim")) != 2) {
+              throw st::ShapeError(std::string("ComplexTensor.from_numpy: expected a 2-d array, got shape ") +
+                                   nb::repr(a.attr("shape")).c_str());
+            }
+            const std::string kind = nb::cast<std::string>(a.attr("dtype").attr("name"));
+            const z::ComplexDtype dt = kind == "complex64" ? z::ComplexDtype::Complex64 : z::ComplexDtype::Complex128;
+            const nb::object flat = np.attr("asarray")(a, "complex128").attr("ravel")().attr("tolist")();
+            std::vector<std::complex<double>> vals;
+            for (nb::handle v : nb::iter(flat)) vals.push_back(nb::cast<std::complex<double>>(v));
+            const nb::tuple shape = nb::cast<nb::tuple>(a.attr("shape"));
+            return z::ComplexTensor(nb::cast<int64_t>(shape[0]), nb::cast<int64_t>(shape[1]), std::move(vals), dt);
+          },
+          nb::arg("array"), "A ComplexTensor from a 2-d array (complex64 stays complex64, anything else complex128).")
+      .def_prop_ro("dtype", [](const z::ComplexTensor& t) { return z::complex_dtype_name(t.dtype()); },
+                   "'complex64' or 'complex128'.")
+      .def("to", [](const z::ComplexTensor& t, nb::handle dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
+           nb::arg("dtype"), "The same values in another dtype (rounded when narrowing).")
+      .def("numpy", [](const z::ComplexTensor& t) {
+        const nb::object np = nb::module_::import_("numpy");
+        nb::list vals;
+        for (const auto& v : t.data()) vals.append(nb::cast(v));
+        return np.attr("array")(vals, z::complex_dtype_name(t.dtype())).attr("reshape")(t.rows(), t.cols());
+      }, "A NumPy array of the tensor's dtype (a copy).")
       .def("shape", &z::ComplexTensor::shape)
       .def("data", [](const z::ComplexTensor& t) { return t.data(); })
       .def("to_tensor", &z::ComplexTensor::to_tensor, "The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).")
@@ -74,7 +124,8 @@ void bind_complex_tensor(nb::module_& m) {
       .def("__repr__", [](const z::ComplexTensor& t) {
         const nb::list data = nb::cast<nb::list>(nb::cast(t.data()));
         return "ComplexTensor(shape=(" + std::to_string(t.rows()) + ", " + std::to_string(t.cols()) +
-               "), data=" + nb::repr(data).c_str() + ")";
+               "), data=" + nb::repr(data).c_str() +
+               (t.dtype() == z::ComplexDtype::Complex64 ? std::string(", dtype=complex64)") : std::string(")"));
       });
 }
 
@@ -224,7 +275,9 @@ void bind_tapes(nb::module_& m) {
             return weights;
           },
           nb::arg("weights"), nb::arg("updated"), nb::arg("who"))
-      .def("_mark_applied", &T::mark_applied);
+      .def("_mark_applied", &T::mark_applied)
+      .def("topos", [](const T& t) { return t.topos(); },
+           "The OpenCartesianTopos guarding every step of this tape, or None.");
 
   nb::class_<z::Hypergrad, T>(m, "Hypergrad",
                               "A Riemannian SGD tape on the Poincare ball of curvature `curvature`: gradients\n"
@@ -232,16 +285,33 @@ void bind_tapes(nb::module_& m) {
                               "exp_x(-lr (1 - k|x|^2)^2 g) (the metric normalised to the identity at the origin, so a\n"
                               "step from 0 is exp_0(-lr g)), keeps it inside the ball, writes it back in place and\n"
                               "clears the tape. An empty tape leaves points where they are (after clipping them into\n"
-                              "the ball).")
-      .def(nb::init<double, double, int64_t, int64_t>(), nb::arg("curvature"), nb::arg("learning_rate"), nb::arg("rows"),
-           nb::arg("cols"))
+                              "the ball).\n\n"
+                              "With topos (an OpenCartesianTopos of the same curvature) the guard runs on every step:\n"
+                              "the tape must fit topos.max_volume (ShapeError), every accumulated entry passes through\n"
+                              "the topos' monotone saturation, absorbed text must be shorter than max_depth, and each\n"
+                              "updated weight is saturated, then clipped into the ball, before it is written.")
+      .def("__init__",
+           [](z::Hypergrad* self, double c, double lr, int64_t rows, int64_t cols,
+              const std::optional<z::OpenCartesianTopos>& topos) {
+             if (topos) new (self) z::Hypergrad(c, lr, rows, cols, *topos);
+             else new (self) z::Hypergrad(c, lr, rows, cols);
+           },
+           nb::arg("curvature"), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"), nb::kw_only(),
+           nb::arg("topos") = nb::none())
       .def("curvature", &z::Hypergrad::curvature)
       .def("retune", &z::Hypergrad::retune, nb::arg("curvature"), nb::arg("learning_rate"),
            "New curvature and learning rate; clears the tape.");
 
   nb::class_<z::Realgrad, T>(m, "Realgrad",
                              "The Euclidean SGD tape: apply(weights) does weights -= lr * g in place and clears the tape.")
-      .def(nb::init<double, int64_t, int64_t>(), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"));
+      .def("__init__",
+           [](z::Realgrad* self, double lr, int64_t rows, int64_t cols, const std::optional<z::OpenCartesianTopos>& topos) {
+             if (topos) new (self) z::Realgrad(lr, rows, cols, *topos);
+             else new (self) z::Realgrad(lr, rows, cols);
+           },
+           nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"), nb::kw_only(), nb::arg("topos") = nb::none(),
+           "With topos every step is guarded (volume, finite values, saturation of the accumulated gradient and\n"
+           "of the updated weights).");
 }
 
 nb::dict named_dict(const z::NamedValues& values) {
@@ -320,7 +390,8 @@ void bind_trainer(nb::module_& m) {
       .def(
           "__init__",
           [](Tr* self, nb::handle z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,
-             double lam_drs, double lr, double beta1, double beta2, double eps, const std::string& projection) {
+             double lam_drs, double lr, double beta1, double beta2, double eps, const std::string& projection,
+             const std::optional<z::OpenCartesianTopos>& topos) {
             if (!nb::isinstance<nb::int_>(z_dim) || nb::isinstance<nb::bool_>(z_dim) || nb::cast<int64_t>(z_dim) <= 0) {
               throw st::ValueError(std::string("ZSpaceTrainer: z_dim must be a positive int, got ") + nb::repr(z_dim).c_str());
             }
@@ -341,12 +412,15 @@ void bind_trainer(nb::module_& m) {
             o.eps = eps;
             o.gradient_projection =
                 projection == "exact" ? Tr::GradientProjection::Exact : Tr::GradientProjection::TileOrTruncate;
+            o.topos = topos;
             new (self) Tr(o);
           },
           nb::arg("z_dim") = 4, nb::kw_only(), nb::arg("alpha") = 0.35, nb::arg("lam_speed") = 0.5,
           nb::arg("lam_mem") = 0.3, nb::arg("lam_stab") = 0.2, nb::arg("lam_frac") = 0.1, nb::arg("lam_drs") = 0.0,
           nb::arg("lr") = 1e-2, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999, nb::arg("eps") = 1e-8,
-          nb::arg("gradient_projection") = "tile_or_truncate")
+          nb::arg("gradient_projection") = "tile_or_truncate", nb::arg("topos") = nb::none())
+      .def_prop_ro("topos", [](const Tr& t) { return t.options().topos; },
+                   "The OpenCartesianTopos guarding every step (z saturated after each update), or None.")
       .def_prop_ro("z_dim", [](const Tr& t) { return t.options().z_dim; })
       .def_prop_ro("alpha", [](const Tr& t) { return t.options().alpha; })
       .def_prop_ro("lr", [](const Tr& t) { return t.options().lr; })
@@ -514,9 +588,10 @@ void bind_amegagrad(nb::module_& m) {
   m.def("desire_control", &z::desire_control, nb::arg("hyper"), nb::arg("real"), nb::arg("gain") = 1.0,
         "DesireGradientControl from the two gradient summaries.");
   nb::class_<A>(m, "Amegagrad", "Hypergrad and Realgrad tapes stepped together (see spiraltorch.optim.Amegagrad).")
-      .def(nb::init<int64_t, int64_t, double, double, double, double>(), nb::arg("rows"), nb::arg("cols"),
-           nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 0.05, nb::arg("real_learning_rate") = 0.01,
-           nb::arg("gain") = 1.0)
+      .def(nb::init<int64_t, int64_t, double, double, double, double, const std::optional<z::OpenCartesianTopos>&>(),
+           nb::arg("rows"), nb::arg("cols"), nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 0.05,
+           nb::arg("real_learning_rate") = 0.01, nb::arg("gain") = 1.0, nb::arg("topos") = nb::none())
+      .def_prop_ro("topos", [](const A& a) { return a.topos(); }, "The guard of both tapes, or None.")
       .def("shape", &A::shape)
       .def_prop_ro("curvature", &A::curvature)
       .def_prop_ro("hyper_learning_rate", &A::hyper_learning_rate)
@@ -561,6 +636,120 @@ void bind_amegagrad(nb::module_& m) {
           nb::arg("control") = nb::none(), "One combined step on weights (mutated in place and returned).");
 }
 
+nb::dict step_dict(const z::SessionStep& s) {
+  nb::dict metrics;
+  for (const auto& [name, value] : s.frame.metrics) metrics[name.c_str()] = value;
+  nb::list notes;
+  for (const auto& n : s.frame.notes) notes.append(n);
+  nb::dict d;
+  d["step"] = s.step;
+  d["loss"] = s.loss;
+  d["skipped"] = s.skipped;
+  d["timestamp"] = s.frame.timestamp;
+  d["metrics"] = metrics;
+  d["notes"] = notes;
+  return d;
+}
+
+z::AmegagradSession::Options session_options(bool hyper_only, double curvature, double hyper_lr, double real_lr,
+                                             double gain, bool tune, const std::optional<z::OpenCartesianTopos>& topos,
+                                             int64_t bound, int64_t z_dim, double z_lr, double z_lam_frac) {
+  z::AmegagradSession::Options o;
+  o.hyper_only = hyper_only;
+  o.curvature = curvature;
+  o.hyper_learning_rate = hyper_lr;
+  o.real_learning_rate = real_lr;
+  o.gain = gain;
+  o.tune = tune;
+  o.topos = topos;
+  o.telemetry_bound = bound;
+  o.z_dim = z_dim;
+  o.z_lr = z_lr;
+  o.z_lam_frac = z_lam_frac;
+  return o;
+}
+
+void bind_session(nb::module_& m) {
+  using Se = z::AmegagradSession;
+  nb::class_<Se>(m, "AmegagradSession",
+                 "Steps a model (forward, loss, backward, Amegagrad or Hypergrad update) or a weights tensor and\n"
+                 "records one Atlas frame per step; see spiraltorch.AmegagradSession.")
+      .def("__init__",
+           [](Se* self, st::nn::Module& model, nb::callable loss, bool hyper_only, double curvature, double hyper_lr,
+              double real_lr, double gain, bool tune, const std::optional<z::OpenCartesianTopos>& topos, int64_t bound,
+              int64_t z_dim, double z_lr, double z_lam_frac) {
+             const std::shared_ptr<nb::object> fn = shared_callable(loss);
+             new (self) Se(model, [fn](const Tensor& p, const Tensor& t) { return nb::cast<Tensor>((*fn)(p, t)); },
+                           session_options(hyper_only, curvature, hyper_lr, real_lr, gain, tune, topos, bound, z_dim,
+                                           z_lr, z_lam_frac));
+           },
+           nb::arg("model"), nb::arg("loss"), nb::kw_only(), nb::arg("hyper_only"), nb::arg("curvature"),
+           nb::arg("hyper_learning_rate"), nb::arg("real_learning_rate"), nb::arg("gain"), nb::arg("tune"),
+           nb::arg("topos").none(), nb::arg("telemetry_bound"), nb::arg("z_dim"), nb::arg("z_lr"),
+           nb::arg("z_lam_frac"), nb::keep_alive<1, 2>())
+      .def("__init__",
+           [](Se* self, int64_t rows, int64_t cols, const std::optional<Tensor>& weights, bool hyper_only,
+              double curvature, double hyper_lr, double real_lr, double gain, bool tune,
+              const std::optional<z::OpenCartesianTopos>& topos, int64_t bound, int64_t z_dim, double z_lr,
+              double z_lam_frac) {
+             new (self) Se(rows, cols,
+                           session_options(hyper_only, curvature, hyper_lr, real_lr, gain, tune, topos, bound, z_dim,
+                                           z_lr, z_lam_frac),
+                           weights);
+           },
+           nb::arg("rows"), nb::arg("cols"), nb::kw_only(), nb::arg("weights").none(), nb::arg("hyper_only"),
+           nb::arg("curvature"), nb::arg("hyper_learning_rate"), nb::arg("real_learning_rate"), nb::arg("gain"),
+           nb::arg("tune"), nb::arg("topos").none(), nb::arg("telemetry_bound"), nb::arg("z_dim"), nb::arg("z_lr"),
+           nb::arg("z_lam_frac"))
+      .def("_step", [](Se& s, const Tensor& x, const Tensor& y, const std::string& note) {
+        return step_dict(s.step(x, y, note));
+      }, nb::arg("input"), nb::arg("target"), nb::arg("note"))
+      .def("_apply", [](Se& s, const std::string& note) { return step_dict(s.apply(note)); }, nb::arg("note"))
+      .def("_step_wave", [](Se& s, const Tensor& w, const std::string& note) { return step_dict(s.step_wave(w, note)); },
+           nb::arg("wave"), nb::arg("note"))
+      .def("_step_pair", [](Se& s, const Tensor& p, const Tensor& t, const std::string& note) {
+        return step_dict(s.step_pair(p, t, note));
+      }, nb::arg("prediction"), nb::arg("target"), nb::arg("note"))
+      .def("_step_text", [](Se& s, const z::LanguageWaveEncoder& e, const std::string& text, const std::string& note) {
+        return step_dict(s.step_text(e, text, note));
+      }, nb::arg("encoder"), nb::arg("text"), nb::arg("note"))
+      .def("zero_grad", &Se::zero_grad, "Clears the tapes (weights sessions).")
+      .def("accumulate_wave", &Se::accumulate_wave, nb::arg("wave"), "Adds wave to the tapes (weights sessions).")
+      .def("accumulate_pair", &Se::accumulate_pair, nb::arg("prediction"), nb::arg("target"),
+           "Adds prediction - target to the tapes (weights sessions).")
+      .def("absorb_text", &Se::absorb_text, nb::arg("encoder"), nb::arg("text"),
+           "Adds the encoded text to the tapes (weights sessions).")
+      .def_prop_ro("is_model_session", &Se::is_model_session)
+      .def_prop_ro("hyper_only", [](const Se& s) { return s.options().hyper_only; })
+      .def_prop_ro("curvature", [](const Se& s) { return s.options().curvature; })
+      .def_prop_ro("topos", [](const Se& s) { return s.options().topos; })
+      .def_prop_ro("telemetry_bound", [](const Se& s) { return s.options().telemetry_bound; })
+      .def_prop_ro("weights", [](Se& s) -> Tensor { return s.weights(); },
+                   "The weights tensor of a weights session (stepped in place).")
+      .def_prop_ro("optimizers", [](Se& s) {
+        nb::list out;
+        nb::object self = nb::find(&s);
+        for (auto& o : s.optimizers()) out.append(nb::cast(&o, nb::rv_policy::reference_internal, self));
+        return out;
+      }, "One Amegagrad per parameter (named_parameters order; one for a weights session).")
+      .def_prop_ro("parameter_names", &Se::parameter_names)
+      .def_prop_ro("ztrainer_state", [](const Se& s) -> std::optional<std::vector<double>> {
+        if (!s.ztrainer()) return std::nullopt;
+        return s.ztrainer()->state();
+      }, "The latent z of the session's ZSpaceTrainer (None when z_dim is 0).")
+      .def_prop_ro("steps", &Se::steps)
+      .def_prop_ro("skipped_steps", &Se::skipped_steps)
+      .def("_frames", [](const Se& s) {
+        nb::list out;
+        for (const auto& f : s.frames()) {
+          z::SessionStep st;
+          st.frame = f;
+          out.append(step_dict(st));
+        }
+        return out;
+      });
+}
+
 }  // namespace
 
 void bind_zspace(nb::module_& root) {
@@ -571,6 +760,7 @@ void bind_zspace(nb::module_& root) {
   bind_tapes(m);
   bind_trainer(m);
   bind_amegagrad(m);
+  bind_session(m);
   m.def(
       "decode_zspace",
       [](nb::handle zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); }, nb::arg("z"),

@@ -8,10 +8,22 @@
 
 namespace st::zspace {
 
+namespace {
+
+Hypergrad make_hyper(double c, double lr, int64_t rows, int64_t cols, const std::optional<OpenCartesianTopos>& t) {
+  return t ? Hypergrad(c, lr, rows, cols, *t) : Hypergrad(c, lr, rows, cols);
+}
+
+Realgrad make_real(double lr, int64_t rows, int64_t cols, const std::optional<OpenCartesianTopos>& t) {
+  return t ? Realgrad(lr, rows, cols, *t) : Realgrad(lr, rows, cols);
+}
+
+}  // namespace
+
 Amegagrad::Amegagrad(int64_t rows, int64_t cols, double curvature, double hyper_learning_rate,
-                     double real_learning_rate, double gain)
-    : hyper_(curvature, hyper_learning_rate, rows, cols),
-      real_(real_learning_rate, rows, cols),
+                     double real_learning_rate, double gain, const std::optional<OpenCartesianTopos>& topos)
+    : hyper_(make_hyper(curvature, hyper_learning_rate, rows, cols, topos)),
+      real_(make_real(real_learning_rate, rows, cols, topos)),
       hyper_lr_(hyper_learning_rate),
       real_lr_(real_learning_rate),
       gain_(gain) {}
@@ -88,7 +100,7 @@ Tensor& Amegagrad::step(Tensor& weights, bool do_tune, std::optional<double> gai
   const double c = curvature();
   const Tensor w = hyper_.as_matrix(weights, "step");
   const Tensor mid = geometry::rsgd_step(geometry::clip_to_ball(w, c), hyper_.pending_tensor(), c, h_lr);
-  const Tensor updated = geometry::clip_to_ball(sub(mid, mul(real_.pending_tensor(), r_lr)), c);
+  const Tensor updated = geometry::clip_to_ball(hyper_.guarded(sub(mid, mul(real_.pending_tensor(), r_lr))), c);
   hyper_.commit(weights, updated, "Amegagrad.step");  // throws, changing nothing, when not finite
   real_.mark_applied();
   if (ctl) {

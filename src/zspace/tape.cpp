@@ -21,10 +21,16 @@ std::string shape_pair(int64_t r, int64_t c) { return "(" + std::to_string(r) + 
 
 }  // namespace
 
-GradientTape::GradientTape(double learning_rate, int64_t rows, int64_t cols, std::string who)
-    : who_(std::move(who)), lr_(detail::check_learning_rate(learning_rate, who_)), rows_(rows), cols_(cols) {
+GradientTape::GradientTape(double learning_rate, int64_t rows, int64_t cols, std::string who,
+                           std::optional<OpenCartesianTopos> topos)
+    : who_(std::move(who)), lr_(detail::check_learning_rate(learning_rate, who_)), rows_(rows), cols_(cols),
+      topos_(std::move(topos)) {
   if (rows <= 0 || cols <= 0) {
     throw ValueError(who_ + ": rows and cols must be positive ints, got " + shape_pair(rows, cols));
+  }
+  if (topos_ && rows * cols > topos_->max_volume()) {
+    throw ShapeError(who_ + ": a " + shape_pair(rows, cols) + " tape holds " + std::to_string(rows * cols) +
+                     " values, more than the topos volume " + std::to_string(topos_->max_volume()));
   }
   g_.assign(static_cast<size_t>(rows * cols), 0.0);
 }
@@ -63,6 +69,10 @@ Tensor GradientTape::pending_tensor() const { return Tensor::from_vector(pending
 void GradientTape::add(const std::vector<double>& g) {
   std::vector<double> next = pending_gradient();
   for (size_t i = 0; i < next.size(); ++i) next[i] += g[i];
+  if (topos_) {
+    if (!all_finite(next)) throw ValueError(who_ + ": the accumulated gradient would overflow; nothing was added");
+    for (double& x : next) x = topos_->saturate(x);
+  }
   if (!all_finite(next)) throw ValueError(who_ + ": the accumulated gradient would overflow; nothing was added");
   g_ = std::move(next);
   applied_ = false;
@@ -86,6 +96,7 @@ void GradientTape::accumulate_pair(const Tensor& prediction, const Tensor& targe
 }
 
 void GradientTape::absorb_text(const LanguageWaveEncoder& encoder, std::string_view text) {
+  if (topos_) topos_->ensure_loop_free(static_cast<int64_t>(text.size()));
   accumulate_wave(encoder.encode_z_space(text));
 }
 
@@ -94,7 +105,9 @@ void GradientTape::scale_gradient(double factor) {
     reset();
     return;
   }
-  for (double& x : g_) x *= factor;
+  std::vector<double> next = g_;
+  for (double& x : next) x = topos_ ? topos_->saturate(x * factor) : x * factor;
+  g_ = std::move(next);
 }
 
 double GradientTape::rescale_rms(double target) {
@@ -108,6 +121,12 @@ double GradientTape::rescale_rms(double target) {
   const double factor = target / rms;
   for (double& x : g_) x *= factor;
   return factor;
+}
+
+Tensor GradientTape::guarded(const Tensor& updated) const {
+  if (!topos_) return updated;
+  if (!all_finite(updated.to(Dtype::Float64).to_vector<double>())) return updated;  // commit refuses it
+  return topos_->saturate(updated);
 }
 
 Tensor& GradientTape::commit(Tensor& weights, const Tensor& updated, std::string_view who) {

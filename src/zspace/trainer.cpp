@@ -28,6 +28,10 @@ ZSpaceTrainer::ZSpaceTrainer(const Options& options) : opt_(options) {
   if (!(opt_.lr > 0 && 0 <= opt_.beta1 && opt_.beta1 < 1 && 0 <= opt_.beta2 && opt_.beta2 < 1 && opt_.eps > 0)) {
     throw ValueError("ZSpaceTrainer: need lr > 0, 0 <= beta1, beta2 < 1 and eps > 0");
   }
+  if (opt_.topos && opt_.z_dim > opt_.topos->max_volume()) {
+    throw ShapeError("ZSpaceTrainer: z_dim " + std::to_string(opt_.z_dim) + " exceeds the topos volume " +
+                     std::to_string(opt_.topos->max_volume()));
+  }
   reset();
 }
 
@@ -81,6 +85,9 @@ void ZSpaceTrainer::adam(const std::vector<double>& g) {
     finite = finite && std::isfinite(z[i]) && std::isfinite(m[i]) && std::isfinite(v[i]);
   }
   if (!finite) throw ValueError("ZSpaceTrainer: the update is not finite; the state is unchanged");
+  if (opt_.topos) {
+    for (double& x : z) x = opt_.topos->saturate(x);
+  }
   z_ = std::move(z);
   m_ = std::move(m);
   v_ = std::move(v);

@@ -65,11 +65,13 @@ TEST(PoincareEmbedding, TinyTreeIsReconstructedExactly) {
   opt.lr = 0.5;
   opt.negatives = 4;
   opt.batch_size = 2;
+  opt.schedule = LrSchedule::Linear;
   const auto reports = emb.fit(tiny_tree(), opt);
   ASSERT_EQ(reports.size(), 300u);
   EXPECT_LT(reports.back().loss, reports.front().loss);
   EXPECT_DOUBLE_EQ(reports.front().lr, 0.05);  // burn-in at lr / 10
-  EXPECT_DOUBLE_EQ(reports.back().lr, 0.5);
+  EXPECT_DOUBLE_EQ(reports[10].lr, 0.5);        // then the linear decay from lr to 0
+  EXPECT_DOUBLE_EQ(reports.back().lr, 0.5 * (1 - 289.0 / 290.0));
   const auto m = reconstruction_metrics(emb.weight(), tiny_tree());
   EXPECT_EQ(m.nodes, 6);
   EXPECT_EQ(m.pairs, 10);
@@ -132,4 +134,71 @@ TEST(PoincareEmbedding, FailingFitChangesNothing) {
   EXPECT_THROW(PoincareEmbedding(7, 3, 0.5), ValueError);
   EXPECT_THROW(PoincareEmbedding(1, 3), ValueError);
   EXPECT_THROW(reconstruction_metrics(emb.weight(), Tensor::from_vector<int64_t>({9, 0}, {1, 2})), ValueError);
+}
+
+TEST(PoincareEmbedding, ScheduleSamplingAndBudgetOptions) {
+  EmbeddingFitOptions opt;
+  opt.epochs = 40;
+  opt.lr = 0.5;
+  opt.negatives = 4;
+  opt.batch_size = 2;
+  opt.schedule = LrSchedule::Constant;
+  opt.burn_in_sampling = NegativeSampling::Uniform;
+  PoincareEmbedding plain(7, 2, -1.0, 3);
+  const auto r = plain.fit(tiny_tree(), opt);
+  EXPECT_DOUBLE_EQ(r.back().lr, 0.5);
+  // Degree-weighted negatives give a different (still deterministic) run.
+  opt.burn_in_sampling = NegativeSampling::Degree;
+  opt.sampling = NegativeSampling::Degree;
+  PoincareEmbedding a(7, 2, -1.0, 3), b(7, 2, -1.0, 3);
+  a.fit(tiny_tree(), opt);
+  b.fit(tiny_tree(), opt);
+  EXPECT_EQ(a.weight().to_vector<double>(), b.weight().to_vector<double>());
+  EXPECT_NE(a.weight().to_vector<double>(), plain.weight().to_vector<double>());
+  // A wall-clock budget stops after the epoch that reaches it.
+  opt.epochs = 1000000;
+  opt.max_seconds = 0.05;
+  PoincareEmbedding c(7, 2, -1.0, 3);
+  const auto rc = c.fit(tiny_tree(), opt);
+  EXPECT_LT(rc.size(), 1000000u);
+  EXPECT_GE(rc.size(), 1u);
+  opt.max_seconds = -1;
+  EXPECT_THROW(c.fit(tiny_tree(), opt), ValueError);
+  opt.max_seconds = 0;
+  opt.final_lr_fraction = 2;
+  EXPECT_THROW(c.fit(tiny_tree(), opt), ValueError);
+}
+
+TEST(PoincareEmbedding, EuclideanBaselineTrainsAndRanksBySquaredDistance) {
+  PoincareEmbedding emb(7, 3, -1.0, 3, EmbeddingGeometry::Euclidean);
+  EXPECT_EQ(emb.geometry(), EmbeddingGeometry::Euclidean);
+  EmbeddingFitOptions opt;
+  opt.epochs = 300;
+  opt.lr = 0.5;
+  opt.negatives = 4;
+  opt.batch_size = 2;
+  const auto reports = emb.fit(tiny_tree(), opt);
+  EXPECT_LT(reports.back().loss, reports.front().loss);
+  const auto m = reconstruction_metrics(emb.weight(), tiny_tree(), -1.0, EmbeddingGeometry::Euclidean);
+  EXPECT_EQ(m.pairs, 10);
+  EXPECT_GE(m.map, 0.8);
+  // Hand-placed points: the Euclidean ranking of node 1's only ancestor 0 among the rest.
+  const Tensor w = Tensor::from_vector<double>({0, 0, 3, 0, 1, 0}, {3, 2});
+  const Tensor e = Tensor::from_vector<int64_t>({1, 0}, {1, 2});
+  EXPECT_DOUBLE_EQ(reconstruction_metrics(w, e, -1.0, EmbeddingGeometry::Euclidean).mean_rank, 2.0);  // 2 is closer
+}
+
+TEST(PoincareEmbedding, LoadWeightIsCheckedAndResumes) {
+  PoincareEmbedding emb(3, 2);
+  const Tensor good = Tensor::from_vector<double>({0.1, 0.2, -0.3, 0.0, 0.5, 0.5}, {3, 2});
+  emb.load_weight(good);
+  EXPECT_EQ(emb.weight().to_vector<double>(), good.to_vector<double>());
+  const auto before = emb.weight().to_vector<double>();
+  EXPECT_THROW(emb.load_weight(Tensor::from_vector<double>({0.1, 0.2}, {1, 2})), ShapeError);
+  EXPECT_THROW(emb.load_weight(Tensor::from_vector<double>({0.1, 0.2, 0.9, 0.9, 0, 0}, {3, 2})), ValueError);
+  EXPECT_THROW(emb.load_weight(Tensor::from_vector<double>({0.1, NAN, 0, 0, 0, 0}, {3, 2})), ValueError);
+  EXPECT_THROW(emb.load_weight(Tensor::from_vector<int64_t>({0, 0, 0, 0, 0, 0}, {3, 2})), DtypeError);
+  EXPECT_EQ(emb.weight().to_vector<double>(), before);
+  PoincareEmbedding flat(3, 2, -1.0, 0, EmbeddingGeometry::Euclidean);
+  flat.load_weight(Tensor::from_vector<double>({0.1, 0.2, 0.9, 0.9, 5, 5}, {3, 2}));  // no ball in R^n
 }

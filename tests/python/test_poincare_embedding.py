@@ -145,3 +145,73 @@ def test_zoo_recipe_poincare_wordnet(capsys):
     last = out[-1]
     assert last.startswith("poincare_wordnet feline.n.01 dim 5: mean rank")
     assert float(last.split("MAP")[1].split()[0]) > 0.8
+
+
+def test_training_options_euclidean_baseline_budget_and_resume(tmp_path, capsys):
+    edges = tree_edges()
+    # The paper's degree^0.75 burn-in negatives (default) vs uniform ones: different, each deterministic.
+    runs = {}
+    for sampling in ("degree", "uniform"):
+        m = st.geometry.PoincareEmbedding(7, 2, seed=3)
+        reports = m.fit(edges, epochs=30, lr=0.5, negatives=4, batch_size=2, burn_in_sampling=sampling)
+        runs[sampling] = m.weight.numpy()
+        assert [r["lr"] for r in reports[:10]] == [0.05] * 10 and reports[-1]["lr"] == 0.5
+    assert not np.array_equal(runs["degree"], runs["uniform"])
+    # Linear annealing after burn-in.
+    m = st.geometry.PoincareEmbedding(7, 2, seed=3)
+    lrs = [r["lr"] for r in m.fit(edges, epochs=20, lr=0.5, negatives=4, batch_size=2, schedule="linear",
+                                   final_lr_fraction=0.1)]
+    assert lrs[10] == pytest.approx(0.5) and lrs[-1] == pytest.approx(0.5 * (1 - 0.9 * 9 / 10))
+    # A wall-clock budget stops early; the weights are published.
+    m = st.geometry.PoincareEmbedding(7, 2, seed=3)
+    reports = m.fit(edges, epochs=10 ** 7, lr=0.5, negatives=4, batch_size=2, max_seconds=0.05)
+    assert 1 <= len(reports) < 10 ** 7 and not np.array_equal(m.weight.numpy(), runs["degree"] * 0)
+    for bad in (dict(schedule="cosine"), dict(burn_in_sampling="zipf"), dict(max_seconds=-1.0),
+                dict(final_lr_fraction=1.5)):
+        with pytest.raises(ValueError):
+            m.fit(edges, epochs=1, **bad)
+    # The Euclidean baseline: d = |u - v|^2, plain SGD, ranked by Euclidean distance.
+    e = st.geometry.PoincareEmbedding(7, 3, seed=3, geometry="euclidean")
+    assert e.geometry == "euclidean" and st.geometry.PoincareEmbedding(7, 3).geometry == "poincare"
+    e.fit(edges, epochs=300, lr=0.5, negatives=4, batch_size=2)
+    w = e.weight.numpy()
+    got = st.geometry.reconstruction_metrics(e.weight, edges, geometry="euclidean")
+    # NumPy reference of the protocol with Euclidean distances.
+    pairs = edges.numpy()
+    anc = {u: set(pairs[pairs[:, 0] == u, 1]) for u in set(pairs[:, 0])}
+    ranks, aps = [], []
+    for u, a in anc.items():
+        d = ((w - w[u]) ** 2).sum(1)
+        others = [v for v in range(7) if v != u and v not in a]
+        r = sorted(1 + sum(d[o] < d[v] for o in others) for v in a)
+        ranks += r
+        aps.append(np.mean([(i + 1) / (i + ri) for i, ri in enumerate(r)]))
+    assert got["mean_rank"] == pytest.approx(np.mean(ranks)) and got["map"] == pytest.approx(np.mean(aps))
+    with pytest.raises(ValueError, match="geometry"):
+        st.geometry.reconstruction_metrics(e.weight, edges, geometry="sphere")
+    # load_weight: checked, then used to continue.
+    p = st.geometry.PoincareEmbedding(7, 2, seed=3)
+    p.load_weight(st.tensor(runs["degree"], dtype=st.float64))
+    np.testing.assert_array_equal(p.weight.numpy(), runs["degree"])
+    with pytest.raises(ValueError, match="outside the ball"):
+        p.load_weight(st.tensor(np.full((7, 2), 0.9), dtype=st.float64))
+    with pytest.raises(st.ShapeError):
+        p.load_weight(st.zeros(6, 2, dtype=st.float64))
+    np.testing.assert_array_equal(p.weight.numpy(), runs["degree"])
+
+
+def test_zoo_recipe_budget_checkpoint_and_resume(tmp_path, capsys):
+    from spiraltorch import model_zoo
+
+    ckpt = str(tmp_path / "feline.npy")
+    model_zoo.run_model("poincare_wordnet", ["--subtree", "feline.n.01", "--dim", "5", "--minutes", "0.02",
+                                             "--threads", "1", "--checkpoint", ckpt, "--lr", "1.0"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert any(line.startswith("checkpoint: ") for line in out)
+    assert out[-1].startswith("poincare_wordnet feline.n.01 dim 5: mean rank")
+    saved = np.load(ckpt)
+    assert saved.shape == (60, 5) and (np.linalg.norm(saved, axis=1) < 1).all()
+    model_zoo.run_model("poincare_wordnet", ["--subtree", "feline.n.01", "--dim", "5", "--epochs", "5",
+                                             "--resume", ckpt])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[1] == f"resumed from {ckpt}" and "after 5 epochs" in out[-1]

@@ -15,16 +15,19 @@ namespace st::zspace {
 // moves each row by a Riemannian SGD step of the hyperbolic tape and an SGD step of the Euclidean
 // tape, clips the result into the ball and writes it in place; both tapes keep reporting the
 // gradient they applied. A non-finite result throws and changes nothing (rates included).
+// With a topos both tapes are guarded by it (see GradientTape) and so is the combined update.
 class Amegagrad {
  public:
   Amegagrad(int64_t rows, int64_t cols, double curvature = -1.0, double hyper_learning_rate = 0.05,
-            double real_learning_rate = 0.01, double gain = 1.0);
+            double real_learning_rate = 0.01, double gain = 1.0,
+            const std::optional<OpenCartesianTopos>& topos = std::nullopt);
 
   std::pair<int64_t, int64_t> shape() const { return hyper_.shape(); }
   double curvature() const { return hyper_.curvature(); }
   double hyper_learning_rate() const { return hyper_lr_; }
   double real_learning_rate() const { return real_lr_; }
   double gain() const { return gain_; }
+  const std::optional<OpenCartesianTopos>& topos() const { return hyper_.topos(); }
   Hypergrad& hyper() { return hyper_; }
   Realgrad& real() { return real_; }
   const std::optional<DesireGradientControl>& last_control() const { return last_control_; }

@@ -11,11 +11,13 @@ namespace st::zspace {
 class Hypergrad : public GradientTape {
  public:
   Hypergrad(double curvature, double learning_rate, int64_t rows, int64_t cols);
+  // Guarded by topos (its curvature must be the tape's; see GradientTape).
+  Hypergrad(double curvature, double learning_rate, int64_t rows, int64_t cols, const OpenCartesianTopos& topos);
 
   double curvature() const { return c_; }
   // The encoder's curvature must match the tape's.
   void absorb_text(const LanguageWaveEncoder& encoder, std::string_view text) override;
-  // New curvature and learning rate; clears the tape.
+  // New curvature and learning rate (a topos follows the new curvature); clears the tape.
   void retune(double curvature, double learning_rate);
   Tensor& apply(Tensor& weights) override;
 

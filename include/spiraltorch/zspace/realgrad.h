@@ -8,6 +8,8 @@ namespace st::zspace {
 class Realgrad : public GradientTape {
  public:
   Realgrad(double learning_rate, int64_t rows, int64_t cols);
+  // Guarded by topos (see GradientTape).
+  Realgrad(double learning_rate, int64_t rows, int64_t cols, const OpenCartesianTopos& topos);
   Tensor& apply(Tensor& weights) override;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // GradientTape: the (rows, cols) float64 gradient buffer shared by Hypergrad and Realgrad.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "spiraltorch/zspace/complex_tensor.h"
 #include "spiraltorch/zspace/gradient_summary.h"
 #include "spiraltorch/zspace/language_wave_encoder.h"
+#include "spiraltorch/zspace/topos.h"
 
 namespace st::zspace {
 
@@ -19,11 +21,20 @@ namespace st::zspace {
 // sees what was applied); the next accumulate_* starts again from zero, and apply() without new
 // accumulation does not move the weights. pending_gradient() is what the next apply() would use.
 // Every mutating call checks first and commits last: a refused call changes nothing.
+//
+// With a topos (OpenCartesianTopos) the guard runs on every step: the tape must fit its
+// max_volume (ShapeError at construction), every accumulated entry passes through its monotone
+// saturation, absorbed text must be shorter than max_depth, and every updated weight is
+// saturated too (then clipped back into the ball by Hypergrad) before it is written. The clip
+// L tanh(v / L) is close to the identity well below L but shrinks values near L on every step (like
+// weight decay), so pick a saturation level above the weights' scale.
 class GradientTape {
  public:
   virtual ~GradientTape() = default;
 
   std::pair<int64_t, int64_t> shape() const { return {rows_, cols_}; }
+  // The guard every step passes through, if any.
+  const std::optional<OpenCartesianTopos>& topos() const { return topos_; }
   double learning_rate() const { return lr_; }
   // Multiplies the learning rate by factor (ignored unless positive and finite).
   void scale_learning_rate(double factor);
@@ -67,9 +78,13 @@ class GradientTape {
   // pending gradient as applied.
   Tensor& commit(Tensor& weights, const Tensor& updated, std::string_view who);
   void mark_applied() { applied_ = true; }
+  // The topos saturation of an update (the update itself without a topos).
+  Tensor guarded(const Tensor& updated) const;
 
  protected:
-  GradientTape(double learning_rate, int64_t rows, int64_t cols, std::string who);
+  GradientTape(double learning_rate, int64_t rows, int64_t cols, std::string who,
+               std::optional<OpenCartesianTopos> topos = std::nullopt);
+  void set_topos(std::optional<OpenCartesianTopos> topos) { topos_ = std::move(topos); }
   const std::string& who() const { return who_; }
   void set_lr_unchecked(double lr) { lr_ = lr; }
 
@@ -81,6 +96,7 @@ class GradientTape {
   int64_t rows_, cols_;
   std::vector<double> g_;
   bool applied_ = false;
+  std::optional<OpenCartesianTopos> topos_;
 };
 
 }  // namespace st::zspace

@@ -8,6 +8,7 @@
 
 #include "spiraltorch/zspace/inference.h"
 #include "spiraltorch/zspace/observed_metrics.h"
+#include "spiraltorch/zspace/topos.h"
 
 namespace st::zspace {
 
@@ -32,6 +33,9 @@ class ZSpaceTrainer {
     double lam_speed = 0.5, lam_mem = 0.3, lam_stab = 0.2, lam_frac = 0.1, lam_drs = 0.0;
     double lr = 1e-2, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
     GradientProjection gradient_projection = GradientProjection::TileOrTruncate;
+    // A guard on every step: z_dim must fit its max_volume, and each updated z passes through
+    // its monotone saturation (so the latent stays bounded) before it is committed.
+    std::optional<OpenCartesianTopos> topos;
   };
 
   // The checkpointable state: z, Adam's moments and the step count.

@@ -57,18 +57,35 @@ class PoincareEmbedding:
     trained so each node lies close to its ancestors and far from nodes it is not connected to.
     """
 
-    def __init__(self, num_nodes: int, dim: int, curvature: float = -1.0, seed: int = 0) -> None:
-        """Rows start uniform in [-1e-3, 1e-3]^dim, drawn from `seed`."""
+    def __init__(self, num_nodes: int, dim: int, curvature: float = -1.0, seed: int = 0, *, geometry: str = 'poincare') -> None:
+        """
+        Rows start uniform in [-1e-3, 1e-3]^dim, drawn from `seed`. geometry='euclidean' is the paper's
+        baseline: d(u, v) = |u - v|^2 and plain SGD in R^dim, everything else the same.
+        """
 
-    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False) -> list:
+    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
         """
         Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax
         loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches
-        (lr / 10 for the first `burn_in` epochs), multi-threaded with the GIL released. callback(epoch, loss,
-        seconds) runs after each epoch; verbose prints a line per epoch. Deterministic given the seed at any
-        thread count; on error (or an exception in the callback) the weights are unchanged. Returns one dict
-        per epoch (epoch, loss, seconds, lr, skipped_batches).
+        (lr / 10 for the first `burn_in` epochs), multi-threaded with the GIL released.
+        Negatives are drawn uniformly, or ('degree') in proportion to degree^0.75 as the paper does during
+        burn-in (burn_in_sampling='degree', the default). schedule='linear' decays the lr after burn-in to
+        lr * final_lr_fraction at the end of the run; 'constant' (default) keeps it. max_seconds bounds the
+        wall time: training stops after the epoch that reaches it (the linear decay then follows the budget).
+        callback(epoch, loss, seconds) runs after each epoch; verbose prints a line per epoch. Deterministic
+        given the seed at any thread count (for a fixed number of epochs); on error (or an exception in the
+        callback) the weights are unchanged. Returns one dict per epoch (epoch, loss, seconds, lr,
+        skipped_batches).
         """
+
+    def load_weight(self, weight: spiraltorch._core.Tensor) -> None:
+        """
+        Replaces the weights (e.g. a checkpoint): (num_nodes, dim), finite, rows inside the ball for the
+        Poincare geometry; checked before anything changes.
+        """
+
+    @property
+    def geometry(self) -> str: ...
 
     @property
     def weight(self) -> spiraltorch._core.Tensor:
@@ -88,8 +105,9 @@ class PoincareEmbedding:
 
     def __repr__(self) -> str: ...
 
-def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: object, curvature: float = -1.0) -> dict:
+def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: object, curvature: float = -1.0, *, geometry: str = 'poincare') -> dict:
     """
-    The authors' reconstruction protocol: each node's ancestors ranked by Poincare distance among the nodes
+    The authors' reconstruction protocol: each node's ancestors ranked by Poincare (or, with
+    geometry='euclidean', Euclidean) distance among the nodes
     that are not its ancestors. Returns dict(mean_rank= (over all pairs), map= (mean over nodes), nodes=, pairs=).
     """

@@ -1,16 +1,36 @@
 """Z-space: text encoding, gradient tapes and the latent trainer."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import overload
 
 import spiraltorch._core
+import spiraltorch._core.nn
 
 
 class ComplexTensor:
     """
-    A (rows, cols) matrix of complex numbers; to_tensor interleaves [re, im] per entry.
+    A (rows, cols) matrix of complex numbers, complex128 (default) or complex64;
+    to_tensor interleaves [re, im] per entry. complex64 results are computed in double
+    and rounded once to complex64; mixed dtypes give complex128, as in NumPy.
     """
 
-    def __init__(self, rows: int, cols: int, data: object | None = None) -> None: ...
+    def __init__(self, rows: int, cols: int, data: object | None = None, *, dtype: object = 'complex128') -> None: ...
+
+    @staticmethod
+    def from_numpy(array: object) -> ComplexTensor:
+        """
+        A ComplexTensor from a 2-d array (complex64 stays complex64, anything else complex128).
+        """
+
+    @property
+    def dtype(self) -> str:
+        """'complex64' or 'complex128'."""
+
+    def to(self, dtype: object) -> ComplexTensor:
+        """The same values in another dtype (rounded when narrowing)."""
+
+    def numpy(self) -> object:
+        """A NumPy array of the tensor's dtype (a copy)."""
 
     def shape(self) -> tuple[int, int]: ...
 
@@ -212,6 +232,9 @@ class GradientTape:
     def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
         """One step on weights (mutated in place and returned)."""
 
+    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
+        """The OpenCartesianTopos guarding every step of this tape, or None."""
+
 class Hypergrad(GradientTape):
     """
     A Riemannian SGD tape on the Poincare ball of curvature `curvature`: gradients
@@ -220,9 +243,14 @@ class Hypergrad(GradientTape):
     step from 0 is exp_0(-lr g)), keeps it inside the ball, writes it back in place and
     clears the tape. An empty tape leaves points where they are (after clipping them into
     the ball).
+
+    With topos (an OpenCartesianTopos of the same curvature) the guard runs on every step:
+    the tape must fit topos.max_volume (ShapeError), every accumulated entry passes through
+    the topos' monotone saturation, absorbed text must be shorter than max_depth, and each
+    updated weight is saturated, then clipped into the ball, before it is written.
     """
 
-    def __init__(self, curvature: float, learning_rate: float, rows: int, cols: int) -> None: ...
+    def __init__(self, curvature: float, learning_rate: float, rows: int, cols: int, *, topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
 
     def curvature(self) -> float: ...
 
@@ -234,14 +262,24 @@ class Realgrad(GradientTape):
     The Euclidean SGD tape: apply(weights) does weights -= lr * g in place and clears the tape.
     """
 
-    def __init__(self, learning_rate: float, rows: int, cols: int) -> None: ...
+    def __init__(self, learning_rate: float, rows: int, cols: int, *, topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None:
+        """
+        With topos every step is guarded (volume, finite values, saturation of the accumulated gradient and
+        of the updated weights).
+        """
 
 class ZSpaceTrainer:
     """
     Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.
     """
 
-    def __init__(self, z_dim: object = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate') -> None: ...
+    def __init__(self, z_dim: object = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate', topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
+
+    @property
+    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
+        """
+        The OpenCartesianTopos guarding every step (z saturated after each update), or None.
+        """
 
     @property
     def z_dim(self) -> int: ...
@@ -369,7 +407,11 @@ class Amegagrad:
     Hypergrad and Realgrad tapes stepped together (see spiraltorch.optim.Amegagrad).
     """
 
-    def __init__(self, rows: int, cols: int, curvature: float = -1.0, hyper_learning_rate: float = 0.05, real_learning_rate: float = 0.01, gain: float = 1.0) -> None: ...
+    def __init__(self, rows: int, cols: int, curvature: float = -1.0, hyper_learning_rate: float = 0.05, real_learning_rate: float = 0.01, gain: float = 1.0, topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
+
+    @property
+    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
+        """The guard of both tapes, or None."""
 
     def shape(self) -> tuple[int, int]: ...
 
@@ -420,6 +462,68 @@ class Amegagrad:
 
     def step(self, weights: object, *, tune: bool = True, gain: float | None = None, control: DesireGradientControl | None = None) -> object:
         """One combined step on weights (mutated in place and returned)."""
+
+class AmegagradSession:
+    """
+    Steps a model (forward, loss, backward, Amegagrad or Hypergrad update) or a weights tensor and
+    records one Atlas frame per step; see spiraltorch.AmegagradSession.
+    """
+
+    @overload
+    def __init__(self, model: spiraltorch._core.nn.Module, loss: Callable, *, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float) -> None: ...
+
+    @overload
+    def __init__(self, rows: int, cols: int, *, weights: spiraltorch._core.Tensor | None, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float) -> None: ...
+
+    def zero_grad(self) -> None:
+        """Clears the tapes (weights sessions)."""
+
+    def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None:
+        """Adds wave to the tapes (weights sessions)."""
+
+    def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None:
+        """Adds prediction - target to the tapes (weights sessions)."""
+
+    def absorb_text(self, encoder: LanguageWaveEncoder, text: str) -> None:
+        """Adds the encoded text to the tapes (weights sessions)."""
+
+    @property
+    def is_model_session(self) -> bool: ...
+
+    @property
+    def hyper_only(self) -> bool: ...
+
+    @property
+    def curvature(self) -> float: ...
+
+    @property
+    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None: ...
+
+    @property
+    def telemetry_bound(self) -> int: ...
+
+    @property
+    def weights(self) -> spiraltorch._core.Tensor:
+        """The weights tensor of a weights session (stepped in place)."""
+
+    @property
+    def optimizers(self) -> list:
+        """
+        One Amegagrad per parameter (named_parameters order; one for a weights session).
+        """
+
+    @property
+    def parameter_names(self) -> list[str]: ...
+
+    @property
+    def ztrainer_state(self) -> list[float] | None:
+        """The latent z of the session's ZSpaceTrainer (None when z_dim is 0)."""
+
+    @property
+    def steps(self) -> int: ...
+
+    @property
+    def skipped_steps(self) -> int: ...
 
 def decode_zspace(z: object, alpha: float = 0.35) -> dict:
     """The metrics a latent z stands for (see spiraltorch.decode_zspace)."""
