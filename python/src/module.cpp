@@ -321,6 +321,9 @@ NB_MODULE(_core, m) {
     scipy_openblas_set_num_threads(n);
   }, nb::arg("n"));
   m.def("_describe_cpu", &describe_cpu);
+  // The oneDNN headers the build compiled against (None without oneDNN); the tests check
+  // that describe_device reports a matching library.
+  m.def("_onednn_header_version", &st::nn::onednn::header_version);
   // The conv2d path switch ("auto", "im2col", "onednn"); tests use it to compare both paths.
   m.def("_conv_backend", &st::nn::onednn::conv_backend);
   m.def("_set_conv_backend", &st::nn::onednn::set_conv_backend, nb::arg("name"));

@@ -42,6 +42,7 @@ bool use_onednn() { return backend_switch().use_onednn(); }
 #ifndef SPIRALTORCH_WITH_ONEDNN
 
 std::optional<std::string> version() { return std::nullopt; }
+std::optional<std::string> header_version() { return std::nullopt; }
 std::optional<Tensor> forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dDims&, const char*) {
   return std::nullopt;
 }
@@ -230,6 +231,11 @@ std::string dims_str(const Conv2dDims& d) {
 std::optional<std::string> version() {
   const dnnl::version_t* v = dnnl::version();
   return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+std::optional<std::string> header_version() {
+  return std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR) + "." +
+         std::to_string(DNNL_VERSION_PATCH);
 }
 
 std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d,

@@ -19,6 +19,9 @@ struct Conv2dDims {
 
 // The oneDNN version this build runs with ("2.6.3"), or nullopt when it is not built.
 std::optional<std::string> version();
+// The version of the oneDNN headers this build was compiled against (nullopt when it is not
+// built): the library loaded at run time must have the same major version.
+std::optional<std::string> header_version();
 // Why oneDNN is absent; empty when it is built.
 std::string unavailable_reason();
 

@@ -122,12 +122,19 @@ std::shared_ptr<const Entry> make_forward(const LstmDims& d, bool training) {
   // the reordered weights in the weight cache below, so the reorder is paid once per update.
   s.wl_fwd = s.wl_any;
   s.wi_fwd = s.wi_any;
+  const auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   try {
-    const dnnl::lstm_forward::desc desc(
-        training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-        dnnl::rnn_direction::unidirectional_left2right, s.src_layer, s.src_iter, s.src_iter, s.wl_fwd, s.wi_fwd,
-        s.bias, s.dst_layer, s.dst_iter, s.dst_iter);
+    // oneDNN 3 builds primitive descriptors directly; 2.x went through an op descriptor.
+#if DNNL_VERSION_MAJOR >= 3
+    const dnnl::lstm_forward::primitive_desc pd(engine(), prop, dnnl::rnn_direction::unidirectional_left2right,
+                                                s.src_layer, s.src_iter, s.src_iter, s.wl_fwd, s.wi_fwd, s.bias,
+                                                s.dst_layer, s.dst_iter, s.dst_iter, user_scratchpad());
+#else
+    const dnnl::lstm_forward::desc desc(prop, dnnl::rnn_direction::unidirectional_left2right, s.src_layer,
+                                        s.src_iter, s.src_iter, s.wl_fwd, s.wi_fwd, s.bias, s.dst_layer, s.dst_iter,
+                                        s.dst_iter);
     const dnnl::lstm_forward::primitive_desc pd(desc, user_scratchpad(), engine());
+#endif
     Entry e{dnnl::lstm_forward(pd),
             pd.scratchpad_desc(),
             training ? pd.workspace_desc() : memory::desc(),
@@ -147,11 +154,18 @@ std::shared_ptr<const Entry> make_forward(const LstmDims& d, bool training) {
 std::shared_ptr<const Entry> make_backward(const LstmDims& d, const Entry& fwd) {
   const Descs s = descs(d);
   try {
+#if DNNL_VERSION_MAJOR >= 3
+    const dnnl::lstm_backward::primitive_desc pd(
+        engine(), dnnl::prop_kind::backward, dnnl::rnn_direction::unidirectional_left2right, s.src_layer, s.src_iter,
+        s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, s.src_layer, s.src_iter,
+        s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, *fwd.fwd_pd, user_scratchpad());
+#else
     const dnnl::lstm_backward::desc desc(
         dnnl::prop_kind::backward, dnnl::rnn_direction::unidirectional_left2right, s.src_layer, s.src_iter,
         s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, s.src_layer, s.src_iter,
         s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter);
     const dnnl::lstm_backward::primitive_desc pd(desc, user_scratchpad(), engine(), *fwd.fwd_pd);
+#endif
     Entry e{dnnl::lstm_backward(pd),
             pd.scratchpad_desc(),
             pd.workspace_desc(),

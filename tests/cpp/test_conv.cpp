@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "nn/conv_onednn.h"
 #include "nn/lru_cache.h"
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/spiraltorch.h"
@@ -107,4 +111,21 @@ TEST(LruCache, ConcurrentMissesShareOneValue) {
   }
   for (auto& th : pool) th.join();
   for (const auto& p : got) EXPECT_EQ(p, cache.get(7, [] { return std::make_shared<const int>(-1); }));
+}
+
+// The library loaded at run time is the oneDNN the headers promised: same major version
+// (2.x and 3.x differ in ABI), no older minor; absent together with a reason.
+TEST(OneDNN, RuntimeMatchesHeaders) {
+  const std::optional<std::string> built = nn::onednn::header_version();
+  const std::optional<std::string> running = nn::onednn::version();
+  ASSERT_EQ(built.has_value(), running.has_value());
+  if (!built) {
+    EXPECT_FALSE(nn::onednn::unavailable_reason().empty());
+    return;
+  }
+  int hmaj = 0, hmin = 0, rmaj = 0, rmin = 0;
+  ASSERT_EQ(std::sscanf(built->c_str(), "%d.%d", &hmaj, &hmin), 2) << *built;
+  ASSERT_EQ(std::sscanf(running->c_str(), "%d.%d", &rmaj, &rmin), 2) << *running;
+  EXPECT_EQ(rmaj, hmaj) << *built << " vs " << *running;
+  EXPECT_GE(rmin, hmin) << *built << " vs " << *running;
 }

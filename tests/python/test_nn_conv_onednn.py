@@ -7,6 +7,9 @@ path, and only the oneDNN-specific checks are skipped.
 from __future__ import annotations
 
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -163,6 +166,44 @@ def test_describe_cpu_reports_onednn():
         assert major >= 2 and "onednn_reason" not in info
     else:
         assert info["onednn"] is None and info["onednn_reason"]
+
+
+def test_describe_cpu_reports_the_onednn_the_build_compiled_against():
+    """Whether oneDNN is built in comes from the compile-time headers; describe_device must
+    then report the library loaded at run time, of the same major version and no older."""
+    built = _core._onednn_header_version()
+    info = st.describe_device("cpu")
+    if built is None:
+        assert info["onednn"] is None and info["onednn_reason"]
+        return
+    assert info["onednn"] is not None, info.get("onednn_reason")
+    header = tuple(int(p) for p in built.split("."))
+    runtime = tuple(int(p) for p in info["onednn"].split("."))
+    assert runtime[0] == header[0] and runtime[:2] >= header[:2], (built, info["onednn"])
+
+
+def _pypi_onednn_files():
+    """The files of PyPI's onednn-cpu-gomp in this environment (empty when absent)."""
+    import importlib.metadata as md
+    try:
+        dist = md.distribution("onednn-cpu-gomp")
+    except md.PackageNotFoundError:
+        return set()
+    return {os.path.realpath(dist.locate_file(f)) for f in dist.files or []}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_onednn_3_is_loaded_from_the_pypi_wheel():
+    """A build against PyPI's headers (oneDNN 3.x: pyproject's build requirement) runs the
+    libdnnl.so.3 of the onednn-cpu-gomp wheel, found by the module's rpath."""
+    built = _core._onednn_header_version()
+    files = _pypi_onednn_files()
+    if built is None or not built.startswith("3.") or not files:
+        pytest.skip(f"not built against PyPI's oneDNN 3 (headers {built}, wheel installed: {bool(files)})")
+    with open("/proc/self/maps") as maps:
+        loaded = {os.path.realpath(ln.split(None, 5)[5].strip()) for ln in maps
+                  if len(ln.split(None, 5)) == 6 and "libdnnl.so" in ln}
+    assert loaded and loaded <= files, loaded
 
 
 def test_conv_backend_switch_errors():
