@@ -1,5 +1,7 @@
 // ModuleTrainer, the roundtable schedule and the curvature scheduler (spiraltorch.nn).
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -87,6 +89,11 @@ void bind_train(nb::module_& nn) {
       .def_ro("skipped_steps", &EpochStats::skipped_steps)
       .def_ro("seconds", &EpochStats::seconds)
       .def_prop_ro("band_energy", [](const EpochStats& s) { return bands(s.band_energy); })
+      .def_prop_ro("desire_summary", [](const EpochStats& s) -> nb::object {
+        return s.desire_summary ? nb::cast(*s.desire_summary) : nb::none();
+      }, "The desire trainer bridge's summary drained at the end of the epoch, or None.")
+      .def_prop_ro("desire_multipliers", [](const EpochStats& s) { return bands(s.desire_multipliers); },
+                   "The band multipliers (above, here, beneath) from the desire roundtable bridge last applied.")
       .def("__repr__", [](const EpochStats& s) {
         return "EpochStats(batches=" + std::to_string(s.batches) + ", total_loss=" + std::to_string(s.total_loss) +
                ", average_loss=" + std::to_string(s.average_loss) + ", skipped_steps=" + std::to_string(s.skipped_steps) + ")";
@@ -148,6 +155,11 @@ void bind_train(nb::module_& nn) {
       .def("zero", &ModuleTrainer::zero, nb::arg("model"))
       .def("step", &ModuleTrainer::step, nb::arg("model"),
            "Applies one update from .grad; returns False (and changes nothing) if a gradient is not finite.")
+      .def("enable_desire_telemetry", &ModuleTrainer::enable_desire_telemetry, nb::arg("bundle"),
+           "Each batch's roundtable band weights are multiplied by the bundle's roundtable impulse (above, here, "
+           "beneath); each epoch drains its trainer bridge into EpochStats.desire_summary.")
+      .def("disable_desire_telemetry", &ModuleTrainer::disable_desire_telemetry)
+      .def_prop_ro("desire_telemetry_enabled", [](const ModuleTrainer& t) { return t.desire_telemetry().has_value(); })
       .def("enable_realgrad", &ModuleTrainer::enable_realgrad, nb::arg("learning_rate"))
       .def("disable_realgrad", &ModuleTrainer::disable_realgrad)
       .def("set_grad_clip_max_norm", &ModuleTrainer::set_grad_clip_max_norm, nb::arg("max_norm"))

@@ -123,11 +123,18 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     const auto energy = schedule.band_energy(g);
     for (int i = 0; i < 3; ++i) stats.band_energy[i] += energy[i];
     if (spectral_) lr_scale_ = spectral_->observe(energy);
-    const auto& w = schedule.config().band_weights;
+    RoundtableConfig cfg = schedule.config();
+    if (desire_ && desire_->roundtable) {
+      if (const auto im = desire_->roundtable->impulse()) {
+        stats.desire_multipliers = {im->above, im->here, im->beneath};
+        for (int i = 0; i < 3; ++i) cfg.band_weights[i] *= stats.desire_multipliers[i];
+      }
+    }
+    const auto& w = cfg.band_weights;
     if (w[0] == 1.0 && w[1] == 1.0 && w[2] == 1.0) {
       pred.backward(g);
     } else {
-      pred.backward(mul(g, schedule.weight_mask(g)));
+      pred.backward(mul(g, RoundtableSchedule(schedule.rows(), schedule.cols(), cfg).weight_mask(g)));
     }
     if (scheduler_) {
       double total = 0.0;
@@ -155,6 +162,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     zero(module);
   }
   stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
+  if (desire_ && desire_->trainer) stats.desire_summary = desire_->trainer->drain_summary();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }

@@ -7,6 +7,9 @@
 
 #include "spiraltorch/error.h"
 #include "spiraltorch/nn/desire.h"
+#include "spiraltorch/nn/linear.h"
+#include "spiraltorch/ops.h"
+#include "spiraltorch/train/module_trainer.h"
 
 using namespace st::nn;
 
@@ -69,4 +72,37 @@ TEST(Desire, ErrorsChangeNothing) {
   EXPECT_EQ(p.steps_taken(), 0);
   EXPECT_THROW(DesirePipeline(DesireConfig{.vocab_size = 0}), st::ValueError);
   EXPECT_THROW(p.set_transition_prior({1.0}), st::ValueError);
+}
+
+TEST(Desire, ModuleTrainerUsesTheImpulseAndDrainsTheSummary) {
+  auto run = [](std::optional<DesireTelemetryBundle> bundle) {
+    st::train::ModuleTrainer trainer("cpu", -1.0, 1e-2, 1e-1);
+    const auto schedule = trainer.roundtable(4, 1, st::train::RoundtableConfig{1, 1, 1, 1e-5});
+    st::manual_seed(0);
+    st::nn::Linear model(3, 1);
+    if (bundle) trainer.enable_desire_telemetry(*bundle);
+    const st::Tensor x = st::rand({4, 3}), y = st::rand({4, 1});
+    bool given = false;
+    const auto stats = trainer.train_epoch(
+        model, [](const st::Tensor& p, const st::Tensor& t) { return st::mean(st::square(st::sub(p, t))); },
+        [&](st::Tensor& xi, st::Tensor& yi) {
+          if (given) return false;
+          xi = x, yi = y, given = true;
+          return true;
+        },
+        schedule);
+    return std::make_pair(stats, model.weight().to_vector<float>());
+  };
+  const auto [plain_stats, plain] = run(std::nullopt);
+  DesireTelemetryBundle bundle{std::make_shared<DesireTrainerBridge>(), std::make_shared<DesireRoundtableBridge>(1.0)};
+  DesirePipeline pipe(DesireConfig{.vocab_size = 2, .alpha_end = 1.0});
+  pipe.attach_bundle(bundle);
+  pipe.step({0.0, 1.0}, 0);
+  const auto [stats, weights] = run(bundle);
+  EXPECT_NEAR(stats.desire_multipliers[0], 1.65, 1e-12);
+  EXPECT_NEAR(stats.desire_multipliers[1], 2.0 / 3.0, 1e-12);
+  ASSERT_TRUE(stats.desire_summary.has_value());
+  EXPECT_EQ(stats.desire_summary->at("total"), 1.0);
+  EXPECT_FALSE(plain_stats.desire_summary.has_value());
+  EXPECT_NE(weights, plain);
 }

@@ -199,3 +199,37 @@ def test_adapter_from_hooks(tmp_path):
 def test_desire_module_exposes_the_phase_terms():
     assert st.desire.PHASE_TERMS == {"observation": -0.18, "injection": 0.0, "integration": 0.16}
     assert st.desire.build_desire_adapter_from_downstream_hook is st.build_desire_adapter_from_downstream_hook
+
+
+def _trainer_run(bundle=None, desire_steps=0):
+    trainer = nn.ModuleTrainer(backend="cpu", curvature=-1.0, hyper_learning_rate=1e-2, fallback_learning_rate=1e-1)
+    schedule = trainer.roundtable(4, 1, nn.RoundtableConfig(top_k=1, mid_k=1, bottom_k=1, here_tolerance=1e-5))
+    st.manual_seed(0)
+    model = nn.Sequential()
+    model.add(nn.Linear(3, 1, name="layer"))
+    if bundle is not None:
+        pipe = nn.DesirePipeline(4, alpha_end=1.0, bundle=bundle)
+        for _ in range(desire_steps):
+            pipe.step([0.1, 0.2, 0.3, 0.4], previous_token=0)
+        trainer.enable_desire_telemetry(bundle)
+        assert trainer.desire_telemetry_enabled
+    x = st.Tensor.rand(4, 3, seed=3)
+    y = st.Tensor.rand(4, 1, seed=4)
+    stats = trainer.train_epoch(model, nn.MeanSquaredError(), [(x, y)], schedule)
+    return stats, model.state_dict()["layer::weight"].detach().numpy()
+
+
+def test_module_trainer_applies_the_roundtable_impulse_and_drains_the_summary():
+    plain_stats, plain = _trainer_run()
+    assert plain_stats.desire_summary is None and plain_stats.desire_multipliers == {"above": 1.0, "here": 1.0,
+                                                                                      "beneath": 1.0}
+    # No pipeline step yet: no impulse, so the update is the plain one.
+    quiet_stats, quiet = _trainer_run(nn.DesireTelemetryBundle(blend=1.0), desire_steps=0)
+    np.testing.assert_array_equal(quiet, plain)
+    assert quiet_stats.desire_summary is None
+    # alpha only: bary (1, 0, 0) -> above 1 + 2/3 clamped to 1.65, here and beneath 2/3.
+    bundle = nn.DesireTelemetryBundle(blend=1.0)
+    stats, weights = _trainer_run(bundle, desire_steps=3)
+    assert stats.desire_multipliers == pytest.approx({"above": 1.65, "here": 2 / 3, "beneath": 2 / 3})
+    assert stats.desire_summary["total"] == 3 and bundle.drain_trainer_summary() is None
+    assert not np.allclose(weights, plain)

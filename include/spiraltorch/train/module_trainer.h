@@ -6,6 +6,9 @@
 #include <optional>
 #include <string>
 
+#include <map>
+
+#include "spiraltorch/nn/desire.h"
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/train/curvature_scheduler.h"
 #include "spiraltorch/train/roundtable.h"
@@ -20,6 +23,10 @@ struct EpochStats {
   std::array<double, 3> band_energy{0.0, 0.0, 0.0};  // summed over batches: Above, Here, Beneath
   int64_t skipped_steps = 0;  // batches whose loss or gradients were not finite
   double seconds = 0.0;
+  // With desire telemetry enabled: the trainer bridge's summary drained at the end of the
+  // epoch (steps the desire pipelines took meanwhile), and the band multipliers applied.
+  std::optional<std::map<std::string, double>> desire_summary;
+  std::array<double, 3> desire_multipliers{1.0, 1.0, 1.0};
 };
 
 class ModuleTrainer {
@@ -55,6 +62,12 @@ class ModuleTrainer {
     lr_scale_ = 1.0;
   }
   const std::optional<SpectralLearningRatePolicy>& spectral_policy() const { return spectral_; }
+  // Couples desire pipelines to training: each batch's roundtable band weights are multiplied
+  // by the roundtable bridge's latest impulse (above, here, beneath; 1 before any impulse),
+  // and each epoch drains the trainer bridge into EpochStats::desire_summary.
+  void enable_desire_telemetry(nn::DesireTelemetryBundle bundle) { desire_ = std::move(bundle); }
+  void disable_desire_telemetry() { desire_.reset(); }
+  const std::optional<nn::DesireTelemetryBundle>& desire_telemetry() const { return desire_; }
   // Multiplies every learning rate (and those of attached hypergrads) by factor.
   void mul_learning_rate(nn::Module& module, double factor);
 
@@ -73,6 +86,7 @@ class ModuleTrainer {
   std::optional<double> real_lr_, clip_;
   std::optional<CurvatureScheduler> scheduler_;
   std::optional<SpectralLearningRatePolicy> spectral_;
+  std::optional<nn::DesireTelemetryBundle> desire_;
   double lr_scale_ = 1.0;  // set per batch by the spectral policy
   int64_t epoch_ = 0;
 };

@@ -1372,6 +1372,18 @@ class EpochStats:
     @property
     def band_energy(self) -> dict: ...
 
+    @property
+    def desire_summary(self) -> object:
+        """
+        The desire trainer bridge's summary drained at the end of the epoch, or None.
+        """
+
+    @property
+    def desire_multipliers(self) -> dict:
+        """
+        The band multipliers (above, here, beneath) from the desire roundtable bridge last applied.
+        """
+
     def __repr__(self) -> str: ...
 
 class CurvatureScheduler:
@@ -1427,6 +1439,16 @@ class ModuleTrainer:
         """
         Applies one update from .grad; returns False (and changes nothing) if a gradient is not finite.
         """
+
+    def enable_desire_telemetry(self, bundle: DesireTelemetryBundle) -> None:
+        """
+        Each batch's roundtable band weights are multiplied by the bundle's roundtable impulse (above, here, beneath); each epoch drains its trainer bridge into EpochStats.desire_summary.
+        """
+
+    def disable_desire_telemetry(self) -> None: ...
+
+    @property
+    def desire_telemetry_enabled(self) -> bool: ...
 
     def enable_realgrad(self, learning_rate: float) -> None: ...
 
