@@ -88,3 +88,13 @@ def test_byte_lm_cli_trains_a_baseline(capsys):
                      "--eval-windows", "8"])
     assert r["arch"] == "lstm" and r["steps"] == 5 and r["valid_bits_per_byte"] > 0
     assert "lstm: " in capsys.readouterr().out
+
+
+@needs_fortunes
+def test_llm_char_trains_on_the_fortunes_corpus(capsys):
+    st.model_zoo.run_model("llm_char", ["--corpus", "fortunes", "--epochs", "2", "--max-windows", "64",
+                                        "--hidden", "32"])
+    out = capsys.readouterr().out
+    assert "vocabulary 256, 64 windows of 48" in out
+    bits = [float(l.split("validation ")[1].split()[0]) for l in out.splitlines() if "validation" in l]
+    assert len(bits) == 2 and bits[1] < bits[0] < 8.0
