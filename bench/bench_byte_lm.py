@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import platform
 import statistics
 import time
 
@@ -20,6 +19,7 @@ import numpy as np
 import torch
 
 import spiraltorch as st
+from machine import cpu_model
 from spiraltorch.zoo import byte_lm
 
 
@@ -54,17 +54,6 @@ class TorchByteLM(torch.nn.Module):
                 x = layer(x, src_mask=self.mask, is_causal=True)
             x = self.norm(x)
         return self.head(x)
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def st_step(model, opt, chunk):
@@ -119,7 +108,7 @@ def main() -> None:
     if args.eval_windows:
         windows = min(windows, args.eval_windows)
     unigram = byte_lm.unigram_bits_per_byte(train_b, valid_b)
-    print(f"CPU: {cpu_name()}; {args.threads} threads; torch {torch.__version__}; corpus: Debian fortunes, "
+    print(f"CPU: {cpu_model()}; {args.threads} threads; torch {torch.__version__}; corpus: Debian fortunes, "
           f"{len(train)} train / {len(valid)} validation bytes; {args.steps} Adam steps of {args.batch} x "
           f"{args.seq} bytes, lr {args.lr}; unigram baseline {unigram:.3f} bits/byte")
     rows = []

@@ -25,26 +25,15 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import time
 
 import numpy as np
 
 import spiraltorch as st
+from machine import cpu_model
 from spiraltorch.datasets import wordnet_closure
 
 BURN_IN = 10
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def run_spiraltorch(n, edges, dim, epochs, args, negatives=None, geometry="poincare", plain=False,

@@ -150,41 +150,30 @@ SessionStep AmegagradSession::apply(std::string_view note) {
   return update({}, NAN, note, "apply");
 }
 
-SessionStep AmegagradSession::step_wave(const Tensor& wave, std::string_view note) {
-  const std::vector<Amegagrad> saved = opts_;  // a refused wave leaves the tapes as they were
+SessionStep AmegagradSession::accumulate_then_update(const std::function<void()>& accumulate, std::string_view note,
+                                                     const char* op) {
+  const std::vector<Amegagrad> saved = opts_;  // a refused input leaves the tapes as they were
   try {
     zero_grad();
-    accumulate_wave(wave);
+    accumulate();
   } catch (...) {
     opts_ = saved;
     throw;
   }
-  return update({}, NAN, note, "step_wave");
+  return update({}, NAN, note, op);
+}
+
+SessionStep AmegagradSession::step_wave(const Tensor& wave, std::string_view note) {
+  return accumulate_then_update([&] { accumulate_wave(wave); }, note, "step_wave");
 }
 
 SessionStep AmegagradSession::step_pair(const Tensor& prediction, const Tensor& target, std::string_view note) {
-  const std::vector<Amegagrad> saved = opts_;
-  try {
-    zero_grad();
-    accumulate_pair(prediction, target);
-  } catch (...) {
-    opts_ = saved;
-    throw;
-  }
-  return update({}, NAN, note, "step_pair");
+  return accumulate_then_update([&] { accumulate_pair(prediction, target); }, note, "step_pair");
 }
 
 SessionStep AmegagradSession::step_text(const LanguageWaveEncoder& encoder, std::string_view text,
                                         std::string_view note) {
-  const std::vector<Amegagrad> saved = opts_;
-  try {
-    zero_grad();
-    absorb_text(encoder, text);
-  } catch (...) {
-    opts_ = saved;
-    throw;
-  }
-  return update({}, NAN, note, "step_text");
+  return accumulate_then_update([&] { absorb_text(encoder, text); }, note, "step_text");
 }
 
 SessionStep AmegagradSession::step(const Tensor& input, const Tensor& target, std::string_view note) {

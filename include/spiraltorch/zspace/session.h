@@ -111,6 +111,8 @@ class AmegagradSession {
   Amegagrad& single(const char* op);
   // Steps every slot with gradients grads (rows x cols float64 each; empty: the tapes' pending ones).
   SessionStep update(const std::vector<Tensor>& grads, double loss, std::string_view note, const char* op);
+  // Zeroes the tapes, runs `accumulate`, then update(); a throwing accumulate restores the tapes.
+  SessionStep accumulate_then_update(const std::function<void()>& accumulate, std::string_view note, const char* op);
   SessionStep finish(SessionStep s, std::string_view note);
 
   Options opt_;
