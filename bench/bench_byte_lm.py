@@ -72,7 +72,7 @@ def torch_step(model, opt, chunk):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
-    return float(loss)
+    return loss.item()
 
 
 def torch_valid_bits(model, valid: np.ndarray, seq: int, windows: int) -> float:
