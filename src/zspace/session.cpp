@@ -42,30 +42,17 @@ std::optional<double> AtlasFrame::metric(std::string_view name) const {
 
 AmegagradSession::AmegagradSession(nn::Module& model, Loss loss, Options options) : opt_(std::move(options)) {
   if (!loss) throw ValueError("AmegagradSession: a loss function is required");
-  if (opt_.telemetry_bound < 0) {
-    throw ValueError("AmegagradSession: telemetry_bound must be >= 0, got " + std::to_string(opt_.telemetry_bound));
-  }
   for (const auto& [name, p] : model.named_parameters()) {
     if (is_floating(p.dtype()) && p.numel() > 0) add_slot(name, p);
   }
   if (slots_.empty()) throw ValueError("AmegagradSession: the model has no floating parameters to train");
-  if (opt_.z_dim > 0) {
-    ZSpaceTrainer::Options z;
-    z.z_dim = opt_.z_dim;
-    z.lr = opt_.z_lr;
-    z.lam_frac = opt_.z_lam_frac;
-    z.topos = opt_.topos;
-    ztrainer_.emplace(z);
-  }
+  init_common();
   model_ = &model;
   loss_ = std::move(loss);
 }
 
 AmegagradSession::AmegagradSession(int64_t rows, int64_t cols, Options options, const std::optional<Tensor>& weights)
     : opt_(std::move(options)) {
-  if (opt_.telemetry_bound < 0) {
-    throw ValueError("AmegagradSession: telemetry_bound must be >= 0, got " + std::to_string(opt_.telemetry_bound));
-  }
   if (rows <= 0 || cols <= 0) {
     throw ValueError("AmegagradSession: rows and cols must be positive, got (" + std::to_string(rows) + ", " +
                      std::to_string(cols) + ")");
@@ -80,6 +67,13 @@ AmegagradSession::AmegagradSession(int64_t rows, int64_t cols, Options options, 
     w = *weights;
   }
   add_slot("weights", w);
+  init_common();
+}
+
+void AmegagradSession::init_common() {
+  if (opt_.telemetry_bound < 0) {
+    throw ValueError("AmegagradSession: telemetry_bound must be >= 0, got " + std::to_string(opt_.telemetry_bound));
+  }
   if (opt_.z_dim > 0) {
     ZSpaceTrainer::Options z;
     z.z_dim = opt_.z_dim;

@@ -110,6 +110,8 @@ class AmegagradSession {
   Amegagrad make_optimizer(int64_t rows, int64_t cols) const;
   Amegagrad& single(const char* op);
   // Steps every slot with gradients grads (rows x cols float64 each; empty: the tapes' pending ones).
+  // Checks the options both constructors share and builds the optional z trainer.
+  void init_common();
   SessionStep update(const std::vector<Tensor>& grads, double loss, std::string_view note, const char* op);
   // Zeroes the tapes, runs `accumulate`, then update(); a throwing accumulate restores the tapes.
   SessionStep accumulate_then_update(const std::function<void()>& accumulate, std::string_view note, const char* op);
