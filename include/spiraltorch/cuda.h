@@ -43,6 +43,20 @@ void empty_cache();  // returns cached, unused blocks to the driver
 bool allow_tf32();
 void set_allow_tf32(bool allow);
 
+// ---- cuDNN (conv2d on CUDA) ----
+// The cuDNN version the library runs with ("9.10.2"), or "" when the build has none.
+std::string cudnn_version();
+// Whether CUDA conv2d goes to cuDNN (default true where built; false: im2col + cuBLAS).
+bool cudnn_enabled();
+void set_cudnn_enabled(bool enabled);
+// Algorithm choice per shape: false = cuDNN's heuristic ranking, true = time every algorithm
+// once per shape and keep the fastest (torch.backends.cudnn.benchmark).
+bool cudnn_benchmark();
+void set_cudnn_benchmark(bool on);
+// TF32 tensor cores for float32 convolutions (default true, like torch.backends.cudnn.allow_tf32).
+bool cudnn_allow_tf32();
+void set_cudnn_allow_tf32(bool allow);
+
 // ---- streams and events (opaque handles; stream 0 is the legacy default stream) ----
 uintptr_t current_stream(int device);
 void set_current_stream(int device, uintptr_t stream);

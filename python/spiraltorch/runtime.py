@@ -162,6 +162,7 @@ def _describe(name: str) -> Dict[str, Any]:
             "runtime_version": props["runtime_version"],
             "blas": "cuBLAS",
             "allow_tf32": _core._cuda_allow_tf32(),
+            "cudnn": _core._cudnn_version() or None,
             "dtypes": ("float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8", "bool"),
         }
         if name == "auto":

@@ -39,6 +39,13 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_empty_cache", &cu::empty_cache);
   m.def("_cuda_allow_tf32", &cu::allow_tf32);
   m.def("_cuda_set_allow_tf32", &cu::set_allow_tf32);
+  m.def("_cudnn_version", &cu::cudnn_version);
+  m.def("_cudnn_enabled", &cu::cudnn_enabled);
+  m.def("_cudnn_set_enabled", &cu::set_cudnn_enabled);
+  m.def("_cudnn_benchmark", &cu::cudnn_benchmark);
+  m.def("_cudnn_set_benchmark", &cu::set_cudnn_benchmark);
+  m.def("_cudnn_allow_tf32", &cu::cudnn_allow_tf32);
+  m.def("_cudnn_set_allow_tf32", &cu::set_cudnn_allow_tf32);
   m.def("_cuda_current_stream", &cu::current_stream);
   m.def("_cuda_set_current_stream", &cu::set_current_stream);
   m.def("_cuda_stream_create", &cu::stream_create, nb::arg("device"), nb::arg("priority") = 0);

@@ -122,6 +122,48 @@ class Backend {
   virtual void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                                 Tensor& gw) = 0;
 
+  // ---- library convolution (optional: cuDNN on CUDA) ----
+  // Whether conv2d_forward / conv2d_backward_* take this geometry (padding g.ph / g.pw on both
+  // sides), group count and dtype; when false the op layer runs im2col + gemm (or oneDNN).
+  virtual bool has_conv2d(const Conv2dGeom& g, int64_t groups, Dtype dtype) const;
+  // out (batch, O, OH, OW) = conv(x (batch, C, H, W), w (O, C/groups, kh, kw)) (+ bias (O,) when
+  // defined); all contiguous NCHW of one dtype, out overwritten.
+  virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
+                              int64_t groups, Tensor& out);
+  // gx (batch, C, H, W) overwritten with the input gradient of conv2d_forward.
+  virtual void conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t groups,
+                                     Tensor& gx);
+  // gw (O, C/groups, kh, kw) overwritten with the weight gradient of conv2d_forward.
+  virtual void conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t groups,
+                                      Tensor& gw);
+
+  // ---- batch norm: x, g, y, dx are contiguous (n, c, l) float32/float64; per-channel tensors (c,)
+  // share that dtype; w and b may be undefined (1 and 0) ----
+  // Per channel over n * l values: mean, rstd = 1 / sqrt(var + eps) and the biased var.
+  virtual void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean,
+                                Tensor& rstd, Tensor& var) = 0;
+  // y = (x - mean) * rstd * w + b.
+  virtual void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                                const Tensor& b, int64_t n, int64_t c, int64_t l, Tensor& y) = 0;
+  // dw = sum g * xhat, db = sum g (xhat = (x - mean) * rstd); dx (when defined) =
+  // w rstd (g - mean(g) - xhat mean(g xhat)) when the batch stats were used (training), else g w rstd.
+  virtual void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& w, int64_t n, int64_t c, int64_t l, bool training, Tensor& dx,
+                                   Tensor& dw, Tensor& db) = 0;
+
+  // ---- attention softmax (the fused scaled-dot-product path of src/nn/attention.cpp) ----
+  // s is a contiguous (batch, L, S) float tensor of raw q k^T scores. Each row i of a matrix
+  // becomes p = softmax(scale * s + mask) in p (same shape and dtype; may alias s), where the
+  // causal mask blocks columns j > i; lse (batch * L; float64 for float64 scores, else float32) gets the row's log-sum-exp of
+  // scale * s + mask (-inf, and p = 0, for a row with nothing unmasked).
+  virtual void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal,
+                                 Tensor& p, Tensor& lse) = 0;
+  // The backward's elementwise part: with raw scores s, lse and delta (batch * L, lse's dtype;
+  // delta = rowsum(dO * O)) and dp = dO v^T, writes p = exp(scale * s + mask - lse) over s and
+  // ds = scale * p * (dp - delta) over dp (the gradient of the raw scores).
+  virtual void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                          int64_t L, int64_t S, double scale, bool causal) = 0;
+
   // ---- recurrent kernels (the fused LSTM / GRU recurrences of src/nn/rnn.cpp) ----
   // float32/float64 only. xproj (steps, batch, G*H) holds the input projections x W_ih^T (+ biases)
   // with a unit last stride (any strides otherwise); w (G*H, H), h0, c0 (batch, H) and bhh (3H,)

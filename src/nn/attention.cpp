@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
+#include "ops/common.h"
+#include "spiraltorch/autocast.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/init.h"
@@ -36,14 +39,104 @@ std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor&
   return {matmul(w, v), w};
 }
 
+// Whether fused_attention takes these operands: one float dtype, (..., L, d), (..., S, d) and
+// (..., S, dv) with the same leading dims, nothing empty.
+bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || !is_floating(q.dtype())) return false;
+  if (q.dim() != k.dim() || q.dim() != v.dim() || q.numel() == 0 || k.numel() == 0 || v.numel() == 0) return false;
+  for (int64_t i = 0; i + 2 < q.dim(); ++i) {
+    if (q.shape()[i] != k.shape()[i] || q.shape()[i] != v.shape()[i]) return false;
+  }
+  return true;
+}
+
+// softmax(scale q k^T [+ causal mask]) v without keeping the (L, S) probabilities: the
+// forward saves q, k, v, the output and each row's log-sum-exp, and the backward recomputes
+// the probabilities from them (FlashAttention's recurrence, done with batched GEMMs), so the
+// memory kept per call is O(L + S) per row instead of O(L S); the (L, S) buffers exist only
+// while one call's forward or backward runs.
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+  const Dtype dt = q.dtype();
+  const Device dev = q.device();
+  auto& be = detail::backend_of(q);
+  const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2], d = q.shape().back(), dv = v.shape().back();
+  const int64_t B = q.numel() / (L * d);
+  const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(), vc = v.detach().contiguous();
+  Tensor p = Tensor::empty({B, L, S}, dt, dev);
+  be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, p.raw_data(), S, L * S, B);
+  const Dtype stat = dt == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;  // lse and delta
+  Tensor lse = Tensor::empty({B * L}, stat, dev);
+  be.attention_softmax(p, B, L, S, scale, causal, p, lse);
+  Shape out_shape = q.shape();
+  out_shape.back() = dv;
+  Tensor out = Tensor::empty(out_shape, dt, dev);
+  be.gemm(dt, false, false, L, dv, S, 1.0, p.raw_data(), S, L * S, vc.raw_data(), dv, S * dv, 0.0, out.raw_data(), dv,
+          L * dv, B);
+  p = Tensor();  // the probabilities are not kept
+  if (!needs_grad({&q, &k, &v})) return out;
+  const Tensor o = out.detach();
+  record(out, "ScaledDotProductAttentionBackward", {q, k, v},
+         [q, k, v, qc, kc, vc, o, lse, B, L, S, d, dv, scale, causal](const Tensor& g) -> std::vector<Tensor> {
+           if (grad_enabled()) {
+             // create_graph: differentiate the composite formula, which has history.
+             std::vector<Tensor> wanted;
+             for (const Tensor* t : {&q, &k, &v}) {
+               if (t->requires_grad()) wanted.push_back(*t);
+             }
+             const Tensor mask = causal ? causal_mask(L, S, q.dtype(), q.device()) : Tensor();
+             const Tensor y = attend(q, k, v, mask, scale, 0.0).first;
+             const std::vector<Tensor> gs = grad({y}, wanted, {g}, true, true, true);
+             std::vector<Tensor> out(3);
+             size_t w = 0;
+             for (int i = 0; i < 3; ++i) {
+               if ((i == 0 ? q : i == 1 ? k : v).requires_grad()) out[i] = gs[w++];
+             }
+             return out;
+           }
+           const Dtype dt = qc.dtype();
+           auto& be = detail::backend_of(qc);
+           const Tensor dout = detail::cast_raw(g, dt).contiguous();
+           const Dtype stat = lse.dtype();
+           const Tensor delta = sum(mul(detail::cast_raw(dout, stat), detail::cast_raw(o, stat)), {-1}).contiguous();
+           Tensor s = Tensor::empty({B, L, S}, dt, qc.device());
+           be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, s.raw_data(), S,
+                   L * S, B);
+           Tensor ds = Tensor::empty({B, L, S}, dt, qc.device());
+           be.gemm(dt, false, true, L, S, dv, 1.0, dout.raw_data(), dv, L * dv, vc.raw_data(), dv, S * dv, 0.0,
+                   ds.raw_data(), S, L * S, B);
+           be.attention_softmax_backward(s, ds, lse, delta, B, L, S, scale, causal);  // s := p, ds := dL/d(q k^T)
+           Tensor gq, gk, gv;
+           if (q.requires_grad()) {
+             gq = Tensor::empty(qc.shape(), dt, qc.device());
+             be.gemm(dt, false, false, L, d, S, 1.0, ds.raw_data(), S, L * S, kc.raw_data(), d, S * d, 0.0,
+                     gq.raw_data(), d, L * d, B);
+           }
+           if (k.requires_grad()) {
+             gk = Tensor::empty(kc.shape(), dt, kc.device());
+             be.gemm(dt, true, false, S, d, L, 1.0, ds.raw_data(), S, L * S, qc.raw_data(), d, L * d, 0.0,
+                     gk.raw_data(), d, S * d, B);
+           }
+           if (v.requires_grad()) {
+             gv = Tensor::empty(vc.shape(), dt, vc.device());
+             be.gemm(dt, true, false, S, dv, L, 1.0, s.raw_data(), S, L * S, dout.raw_data(), dv, L * dv, 0.0,
+                     gv.raw_data(), dv, S * dv, B);
+           }
+           return {gq, gk, gv};
+         },
+         {qc, kc, vc, o});
+  return out;
+}
+
 }  // namespace
 
 Tensor causal_mask(int64_t L, int64_t S, Dtype dtype, Device device) { return triu(full({L, S}, kNegInf, dtype, device), 1); }
 
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
   const char* op = "scaled_dot_product_attention";
+  // autocast's lower-precision list
+  const Tensor q = autocast::to_lower(q_in), k = autocast::to_lower(k_in), v = autocast::to_lower(v_in);
   if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2) {
     throw ShapeError(std::string(op) + ": query, key and value need at least 2 dims, got " + shape_str(q.shape()) +
                      ", " + shape_str(k.shape()) + " and " + shape_str(v.shape()));
@@ -66,6 +159,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   }
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2];
   const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.shape().back()));
+  if (!has_mask && dropout_p == 0.0 && fusable(q, k, v)) return fused_attention(q, k, v, sc, is_causal);
   Tensor mask;
   if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
   if (is_causal) mask = causal_mask(L, S, q.dtype(), q.device());
@@ -181,7 +275,14 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
     mask = mask.defined() ? add(mask, m) : m;
   }
   const double p = training_ ? dropout_ : 0.0;
-  auto [o, w] = attend(qh, kh, vh, mask, 1.0 / std::sqrt(static_cast<double>(d)), p);
+  const double sc = 1.0 / std::sqrt(static_cast<double>(d));
+  const bool plain_mask = !(attn_mask && attn_mask->defined()) && !(key_padding_mask && key_padding_mask->defined());
+  Tensor o, w;
+  if (!need_weights && p == 0.0 && plain_mask && fusable(qh, kh, vh)) {
+    o = fused_attention(qh, kh, vh, sc, is_causal);  // no (L, S) weights kept
+  } else {
+    std::tie(o, w) = attend(qh, kh, vh, mask, sc, p);
+  }
   Tensor out = (*out_proj_)(reshape(transpose(o, 1, 2), {B, L, E}));
   if (!batched) {
     out = squeeze(out, 0);

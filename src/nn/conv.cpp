@@ -2,6 +2,7 @@
 // and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; float32 on the CPU
 // goes to oneDNN when it is built (src/nn/conv_onednn.cpp).
 #include "spiraltorch/nn/conv.h"
+#include "spiraltorch/autocast.h"
 
 #include <algorithm>
 
@@ -252,8 +253,12 @@ ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padd
   return s;
 }
 
-Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvSpec& s, const char* op) {
-  if (!input.defined() || !weight.defined()) throw ValueError(std::string(op) + ": input and weight are required");
+Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvSpec& s,
+                   const char* op) {
+  if (!input_in.defined() || !weight_in.defined()) throw ValueError(std::string(op) + ": input and weight are required");
+  // autocast's lower-precision list
+  const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
+               bias = autocast::to_lower(bias_in);
   if (input.dim() == 3) {
     return squeeze(conv2d_impl(unsqueeze(input, 0), weight, bias, s, op), 0);
   }
@@ -266,7 +271,8 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias
                      shape_str(weight.shape()));
   }
   detail::check_same_device(input, weight, op);
-  check_conv_float(input, op);
+  const bool half = input.dtype() == Dtype::Float16 || input.dtype() == Dtype::BFloat16;
+  if (!half) check_conv_float(input, op);
   if (weight.dtype() != input.dtype()) {
     throw DtypeError(std::string(op) + ": input is " + dtype_name(input.dtype()) + " but weight is " +
                      dtype_name(weight.dtype()));
@@ -312,9 +318,46 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias
   }
 
   const ConvPlan p = make_plan(input.shape(), weight.shape(), s);
+  // A library convolution (cuDNN on CUDA) when the backend takes this geometry; it also
+  // runs float16/bfloat16 natively. Elsewhere half types compute in float32.
+  auto& be = backend_of(input);
+  const bool lib = s.pad_begin == s.pad_end && std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) > 0 &&
+                   be.has_conv2d(p.geom, p.groups, input.dtype());
+  if (half && !lib) {
+    const Tensor b32 = bias.defined() ? bias.to(Dtype::Float32) : Tensor();
+    return conv2d_impl(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, s, op).to(input.dtype());
+  }
   const Tensor x = input.detach().contiguous();
   const Tensor w = weight.detach().contiguous();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+  if (lib) {
+    Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, x.dtype(), x.device());
+    be.conv2d_forward(x, w, b, p.geom, p.groups, out);
+    if (needs_grad({&input, &weight, &bias})) {
+      const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();
+      record(out, "Conv2dBackward", {input, weight, bias},
+             [x, w, p, nx, nw, nb](const Tensor& g) -> std::vector<Tensor> {
+               auto& bk = backend_of(x);
+               const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
+               Tensor gx, gw, gb;
+               if (nx) {
+                 gx = Tensor::empty(x.shape(), x.dtype(), x.device());
+                 bk.conv2d_backward_input(gy, w, p.geom, p.groups, gx);
+               }
+               if (nw) {
+                 gw = Tensor::empty(w.shape(), w.dtype(), w.device());
+                 bk.conv2d_backward_weight(gy, x, p.geom, p.groups, gw);
+               }
+               if (nb) {
+                 NoGradGuard ng;
+                 gb = sum(gy, {0, 2, 3});
+               }
+               return {gx, gw, gb};
+             },
+             {x, w});
+    }
+    return out;
+  }
   // The backward follows the forward's path (decided once here), whatever the switch says later.
   std::optional<onednn::Conv2dDims> dd = onednn_dims(x, p, s);
   std::optional<Tensor> fast = dd ? onednn::forward(x, w, b, *dd, op) : std::nullopt;

@@ -2,9 +2,10 @@
 // embedding, dropout, batch_norm, gelu by name.
 //
 // The fused loops below are CPU loops; on other devices layer_norm and dropout call the
-// backend's fused entries and embedding/batch_norm run as composite ops (see the
-// "device path" blocks).
+// backend's fused entries and embedding runs as a composite op (see the "device path"
+// blocks); batch_norm always goes through the backend table.
 #include "spiraltorch/nn/functional.h"
+#include "spiraltorch/autocast.h"
 
 #include <omp.h>
 
@@ -179,9 +180,12 @@ std::string shape_list(const Shape& s) { return shape_str(s); }
 
 // ---------------------------------------------------------------- layer_norm
 
-Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
-                  double eps) {
+Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const Tensor& weight_in,
+                  const Tensor& bias_in, double eps) {
   const char* op = "layer_norm";
+  // autocast's float32 list
+  const Tensor input = autocast::to_float(input_in), weight = autocast::to_float(weight_in),
+               bias = autocast::to_float(bias_in);
   if (!input.defined()) throw ValueError("layer_norm: input tensor is undefined");
   require_float(input, op, "input");
   require_float(weight, op, "weight");
@@ -397,131 +401,6 @@ Tensor dropout(const Tensor& input, double p, bool training, Generator* generato
 
 // ---------------------------------------------------------------- batch_norm
 
-namespace {
-
-// x viewed as (N, C, L), contiguous. Per-channel mean and 1/sqrt(var + eps) (biased var).
-template <typename T>
-void bn_stats(const T* x, int64_t n, int64_t c, int64_t l, double eps, T* mean, T* rstd, double* var_out) {
-#pragma omp parallel for num_threads(static_cast<int>(std::min<int64_t>(std::max<int64_t>(c, 1), cpu::num_threads_for(n * c * l * 2)))) schedule(static)
-  for (int64_t ch = 0; ch < c; ++ch) {
-    double s = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const T* p = x + (i * c + ch) * l;
-#pragma omp simd reduction(+ : s)
-      for (int64_t j = 0; j < l; ++j) s += p[j];
-    }
-    const double m = s / static_cast<double>(n * l);
-    double v = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const T* p = x + (i * c + ch) * l;
-#pragma omp simd reduction(+ : v)
-      for (int64_t j = 0; j < l; ++j) {
-        const double d = p[j] - m;
-        v += d * d;
-      }
-    }
-    v /= static_cast<double>(n * l);
-    mean[ch] = static_cast<T>(m);
-    rstd[ch] = static_cast<T>(1.0 / std::sqrt(v + eps));
-    var_out[ch] = v;
-  }
-}
-
-// y = (x - mean) * rstd * w + b per channel.
-template <typename T>
-void bn_apply(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y, int64_t n, int64_t c, int64_t l) {
-#pragma omp parallel for num_threads(cpu::num_threads_for(n * c * l * 2)) schedule(static)
-  for (int64_t r = 0; r < n * c; ++r) {
-    const int64_t ch = r % c;
-    const T scale = rstd[ch] * (w ? w[ch] : T(1));
-    const T shift = (b ? b[ch] : T(0)) - mean[ch] * scale;
-    const T* p = x + r * l;
-    T* q = y + r * l;
-#pragma omp simd
-    for (int64_t j = 0; j < l; ++j) q[j] = p[j] * scale + shift;
-  }
-}
-
-// Per channel: sum g and sum g * xhat; then dx (training: through the batch stats;
-// eval: g * w * rstd).
-template <typename T>
-void bn_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db, int64_t n,
-                 int64_t c, int64_t l, bool training) {
-  std::vector<double> sg(c), sgx(c);
-#pragma omp parallel for num_threads(static_cast<int>(std::min<int64_t>(std::max<int64_t>(c, 1), cpu::num_threads_for(n * c * l * 2)))) schedule(static)
-  for (int64_t ch = 0; ch < c; ++ch) {
-    double a = 0, bsum = 0;
-    const T m = mean[ch], rs = rstd[ch];
-    for (int64_t i = 0; i < n; ++i) {
-      const T* gp = g + (i * c + ch) * l;
-      const T* xp = x + (i * c + ch) * l;
-#pragma omp simd reduction(+ : a, bsum)
-      for (int64_t j = 0; j < l; ++j) {
-        a += gp[j];
-        bsum += gp[j] * ((xp[j] - m) * rs);
-      }
-    }
-    sg[ch] = a;
-    sgx[ch] = bsum;
-    if (dw) dw[ch] = static_cast<T>(bsum);
-    if (db) db[ch] = static_cast<T>(a);
-  }
-  if (!dx) return;
-  const double inv_m = 1.0 / static_cast<double>(n * l);
-#pragma omp parallel for num_threads(cpu::num_threads_for(n * c * l * 3)) schedule(static)
-  for (int64_t r = 0; r < n * c; ++r) {
-    const int64_t ch = r % c;
-    const T m = mean[ch], rs = rstd[ch];
-    const T k = rs * (w ? w[ch] : T(1));
-    const T* gp = g + r * l;
-    const T* xp = x + r * l;
-    T* dp = dx + r * l;
-    if (training) {
-      const T mg = static_cast<T>(sg[ch] * inv_m), mgx = static_cast<T>(sgx[ch] * inv_m);
-#pragma omp simd
-      for (int64_t j = 0; j < l; ++j) dp[j] = k * (gp[j] - mg - (xp[j] - m) * rs * mgx);
-    } else {
-#pragma omp simd
-      for (int64_t j = 0; j < l; ++j) dp[j] = k * gp[j];
-    }
-  }
-}
-
-}  // namespace
-
-namespace {
-// Batch norm from differentiable ops (used on devices without the fused CPU loops).
-Tensor batch_norm_composite(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                            const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
-  const Dtype compute = compute_float(input.dtype());
-  const Tensor x = input.dtype() == compute ? input : input.to(compute);
-  Dims dims{0};
-  for (int64_t i = 2; i < x.dim(); ++i) dims.push_back(i);
-  Shape bshape(x.dim(), 1);
-  bshape[1] = x.shape()[1];
-  Tensor mu, var_b;
-  if (training || !running_mean.defined()) {
-    mu = mean(x, dims, true);
-    var_b = var(x, dims, 0.0, true);
-    if (training && running_mean.defined()) {
-      NoGradGuard ng;
-      const double count = static_cast<double>(x.numel() / std::max<int64_t>(1, x.shape()[1]));
-      const Tensor unbiased = mul(reshape(var_b.detach(), {x.shape()[1]}), count > 1 ? count / (count - 1) : 1.0);
-      Tensor rm = running_mean, rv = running_var;
-      copy_(rm, add(mul(rm, 1.0 - momentum), mul(reshape(mu.detach(), {x.shape()[1]}).to(rm.dtype()), momentum)));
-      copy_(rv, add(mul(rv, 1.0 - momentum), mul(unbiased.to(rv.dtype()), momentum)));
-    }
-  } else {
-    mu = reshape(running_mean.detach().to(compute), bshape);
-    var_b = reshape(running_var.detach().to(compute), bshape);
-  }
-  Tensor y = mul(sub(x, mu), rsqrt(add(var_b, eps)));
-  if (weight.defined()) y = mul(y, reshape(weight.to(compute), bshape));
-  if (bias.defined()) y = add(y, reshape(bias.to(compute), bshape));
-  return y.dtype() == input.dtype() ? y : y.to(input.dtype());
-}
-}  // namespace
-
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
@@ -546,9 +425,6 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     throw ValueError("batch_norm: running_mean and running_var are required when training=False");
   }
   if (!(eps >= 0)) throw ValueError("batch_norm: eps must be non-negative, got " + std::to_string(eps));
-  if (input.device().type != DeviceType::CPU) {  // device path
-    return batch_norm_composite(input, running_mean, running_var, weight, bias, training, momentum, eps);
-  }
   const int64_t n = input.shape()[0];
   const int64_t l = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
   const int64_t per_channel = n * l;
@@ -556,6 +432,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     throw ValueError("batch_norm: expected more than 1 value per channel when training, got input of shape " +
                      shape_list(input.shape()));
   }
+  // The statistics, apply and backward are the backend's (src/backend/*/batch_norm.*); half
+  // types compute in float32 like PyTorch's batch norm.
+  auto& be = backend::backend_for(input.device());
   const Dtype dt = input.dtype();
   const Dtype compute = compute_float(dt);
   const Tensor xc = cast_raw(input.detach(), compute).contiguous();
@@ -563,41 +442,25 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   const Tensor bc = bias.defined() ? cast_raw(bias.detach(), compute).contiguous() : Tensor();
   Tensor mean_t = Tensor::empty({c}, compute, input.device());
   Tensor rstd_t = Tensor::empty({c}, compute, input.device());
-  std::vector<double> batch_var(static_cast<size_t>(c), 0.0);
+  Tensor var_t = Tensor::empty({c}, compute, input.device());
   if (training) {
-    if (per_channel > 0) {
-      ST_DISPATCH_FLOAT(compute, [&] {
-        bn_stats<scalar_t>(xc.data<scalar_t>(), n, c, l, eps, mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(),
-                           batch_var.data());
-      });
-    }
+    be.batch_norm_stats(xc, n, c, l, eps, mean_t, rstd_t, var_t);
   } else {
     NoGradGuard ng;
     mean_t = cast_raw(running_mean.detach(), compute).contiguous().clone();
     rstd_t = rsqrt(add(cast_raw(running_var.detach(), compute), eps)).contiguous();
   }
   Tensor out = Tensor::empty(input.shape(), compute, input.device());
-  if (input.numel() > 0) {
-    ST_DISPATCH_FLOAT(compute, [&] {
-      bn_apply<scalar_t>(xc.data<scalar_t>(), mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(),
-                         wc.defined() ? wc.data<scalar_t>() : nullptr, bc.defined() ? bc.data<scalar_t>() : nullptr,
-                         out.data<scalar_t>(), n, c, l);
-    });
-  }
+  be.batch_norm_apply(xc, mean_t, rstd_t, wc, bc, n, c, l, out);
   if (compute != dt) out = cast_raw(out, dt);
   if (training && running_mean.defined()) {
-    // r = (1 - momentum) r + momentum * stat, with the unbiased variance.
+    // r = (1 - momentum) r + momentum * stat, with the unbiased variance; computed in the
+    // running buffers' dtype on their device, no host round trip.
     NoGradGuard ng;
     const double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
-    std::vector<double> var_unbiased(batch_var);
-    for (double& v : var_unbiased) v *= unbias;
-    const Tensor bm = cast_raw(mean_t, Dtype::Float64);
-    const Tensor bv = to_device(Tensor::from_vector(var_unbiased, {c}), input.device());
-    const Tensor new_mean = add(mul(cast_raw(running_mean.detach(), Dtype::Float64), 1.0 - momentum), mul(bm, momentum));
-    const Tensor new_var = add(mul(cast_raw(running_var.detach(), Dtype::Float64), 1.0 - momentum), mul(bv, momentum));
     Tensor rm = running_mean, rv = running_var;
-    copy_(rm, cast_raw(new_mean, rm.dtype()));
-    copy_(rv, cast_raw(new_var, rv.dtype()));
+    copy_(rm, add(mul(rm, 1.0 - momentum), mul(cast_raw(mean_t, rm.dtype()), momentum)));
+    copy_(rv, add(mul(rv, 1.0 - momentum), mul(cast_raw(var_t, rv.dtype()), momentum * unbias)));
   }
 
   if (needs_grad({&input, &weight, &bias})) {
@@ -644,17 +507,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
              Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
              Tensor dw = Tensor::empty({c}, compute, input.device());
              Tensor db = Tensor::empty({c}, compute, input.device());
-             if (n * l > 0) {
-               ST_DISPATCH_FLOAT(compute, [&] {
-                 bn_backward<scalar_t>(gc.data<scalar_t>(), xc.data<scalar_t>(), mean_t.data<scalar_t>(),
-                                       rstd_t.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
-                                       gx ? dx.data<scalar_t>() : nullptr, dw.data<scalar_t>(), db.data<scalar_t>(),
-                                       n, c, l, training);
-               });
-             } else {
-               zero_(dw);
-               zero_(db);
-             }
+             backend::backend_for(input.device())
+                 .batch_norm_backward(gc, xc, mean_t, rstd_t, wc, n, c, l, training, dx, dw, db);
              if (gx) dx = cast_raw(dx, input.dtype());
              return {dx, gw ? cast_raw(dw, weight.dtype()) : Tensor(), gb ? cast_raw(db, bias.dtype()) : Tensor()};
            },

@@ -1,4 +1,5 @@
 #include "spiraltorch/nn/linear.h"
+#include "spiraltorch/autocast.h"
 
 #include <cmath>
 
@@ -14,7 +15,10 @@ Tensor kaiming_uniform(const Shape& shape, int64_t fan_in, Dtype dtype) {
 }
 }  // namespace init
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in) {
+  // autocast's lower-precision list: the bias too, so the add stays in the region's dtype.
+  const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
+               bias = autocast::to_lower(bias_in);
   if (input.dim() == 0 || input.shape().back() != weight.shape().back()) {
     throw ShapeError("linear: input of shape " + shape_str(input.shape()) + " does not match weight of shape " +
                      shape_str(weight.shape()) + " (expected last dim " + std::to_string(weight.shape().back()) + ")");

@@ -1,6 +1,7 @@
 // Loss functions. Point-wise losses and the cross-entropies run fused kernels that
 // compute the loss and its local derivative in one pass; the rest compose ops.
 #include "spiraltorch/nn/loss.h"
+#include "spiraltorch/autocast.h"
 
 #include <atomic>
 #include <cmath>
@@ -149,7 +150,8 @@ std::string reduction_name(Reduction r) {
 
 // ---------------------------------------------------------------- point-wise
 
-Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& pred_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor pred = autocast::to_float(pred_in), target = autocast::to_float(target_in);  // float32 list
   if (pred.device().type != DeviceType::CPU) {  // device path
     check_pointwise("mse_loss", pred, target);
     return reduce(device_loss::mse(pred, target), reduction);
@@ -164,7 +166,8 @@ Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
                 reduction);
 }
 
-Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
+Tensor l1_loss(const Tensor& pred_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor pred = autocast::to_float(pred_in), target = autocast::to_float(target_in);  // float32 list
   if (pred.device().type != DeviceType::CPU) {  // device path
     check_pointwise("l1_loss", pred, target);
     return reduce(device_loss::l1(pred, target), reduction);
@@ -179,7 +182,8 @@ Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction) {
                 reduction);
 }
 
-Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction, double delta) {
+Tensor huber_loss(const Tensor& pred_in, const Tensor& target_in, Reduction reduction, double delta) {
+  const Tensor pred = autocast::to_float(pred_in), target = autocast::to_float(target_in);  // float32 list
   if (!(delta > 0)) throw ValueError("huber_loss: delta must be positive, got " + std::to_string(delta));
   if (pred.device().type != DeviceType::CPU) {  // device path
     check_pointwise("huber_loss", pred, target);
@@ -200,8 +204,9 @@ Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction,
                 reduction);
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
+Tensor binary_cross_entropy_with_logits(const Tensor& logits_in, const Tensor& target_in, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
+  const Tensor logits = autocast::to_float(logits_in), target = autocast::to_float(target_in);  // float32 list
   if (logits.device().type != DeviceType::CPU) {  // device path
     check_pointwise("binary_cross_entropy_with_logits", logits, target, pos_weight);
     Tensor l = device_loss::bce_with_logits(logits, target, pos_weight);
@@ -299,8 +304,9 @@ void check_index_target(const Tensor& target, const ClassLayout& L, const char* 
 
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      Reduction reduction, double label_smoothing) {
+  const Tensor logits = autocast::to_float(logits_in);  // autocast's float32 list
   const char* op = "cross_entropy";
   check_floating(logits, op, "input");
   if (!target.defined()) throw ValueError("cross_entropy: target is undefined");
@@ -456,8 +462,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   return div(total, scalar_tensor(denom, total.dtype(), total.device()));
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 Reduction reduction) {
+  const Tensor log_probs = autocast::to_float(log_probs_in);  // autocast's float32 list
   const char* op = "nll_loss";
   check_floating(log_probs, op, "input");
   if (!target.defined()) throw ValueError("nll_loss: target is undefined");

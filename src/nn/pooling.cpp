@@ -18,6 +18,10 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
   return out;
 }
 
+bool is_half(const Tensor& t) {
+  return t.defined() && (t.dtype() == Dtype::Float16 || t.dtype() == Dtype::BFloat16);
+}
+
 struct PoolInput {
   Tensor x;        // contiguous (N, C, H, W), detached
   bool unbatched;  // the caller passed (C, H, W)
@@ -76,6 +80,10 @@ Pool2dGeom pool_geom(const Tensor& input, const PoolInput& in, Pair kernel, Pair
 
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, Pair kernel_size, std::optional<Pair> stride,
                                                   Pair padding, Pair dilation, bool ceil_mode) {
+  if (is_half(input)) {  // half types pool in float32 (the kernels take float32/float64)
+    auto r = max_pool2d_with_indices(input.to(Dtype::Float32), kernel_size, stride, padding, dilation, ceil_mode);
+    return {r.first.to(input.dtype()), r.second};
+  }
   const char* op = "max_pool2d";
   const PoolInput in = pool_input(input, op);
   const Pool2dGeom g =
@@ -105,6 +113,11 @@ Tensor max_pool2d(const Tensor& input, Pair kernel_size, std::optional<Pair> str
 Tensor avg_pool2d(const Tensor& input, Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
                   bool count_include_pad, int64_t divisor_override) {
   const char* op = "avg_pool2d";
+  if (is_half(input)) {
+    return avg_pool2d(input.to(Dtype::Float32), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override)
+        .to(input.dtype());
+  }
   const PoolInput in = pool_input(input, op);
   const Pool2dGeom g = pool_geom(input, in, kernel_size, stride.value_or(kernel_size), padding, {1, 1}, ceil_mode, op);
   Tensor out = Tensor::empty(out_shape(input, g.OH, g.OW), in.x.dtype(), in.x.device());
@@ -126,6 +139,7 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel_size, std::optional<Pair> str
 
 Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
   const char* op = "adaptive_avg_pool2d";
+  if (is_half(input)) return adaptive_avg_pool2d(input.to(Dtype::Float32), output_size).to(input.dtype());
   const PoolInput in = pool_input(input, op);
   if (output_size[0] <= 0 || output_size[1] <= 0) {
     throw ValueError(std::string(op) + ": output_size must be positive, got " + pair_str(output_size));

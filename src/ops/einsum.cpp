@@ -2,6 +2,7 @@
 // kernels (sum, permute, reshape, matmul, mul by an identity mask for repeated
 // labels), so gradients and every device come for free.
 #include <algorithm>
+#include "spiraltorch/autocast.h"
 #include <map>
 #include <set>
 #include <string>
@@ -144,8 +145,10 @@ Term contract(const Term& a, const Term& b, const std::set<int>& keep) {
 
 }  // namespace
 
-Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
-  if (operands.empty()) throw ValueError("einsum: needs at least one operand");
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands_in) {
+  if (operands_in.empty()) throw ValueError("einsum: needs at least one operand");
+  std::vector<Tensor> operands;  // autocast's lower-precision list
+  for (const Tensor& t : operands_in) operands.push_back(autocast::to_lower(t));
   const auto arrow = equation.find("->");
   const std::string lhs = equation.substr(0, arrow);
   std::vector<std::string> inputs;

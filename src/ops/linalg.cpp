@@ -1,4 +1,5 @@
 #include "ops/common.h"
+#include "spiraltorch/autocast.h"
 
 namespace st {
 
@@ -92,6 +93,10 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   detail::check_same_device(a, b, "matmul");
+  if (autocast::is_enabled(a.device().type)) {  // lower-precision list
+    const Tensor al = autocast::to_lower(a), bl = autocast::to_lower(b);
+    if (al.dtype() != a.dtype() || bl.dtype() != b.dtype()) return matmul(al, bl);
+  }
   if (a.dim() == 0 || b.dim() == 0) {
     throw ShapeError("matmul: both arguments need at least 1 dimension, got shapes " + shape_str(a.shape()) + " and " +
                      shape_str(b.shape()));
@@ -189,7 +194,8 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, true); }
+// Both are on autocast's float32 list.
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl(autocast::to_float(x), dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl(autocast::to_float(x), dim, true); }
 
 }  // namespace st

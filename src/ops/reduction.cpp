@@ -1,4 +1,5 @@
 #include <algorithm>
+#include "spiraltorch/autocast.h"
 #include <cmath>
 #include <numeric>
 
@@ -269,7 +270,8 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return arg_extreme(false, x.detach(), *dim, keepdim, "argmin").second;
 }
 
-Tensor logsumexp(const Tensor& x, const Dims& dims_in, bool keepdim) {
+Tensor logsumexp(const Tensor& x_in, const Dims& dims_in, bool keepdim) {
+  const Tensor x = autocast::to_float(x_in);  // autocast's float32 list
   const Tensor xf = is_floating(x.dtype()) ? x : x.to(Dtype::Float32);
   const auto dims = detail::reduce_dims(dims_in, x.dim(), "logsumexp");
   if (x.numel() == 0) return log(sum(exp(xf), dims_in, keepdim));

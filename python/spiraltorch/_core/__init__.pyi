@@ -730,6 +730,12 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 def to_device(arg0: Tensor, arg1: str, /) -> Tensor: ...
 
+def is_autocast_enabled(device_type: str = 'cuda') -> bool:
+    """Whether an autocast region is active for device_type on this thread."""
+
+def get_autocast_dtype(device_type: str = 'cuda') -> dtype:
+    """The dtype autocast lowers to on device_type (float16 or bfloat16)."""
+
 class BarycenterIntermediate:
     """
     A point of the segment from the weighted mean (0) to the barycenter (1).

@@ -141,6 +141,95 @@ class Module(_native.Module):
         return out
 
 
+class ModuleList(Module):
+    """torch.nn.ModuleList: an indexable list of child modules, registered under "0", "1", ...
+    so their parameters appear as ``<list>.<i>::<param>``. It has no forward of its own."""
+
+    def __init__(self, modules: Any = None, name: str = "") -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_items", [])
+        for m in modules or ():
+            self.append(m)
+
+    def append(self, module: Any) -> "ModuleList":
+        if not isinstance(module, _native.Module):
+            raise TypeError(f"ModuleList.append: expected a Module, got {type(module).__name__}")
+        self._register_module(str(len(self._items)), module)
+        self._items.append(module)
+        return self
+
+    def extend(self, modules: Any) -> "ModuleList":
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return ModuleList(self._items[index])
+        try:
+            return self._items[index]
+        except IndexError:
+            raise IndexError(f"ModuleList: index {index} is out of range for {len(self._items)} modules") from None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ModuleList has no forward: iterate over it and call its modules")
+
+
+class ModuleDict(Module):
+    """torch.nn.ModuleDict: child modules by string key (registered under that key), in
+    insertion order. It has no forward of its own."""
+
+    def __init__(self, modules: Any = None, name: str = "") -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_items", {})
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key: str, module: Any) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"ModuleDict: keys must be non-empty strings, got {key!r}")
+        if not isinstance(module, _native.Module):
+            raise TypeError(f"ModuleDict[{key!r}]: expected a Module, got {type(module).__name__}")
+        if key in self._items:
+            raise ValueError(f"ModuleDict: key {key!r} is already present (children are never overwritten)")
+        self._register_module(key, module)
+        self._items[key] = module
+
+    def update(self, modules: Any) -> None:
+        for key, module in (modules.items() if hasattr(modules, "items") else modules):
+            self[key] = module
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    def keys(self) -> Any:
+        return self._items.keys()
+
+    def values(self) -> Any:
+        return self._items.values()
+
+    def items(self) -> Any:
+        return self._items.items()
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ModuleDict has no forward: look its modules up and call them")
+
+
 # The original's spelling of ReLU (same class: isinstance checks agree).
 Relu = _native.ReLU
 
@@ -188,7 +277,8 @@ class Pool2d(Module):
 
 __all__ = sorted(
     [n for n in dir(_native) if not n.startswith("_") and n != "Module"]
-    + ["Callback", "EarlyStopping", "EpochResult", "FitHistory", "Module", "ModuleTrainer", "Parameter", "Pool2d",
+    + ["Callback", "EarlyStopping", "EpochResult", "FitHistory", "Module", "ModuleDict", "ModuleList", "ModuleTrainer",
+       "Parameter", "Pool2d",
        "Relu", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
        "save_json", "save_safetensors"]
 )

@@ -105,6 +105,31 @@ class CpuBackend final : public Backend {
     cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
 
+  // ---- batch norm ----
+  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                        Tensor& var) override {
+    cpu::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
+  }
+  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                        int64_t n, int64_t c, int64_t l, Tensor& y) override {
+    cpu::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
+  }
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
+                           Tensor& db) override {
+    cpu::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
+  }
+
+  // ---- attention softmax ----
+  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                         Tensor& lse) override {
+    cpu::attention_softmax(s, batch, L, S, scale, causal, p, lse);
+  }
+  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                  int64_t L, int64_t S, double scale, bool causal) override {
+    cpu::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
+  }
+
   // ---- recurrent kernels ----
   void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
                     Tensor& acts) override {
@@ -155,5 +180,15 @@ void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fus
 void Backend::adam_update(Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, const AdamArgs&) { no_fused("adam_update"); }
 void Backend::sgd_update(Tensor&, const Tensor&, Tensor&, const SgdArgs&) { no_fused("sgd_update"); }
 void Backend::flag_nonfinite(const Tensor&, Tensor&) { no_fused("flag_nonfinite"); }
+bool Backend::has_conv2d(const Conv2dGeom&, int64_t, Dtype) const { return false; }
+void Backend::conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
+  no_fused("conv2d_forward");
+}
+void Backend::conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
+  no_fused("conv2d_backward_input");
+}
+void Backend::conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
+  no_fused("conv2d_backward_weight");
+}
 
 }  // namespace st::backend

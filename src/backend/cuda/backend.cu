@@ -241,6 +241,53 @@ class CudaBackend final : public backend::Backend {
     cudak::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
 
+  // ---- library convolution (cuDNN) and batch norm ----
+  bool has_conv2d(const backend::Conv2dGeom& g, int64_t groups, Dtype dtype) const override {
+    return cudak::has_cudnn_conv2d(g, groups, dtype);
+  }
+  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                      int64_t groups, Tensor& out) override {
+    use_device(index_);
+    cudak::cudnn_conv2d_forward(x, w, bias, g, groups, out);
+  }
+  void conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t groups,
+                             Tensor& gx) override {
+    use_device(index_);
+    cudak::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
+  }
+  void conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
+                              Tensor& gw) override {
+    use_device(index_);
+    cudak::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
+  }
+  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                        Tensor& var) override {
+    use_device(index_);
+    cudak::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
+  }
+  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                        int64_t n, int64_t c, int64_t l, Tensor& y) override {
+    use_device(index_);
+    cudak::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
+  }
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
+                           Tensor& db) override {
+    use_device(index_);
+    cudak::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
+  }
+
+  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                         Tensor& lse) override {
+    use_device(index_);
+    cudak::attention_softmax(s, batch, L, S, scale, causal, p, lse);
+  }
+  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                  int64_t L, int64_t S, double scale, bool causal) override {
+    use_device(index_);
+    cudak::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
+  }
+
   // ---- fused kernels ----
   bool native_half_gemm() const override {
 #ifdef SPIRALTORCH_HAVE_CUBLAS

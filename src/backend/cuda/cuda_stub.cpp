@@ -34,6 +34,16 @@ void empty_cache() {}
 static bool g_tf32 = false;
 bool allow_tf32() { return g_tf32; }
 void set_allow_tf32(bool a) { g_tf32 = a; }
+// The cuDNN switches keep their values without a GPU so settings made before a device
+// exists (or in CPU-only builds) read back as set.
+static bool g_cudnn_enabled = true, g_cudnn_benchmark = false, g_cudnn_tf32 = true;
+std::string cudnn_version() { return ""; }
+bool cudnn_enabled() { return g_cudnn_enabled; }
+void set_cudnn_enabled(bool e) { g_cudnn_enabled = e; }
+bool cudnn_benchmark() { return g_cudnn_benchmark; }
+void set_cudnn_benchmark(bool on) { g_cudnn_benchmark = on; }
+bool cudnn_allow_tf32() { return g_cudnn_tf32; }
+void set_cudnn_allow_tf32(bool a) { g_cudnn_tf32 = a; }
 uintptr_t current_stream(int) { unavailable("current_stream"); }
 void set_current_stream(int, uintptr_t) { unavailable("set_stream"); }
 uintptr_t stream_create(int, int) { unavailable("Stream"); }

@@ -60,6 +60,26 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const ba
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                       Tensor& gw);
+// batch_norm.cu
+void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                      Tensor& var);
+void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                      int64_t n, int64_t c, int64_t l, Tensor& y);
+void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                         int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);
+// conv_cudnn.cu (cuDNN convolution; has_cudnn_conv2d is false in builds without cuDNN)
+bool has_cudnn_conv2d(const backend::Conv2dGeom& g, int64_t groups, Dtype dtype);
+void cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                          int64_t groups, Tensor& out);
+void cudnn_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t groups,
+                                 Tensor& gx);
+void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
+                                  Tensor& gw);
+// attention.cu
+void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                       Tensor& lse);
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                int64_t L, int64_t S, double scale, bool causal);
 // rnn.cu
 void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,

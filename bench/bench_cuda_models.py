@@ -1,0 +1,223 @@
+"""Whole training steps of real model shapes on one CUDA GPU: SpiralTorch vs PyTorch side by side.
+
+Usage: python bench/bench_cuda_models.py [--quick] [--only cnn,lstm,gpt,gpt_bf16] [--out FILE]
+
+Each row builds the same model in both libraries (same shapes, same optimizer), runs warm-up
+steps, then alternates the two libraries in rounds of CUDA-event-timed steps (median). Peak
+memory is each library's own allocator peak over its timed steps (st.cuda.max_memory_allocated
+and torch.cuda.max_memory_allocated, reset before each library's first step). TF32 is allowed
+on both sides for float32 matmuls and convolutions (cuDNN on both sides when SpiralTorch is built
+with it).
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+import spiraltorch as st
+import spiraltorch.nn.functional as sF
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cuda import time_both  # noqa: E402
+
+GiB = float(1 << 30)
+rows = []
+
+
+def peak(st_step, torch_step, steps=3):
+    """Each library's allocator peak over `steps` steps after a reset (GiB)."""
+    st.cuda.synchronize()
+    st.cuda.reset_peak_memory_stats()
+    for _ in range(steps):
+        st_step()
+    st.cuda.synchronize()
+    st_peak = st.cuda.max_memory_allocated() / GiB
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(steps):
+        torch_step()
+    torch.cuda.synchronize()
+    return st_peak, torch.cuda.max_memory_allocated() / GiB
+
+
+def report(name, st_step, torch_step, reps, rounds=3):
+    ms_st, ms_t = time_both(st_step, torch_step, reps=reps, rounds=rounds, warm=2)
+    mem_st, mem_t = peak(st_step, torch_step)
+    rows.append((name, ms_st, ms_t, mem_st, mem_t))
+    print(f"{name:58s} st={ms_st:8.2f} ms torch={ms_t:8.2f} ms ratio={ms_st / ms_t:5.2f}  "
+          f"peak st={mem_st:5.2f} torch={mem_t:5.2f} GiB", flush=True)
+
+
+def cnn(quick):
+    B = 64 if quick else 256
+    chans = (3, 64, 128, 256, 256)
+
+    def build(mod):
+        layers = []
+        for i in range(4):
+            layers += [mod.Conv2d(chans[i], chans[i + 1], 3, padding=1), mod.BatchNorm2d(chans[i + 1]), mod.ReLU()]
+            if i % 2 == 1:
+                layers.append(mod.MaxPool2d(2))
+        layers += [mod.AdaptiveAvgPool2d(1), mod.Flatten(), mod.Linear(chans[-1], 10)]
+        return mod.Sequential(*layers)
+
+    sm, tm = build(st.nn).to("cuda"), build(torch.nn).cuda()
+    so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9)
+    to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9)
+    tx = torch.randn(B, 3, 32, 32, device="cuda")
+    ty = torch.randint(0, 10, (B,), device="cuda")
+    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
+
+    def st_step():
+        so.zero_grad()
+        sF.cross_entropy(sm(sx), sy).backward()
+        so.step()
+
+    def torch_step():
+        to.zero_grad()
+        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
+        to.step()
+
+    report(f"CNN+BN 3-64-128-256-256, B={B}, 32x32, SGD", st_step, torch_step, reps=10)
+
+
+def lstm(quick):
+    B, T, H = 64, 32 if quick else 128, 512
+    sm = st.nn.LSTM(H, H, num_layers=2, batch_first=True).to("cuda")
+    tm = torch.nn.LSTM(H, H, num_layers=2, batch_first=True).cuda()
+    sh, th = st.nn.Linear(H, H).to("cuda"), torch.nn.Linear(H, H).cuda()
+    so = st.optim.Adam(list(sm.parameters()) + list(sh.parameters()), lr=1e-3)
+    to = torch.optim.Adam(list(tm.parameters()) + list(th.parameters()), lr=1e-3)
+    tx = torch.randn(B, T, H, device="cuda")
+    ty = torch.randn(B, T, H, device="cuda")
+    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
+
+    def st_step():
+        so.zero_grad()
+        out, _ = sm(sx)
+        sF.mse_loss(sh(out), sy).backward()
+        so.step()
+
+    def torch_step():
+        to.zero_grad()
+        out, _ = tm(tx)
+        torch.nn.functional.mse_loss(th(out), ty).backward()
+        to.step()
+
+    report(f"2-layer LSTM {H}, B={B}, T={T}, Adam", st_step, torch_step, reps=10)
+
+
+class TorchGPT(torch.nn.Module):
+    def __init__(self, vocab, d, heads, layers, T):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(T, d)
+        self.blocks = torch.nn.ModuleList(
+            [torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                              norm_first=True) for _ in range(layers)])
+        self.norm = torch.nn.LayerNorm(d)
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(T), persistent=False)
+
+    def forward(self, idx):
+        T = idx.shape[1]
+        h = self.tok(idx) + self.pos(torch.arange(T, device=idx.device))
+        for b in self.blocks:
+            h = b(h, src_mask=self.mask[:T, :T], is_causal=True)
+        return self.head(self.norm(h))
+
+
+def st_gpt(vocab, d, heads, layers, T):
+    class GPT(st.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = st.nn.Embedding(vocab, d)
+            self.pos = st.nn.Embedding(T, d)
+            self.blocks = st.nn.ModuleList(
+                [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True)
+                 for _ in range(layers)])
+            self.norm = st.nn.LayerNorm(d)
+            self.head = st.nn.Linear(d, vocab, bias=False)
+            self.positions = st.arange(T, dtype=st.int64).to("cuda")
+
+        def forward(self, idx):
+            h = self.tok(idx) + self.pos(self.positions)
+            for b in self.blocks:
+                h = b(h, is_causal=True)
+            return self.head(self.norm(h))
+
+    return GPT()
+
+
+def gpt(quick, dtype_name):
+    vocab, d, heads, layers = 8192, 768, 12, 6
+    B, T = (4, 256) if quick else (16, 512)
+    sm = st_gpt(vocab, d, heads, layers, T).to("cuda")
+    tm = TorchGPT(vocab, d, heads, layers, T).cuda()
+    so = st.optim.AdamW(sm.parameters(), lr=3e-4)
+    to = torch.optim.AdamW(tm.parameters(), lr=3e-4, fused=True)
+    tx = torch.randint(0, vocab, (B, T), device="cuda")
+    ty = torch.randint(0, vocab, (B, T), device="cuda")
+    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
+    bf16 = dtype_name == "bf16"
+    st_ctx = (lambda: st.autocast("cuda", dtype=st.bfloat16)) if bf16 else None
+    torch_ctx = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 else None
+
+    def st_step():
+        so.zero_grad()
+        if st_ctx:
+            with st_ctx():
+                loss = sF.cross_entropy(sm(sx).reshape(B * T, vocab), sy.reshape(B * T))
+        else:
+            loss = sF.cross_entropy(sm(sx).reshape(B * T, vocab), sy.reshape(B * T))
+        loss.backward()
+        so.step()
+
+    def torch_step():
+        to.zero_grad()
+        if torch_ctx:
+            with torch_ctx():
+                loss = torch.nn.functional.cross_entropy(tm(tx).reshape(B * T, vocab), ty.reshape(B * T))
+        else:
+            loss = torch.nn.functional.cross_entropy(tm(tx).reshape(B * T, vocab), ty.reshape(B * T))
+        loss.backward()
+        to.step()
+
+    label = "bf16 autocast" if bf16 else "fp32/TF32"
+    report(f"GPT {layers}x{d} h{heads} B={B} T={T} V={vocab} AdamW {label}", st_step, torch_step, reps=5)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", default="cnn,lstm,gpt,gpt_bf16")
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    st.cuda.set_allow_tf32(True)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    dev = st.describe_device("cuda")
+    print(f"{dev['device_name']}, cuDNN (spiraltorch) {dev.get('cudnn')}, torch {torch.__version__} "
+          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    only = args.only.split(",")
+    for name, fn in (("cnn", lambda: cnn(args.quick)), ("lstm", lambda: lstm(args.quick)),
+                     ("gpt", lambda: gpt(args.quick, "fp32")), ("gpt_bf16", lambda: gpt(args.quick, "bf16"))):
+        if name in only:
+            try:
+                fn()
+            except Exception as e:  # report and go on: one failing row must not hide the rest
+                print(f"{name}: FAILED: {type(e).__name__}: {e}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(f"# Whole training steps on {dev['device_name']}\n\n")
+            f.write(f"torch {torch.__version__} (cuDNN {torch.backends.cudnn.version()}), SpiralTorch cuDNN "
+                    f"{dev.get('cudnn')}; TF32 allowed on both. Command: `python bench/bench_cuda_models.py`.\n\n")
+            f.write("| model | SpiralTorch ms | PyTorch ms | time ratio | peak GiB SpiralTorch | peak GiB PyTorch |\n")
+            f.write("|---|---:|---:|---:|---:|---:|\n")
+            for name, a, b, ma, mb in rows:
+                f.write(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f}x | {ma:.2f} | {mb:.2f} |\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Library switches of the compute backends, spelled like ``torch.backends``.
+
+``st.backends.cudnn`` controls how CUDA convolutions run: ``enabled`` (cuDNN when the build has
+it, otherwise im2col + cuBLAS), ``benchmark`` (time every cuDNN algorithm once per shape and keep
+the fastest, instead of cuDNN's heuristic ranking) and ``allow_tf32`` (TF32 tensor cores for
+float32 convolutions; on by default as in PyTorch). ``version()`` is the cuDNN version the library
+runs with, or ``None`` when it has none.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from . import _core
+
+__all__ = ["cudnn"]
+
+
+class _CudnnSwitches:
+    """Process-wide cuDNN settings; assignments take effect for the next convolution."""
+
+    @property
+    def enabled(self) -> bool:
+        return _core._cudnn_enabled()
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        _core._cudnn_set_enabled(bool(value))
+
+    @property
+    def benchmark(self) -> bool:
+        return _core._cudnn_benchmark()
+
+    @benchmark.setter
+    def benchmark(self, value: bool) -> None:
+        _core._cudnn_set_benchmark(bool(value))
+
+    @property
+    def allow_tf32(self) -> bool:
+        return _core._cudnn_allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, value: bool) -> None:
+        _core._cudnn_set_allow_tf32(bool(value))
+
+    def version(self) -> Optional[str]:
+        """The cuDNN version string ("9.10.2"), or None when this build has no cuDNN."""
+        return _core._cudnn_version() or None
+
+    def is_available(self) -> bool:
+        """True when the build has cuDNN and a CUDA device is present."""
+        return bool(_core._cudnn_version()) and _core._cuda_is_available()
+
+    def __repr__(self) -> str:
+        return (f"cudnn(version={self.version()!r}, enabled={self.enabled}, benchmark={self.benchmark}, "
+                f"allow_tf32={self.allow_tf32})")
+
+
+cudnn = _CudnnSwitches()

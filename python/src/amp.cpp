@@ -1,0 +1,80 @@
+// spiraltorch._core: mixed precision (autocast regions, GradScaler) and activation
+// checkpointing. The Python classes in spiraltorch/amp.py and spiraltorch/utils are thin.
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+#include "spiraltorch/activation_checkpoint.h"
+#include "spiraltorch/autocast.h"
+#include "spiraltorch/optim/grad_scaler.h"
+
+namespace stpy {
+
+namespace {
+
+st::DeviceType autocast_device(const std::string& device_type) {
+  if (device_type == "cpu") return st::DeviceType::CPU;
+  if (device_type == "cuda") return st::DeviceType::CUDA;
+  throw st::ValueError("autocast: device_type must be 'cpu' or 'cuda', got '" + device_type + "'");
+}
+
+}  // namespace
+
+void bind_amp(nb::module_& m) {
+  // The whole per-thread state as (cpu_enabled, cpu_dtype, cuda_enabled, cuda_dtype), so the
+  // Python context manager can save and restore it exactly.
+  m.def("_autocast_get_state", [] {
+    const st::autocast::State s = st::autocast::state();
+    return nb::make_tuple(s.cpu_enabled, s.cpu_dtype, s.cuda_enabled, s.cuda_dtype);
+  });
+  m.def("_autocast_set_state", [](bool cpu_on, Dtype cpu_dt, bool cuda_on, Dtype cuda_dt) {
+    for (Dtype dt : {cpu_dt, cuda_dt}) {
+      if (dt != Dtype::Float16 && dt != Dtype::BFloat16) {
+        throw st::ValueError(std::string("autocast: dtype must be float16 or bfloat16, got ") + st::dtype_name(dt));
+      }
+    }
+    st::autocast::set_state(st::autocast::State{cpu_on, cuda_on, cpu_dt, cuda_dt});
+  });
+  m.def("is_autocast_enabled", [](const std::string& device_type) {
+    return st::autocast::is_enabled(autocast_device(device_type));
+  }, nb::arg("device_type") = "cuda", "Whether an autocast region is active for device_type on this thread.");
+  m.def("get_autocast_dtype", [](const std::string& device_type) {
+    return st::autocast::dtype(autocast_device(device_type));
+  }, nb::arg("device_type") = "cuda", "The dtype autocast lowers to on device_type (float16 or bfloat16).");
+
+  using st::optim::GradScaler;
+  nb::class_<GradScaler>(m, "_GradScaler")
+      .def("__init__", [](GradScaler* self, double init_scale, double growth_factor, double backoff_factor,
+                          int64_t growth_interval, bool enabled) {
+             new (self) GradScaler(GradScaler::Options{init_scale, growth_factor, backoff_factor, growth_interval,
+                                                       enabled});
+           },
+           nb::arg("init_scale") = 65536.0, nb::arg("growth_factor") = 2.0, nb::arg("backoff_factor") = 0.5,
+           nb::arg("growth_interval") = 2000, nb::arg("enabled") = true)
+      .def("scale", &GradScaler::scale, nb::arg("loss"))
+      .def("unscale_", &GradScaler::unscale, nb::arg("optimizer"))
+      .def("step", &GradScaler::step, nb::arg("optimizer"), nb::call_guard<nb::gil_scoped_release>())
+      .def("update", &GradScaler::update, nb::arg("new_scale").none() = nb::none())
+      .def("get_scale", &GradScaler::get_scale)
+      .def("is_enabled", &GradScaler::is_enabled)
+      .def_prop_ro("found_inf", &GradScaler::found_inf)
+      .def_prop_ro("skipped_steps", &GradScaler::skipped_steps)
+      .def_prop_ro("growth_factor", [](const GradScaler& s) { return s.options().growth_factor; })
+      .def_prop_ro("backoff_factor", [](const GradScaler& s) { return s.options().backoff_factor; })
+      .def_prop_ro("growth_interval", [](const GradScaler& s) { return s.options().growth_interval; })
+      .def("_state", [](const GradScaler& s) {
+        const GradScaler::State st = s.state();
+        return nb::make_tuple(st.scale, st.growth_tracker, st.skipped_steps);
+      })
+      .def("_load_state", [](GradScaler& s, double scale, int64_t tracker, int64_t skipped) {
+        s.load_state(GradScaler::State{scale, tracker, skipped});
+      });
+
+  m.def("_checkpoint",
+        [](const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+           bool preserve_rng_state) { return st::checkpoint(fn, inputs, preserve_rng_state); },
+        nb::arg("fn"), nb::arg("inputs"), nb::arg("preserve_rng_state") = true);
+}
+
+}  // namespace stpy
