@@ -91,6 +91,7 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  const events::OpEvent event("matmul");
   detail::check_same_device(a, b, "matmul");
   if (a.dim() == 0 || b.dim() == 0) {
     throw ShapeError("matmul: both arguments need at least 1 dimension, got shapes " + shape_str(a.shape()) + " and " +
@@ -109,6 +110,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor r = matmul(a2, b2);
     if (b.dim() == 1) r = squeeze(r, -1);
     if (a.dim() == 1) r = squeeze(r, r.dim() == 1 && b.dim() == 1 ? 0 : -2);
+    event.publish(a, r);
     return r;
   }
   Tensor out = matmul_raw(a, b);
@@ -133,6 +135,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       return {ga, gb};
     }, {a, b});
   }
+  event.publish(a, out);
   return out;
 }
 
@@ -148,6 +151,7 @@ namespace {
 
 Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
+  const events::OpEvent event(name);
   const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(Dtype::Float32);
   if (x.dim() == 0) return log ? zeros_like(x) : ones_like(x);
   dim = wrap_dim(dim, x.dim(), name);
@@ -184,6 +188,7 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
       return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};
     }, {out});
   }
+  event.publish(x, out);
   return out;
 }
 
