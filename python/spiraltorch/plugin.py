@@ -13,6 +13,7 @@ stderr and counted in ``publish_report``, and dispatch goes on.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import importlib.util
 import json
@@ -55,6 +56,9 @@ _BUILTIN_KEYS = {"SystemInit": (), "SystemShutdown": (), "PluginLoaded": ("plugi
 # Guards the plugin registry, configuration and services below; the event bus has its own lock in C++.
 _lock = threading.RLock()
 _MISSING = object()
+# The C++ bus outlives the interpreter: drop the Python listeners before it goes, so no op run
+# during shutdown calls into a finalising interpreter.
+atexit.register(_core._events_clear)
 
 
 def event_types() -> dict[str, str]:

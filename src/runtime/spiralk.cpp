@@ -164,6 +164,16 @@ NodePtr make(Kind kind, const Token& at, std::string text = {}, std::vector<Node
   return n;
 }
 
+// A number or boolean literal (a boolean holds 1 or 0).
+NodePtr literal(Kind kind, const Token& at, double value) {
+  auto n = std::make_shared<Node>();
+  n->kind = kind;
+  n->number = value;
+  n->line = at.line;
+  n->column = at.column;
+  return n;
+}
+
 const char* kRankKinds[] = {"topk", "midk", "bottomk"};
 const char* kMergeKinds[] = {"bitonic", "shared", "warp"};
 const char* kMergeDetails[] = {"auto", "heap", "kway", "bitonic", "warp_heap", "warp_bitonic"};
@@ -311,9 +321,7 @@ class Parser {
       if (key.text == "two_stage") {
         if (!(v.kind == Tok::Ident && (v.text == "true" || v.text == "false"))) fail("expected true or false after 'two_stage'");
         next();
-        auto b = make(Kind::Bool, v);
-        std::const_pointer_cast<Node>(b)->number = v.text == "true" ? 1.0 : 0.0;
-        settings.push_back(make(Kind::Assign, key, "two_stage", {b}));
+        settings.push_back(make(Kind::Assign, key, "two_stage", {literal(Kind::Bool, v, v.text == "true" ? 1.0 : 0.0)}));
       } else {
         if (v.kind != Tok::Number) fail("expected a number after '" + key.text + "'");
         next();
@@ -335,12 +343,7 @@ class Parser {
   }
 
   static NodePtr number_assign(const std::string& field, const Token& at, double value) {
-    auto n = std::make_shared<Node>();
-    n->kind = Kind::Number;
-    n->number = value;
-    n->line = at.line;
-    n->column = at.column;
-    return make(Kind::Assign, at, field, {n});
+    return make(Kind::Assign, at, field, {literal(Kind::Number, at, value)});
   }
 
   // ---- expressions (lowest precedence first)
@@ -379,9 +382,7 @@ class Parser {
     const Token& t = peek();
     if (t.kind == Tok::Number) {
       next();
-      auto n = std::make_shared<Node>(*make(Kind::Number, t));
-      n->number = t.number;
-      return n;
+      return literal(Kind::Number, t, t.number);
     }
     if (t.kind == Tok::String) {
       next();
@@ -396,9 +397,7 @@ class Parser {
     if (t.kind == Tok::Ident) {
       next();
       if (t.text == "true" || t.text == "false") {
-        auto n = std::make_shared<Node>(*make(Kind::Bool, t));
-        n->number = t.text == "true" ? 1.0 : 0.0;
-        return n;
+        return literal(Kind::Bool, t, t.text == "true" ? 1.0 : 0.0);
       }
       if (is("(")) {
         next();
