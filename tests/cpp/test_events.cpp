@@ -1,7 +1,9 @@
 // The event bus: ordering, ids, failures, and TensorOp events from built-in ops.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -97,4 +99,25 @@ TEST(EventBus, BuiltInOpsPublishTensorOpOnlyWhenListened) {
   ev::subscribe("*", [&](const ev::Event&) { ++wild; });
   (void)mul(a, a);
   EXPECT_EQ(wild, 1);
+}
+
+TEST(EventBus, ConcurrentPublishAndSubscribe) {
+  const BusGuard guard;
+  std::atomic<long> delivered{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        const std::string type = "T" + std::to_string(t);
+        const uint64_t id = ev::subscribe(type, [&](const ev::Event&) { delivered.fetch_add(1); });
+        EXPECT_EQ(ev::publish({type, {}}).delivered, 1u);  // its own listener, nobody else's
+        EXPECT_TRUE(ev::unsubscribe(type, id));
+        (void)add(ones({2}), ones({2}));  // ops race with the TensorOp counter changing
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(delivered.load(), 2000);
+  EXPECT_EQ(ev::listener_count(), 0u);
+  EXPECT_FALSE(ev::tensor_op_listened());
 }
