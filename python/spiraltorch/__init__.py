@@ -50,6 +50,10 @@ from . import planner  # noqa: F401
 from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, rank_k  # noqa: F401
 from .session import SpiralSession  # noqa: F401
 from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
+from . import spiralk  # noqa: F401
+from . import _legacy_rl
+
+_legacy_rl.install()  # `import rl` -> spiraltorch.rl, unless another rl module exists
 from ._core import geometry  # noqa: F401
 from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
 from .zspace import (  # noqa: F401

@@ -172,7 +172,8 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
     xs = _inputs(args, inputs, name)
     if op.num_inputs and len(xs) != op.num_inputs:
         raise ValueError(f"ops '{name}': expected {op.num_inputs} inputs, got {len(xs)}")
-    with no_grad():
+    # The forward's own built-in ops stay silent on the event bus: this operator is one TensorOp.
+    with no_grad(), _core._SilentOps():
         try:
             result = op.forward(list(xs))
         except Exception as exc:

@@ -1,13 +1,15 @@
 """Rank-k planning and execution: ``plan``, ``plan_topk``, ``RankPlan``, the rank-k ops
 ``rank_k``/``midk``/``bottomk``, and the probes ``probe_gpu_path`` and ``hip_probe``.
 
-A ``RankPlan`` holds the launch parameters a GPU rank-k kernel would use for a (rows, cols, k)
-problem on a backend's device: workgroup size, K-loop depth (``lanes``), column tiles, merge
-strategy, two-stage compaction and an FFT tiling. They come from fixed formulas over the problem
-size and the device's capabilities (``DeviceCaps``), so a plan is a pure function of its
-arguments; for CUDA, when a GPU is present, the capabilities are read from the device. The plan
-is metadata: ``RankPlan.execute`` and ``rank_k`` compute the actual top/mid/bottom-k with
-SpiralTorch's sort kernels on whatever device the input lives on.
+A ``RankPlan`` holds the launch parameters of a rank-k kernel for a (rows, cols, k) problem on a
+backend's device: workgroup size, K-loop depth (``lanes``), column tiles, merge strategy,
+two-stage compaction and an FFT tiling. The planner lives in the C++ runtime
+(``spiraltorch/runtime/rank_plan.h``); this class is a read-only view of a native plan. Plans come
+from fixed formulas over the problem size and the device's capabilities (``DeviceCaps``), so a
+plan is a pure function of its arguments; for CUDA, when a GPU is present, the capabilities are
+read from the device. ``RankPlan.rewrite_with_spiralk`` overrides fields with a SpiralK program
+(docs/spiralk.md), and ``RankPlan.execute`` runs the plan: on the CPU the C++ execution follows
+its ``tile``, ``use_two_stage``/``compaction_tile`` and merge, and reports what it did.
 """
 
 from __future__ import annotations
@@ -21,28 +23,19 @@ from . import _core
 __all__ = ["DeviceCaps", "RankPlan", "bottomk", "hip_probe", "midk", "plan", "plan_topk", "probe_gpu_path",
            "rank_k"]
 
-_BACKENDS = {"wgpu": "wgpu", "webgpu": "wgpu", "mps": "mps", "cuda": "cuda", "hip": "hip", "rocm": "hip",
-             "cpu": "cpu"}
 _KINDS = {"topk": "topk", "top_k": "topk", "midk": "midk", "mid_k": "midk", "bottomk": "bottomk",
           "bottom_k": "bottomk", "fft": "fft"}
-_MERGE = ("bitonic", "shared", "warp")
-_MERGE_DETAIL = ("auto", "heap", "kway", "bitonic", "warp_heap", "warp_bitonic")
 
 
 def _parse_backend(backend: str | None) -> str:
-    if backend is None or str(backend).lower() == "auto":
-        # The best backend this process can run: CUDA when a GPU is usable, else the CPU.
-        return "cuda" if _core._cuda_is_available() else "cpu"
-    key = str(backend).lower()
-    if key not in _BACKENDS:
-        raise ValueError(f"unknown backend '{backend}', expected 'wgpu', 'mps', 'cuda', 'hip', or 'cpu'")
-    return _BACKENDS[key]
+    """The backend a request resolves to ("auto"/None: CUDA when usable, else the CPU)."""
+    return _core._rank_resolve_backend("auto" if backend is None else str(backend))
 
 
-def _runtime_ready(backend: str) -> bool:
-    """Whether this process can execute on `backend` (only the CPU and, when built and present,
-    CUDA have kernels here; WGPU, MPS and HIP are planned for but never executed)."""
-    return backend == "cpu" or (backend == "cuda" and _core._cuda_is_available())
+def _check_caps(**values: Any) -> None:
+    for name, v in values.items():
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v <= 0):
+            raise ValueError(f"device caps '{name}' must be a positive integer, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -60,120 +53,50 @@ class DeviceCaps:
     @staticmethod
     def for_backend(backend: str, *, lane_width: int | None = None, subgroup: bool | None = None,
                     max_workgroup: int | None = None, shared_mem_per_workgroup: int | None = None) -> DeviceCaps:
-        table = {"wgpu": (True, 32, 256, None), "mps": (False, 32, 256, None), "cuda": (True, 32, 1024, 98304),
-                 "hip": (True, 32, 1024, 65536), "cpu": (False, 1, 128, None)}
-        sg, lw, mw, sm = table[backend]
-        if backend == "cuda" and _core._cuda_is_available():
-            sm = 48 * 1024
-        caps = DeviceCaps(backend, sg if subgroup is None else bool(subgroup), lw if lane_width is None else lane_width,
-                          mw if max_workgroup is None else max_workgroup,
-                          sm if shared_mem_per_workgroup is None else shared_mem_per_workgroup)
-        for name in ("lane_width", "max_workgroup", "shared_mem_per_workgroup"):
-            v = getattr(caps, name)
-            if v is not None and (not isinstance(v, int) or v <= 0):
-                raise ValueError(f"device caps '{name}' must be a positive integer, got {v!r}")
-        if caps.lane_width > caps.max_workgroup:
-            raise ValueError(f"lane_width={caps.lane_width} exceeds max_workgroup={caps.max_workgroup}")
-        return caps
+        """The capabilities of ``backend`` with the given overrides (validated in C++)."""
+        _check_caps(lane_width=lane_width, max_workgroup=max_workgroup,
+                    shared_mem_per_workgroup=shared_mem_per_workgroup)
+        d = _core._rank_device_caps(backend, lane_width, None if subgroup is None else bool(subgroup), max_workgroup,
+                                    shared_mem_per_workgroup)
+        return DeviceCaps(**d)
 
     def align_workgroup(self, w: int) -> int:
         """`w` clamped to [lane_width, max_workgroup] and rounded up to a multiple of the lane width
         (down to the largest such multiple when rounding up would pass the maximum)."""
-        lanes, top = self.lane_width, self.max_workgroup
-        w = min(max(w, lanes), top)
-        up = -(-w // lanes) * lanes
-        return up if up <= top else (top // lanes) * lanes
+        return _core._rank_align_workgroup(self.lane_width, self.max_workgroup, int(w))
 
 
-def _lane_align(v: int, lanes: int) -> int:
-    return max(lanes, (v // lanes) * lanes)
-
-
-def _choose(kind: str, rows: int, cols: int, k: int, caps: DeviceCaps) -> dict[str, Any]:
-    """The baseline rank-k launch choice (the upstream formulas, without its environment, key-value
-    store and tuner-table overrides, so the result depends on the arguments only)."""
-    L, M, be = caps.lane_width, caps.max_workgroup, caps.backend
-    low_latency = rows <= max(4 * L, 64) and cols <= 131072 and k <= 8 * L
-    col_heavy, k_heavy = cols > 32768, k > 4 * L
-    if be in ("wgpu", "mps"):
-        two_stage = col_heavy or (k_heavy and rows >= 256)
-    elif be in ("cuda", "hip"):
-        two_stage = col_heavy or (k_heavy and rows > 8 * L)
-    else:
-        two_stage = col_heavy and rows > 512
-    target = min(max(8 * L if caps.subgroup else 4 * L, min(64, M)), M)
-    wg = target if rows >= target else min(max(-(-rows // L) * L, L), target)
-    wg = caps.align_workgroup(wg)
-    kl = 32 if k > 4 * L else (16 if k > 2 * L else 8)
-    shared = caps.shared_mem_per_workgroup
-    if cols <= 16384:
-        ch = 0
-    elif be == "cpu":
-        ch = 4096
-    else:
-        ch = 4096 if shared is not None and shared < 48 * 1024 else 8192
-    tile = 256
-    for t in (256, 512, 1024, 2048, 4096, 8192, 16384):
-        if t <= cols:
-            tile = t
-    tile = min(tile, M * L)
-    if shared is not None:
-        tile = min(tile, max(128, shared // 8))
-    tile = max(128, _lane_align(tile, L))
-    ctile = 1024 if cols > 65536 else (512 if cols > 8192 else 256)
-    ctile = min(ctile, tile)
-    if shared is not None and shared < 48 * 1024:
-        ctile = min(ctile, 512)
-    ctile = max(128, _lane_align(ctile, L))
-    if low_latency:
-        ch = 0
-        tile = min(max(tile, 128), 512 if cols <= 16384 else 1024)
-        if kind == "bottomk":
-            ctile = max(min(ctile, tile // 2), 64)
-    if be in ("wgpu", "mps"):
-        mk = 2 if caps.subgroup and k <= 256 else (1 if k <= 2048 else 0)
-    elif be == "cuda":
-        mk = 2 if k <= 4 * L else (1 if k <= 4096 else 0)
-    elif be == "hip":
-        mk = 2 if k <= 2 * L else (1 if k <= 4096 else 0)
-    else:
-        mk = 0
-    if low_latency and caps.subgroup and kind == "topk" and k <= 8 * L:
-        mk = 2
-    mkd = (4 if k <= 128 else 5) if mk == 2 else ((1 if k <= 1024 else 2) if mk == 1 else 3)
-    fft_tile = 1 << (min(max(cols, 2), 8192) - 1).bit_length()
-    return {
-        "use_two_stage": bool(two_stage and not low_latency), "workgroup": wg, "lanes": kl, "channel_stride": ch,
-        "merge_kind": mk, "merge_detail": mkd, "tile": tile, "compaction_tile": ctile, "subgroup": caps.subgroup,
-        "fft_tile": fft_tile, "fft_radix": 4 if k & (k - 1) == 0 else 2,
-        "fft_segments": 4 if cols > 131072 else (2 if cols > 32768 else 1),
-    }
+_FIELDS = ("workgroup", "lanes", "channel_stride", "use_two_stage", "subgroup", "tile", "compaction_tile",
+           "fft_tile", "fft_radix", "fft_segments")
 
 
 class RankPlan:
-    """Launch parameters for a rank-k (top/mid/bottom-k, or FFT-tiled) problem on one backend.
-    Attributes are read-only; ``execute`` runs the rank-k it plans for."""
+    """Launch parameters for a rank-k (top/mid/bottom-k, or FFT-tiled) problem on one backend: a
+    read-only view of a C++ ``st::runtime::RankPlan``. Build one with ``plan``/``plan_topk``;
+    ``rewrite_with_spiralk`` returns a new plan, ``execute`` runs the rank-k it plans for."""
 
     __slots__ = ("kind", "rows", "cols", "k", "requested_backend", "effective_backend", "runtime_ready",
                  "accelerator_fallback", "caps", "workgroup", "lanes", "channel_stride", "merge_strategy",
                  "merge_detail", "use_two_stage", "subgroup", "tile", "compaction_tile", "fft_tile", "fft_radix",
-                 "fft_segments", "_choice")
+                 "fft_segments", "_choice", "_native")
 
-    def __init__(self, kind: str, rows: int, cols: int, k: int, requested: str, caps: DeviceCaps) -> None:
+    def __init__(self, native: Any, accelerator_fallback: str | None = None) -> None:
+        if not isinstance(native, _core._RankPlan):
+            raise TypeError("RankPlan wraps a native plan; build one with spiraltorch.plan(...) or plan_topk(...)")
         put = object.__setattr__
-        choice = _choose("topk" if kind == "fft" else kind, rows, cols, k, caps)
-        for name, value in (("kind", kind), ("rows", rows), ("cols", cols), ("k", k), ("requested_backend", requested),
-                            ("effective_backend", caps.backend), ("runtime_ready", _runtime_ready(caps.backend)),
-                            ("accelerator_fallback",
-                             "forbid" if os.environ.get("SPIRALTORCH_STRICT_GPU", "") in ("1", "true", "TRUE")
-                             else "allow"),
-                            ("caps", caps), ("_choice", choice)):
+        if accelerator_fallback is None:
+            strict = os.environ.get("SPIRALTORCH_STRICT_GPU", "") in ("1", "true", "TRUE")
+            accelerator_fallback = "forbid" if strict else "allow"
+        choice = native.choice
+        for name, value in (("kind", native.kind), ("rows", native.rows), ("cols", native.cols), ("k", native.k),
+                            ("requested_backend", native.requested_backend),
+                            ("effective_backend", native.effective_backend), ("runtime_ready", native.runtime_ready),
+                            ("accelerator_fallback", accelerator_fallback), ("caps", DeviceCaps(**native.caps)),
+                            ("merge_strategy", native.merge_strategy), ("merge_detail", native.merge_detail),
+                            ("_choice", choice), ("_native", native)):
             put(self, name, value)
-        for name in ("workgroup", "lanes", "channel_stride", "use_two_stage", "subgroup", "tile", "compaction_tile",
-                     "fft_tile", "fft_radix", "fft_segments"):
+        for name in _FIELDS:
             put(self, name, choice[name])
-        put(self, "merge_strategy", _MERGE[choice["merge_kind"]])
-        put(self, "merge_detail", _MERGE_DETAIL[choice["merge_detail"]])
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"RankPlan.{name} is read-only")
@@ -183,32 +106,49 @@ class RankPlan:
                 f"backend={self.effective_backend!r}, workgroup={self.workgroup}, lanes={self.lanes}, "
                 f"merge={self.merge_strategy}/{self.merge_detail}, tile={self.tile}, two_stage={self.use_two_stage})")
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RankPlan):
+            return NotImplemented
+        return self.contract() == other.contract()
+
+    __hash__ = None  # type: ignore[assignment]
+
     def latency_window(self) -> None:
         """Upstream's low-latency compaction window is not modelled here: always None."""
         return None
 
     def to_unison_script(self) -> str:
-        """The plan as a Unison-style text block (first line ``unison <kind> {``)."""
-        rank_kind = "topk" if self.kind == "fft" else self.kind
-        lines = [f"unison {rank_kind} {{", f"  workgroup {self.workgroup}", f"  lanes {self.lanes}"]
-        if self.channel_stride:
-            lines.append(f"  channel_stride {self.channel_stride}")
-        lines.append(f"  merge {self.merge_strategy} {self.merge_detail}")
-        if self.tile:
-            lines.append(f"  tile {self.tile}")
-        if self.compaction_tile:
-            lines.append(f"  compaction_tile {self.compaction_tile}")
-        lines += [f"  two_stage {'true' if self.use_two_stage else 'false'}", f"  fft_tile {self.fft_tile}",
-                  f"  fft_radix {self.fft_radix}", f"  fft_segments {self.fft_segments}", "}"]
-        return "\n".join(lines)
+        """The plan as a Unison-style text block (first line ``unison <kind> {``, one setting per
+        line); SpiralK reads it back: ``p.rewrite_with_spiralk(q.to_unison_script())`` takes q's choice."""
+        return self._native.to_unison_script()
 
     def fft_spiralk_hint(self) -> str:
         """SpiralK soft constraints that steer a tuner towards this plan's FFT tiling (the
         confidence weights are fixed: 0.85 tile, 0.90 radix, 0.75 segments)."""
-        t = self.fft_tile
-        return (f"soft (tile_cols, {t}, 0.85, c >= {t});\n"
-                f"soft (radix, {self.fft_radix}, 0.90, true);\n"
-                f"soft (segments, {self.fft_segments}, 0.75, true);")
+        return self._native.fft_spiralk_hint()
+
+    def spiralk_context(self) -> dict[str, Any]:
+        """The variables a SpiralK program sees when rewriting this plan: ``r, c, k`` (problem size),
+        ``sg`` (subgroup), ``sgc``, ``kc`` (k class), and the current ``wg, kl, ch, tile, ctile, u2,
+        tile_cols, radix, segments``."""
+        return self._native.spiralk_variables()
+
+    def rewrite_with_spiralk(self, script: str, **variables: Any) -> RankPlan:
+        """A new plan whose fields are this plan's, overridden by the hard assignments of the SpiralK
+        ``script`` (e.g. ``"tile: 512; if c >= 1024 { tile_cols: 1024; }"`` or a ``unison`` block),
+        then validated. ``variables`` adds names the program may read (bool, number or str) besides
+        ``spiralk_context()``. Raises SpiralKError (a ValueError) with line and column on a bad
+        program, SpiralValueError on a field value the device cannot launch. Soft rules are not
+        applied (see ``rewrite_with_spiralk_explain``)."""
+        return self.rewrite_with_spiralk_explain(script, **variables)[0]
+
+    def rewrite_with_spiralk_explain(self, script: str, **variables: Any) -> tuple[RankPlan, dict[str, Any]]:
+        """``rewrite_with_spiralk`` plus what the program said: ``{"hard": {field: value}, "soft":
+        [{"field", "value", "weight"}], "unison_kind"}`` (soft rules whose condition held)."""
+        if not isinstance(script, str):
+            raise TypeError(f"RankPlan.rewrite_with_spiralk: script must be a str, got {type(script).__name__}")
+        native, result = self._native.rewrite_with_spiralk(script, variables)
+        return RankPlan(native, self.accelerator_fallback), result
 
     def contract(self) -> dict[str, Any]:
         """Everything that determined the plan and everything it chose, as plain data."""
@@ -225,13 +165,23 @@ class RankPlan:
             "effective_backend": self.effective_backend, "runtime_ready": self.runtime_ready,
         }
 
-    def execute(self, x: Any) -> tuple[Any, Any]:
-        """Runs the planned rank-k on the 2-D tensor ``x`` (shape (rows, cols)): ``(values, indices)``,
-        see ``rank_k``."""
+    def execute(self, x: Any, *, return_stats: bool = False) -> Any:
+        """Runs the planned rank-k on the 2-D tensor ``x`` of shape (rows, cols): ``(values, indices)``
+        as ``rank_k`` defines them. A CPU tensor runs the C++ planned execution: column tiles of
+        ``tile``, each reduced to its best candidates, compacted in blocks of ``compaction_tile``
+        when ``use_two_stage``, then merged (``merge_strategy`` bitonic: full sort, else a heap
+        selection). With ``return_stats`` the result is ``(values, indices, stats)`` where stats
+        reports ``tile, tiles_per_row, candidates_per_row, two_stage, compaction_tile,
+        compaction_blocks_per_row, merge_candidates_per_row, merge`` (None for other devices, which
+        run ``rank_k`` on their sort kernels)."""
         shape = tuple(x.shape)
         if shape != (self.rows, self.cols):
             raise ValueError(f"RankPlan.execute: planned for ({self.rows}, {self.cols}), got {shape}")
-        return rank_k(x, self.k, "topk" if self.kind == "fft" else self.kind)
+        if str(x.device) == "cpu":
+            values, indices, stats = self._native.execute(x)
+        else:
+            (values, indices), stats = rank_k(x, self.k, "topk" if self.kind == "fft" else self.kind), None
+        return (values, indices, stats) if return_stats else (values, indices)
 
 
 def plan(kind: str, rows: int, cols: int, k: int, *, backend: str | None = None, lane_width: int | None = None,
@@ -247,15 +197,10 @@ def plan(kind: str, rows: int, cols: int, k: int, *, backend: str | None = None,
     for name, v in (("rows", rows), ("cols", cols), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise ValueError(f"rank-plan dimension '{name}' must be positive, got {v!r}")
-    if k > cols:
-        raise ValueError(f"rank-plan k={k} exceeds cols={cols}")
-    requested = "auto" if backend is None or str(backend).lower() == "auto" else str(backend).lower()
-    effective = _parse_backend(backend)
-    if effective == "mps":
-        effective = "cpu"  # no Metal backend here: MPS plans run on the CPU surrogate
-    caps = DeviceCaps.for_backend(effective, lane_width=lane_width, subgroup=subgroup, max_workgroup=max_workgroup,
-                                  shared_mem_per_workgroup=shared_mem_per_workgroup)
-    return RankPlan(_KINDS[key], rows, cols, k, requested, caps)
+    _check_caps(lane_width=lane_width, max_workgroup=max_workgroup, shared_mem_per_workgroup=shared_mem_per_workgroup)
+    native = _core._rank_plan(_KINDS[key], rows, cols, k, "auto" if backend is None else str(backend), lane_width,
+                              None if subgroup is None else bool(subgroup), max_workgroup, shared_mem_per_workgroup)
+    return RankPlan(native)
 
 
 def plan_topk(rows: int, cols: int, k: int, **kwargs: Any) -> RankPlan:

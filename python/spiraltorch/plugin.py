@@ -2,8 +2,8 @@
 of Python plugins with shared configuration and services.
 
 Every listener receives one dict with ``"ts"`` (UNIX seconds at dispatch) and ``"type"``, plus
-the event's fields: ``TensorOp`` (``op_name``, ``input_shape``, ``output_shape``; published by
-``spiraltorch.ops.execute``), ``EpochStart`` (``epoch``) and ``EpochEnd`` (``epoch``, ``loss``;
+the event's fields: ``TensorOp`` (``op_name``, ``input_shape``, ``output_shape``; published by the
+built-in ops in C++ and by ``spiraltorch.ops.execute``), ``EpochStart`` (``epoch``) and ``EpochEnd`` (``epoch``, ``loss``;
 published by ``nn.ModuleTrainer.train_epoch``), ``PluginLoaded``/``PluginUnloaded``
 (``plugin_id``), ``SystemInit``/``SystemShutdown``, and custom types from ``publish`` (``event_type``
 and ``payload``). Listeners run synchronously on the publishing thread, type-specific ones first
@@ -13,6 +13,7 @@ stderr and counted in ``publish_report``, and dispatch goes on.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import importlib.util
 import json
@@ -27,8 +28,9 @@ from typing import Any, Callable, Iterable, Iterator
 from . import _core
 
 __all__ = [
-    "PluginQueue", "PluginRecorder", "clear_config", "clear_services", "dependency_dot", "dependency_graph", "explain",
-    "load_path", "unload_all", "unregister_safe",
+    "PluginPathWatcher", "PluginQueue", "PluginRecorder", "clear_config", "clear_services", "dependency_dot",
+    "dependency_graph", "explain", "load_entrypoints", "load_path", "reload_path", "unload_all", "unload_entrypoints",
+    "unload_path", "unregister_safe", "watch_path",
     "validate_dependencies", "clear_listeners", "event_types", "find_by_capability",
     "get_config", "get_service", "has_listeners", "initialize_all", "list_config", "list_plugins", "list_services",
     "listen", "plugin_metadata", "publish", "publish_report", "record", "register_python_plugin",
@@ -41,7 +43,8 @@ _EVENT_TYPES = {
     "SystemShutdown": "plugin.shutdown() is unloading every plugin",
     "PluginLoaded": "a plugin finished on_load; keys: plugin_id",
     "PluginUnloaded": "a plugin finished on_unload; keys: plugin_id",
-    "TensorOp": "a custom operator ran (spiraltorch.ops.execute); keys: op_name, input_shape, output_shape",
+    "TensorOp": "a tensor op ran (built-in C++ ops such as add, matmul, sum, softmax, exp, and custom operators "
+                "through spiraltorch.ops.execute); keys: op_name, input_shape, output_shape",
     "EpochStart": "nn.ModuleTrainer.train_epoch started; keys: epoch (1-based)",
     "EpochEnd": "nn.ModuleTrainer.train_epoch finished; keys: epoch, loss (the epoch's average loss)",
     "*": "wildcard: every event",
@@ -50,9 +53,12 @@ _BUILTIN_KEYS = {"SystemInit": (), "SystemShutdown": (), "PluginLoaded": ("plugi
                  "PluginUnloaded": ("plugin_id",), "TensorOp": ("op_name", "input_shape", "output_shape"),
                  "EpochStart": ("epoch",), "EpochEnd": ("epoch", "loss")}
 
+# Guards the plugin registry, configuration and services below; the event bus has its own lock in C++.
 _lock = threading.RLock()
-_listeners: dict[str, list[tuple[int, Callable[[dict], Any]]]] = {}
-_next_id = 0
+_MISSING = object()
+# The C++ bus outlives the interpreter: drop the Python listeners before it goes, so no op run
+# during shutdown calls into a finalising interpreter.
+atexit.register(_core._events_clear)
 
 
 def event_types() -> dict[str, str]:
@@ -60,31 +66,32 @@ def event_types() -> dict[str, str]:
     return dict(_EVENT_TYPES)
 
 
+def _deliver_to(callback: Callable[[dict], Any]) -> Callable[[dict], None]:
+    """Adapts a listener to the C++ bus: custom payloads travel as JSON text and are decoded here,
+    once per listener, so each listener gets its own copy."""
+    def deliver(event: dict) -> None:
+        raw = event.pop("payload_json", _MISSING)
+        if raw is not _MISSING:
+            event["payload"] = None if raw is None else json.loads(raw)
+        callback(event)
+
+    return deliver
+
+
 def subscribe(event_type: str, callback: Callable[[dict], Any]) -> int:
     """Calls ``callback(event_dict)`` for every event of ``event_type`` ("*" for all); returns the
-    subscription id (ids increase from 1 across all types)."""
-    global _next_id
+    subscription id (ids increase from 1 across all types). The subscription lives on the C++
+    event bus, so events published by C++ code (built-in ``TensorOp``) reach it too."""
     if not callable(callback):
         raise TypeError(f"plugin.subscribe: callback must be callable, got {type(callback).__name__}")
     if not isinstance(event_type, str) or not event_type:
         raise ValueError(f"plugin.subscribe: event_type must be a non-empty string, got {event_type!r}")
-    with _lock:
-        _next_id += 1
-        _listeners.setdefault(event_type, []).append((_next_id, callback))
-        return _next_id
+    return _core._events_subscribe(event_type, _deliver_to(callback))
 
 
 def unsubscribe(event_type: str, subscription_id: int) -> bool:
     """Removes one subscription; False when ``event_type`` has no such id."""
-    with _lock:
-        subs = _listeners.get(event_type, [])
-        for i, (sid, _) in enumerate(subs):
-            if sid == subscription_id:
-                del subs[i]
-                if not subs:
-                    _listeners.pop(event_type, None)
-                return True
-    return False
+    return _core._events_unsubscribe(event_type, subscription_id)
 
 
 def subscribe_many(event_types: str | Iterable[str], callback: Callable[[dict], Any]) -> list[tuple[str, int]]:
@@ -102,50 +109,28 @@ def unsubscribe_many(subscriptions: Iterable[tuple[str, int]]) -> int:
 
 def has_listeners(event_type: str) -> bool:
     """True when an event of this type would reach a listener (specific or wildcard)."""
-    with _lock:
-        return bool(_listeners.get(event_type)) or bool(_listeners.get("*"))
+    return _core._events_has_listeners(event_type)
 
 
 def clear_listeners(event_type: str | None = None, *, strict: bool = False) -> int:
     """Removes every listener of ``event_type`` (all types when None); returns how many.
     ``strict`` raises ValueError when there was nothing to remove."""
-    with _lock:
-        if event_type is None:
-            n = sum(len(v) for v in _listeners.values())
-            _listeners.clear()
-        else:
-            n = len(_listeners.pop(event_type, []))
+    n = _core._events_clear(event_type)
     if strict and n == 0:
         raise ValueError(f"plugin.clear_listeners: no listeners for {event_type or 'any event type'}")
     return n
 
 
-def _event_dict(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
-    return {"ts": time.time(), "type": event_type, **fields}
-
-
 def _dispatch(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
-    with _lock:  # snapshot, then call out without the lock
-        specific = list(_listeners.get(event_type, [])) if event_type != "*" else []
-        wildcard = list(_listeners.get("*", []))
-    report = {"ok": True, "event_type": event_type, "matched": len(specific) + len(wildcard), "delivered": 0,
-              "panicked": 0, "failures": []}
-    for sid, cb in specific + wildcard:
-        try:
-            cb(_event_dict(event_type, fields))
-            report["delivered"] += 1
-        except Exception as exc:  # a broken listener must not stop the others
-            print(f"spiraltorch.plugin: listener {sid} for '{event_type}' raised:", file=sys.stderr)
-            traceback.print_exc()
-            report["failures"].append({"subscription_id": sid, "message": f"{type(exc).__name__}: {exc}"})
-            report["ok"] = False
-    return report
+    """Publishes on the C++ bus: listeners of the type first (subscription order), then wildcard
+    ones; a listener that raises is reported on stderr and in the report, and dispatch goes on."""
+    return _core._events_publish(event_type, fields)
 
 
 def _emit(event_type: str, **fields: Any) -> None:
     """Publishes a built-in event (no-op without listeners, so hot paths stay cheap)."""
-    if has_listeners(event_type):
-        _dispatch(event_type, fields)
+    if _core._events_has_listeners(event_type):
+        _core._events_publish(event_type, fields)
 
 
 def publish_report(event_type: str, payload: Any = None) -> dict[str, Any]:
@@ -155,12 +140,11 @@ def publish_report(event_type: str, payload: Any = None) -> dict[str, Any]:
         raise ValueError(f"plugin.publish: event_type must be a non-empty string, got {event_type!r}")
     if event_type in _BUILTIN_KEYS:
         raise ValueError(f"plugin.publish: '{event_type}' is a built-in event type; publish a custom type")
-    if payload is not None and not isinstance(payload, str):
-        try:
-            payload = json.loads(json.dumps(payload))
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"plugin.publish: payload is not JSON-serialisable: {exc}") from exc
-    return _dispatch(event_type, {"event_type": event_type, "payload": payload})
+    try:
+        text = None if payload is None else json.dumps(payload)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"plugin.publish: payload is not JSON-serialisable: {exc}") from exc
+    return _dispatch(event_type, {"event_type": event_type, "payload_json": text})
 
 
 def publish(event_type: str, payload: Any = None) -> None:
@@ -698,7 +682,10 @@ def dependency_dot(*, internal_only: bool = False, show_missing: bool = True, ra
 
 # ---------------------------------------------------------------- discovery
 
-def _plugins_of(module: Any) -> list[Any]:
+def _plugins_of(module: Any, *, instantiate: bool = True) -> list[Any]:
+    """The plugin objects a module exposes: the first of the iterables ``__spiraltorch_plugins__``,
+    ``spiraltorch_plugins``, ``plugins``; the factories ``create_plugins()``/``get_plugins()``; the
+    singletons ``create_plugin``/``get_plugin``/``plugin``/``PLUGIN``."""
     for attr in ("__spiraltorch_plugins__", "spiraltorch_plugins", "plugins"):
         if isinstance(getattr(module, attr, None), (list, tuple)):
             return list(getattr(module, attr))
@@ -714,71 +701,336 @@ def _plugins_of(module: Any) -> list[Any]:
     return []
 
 
-def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> list[str]:
-    """Imports every ``.py`` file under ``path`` (or the file itself; dot-files, ``__pycache__`` and
-    ``__init__.py`` are skipped, ``recursive=False`` ignores sub-directories) and registers the plugins
-    each exposes, dependencies before dependents within the batch; returns the ids in load order.
-    Each plugin's metadata records ``spiraltorch.source="path"`` and ``spiraltorch.source_path``.
-
-    ``strict``: a path holding no ``.py`` file, or a module that exposes no plugin, raises
-    SpiralValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch and
-    dependency cycles raise SpiralValueError (a ValueError). The call is all-or-nothing: when an import, a check or a
-    registration fails, the plugins it already registered are unregistered again and its modules
-    are dropped from ``sys.modules`` before the error propagates."""
-    if not os.path.exists(path):
-        raise _core.SpiralValueError(f"plugin.load_path: {path!r} does not exist")
-    if os.path.isfile(path):
-        if not path.endswith(".py"):
-            raise _core.SpiralValueError(f"plugin.load_path: {path!r} is not a .py file")
-        files = [path]
-    else:
-        files = []
-        for root, dirs, names in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__") if recursive else []
-            files += [os.path.join(root, n) for n in sorted(names)
-                      if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
-    if strict and not files:
-        raise _core.SpiralValueError(f"plugin.load_path: no .py files under {path!r} (strict=True)")
-    added_modules: list[str] = []
+def _register_batch(objs: list[tuple[Any, dict[str, str]]], op: str, *, replace: bool,
+                    stale: Iterable[str] = ()) -> list[str]:
+    """Registers ``(plugin, annotations)`` pairs, dependencies before dependents within the batch,
+    and returns the ids in load order. Everything is checked before anything changes: duplicate
+    ids, dependency cycles, ids already registered (unless ``replace``) and, with ``replace``,
+    registered plugins outside the batch that depend on a replaced one. ``replace`` unregisters
+    the batch's registered ids and the ``stale`` ones (dependents first) before loading. When a
+    registration fails, the plugins this call registered are unregistered again."""
+    metas = [_metadata_of(o) for o, _ in objs]
+    seen: dict[str, str] = {}
+    for m, (_, notes) in zip(metas, objs):
+        where = notes.get("spiraltorch.source_path") or notes.get("spiraltorch.entrypoint_name", "?")
+        if m["id"] in seen:
+            raise _core.SpiralValueError(f"{op}: plugin id {m['id']!r} is defined twice ({seen[m['id']]} and {where})")
+        seen[m["id"]] = where
+    pending = {m["id"]: (o, notes) for m, (o, notes) in zip(metas, objs)}
+    deps = {m["id"]: set(m["dependencies"]) for m in metas}
+    order: list[str] = []
+    while len(order) < len(pending):
+        ready = [pid for pid in pending if pid not in order and not (deps[pid] & (pending.keys() - set(order)))]
+        if not ready:
+            raise _core.SpiralValueError(f"{op}: dependency cycle among {sorted(set(pending) - set(order))}")
+        order += ready
+    with _lock:
+        registered = set(_plugins)
+        clash = sorted(pending.keys() & registered)
+        if clash and not replace:
+            raise _core.SpiralValueError(f"{op}: plugin ids {clash} are already registered (pass replace=True)")
+        doomed = (set(clash) | set(stale)) & registered if replace else set()
+        outside = sorted(p for p in registered - doomed - pending.keys()
+                         if set(_plugins[p].meta["dependencies"]) & doomed)
+    if outside:
+        raise _core.SpiralValueError(f"{op}: cannot replace {sorted(doomed)}: {outside} depend on them "
+                                     f"(unregister those first)")
+    if doomed:
+        _unload([p for p in _unload_order() if p in doomed])
     loaded: list[str] = []
     try:
-        objs: list[tuple[Any, str]] = []
-        for f in files:
-            name = "spiraltorch_path_plugin_" + os.path.splitext(os.path.basename(f))[0] + \
-                f"_{abs(hash(os.path.abspath(f))):x}"
-            spec = importlib.util.spec_from_file_location(name, f)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            added_modules.append(name)
-            spec.loader.exec_module(module)
-            found = _plugins_of(module)
-            if strict and not found:
-                raise _core.SpiralValueError(f"plugin.load_path: {f!r} exposes no plugin (strict=True)")
-            objs += [(o, os.path.abspath(f)) for o in found]
-        metas = [_metadata_of(o) for o, _ in objs]
-        seen: dict[str, str] = {}
-        for m, (_, src) in zip(metas, objs):
-            if m["id"] in seen:
-                raise _core.SpiralValueError(f"plugin.load_path: plugin id {m['id']!r} is defined twice ({seen[m['id']]} and {src})")
-            seen[m["id"]] = src
-        pending = {m["id"]: o for m, (o, _) in zip(metas, objs)}
-        deps = {m["id"]: set(m["dependencies"]) for m in metas}
-        while pending:
-            ready = [pid for pid in pending if not deps[pid] & pending.keys()]
-            if not ready:
-                raise _core.SpiralValueError(f"plugin.load_path: dependency cycle among {sorted(pending)}")
-            for pid in ready:
-                loaded.append(register_python_plugin(pending.pop(pid)))
-                with _lock:
-                    _plugins[pid].meta["metadata"].update({"spiraltorch.source": "path",
-                                                           "spiraltorch.source_path": seen[pid]})
+        for pid in order:
+            obj, notes = pending[pid]
+            loaded.append(register_python_plugin(obj))
+            with _lock:
+                _plugins[pid].meta["metadata"].update(notes)
     except BaseException:
         for pid in reversed(loaded):
             try:
                 unregister_plugin(pid)
             except Exception:  # the original error is the one to report
                 pass
-        for name in added_modules:
-            sys.modules.pop(name, None)
         raise
     return loaded
+
+
+def _instantiate(obj: Any) -> Any:
+    """An entry point's target: called when it is a class or factory (a TypeError from calling
+    it means it wants arguments, so the object itself is the plugin)."""
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "on_event")):
+        try:
+            return obj()
+        except TypeError:
+            return obj
+    return obj
+
+
+def load_entrypoints(group: str = "spiraltorch.plugins", *, instantiate: bool = True,
+                     replace: bool = False) -> list[str]:
+    """Registers the plugins that installed distributions advertise as Python entry points in
+    ``group`` (``[project.entry-points."spiraltorch.plugins"]`` in a pyproject.toml). Each entry
+    point is loaded; with ``instantiate`` a class or factory is called without arguments; a list or
+    tuple holds several plugins. Dependencies inside the batch load first. Each plugin's metadata
+    records ``spiraltorch.source="entrypoint"``, ``spiraltorch.entrypoint_group``,
+    ``spiraltorch.entrypoint_name`` and ``spiraltorch.entrypoint_value``. Returns the ids in load
+    order; duplicate ids, cycles and already registered ids (without ``replace``) raise
+    SpiralValueError before anything is registered."""
+    import importlib.metadata as md
+
+    if not isinstance(group, str) or not group:
+        raise _core.SpiralValueError(f"plugin.load_entrypoints: group must be a non-empty string, got {group!r}")
+    found = md.entry_points(group=group)
+    objs: list[tuple[Any, dict[str, str]]] = []
+    seen_eps: set[tuple[str, str]] = set()
+    for ep in sorted(found, key=lambda e: e.name):
+        if (ep.name, ep.value) in seen_eps:  # the same distribution reachable twice on sys.path
+            continue
+        seen_eps.add((ep.name, ep.value))
+        target = ep.load()
+        if isinstance(target, (list, tuple)):
+            items = [_instantiate(o) if instantiate else o for o in target]
+        else:
+            made = _instantiate(target) if instantiate else target
+            items = list(made) if isinstance(made, (list, tuple)) else [made]  # a factory of several
+        notes = {"spiraltorch.source": "entrypoint", "spiraltorch.entrypoint_group": group,
+                 "spiraltorch.entrypoint_name": ep.name, "spiraltorch.entrypoint_value": ep.value}
+        objs += [(o, dict(notes)) for o in items]
+    return _register_batch(objs, "plugin.load_entrypoints", replace=replace)
+
+
+def unload_entrypoints(group: str = "spiraltorch.plugins", *, strict: bool = False) -> list[str]:
+    """Unregisters the plugins loaded from entry points of ``group`` (dependents first); returns
+    their ids. ``strict`` raises SpiralValueError when there are none."""
+    with _lock:
+        ids = {p for p, e in _plugins.items() if e.meta["metadata"].get("spiraltorch.entrypoint_group") == group}
+    if strict and not ids:
+        raise _core.SpiralValueError(f"plugin.unload_entrypoints: no plugins loaded from group {group!r}")
+    return _unload([p for p in _unload_order() if p in ids])
+
+
+def _py_files(path: str, recursive: bool, op: str) -> list[str]:
+    if not os.path.exists(path):
+        raise _core.SpiralValueError(f"{op}: {path!r} does not exist")
+    if os.path.isfile(path):
+        if not path.endswith(".py"):
+            raise _core.SpiralValueError(f"{op}: {path!r} is not a .py file")
+        return [os.path.abspath(path)]
+    files = []
+    for root, dirs, names in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__") if recursive else []
+        files += [os.path.abspath(os.path.join(root, n)) for n in sorted(names)
+                  if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
+    return files
+
+
+def _module_name(path: str) -> str:
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    return f"spiraltorch_path_plugin_{stem}_{abs(hash(path)):x}"
+
+
+def _import_file(path: str) -> Any:
+    """Executes ``path`` as a fresh module compiled from its current text (never a cached .pyc,
+    which a rewrite within the same second could leave looking up to date)."""
+    name = _module_name(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _load_files(path: str, *, recursive: bool, strict: bool, replace: bool, op: str) -> list[str]:
+    files = _py_files(path, recursive, op)
+    if strict and not files:
+        raise _core.SpiralValueError(f"{op}: no .py files under {path!r} (strict=True)")
+    modules: list[str] = []
+    try:
+        objs: list[tuple[Any, dict[str, str]]] = []
+        for f in files:
+            module = _import_file(f)
+            modules.append(module.__name__)
+            found = _plugins_of(module)
+            if strict and not found:
+                raise _core.SpiralValueError(f"{op}: {f!r} exposes no plugin (strict=True)")
+            objs += [(o, {"spiraltorch.source": "path", "spiraltorch.source_path": f,
+                          "spiraltorch.source_module": module.__name__}) for o in found]
+        # On a reload, plugins a file no longer defines go too.
+        stale = _ids_from_files(set(files)) if replace else set()
+        return _register_batch(objs, op, replace=replace, stale=stale)
+    except BaseException:
+        for name in modules:
+            sys.modules.pop(name, None)
+        raise
+
+
+def _ids_from_files(files: set[str]) -> set[str]:
+    with _lock:
+        return {p for p, e in _plugins.items() if e.meta["metadata"].get("spiraltorch.source_path") in files}
+
+
+def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> list[str]:
+    """Imports every ``.py`` file under ``path`` (or the file itself; dot-files, ``__pycache__`` and
+    ``__init__.py`` are skipped, ``recursive=False`` ignores sub-directories) and registers the plugins
+    each exposes, dependencies before dependents within the batch; returns the ids in load order.
+    Each plugin's metadata records ``spiraltorch.source="path"``, ``spiraltorch.source_path`` and
+    ``spiraltorch.source_module``.
+
+    ``strict``: a path holding no ``.py`` file, or a module that exposes no plugin, raises
+    SpiralValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch,
+    dependency cycles and ids already registered raise SpiralValueError (a ValueError). The call is
+    all-or-nothing: when an import, a check or a registration fails, the plugins it already
+    registered are unregistered again and its modules are dropped from ``sys.modules`` before the
+    error propagates."""
+    return _load_files(path, recursive=recursive, strict=strict, replace=False, op="plugin.load_path")
+
+
+def reload_path(path: str, *, recursive: bool = True, strict: bool = False) -> list[str]:
+    """Re-imports the ``.py`` files under ``path`` from their current text and replaces their
+    plugins: a registered plugin with the same id is unregistered first (its ``on_unload`` runs),
+    plugins those files defined before but no longer define are unregistered, then the new
+    objects are registered (their ``on_load`` runs). Returns the ids loaded. Refused, before
+    anything changes, when a plugin from elsewhere depends on one being replaced."""
+    return _load_files(path, recursive=recursive, strict=strict, replace=True, op="plugin.reload_path")
+
+
+def unload_path(path: str, *, recursive: bool = True, strict: bool = False) -> list[str]:
+    """Unregisters the plugins loaded from the ``.py`` files under ``path`` (dependents first);
+    returns their ids. ``strict`` raises SpiralValueError when there are none."""
+    target = os.path.abspath(path)
+    with _lock:
+        ids = set()
+        for p, e in _plugins.items():
+            src = e.meta["metadata"].get("spiraltorch.source_path")
+            if src is None:
+                continue
+            inside = src == target or (src.startswith(target.rstrip(os.sep) + os.sep) and
+                                       (recursive or os.path.dirname(src) == target))
+            if inside:
+                ids.add(p)
+    if strict and not ids:
+        raise _core.SpiralValueError(f"plugin.unload_path: no plugins were loaded from {path!r}")
+    return _unload([p for p in _unload_order() if p in ids])
+
+
+class PluginPathWatcher:
+    """A background thread that polls the ``.py`` files under a path and hot-reloads them: a new
+    or changed file (by modification time and size) is re-imported with ``reload_path``, a removed
+    file's plugins are unregistered. Errors go to ``on_error(exc, path)`` (or stderr) and the
+    watcher keeps going. ``stop()`` ends the thread and joins it; the watcher is also a context
+    manager. ``reloads`` counts the successful (re)loads, ``last_ids`` holds the ids of the last."""
+
+    def __init__(self, path: str, *, recursive: bool = True, poll_interval: float = 0.25,
+                 on_error: Callable[[BaseException, str], Any] | None = None, unload_on_stop: bool = False) -> None:
+        if not os.path.exists(path):
+            raise _core.SpiralValueError(f"plugin.watch_path: {path!r} does not exist")
+        if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
+            raise _core.SpiralValueError(f"plugin.watch_path: poll_interval must be positive, got {poll_interval!r}")
+        self.path = os.path.abspath(path)
+        self.recursive = recursive
+        self.poll_interval = float(poll_interval)
+        self.on_error = on_error
+        self.unload_on_stop = unload_on_stop
+        self.reloads = 0
+        self.errors = 0
+        self.last_ids: list[str] = []
+        self._seen: dict[str, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._scanned = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"spiraltorch-watch:{self.path}", daemon=True)
+        self._thread.start()
+
+    def _signatures(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        try:
+            files = _py_files(self.path, self.recursive, "plugin.watch_path")
+        except ValueError:  # the watched path vanished: every file is gone
+            return out
+        for f in files:
+            try:
+                st_ = os.stat(f)
+            except OSError:
+                continue
+            out[f] = (st_.st_mtime_ns, st_.st_size)
+        return out
+
+    def _report(self, exc: BaseException, where: str) -> None:
+        self.errors += 1
+        if self.on_error is not None:
+            try:
+                self.on_error(exc, where)
+            except Exception:  # the callback's failure must not stop the watcher
+                pass
+        else:
+            print(f"spiraltorch.plugin: watch_path could not reload {where}: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+    def poll_once(self) -> list[str]:
+        """One scan: reloads new and changed files, unloads removed ones; returns the files acted on."""
+        now = self._signatures()
+        acted = []
+        for f in sorted(set(self._seen) - set(now)):
+            try:
+                unload_path(f)
+            except Exception as exc:
+                self._report(exc, f)
+            acted.append(f)
+        for f, sig in sorted(now.items()):
+            if self._seen.get(f) == sig:
+                continue
+            try:
+                self.last_ids = reload_path(f, recursive=False)
+                self.reloads += 1
+            except Exception as exc:
+                self._report(exc, f)
+            acted.append(f)
+        self._seen = now  # a failed file is retried when it changes again
+        return acted
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.poll_once()
+            self._scanned.set()
+            self._stop.wait(self.poll_interval)
+
+    def wait_scanned(self, timeout: float | None = None) -> bool:
+        """Blocks until the first scan has finished; False on timeout."""
+        return self._scanned.wait(timeout)
+
+    def is_running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Stops polling and joins the thread; with ``unload_on_stop`` unloads the watched plugins.
+        Returns False when the thread did not end within ``timeout``."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        if self.unload_on_stop:
+            unload_path(self.path)
+        return not self._thread.is_alive()
+
+    def __enter__(self) -> PluginPathWatcher:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (f"PluginPathWatcher(path={self.path!r}, running={self.is_running()}, reloads={self.reloads}, "
+                f"errors={self.errors})")
+
+
+def watch_path(path: str, *, recursive: bool = True, poll_interval: float = 0.25,
+               on_error: Callable[[BaseException, str], Any] | None = None,
+               unload_on_stop: bool = False) -> PluginPathWatcher:
+    """Starts a ``PluginPathWatcher`` on ``path``: its files are loaded at once and reloaded
+    whenever they change (polling every ``poll_interval`` seconds). Call ``stop()`` on the returned
+    handle (or use it in a ``with`` block) to end it."""
+    return PluginPathWatcher(path, recursive=recursive, poll_interval=poll_interval, on_error=on_error,
+                             unload_on_stop=unload_on_stop)

@@ -1,7 +1,7 @@
 """``spiral-plugin``: inspect the plugins a process registers (list, graph, dot, explain, validate).
 
-The registry lives in the process, so the command first loads plugins from Python files or
-directories given with ``--load-path`` (each file's ``plugins`` list, ``plugin`` object or
+The registry lives in the process, so the command first loads plugins from the entry-point groups
+given with ``--load-entrypoints`` and from Python files or directories given with ``--load-path`` (each file's ``plugins`` list, ``plugin`` object or
 ``create_plugins()`` factory; ``--load-strict`` fails on a path without plugins). Exit status: 0
 fine, 1 ``validate`` found problems, 2 an error.
 """
@@ -19,6 +19,8 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="spiral-plugin", description=__doc__.splitlines()[0])
+    ap.add_argument("--load-entrypoints", action="append", default=[], metavar="GROUP",
+                    help="load the plugins installed distributions advertise in this entry-point group (repeatable)")
     ap.add_argument("--load-path", action="append", default=[], help="a plugin .py file or directory (repeatable)")
     ap.add_argument("--no-recursive", action="store_true", help="do not descend into subdirectories")
     ap.add_argument("--load-strict", action="store_true",
@@ -39,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     p_val.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
+        for group in args.load_entrypoints:
+            plugin.load_entrypoints(group)
         for path in args.load_path:
             plugin.load_path(path, recursive=not args.no_recursive, strict=args.load_strict)
         if args.verb == "list":

@@ -24,6 +24,7 @@ void bind_custom_op(nb::module_& m);
 void bind_geometry(nb::module_& root);
 void bind_biome(nb::module_& root);
 void bind_zspace(nb::module_& root);
+void bind_runtime(nb::module_& m);
 
 namespace {
 
@@ -125,6 +126,7 @@ NB_MODULE(_core, m) {
   bind_geometry(m);
   bind_biome(m);
   bind_zspace(m);
+  bind_runtime(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

@@ -3,6 +3,7 @@
 #include "backend/backend.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/ops.h"
+#include "spiraltorch/runtime/events.h"
 
 namespace st::detail {
 

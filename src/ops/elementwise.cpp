@@ -91,6 +91,7 @@ Dtype result_type(const Tensor& a, const Tensor& b) {
 // Computes op(a, b) without recording history.
 Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
+  const events::OpEvent event(name);
   detail::check_same_device(a, b, name);
   Dtype dt = result_type(a, b);
   if (float_only(op)) dt = float_result(dt);
@@ -119,6 +120,7 @@ Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty(shape, boolean_out ? Dtype::Bool : compute, a.device());
   backend_of(a).binary(op, ac, bc, out);
   if (!boolean_out && compute != dt) out = detail::cast_raw(out, dt);
+  event.publish(a, out);
   return out;
 }
 
@@ -127,6 +129,7 @@ Tensor grad_like(const Tensor& g, const Tensor& input) { return sum_to(g, input.
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  const events::OpEvent event("add");  // outermost: the scaling multiply stays silent
   const bool scaled = alpha.to_double() != 1.0;
   Tensor out = binary_raw(BinaryOp::Add, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
@@ -136,10 +139,12 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
               b.requires_grad() ? grad_like(al == 1.0 ? g : mul(g, al), b) : Tensor()};
     });
   }
+  event.publish(a, out);
   return out;
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  const events::OpEvent event("sub");  // outermost: the scaling multiply stays silent
   const bool scaled = alpha.to_double() != 1.0;
   Tensor out = binary_raw(BinaryOp::Sub, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
@@ -149,6 +154,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
               b.requires_grad() ? grad_like(mul(g, -al), b) : Tensor()};
     });
   }
+  event.publish(a, out);
   return out;
 }
 
@@ -285,7 +291,17 @@ Tensor pow(const Tensor& a, Scalar exponent) {
 
 namespace {
 
+const char* unary_name(UnaryOp op) {
+  static const char* names[] = {"neg",   "abs",   "sign",  "exp",       "log",      "log1p",   "expm1",      "sqrt",
+                                "rsqrt", "square", "reciprocal", "sin",  "cos",      "tan",     "tanh",       "atanh",
+                                "sigmoid", "relu", "gelu",  "gelu_tanh", "silu",     "softplus", "leaky_relu", "elu",
+                                "floor", "ceil",  "round", "trunc",     "logical_not", "isnan", "isinf",     "isfinite",
+                                "clamp", "erf"};
+  return names[static_cast<int>(op)];
+}
+
 Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool keep_int = false) {
+  const events::OpEvent event(unary_name(op));
   const bool predicate = op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
   Dtype out_dt = keep_int || predicate ? x.dtype() : float_result(x.dtype());
   const Dtype compute = is_half(out_dt) || is_half(x.dtype()) ? Dtype::Float32 : out_dt;
@@ -293,6 +309,7 @@ Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool
   Tensor out = Tensor::empty(x.shape(), predicate ? Dtype::Bool : compute, x.device());
   backend_of(x).unary(op, xc, out, p0, p1);
   if (!predicate && compute != out_dt) out = detail::cast_raw(out, out_dt);
+  event.publish(x, out);
   return out;
 }
 

@@ -92,6 +92,7 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  const events::OpEvent event("matmul");
   detail::check_same_device(a, b, "matmul");
   if (autocast::is_enabled(a.device().type)) {  // lower-precision list
     const Tensor al = autocast::to_lower(a), bl = autocast::to_lower(b);
@@ -114,6 +115,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor r = matmul(a2, b2);
     if (b.dim() == 1) r = squeeze(r, -1);
     if (a.dim() == 1) r = squeeze(r, r.dim() == 1 && b.dim() == 1 ? 0 : -2);
+    event.publish(a, r);
     return r;
   }
   Tensor out = matmul_raw(a, b);
@@ -138,6 +140,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       return {ga, gb};
     }, {a, b});
   }
+  event.publish(a, out);
   return out;
 }
 
@@ -153,6 +156,7 @@ namespace {
 
 Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
+  const events::OpEvent event(name);
   const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(Dtype::Float32);
   if (x.dim() == 0) return log ? zeros_like(x) : ones_like(x);
   dim = wrap_dim(dim, x.dim(), name);
@@ -189,6 +193,7 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
       return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};
     }, {out});
   }
+  event.publish(x, out);
   return out;
 }
 

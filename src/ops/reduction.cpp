@@ -94,6 +94,7 @@ ReducePlan plan_reduce(const Tensor& x, const std::vector<int64_t>& dims) {
 
 // Reduces without autograd; x already has the dtype the kernel runs in.
 Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
+  const events::OpEvent event(name);
   const Shape out_shape = detail::reduced_shape(x.shape(), dims, keepdim);
   int64_t out_numel = 1;
   for (const int64_t d : out_shape) out_numel *= d;
@@ -106,7 +107,9 @@ Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims
   const ReducePlan p = plan_reduce(detail::cast_raw(x.detach(), compute), dims);
   Tensor out = Tensor::empty(out_shape, compute, x.device());
   backend_of(x).reduce(op, p.input, p.outer, p.r, p.inner, out);
-  return compute == x.dtype() ? out : detail::cast_raw(out, x.dtype());
+  if (compute != x.dtype()) out = detail::cast_raw(out, x.dtype());
+  event.publish(x, out);
+  return out;
 }
 
 Dtype sum_dtype(Dtype d) { return is_integral(d) ? Dtype::Int64 : d; }

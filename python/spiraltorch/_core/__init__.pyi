@@ -11,6 +11,7 @@ from spiraltorch import (
     ShapeError as ShapeError,
     SpiralError as SpiralError,
     SpiralIndexError as SpiralIndexError,
+    SpiralKError as SpiralKError,
     SpiralValueError as SpiralValueError
 )
 from spiraltorch._core import (

@@ -1,0 +1,172 @@
+#include "spiraltorch/runtime/events.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "spiraltorch/error.h"
+
+namespace st::events {
+
+namespace detail {
+std::atomic<int64_t> g_tensor_op_listeners{0};
+
+int& op_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+}  // namespace detail
+
+namespace {
+
+struct Subscription {
+  uint64_t id;
+  std::shared_ptr<const Callback> callback;  // shared: a dispatch in flight keeps it alive
+};
+
+struct Bus {
+  std::mutex mutex;
+  std::map<std::string, std::vector<Subscription>, std::less<>> by_type;
+  uint64_t next_id = 0;
+  size_t count = 0;
+};
+
+Bus& bus() {
+  // Leaked on purpose: listeners may hold foreign objects (Python callables) that must not be
+  // destroyed during static destruction, after their runtime is gone.
+  static Bus* b = new Bus();
+  return *b;
+}
+
+bool reaches_tensor_op(std::string_view type) { return type == kTensorOp || type == kWildcard; }
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+const Value* Event::find(std::string_view name) const {
+  for (const auto& [key, value] : fields) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+uint64_t subscribe(const std::string& type, Callback callback) {
+  if (type.empty()) throw ValueError("events.subscribe: the event type must be a non-empty string");
+  if (!callback) throw ValueError("events.subscribe: the callback for '" + type + "' is empty");
+  Bus& b = bus();
+  const std::lock_guard lock(b.mutex);
+  const uint64_t id = ++b.next_id;
+  b.by_type[type].push_back({id, std::make_shared<const Callback>(std::move(callback))});
+  ++b.count;
+  if (reaches_tensor_op(type)) detail::g_tensor_op_listeners.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+bool unsubscribe(const std::string& type, uint64_t id) {
+  std::shared_ptr<const Callback> dropped;  // released after the lock
+  Bus& b = bus();
+  {
+    const std::lock_guard lock(b.mutex);
+    const auto it = b.by_type.find(type);
+    if (it == b.by_type.end()) return false;
+    auto& subs = it->second;
+    for (auto s = subs.begin(); s != subs.end(); ++s) {
+      if (s->id != id) continue;
+      dropped = std::move(s->callback);
+      subs.erase(s);
+      if (subs.empty()) b.by_type.erase(it);
+      --b.count;
+      if (reaches_tensor_op(type)) detail::g_tensor_op_listeners.fetch_sub(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t clear(const std::optional<std::string>& type) {
+  std::map<std::string, std::vector<Subscription>, std::less<>> dropped;  // released after the lock
+  Bus& b = bus();
+  size_t n = 0;
+  {
+    const std::lock_guard lock(b.mutex);
+    if (!type) {
+      dropped.swap(b.by_type);
+    } else if (const auto it = b.by_type.find(*type); it != b.by_type.end()) {
+      dropped.insert(b.by_type.extract(it));
+    }
+    for (const auto& [t, subs] : dropped) {
+      n += subs.size();
+      if (reaches_tensor_op(t)) {
+        detail::g_tensor_op_listeners.fetch_sub(static_cast<int64_t>(subs.size()), std::memory_order_relaxed);
+      }
+    }
+    b.count -= n;
+  }
+  return n;
+}
+
+bool has_listeners(std::string_view type) {
+  Bus& b = bus();
+  const std::lock_guard lock(b.mutex);
+  return b.by_type.find(type) != b.by_type.end() || b.by_type.find(kWildcard) != b.by_type.end();
+}
+
+size_t listener_count() {
+  Bus& b = bus();
+  const std::lock_guard lock(b.mutex);
+  return b.count;
+}
+
+PublishReport publish(Event event) {
+  if (event.type.empty()) throw ValueError("events.publish: the event type must be a non-empty string");
+  event.timestamp = now_seconds();
+  std::vector<Subscription> targets;  // snapshot: listeners run without the lock
+  {
+    Bus& b = bus();
+    const std::lock_guard lock(b.mutex);
+    if (event.type != kWildcard) {
+      if (const auto it = b.by_type.find(event.type); it != b.by_type.end()) targets = it->second;
+    }
+    if (const auto it = b.by_type.find(kWildcard); it != b.by_type.end()) {
+      targets.insert(targets.end(), it->second.begin(), it->second.end());
+    }
+  }
+  PublishReport report;
+  report.event_type = event.type;
+  report.matched = targets.size();
+  for (const Subscription& s : targets) {
+    try {
+      (*s.callback)(event);
+      ++report.delivered;
+    } catch (const std::exception& e) {
+      report.failures.push_back({s.id, e.what()});
+    } catch (...) {
+      report.failures.push_back({s.id, "unknown exception"});
+    }
+  }
+  return report;
+}
+
+namespace detail {
+void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shape& output_shape) {
+  Event e;
+  e.type = std::string(kTensorOp);
+  e.fields.reserve(3);
+  e.fields.emplace_back("op_name", std::string(op_name));
+  e.fields.emplace_back("input_shape", std::vector<int64_t>(input_shape.begin(), input_shape.end()));
+  e.fields.emplace_back("output_shape", std::vector<int64_t>(output_shape.begin(), output_shape.end()));
+  // Listeners that build tensors must not re-announce their own ops while handling this one.
+  ++op_depth();
+  struct Restore {
+    ~Restore() { --op_depth(); }
+  } restore;
+  publish(std::move(e));
+}
+}  // namespace detail
+
+}  // namespace st::events
