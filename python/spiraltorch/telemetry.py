@@ -168,6 +168,10 @@ class AtlasRoute:
     def __len__(self) -> int:
         return len(self._frames)
 
+    def frames(self) -> list[AtlasFrame]:
+        """The kept frames, oldest first (a copy of the list)."""
+        return list(self._frames)
+
     @property
     def latest_timestamp(self) -> float | None:
         return self._frames[-1].timestamp if self._frames else None
