@@ -128,7 +128,10 @@ TEST(Canvas, RadialFieldMetricsAndAtlasFrame) {
   // Symmetric about the centre, brightest near it.
   EXPECT_NEAR(v[0], v[31], 1e-12);
   EXPECT_NEAR(v[0], v[31 * 32 + 31], 1e-12);
-  EXPECT_GT(v[15 * 32 + 15], 0.9);
+  // Pixel (15, 15): r = |(-0.5, -0.5)| / 16.
+  const double r = std::sqrt(0.5) / 16;
+  EXPECT_NEAR(v[15 * 32 + 15], std::exp(-2 * r * r) * 0.5 * (1 + std::cos(2 * std::numbers::pi * 3 * r)), 1e-12);
+  EXPECT_GT(v[15 * 32 + 15], v[15 * 32 + 20]);
   const auto frame = p.atlas_frame(5.0);
   EXPECT_EQ(frame.timestamp, 5.0);
   ASSERT_EQ(frame.metrics.size(), 9u);

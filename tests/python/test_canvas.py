@@ -160,3 +160,15 @@ def test_emit_atlas_frame_pushes_canvas_metrics_into_a_route():
         p.emit_atlas_frame(route, timestamp=-1.0)
     assert len(route) == 2
     assert p.emit_atlas_frame(None).timestamp > 1.6e9  # default timestamp: now
+
+
+def test_loopback_patch_closes_the_loop_with_a_weights_session():
+    session = st.AmegagradSession((1, 4), weights=st.tensor([[0.4, -0.4, 0.1, -0.1]], dtype=st.float64))
+    p = st.CanvasProjector(4, 8, colormap="diverging", normalization="symmetric")
+    p.render(session.weights)
+    patch = p.loopback_patch(1, 4)
+    before = session.weights.numpy().copy()
+    session.step_wave(patch)
+    moved = session.weights.numpy() - before
+    # The patch acts as a gradient: the brightest weight goes down, the darkest up.
+    assert moved[0, 0] < 0 < moved[0, 1]

@@ -82,8 +82,8 @@ class CanvasProjector {
   // covers pixel rows [i H / rows, (i + 1) H / rows) and the matching columns; non-finite pixels
   // skipped), minus the mean of those block averages, times gain. A float64 (rows, cols) tensor
   // with zero mean: a wave a weights session absorbs with step_wave / accumulate_wave (as a gradient,
-  // so a positive gain moves the weights of the bright blocks down and of the dark ones up, a
-  // feedback that evens the canvas out). rows and cols must be in 1 .. height and 1 .. width.
+  // so with a positive gain the step moves the weights under bright blocks down and those under dark
+  // ones up). rows and cols must be in 1 .. height and 1 .. width.
   Tensor loopback_patch(int64_t rows, int64_t cols, double gain = 1.0) const;
 
   // Canvas metrics of the last render, in this order (all finite):
