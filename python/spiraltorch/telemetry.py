@@ -168,6 +168,7 @@ class AtlasRoute:
     def __len__(self) -> int:
         return len(self._frames)
 
+    @property
     def frames(self) -> list[AtlasFrame]:
         """The kept frames, oldest first (a copy of the list)."""
         return list(self._frames)

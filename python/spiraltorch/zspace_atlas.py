@@ -72,7 +72,7 @@ def plot_atlas_route(route: AtlasRoute, path: str | os.PathLike[str], districts:
     if route.is_empty:
         raise _core.SpiralValueError("plot_atlas_route: the route has no frames")
     series: dict[str, list[tuple[float, float]]] = {}
-    frames = route.frames()
+    frames = route.frames
     t0 = frames[0].timestamp
     for f in frames:
         for d in f.districts():

@@ -105,7 +105,7 @@ def test_atlas_adapters_turn_events_into_frames(tmp_path):
     trace = zspace_trace.load_trace(tmp_path / "s.jsonl")
     route = zspace_atlas.trace_to_atlas_route(trace, bound=3)
     assert isinstance(route, st.telemetry.AtlasRoute) and len(route) == 3
-    assert [f.timestamp for f in route.frames()] == [e.timestamp for e in trace.of("step")][-3:]
+    assert [f.timestamp for f in route.frames] == [e.timestamp for e in trace.of("step")][-3:]
     names = {d["name"] for d in route.summary()["districts"]}
     assert {"Surface", "Substrate"} <= names  # session.* and zspace./geometry./realgrad.*
     assert trace.to_atlas_route().summary()["frames"] == 5
@@ -115,7 +115,7 @@ def test_atlas_adapters_turn_events_into_frames(tmp_path):
     assert zspace_atlas.event_to_atlas_frame({"schema": "spiraltorch.trace", "version": 1, "event": "x"}) is None
     trainer_run(tmp_path / "t.jsonl", lr=0.1, epochs=2)
     by_epoch = zspace_atlas.trainer_events_to_atlas_route(tmp_path / "t.jsonl")
-    assert len(by_epoch) == 2 and by_epoch.frames()[-1].metric_value("trainer.average_loss") is not None
+    assert len(by_epoch) == 2 and by_epoch.frames[-1].metric_value("trainer.average_loss") is not None
     assert len(zspace_atlas.trainer_events_to_atlas_route(tmp_path / "t.jsonl", per="all")) == 4 + 2 + 1
     with pytest.raises(st.SpiralValueError, match="per must be"):
         zspace_atlas.trainer_events_to_atlas_route(trace, per="batch")
