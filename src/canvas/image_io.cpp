@@ -71,6 +71,13 @@ std::string zlib_stream(const std::string& raw) {
   out.resize(size);
   return out;
 #else
+  return zlib_stored_stream(raw);
+#endif
+}
+
+}  // namespace
+
+std::string zlib_stored_stream(const std::string& raw) {
   std::string out("\x78\x01", 2);  // deflate, 32 KiB window, no preset dictionary, check bits valid
   size_t pos = 0;
   do {
@@ -87,10 +94,7 @@ std::string zlib_stream(const std::string& raw) {
   } while (pos < raw.size());
   put_be32(out, adler32(raw.data(), raw.size()));
   return out;
-#endif
 }
-
-}  // namespace
 
 uint32_t crc32(const void* data, size_t size, uint32_t crc) {
   const auto& t = crc_table();

@@ -194,3 +194,22 @@ TEST(Canvas, WritesAreAtomicFiles) {
   EXPECT_THROW(write_png(dir / "missing/c.png", p.surface()), CheckpointError);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 2);  // no temporaries left
 }
+
+#if __has_include(<zlib.h>)
+#include <zlib.h>
+// The stored-block stream (what builds without zlib write) inflates back, across block boundaries.
+TEST(Canvas, StoredDeflateStreamInflates) {
+  std::string raw(150000, '\0');
+  for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<char>(i * 7 % 251);
+  for (const size_t n : {size_t{0}, size_t{1}, size_t{65535}, raw.size()}) {
+    const std::string z = zlib_stored_stream(raw.substr(0, n));
+    std::string back(n + 1, '\0');
+    uLongf size = back.size();
+    ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(back.data()), &size, reinterpret_cast<const Bytef*>(z.data()),
+                         z.size()),
+              Z_OK)
+        << n;
+    EXPECT_EQ(back.substr(0, size), raw.substr(0, n));
+  }
+}
+#endif

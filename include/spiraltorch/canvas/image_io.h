@@ -17,6 +17,8 @@ std::string encode_png(const Tensor& rgba);
 // The CRC-32 (ISO 3309 / PNG) and Adler-32 (RFC 1950) checksums, exposed for tests.
 uint32_t crc32(const void* data, size_t size, uint32_t crc = 0);
 uint32_t adler32(const void* data, size_t size, uint32_t adler = 1);
+// A zlib stream (RFC 1950) of stored deflate blocks: what encode_png uses without zlib (exposed for tests).
+std::string zlib_stored_stream(const std::string& raw);
 // True when encode_png compresses with zlib (false: stored blocks).
 bool png_uses_zlib();
 
