@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "io_internal.h"
@@ -51,8 +52,25 @@ TraceWriter::TraceWriter(std::string path, std::string source, bool append)
     : path_(std::move(path)), source_(std::move(source)) {
   if (path_.empty()) throw ValueError("TraceWriter: the trace path is empty");
   if (source_.empty()) throw ValueError("TraceWriter: the source name is empty");
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append ? 0 : O_TRUNC), 0666);
-  if (fd_ < 0) throw SpiralError("TraceWriter: cannot open '" + path_ + "': " + std::strerror(errno));
+  // The file is opened by the first write, so a trainer or session whose construction fails after
+  // this leaves no file behind; the checks here catch a bad path at once.
+  namespace fs = std::filesystem;
+  const fs::path target(path_);
+  std::error_code ec;
+  if (target.filename().empty() || fs::is_directory(target, ec)) {
+    throw ValueError("TraceWriter: '" + path_ + "' is not a file path");
+  }
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw SpiralError("TraceWriter: cannot open '" + path_ + "': no directory '" + dir.string() + "'");
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw SpiralError("TraceWriter: cannot open '" + path_ + "': " + std::strerror(errno));
+  }
+  truncate_ = !append;
+}
+
+void TraceWriter::open_file() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate_ ? O_TRUNC : 0), 0666);
+  if (fd_ < 0) throw SpiralError("TraceWriter.write: cannot open '" + path_ + "': " + std::strerror(errno));
 }
 
 TraceWriter::~TraceWriter() {
@@ -62,6 +80,7 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::write(const TraceEvent& event) {
   if (event.event.empty()) throw ValueError("TraceWriter.write: the event name is empty");
   const std::string line = trace_line(event, source_) + "\n";
+  if (fd_ < 0) open_file();
   const char* p = line.data();
   size_t n = line.size();
   while (n > 0) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -100,4 +101,17 @@ TEST(Trace, ModuleTrainerWritesStepsAndEpochs) {
   for (const auto& [k, v] : events[0].metrics) if (k == "trainer.loss") first = v;
   for (const auto& [k, v] : events[4].metrics) if (k == "trainer.loss") last = v;
   EXPECT_LT(last, first);
+}
+
+TEST(Trace, FileAppearsWithTheFirstEventAndRefusedSessionsLeaveNone) {
+  st::testing::TempDir dir;
+  const std::string path = dir / "late.jsonl";
+  auto writer = std::make_shared<io::TraceWriter>(path, "AmegagradSession");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  zspace::AmegagradSession::Options o;
+  o.trace = writer;
+  o.telemetry_bound = -1;  // refused by the constructor
+  EXPECT_THROW(zspace::AmegagradSession(1, 2, o), ValueError);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_THROW(io::TraceWriter(dir.path.string(), "X"), ValueError);  // a directory
 }

@@ -175,3 +175,11 @@ def test_plots_with_matplotlib_write_pngs(tmp_path):
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
     with pytest.raises(st.SpiralValueError, match="nothing to plot"):
         trace.plot(tmp_path / "d.png", metrics=["no.such"])
+
+
+def test_bad_paths_fail_at_once_and_refused_sessions_leave_no_file(tmp_path):
+    with pytest.raises(st.SpiralError, match="cannot open"):
+        nn.ModuleTrainer().set_trace(tmp_path / "missing" / "t.jsonl")
+    with pytest.raises(st.SpiralError):
+        st.AmegagradSession((2, 2), telemetry_bound=-1, trace_path=tmp_path / "s.jsonl")
+    assert not (tmp_path / "s.jsonl").exists()

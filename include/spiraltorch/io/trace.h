@@ -32,8 +32,8 @@ struct TraceEvent {
 // The event as one line of JSON (no trailing newline).
 std::string trace_line(const TraceEvent& event, const std::string& source);
 
-// Appends events to a JSONL file. The file is created (truncated unless append) by the
-// constructor; each event is one write(2) of a whole line on an O_APPEND descriptor, so a reader
+// Appends events to a JSONL file. The constructor checks the path (its directory exists and is
+// writable); the first write creates the file (truncated unless append). Each event is one write(2) of a whole line on an O_APPEND descriptor, so a reader
 // never sees half a line of a completed write and a crash loses at most the line being written.
 // Not copyable; share one writer between a trainer and its caller through a shared_ptr.
 class TraceWriter {
@@ -51,7 +51,9 @@ class TraceWriter {
 
  private:
   std::string path_, source_;
+  void open_file();
   int fd_ = -1;
+  bool truncate_ = true;
   int64_t written_ = 0;
 };
 
