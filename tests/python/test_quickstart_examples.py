@@ -113,3 +113,17 @@ def test_canvas_atlas_session_quickstart_closes_the_loop(tmp_path):
     assert "route: 9 frames" in out and "'Surface'" in out
     png = (tmp_path / "spiraltorch_canvas_loop.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_cpp_canvas_example_when_built(tmp_path):
+    exe = next((os.path.join(ROOT, "build", d, "example_canvas") for d in sorted(os.listdir(os.path.join(ROOT, "build")))
+                if os.path.exists(os.path.join(ROOT, "build", d, "example_canvas"))), None) \
+        if os.path.isdir(os.path.join(ROOT, "build")) else None
+    if exe is None:
+        pytest.skip("examples/cpp/canvas.cpp is not built (SPIRALTORCH_BUILD_EXAMPLES)")
+    proc = subprocess.run([exe, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "surface (96, 128, 4), power spectrum (96, 65)" in proc.stdout
+    assert (tmp_path / "spiraltorch_canvas.ppm").read_bytes().startswith(b"P6\n128 96\n255\n")
+    lines = (tmp_path / "canvas_session_trace.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and '"event":"run_start"' in lines[0]
