@@ -74,6 +74,9 @@ from .zspace import (  # noqa: F401
 from .telemetry import training_telemetry_projection  # noqa: F401
 from .amegagrad import AmegagradSession, HypergradSession, amegagrad_session, hypergrad_session  # noqa: F401
 from . import runtime, zspace  # noqa: F401
+from . import trainer_trace, zspace_atlas, zspace_trace  # noqa: F401
+from .trainer_trace import summarize_trainer_trace_events  # noqa: F401
+from ._core.canvas import CanvasProjector  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 _install()

@@ -11,6 +11,7 @@ All of it is C++ (``include/spiraltorch/zspace/desire_control.h``, ``amegagrad.h
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from . import _core
@@ -90,6 +91,9 @@ class AmegagradSession(_zs.AmegagradSession):
     ``geometry.max_radius`` (max sqrt(k)|row| after the step) and ``zspace.loss`` (the objective of a
     ``ZSpaceTrainer`` of ``z_dim`` fed with the step's gradient statistics; ``z_dim=0`` leaves it
     out). ``topos`` (an ``OpenCartesianTopos``, mapping or 5-tuple) guards every tape and the trainer.
+    ``trace_path`` writes a JSONL trace (``spiraltorch.zspace_trace``, ``docs/traces.md``): a
+    ``run_start`` event with the settings, then a ``step`` event per step with the frame's metrics
+    (read it back with ``zspace_trace.load_trace``; ``trace_errors`` counts failed writes).
     The per-step work is C++ (``include/spiraltorch/zspace/session.h``)."""
 
     _HYPER_ONLY = False
@@ -98,13 +102,15 @@ class AmegagradSession(_zs.AmegagradSession):
                  hyper_learning_rate: float = 0.05, real_learning_rate: float = 0.01, gain: float = 1.0,
                  tune: bool = True, topos: Any = None, weights: Any = None, rows: int | None = None,
                  cols: int | None = None, z_dim: int = 4, z_lr: float = 0.05, z_lam_frac: float = 0.05,
-                 telemetry: bool = True, telemetry_bound: int = 128) -> None:
+                 telemetry: bool = True, telemetry_bound: int = 128,
+                 trace_path: str | os.PathLike[str] | None = None) -> None:
         who = type(self).__name__
         common = dict(hyper_only=self._HYPER_ONLY, curvature=float(curvature),
                       hyper_learning_rate=float(hyper_learning_rate), real_learning_rate=float(real_learning_rate),
                       gain=float(gain), tune=bool(tune), topos=as_topos(topos, who),
                       telemetry_bound=int(telemetry_bound), z_dim=int(z_dim), z_lr=float(z_lr),
-                      z_lam_frac=float(z_lam_frac))
+                      z_lam_frac=float(z_lam_frac),
+                      trace_path=None if trace_path is None else os.fspath(trace_path))
         if shape_or_model and isinstance(shape_or_model[0], _core.nn.Module):
             model, *rest = shape_or_model
             if rest:

@@ -169,6 +169,11 @@ class AtlasRoute:
         return len(self._frames)
 
     @property
+    def frames(self) -> list[AtlasFrame]:
+        """The kept frames, oldest first (a copy of the list)."""
+        return list(self._frames)
+
+    @property
     def latest_timestamp(self) -> float | None:
         return self._frames[-1].timestamp if self._frames else None
 

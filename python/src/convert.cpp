@@ -380,4 +380,11 @@ std::shared_ptr<nb::object> shared_callable(nb::callable fn) {
   });
 }
 
+std::string fs_path(nb::handle path) {
+  nb::object encoded = nb::module_::import_("os").attr("fsencode")(path);
+  if (!nb::isinstance<nb::bytes>(encoded)) throw st::DtypeError("path: os.fsencode did not return bytes");
+  nb::bytes b = nb::borrow<nb::bytes>(encoded);
+  return std::string(b.c_str(), b.size());
+}
+
 }  // namespace stpy

@@ -43,6 +43,8 @@ void set_size_type(nb::object type);
 // UTF-8 form (a lone surrogate such as '\udc80') ValueError, both naming `op` and `what`
 // (nb::cast would leak std::bad_cast).
 std::string utf8_of(nb::handle s, const char* op, const char* what);
+// The file system's bytes of a path-like object (str, bytes, os.PathLike) through os.fsencode.
+std::string fs_path(nb::handle path);
 // Nested Python lists of the tensor's values.
 nb::object to_list(const Tensor& t);
 

@@ -25,6 +25,8 @@ void bind_geometry(nb::module_& root);
 void bind_biome(nb::module_& root);
 void bind_zspace(nb::module_& root);
 void bind_runtime(nb::module_& m);
+void bind_canvas(nb::module_& root);
+void bind_trace(nb::module_& root);
 
 namespace {
 
@@ -127,6 +129,8 @@ NB_MODULE(_core, m) {
   bind_biome(m);
   bind_zspace(m);
   bind_runtime(m);
+  bind_canvas(m);
+  bind_trace(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

@@ -193,7 +193,18 @@ void bind_train(nb::module_& nn) {
       .def_prop_ro("fallback_learning_rate", &ModuleTrainer::fallback_learning_rate)
       .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate)
       .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm)
-      .def_prop_ro("epoch", &ModuleTrainer::epoch);
+      .def_prop_ro("epoch", &ModuleTrainer::epoch)
+      .def("set_trace", [](ModuleTrainer& t, nb::handle path, bool append) {
+        t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer", append));
+      }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false,
+         "Writes a JSONL trace (docs/traces.md) to path (truncated unless append): a \"step\" event per batch, "
+         "an \"epoch\" event per train_epoch, an \"eval\" event per evaluate_epoch.")
+      .def("clear_trace", [](ModuleTrainer& t) { t.set_trace(nullptr); }, "Stops tracing (closes the file).")
+      .def_prop_ro("trace_path", [](const ModuleTrainer& t) -> std::optional<std::string> {
+        if (!t.trace()) return std::nullopt;
+        return t.trace()->path();
+      }, "The trace file, or None when not tracing.")
+      .def_prop_ro("trace_errors", &ModuleTrainer::trace_errors, "Trace writes that failed (the training went on).");
 }
 
 }  // namespace stpy

@@ -653,8 +653,12 @@ nb::dict step_dict(const z::SessionStep& s) {
 
 z::AmegagradSession::Options session_options(bool hyper_only, double curvature, double hyper_lr, double real_lr,
                                              double gain, bool tune, const std::optional<z::OpenCartesianTopos>& topos,
-                                             int64_t bound, int64_t z_dim, double z_lr, double z_lam_frac) {
+                                             int64_t bound, int64_t z_dim, double z_lr, double z_lam_frac,
+                                             const std::optional<std::string>& trace_path) {
   z::AmegagradSession::Options o;
+  if (trace_path) {
+    o.trace = std::make_shared<st::io::TraceWriter>(*trace_path, hyper_only ? "HypergradSession" : "AmegagradSession");
+  }
   o.hyper_only = hyper_only;
   o.curvature = curvature;
   o.hyper_learning_rate = hyper_lr;
@@ -677,30 +681,30 @@ void bind_session(nb::module_& m) {
       .def("__init__",
            [](Se* self, st::nn::Module& model, nb::callable loss, bool hyper_only, double curvature, double hyper_lr,
               double real_lr, double gain, bool tune, const std::optional<z::OpenCartesianTopos>& topos, int64_t bound,
-              int64_t z_dim, double z_lr, double z_lam_frac) {
+              int64_t z_dim, double z_lr, double z_lam_frac, const std::optional<std::string>& trace_path) {
              const std::shared_ptr<nb::object> fn = shared_callable(loss);
              new (self) Se(model, [fn](const Tensor& p, const Tensor& t) { return nb::cast<Tensor>((*fn)(p, t)); },
                            session_options(hyper_only, curvature, hyper_lr, real_lr, gain, tune, topos, bound, z_dim,
-                                           z_lr, z_lam_frac));
+                                           z_lr, z_lam_frac, trace_path));
            },
            nb::arg("model"), nb::arg("loss"), nb::kw_only(), nb::arg("hyper_only"), nb::arg("curvature"),
            nb::arg("hyper_learning_rate"), nb::arg("real_learning_rate"), nb::arg("gain"), nb::arg("tune"),
            nb::arg("topos").none(), nb::arg("telemetry_bound"), nb::arg("z_dim"), nb::arg("z_lr"),
-           nb::arg("z_lam_frac"), nb::keep_alive<1, 2>())
+           nb::arg("z_lam_frac"), nb::arg("trace_path").none() = nb::none(), nb::keep_alive<1, 2>())
       .def("__init__",
            [](Se* self, int64_t rows, int64_t cols, const std::optional<Tensor>& weights, bool hyper_only,
               double curvature, double hyper_lr, double real_lr, double gain, bool tune,
               const std::optional<z::OpenCartesianTopos>& topos, int64_t bound, int64_t z_dim, double z_lr,
-              double z_lam_frac) {
+              double z_lam_frac, const std::optional<std::string>& trace_path) {
              new (self) Se(rows, cols,
                            session_options(hyper_only, curvature, hyper_lr, real_lr, gain, tune, topos, bound, z_dim,
-                                           z_lr, z_lam_frac),
+                                           z_lr, z_lam_frac, trace_path),
                            weights);
            },
            nb::arg("rows"), nb::arg("cols"), nb::kw_only(), nb::arg("weights").none(), nb::arg("hyper_only"),
            nb::arg("curvature"), nb::arg("hyper_learning_rate"), nb::arg("real_learning_rate"), nb::arg("gain"),
            nb::arg("tune"), nb::arg("topos").none(), nb::arg("telemetry_bound"), nb::arg("z_dim"), nb::arg("z_lr"),
-           nb::arg("z_lam_frac"))
+           nb::arg("z_lam_frac"), nb::arg("trace_path").none() = nb::none())
       .def("_step", [](Se& s, const Tensor& x, const Tensor& y, const std::string& note) {
         return step_dict(s.step(x, y, note));
       }, nb::arg("input"), nb::arg("target"), nb::arg("note"))
@@ -739,6 +743,11 @@ void bind_session(nb::module_& m) {
       }, "The latent z of the session's ZSpaceTrainer (None when z_dim is 0).")
       .def_prop_ro("steps", &Se::steps)
       .def_prop_ro("skipped_steps", &Se::skipped_steps)
+      .def_prop_ro("trace_path", [](const Se& s) -> std::optional<std::string> {
+        if (!s.options().trace) return std::nullopt;
+        return s.options().trace->path();
+      }, "The JSONL trace file (docs/traces.md), or None.")
+      .def_prop_ro("trace_errors", &Se::trace_errors, "Trace writes that failed (the steps went on).")
       .def("_frames", [](const Se& s) {
         nb::list out;
         for (const auto& f : s.frames()) {

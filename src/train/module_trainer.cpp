@@ -102,6 +102,15 @@ bool ModuleTrainer::step(nn::Module& module) {
   return true;
 }
 
+void ModuleTrainer::emit(io::TraceEvent event) {
+  if (!trace_) return;
+  try {
+    trace_->write(event);
+  } catch (const SpiralError&) {
+    ++trace_errors_;
+  }
+}
+
 EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches,
                                       const RoundtableSchedule& schedule) {
   const auto start = std::chrono::steady_clock::now();
@@ -117,6 +126,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     if (!std::isfinite(value)) {
       ++stats.skipped_steps;
       zero(module);
+      if (trace_) emit({"step", 0, ++trace_step_, epoch_, {{"trainer.loss", value}, {"trainer.skipped", 1.0}}, {}, {}});
       continue;
     }
     const Tensor g = grad({l}, {pred}, {}, true)[0];
@@ -153,17 +163,31 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
         }
       }
     }
-    if (step(module)) {
+    const bool stepped = step(module);
+    if (stepped) {
       stats.total_loss += value;
       ++stats.batches;
     } else {
       ++stats.skipped_steps;
     }
     zero(module);
+    if (trace_) {
+      emit({"step", 0, ++trace_step_, epoch_,
+            {{"trainer.loss", value}, {"trainer.skipped", stepped ? 0.0 : 1.0}, {"trainer.band_above", energy[0]},
+             {"trainer.band_here", energy[1]}, {"trainer.band_beneath", energy[2]}, {"trainer.lr_scale", lr_scale_}},
+            {}, {}});
+    }
   }
   stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
   if (desire_ && desire_->trainer) stats.desire_summary = desire_->trainer->drain_summary();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (trace_) {
+    emit({"epoch", 0, std::nullopt, epoch_,
+          {{"trainer.average_loss", stats.average_loss}, {"trainer.total_loss", stats.total_loss},
+           {"trainer.batches", static_cast<double>(stats.batches)},
+           {"trainer.skipped_steps", static_cast<double>(stats.skipped_steps)}, {"trainer.seconds", stats.seconds}},
+          {}, {}});
+  }
   return stats;
 }
 
@@ -187,6 +211,12 @@ EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, c
   module.train(was_training);
   stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (trace_) {
+    emit({"eval", 0, std::nullopt, epoch_,
+          {{"eval.average_loss", stats.average_loss}, {"eval.batches", static_cast<double>(stats.batches)},
+           {"eval.seconds", stats.seconds}},
+          {}, {}});
+  }
   return stats;
 }
 

@@ -82,6 +82,24 @@ void AmegagradSession::init_common() {
     z.topos = opt_.topos;
     ztrainer_.emplace(z);
   }
+  if (opt_.trace) {
+    io::TraceEvent e;
+    e.event = "run_start";
+    e.config = {{"hyper_only", opt_.hyper_only ? 1.0 : 0.0},
+                {"curvature", opt_.curvature},
+                {"hyper_learning_rate", opt_.hyper_learning_rate},
+                {"real_learning_rate", opt_.real_learning_rate},
+                {"gain", opt_.gain},
+                {"tune", opt_.tune ? 1.0 : 0.0},
+                {"z_dim", static_cast<double>(opt_.z_dim)},
+                {"parameters", static_cast<double>(slots_.size())}};
+    // Construction must not fail on an observer; a failed write shows up in trace_errors().
+    try {
+      opt_.trace->write(e);
+    } catch (const SpiralError&) {
+      ++trace_errors_;
+    }
+  }
 }
 
 Amegagrad AmegagradSession::make_optimizer(int64_t rows, int64_t cols) const {
@@ -297,6 +315,20 @@ SessionStep AmegagradSession::finish(SessionStep s, std::string_view note) {
                          {"session.skipped", s.skipped ? 1.0 : 0.0});
   if (s.skipped && std::isfinite(s.loss)) s.frame.metrics.insert(s.frame.metrics.begin(), {"session.loss", s.loss});
   if (!note.empty()) s.frame.notes.emplace_back(note);
+  if (opt_.trace) {
+    io::TraceEvent e;
+    e.event = "step";
+    e.timestamp = s.frame.timestamp;
+    e.step = s.step;
+    e.metrics = s.frame.metrics;
+    e.notes = s.frame.notes;
+    try {
+      opt_.trace->write(e);
+    } catch (const SpiralError& err) {
+      ++trace_errors_;
+      s.frame.notes.emplace_back(std::string("trace: ") + err.what());
+    }
+  }
   frames_.push_back(s.frame);
   while (opt_.telemetry_bound > 0 && static_cast<int64_t>(frames_.size()) > opt_.telemetry_bound) frames_.pop_front();
   last_ = s;

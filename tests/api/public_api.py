@@ -36,12 +36,12 @@ def _public_modules() -> List[str]:
             continue
         names.append(info.name)
     # Native submodules exposed under public names.
-    names += ["spiraltorch.geometry", "spiraltorch.io", "spiraltorch.sot"]
+    names += ["spiraltorch.canvas", "spiraltorch.geometry", "spiraltorch.io", "spiraltorch.sot"]
     return sorted(set(names))
 
 
 def _names_of(module_name: str) -> List[str]:
-    if module_name in ("spiraltorch.geometry", "spiraltorch.io", "spiraltorch.sot"):
+    if module_name in ("spiraltorch.canvas", "spiraltorch.geometry", "spiraltorch.io", "spiraltorch.sot"):
         import spiraltorch
 
         mod = getattr(spiraltorch, module_name.split(".")[1])

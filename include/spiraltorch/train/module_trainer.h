@@ -7,7 +7,9 @@
 #include <string>
 
 #include <map>
+#include <memory>
 
+#include "spiraltorch/io/trace.h"
 #include "spiraltorch/nn/desire.h"
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/train/curvature_scheduler.h"
@@ -79,6 +81,15 @@ class ModuleTrainer {
   std::optional<double> real_learning_rate() const { return real_lr_; }
   std::optional<double> grad_clip_max_norm() const { return clip_; }
   int64_t epoch() const { return epoch_; }
+  // An optional JSONL trace (docs/traces.md). train_epoch writes one "step" event per batch
+  // (trainer.loss, trainer.skipped, trainer.band_above/here/beneath, trainer.lr_scale) and an "epoch"
+  // event (trainer.average_loss, trainer.total_loss, trainer.batches, trainer.skipped_steps,
+  // trainer.seconds); evaluate_epoch writes an "eval" event (eval.average_loss, eval.batches,
+  // eval.seconds). Steps count batches across epochs, from 1. The trace observes: a failed write
+  // never undoes an update; it is counted in trace_errors().
+  void set_trace(std::shared_ptr<io::TraceWriter> trace) { trace_ = std::move(trace); }
+  const std::shared_ptr<io::TraceWriter>& trace() const { return trace_; }
+  int64_t trace_errors() const { return trace_errors_; }
 
  private:
   std::string requested_, effective_;
@@ -89,6 +100,9 @@ class ModuleTrainer {
   std::optional<nn::DesireTelemetryBundle> desire_;
   double lr_scale_ = 1.0;  // set per batch by the spectral policy
   int64_t epoch_ = 0;
+  std::shared_ptr<io::TraceWriter> trace_;
+  int64_t trace_step_ = 0, trace_errors_ = 0;
+  void emit(io::TraceEvent event);
 };
 
 }  // namespace st::train

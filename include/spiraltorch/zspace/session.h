@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "spiraltorch/io/trace.h"
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/zspace/amegagrad.h"
 #include "spiraltorch/zspace/topos.h"
@@ -62,6 +64,11 @@ class AmegagradSession {
     // and the gradient itself (the original's session wiring); z_dim 0 leaves it out.
     int64_t z_dim = 4;
     double z_lr = 0.05, z_lam_frac = 0.05;
+    // Optional JSONL trace (docs/traces.md): a "run_start" event with the options at construction,
+    // then one "step" event per step carrying the frame's metrics and notes. The trace observes;
+    // a failed trace write does not undo the step: it is counted in trace_errors() and noted in
+    // the step's frame.
+    std::shared_ptr<io::TraceWriter> trace;
   };
 
   // A model session. Every floating parameter of model gets its own tapes, the parameter viewed
@@ -100,6 +107,7 @@ class AmegagradSession {
   std::optional<SessionStep> last_step() const { return last_; }
   int64_t steps() const { return steps_; }
   int64_t skipped_steps() const { return skipped_; }
+  int64_t trace_errors() const { return trace_errors_; }
 
  private:
   struct Slot {
@@ -126,7 +134,7 @@ class AmegagradSession {
   std::optional<ZSpaceTrainer> ztrainer_;
   std::deque<AtlasFrame> frames_;
   std::optional<SessionStep> last_;
-  int64_t steps_ = 0, skipped_ = 0;
+  int64_t steps_ = 0, skipped_ = 0, trace_errors_ = 0;
 };
 
 }  // namespace st::zspace

@@ -15,6 +15,7 @@ from spiraltorch import (
     SpiralValueError as SpiralValueError
 )
 from spiraltorch._core import (
+    canvas as canvas,
     geometry as geometry,
     io as io,
     nn as nn,

@@ -1498,3 +1498,19 @@ class ModuleTrainer:
 
     @property
     def epoch(self) -> int: ...
+
+    def set_trace(self, path: object, *, append: bool = False) -> None:
+        """
+        Writes a JSONL trace (docs/traces.md) to path (truncated unless append): a "step" event per batch, an "epoch" event per train_epoch, an "eval" event per evaluate_epoch.
+        """
+
+    def clear_trace(self) -> None:
+        """Stops tracing (closes the file)."""
+
+    @property
+    def trace_path(self) -> str | None:
+        """The trace file, or None when not tracing."""
+
+    @property
+    def trace_errors(self) -> int:
+        """Trace writes that failed (the training went on)."""

@@ -470,10 +470,10 @@ class AmegagradSession:
     """
 
     @overload
-    def __init__(self, model: spiraltorch._core.nn.Module, loss: Callable, *, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float) -> None: ...
+    def __init__(self, model: spiraltorch._core.nn.Module, loss: Callable, *, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float, trace_path: str | None = None) -> None: ...
 
     @overload
-    def __init__(self, rows: int, cols: int, *, weights: spiraltorch._core.Tensor | None, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float) -> None: ...
+    def __init__(self, rows: int, cols: int, *, weights: spiraltorch._core.Tensor | None, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float, trace_path: str | None = None) -> None: ...
 
     def zero_grad(self) -> None:
         """Clears the tapes (weights sessions)."""
@@ -524,6 +524,14 @@ class AmegagradSession:
 
     @property
     def skipped_steps(self) -> int: ...
+
+    @property
+    def trace_path(self) -> str | None:
+        """The JSONL trace file (docs/traces.md), or None."""
+
+    @property
+    def trace_errors(self) -> int:
+        """Trace writes that failed (the steps went on)."""
 
 def decode_zspace(z: object, alpha: float = 0.35) -> dict:
     """The metrics a latent z stands for (see spiraltorch.decode_zspace)."""
