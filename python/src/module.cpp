@@ -23,6 +23,8 @@ void bind_custom_op(nb::module_& m);
 void bind_geometry(nb::module_& root);
 void bind_biome(nb::module_& root);
 void bind_zspace(nb::module_& root);
+void bind_data(nb::module_& root);
+void bind_vision(nb::module_& root);
 
 namespace {
 
@@ -123,6 +125,8 @@ NB_MODULE(_core, m) {
   bind_geometry(m);
   bind_biome(m);
   bind_zspace(m);
+  bind_data(m);
+  bind_vision(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),
