@@ -49,6 +49,7 @@ def test_frames_profiles_and_streamed_volume():
     assert frame.telemetry_report()["total_energy"] == 1.0
     assert frame.to_dict()["profile"]["depth"] == 2
     vol = frame.to_streamed_volume()
+    assert sv.StreamedVolume.from_frame(frame).depth == vol.depth == 2
     vol.ingest_frame(sv.ZSpaceStreamFrame(st.full((2, 3, 3), 3.0)), alpha=0.5)
     np.testing.assert_allclose(vol.volume.numpy()[0], 2.0)
     assert vol.slices()[1].tolist()[0] == [1.5, 1.5, 1.5]

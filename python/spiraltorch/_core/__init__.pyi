@@ -14,11 +14,13 @@ from spiraltorch import (
     SpiralValueError as SpiralValueError
 )
 from spiraltorch._core import (
+    data as data,
     geometry as geometry,
     io as io,
     nn as nn,
     optim as optim,
     sot as sot,
+    vision as vision,
     zspace as zspace
 )
 from spiraltorch._seed_tensor import (
