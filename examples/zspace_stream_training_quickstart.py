@@ -1,4 +1,4 @@
-"""Streaming Z-space trainer quickstart: a Fashion-MNIST image moves across a canvas; its frames
+"""Streaming Z-space trainer quickstart: Fashion-MNIST images move across a canvas; their frames
 stream through a bounded ZSpaceStreamFrameAggregator ring into SpiralTorchVision (an EMA volume
 over the last 4 frames) and a ZSpaceTrainer, one online update every 2 frames. The per-frame
 work (ring, chrono summary, EMA, online step) runs in C++.
@@ -24,9 +24,10 @@ def main() -> None:
     args = p.parse_args()
 
     images, labels = st.data.load_fashion_mnist(split="test")
-    image = images[args.image:args.image + 1]
-    print(f"image {args.image}: {st.data.FASHION_CLASSES[int(labels[args.image].item())]}")
-    frames = moving_digit_stream(image, args.steps, canvas=36, seed=args.image, dt=0.05)
+    pick = images[args.image:args.image + 4]
+    names = [st.data.FASHION_CLASSES[int(v)] for v in labels[args.image:args.image + 4].tolist()]
+    print(f"images {args.image}..{args.image + 3}: {', '.join(names)} (the next one every 4 frames)")
+    frames = moving_digit_stream(pick, args.steps, canvas=36, seed=args.image, dt=0.05, switch_every=4)
 
     vision = SpiralTorchVision(4, 36, 36, alpha=0.35, temporal=6)
     ring = ZSpaceStreamFrameAggregator(max_depth=4)

@@ -171,7 +171,8 @@ void bind_vision(nb::module_& root) {
   }, nb::arg("vision"), nb::arg("payload"), nb::arg("weight") = 1.0, nb::arg("trainer").none() = nb::none(),
      "Accumulates payload into vision and, with a trainer, steps it on the default metrics (a heuristic: speed = "
      "mean |voxel change|, memory = mean slice energy, stability = mean slice std, drs = max |projection|, "
-     "gradient = row means of the normalised projection). Returns {energy, change, loss, metrics, z_state}.");
+     "gradient = row means of the normalised projection pooled into z_dim bands, centred). Returns {energy, change, "
+     "loss, metrics, z_state}.");
 }
 
 }  // namespace stpy

@@ -259,17 +259,26 @@ double VisionVolume::energy() const {
 
 // ---------------------------------------------------------------- online step
 
-zspace::ObservedMetrics default_metrics(const VisionVolume& vision, double change) {
+zspace::ObservedMetrics default_metrics(const VisionVolume& vision, double change, int64_t bands) {
   const SliceProfile p = slice_profile(vision.volume());
   const Tensor proj = vision.project(true);
   const auto values = proj.to_vector<float>();
   double drs = 0;
   for (const float x : values) drs = std::max(drs, static_cast<double>(std::abs(x)));
-  std::vector<double> rows(static_cast<size_t>(vision.height()), 0.0);
-  for (int64_t r = 0; r < vision.height(); ++r) {
-    for (int64_t c = 0; c < vision.width(); ++c) rows[r] += values[r * vision.width() + c];
-    rows[r] /= static_cast<double>(vision.width());
+  // Row means pooled into `bands` horizontal bands and centred: the gradient says where the
+  // projected mass sits vertically, whatever z_dim the trainer tiles or truncates it to.
+  const int64_t h = vision.height(), w = vision.width();
+  const int64_t nb = bands > 0 ? bands : h;
+  std::vector<double> rows(static_cast<size_t>(nb), 0.0);
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t r0 = b * h / nb, r1 = std::max(r0 + 1, (b + 1) * h / nb);
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < w; ++c) rows[b] += values[r * w + c];
+    rows[b] /= static_cast<double>((r1 - r0) * w);
   }
+  double centre = 0;
+  for (const double x : rows) centre += x / static_cast<double>(nb);
+  for (double& x : rows) x -= centre;
   zspace::ObservedMetrics m;
   m.set("speed", change, "vision_online_step");
   m.set("memory", p.average_energy, "vision_online_step");
@@ -284,7 +293,7 @@ OnlineStep online_step(VisionVolume& vision, const Tensor& payload, double weigh
   OnlineStep out;
   out.change = vision.accumulate(payload, weight);
   out.energy = vision.energy();
-  out.metrics = metrics ? *metrics : default_metrics(vision, out.change);
+  out.metrics = metrics ? *metrics : default_metrics(vision, out.change, trainer ? trainer->options().z_dim : 0);
   if (trainer) {
     out.loss = trainer->step(out.metrics);
     out.z = trainer->state();

@@ -73,6 +73,16 @@ TEST(VisionStream, OnlineStepTrainsAndDependsOnTheInput) {
   }
   EXPECT_NE(la, lb);
   EXPECT_NE(ta.state(), tb.state());
+  // Mass in the top rows: the centred band gradient is positive first, negative last.
+  vision::VisionVolume top(1, 8, 4, 1.0);
+  std::vector<float> upper(32, 0.0f);
+  std::fill(upper.begin(), upper.begin() + 16, 1.0f);
+  top.accumulate(Tensor::from_vector(upper, {1, 8, 4}));
+  const auto m = vision::default_metrics(top, 0.0, 4);
+  ASSERT_TRUE(m.gradient().has_value());
+  ASSERT_EQ(m.gradient()->size(), 4u);
+  EXPECT_DOUBLE_EQ((*m.gradient())[0], 0.5);
+  EXPECT_DOUBLE_EQ((*m.gradient())[3], -0.5);
   EXPECT_EQ(a.updates(), 5);
   EXPECT_EQ(static_cast<int64_t>(a.energy_history().size()), 4);  // temporal window
   EXPECT_THROW(a.accumulate(zeros({3, 4, 4})), ShapeError);

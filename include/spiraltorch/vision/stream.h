@@ -101,7 +101,8 @@ class VisionVolume {
 // One online step: accumulate `payload` into `vision` and, with a trainer, step it on metrics
 // derived from the volume. The mapping is a heuristic (documented, replaceable by passing your own
 // metrics): speed = mean |voxel change| of this update, memory = mean slice energy, stability =
-// mean slice std, drs = max |projection|, gradient = row means of the normalised projection.
+// mean slice std, drs = max |projection|, gradient = the row means of the normalised projection
+// pooled into `bands` horizontal bands (z_dim when a trainer runs; 0: one per row), minus their mean.
 struct OnlineStep {
   double energy = 0;       // vision.energy() after the update
   double change = 0;       // mean |voxel change|
@@ -109,7 +110,7 @@ struct OnlineStep {
   zspace::ObservedMetrics metrics;
   std::vector<double> z;   // the trainer's state after the step (empty without a trainer)
 };
-zspace::ObservedMetrics default_metrics(const VisionVolume& vision, double change);
+zspace::ObservedMetrics default_metrics(const VisionVolume& vision, double change, int64_t bands = 0);
 OnlineStep online_step(VisionVolume& vision, const Tensor& payload, double weight = 1.0,
                        zspace::ZSpaceTrainer* trainer = nullptr, const zspace::ObservedMetrics* metrics = nullptr);
 

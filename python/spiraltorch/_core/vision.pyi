@@ -126,5 +126,5 @@ class VisionVolume:
 
 def online_step(vision: VisionVolume, payload: spiraltorch._core.Tensor, weight: float = 1.0, trainer: spiraltorch._core.zspace.ZSpaceTrainer | None = None) -> dict:
     """
-    Accumulates payload into vision and, with a trainer, steps it on the default metrics (a heuristic: speed = mean |voxel change|, memory = mean slice energy, stability = mean slice std, drs = max |projection|, gradient = row means of the normalised projection). Returns {energy, change, loss, metrics, z_state}.
+    Accumulates payload into vision and, with a trainer, steps it on the default metrics (a heuristic: speed = mean |voxel change|, memory = mean slice energy, stability = mean slice std, drs = max |projection|, gradient = row means of the normalised projection pooled into z_dim bands, centred). Returns {energy, change, loss, metrics, z_state}.
     """

@@ -18,7 +18,7 @@ def parser(doc: str, steps: int, flush_every: int, depth: int, seed: int, z_dim:
     p.add_argument("--flush-every", type=int, default=flush_every, help="frames per online update")
     p.add_argument("--depth", type=int, default=depth, help="slices (frames) the vision volume spans")
     p.add_argument("--canvas", type=int, default=36, help="frame side in pixels (>= 28)")
-    p.add_argument("--switch-every", type=int, default=0, help="swap in the next image every N frames (0: never)")
+    p.add_argument("--switch-every", type=int, default=4, help="swap in the next image every N frames (0: never)")
     p.add_argument("--dt", type=float, default=0.05, help="seconds between frames")
     p.add_argument("--seed", type=int, default=seed)
     p.add_argument("--z-dim", type=int, default=z_dim)

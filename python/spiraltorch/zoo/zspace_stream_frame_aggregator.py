@@ -15,6 +15,24 @@ from spiraltorch.vision import (ChronoSnapshot, SpiralTorchVision, ZSpaceStreamF
 from spiraltorch.zoo import _stream
 
 
+def _with_snapshots(frames: list) -> list:
+    """Each frame with its own one-frame ChronoSnapshot: its energy and the drift and decay rate
+    since the previous frame. The aggregator pools these (frame-weighted means, pooled stds,
+    summed durations), which reproduces the summary of the whole run of frames it holds."""
+    out, prev = [], None
+    for f in frames:
+        e, t = f.profile()["average_energy"], f.timestamp
+        dt = t - prev[1] if prev else 0.0
+        drift = (e - prev[0]) / dt if prev and dt > 0 else 0.0
+        decay = max(0.0, prev[0] - e) / (prev[0] * dt) if prev and dt > 0 and prev[0] > 0 else 0.0
+        snap = ChronoSnapshot.from_values(frames=1, duration=dt, latest_timestamp=t, mean_drift=drift,
+                                          mean_abs_drift=abs(drift), mean_energy=e, mean_decay=decay,
+                                          min_energy=e, max_energy=e, dt=dt)
+        out.append(ZSpaceStreamFrame(f.volume, timestamp=t, chrono_snapshot=snap))
+        prev = (e, t)
+    return out
+
+
 def main() -> None:
     p = _stream.parser(__doc__, steps=24, flush_every=3, depth=4, seed=77, z_dim=6, lr=3e-3)
     p.add_argument("--native-frames", action="store_true", help="frames carry their own ChronoSnapshot")
@@ -22,10 +40,7 @@ def main() -> None:
     args = p.parse_args()
     source, frames = _stream.frames(args)
     if args.native_frames:
-        frames = [ZSpaceStreamFrame(f.volume, timestamp=f.timestamp,
-                                    chrono_snapshot=ChronoSnapshot.from_stream(
-                                        [f.timestamp], [f.profile()["average_energy"]]))
-                  for f in frames]
+        frames = _with_snapshots(frames)
     else:
         frames = [f.volume for f in frames]  # plain volumes: stamped index * dt by the loop
     aggregator = ZSpaceStreamFrameAggregator(max_depth=args.depth)
