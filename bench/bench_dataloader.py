@@ -120,7 +120,10 @@ def main() -> None:
             f.write("\nThe torch DataLoader over a TensorDataset fetches samples one by one and stacks them "
                     "(default collate), which is what the ratio measures; the `x[idx]` loop (one advanced-indexing "
                     "gather per batch, no DataLoader) is given for context. "
-                    f"Load average at start: {load:.2f} (other processes shared the cores; timings are noisy).\n")
+                    f"Load average at start: {load:.2f} (other processes shared the cores; timings are noisy). "
+                    "The loop body does no work, so prefetch has nothing to overlap with: its C++ thread only "
+                    "competes with the consumer for the cores; it pays off when the consumer computes "
+                    "(a training step) between batches.\n")
         print("wrote", args.out)
 
 
