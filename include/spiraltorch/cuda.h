@@ -76,4 +76,12 @@ float event_elapsed_ms(uintptr_t start, uintptr_t end);
 // stream; copies that land in host memory are complete on return.
 void memcpy(void* dst, const void* src, size_t nbytes, bool dst_on_device, bool src_on_device, int device);
 
+// ---- pinned host memory and asynchronous copies (staging buffers of the data pipeline) ----
+void* host_allocate_pinned(size_t nbytes);
+void host_release_pinned(void* ptr);
+// Enqueues a copy on `stream` and returns at once; the source must stay alive (and, for pinned
+// host memory, unchanged) until an event recorded after it has fired.
+void memcpy_async(void* dst, const void* src, size_t nbytes, bool dst_on_device, bool src_on_device, int device,
+                  uintptr_t stream);
+
 }  // namespace st::cuda

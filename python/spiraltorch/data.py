@@ -16,7 +16,10 @@ Tensor = _core.Tensor
 
 
 class TensorDataset:
-    """Rows of equally long tensors: item ``i`` is ``tuple(t[i] for t in tensors)``."""
+    """Rows of equally long tensors: item ``i`` is ``tuple(t[i] for t in tensors)``.
+
+    A view of the native ``_core.data.TensorDataset`` (built on first use), which the
+    ``DataLoader`` batches in C++."""
 
     def __init__(self, *tensors: Tensor) -> None:
         if not tensors:
@@ -28,6 +31,14 @@ class TensorDataset:
                     f"TensorDataset: all tensors need the same first dim, got {[tuple(x.shape) for x in tensors]}"
                 )
         self.tensors = tensors
+        self._native: Any = None
+
+    @property
+    def native(self) -> Any:
+        """The native dataset (``spiraltorch._core.data.TensorDataset``) over the same storage."""
+        if self._native is None:
+            self._native = _core.data.TensorDataset(list(self.tensors))
+        return self._native
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
@@ -66,17 +77,20 @@ def default_collate(items: Sequence[Any]) -> Any:
 class DataLoader:
     """Iterates a dataset in batches.
 
-    A ``TensorDataset`` is batched with one ``index_select`` per tensor (no Python loop
-    over rows); any other map-style dataset (``__len__`` and ``__getitem__``, like
-    PyTorch's) is read item by item and batched with ``collate_fn`` (``default_collate``).
-    ``shuffle`` draws a new permutation each epoch from ``generator`` or the global one.
-    ``prefetch=N`` assembles up to N batches ahead on a background thread
-    (``spiraltorch.dataset.prefetch_iter``); 0 assembles each batch when it is asked for.
+    A ``TensorDataset`` with the default collate runs in the native pipeline
+    (``spiraltorch._core.data``): each batch is gathered into contiguous tensors in C++, and
+    ``prefetch=N`` assembles up to N batches ahead on a C++ thread that never holds the GIL.
+    ``device="cuda"`` delivers batches there through pinned host buffers and asynchronous
+    copies issued ahead of use. Any other map-style dataset (``__len__`` and ``__getitem__``,
+    like PyTorch's) is read item by item and batched with ``collate_fn`` (``default_collate``);
+    its ``prefetch`` runs on a Python thread (``spiraltorch.dataset.prefetch_iter``), since it
+    calls Python. ``shuffle`` draws a new permutation each epoch from ``generator`` or the
+    global one (Philox, so the order does not depend on threads).
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
                  collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None,
-                 prefetch: int = 0) -> None:
+                 prefetch: int = 0, device: Any = None) -> None:
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise _core.SpiralValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
         if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
@@ -91,39 +105,41 @@ class DataLoader:
         self.collate_fn = collate_fn or default_collate
         self.generator = generator
         self.prefetch = prefetch
+        self.device = device
 
     def __len__(self) -> int:
         n = len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
+    def _is_native(self) -> bool:
+        return isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
+
     def __iter__(self) -> Iterator[Any]:
+        if self._is_native():
+            device = str(self.device) if self.device is not None else str(self.dataset.tensors[0].device)
+            loader = _core.data.DataLoader(self.dataset.native, batch_size=self.batch_size, shuffle=self.shuffle,
+                                           drop_last=self.drop_last, prefetch=self.prefetch, device=device)
+            return loader.epoch(generator=self.generator)
+        if self.device is not None:
+            raise _core.SpiralValueError("DataLoader: device= needs a TensorDataset with the default collate")
+        # The permutation is drawn here, in the caller's thread, so shuffling stays tied to the
+        # caller's generator state; only batch assembly moves to the background thread.
+        order = self._order()
         if self.prefetch:
-            # The permutation is drawn here, in the caller's thread, so shuffling stays tied to the
-            # caller's generator state; only batch assembly moves to the background thread.
-            order = self._order()
             return prefetch_iter(lambda: self._batches(order), self.prefetch)
-        return self._batches(self._order())
+        return self._batches(order)
 
-    def _order(self) -> Tensor:
+    def _order(self) -> List[int]:
         n = len(self.dataset)
-        order = _core.argsort(_core.rand(n, generator=self.generator)) if self.shuffle else _core.arange(n)
-        # Tensor datasets index on their own device: move the permutation there once per epoch.
-        if isinstance(self.dataset, TensorDataset) and self.dataset.tensors[0].device != order.device:
-            order = order.to(self.dataset.tensors[0].device)
-        return order
+        return _core.data.permutation(n, generator=self.generator) if self.shuffle else list(range(n))
 
-    def _batches(self, order: Tensor) -> Iterator[Any]:
-        n = len(self.dataset)
-        fast = isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
+    def _batches(self, order: List[int]) -> Iterator[Any]:
+        n = len(order)
         for start in range(0, n, self.batch_size):
             stop = min(start + self.batch_size, n)
             if self.drop_last and stop - start < self.batch_size:
                 break
-            idx = order[start:stop]
-            if fast:
-                yield tuple(t.index_select(0, idx) for t in self.dataset.tensors)
-            else:
-                yield self.collate_fn([self.dataset[i] for i in idx.tolist()])
+            yield self.collate_fn([self.dataset[i] for i in order[start:stop]])
 
 
 FASHION_MNIST_DIRS = ("/usr/share/fashion-mnist", "/usr/share/dataset-fashion-mnist", "/usr/share/datasets/fashion-mnist")

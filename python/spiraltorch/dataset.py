@@ -1,6 +1,7 @@
 """In-memory datasets of (input, target) tensor pairs and a ``DataLoader`` pipeline builder:
 ``shuffle(seed)``, fixed ``batched(n)`` or row-budget ``dynamic_batch_by_rows(max_rows)`` batches,
-and ``prefetch(depth)`` (a background thread assembles up to ``depth`` batches ahead).
+and ``prefetch(depth)`` (a background C++ thread assembles up to ``depth`` batches ahead): a view
+of the native pipeline ``spiraltorch._core.data``.
 
 Batches concatenate the samples' tensors along the first dim (an (R, C) sample contributes R
 rows). Each ``DataLoader`` method returns a new loader; ``len(loader)`` is the number of samples.
@@ -10,7 +11,6 @@ Also the byte-level language-model helpers (``byte_lm_windows``...).
 from __future__ import annotations
 
 import queue
-import random
 import threading
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -31,10 +31,12 @@ def _as_tensor(v: Any) -> Any:
     return _core.tensor(v)
 
 
-def _as_pair(sample: Any, i: int) -> Pair:
+def _as_pair(sample: Any, i: int, who: str = "dataset") -> Pair:
+    """The (input, target) coercion of every sample SpiralTorch's loaders and sessions take: a
+    2-sequence of tensors or anything ``st.tensor``/DLPack accepts, as two tensors."""
     items = list(sample) if not isinstance(sample, _core.Tensor) else [sample]
     if len(items) != 2:
-        raise TypeError(f"dataset: sample {i} has {len(items)} values, expected (input, target)")
+        raise TypeError(f"{who}: sample {i} has {len(items)} values, expected (input, target)")
     return _as_tensor(items[0]), _as_tensor(items[1])
 
 
@@ -86,19 +88,45 @@ def _rows(t: Any) -> int:
     return int(t.shape[0]) if t.dim() > 0 else 1
 
 
-class DataLoader(_SampleCount):
-    """An immutable pipeline over samples; see the module docs."""
+class _Store:
+    """The samples of a loader family and their native concatenation (built on first iteration,
+    shared by every loader derived from the same samples)."""
 
-    def __init__(self, samples: Sequence[Pair], *, order: list[int] | None = None, batch: int = 1,
+    def __init__(self, samples: Sequence[Pair]) -> None:
+        self.samples = list(samples)
+        self._native: Any = None
+
+    def native(self) -> Any:
+        """``_core.data.TensorDataset`` of two fields (inputs, targets): each field is the samples'
+        tensors concatenated along dim 0 (a 0-d tensor counts as one row), with row offsets."""
+        if self._native is None:
+            fields, offsets = [], []
+            for k in (0, 1):
+                parts = [s[k] if s[k].dim() > 0 else s[k].reshape(1) for s in self.samples]
+                offs = [0]
+                for p in parts:
+                    offs.append(offs[-1] + int(p.shape[0]))
+                fields.append(_core.cat(parts, 0))
+                offsets.append(offs)
+            self._native = _core.data.TensorDataset(fields, offsets)
+        return self._native
+
+
+class DataLoader(_SampleCount):
+    """An immutable pipeline over samples; see the module docs. Iteration runs in the native
+    pipeline (``spiraltorch._core.data``): batches are gathered in C++, prefetching on a C++ thread."""
+
+    def __init__(self, samples: Sequence[Pair] | _Store, *, order: list[int] | None = None, batch: int = 1,
                  max_rows: int | None = None, depth: int = 0) -> None:
-        self._samples = list(samples)
+        self._store = samples if isinstance(samples, _Store) else _Store(samples)
+        self._samples = self._store.samples
         self._order = order if order is not None else list(range(len(self._samples)))
         self._batch, self._max_rows, self._depth = batch, max_rows, depth
 
     def _with(self, **kw: Any) -> DataLoader:
         args = {"order": list(self._order), "batch": self._batch, "max_rows": self._max_rows, "depth": self._depth}
         args.update(kw)
-        return DataLoader(self._samples, **args)
+        return DataLoader(self._store, **args)
 
     @staticmethod
     def from_samples(samples: Iterable[Any] | None = None) -> DataLoader:
@@ -111,11 +139,9 @@ class DataLoader(_SampleCount):
         return self._depth
 
     def shuffle(self, seed: int) -> DataLoader:
-        """One fixed permutation (Fisher-Yates with ``random.Random(seed)``): iterating the returned
-        loader twice gives the same order."""
-        order = list(range(len(self._samples)))
-        random.Random(int(seed)).shuffle(order)
-        return self._with(order=order)
+        """One fixed permutation (Philox Fisher-Yates under ``seed``, ``_core.data.permutation``):
+        iterating the returned loader twice gives the same order."""
+        return self._with(order=_core.data.permutation(len(self._samples), seed=int(seed)))
 
     def batched(self, batch_size: int) -> DataLoader:
         """Consecutive groups of ``batch_size`` samples (the last one may be smaller)."""
@@ -130,47 +156,21 @@ class DataLoader(_SampleCount):
         return self._with(max_rows=max_rows)
 
     def prefetch(self, depth: int) -> DataLoader:
-        """Assemble up to ``depth`` batches ahead on a background thread (0: on demand)."""
+        """Assemble up to ``depth`` batches ahead on a background C++ thread (0: on demand)."""
         if not isinstance(depth, int) or depth < 0:
             raise ValueError(f"DataLoader.prefetch: depth must be a non-negative int, got {depth!r}")
         return self._with(depth=depth)
 
-    def _groups(self) -> Iterator[list[int]]:
-        if self._max_rows is None:
-            for i in range(0, len(self._order), self._batch):
-                yield self._order[i:i + self._batch]
-            return
-        group: list[int] = []
-        rows = 0
-        for idx in self._order:
-            r = _rows(self._samples[idx][0])
-            if group and rows + r > self._max_rows:
-                yield group
-                group, rows = [], 0
-            group.append(idx)
-            rows += r
-            if rows >= self._max_rows:
-                yield group
-                group, rows = [], 0
-        if group:
-            yield group
-
-    def _make(self, group: list[int]) -> Pair:
-        xs = [self._samples[i][0] for i in group]
-        ys = [self._samples[i][1] for i in group]
-        cat = lambda ts: ts[0] if len(ts) == 1 else _core.cat([t if t.dim() > 0 else t.reshape(1) for t in ts], 0)  # noqa: E731
-        return cat(xs), cat(ys)
-
     def __iter__(self) -> Iterator[Pair]:
-        if self._depth == 0:
-            return (self._make(g) for g in self._groups())
-        return self._prefetched()
+        """(input, target) batches: the samples' tensors concatenated along dim 0."""
+        if not self._samples:
+            return iter(())
+        loader = _core.data.DataLoader(self._store.native(), batch_size=self._batch, max_rows=self._max_rows,
+                                       prefetch=self._depth, device=str(self._samples[0][0].device))
+        return loader.epoch(order=self._order)
 
     def iter(self) -> Iterator[Pair]:
         return iter(self)
-
-    def _prefetched(self) -> Iterator[Pair]:
-        return prefetch_iter(lambda: (self._make(g) for g in self._groups()), self._depth)
 
 
 def prefetch_iter(make_items: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:

@@ -124,6 +124,16 @@ _REGISTRY: List[ModelEntry] = [
                "ZSpaceTextVae on English text (Debian's fortunes): Z-space wave encodings through a Gaussian latent, "
                "reconstruction against the prior-only decoder, Atlas frames",
                "spiraltorch.zoo.zspace_text_vae", ("text", "coherence", "vae", "fortunes"), ("fortunes",)),
+    ModelEntry("zspace_stream_online_vision", "classification", "vision",
+               "Online ZSpaceTrainer steps from a moving Fashion-MNIST frame stream through SpiralTorchVision "
+               "(EMA volume, flush every N frames; per-frame work in C++)",
+               "spiraltorch.zoo.zspace_stream_online_vision",
+               ("vision", "zspace", "streaming", "temporal", "online", "fashion-mnist")),
+    ModelEntry("zspace_stream_frame_aggregator", "classification", "vision",
+               "The stream loop through a bounded ZSpaceStreamFrameAggregator ring with chrono summaries; "
+               "--native-frames attaches a ChronoSnapshot to every frame",
+               "spiraltorch.zoo.zspace_stream_frame_aggregator",
+               ("vision", "zspace", "streaming", "temporal", "aggregator", "chrono", "fashion-mnist")),
     ModelEntry("poincare_wordnet", "embedding", "poincare",
                "Poincare embeddings of WordNet's noun hierarchy (mammal subtree or all nouns), mean rank and MAP",
                "spiraltorch.zoo.poincare_wordnet", ("hyperbolic", "geometry", "wordnet", "graph"), ("wordnet",)),
@@ -137,8 +147,9 @@ _FOCUS_PRESETS: Dict[str, Dict[str, Any]] = {
                          "prefer_tags": ("quick", "builtin-data"), "avoid_tags": ("text",),
                          "description": "a first Z-space (hypergrad) training run"},
     "zspace_stream": {"task": None, "family": None, "required_tags": ("zspace",),
-                      "prefer_tags": ("streaming", "temporal", "hypergrad", "roundtable"), "avoid_tags": (),
-                      "description": "Z-space training driven step by step"},
+                      "prefer_tags": ("streaming", "temporal", "vision", "online", "aggregator", "hypergrad"),
+                      "avoid_tags": (),
+                      "description": "Z-space training driven step by step from streams (vision frames)"},
     "vision": {"task": "classification", "family": None, "required_tags": ("vision",),
                "prefer_tags": ("conv", "fashion-mnist"), "avoid_tags": (),
                "description": "image classification"},

@@ -140,14 +140,12 @@ class SpiralSession:
         ``samples`` may be any iterable (a generator is read once). ``.samples()`` on the result
         gives the pairs back as a list of ``(input, target)`` tensors."""
         from .data import TensorDataset
+        from .dataset import _as_pair
 
         self._check_open("dataset")
         inputs, targets = [], []
         for i, sample in enumerate(samples):
-            pair = tuple(sample)
-            if len(pair) != 2:
-                raise TypeError(f"SpiralSession.dataset: sample {i} has {len(pair)} items, expected (input, target)")
-            x, y = (v if isinstance(v, _core.Tensor) else _core.tensor(v) for v in pair)
+            x, y = _as_pair(sample, i, "SpiralSession.dataset")
             inputs.append(x.to(self.device))
             targets.append(y.to(self.device))
         if not inputs:
@@ -157,8 +155,8 @@ class SpiralSession:
     def dataloader(self, samples: Iterable[Sequence[Any]], *, batch_size: int = 1, shuffle: bool = False,
                    drop_last: bool = False, prefetch: int = 0) -> Any:
         """A ``data.DataLoader`` over ``self.dataset(samples)``. ``prefetch=N`` (N >= 0) makes a
-        background thread assemble up to N batches ahead of the consumer
-        (``spiraltorch.dataset.prefetch_iter``); 0 assembles each batch on demand."""
+        background C++ thread of the native pipeline assemble up to N batches ahead of the
+        consumer; 0 assembles each batch on demand."""
         from .data import DataLoader
 
         self._check_open("dataloader")

@@ -27,6 +27,8 @@ void bind_zspace(nb::module_& root);
 void bind_runtime(nb::module_& m);
 void bind_canvas(nb::module_& root);
 void bind_trace(nb::module_& root);
+void bind_data(nb::module_& root);
+void bind_vision(nb::module_& root);
 
 namespace {
 
@@ -131,6 +133,8 @@ NB_MODULE(_core, m) {
   bind_runtime(m);
   bind_canvas(m);
   bind_trace(m);
+  bind_data(m);
+  bind_vision(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

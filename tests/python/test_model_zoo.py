@@ -40,7 +40,8 @@ def test_list_models_internal_and_focus_filters(root):
     assert "my_custom_recipe" in keys and "_internal_probe" not in keys
     assert "_internal_probe" in [e.key for e in model_zoo.list_models(root=root, include_internal=True)]
     # A focus is a hard filter: its task (when none is given) and its required tags.
-    assert [e.key for e in model_zoo.list_models(focus="zspace-bootstrap")] == ["mlp_regression"]
+    assert [e.key for e in model_zoo.list_models(focus="zspace-bootstrap")] == [
+        "mlp_regression", "zspace_stream_online_vision", "zspace_stream_frame_aggregator"]
     assert [e.key for e in model_zoo.list_models(focus="llm coherence")] == ["llm_char", "wave_rnn_lm"]
     assert [e.key for e in model_zoo.list_models(focus="quickstart")] == ["spiral_mlp", "mlp_regression"]
     assert model_zoo.list_models(focus="vision", task="regression") == []
@@ -67,23 +68,24 @@ def test_focus_presets_are_copies_with_lists():
 
 def test_suggest_models_uses_a_preset_focus():
     ranked = [e.key for e in model_zoo.suggest_models(focus="zspace_stream")]
-    assert ranked == ["mlp_regression"]  # the only recipe tagged zspace
+    # Only recipes tagged zspace; the stream recipes carry the preferred streaming/vision tags.
+    assert ranked == ["zspace_stream_online_vision", "zspace_stream_frame_aggregator", "mlp_regression"]
     assert model_zoo.suggest_models("llm_char", prefer_tags=["coherence"])[0].key == "llm_char"
 
 
 def test_model_zoo_summary_counts(root):
     s = model_zoo.model_zoo_summary()
-    assert s["count"] == 8
-    assert s["tasks"] == {"classification": 3, "embedding": 1, "generative": 1, "language-modeling": 2,
+    assert s["count"] == 10
+    assert s["tasks"] == {"classification": 5, "embedding": 1, "generative": 1, "language-modeling": 2,
                           "regression": 1}
-    assert s["families"] == {"cnn": 1, "mlp": 3, "poincare": 1, "rnn": 2, "vae": 1}
+    assert s["families"] == {"cnn": 1, "mlp": 3, "poincare": 1, "rnn": 2, "vae": 1, "vision": 2}
     assert s["tags"]["builtin-data"] == 3 and s["focuses"] == sorted(model_zoo.focus_presets())
     assert [m["key"] for m in s["models"]][:2] == ["spiral_mlp", "mlp_regression"]
     assert s["models"][0]["script_path"].endswith("spiral_mlp.py") and s["models"][0]["tags"] == [
         "raw-autograd", "builtin-data", "quick"]
     assert s["available"] == sum(m["available"] for m in s["models"])
     full = model_zoo.model_zoo_summary(root=root, include_internal=True)
-    assert full["count"] == 11 and full["tasks"]["other"] == 2
+    assert full["count"] == 13 and full["tasks"]["other"] == 2
     assert model_zoo.model_zoo_summary(available_only=True)["count"] == s["available"]
 
 

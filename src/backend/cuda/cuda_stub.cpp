@@ -58,6 +58,9 @@ void event_synchronize(uintptr_t) { unavailable("Event.synchronize"); }
 bool event_query(uintptr_t) { unavailable("Event.query"); }
 float event_elapsed_ms(uintptr_t, uintptr_t) { unavailable("Event.elapsed_time"); }
 void memcpy(void*, const void*, size_t, bool, bool, int) { unavailable("memcpy"); }
+void* host_allocate_pinned(size_t) { unavailable("host_allocate_pinned"); }
+void host_release_pinned(void*) {}
+void memcpy_async(void*, const void*, size_t, bool, bool, int, uintptr_t) { unavailable("memcpy_async"); }
 }  // namespace st::cuda
 
 namespace st::backend {

@@ -324,4 +324,21 @@ void memcpy(void* dst, const void* src, size_t nbytes, bool dst_dev, bool src_de
   if (!dst_dev) ST_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
+void* host_allocate_pinned(size_t nbytes) {
+  void* p = nullptr;
+  ST_CUDA_CHECK(cudaHostAlloc(&p, nbytes == 0 ? 1 : nbytes, cudaHostAllocDefault));
+  return p;
+}
+void host_release_pinned(void* ptr) {
+  if (ptr) (void)cudaFreeHost(ptr);
+}
+
+void memcpy_async(void* dst, const void* src, size_t nbytes, bool dst_dev, bool src_dev, int device, uintptr_t stream) {
+  if (nbytes == 0) return;
+  use_device(device);
+  const cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                                      : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  ST_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, reinterpret_cast<cudaStream_t>(stream)));
+}
+
 }  // namespace st::cuda
