@@ -940,6 +940,7 @@ class PluginPathWatcher:
         self.errors = 0
         self.last_ids: list[str] = []
         self._seen: dict[str, tuple[int, int]] = {}
+        self._pending: dict[str, tuple[int, int]] = {}
         self._stop = threading.Event()
         self._scanned = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"spiraltorch-watch:{self.path}", daemon=True)
@@ -980,16 +981,27 @@ class PluginPathWatcher:
             except Exception as exc:
                 self._report(exc, f)
             acted.append(f)
+        first = not self._scanned.is_set()
+        settled = {}
         for f, sig in sorted(now.items()):
             if self._seen.get(f) == sig:
                 continue
+            # A file being rewritten (truncated, then written) may be caught half-way: act on a
+            # change only once two scans in a row see the same size and mtime.
+            if not first and self._pending.get(f) != sig:
+                self._pending[f] = sig
+                continue
+            self._pending.pop(f, None)
+            settled[f] = sig
             try:
                 self.last_ids = reload_path(f, recursive=False)
                 self.reloads += 1
             except Exception as exc:
                 self._report(exc, f)
             acted.append(f)
-        self._seen = now  # a failed file is retried when it changes again
+        # A failed file is retried when it changes again; unsettled files keep their old signature.
+        self._seen = {f: settled.get(f, self._seen.get(f)) for f in now if f in settled or f in self._seen}
+        self._pending = {f: sig for f, sig in self._pending.items() if f in now}
         return acted
 
     def _run(self) -> None:

@@ -16,11 +16,13 @@ from spiraltorch import (
 )
 from spiraltorch._core import (
     canvas as canvas,
+    data as data,
     geometry as geometry,
     io as io,
     nn as nn,
     optim as optim,
     sot as sot,
+    vision as vision,
     zspace as zspace
 )
 from spiraltorch._seed_tensor import (
