@@ -44,7 +44,25 @@ def _report(profile: Dict[str, Any]) -> Dict[str, Any]:
             "max_energy": profile["max_energy"], "energy_entropy": profile["energy_entropy"]}
 
 
-class ZSpaceStreamFrame:
+class _VolumeSlices:
+    """depth / slice_shape / slices of a (depth, H, W) ``volume`` attribute."""
+
+    volume: Tensor
+
+    @property
+    def depth(self) -> int:
+        return int(self.volume.shape[0])
+
+    @property
+    def slice_shape(self) -> tuple:
+        return (int(self.volume.shape[1]), int(self.volume.shape[2]))
+
+    def slices(self) -> List[Tensor]:
+        """The slices as (H, W) tensors (views of the volume)."""
+        return [self.volume[i] for i in range(self.depth)]
+
+
+class ZSpaceStreamFrame(_VolumeSlices):
     """One frame of a stream: a (depth, H, W) volume of slices, an optional chrono snapshot and
     atlas frame, and a timestamp (seconds, float64; the snapshot's when none is given)."""
 
@@ -60,18 +78,6 @@ class ZSpaceStreamFrame:
         if self._timestamp is not None:
             return float(self._timestamp)
         return self.chrono_snapshot.timestamp if self.chrono_snapshot is not None else None
-
-    @property
-    def depth(self) -> int:
-        return int(self.volume.shape[0])
-
-    @property
-    def slice_shape(self) -> tuple:
-        return (int(self.volume.shape[1]), int(self.volume.shape[2]))
-
-    def slices(self) -> List[Tensor]:
-        """The slices as (H, W) tensors (views of the volume)."""
-        return [self.volume[i] for i in range(self.depth)]
 
     def with_atlas(self, frame: Any) -> "ZSpaceStreamFrame":
         self.atlas_frame = frame
@@ -99,7 +105,7 @@ class ZSpaceStreamFrame:
                 "profile": self.profile(), "telemetry_report": self.telemetry_report()}
 
 
-class StreamedVolume:
+class StreamedVolume(_VolumeSlices):
     """A volume that ingests frames as a voxel EMA: ``v <- (1 - alpha) v + alpha new`` for a frame of
     the same shape; a frame of another shape replaces it."""
 
@@ -111,17 +117,6 @@ class StreamedVolume:
     @staticmethod
     def from_frame(frame: ZSpaceStreamFrame) -> "StreamedVolume":
         return StreamedVolume(frame.volume, chrono_snapshot=frame.chrono_snapshot, atlas_frame=frame.atlas_frame)
-
-    @property
-    def depth(self) -> int:
-        return int(self.volume.shape[0])
-
-    @property
-    def slice_shape(self) -> tuple:
-        return (int(self.volume.shape[1]), int(self.volume.shape[2]))
-
-    def slices(self) -> List[Tensor]:
-        return [self.volume[i] for i in range(self.depth)]
 
     def ingest_frame(self, frame: ZSpaceStreamFrame, *, alpha: float = 0.5) -> "StreamedVolume":
         """Blends ``frame`` in (alpha in [0, 1]); its chrono snapshot, if any, is pooled with ours."""
