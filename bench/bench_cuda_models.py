@@ -128,7 +128,7 @@ class TorchGPT(torch.nn.Module):
         return self.head(self.norm(h))
 
 
-def st_gpt(vocab, d, heads, layers, T):
+def st_gpt(vocab, d, heads, layers, T, device="cuda"):
     class GPT(st.nn.Module):
         def __init__(self):
             super().__init__()
@@ -139,7 +139,7 @@ def st_gpt(vocab, d, heads, layers, T):
                  for _ in range(layers)])
             self.norm = st.nn.LayerNorm(d)
             self.head = st.nn.Linear(d, vocab, bias=False)
-            self.positions = st.arange(T, dtype=st.int64).to("cuda")
+            self.positions = st.arange(T, dtype=st.int64).to(device)
 
         def forward(self, idx):
             h = self.tok(idx) + self.pos(self.positions)

@@ -59,6 +59,11 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const Dtype dt = q.dtype();
   const Device dev = q.device();
   auto& be = detail::backend_of(q);
+  if ((dt == Dtype::Float16 || dt == Dtype::BFloat16) && !be.native_half_gemm()) {
+    // This backend's gemm takes no 16-bit operands: the whole path runs in float32.
+    const Dtype f = Dtype::Float32;
+    return fused_attention(q.to(f), k.to(f), v.to(f), scale, causal).to(dt);
+  }
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2], d = q.shape().back(), dv = v.shape().back();
   const int64_t B = q.numel() / (L * d);
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(), vc = v.detach().contiguous();

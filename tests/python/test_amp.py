@@ -321,3 +321,23 @@ def test_backends_cudnn_switches():
     assert "cudnn(" in repr(c)
     if st.cuda.is_available():
         assert st.describe_device("cuda")["cudnn"] == v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_half_types_match_float32(device, causal):
+    """The fused attention path in bfloat16/float16 (on the CPU through float32 GEMMs) against
+    float32, forward and input gradients."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((2, 3, 8, 16)).astype(np.float32) for _ in range(3))
+    F = st.nn.functional
+    ref_in = [st.tensor(a).to(device).requires_grad_(True) for a in (q, k, v)]
+    ref = F.scaled_dot_product_attention(*ref_in, is_causal=causal)
+    ref.sum().backward()
+    for dt in (st.bfloat16, st.float16):
+        ins = [st.tensor(a).to(dt).to(device).requires_grad_(True) for a in (q, k, v)]
+        out = F.scaled_dot_product_attention(*ins, is_causal=causal)
+        assert out.dtype == dt
+        out.to(st.float32).sum().backward()
+        np.testing.assert_allclose(to_np(out.to(st.float32)), to_np(ref), rtol=3e-2, atol=3e-2)
+        for a, b in zip(ins, ref_in):
+            np.testing.assert_allclose(to_np(a.grad.to(st.float32)), to_np(b.grad), rtol=5e-2, atol=8e-2)

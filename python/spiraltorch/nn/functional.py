@@ -30,6 +30,8 @@ __all__ = [
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    # attention (nn_seq.cpp)
+    "scaled_dot_product_attention",
     # losses (nn_loss.cpp)
     "mse_loss",
     "l1_loss",
