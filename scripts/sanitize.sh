@@ -40,7 +40,7 @@ rm -f "$pkg"/spiraltorch/_core*.so
 cp "$build"/_core*.so "$pkg"/spiraltorch/
 if [ $# -eq 0 ]; then
   set -- tests/python/test_hostile_inputs.py tests/python/test_io.py tests/python/test_autograd.py \
-    tests/python/test_interop.py tests/python/test_errors.py
+    tests/python/test_interop.py tests/python/test_errors.py tests/python/test_amp.py
 fi
 # SPIRALTORCH_TEST_PYDIR makes conftest.py import this copy instead of python/.
 LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
