@@ -74,6 +74,24 @@ void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
             std::function<std::vector<Tensor>(const Tensor&)> backward,
             const std::vector<Tensor>& saved = {});
 
+// Where a tensor's gradient goes (its grad_fn, or the leaf itself), kept without the
+// tensor's own data: a fused op that saves a contiguous copy of a view need not also keep
+// the view's whole base alive, and can still rebuild a differentiable input under
+// create_graph.
+class GradientRoute {
+ public:
+  GradientRoute() = default;
+  explicit GradientRoute(const Tensor& t);
+  bool requires_grad() const { return fn_ != nullptr || leaf_.defined(); }
+  // A tensor holding `values` (the routed tensor's values) whose gradient flows where the
+  // routed tensor's did; `values` itself when the routed tensor needed no gradient.
+  Tensor attach(const Tensor& values) const;
+
+ private:
+  std::shared_ptr<Node> fn_;
+  Tensor leaf_;  // a leaf that requires grad: its identity receives .grad
+};
+
 // Runs the backward pass from `roots` with seed gradients `grads`, accumulating into
 // leaves' .grad (and retained non-leaf grads).
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,

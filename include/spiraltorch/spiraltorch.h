@@ -5,5 +5,6 @@
 #include "spiraltorch/dtype.h"
 #include "spiraltorch/error.h"
 #include "spiraltorch/generator.h"
+#include "spiraltorch/memory.h"
 #include "spiraltorch/ops.h"
 #include "spiraltorch/tensor.h"

@@ -105,6 +105,28 @@ void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
   meta.grad_fn = std::move(node);
 }
 
+GradientRoute::GradientRoute(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return;
+  if (auto fn = t.grad_fn()) {
+    fn_ = std::move(fn);
+  } else {
+    leaf_ = t;
+  }
+}
+
+Tensor GradientRoute::attach(const Tensor& values) const {
+  // A fresh view per call: when one leaf is routed several times (q = k = v), each use's
+  // gradient is then captured on its own instead of all of them summed into every slot.
+  if (leaf_.defined()) return view(leaf_, leaf_.shape());
+  if (!fn_) return values;
+  Tensor routed = Tensor::from_storage(values.storage(), values.shape(), values.strides(), values.offset(),
+                                       values.dtype());
+  auto& meta = routed.autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = fn_;
+  return routed;
+}
+
 namespace {
 
 struct GraphTask {
@@ -180,7 +202,9 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
       input_grads = node->backward(g);
     }
     if (!retain_graph) {
+      // Free what the node saved now, not when the graph's last output goes away.
       node->backward = nullptr;
+      node->saved_versions.clear();
       node->released = true;
     }
     for (size_t i = 0; i < node->next.size(); ++i) {

@@ -10,7 +10,9 @@ namespace st::backend {
 
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Min, Max, Atan2,
-  ReluGrad,  // a * (b > 0): the ReLU backward in one pass (a = gradient, b = output)
+  ReluGrad,      // a * (b > 0): the ReLU backward in one pass (a = gradient, b = output)
+  GeluGrad,      // a * GELU'(b), erf form (a = gradient, b = input); floating dtypes
+  GeluTanhGrad,  // a * GELU'(b), tanh form
   Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
 };
 enum class UnaryOp : uint8_t {
@@ -190,6 +192,10 @@ class Backend {
   // src/nn and src/optim, so the defaults below throw.
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
+  // True when binary() and unary() take float16/bfloat16 tensors directly (computing in
+  // float32 per element, one rounding to the storage type); otherwise the op layer runs
+  // them on float32 copies.
+  virtual bool native_half_elementwise() const { return false; }
   // Layer norm over the last `cols` of a contiguous (rows, cols) float tensor; w and b
   // (cols,) may be undefined; mean and rstd (rows,) are written for the backward.
   virtual void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,

@@ -1,5 +1,6 @@
 #include "core/host_cache.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -17,7 +18,24 @@ Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: blocks may be released during static teardown
   return *c;
 }
+// Bytes handed out to storages (cached blocks excluded) and their peak.
+std::atomic<size_t> g_in_use{0};
+std::atomic<size_t> g_peak{0};
+void count_acquire(size_t bytes) {
+  const size_t now = g_in_use.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+void* counted(void* p, size_t bytes) {
+  count_acquire(bytes);
+  return p;
+}
 }  // namespace
+
+size_t allocated_bytes() { return g_in_use.load(std::memory_order_relaxed); }
+size_t peak_bytes() { return g_peak.load(std::memory_order_relaxed); }
+void reset_peak() { g_peak.store(g_in_use.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 void* acquire(size_t bytes) {
   if (bytes >= kMinCachedBytes) {
@@ -28,7 +46,7 @@ void* acquire(size_t bytes) {
       void* p = it->second;
       c.blocks.erase(it);
       c.bytes -= bytes;
-      return p;
+      return counted(p, bytes);
     }
   }
   void* p = bytes ? std::aligned_alloc(64, bytes) : nullptr;
@@ -37,11 +55,12 @@ void* acquire(size_t bytes) {
     p = std::aligned_alloc(64, bytes);
     if (!p) throw std::bad_alloc();
   }
-  return p;
+  return counted(p, bytes);
 }
 
 void release(void* p, size_t bytes) {
   if (!p) return;
+  g_in_use.fetch_sub(bytes, std::memory_order_relaxed);
   if (bytes >= kMinCachedBytes) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);

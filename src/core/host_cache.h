@@ -16,5 +16,10 @@ void release(void* p, size_t bytes);
 // Frees every cached block; returns the bytes released.
 size_t empty();
 size_t cached_bytes();
+// Bytes held by live storages (blocks in the cache excluded), and their peak since start
+// or the last reset_peak().
+size_t allocated_bytes();
+size_t peak_bytes();
+void reset_peak();
 
 }  // namespace st::host_cache

@@ -80,13 +80,18 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   p = Tensor();  // the probabilities are not kept
   if (!needs_grad({&q, &k, &v})) return out;
   const Tensor o = out.detach();
+  // q, k, v are usually head views of one projection: keeping only their contiguous copies
+  // and gradient routes lets the projection's buffer go after the forward.
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
-         [q, k, v, qc, kc, vc, o, lse, B, L, S, d, dv, scale, causal](const Tensor& g) -> std::vector<Tensor> {
+         [rq = GradientRoute(q), rk = GradientRoute(k), rv = GradientRoute(v), qc, kc, vc, o, lse, B, L, S, d, dv,
+          scale, causal](const Tensor& g) -> std::vector<Tensor> {
+           const bool want[3] = {rq.requires_grad(), rk.requires_grad(), rv.requires_grad()};
            if (grad_enabled()) {
-             // create_graph: differentiate the composite formula, which has history.
+             // create_graph: differentiate the composite formula on inputs that carry history.
+             const Tensor q = rq.attach(qc), k = rk.attach(kc), v = rv.attach(vc);
              std::vector<Tensor> wanted;
-             for (const Tensor* t : {&q, &k, &v}) {
-               if (t->requires_grad()) wanted.push_back(*t);
+             for (int i = 0; i < 3; ++i) {
+               if (want[i]) wanted.push_back(i == 0 ? q : i == 1 ? k : v);
              }
              const Tensor mask = causal ? causal_mask(L, S, q.dtype(), q.device()) : Tensor();
              const Tensor y = attend(q, k, v, mask, scale, 0.0).first;
@@ -94,7 +99,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
              std::vector<Tensor> out(3);
              size_t w = 0;
              for (int i = 0; i < 3; ++i) {
-               if ((i == 0 ? q : i == 1 ? k : v).requires_grad()) out[i] = gs[w++];
+               if (want[i]) out[i] = gs[w++];
              }
              return out;
            }
@@ -111,17 +116,17 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
                    ds.raw_data(), S, L * S, B);
            be.attention_softmax_backward(s, ds, lse, delta, B, L, S, scale, causal);  // s := p, ds := dL/d(q k^T)
            Tensor gq, gk, gv;
-           if (q.requires_grad()) {
+           if (want[0]) {
              gq = Tensor::empty(qc.shape(), dt, qc.device());
              be.gemm(dt, false, false, L, d, S, 1.0, ds.raw_data(), S, L * S, kc.raw_data(), d, S * d, 0.0,
                      gq.raw_data(), d, L * d, B);
            }
-           if (k.requires_grad()) {
+           if (want[1]) {
              gk = Tensor::empty(kc.shape(), dt, kc.device());
              be.gemm(dt, true, false, S, d, L, 1.0, ds.raw_data(), S, L * S, qc.raw_data(), d, L * d, 0.0,
                      gk.raw_data(), d, S * d, B);
            }
-           if (v.requires_grad()) {
+           if (want[2]) {
              gv = Tensor::empty(vc.shape(), dt, vc.device());
              be.gemm(dt, true, false, S, dv, L, 1.0, s.raw_data(), S, L * S, dout.raw_data(), dv, L * dv, 0.0,
                      gv.raw_data(), dv, S * dv, B);

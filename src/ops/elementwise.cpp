@@ -70,7 +70,7 @@ bool float_only(BinaryOp op) { return op == BinaryOp::Div || op == BinaryOp::Ata
 
 const char* binary_name(BinaryOp op) {
   static const char* names[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "minimum",
-                                "maximum", "atan2", "relu_backward", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+                                "maximum", "atan2", "relu_backward", "gelu_backward", "gelu_tanh_backward", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
                                 "logical_or", "logical_xor"};
   return names[static_cast<int>(op)];
 }
@@ -112,7 +112,7 @@ Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (op == BinaryOp::Sub && dt == Dtype::Bool) {
     throw DtypeError("sub: subtraction of two bool tensors is not supported; use logical_xor");
   }
-  const Dtype compute = is_half(dt) ? Dtype::Float32 : dt;
+  const Dtype compute = is_half(dt) && !backend_of(a).native_half_elementwise() ? Dtype::Float32 : dt;
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   const Tensor ac = detail::expand_view(detail::cast_raw(a, compute), shape);
   const Tensor bc = detail::expand_view(detail::cast_raw(b, compute), shape);
@@ -126,6 +126,17 @@ Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 Tensor grad_like(const Tensor& g, const Tensor& input) { return sum_to(g, input.shape()).to(input.dtype()); }
 
+// What add/sub/where backwards need of an input: its shape, dtype and whether it wants a
+// gradient. Keeping this instead of the tensor lets the input's memory go after the
+// forward (a residual add would otherwise hold both of its operands until backward).
+struct InputMeta {
+  Shape shape;
+  Dtype dtype;
+  bool wants_grad;
+  explicit InputMeta(const Tensor& t) : shape(t.shape()), dtype(t.dtype()), wants_grad(t.requires_grad()) {}
+  Tensor grad(const Tensor& g) const { return wants_grad ? sum_to(g, shape).to(dtype) : Tensor(); }
+};
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
@@ -134,9 +145,8 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
   Tensor out = binary_raw(BinaryOp::Add, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
     const double al = alpha.to_double();
-    record(out, "AddBackward", {a, b}, [a, b, al](const Tensor& g) -> std::vector<Tensor> {
-      return {a.requires_grad() ? grad_like(g, a) : Tensor(),
-              b.requires_grad() ? grad_like(al == 1.0 ? g : mul(g, al), b) : Tensor()};
+    record(out, "AddBackward", {a, b}, [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
+      return {ma.grad(g), mb.wants_grad ? mb.grad(al == 1.0 ? g : mul(g, al)) : Tensor()};
     });
   }
   event.publish(a, out);
@@ -149,9 +159,8 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   Tensor out = binary_raw(BinaryOp::Sub, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
     const double al = alpha.to_double();
-    record(out, "SubBackward", {a, b}, [a, b, al](const Tensor& g) -> std::vector<Tensor> {
-      return {a.requires_grad() ? grad_like(g, a) : Tensor(),
-              b.requires_grad() ? grad_like(mul(g, -al), b) : Tensor()};
+    record(out, "SubBackward", {a, b}, [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
+      return {ma.grad(g), mb.wants_grad ? mb.grad(mul(g, -al)) : Tensor()};
     });
   }
   event.publish(a, out);
@@ -304,8 +313,9 @@ Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool
   const events::OpEvent event(unary_name(op));
   const bool predicate = op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
   Dtype out_dt = keep_int || predicate ? x.dtype() : float_result(x.dtype());
-  const Dtype compute = is_half(out_dt) || is_half(x.dtype()) ? Dtype::Float32 : out_dt;
-  const Tensor xc = detail::cast_raw(x, predicate && !is_half(x.dtype()) ? x.dtype() : compute);
+  const bool native_half = backend_of(x).native_half_elementwise();
+  const Dtype compute = (is_half(out_dt) || is_half(x.dtype())) && !native_half ? Dtype::Float32 : out_dt;
+  const Tensor xc = detail::cast_raw(x, predicate && (native_half || !is_half(x.dtype())) ? x.dtype() : compute);
   Tensor out = Tensor::empty(x.shape(), predicate ? Dtype::Bool : compute, x.device());
   backend_of(x).unary(op, xc, out, p0, p1);
   if (!predicate && compute != out_dt) out = detail::cast_raw(out, out_dt);
@@ -315,16 +325,32 @@ Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool
 
 using Backward = std::function<Tensor(const Tensor& g, const Tensor& x, const Tensor& out)>;
 
+// What a unary backward reads; the node keeps only that, so e.g. GELU's output or ReLU's
+// input can be freed after the forward.
+enum class Keeps {
+  Input,   // x (the output is recomputed from x under create_graph)
+  Output,  // the output only: for backwards exact with a detached output (ReLU's mask)
+  Both,    // x, and the output (recomputed from x under create_graph)
+  None,    // neither (neg, the zero-gradient ops)
+};
+
 Tensor unary_op(UnaryOp op, const Tensor& x, const char* name, Backward bw, double p0 = 0, double p1 = 0,
-                bool keep_int = false) {
+                bool keep_int = false, Keeps keeps = Keeps::Both) {
   Tensor out = unary_raw(op, x, p0, p1, keep_int);
   if (needs_grad({&x})) {
-    const Tensor o = out.detach();
+    const bool keep_x = keeps == Keeps::Input || keeps == Keeps::Both;
+    const bool keep_o = keeps == Keeps::Output || keeps == Keeps::Both;
+    const Tensor xk = keep_x ? x : Tensor();
+    const Tensor o = keep_o ? out.detach() : Tensor();
+    std::vector<Tensor> saved;
+    if (keep_x) saved.push_back(x);
+    if (keep_o) saved.push_back(out);
     record(out, name, {x}, [=](const Tensor& g) -> std::vector<Tensor> {
       // With create_graph the output must itself carry history for the second derivative.
-      const Tensor out_for_grad = grad_enabled() ? unary_op(op, x, name, bw, p0, p1, keep_int) : o;
-      return {bw(g, x, out_for_grad)};
-    }, {x, out});
+      const Tensor out_for_grad =
+          grad_enabled() && keeps == Keeps::Both ? unary_op(op, xk, name, bw, p0, p1, keep_int, keeps) : o;
+      return {bw(g, xk, out_for_grad)};
+    }, saved);
   }
   return out;
 }
@@ -337,21 +363,21 @@ Tensor mask_of(const Tensor& cond, const Tensor& like) { return detail::cast_raw
 
 Tensor neg(const Tensor& x) {
   if (x.dtype() == Dtype::Bool) throw DtypeError("neg: negation of a bool tensor is not supported; use logical_not");
-  return unary_op(UnaryOp::Neg, x, "NegBackward", [](auto& g, auto&, auto&) { return neg(g); }, 0, 0, true);
+  return unary_op(UnaryOp::Neg, x, "NegBackward", [](auto& g, auto&, auto&) { return neg(g); }, 0, 0, true, Keeps::None);
 }
 Tensor abs(const Tensor& x) {
   return unary_op(UnaryOp::Abs, x, "AbsBackward", [](auto& g, auto& x, auto&) { return mul(g, sign(x)); }, 0, 0,
-                  true);
+                  true, Keeps::Input);
 }
-Tensor sign(const Tensor& x) { return unary_op(UnaryOp::Sign, x, "SignBackward", zero_grad_fn, 0, 0, true); }
+Tensor sign(const Tensor& x) { return unary_op(UnaryOp::Sign, x, "SignBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
 Tensor exp(const Tensor& x) {
   return unary_op(UnaryOp::Exp, x, "ExpBackward", [](auto& g, auto&, auto& o) { return mul(g, o); });
 }
 Tensor log(const Tensor& x) {
-  return unary_op(UnaryOp::Log, x, "LogBackward", [](auto& g, auto& x, auto&) { return div(g, x); });
+  return unary_op(UnaryOp::Log, x, "LogBackward", [](auto& g, auto& x, auto&) { return div(g, x); }, 0, 0, false, Keeps::Input);
 }
 Tensor log1p(const Tensor& x) {
-  return unary_op(UnaryOp::Log1p, x, "Log1pBackward", [](auto& g, auto& x, auto&) { return div(g, add(x, 1.0)); });
+  return unary_op(UnaryOp::Log1p, x, "Log1pBackward", [](auto& g, auto& x, auto&) { return div(g, add(x, 1.0)); }, 0, 0, false, Keeps::Input);
 }
 Tensor expm1(const Tensor& x) {
   return unary_op(UnaryOp::Expm1, x, "Expm1Backward", [](auto& g, auto&, auto& o) { return mul(g, add(o, 1.0)); });
@@ -365,17 +391,17 @@ Tensor rsqrt(const Tensor& x) {
 }
 Tensor square(const Tensor& x) {
   return unary_op(UnaryOp::Square, x, "SquareBackward", [](auto& g, auto& x, auto&) { return mul(g, mul(x, 2.0)); },
-                  0, 0, true);
+                  0, 0, true, Keeps::Input);
 }
 Tensor reciprocal(const Tensor& x) {
   return unary_op(UnaryOp::Reciprocal, x, "ReciprocalBackward",
                   [](auto& g, auto&, auto& o) { return neg(mul(g, mul(o, o))); });
 }
 Tensor sin(const Tensor& x) {
-  return unary_op(UnaryOp::Sin, x, "SinBackward", [](auto& g, auto& x, auto&) { return mul(g, cos(x)); });
+  return unary_op(UnaryOp::Sin, x, "SinBackward", [](auto& g, auto& x, auto&) { return mul(g, cos(x)); }, 0, 0, false, Keeps::Input);
 }
 Tensor cos(const Tensor& x) {
-  return unary_op(UnaryOp::Cos, x, "CosBackward", [](auto& g, auto& x, auto&) { return neg(mul(g, sin(x))); });
+  return unary_op(UnaryOp::Cos, x, "CosBackward", [](auto& g, auto& x, auto&) { return neg(mul(g, sin(x))); }, 0, 0, false, Keeps::Input);
 }
 Tensor tan(const Tensor& x) {
   return unary_op(UnaryOp::Tan, x, "TanBackward",
@@ -387,7 +413,7 @@ Tensor tanh(const Tensor& x) {
 }
 Tensor atanh(const Tensor& x) {
   return unary_op(UnaryOp::Atanh, x, "AtanhBackward",
-                  [](auto& g, auto& x, auto&) { return div(g, rsub(mul(x, x), 1.0)); });
+                  [](auto& g, auto& x, auto&) { return div(g, rsub(mul(x, x), 1.0)); }, 0, 0, false, Keeps::Input);
 }
 Tensor sigmoid(const Tensor& x) {
   return unary_op(UnaryOp::Sigmoid, x, "SigmoidBackward",
@@ -398,57 +424,59 @@ Tensor relu(const Tensor& x) {
     // One fused pass; under create_graph the composite form keeps g differentiable.
     if (grad_enabled()) return mul(g, mask_of(gt(o, zeros_like(o)), g));
     return binary_raw(BinaryOp::ReluGrad, g, o.to(g.dtype()));
-  }, 0, 0, true);
+  }, 0, 0, true, Keeps::Output);
 }
 Tensor erf(const Tensor& x) {
   return unary_op(UnaryOp::Erf, x, "ErfBackward", [](auto& g, auto& x, auto&) {
     return mul(g, mul(exp(neg(mul(x, x))), 1.1283791670955126));  // 2 / sqrt(pi)
-  });
+  }, 0, 0, false, Keeps::Input);
 }
 Tensor gelu(const Tensor& x, bool tanh_approximation) {
   if (tanh_approximation) {
     return unary_op(UnaryOp::GeluTanh, x, "GeluBackward", [](auto& g, auto& x, auto&) {
+      if (!grad_enabled()) return binary_raw(BinaryOp::GeluTanhGrad, g, x.to(g.dtype()));  // one fused pass
       constexpr double k = 0.7978845608028654;
       const Tensor th = tanh(mul(add(x, mul(mul(mul(x, x), x), 0.044715)), k));
       const Tensor left = mul(add(th, 1.0), 0.5);
       const Tensor sech2 = rsub(mul(th, th), 1.0);
       const Tensor dinner = mul(add(mul(mul(x, x), 3 * 0.044715), 1.0), k);
       return mul(g, add(left, mul(mul(mul(x, sech2), dinner), 0.5)));
-    });
+    }, 0, 0, false, Keeps::Input);
   }
   return unary_op(UnaryOp::Gelu, x, "GeluBackward", [](auto& g, auto& x, auto&) {
+    if (!grad_enabled()) return binary_raw(BinaryOp::GeluGrad, g, x.to(g.dtype()));  // one fused pass
     // d/dx = Phi(x) + x phi(x)
     const Tensor Phi = mul(add(erf(mul(x, 0.7071067811865476)), 1.0), 0.5);
     const Tensor phi = mul(exp(mul(mul(x, x), -0.5)), 0.3989422804014327);
     return mul(g, add(Phi, mul(x, phi)));
-  });
+  }, 0, 0, false, Keeps::Input);
 }
 Tensor silu(const Tensor& x) {
   return unary_op(UnaryOp::Silu, x, "SiluBackward", [](auto& g, auto& x, auto&) {
     const Tensor s = sigmoid(x);
     return mul(g, mul(s, add(mul(x, rsub(s, 1.0)), 1.0)));
-  });
+  }, 0, 0, false, Keeps::Input);
 }
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   return unary_op(UnaryOp::Softplus, x, "SoftplusBackward", [beta, threshold](auto& g, auto& x, auto&) {
     const Tensor bx = mul(x, beta);
     return mul(g, where(gt(bx, full_like(bx, threshold)), ones_like(x), sigmoid(bx)));
-  }, beta, threshold);
+  }, beta, threshold, false, Keeps::Input);
 }
 Tensor leaky_relu(const Tensor& x, double slope) {
   return unary_op(UnaryOp::LeakyRelu, x, "LeakyReluBackward", [slope](auto& g, auto& x, auto&) {
     return mul(g, where(gt(x, zeros_like(x)), ones_like(x), full_like(x, slope)));
-  }, slope);
+  }, slope, 0, false, Keeps::Input);
 }
 Tensor elu(const Tensor& x, double alpha) {
   return unary_op(UnaryOp::Elu, x, "EluBackward", [alpha](auto& g, auto& x, auto& o) {
     return mul(g, where(gt(x, zeros_like(x)), ones_like(x), add(o, alpha)));
   }, alpha);
 }
-Tensor floor(const Tensor& x) { return unary_op(UnaryOp::Floor, x, "FloorBackward", zero_grad_fn, 0, 0, true); }
-Tensor ceil(const Tensor& x) { return unary_op(UnaryOp::Ceil, x, "CeilBackward", zero_grad_fn, 0, 0, true); }
-Tensor round(const Tensor& x) { return unary_op(UnaryOp::Round, x, "RoundBackward", zero_grad_fn, 0, 0, true); }
-Tensor trunc(const Tensor& x) { return unary_op(UnaryOp::Trunc, x, "TruncBackward", zero_grad_fn, 0, 0, true); }
+Tensor floor(const Tensor& x) { return unary_op(UnaryOp::Floor, x, "FloorBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
+Tensor ceil(const Tensor& x) { return unary_op(UnaryOp::Ceil, x, "CeilBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
+Tensor round(const Tensor& x) { return unary_op(UnaryOp::Round, x, "RoundBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
+Tensor trunc(const Tensor& x) { return unary_op(UnaryOp::Trunc, x, "TruncBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
 Tensor logical_not(const Tensor& x) { return unary_raw(UnaryOp::Not, x); }
 Tensor isnan(const Tensor& x) { return unary_raw(UnaryOp::IsNan, x); }
 Tensor isinf(const Tensor& x) { return unary_raw(UnaryOp::IsInf, x); }
@@ -464,7 +492,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi
     if (l == l) keep = logical_and(keep, ge(x, full_like(x, l)));
     if (h == h) keep = logical_and(keep, le(x, full_like(x, h)));
     return mul(g, mask_of(keep, g));
-  }, l, h, true);
+  }, l, h, true, Keeps::Input);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -479,10 +507,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   backend_of(a).where(detail::expand_view(cond, shape), detail::expand_view(detail::cast_raw(a, dt), shape),
                       detail::expand_view(detail::cast_raw(b, dt), shape), out);
   if (needs_grad({&a, &b})) {
-    record(out, "WhereBackward", {a, b}, [cond, a, b](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "WhereBackward", {a, b}, [cond, ma = InputMeta(a), mb = InputMeta(b)](const Tensor& g) -> std::vector<Tensor> {
       const Tensor z = zeros_like(g);
-      return {a.requires_grad() ? grad_like(where(cond, g, z), a) : Tensor(),
-              b.requires_grad() ? grad_like(where(cond, z, g), b) : Tensor()};
+      return {ma.wants_grad ? ma.grad(where(cond, g, z)) : Tensor(), mb.wants_grad ? mb.grad(where(cond, z, g)) : Tensor()};
     });
   }
   return out;

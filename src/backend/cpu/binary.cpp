@@ -2,6 +2,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/vmath.h"
 
 namespace st::cpu {
 
@@ -155,6 +156,12 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
       break;
     case BinaryOp::ReluGrad: return binary_loop<T, T>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
+    case BinaryOp::GeluGrad:
+      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T g, T x) { return g * vgelu_grad(x); });
+      break;
+    case BinaryOp::GeluTanhGrad:
+      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T g, T x) { return g * vgelu_tanh_grad(x); });
+      break;
     case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x == y; });
     case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != y; });
     case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x < y; });

@@ -100,6 +100,20 @@ ST_VINLINE float vgelu_tanh(float x) {
   return 0.5f * x * (1.0f + vtanh(inner));
 }
 
+// d/dx GELU(x) = Phi(x) + x phi(x), with Phi from the same erfc as vgelu.
+ST_VINLINE float vgelu_grad(float x) {
+  const float z = std::fabs(x) * 0.70710678118654752f;
+  const float c = verfc_pos_fast(z);
+  const float Phi = 0.5f * (x >= 0 ? 2.0f - c : c);
+  return Phi + x * 0.3989422804014327f * vexp_nonpos(-0.5f * x * x);
+}
+// d/dx of the tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)).
+ST_VINLINE float vgelu_tanh_grad(float x) {
+  const float k = 0.7978845608028654f, c = 0.044715f;
+  const float t = vtanh(k * (x + c * x * x * x));
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+}
+
 // float64 versions (libm).
 ST_VINLINE double vexp(double x) { return std::exp(x); }
 ST_VINLINE double vtanh(double x) { return std::tanh(x); }
@@ -107,6 +121,14 @@ ST_VINLINE double vsigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 ST_VINLINE double vgelu(double x) { return 0.5 * x * std::erfc(-x * 0.70710678118654752440); }
 ST_VINLINE double vgelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+}
+ST_VINLINE double vgelu_grad(double x) {
+  return 0.5 * std::erfc(-x * 0.70710678118654752440) + x * 0.39894228040143267794 * std::exp(-0.5 * x * x);
+}
+ST_VINLINE double vgelu_tanh_grad(double x) {
+  const double k = 0.79788456080286535588, c = 0.044715;
+  const double t = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
 }  // namespace st::cpu

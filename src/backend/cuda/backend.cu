@@ -296,6 +296,7 @@ class CudaBackend final : public backend::Backend {
     return false;
 #endif
   }
+  bool native_half_elementwise() const override { return true; }
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
     use_device(index_);

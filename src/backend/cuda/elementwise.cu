@@ -62,8 +62,37 @@ __device__ inline T int_pow(T base, T exp) {
   }
 }
 
+// A float32 kernel body applied to 16-bit storage: each element is widened, computed in
+// float32 and rounded once to the storage type (bool results stay bool), exactly what the
+// op layer's float32 round trip gives, without the two extra passes over memory.
+template <typename S, typename Out, typename F>
+struct ViaFloat1 {
+  F f;
+  __device__ Out operator()(S x) const { return convert<Out>(f(to_f(x))); }
+};
+template <typename S, typename Out, typename F>
+struct ViaFloat2 {
+  F f;
+  __device__ Out operator()(S x, S y) const { return convert<Out>(f(to_f(x), to_f(y))); }
+};
+// Storage type of a 16-bit op's output: bool for predicates, else the input's type.
+template <typename S, typename Out>
+using half_out_t = std::conditional_t<std::is_same_v<Out, bool>, bool, S>;
+
+template <typename S, typename Out, typename F>
+void binary_loop_half(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  using O = half_out_t<S, Out>;
+  const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
+  launch_map2(g, static_cast<O*>(out.raw_data()), static_cast<const S*>(a.raw_data()),
+              static_cast<const S*>(b.raw_data()), ViaFloat2<S, O, F>{f});
+}
+
 template <typename T, typename Out, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (a.dtype() == Dtype::Float16) return binary_loop_half<__half, Out>(a, b, out, f);
+    if (a.dtype() == Dtype::BFloat16) return binary_loop_half<__nv_bfloat16, Out>(a, b, out, f);
+  }
   const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
   Out* o = static_cast<Out*>(out.raw_data());
   const T* x = static_cast<const T*>(a.raw_data());
@@ -111,6 +140,23 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       break;
     case BinaryOp::ReluGrad:
       return binary_loop<T, T>(a, b, out, [] __device__(T g, T y) { return y > T(0) ? g : T(0); });
+    case BinaryOp::GeluGrad:
+      if constexpr (kF) {
+        return binary_loop<T, T>(a, b, out, [] __device__(T g, T x) {
+          const T Phi = T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
+          return g * (Phi + x * T(0.3989422804014327) * exp(T(-0.5) * x * x));
+        });
+      }
+      break;
+    case BinaryOp::GeluTanhGrad:
+      if constexpr (kF) {
+        return binary_loop<T, T>(a, b, out, [] __device__(T g, T x) {
+          const T k = T(0.7978845608028654), c = T(0.044715);
+          const T t = tanh(k * (x + c * x * x * x));
+          return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x * x));
+        });
+      }
+      break;
     case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x == y; });
     case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != y; });
     case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x < y; });
@@ -125,8 +171,19 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));
 }
 
+template <typename S, typename Out, typename F>
+void unary_loop_half(const Tensor& x, Tensor& out, F f) {
+  using O = half_out_t<S, Out>;
+  const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()});
+  launch_map1(g, static_cast<O*>(out.raw_data()), static_cast<const S*>(x.raw_data()), ViaFloat1<S, O, F>{f});
+}
+
 template <typename T, typename Out, typename F>
 void unary_loop(const Tensor& x, Tensor& out, F f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (x.dtype() == Dtype::Float16) return unary_loop_half<__half, Out>(x, out, f);
+    if (x.dtype() == Dtype::BFloat16) return unary_loop_half<__nv_bfloat16, Out>(x, out, f);
+  }
   const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()});
   Out* o = static_cast<Out*>(out.raw_data());
   const T* in = static_cast<const T*>(x.raw_data());
@@ -268,6 +325,8 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
     case Dtype::UInt8: return arith<uint8_t>(op, a, b, out);
     case Dtype::Int32: return arith<int32_t>(op, a, b, out);
     case Dtype::Int64: return arith<int64_t>(op, a, b, out);
+    case Dtype::Float16:
+    case Dtype::BFloat16:  // computed in float32 per element (binary_loop picks the storage)
     case Dtype::Float32: return arith<float>(op, a, b, out);
     case Dtype::Float64: return arith<double>(op, a, b, out);
     default: throw DtypeError(std::string("binary kernel: unsupported dtype ") + dtype_name(a.dtype()));
@@ -276,6 +335,8 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 
 void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (x.dtype()) {
+    case Dtype::Float16:
+    case Dtype::BFloat16:  // computed in float32 per element (unary_loop picks the storage)
     case Dtype::Float32: return float_unary<float>(op, x, out, p0, p1);
     case Dtype::Float64: return float_unary<double>(op, x, out, p0, p1);
     case Dtype::Int64: return int_unary<int64_t>(op, x, out, p0, p1);
