@@ -223,7 +223,8 @@ class CUDAGraph:
     allocator on ``reset()``. Tensors made before the capture and used in it are static inputs:
     keep them alive and copy new data into them (``x.copy_(batch)``) before ``replay()``.
     Inside a capture nothing may synchronise with the host: no ``.item()``, no host-side checks
-    (cross-entropy skips its host bounds check there, optimizers skip their non-finite check);
+    (index bounds checks of cross-entropy, gather and embedding are skipped there, optimizers skip
+    their non-finite check);
     Adam/AdamW refuse to be captured since their bias correction depends on the step count.
     Run a few warm-up steps before capturing so optimizer state exists."""
 

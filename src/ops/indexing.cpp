@@ -59,7 +59,7 @@ std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
 
 // Throws IndexError (before anything is written) unless every index is in [0, size).
 void check_indices(const Tensor& idx, int64_t size, int64_t dim, const char* op) {
-  if (idx.numel() == 0) return;
+  if (idx.numel() == 0 || detail::capturing(idx.device())) return;
   const auto [lo, hi] = index_range(idx);
   const int64_t bad = lo < 0 ? lo : hi >= size ? hi : 0;
   if (lo < 0 || hi >= size) {

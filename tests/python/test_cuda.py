@@ -309,12 +309,19 @@ def _grad_parity(fn, inputs, dtype, tol=None):
     gpu = [t.to(dtype).cuda() for t in inputs]
     for t in cpu + gpu:
         t.requires_grad_()
-    out, outc = fn(*cpu), fn(*gpu)
+    # cuDNN convolutions default to TF32 (10-bit mantissa) for float32, which is not what this
+    # parity check measures; st.cuda's own TF32 switch for matmuls is off by default.
+    tf32 = st.backends.cudnn.allow_tf32
+    st.backends.cudnn.allow_tf32 = False
+    try:
+        out, outc = fn(*cpu), fn(*gpu)
+        w = st.randn(*out.shape, dtype=dtype)
+        (out * w.to(ref_dtype)).sum().backward()
+        (outc * w.cuda()).sum().backward()
+    finally:
+        st.backends.cudnn.allow_tf32 = tf32
     check = close if ref_dtype == dtype else close_scaled
     check(outc, out, tol)
-    w = st.randn(*out.shape, dtype=dtype)
-    (out * w.to(ref_dtype)).sum().backward()
-    (outc * w.cuda()).sum().backward()
     for a, b in zip(gpu, cpu):
         check(a.grad, b.grad, tol)
 

@@ -51,7 +51,7 @@ def test_capture_records_and_replay_reruns_on_new_inputs():
 
 def _mlp(seed: int) -> st.nn.Sequential:
     st.manual_seed(seed)
-    return st.nn.Sequential(st.nn.Linear(20, 64), st.nn.ReLU(), st.nn.Linear(64, 5)).cuda()
+    return st.nn.Sequential(st.nn.Linear(20, 64), st.nn.ReLU(), st.nn.Linear(64, 5)).to("cuda")
 
 
 @needs_cuda
