@@ -106,7 +106,8 @@ void bind_distributed(nb::module_& root) {
   m.def("barrier", [](bool async_op) { return finish(dist::default_group().barrier(), async_op); },
         nb::kw_only(), nb::arg("async_op") = false);
   m.def("all_reduce", [](Tensor& tensor, nb::handle op, bool async_op) {
-    return finish(dist::default_group().all_reduce(tensor, reduce_op_of(op)), async_op);
+    const dist::ReduceOp rop = reduce_op_of(op);  // a bad op is reported before a missing group
+    return finish(dist::default_group().all_reduce(tensor, rop), async_op);
   }, nb::arg("tensor"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false);
   m.def("broadcast", [](Tensor& tensor, int src, bool async_op) {
     return finish(dist::default_group().broadcast(tensor, src), async_op);
@@ -115,7 +116,8 @@ void bind_distributed(nb::module_& root) {
     return finish(dist::default_group().all_gather(output, input), async_op);
   }, nb::arg("output"), nb::arg("input"), nb::kw_only(), nb::arg("async_op") = false);
   m.def("reduce_scatter_tensor", [](Tensor& output, const Tensor& input, nb::handle op, bool async_op) {
-    return finish(dist::default_group().reduce_scatter(output, input, reduce_op_of(op)), async_op);
+    const dist::ReduceOp rop = reduce_op_of(op);
+    return finish(dist::default_group().reduce_scatter(output, input, rop), async_op);
   }, nb::arg("output"), nb::arg("input"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false);
 
   nb::class_<dist::DistributedDataParallel, st::nn::Module>(
