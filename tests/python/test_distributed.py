@@ -19,7 +19,6 @@ import pytest
 
 import spiraltorch as st
 import spiraltorch.distributed as dist
-from spiraltorch import nn
 
 from conftest import ROOT
 
