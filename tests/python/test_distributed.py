@@ -181,6 +181,7 @@ def test_collectives_across_two_ranks_match_numpy(tmp_path):
         np.testing.assert_array_equal(res["all_gather_into_tensor"], stack("gather").reshape(4, 4))
         np.testing.assert_allclose(res["reduce_scatter"], stack("scatter").sum(0)[2 * r:2 * r + 2], rtol=1e-6)
         np.testing.assert_array_equal(res["reduce_scatter_list_max"], stack("scatter").max(0)[2 * r:2 * r + 2])
+        assert res["work_types"].tolist() == [dist.Work.__name__] * 3 + ["True"]
         assert res["async_wait"].tolist() == [True, True, True]
         assert res["async_done"].tolist() == [True, True, True]
         np.testing.assert_allclose(res["async_all_reduce"], stack("reduce").sum(0), rtol=1e-6)

@@ -66,6 +66,8 @@ if __name__ == "__main__":
     w1 = dist.all_reduce(a1, "sum", async_op=True)
     w2 = dist.broadcast(a2, 0, async_op=True)
     w3 = dist.barrier(async_op=True)
+    res["work_types"] = np.array([type(w).__name__ for w in (w1, w2, w3)] +
+                                 [str(all(isinstance(w, dist.Work) for w in (w1, w2, w3)))])
     res["async_wait"] = np.array([w1.wait(), w2.wait(), w3.wait()])
     res["async_done"] = np.array([w1.is_completed(), w2.is_completed(), w3.is_completed()])
     res["async_all_reduce"], res["async_broadcast"] = a1.numpy(), a2.numpy()
