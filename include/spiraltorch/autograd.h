@@ -92,6 +92,22 @@ class GradientRoute {
   Tensor leaf_;  // a leaf that requires grad: its identity receives .grad
 };
 
+// Called once a leaf's gradient of one backward pass is fully accumulated into its .grad (PyTorch's
+// register_post_accumulate_grad_hook): once per backward in which the leaf received a gradient,
+// on the thread running the backward, after the last contribution. autograd::grad (which
+// accumulates nothing) calls no hook. Hooks of one leaf run in registration order.
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+// Returns an id for remove_post_accumulate_grad_hook. Raises unless `leaf` is a leaf that
+// requires grad. The hook holds no reference to the tensor: it lapses with it.
+int64_t register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook);
+void remove_post_accumulate_grad_hook(int64_t id);  // unknown ids are ignored
+// Runs `fn` when the backward pass running on this thread has finished, after every gradient is
+// accumulated and every post-accumulate hook has run (torch's queue_callback); callbacks run in
+// the order queued and may queue more. A backward that raises drops its callbacks. Raises
+// when no backward pass is running on this thread.
+void queue_backward_callback(std::function<void()> fn);
+bool backward_running();
+
 // Runs the backward pass from `roots` with seed gradients `grads`, accumulating into
 // leaves' .grad (and retained non-leaf grads).
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,

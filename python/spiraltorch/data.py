@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 from . import _core
 from .dataset import prefetch_iter
 
-__all__ = ["DataLoader", "FASHION_CLASSES", "TensorDataset", "default_collate", "find_fashion_mnist", "load_fashion_mnist"]
+__all__ = ["DataLoader", "DistributedSampler", "FASHION_CLASSES", "TensorDataset", "default_collate", "find_fashion_mnist", "load_fashion_mnist"]
 
 Tensor = _core.Tensor
 
@@ -74,6 +74,50 @@ def default_collate(items: Sequence[Any]) -> Any:
     raise _core.DtypeError(f"default_collate: cannot batch samples of type {type(first).__name__}")
 
 
+class DistributedSampler:
+    """PyTorch's ``DistributedSampler``: the share of a dataset's indices one rank reads per epoch.
+
+    Each of ``num_replicas`` ranks gets ``ceil(n / num_replicas)`` indices (``floor`` with
+    ``drop_last``; without it the order wraps around to fill the last ranks), taking positions
+    ``rank, rank + num_replicas, ...`` of the order: ``0..n-1``, or with ``shuffle`` a permutation
+    fixed by ``(seed, epoch)`` alone, so all ranks agree without communicating. Call
+    ``set_epoch(e)`` before each epoch for a new order. ``num_replicas``/``rank`` default to the
+    default process group's. Pass it to ``DataLoader(sampler=...)``. Computed in C++
+    (``_core.data.distributed_shard``).
+    """
+
+    def __init__(self, dataset: Any, num_replicas: Optional[int] = None, rank: Optional[int] = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            if not _core.distributed.is_initialized():
+                raise _core.SpiralError("DistributedSampler: pass num_replicas and rank, or call "
+                                        "spiraltorch.distributed.init_process_group first")
+            num_replicas = _core.distributed.get_world_size() if num_replicas is None else num_replicas
+            rank = _core.distributed.get_rank() if rank is None else rank
+        self.dataset = dataset
+        self.num_replicas, self.rank = int(num_replicas), int(rank)
+        self.shuffle, self.seed, self.drop_last = bool(shuffle), int(seed), bool(drop_last)
+        self.epoch = 0
+        self._indices(0)  # checks the arguments now
+
+    def _indices(self, epoch: int) -> List[int]:
+        return _core.data.distributed_shard(len(self.dataset), self.rank, self.num_replicas, shuffle=self.shuffle,
+                                            seed=self.seed, epoch=epoch, drop_last=self.drop_last)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Selects the shuffled order of epoch ``epoch`` (every rank must pass the same value)."""
+        if not isinstance(epoch, int) or epoch < 0:
+            raise _core.SpiralValueError(f"DistributedSampler.set_epoch: epoch must be a non-negative int, got {epoch!r}")
+        self.epoch = epoch
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._indices(self.epoch))
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.num_replicas if self.drop_last else -(-n // self.num_replicas)
+
+
 class DataLoader:
     """Iterates a dataset in batches.
 
@@ -85,12 +129,15 @@ class DataLoader:
     like PyTorch's) is read item by item and batched with ``collate_fn`` (``default_collate``);
     its ``prefetch`` runs on a Python thread (``spiraltorch.dataset.prefetch_iter``), since it
     calls Python. ``shuffle`` draws a new permutation each epoch from ``generator`` or the
-    global one (Philox, so the order does not depend on threads).
+    global one (Philox, so the order does not depend on threads). ``sampler`` (an iterable of
+    indices such as ``DistributedSampler``) gives the order instead; it excludes ``shuffle``.
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
                  collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None,
-                 prefetch: int = 0, device: Any = None) -> None:
+                 prefetch: int = 0, device: Any = None, sampler: Any = None) -> None:
+        if sampler is not None and shuffle:
+            raise _core.SpiralValueError("DataLoader: sampler and shuffle=True exclude each other (the sampler orders)")
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise _core.SpiralValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
         if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
@@ -106,9 +153,10 @@ class DataLoader:
         self.generator = generator
         self.prefetch = prefetch
         self.device = device
+        self.sampler = sampler
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
     def _is_native(self) -> bool:
@@ -119,6 +167,8 @@ class DataLoader:
             device = str(self.device) if self.device is not None else str(self.dataset.tensors[0].device)
             loader = _core.data.DataLoader(self.dataset.native, batch_size=self.batch_size, shuffle=self.shuffle,
                                            drop_last=self.drop_last, prefetch=self.prefetch, device=device)
+            if self.sampler is not None:
+                return loader.epoch(order=[int(i) for i in self.sampler])
             return loader.epoch(generator=self.generator)
         if self.device is not None:
             raise _core.SpiralValueError("DataLoader: device= needs a TensorDataset with the default collate")
@@ -130,6 +180,8 @@ class DataLoader:
         return self._batches(order)
 
     def _order(self) -> List[int]:
+        if self.sampler is not None:
+            return [int(i) for i in self.sampler]
         n = len(self.dataset)
         return _core.data.permutation(n, generator=self.generator) if self.shuffle else list(range(n))
 

@@ -59,6 +59,10 @@ void bind_data(nb::module_& root) {
      "A random permutation of range(n) (Philox Fisher-Yates): fixed by `seed`, else drawn from `generator` "
      "(the global one when None), which then moves on.");
 
+  m.def("distributed_shard", &d::distributed_shard, nb::arg("n"), nb::arg("rank"), nb::arg("world_size"),
+        nb::kw_only(), nb::arg("shuffle"), nb::arg("seed"), nb::arg("epoch"), nb::arg("drop_last"),
+        "The sample indices rank `rank` of `world_size` reads in one epoch (see DistributedSampler).");
+
   nb::class_<PyEpoch>(m, "EpochIterator", "One pass over a loader; prefetching runs on a C++ thread.")
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__next__", [](PyEpoch& e) {

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -129,8 +131,40 @@ Tensor GradientRoute::attach(const Tensor& values) const {
 
 namespace {
 
+// Post-accumulate hooks, keyed by the leaf's impl; the weak pointer tells a live leaf from a
+// new tensor that reuses a dead one's address. Backward passes look here only while the
+// registry is non-empty (one atomic load otherwise).
+struct HookEntry {
+  int64_t id;
+  std::weak_ptr<TensorImpl> leaf;
+  PostAccumulateGradHook fn;
+};
+std::mutex g_hooks_mu;
+std::unordered_multimap<TensorImpl*, HookEntry> g_hooks;
+std::atomic<size_t> g_hook_count{0};
+int64_t g_next_hook_id = 1;
+
+std::vector<PostAccumulateGradHook> hooks_of(TensorImpl* leaf) {
+  std::vector<std::pair<int64_t, PostAccumulateGradHook>> found;
+  std::lock_guard lock(g_hooks_mu);
+  auto [lo, hi] = g_hooks.equal_range(leaf);
+  for (auto it = lo; it != hi; ++it) {
+    if (it->second.leaf.lock().get() == leaf) found.emplace_back(it->second.id, it->second.fn);
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PostAccumulateGradHook> out;
+  for (auto& [id, fn] : found) out.push_back(std::move(fn));
+  return out;
+}
+
+// The backward callbacks of the pass running on this thread (null when none runs).
+thread_local std::vector<std::function<void()>>* g_callbacks = nullptr;
+
 struct GraphTask {
   std::unordered_map<Node*, int> dependencies;
+  // Leaves with post-accumulate hooks: edges into each still to be processed, and whether a
+  // gradient arrived through one of them.
+  std::unordered_map<TensorImpl*, std::pair<int, bool>> hooked_leaves;
   std::unordered_map<Node*, Tensor> pending;
   // When set (autograd.grad), gradients for these are captured instead of accumulated.
   std::unordered_map<TensorImpl*, Tensor>* captured = nullptr;
@@ -146,10 +180,33 @@ void add_into(std::unordered_map<Node*, Tensor>& map, Node* key, const Tensor& g
   }
 }
 
+// Counts one processed edge into `leaf` (gradient `arrived` or not) and runs the leaf's hooks
+// after its last one, when a gradient arrived.
+void leaf_edge_done(GraphTask& task, const std::shared_ptr<TensorImpl>& leaf, bool arrived) {
+  auto it = task.hooked_leaves.find(leaf.get());
+  if (it == task.hooked_leaves.end()) return;
+  it->second.second |= arrived;
+  if (--it->second.first > 0 || !it->second.second) return;
+  const Tensor t(leaf);
+  for (const auto& fn : hooks_of(leaf.get())) fn(t);
+}
+
 void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
              bool create_graph, GraphTask& task) {
   EnableGradGuard keep_mode;  // restored on exit
   set_grad_enabled(create_graph);
+  std::vector<std::function<void()>> callbacks;
+  struct CallbackScope {
+    std::vector<std::function<void()>>* prev;
+    explicit CallbackScope(std::vector<std::function<void()>>* mine) : prev(g_callbacks) { g_callbacks = mine; }
+    ~CallbackScope() { g_callbacks = prev; }
+  } callback_scope(task.captured ? g_callbacks : &callbacks);
+  const bool hooks = !task.captured && g_hook_count.load(std::memory_order_acquire) > 0;
+  auto count_leaf = [&](TensorImpl* leaf) {
+    if (!hooks) return;
+    std::lock_guard lock(g_hooks_mu);
+    if (g_hooks.count(leaf)) task.hooked_leaves[leaf].first++;
+  };
 
   // Count dependencies over the reachable graph.
   std::vector<Node*> stack;
@@ -161,10 +218,15 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     Node* n = stack.back();
     stack.pop_back();
     for (const Edge& e : n->next) {
+      if (e.leaf) count_leaf(e.leaf.get());
       if (!e.node) continue;
       task.dependencies[e.node.get()]++;
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
     }
+  }
+
+  for (const Tensor& r : roots) {
+    if (!r.grad_fn()) count_leaf(r.impl());
   }
 
   std::vector<std::shared_ptr<Node>> ready;
@@ -181,6 +243,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
       if (task.captured->count(r.impl())) (*task.captured)[r.impl()] = g;
     } else {
       accumulate(r.impl_ptr(), g, create_graph);
+      leaf_edge_done(task, r.impl_ptr(), true);
     }
   }
 
@@ -211,6 +274,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
       const Edge& e = node->next[i];
       if (!e.valid() || i >= input_grads.size() || !input_grads[i].defined()) {
         if (e.node && --task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
+        if (e.leaf) leaf_edge_done(task, e.leaf, false);
         continue;
       }
       const Tensor& ig = input_grads[i];
@@ -224,8 +288,14 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
         }
       } else {
         accumulate(e.leaf, ig, create_graph);
+        leaf_edge_done(task, e.leaf, true);
       }
     }
+  }
+  // Callbacks may queue more; the vector may grow while it is walked.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    auto fn = std::move(callbacks[i]);
+    fn();
   }
 }
 
@@ -256,6 +326,40 @@ std::vector<Tensor> seed_grads(const std::vector<Tensor>& roots, const std::vect
 }
 
 }  // namespace
+
+int64_t register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook) {
+  if (!leaf.defined() || !leaf.requires_grad() || !leaf.is_leaf()) {
+    throw SpiralError("register_post_accumulate_grad_hook: the tensor must be a leaf that requires grad");
+  }
+  if (!hook) throw ValueError("register_post_accumulate_grad_hook: the hook is empty");
+  std::lock_guard lock(g_hooks_mu);
+  // Drop entries of dead leaves so the registry does not grow with every model built.
+  for (auto it = g_hooks.begin(); it != g_hooks.end();) {
+    it = it->second.leaf.expired() ? g_hooks.erase(it) : std::next(it);
+  }
+  const int64_t id = g_next_hook_id++;
+  g_hooks.emplace(leaf.impl(), HookEntry{id, leaf.impl_ptr(), std::move(hook)});
+  g_hook_count.store(g_hooks.size(), std::memory_order_release);
+  return id;
+}
+
+void remove_post_accumulate_grad_hook(int64_t id) {
+  std::lock_guard lock(g_hooks_mu);
+  for (auto it = g_hooks.begin(); it != g_hooks.end(); ++it) {
+    if (it->second.id == id) {
+      g_hooks.erase(it);
+      break;
+    }
+  }
+  g_hook_count.store(g_hooks.size(), std::memory_order_release);
+}
+
+void queue_backward_callback(std::function<void()> fn) {
+  if (!g_callbacks) throw SpiralError("queue_backward_callback: no backward pass is running on this thread");
+  g_callbacks->push_back(std::move(fn));
+}
+
+bool backward_running() { return g_callbacks != nullptr; }
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
                   bool create_graph) {

@@ -31,6 +31,31 @@ std::vector<int64_t> permutation(int64_t n, Generator& gen) {
   return permutation(n, gen.seed(), start);
 }
 
+std::vector<int64_t> distributed_shard(int64_t n, int64_t rank, int64_t world_size, bool shuffle, uint64_t seed,
+                                       int64_t epoch, bool drop_last) {
+  const std::string who = "DistributedSampler";
+  if (n < 0) throw ValueError(who + ": the dataset size must be non-negative, got " + std::to_string(n));
+  if (world_size <= 0) throw ValueError(who + ": num_replicas must be positive, got " + std::to_string(world_size));
+  if (rank < 0 || rank >= world_size) {
+    throw ValueError(who + ": rank " + std::to_string(rank) + " is outside [0, " + std::to_string(world_size) + ")");
+  }
+  if (epoch < 0) throw ValueError(who + ": epoch must be non-negative, got " + std::to_string(epoch));
+  std::vector<int64_t> order;
+  if (shuffle) {
+    // Epoch e reads the Philox blocks after those of epochs 0..e-1: distinct, reproducible orders.
+    order = permutation(n, seed, static_cast<uint64_t>(epoch) * permutation_blocks(n));
+  } else {
+    order.resize(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), int64_t{0});
+  }
+  const int64_t per_rank = drop_last ? n / world_size : (n + world_size - 1) / world_size;
+  const int64_t total = per_rank * world_size;
+  std::vector<int64_t> mine;
+  mine.reserve(static_cast<size_t>(per_rank));
+  for (int64_t pos = rank; pos < total; pos += world_size) mine.push_back(order[static_cast<size_t>(pos % n)]);
+  return mine;
+}
+
 void BatchingOptions::validate(const char* who) const {
   if (batch_size <= 0) throw ValueError(std::string(who) + ": batch_size must be positive, got " + std::to_string(batch_size));
   if (max_rows && *max_rows <= 0)

@@ -18,6 +18,13 @@ std::vector<int64_t> permutation(int64_t n, Generator& gen);
 // Philox blocks one permutation of n samples consumes.
 uint64_t permutation_blocks(int64_t n);
 
+// The samples rank `rank` of `world_size` reads in one epoch (PyTorch's DistributedSampler): the
+// order is 0..n-1, or when shuffling a permutation fixed by (seed, epoch) alone, so every rank
+// draws the same one; without drop_last the order is padded by wrapping around to a multiple of
+// world_size, with drop_last its tail is cut; rank r takes positions r, r + world_size, ...
+std::vector<int64_t> distributed_shard(int64_t n, int64_t rank, int64_t world_size, bool shuffle, uint64_t seed,
+                                       int64_t epoch, bool drop_last);
+
 struct BatchingOptions {
   int64_t batch_size = 1;
   // Row-budget batches: a batch holds at most max_rows rows of field 0 (a larger sample forms a

@@ -6,6 +6,7 @@ import enum
 from spiraltorch import (
     CheckpointError as CheckpointError,
     DeviceUnavailableError as DeviceUnavailableError,
+    DistributedError as DistributedError,
     DtypeError as DtypeError,
     OutOfMemoryError as OutOfMemoryError,
     ShapeError as ShapeError,
@@ -17,6 +18,7 @@ from spiraltorch import (
 from spiraltorch._core import (
     canvas as canvas,
     data as data,
+    distributed as distributed,
     geometry as geometry,
     io as io,
     nn as nn,

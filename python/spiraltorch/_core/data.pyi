@@ -35,6 +35,11 @@ def permutation(n: int, *, seed: int | None = None, generator: spiraltorch._core
     A random permutation of range(n) (Philox Fisher-Yates): fixed by `seed`, else drawn from `generator` (the global one when None), which then moves on.
     """
 
+def distributed_shard(n: int, rank: int, world_size: int, *, shuffle: bool, seed: int, epoch: int, drop_last: bool) -> list[int]:
+    """
+    The sample indices rank `rank` of `world_size` reads in one epoch (see DistributedSampler).
+    """
+
 class EpochIterator:
     """One pass over a loader; prefetching runs on a C++ thread."""
 

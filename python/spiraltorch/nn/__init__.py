@@ -22,6 +22,7 @@ del _name
 
 from .fit import Callback, EarlyStopping, EpochResult, FitHistory, evaluate, fit  # noqa: E402,F401
 from .serialization import load, load_bincode, load_json, load_safetensors, save, save_bincode, save_json, save_safetensors  # noqa: E402,F401
+from . import parallel  # noqa: E402,F401
 
 
 class ModuleTrainer(_native.ModuleTrainer):
