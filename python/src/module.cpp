@@ -30,6 +30,8 @@ void bind_canvas(nb::module_& root);
 void bind_trace(nb::module_& root);
 void bind_data(nb::module_& root);
 void bind_vision(nb::module_& root);
+void bind_rl(nb::module_& root);
+void bind_rec(nb::module_& root);
 
 namespace {
 
@@ -137,6 +139,8 @@ NB_MODULE(_core, m) {
   bind_trace(m);
   bind_data(m);
   bind_vision(m);
+  bind_rl(m);
+  bind_rec(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),
