@@ -1,5 +1,7 @@
-"""Reinforcement learning: tabular Q-learning agents (``stAgent``, and ``Agent`` built from an
-``AgentConfig``) with an epsilon-greedy exploration schedule.
+"""Reinforcement learning (SpiralTorchRL): tabular Q-learning agents (``stAgent``, and ``Agent``
+built from an ``AgentConfig``) with an epsilon-greedy exploration schedule, and neural agents
+trained with SpiralTorch autograd (``DQN``, ``ReinforceAgent``, ``PpoAgent``) run on Gymnasium
+environments by the ``SpiralTorchRL`` harness.
 
 States are integer indices ``0 .. state_dim - 1``. ``update`` applies the Q-learning rule
 Q[s, a] += lr (r + gamma max_a' Q[s', a'] - Q[s, a]). The "dqn" algorithm name is kept for
@@ -13,7 +15,8 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-__all__ = ["Agent", "AgentConfig", "DqnAgent", "EpsilonGreedy", "stAgent"]
+__all__ = ["Agent", "AgentConfig", "DQN", "DqnAgent", "EpsilonGreedy", "PpoAgent", "ReinforceAgent", "ReplayBuffer",
+           "SpiralTorchRL", "discounted_returns", "gae", "stAgent"]
 
 
 class EpsilonGreedy:
@@ -175,3 +178,8 @@ class Agent(stAgent):
     @property
     def algo(self) -> str:
         return self.config.algo
+
+
+# The neural agents import EpsilonGreedy from this module, so they are bound last.
+from ._rl_agents import DQN, PpoAgent, ReinforceAgent, ReplayBuffer, discounted_returns, gae  # noqa: E402
+from ._rl_harness import SpiralTorchRL  # noqa: E402
