@@ -13,6 +13,9 @@ Evidence presets (the seed's names):
 * ``--ft-readiness-preset hf-wgpu-observed|hf-wgpu-balanced|hf-wgpu-strict`` expands to
   ``--runtime-contract-preset hf-runtime --wgpu-readiness-preset observed|balanced|strict`` (explicit
   lower-level flags win).
+* ``--transformers-audit``: co-imports the checkpoint directory's config and tokenizer with
+  Transformers (when installed; a clear skip otherwise) and checks them against the weights
+  (:func:`transformers_audit`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterable
@@ -181,6 +185,57 @@ def resolve_presets(args: Any) -> tuple[str | None, str | None]:
         runtime = runtime or r_runtime
         wgpu = wgpu or r_wgpu
     return runtime, wgpu
+
+
+def describe_backend(backend: str) -> dict[str, Any]:
+    """``describe_device(backend)`` with non-scalar values stringified (for JSONL rows)."""
+    d = dict(st.describe_device(backend))
+    return {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in d.items()}
+
+
+def transformers_audit(model_dir: Path | None, state_shapes: dict[str, tuple[int, ...]]) -> tuple[dict[str, Any], list[str]]:
+    """Loads the checkpoint directory's config and tokenizer with Transformers (local files only)
+    in this process and checks them against the weights: the word-embedding shape must be
+    ``(config.vocab_size, config.hidden_size)`` and the tokenizer must not produce ids beyond the
+    embedding. Returns (evidence row, problems); without Transformers the row says it was skipped
+    and there are no problems (the audit is optional evidence, not a requirement)."""
+    row: dict[str, Any] = {"row_type": "transformers_audit"}
+    try:
+        import transformers
+    except ImportError:
+        row.update(status="skipped", reason=TRANSFORMERS_SKIP)
+        return row, []
+    if model_dir is None or not (Path(model_dir) / "config.json").exists():
+        row.update(status="skipped", reason="the checkpoint is not a directory with config.json")
+        return row, []
+    cfg = transformers.AutoConfig.from_pretrained(str(model_dir), local_files_only=True)
+    tok = transformers.AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    row.update(status="ok", transformers=transformers.__version__, model_type=cfg.model_type,
+               config_vocab_size=cfg.vocab_size, config_hidden_size=cfg.hidden_size,
+               config_layers=getattr(cfg, "num_hidden_layers", None), tokenizer_class=type(tok).__name__,
+               tokenizer_size=len(tok))
+    problems = []
+    embed = next((k for k in state_shapes if k.endswith(("word_embeddings.weight", "embed_tokens.weight", "wte.weight",
+                                                        "embed_in.weight"))), None)
+    row["embedding_key"] = embed
+    if embed is None:
+        problems.append("transformers audit: no token-embedding tensor found in the checkpoint")
+    else:
+        shape = tuple(state_shapes[embed])
+        row["embedding_shape"] = list(shape)
+        if shape != (cfg.vocab_size, cfg.hidden_size):
+            problems.append(f"transformers audit: {embed} has shape {shape}, config says "
+                            f"({cfg.vocab_size}, {cfg.hidden_size})")
+        if len(tok) > shape[0]:
+            problems.append(f"transformers audit: tokenizer has {len(tok)} tokens, embedding only {shape[0]} rows")
+    layers = getattr(cfg, "num_hidden_layers", None)
+    if layers is not None:
+        found = {int(m) for k in state_shapes for m in re.findall(r"layers?\.(\d+)\.", k)}
+        row["checkpoint_layers"] = len(found)
+        if found and len(found) != layers:
+            problems.append(f"transformers audit: config has {layers} layers, the checkpoint {len(found)}")
+    row["problems"] = problems
+    return row, problems
 
 
 # ---- Z-space projection ----
