@@ -446,7 +446,13 @@ def main(argv: list[str] | None = None) -> int:
     # 5. dry-run continuation plans
     if winner is not None:
         base = [sys.executable, str(Path(__file__).resolve()), "--hf-state-dict", str(path), "--key-preset",
-                plan.preset, "--layers", str(args.layers), "--profiles", winner["profile"], "--seed", str(args.seed)]
+                plan.preset, "--layers", str(args.layers), "--profiles", winner["profile"], "--seed", str(args.seed),
+                "--byte-vocab", args.byte_vocab, "--batch", str(args.batch), "--context", str(args.context),
+                "--lr", str(args.lr), "--lora-rank", str(args.lora_rank), "--lora-alpha", str(args.lora_alpha)]
+        for flag, value in (("--source-text", args.source_text), ("--target-text", args.target_text),
+                            ("--zspace-project", args.zspace_project)):
+            if value is not None:
+                base += [flag, str(value)]
         for rung, factor in enumerate((4, 16), start=1):
             cmd = base + ["--steps", str(args.steps * factor)]
             rows.append({"row_type": "continuation", "rung": rung, "profile": winner["profile"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -207,7 +208,17 @@ def test_profile_smoke_preflights_compares_promotes_and_plans(model_dir, tmp_pat
                                                                                        abs=1e-4)
     plans = rows_of(out, "continuation")
     assert [p["steps"] for p in plans] == [24, 96] and all(p["dry_run"] for p in plans)
-    assert f"--profiles {promo['promoted']}" in plans[0]["command"]
+    assert f"--profiles {promo['promoted']}" in plans[0]["command"] and "--zspace-project 0.2" in plans[0]["command"]
+    # the plan is a real command line of this script (run here with a 1-step budget)
+    cont = tmp_path / "cont.jsonl"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PY_DIR, env.get("PYTHONPATH", "")) if p)
+    proc = subprocess.run(shlex.split(plans[0]["command"]) + ["--steps", "1", "--jsonl", str(cont)], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode in (0, 1), proc.stderr
+    again = rows_of(cont, "profile")
+    assert [r["profile"] for r in again] == [promo["promoted"]] and again[0]["steps"] == 1
+    assert again[0]["target_loss_before"] == pytest.approx(prof[promo["promoted"]]["target_loss_before"], rel=1e-5)
 
 
 def test_profile_smoke_gates_refuse_promotion(model_dir, tmp_path, capsys):
