@@ -4,8 +4,9 @@ same ratings, timed in one process. Writes bench/results/rec.md.
     pip install scikit-surprise==1.1.5   # not part of the test command
     PYTHONPATH=python python bench/bench_rec.py [--repeats 3]
 
-The ratings: no package on PyPI or Debian ships a real ratings set offline (surprise downloads
-MovieLens at run time, which this machine cannot), so the set is synthetic, shaped like
+The ratings: we found no Debian package (apt-cache: no MovieLens, Jester or recommenderlab data)
+and no PyPI package that ships a real ratings set in its files (surprise downloads MovieLens at run
+time, which this machine cannot), so the set is synthetic, shaped like
 MovieLens-100k and documented here: 943 users, 1682 items, 100,000 distinct (user, item) pairs
 drawn with Zipf-like item popularity (exponent 0.9) and log-normal user activity; the hidden rating
 is 3.53 + b_u + b_i + p_u . q_i with b_u ~ N(0, 0.35^2), b_i ~ N(0, 0.5^2), rank-10 factors whose
