@@ -149,12 +149,6 @@ def check_runtime_contract(preset: str | None, evidence: dict[str, Any]) -> list
             for name in ("transformers", "torch", "tokenizers") if not evidence[name]["imported"]]
 
 
-def wgpu_evidence() -> dict[str, Any]:
-    """``describe_device("wgpu")`` as this build reports it."""
-    d = dict(st.describe_device("wgpu"))
-    return {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v) for k, v in d.items()}
-
-
 def check_wgpu_readiness(preset: str | None, evidence: dict[str, Any], run_backend: str | None) -> list[str]:
     """Problems of the WGPU evidence under a readiness preset ([] when satisfied or no preset)."""
     if preset is None:

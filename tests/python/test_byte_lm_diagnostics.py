@@ -295,3 +295,28 @@ def test_help_documents_the_seed_flags(script, flags, capsys):
     text = capsys.readouterr().out
     for flag in flags:
         assert text.count(flag) >= 2, flag  # in the usage line and explained in the options or the epilog
+
+
+def test_readiness_presets_expand_and_gate():
+    from types import SimpleNamespace as NS
+
+    assert common.resolve_presets(NS(ft_readiness_preset="hf-wgpu-balanced", runtime_contract_preset=None,
+                                     wgpu_readiness_preset=None)) == ("hf-runtime", "balanced")
+    # an explicit lower-level preset overrides the recipe's
+    assert common.resolve_presets(NS(ft_readiness_preset="hf-wgpu-observed", runtime_contract_preset=None,
+                                     wgpu_readiness_preset="strict")) == ("hf-runtime", "strict")
+    check = common.check_wgpu_readiness
+    assert check("strict", {"available": True}, "wgpu") == []
+    assert check("observed", {"available": False}, None) == []
+    assert check("observed", {}, "cpu") == ["wgpu readiness: describe_device('wgpu') gave no 'available' field"]
+    assert check("balanced", {"available": False, "reason": "not compiled"}, "cpu") == []
+    assert check("balanced", {"available": False}, "cpu") == [
+        "wgpu readiness balanced: WGPU is unavailable and states no reason"]
+    assert check("balanced", {"available": True}, None) == [
+        "wgpu readiness balanced: the run summary does not record the backend it used"]
+    assert check("strict", {"available": False, "reason": "no adapter"}, "cpu") == [
+        "wgpu readiness strict: WGPU is not available (no adapter)"]
+    with pytest.raises(ValueError, match="unknown WGPU readiness preset 'fast'"):
+        check("fast", {}, None)
+    with pytest.raises(ValueError, match="unknown runtime contract preset"):
+        common.check_runtime_contract("hf-any", common.runtime_evidence())
