@@ -1,6 +1,6 @@
 """Whole training steps of real model shapes on one CUDA GPU: SpiralTorch vs PyTorch side by side.
 
-Usage: python bench/bench_cuda_models.py [--quick] [--only cnn,lstm,gpt,gpt_bf16] [--out FILE]
+Usage: python bench/bench_cuda_models.py [--quick] [--only cnn,resnet18,lstm,gpt,gpt_bf16,graph_mlp] [--out FILE]
 
 Each row builds the same model in both libraries (same shapes, same optimizer), runs warm-up
 steps, then alternates the two libraries in rounds of CUDA-event-timed steps (median). Peak
@@ -20,9 +20,11 @@ import spiraltorch.nn.functional as sF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cuda import time_both  # noqa: E402
+from profile_cuda_step import profile_step  # noqa: E402
 
 GiB = float(1 << 30)
 rows = []
+PROFILE_ROWS = 0  # --profile N: also print each library's N heaviest kernels per model
 
 
 def peak(st_step, torch_step, steps=3):
@@ -47,6 +49,9 @@ def report(name, st_step, torch_step, reps, rounds=3):
     rows.append((name, ms_st, ms_t, mem_st, mem_t))
     print(f"{name:58s} st={ms_st:8.2f} ms torch={ms_t:8.2f} ms ratio={ms_st / ms_t:5.2f}  "
           f"peak st={mem_st:5.2f} torch={mem_t:5.2f} GiB", flush=True)
+    if PROFILE_ROWS:
+        for lib, fn in (("spiraltorch", st_step), ("torch", torch_step)):
+            profile_step(lib, fn, PROFILE_ROWS, steps=3, label=name)
 
 
 def cnn(quick):
@@ -80,6 +85,101 @@ def cnn(quick):
         to.step()
 
     report(f"CNN+BN 3-64-128-256-256, B={B}, 32x32, SGD", st_step, torch_step, reps=10)
+
+
+def resnet18(quick):
+    """ResNet-18 for 32x32 inputs (3x3 stem, four stages of two basic blocks, 64..512 channels)."""
+    B = 64 if quick else 256
+
+    def build(mod, base):
+        class Block(base):
+            def __init__(self, cin, cout, stride):
+                super().__init__()
+                self.c1 = mod.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+                self.b1 = mod.BatchNorm2d(cout)
+                self.c2 = mod.Conv2d(cout, cout, 3, padding=1, bias=False)
+                self.b2 = mod.BatchNorm2d(cout)
+                self.relu = mod.ReLU()
+                self.down = (mod.Sequential(mod.Conv2d(cin, cout, 1, stride=stride, bias=False), mod.BatchNorm2d(cout))
+                             if stride != 1 or cin != cout else None)
+
+            def forward(self, x):
+                out = self.b2(self.c2(self.relu(self.b1(self.c1(x)))))
+                return self.relu(out + (self.down(x) if self.down is not None else x))
+
+        layers = [mod.Conv2d(3, 64, 3, padding=1, bias=False), mod.BatchNorm2d(64), mod.ReLU()]
+        cin = 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+            cin = cout
+        layers += [mod.AdaptiveAvgPool2d(1), mod.Flatten(), mod.Linear(512, 10)]
+        return mod.Sequential(*layers)
+
+    sm, tm = build(st.nn, st.nn.Module).to("cuda"), build(torch.nn, torch.nn.Module).cuda()
+    so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    tx = torch.randn(B, 3, 32, 32, device="cuda")
+    ty = torch.randint(0, 10, (B,), device="cuda")
+    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
+
+    def st_step():
+        so.zero_grad()
+        sF.cross_entropy(sm(sx), sy).backward()
+        so.step()
+
+    def torch_step():
+        to.zero_grad()
+        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
+        to.step()
+
+    report(f"ResNet-18 (CIFAR), B={B}, 32x32, SGD", st_step, torch_step, reps=5)
+
+
+def graph_mlp(quick):
+    """A small MLP step where launch overhead dominates: SpiralTorch replaying a captured CUDA graph
+    against PyTorch eager (the issue's target) and against PyTorch replaying its own graph."""
+    B, sizes = 64, (784, 256, 256, 10)
+
+    def build(mod):
+        return mod.Sequential(mod.Linear(sizes[0], sizes[1]), mod.ReLU(), mod.Linear(sizes[1], sizes[2]), mod.ReLU(),
+                              mod.Linear(sizes[2], sizes[3]))
+
+    sm, tm = build(st.nn).to("cuda"), build(torch.nn).cuda()
+    so = st.optim.SGD(sm.parameters(), lr=0.01, momentum=0.9)
+    to = torch.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+    tx = torch.randn(B, sizes[0], device="cuda")
+    ty = torch.randint(0, 10, (B,), device="cuda")
+    sx, sy = st.from_dlpack(tx.clone()), st.from_dlpack(ty.clone())
+
+    def st_eager():
+        so.zero_grad()
+        sF.cross_entropy(sm(sx), sy).backward()
+        so.step()
+
+    def torch_eager():
+        to.zero_grad()
+        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
+        to.step()
+
+    for _ in range(3):
+        st_eager()
+        torch_eager()
+    sg = st.cuda.CUDAGraph()
+    with st.cuda.graph(sg):
+        st_eager()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            torch_eager()
+    torch.cuda.current_stream().wait_stream(side)
+    tg = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(tg):
+        torch_eager()
+    print(f"graph nodes: spiraltorch {sg.num_nodes()}", flush=True)
+    report(f"MLP 784-256-256-10 B={B} SGD: SpiralTorch graph vs PyTorch eager", sg.replay, torch_eager, reps=50)
+    report(f"MLP 784-256-256-10 B={B} SGD: SpiralTorch graph vs PyTorch graph", sg.replay, tg.replay, reps=50)
+    report(f"MLP 784-256-256-10 B={B} SGD: eager vs eager", st_eager, torch_eager, reps=50)
 
 
 def lstm(quick):
@@ -191,9 +291,13 @@ def gpt(quick, dtype_name):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", default="cnn,lstm,gpt,gpt_bf16")
+    p.add_argument("--only", default="cnn,resnet18,lstm,gpt,gpt_bf16,graph_mlp")
     p.add_argument("--out", default=None)
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="after each row, print each library's N heaviest kernels (torch.profiler)")
     args = p.parse_args()
+    global PROFILE_ROWS
+    PROFILE_ROWS = args.profile
     st.cuda.set_allow_tf32(True)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -201,8 +305,9 @@ def main():
     print(f"{dev['device_name']}, cuDNN (spiraltorch) {dev.get('cudnn')}, torch {torch.__version__} "
           f"cuDNN {torch.backends.cudnn.version()}", flush=True)
     only = args.only.split(",")
-    for name, fn in (("cnn", lambda: cnn(args.quick)), ("lstm", lambda: lstm(args.quick)),
-                     ("gpt", lambda: gpt(args.quick, "fp32")), ("gpt_bf16", lambda: gpt(args.quick, "bf16"))):
+    for name, fn in (("cnn", lambda: cnn(args.quick)), ("resnet18", lambda: resnet18(args.quick)),
+                     ("lstm", lambda: lstm(args.quick)), ("gpt", lambda: gpt(args.quick, "fp32")),
+                     ("gpt_bf16", lambda: gpt(args.quick, "bf16")), ("graph_mlp", lambda: graph_mlp(args.quick))):
         if name in only:
             try:
                 fn()

@@ -53,6 +53,26 @@ def build(model):
     return st_step, torch_step
 
 
+def profile_step(name, fn, rows, steps=5, label=""):
+    """Prints the kernel time per step of `fn` and its `rows` heaviest kernels (CUPTI sees every kernel)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    st.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        st.cuda.synchronize()
+        torch.cuda.synchronize()
+    ev = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
+    total = sum(e.self_device_time_total for e in ev) / steps
+    print(f"\n== {name} {label} step: {total / 1000:.3f} ms of kernel time per step, "
+          f"{sum(e.count for e in ev) / steps:.0f} kernels per step")
+    ev.sort(key=lambda e: -e.self_device_time_total)
+    for e in ev[:rows]:
+        print(f"{e.self_device_time_total / steps / 1000:8.3f} ms {e.count / steps:6.1f}x  {e.key[:110]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="encoder", choices=["encoder", "mlp"])
@@ -60,22 +80,7 @@ def main():
     args = ap.parse_args()
     st_step, torch_step = build(args.model)
     for name, fn in (("spiraltorch", st_step), ("torch", torch_step)):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        st.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(5):
-                fn()
-            st.cuda.synchronize()
-            torch.cuda.synchronize()
-        ev = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
-        total = sum(e.self_device_time_total for e in ev) / 5
-        print(f"\n== {name} {args.model} step: {total / 1000:.3f} ms of kernel time per step, "
-              f"{sum(e.count for e in ev) / 5:.0f} kernels per step")
-        ev.sort(key=lambda e: -e.self_device_time_total)
-        for e in ev[: args.rows]:
-            print(f"{e.self_device_time_total / 5 / 1000:8.3f} ms {e.count / 5:6.1f}x  {e.key[:110]}")
+        profile_step(name, fn, args.rows, label=args.model)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 // functions that need a device throw DeviceUnavailableError.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -83,5 +84,42 @@ void host_release_pinned(void* ptr);
 // host memory, unchanged) until an event recorded after it has fired.
 void memcpy_async(void* dst, const void* src, size_t nbytes, bool dst_on_device, bool src_on_device, int device,
                   uintptr_t stream);
+
+// ---- CUDA graphs ----
+// Whether this thread's current stream on `device` (-1: the current device) is being captured
+// into a graph. Work that would synchronise with the host (reading a value, a bounds check on
+// the host) is skipped or refused while it is, because such a call invalidates the capture.
+bool is_current_stream_capturing(int device = -1);
+
+// Records the work this thread queues on a device between capture_begin() and capture_end() and
+// replays it with one launch (torch.cuda.CUDAGraph). The capture runs on the graph's own stream,
+// so memory allocated during it comes from a pool private to the graph: the addresses the graph
+// reads and writes stay reserved until reset(). Tensors created before the capture and used by
+// it (static inputs, parameters) must stay alive while the graph is replayed; to feed new data,
+// copy it into them.
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  void capture_begin(int device = -1);
+  // Ends the capture and instantiates the graph; throws (and leaves nothing captured) when an
+  // operation during the capture was not capturable.
+  void capture_end();
+  // Launches the captured work after everything already queued on the current stream; later work
+  // on the current stream sees its results.
+  void replay();
+  // Drops the graph and gives its private memory back to the caching allocator.
+  void reset();
+  bool is_captured() const;
+  bool is_capturing() const;
+  int64_t num_nodes() const;  // kernel, copy and memset nodes in the captured graph
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace st::cuda

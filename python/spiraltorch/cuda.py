@@ -7,7 +7,7 @@ and calls that need a device raise ``DeviceUnavailableError``."""
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Dict, Iterator, Optional, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Union
 
 from . import _core
 
@@ -16,6 +16,7 @@ __all__ = [
     "synchronize", "get_device_name", "get_device_properties", "get_device_capability", "mem_get_info",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
     "Stream", "Event", "current_stream", "default_stream", "stream", "set_allow_tf32", "allow_tf32",
+    "CUDAGraph", "graph", "is_current_stream_capturing",
 ]
 
 
@@ -206,3 +207,64 @@ def stream(s: Optional[Stream]) -> Iterator[Optional[Stream]]:
         yield s
     finally:
         _core._cuda_set_current_stream(s.device, prev)
+
+
+def is_current_stream_capturing(device: Union[None, int, str] = None) -> bool:
+    """True while this thread's current stream on ``device`` is being captured into a CUDA graph
+    (False without CUDA)."""
+    return bool(_core._cuda_is_current_stream_capturing(_index(device)))
+
+
+class CUDAGraph:
+    """A captured sequence of CUDA work replayed with one launch (like ``torch.cuda.CUDAGraph``).
+
+    Capture with ``with spiraltorch.cuda.graph(g): ...``; memory allocated during the capture
+    belongs to the graph (its addresses stay valid for every replay) and returns to the caching
+    allocator on ``reset()``. Tensors made before the capture and used in it are static inputs:
+    keep them alive and copy new data into them (``x.copy_(batch)``) before ``replay()``.
+    Inside a capture nothing may synchronise with the host: no ``.item()``, no host-side checks
+    (cross-entropy skips its host bounds check there, optimizers skip their non-finite check);
+    Adam/AdamW refuse to be captured since their bias correction depends on the step count.
+    Run a few warm-up steps before capturing so optimizer state exists."""
+
+    def __init__(self) -> None:
+        self._g = _core._CUDAGraph()
+
+    def capture_begin(self, device: Union[None, int, str] = None) -> None:
+        self._g.capture_begin(_index(device))
+
+    def capture_end(self) -> None:
+        self._g.capture_end()
+
+    def replay(self) -> None:
+        """Queues the captured work on the current stream's timeline."""
+        self._g.replay()
+
+    def reset(self) -> None:
+        """Drops the captured graph and frees its private memory pool."""
+        self._g.reset()
+
+    def is_captured(self) -> bool:
+        return bool(self._g.is_captured())
+
+    def num_nodes(self) -> int:
+        """Number of nodes (kernels, copies, memsets) in the captured graph."""
+        return int(self._g.num_nodes())
+
+    def __repr__(self) -> str:
+        state = f"{self.num_nodes()} nodes" if self.is_captured() else "empty"
+        return f"CUDAGraph({state})"
+
+
+@contextlib.contextmanager
+def graph(cuda_graph: CUDAGraph, device: Union[None, int, str] = None) -> Iterator[CUDAGraph]:
+    """Captures the CUDA work queued inside the block into ``cuda_graph`` (``torch.cuda.graph``).
+    The work is recorded, not run: replay it with ``cuda_graph.replay()``. When the block raises,
+    the capture is abandoned and the exception propagates."""
+    cuda_graph.capture_begin(device)
+    try:
+        yield cuda_graph
+    except BaseException:
+        cuda_graph.reset()
+        raise
+    cuda_graph.capture_end()

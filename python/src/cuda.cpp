@@ -65,6 +65,19 @@ void bind_cuda(nb::module_& m) {
   });
   m.def("_cuda_event_query", &cu::event_query);
   m.def("_cuda_event_elapsed_ms", &cu::event_elapsed_ms);
+  m.def("_cuda_is_current_stream_capturing", &cu::is_current_stream_capturing, nb::arg("device") = -1);
+  nb::class_<cu::Graph>(m, "_CUDAGraph")
+      .def(nb::init<>())
+      .def("capture_begin", &cu::Graph::capture_begin, nb::arg("device") = -1)
+      .def("capture_end", &cu::Graph::capture_end)
+      .def("replay", [](cu::Graph& g) {
+        nb::gil_scoped_release nogil;
+        g.replay();
+      })
+      .def("reset", &cu::Graph::reset)
+      .def("is_captured", &cu::Graph::is_captured)
+      .def("is_capturing", &cu::Graph::is_capturing)
+      .def("num_nodes", &cu::Graph::num_nodes);
   m.def("to_device", [](const Tensor& t, const std::string& dev) { return st::to_device(t, st::Device::parse(dev)); });
 }
 

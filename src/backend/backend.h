@@ -2,6 +2,7 @@
 // One kernel table per device. Ops prepare operands (broadcast views, dtype casts,
 // output allocation) and call into the table; they never branch on the device.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "spiraltorch/tensor.h"
@@ -206,21 +207,31 @@ class Backend {
   // Dropout mask: out = (uniform < keep) * scale from the Philox stream at (seed, counter),
   // the same numbers the CPU draws.
   virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
-  // One fused optimizer step on contiguous param/grad/state tensors of one dtype.
+  // One fused optimizer step over many parameters at once (a few launches for all of them):
+  // every slot holds contiguous param/grad/state tensors of one dtype (float32 or float64, the
+  // same in all slots); undefined vmax / buf mean no amsgrad / no momentum.
   struct AdamArgs {
     double step_size, beta1, beta2, eps, weight_decay, decay, bc2_sqrt;
     bool amsgrad, maximize, decoupled;
+    bool operator==(const AdamArgs&) const = default;
   };
-  virtual void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax, const AdamArgs& a);
+  struct AdamSlot {
+    Tensor param, grad, m, v, vmax;
+  };
+  virtual void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a);
   struct SgdArgs {
     double lr, momentum, dampening, weight_decay;
     bool nesterov, maximize, first_step;
+    bool operator==(const SgdArgs&) const = default;
   };
-  virtual void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdArgs& a);
-  // Sets `flag` (one int32 element on this device) to 1 when the contiguous float32/float64
-  // tensor x holds a NaN or an infinity, and leaves it as it is otherwise: one flag collects
-  // many tensors with one launch each, then a single read.
-  virtual void flag_nonfinite(const Tensor& x, Tensor& flag);
+  struct SgdSlot {
+    Tensor param, grad, buf;
+  };
+  virtual void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a);
+  // Sets `flag` (one int32 element on this device) to 1 when any of the contiguous
+  // float32/float64 tensors xs holds a NaN or an infinity, and leaves it as it is otherwise:
+  // one flag collects every gradient in a few launches, then a single read.
+  virtual void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
 };
 
 Backend& backend_for(Device device);

@@ -1,6 +1,7 @@
 #include "nn/loss_device.h"
 
 #include "ops/common.h"
+#include "spiraltorch/cuda.h"
 
 namespace st::nn::device_loss {
 
@@ -42,7 +43,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     const Tensor t = tg.to(Dtype::Int64);
     const Tensor valid = ne(t, wrap_scalar(ignore_index, t));
     const Tensor safe = where(valid, t, zeros_like(t));
-    if (safe.numel() > 0) {
+    // The host-side bounds check reads two values, which a CUDA graph capture cannot contain.
+    const bool capturing = safe.device().type == DeviceType::CUDA && cuda::is_current_stream_capturing(safe.device().index);
+    if (safe.numel() > 0 && !capturing) {
       for (const int64_t v : {static_cast<int64_t>(amin(safe).item()), static_cast<int64_t>(amax(safe).item())}) {
         if (v < 0 || v >= C) {
           throw IndexError(std::string(op) + ": target " + std::to_string(v) + " is out of bounds for " +

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "optim/kernels.h"
+#include "optim/update_queue.h"
+#include "spiraltorch/cuda.h"
 
 namespace st::optim {
 
@@ -21,6 +23,11 @@ void Adam::validate(const Options& o) const {
 }
 
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
+  if (param.device().type == DeviceType::CUDA && cuda::is_current_stream_capturing(param.device().index)) {
+    throw SpiralError(type_name() + ".step: cannot be captured into a CUDA graph: its bias correction depends on "
+                      "the step count (" + std::to_string(state.step + 1) + " next), which every replay would "
+                      "repeat; capture the forward and backward only, or use SGD in the captured step");
+  }
   const double lr = group.get("lr"), beta1 = group.get("beta1"), beta2 = group.get("beta2"), eps = group.get("eps"),
                wd = group.get("weight_decay");
   const bool amsgrad = group.flag("amsgrad"), maximize = group.flag("maximize"),
@@ -33,10 +40,9 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const double step_size = lr / bc1;
   const double bc2_sqrt = std::sqrt(bc2);
-  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused update
+  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused multi-tensor update
     const backend::Backend::AdamArgs args{step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
-    const Tensor g = grad.contiguous();
-    backend::backend_for(param.device()).adam_update(param, g, m, v, vmax, args);
+    update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax});
     return;
   }
   const int64_t n = param.numel();

@@ -1,10 +1,13 @@
 #include "spiraltorch/optim/optimizer.h"
 
+#include "optim/update_queue.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 
 #include "backend/backend.h"
+#include "spiraltorch/cuda.h"
 #include "optim/kernels.h"
 
 namespace st::optim {
@@ -15,7 +18,10 @@ double ParamGroup::get(const std::string& key) const {
   return it->second;
 }
 
-Optimizer::Optimizer(std::vector<ParamGroup> groups, Options defaults) : defaults_(std::move(defaults)) {
+Optimizer::~Optimizer() = default;
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, Options defaults)
+    : defaults_(std::move(defaults)), queue_(std::make_unique<detail::UpdateQueue>()) {
   (void)groups;  // added by the derived constructor once validate() is callable
 }
 
@@ -93,8 +99,8 @@ bool all_finite(const Tensor& g) {
 
 bool Optimizer::grads_finite() const {
   // Device gradients fold into one flag per device, read once: a read per parameter
-  // would stall the stream once per parameter; each gradient costs one kernel launch.
-  std::vector<Tensor> device_flags;
+  // would stall the stream once per parameter; the check is one multi-tensor launch per device.
+  std::vector<std::pair<Device, std::vector<Tensor>>> device_grads;
   for (const auto& g : groups_) {
     for (const Tensor& p : g->params) {
       const Tensor grad = p.grad();
@@ -105,14 +111,19 @@ bool Optimizer::grads_finite() const {
       }
       const Tensor c = float_grad(grad);
       if (!c.defined()) continue;
-      auto flag = std::find_if(device_flags.begin(), device_flags.end(),
-                               [&](const Tensor& f) { return f.device() == c.device(); });
-      if (flag == device_flags.end()) flag = device_flags.insert(device_flags.end(), zeros({1}, Dtype::Int32, c.device()));
-      backend::backend_for(c.device()).flag_nonfinite(c.contiguous(), *flag);
+      auto it = std::find_if(device_grads.begin(), device_grads.end(),
+                             [&](const auto& e) { return e.first == c.device(); });
+      if (it == device_grads.end()) it = device_grads.insert(device_grads.end(), {c.device(), {}});
+      it->second.push_back(c.contiguous());
     }
   }
-  for (const Tensor& f : device_flags) {
-    if (f.item() != 0.0) return false;
+  for (const auto& [device, grads] : device_grads) {
+    // Reading the flag would end a CUDA graph capture; a captured step updates unconditionally
+    // (as torch's optimizers always do).
+    if (device.type == DeviceType::CUDA && cuda::is_current_stream_capturing(device.index)) continue;
+    Tensor flag = zeros({1}, Dtype::Int32, device);
+    backend::backend_for(device).flag_nonfinite(grads, flag);
+    if (flag.item() != 0.0) return false;
   }
   return true;
 }
@@ -127,6 +138,11 @@ bool Optimizer::step() {
         throw SpiralError(type_name() + ": a parameter of shape " + shape_str(p.shape()) +
                           " shares read-only memory and cannot be updated; optimize a .clone() of it");
       }
+      const Tensor grad = p.grad();
+      if (grad.defined() && grad.shape() != p.shape()) {
+        throw ShapeError(type_name() + ": gradient shape " + shape_str(grad.shape()) + " does not match parameter " +
+                         shape_str(p.shape()));
+      }
     }
   }
   if (!grads_finite()) {
@@ -134,14 +150,20 @@ bool Optimizer::step() {
     return false;
   }
   NoGradGuard ng;
+  try {
+    apply_updates();
+  } catch (...) {
+    *queue_ = detail::UpdateQueue{};  // nothing queued by a failed step may run in a later one
+    throw;
+  }
+  return true;
+}
+
+void Optimizer::apply_updates() {
   for (const auto& gp : groups_) {
     for (Tensor p : gp->params) {
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      if (grad.shape() != p.shape()) {
-        throw ShapeError(type_name() + ": gradient shape " + shape_str(grad.shape()) + " does not match parameter " +
-                         shape_str(p.shape()));
-      }
       const Dtype compute = p.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
       const bool direct = p.dtype() == compute && p.is_contiguous();
       Tensor work = direct ? p : st::detail::cast_raw(p, compute).contiguous();
@@ -152,11 +174,12 @@ bool Optimizer::step() {
       if (direct) {
         p.storage()->bump_version();
       } else {
+        queue_->flush();  // the float32 working copy must be updated before it is copied back
         copy_(p, work);
       }
     }
   }
-  return true;
+  queue_->flush();
 }
 
 const ParamState* Optimizer::state_of(const Tensor& param) const {

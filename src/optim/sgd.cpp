@@ -1,6 +1,8 @@
 #include "spiraltorch/optim/sgd.h"
 
 #include "optim/kernels.h"
+#include "optim/update_queue.h"
+#include "spiraltorch/cuda.h"
 
 namespace st::optim {
 
@@ -25,13 +27,17 @@ void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Par
   bool first = false;
   if (momentum != 0.0) {
     first = state.buffers.find("momentum_buffer") == state.buffers.end();
+    if (first && param.device().type == DeviceType::CUDA && cuda::is_current_stream_capturing(param.device().index)) {
+      // The first step initialises the buffer differently; a captured first step would repeat that on every replay.
+      throw SpiralError(type_name() + ".step: cannot capture the first momentum step into a CUDA graph; run a "
+                        "warm-up step before capturing");
+    }
     buf = detail::buffer(state, "momentum_buffer", param);
   }
   ++state.step;
-  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused update
+  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused multi-tensor update
     const backend::Backend::SgdArgs args{lr, momentum, dampening, wd, nesterov, maximize, first};
-    const Tensor g = grad.contiguous();
-    backend::backend_for(param.device()).sgd_update(param, g, buf, args);
+    update_queue().sgd.push(param.device(), param.dtype(), args, {param, grad.contiguous(), buf});
     return;
   }
   const int64_t n = param.numel();

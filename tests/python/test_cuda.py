@@ -297,19 +297,36 @@ def test_masked_select_large_and_grad():
 
 
 def _grad_parity(fn, inputs, dtype, tol=None):
-    """fn on CPU and CUDA copies of inputs: outputs and the gradients of a random projection."""
+    """fn on CPU and CUDA copies of inputs: outputs and the gradients of a random projection.
+
+    float64 compares elementwise. float32 compares the CUDA result against the same computation in
+    float64 (CPU), scaled by the largest reference magnitude: a weight gradient summed over tens of
+    thousands of terms with cancellation legitimately differs elementwise by more than 1e-4 between
+    two float32 summation orders, and neither order is the "right" one."""
     tol = tol if tol is not None else (1e-4 if dtype == st.float32 else 1e-10)
-    cpu = [t.to(dtype) for t in inputs]
-    gpu = [t.cuda() for t in cpu]
+    ref_dtype = st.float64 if dtype == st.float32 else dtype
+    cpu = [t.to(ref_dtype) for t in inputs]
+    gpu = [t.to(dtype).cuda() for t in inputs]
     for t in cpu + gpu:
         t.requires_grad_()
     out, outc = fn(*cpu), fn(*gpu)
-    close(outc, out, tol)
+    check = close if ref_dtype == dtype else close_scaled
+    check(outc, out, tol)
     w = st.randn(*out.shape, dtype=dtype)
-    (out * w).sum().backward()
+    (out * w.to(ref_dtype)).sum().backward()
     (outc * w.cuda()).sum().backward()
     for a, b in zip(gpu, cpu):
-        close(a.grad, b.grad, tol)
+        check(a.grad, b.grad, tol)
+
+
+def close_scaled(a, b, tol):
+    """max |a - b| <= tol * (1 + max |b|): a norm-wise check for float32 against a float64 reference."""
+    a = a.cpu().to(st.float64)
+    b = b.cpu().to(st.float64)
+    assert tuple(a.shape) == tuple(b.shape)
+    err = float((a - b).abs().max().item()) if a.numel() else 0.0
+    scale = float(b.abs().max().item()) if b.numel() else 0.0
+    assert err <= tol * (1 + scale), (err, scale)
 
 
 @cuda

@@ -200,6 +200,7 @@ def test_training_options_euclidean_baseline_budget_and_resume(tmp_path, capsys)
     np.testing.assert_array_equal(p.weight.numpy(), runs["degree"])
 
 
+@needs_wordnet
 def test_zoo_recipe_budget_checkpoint_and_resume(tmp_path, capsys):
     from spiraltorch import model_zoo
 

@@ -11,6 +11,10 @@
 
 namespace st::optim {
 
+namespace detail {
+struct UpdateQueue;
+}
+
 // Hyperparameters of a group ("lr", "weight_decay", "beta1", ...); flags are 0/1.
 using Options = std::map<std::string, double>;
 
@@ -40,7 +44,7 @@ struct OptimizerState {
 class Optimizer {
  public:
   Optimizer(std::vector<ParamGroup> groups, Options defaults);
-  virtual ~Optimizer() = default;
+  virtual ~Optimizer();
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
@@ -73,13 +77,19 @@ class Optimizer {
   // parameter's own unless an optimizer keeps a reduced statistic.
   virtual Shape buffer_shape(const Tensor& param, const std::string& buffer) const { return param.shape(); }
   // Updates `param` (contiguous, float32 or float64) from `grad` (same dtype, contiguous).
+  // A device update may be queued in update_queue() instead of launched: step() launches the
+  // queue before it reads an updated value and at its end (a few multi-tensor launches in all).
   virtual void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) = 0;
+  detail::UpdateQueue& update_queue() { return *queue_; }
 
  private:
   std::vector<std::shared_ptr<ParamGroup>> groups_;
   Options defaults_;
   std::map<const TensorImpl*, ParamState> state_;
   int64_t skipped_steps_ = 0;
+  std::unique_ptr<detail::UpdateQueue> queue_;
+
+  void apply_updates();
 };
 
 // Scales gradients so their joint `norm_type`-norm is at most max_norm (like

@@ -177,9 +177,9 @@ void Backend::layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, c
   no_fused("layer_norm_backward");
 }
 void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fused("dropout_mask"); }
-void Backend::adam_update(Tensor&, const Tensor&, Tensor&, Tensor&, Tensor&, const AdamArgs&) { no_fused("adam_update"); }
-void Backend::sgd_update(Tensor&, const Tensor&, Tensor&, const SgdArgs&) { no_fused("sgd_update"); }
-void Backend::flag_nonfinite(const Tensor&, Tensor&) { no_fused("flag_nonfinite"); }
+void Backend::adam_update(std::span<const AdamSlot>, const AdamArgs&) { no_fused("adam_update"); }
+void Backend::sgd_update(std::span<const SgdSlot>, const SgdArgs&) { no_fused("sgd_update"); }
+void Backend::flag_nonfinite(std::span<const Tensor>, Tensor&) { no_fused("flag_nonfinite"); }
 bool Backend::has_conv2d(const Conv2dGeom&, int64_t, Dtype) const { return false; }
 void Backend::conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
   no_fused("conv2d_forward");

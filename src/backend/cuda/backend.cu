@@ -311,18 +311,17 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::dropout_mask(out, seed, counter, scale, keep);
   }
-  void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
-                   const AdamArgs& a) override {
+  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override {
     use_device(index_);
-    cudak::adam_update(param, grad, m, v, vmax, a);
+    cudak::adam_update(slots, a);
   }
-  void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const SgdArgs& a) override {
+  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override {
     use_device(index_);
-    cudak::sgd_update(param, grad, buf, a);
+    cudak::sgd_update(slots, a);
   }
-  void flag_nonfinite(const Tensor& x, Tensor& flag) override {
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
     use_device(index_);
-    cudak::flag_nonfinite(x, flag);
+    cudak::flag_nonfinite(xs, flag);
   }
 
  private:

@@ -61,6 +61,18 @@ void memcpy(void*, const void*, size_t, bool, bool, int) { unavailable("memcpy")
 void* host_allocate_pinned(size_t) { unavailable("host_allocate_pinned"); }
 void host_release_pinned(void*) {}
 void memcpy_async(void*, const void*, size_t, bool, bool, int, uintptr_t) { unavailable("memcpy_async"); }
+
+bool is_current_stream_capturing(int) { return false; }
+struct Graph::Impl {};
+Graph::Graph() : impl_(std::make_unique<Impl>()) {}
+Graph::~Graph() = default;
+void Graph::capture_begin(int) { unavailable("CUDAGraph.capture_begin"); }
+void Graph::capture_end() { unavailable("CUDAGraph.capture_end"); }
+void Graph::replay() { unavailable("CUDAGraph.replay"); }
+void Graph::reset() {}
+bool Graph::is_captured() const { return false; }
+bool Graph::is_capturing() const { return false; }
+int64_t Graph::num_nodes() const { return 0; }
 }  // namespace st::cuda
 
 namespace st::backend {

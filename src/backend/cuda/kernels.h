@@ -23,10 +23,9 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
 void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                          int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
-void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
-                 const backend::Backend::AdamArgs& a);
-void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::Backend::SgdArgs& a);
-void flag_nonfinite(const Tensor& x, Tensor& flag);
+void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
+void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);
+void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
 
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
 void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out);

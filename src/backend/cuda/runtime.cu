@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/stream_pool.h"
 
 namespace st::cudak {
 
@@ -219,6 +220,32 @@ void release(void* ptr, int device) {
   // that stream, so the block can be reused there at once.
   c.free_blocks.insert({{size, s}, ptr});
 }
+
+namespace detail {
+int checked_device(int device, const char* op) {
+  device = resolve(device);
+  check_device(device, op);
+  return device;
+}
+
+void release_stream_pool(int device, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(g_alloc_mutex);
+  DeviceCache& c = g_cache[device];
+  use_device(device);
+  for (auto it = c.free_blocks.begin(); it != c.free_blocks.end();) {
+    if (it->first.second == stream) {
+      cudaFree(it->second);
+      c.reserved -= it->first.first;
+      it = c.free_blocks.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [ptr, entry] : c.live) {
+    if (entry.second == stream) entry.second = nullptr;
+  }
+}
+}  // namespace detail
 
 size_t memory_allocated(int device) {
   if (!is_available()) return 0;

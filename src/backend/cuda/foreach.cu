@@ -1,0 +1,194 @@
+// Multi-tensor ("foreach") kernels: the optimizer updates and the non-finite check over many
+// tensors in a few launches. Up to kSlots tensors travel by value in the kernel's parameters
+// (no host-to-device copy, so no stream sync and nothing to keep alive); each block handles
+// one kChunk-element chunk of one tensor, found by a scan of the packed block offsets.
+#include <array>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace st::cudak {
+
+constexpr int kForeachSlots = 32;
+
+// Pointers of up to kForeachSlots tensors (kArrays per tensor), their sizes and first block.
+template <typename T, int kArrays>
+struct ForeachPack {
+  T* ptr[kArrays][kForeachSlots];
+  int64_t n[kForeachSlots];
+  int64_t first_block[kForeachSlots + 1];
+  int count;
+};
+
+namespace {
+
+constexpr int kSlots = kForeachSlots;
+constexpr int kChunk = kThreads * 8;
+
+// Calls f(slot, i) for the chunk of this block.
+template <typename P, typename F>
+__device__ inline void for_chunk(const P& pk, F f) {
+  int s = 0;
+  while (s + 1 < pk.count && pk.first_block[s + 1] <= blockIdx.x) ++s;
+  const int64_t begin = (static_cast<int64_t>(blockIdx.x) - pk.first_block[s]) * kChunk;
+  const int64_t end = begin + kChunk < pk.n[s] ? begin + kChunk : pk.n[s];
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) f(s, i);
+}
+
+template <typename T, int kArrays, typename F>
+__global__ void foreach_kernel(ForeachPack<T, kArrays> pk, F f) {
+  for_chunk(pk, [&](int s, int64_t i) { f(pk, s, i); });
+}
+
+// Launches f over `count` tensors in groups of kSlots; arrays(k) gives the kArrays pointers of tensor k.
+template <typename T, int kArrays, typename Arrays, typename F>
+void launch_foreach(size_t count, Arrays arrays, const std::vector<int64_t>& sizes, F f) {
+  for (size_t base = 0; base < count; base += kSlots) {
+    ForeachPack<T, kArrays> pk{};
+    int64_t blocks = 0;
+    pk.count = 0;
+    for (size_t k = base; k < count && k < base + kSlots; ++k) {
+      if (sizes[k] == 0) continue;
+      const int s = pk.count++;
+      const auto ptrs = arrays(k);
+      for (int a = 0; a < kArrays; ++a) pk.ptr[a][s] = ptrs[a];
+      pk.n[s] = sizes[k];
+      pk.first_block[s] = blocks;
+      blocks += (sizes[k] + kChunk - 1) / kChunk;
+    }
+    if (pk.count == 0) continue;
+    pk.first_block[pk.count] = blocks;
+    foreach_kernel<T, kArrays><<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(pk, f);
+    ST_CUDA_LAUNCH_CHECK();
+  }
+}
+
+void check_float(Dtype d, const char* what) {
+  if (d != Dtype::Float64 && d != Dtype::Float32) {
+    throw DtypeError(std::string(what) + ": fused CUDA update supports float32 and float64, got " + dtype_name(d));
+  }
+}
+
+template <typename T>
+T* ptr_or_null(const Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.raw_data()) : nullptr;
+}
+
+}  // namespace
+
+void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a) {
+  if (slots.empty()) return;
+  const Dtype dt = slots.front().param.dtype();
+  check_float(dt, "adam");
+  std::vector<int64_t> sizes;
+  for (const auto& s : slots) {
+    if (s.param.dtype() != dt) {
+      throw DtypeError(std::string("adam: one fused update mixes ") + dtype_name(dt) + " and " +
+                       dtype_name(s.param.dtype()) + " parameters");
+    }
+    sizes.push_back(s.param.numel());
+  }
+  ST_CUDA_FLOAT_CASES(dt, {
+    const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
+    const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
+    const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
+    const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0, ams = a.amsgrad;
+    auto arrays = [&](size_t k) {
+      const auto& s = slots[k];
+      return std::array<T*, 5>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.m),
+                               ptr_or_null<T>(s.v), ams ? ptr_or_null<T>(s.vmax) : nullptr};
+    };
+    launch_foreach<T, 5>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 5>& pk, int s, int64_t i) {
+      T* p = pk.ptr[0][s];
+      const T* g = pk.ptr[1][s];
+      T* mp = pk.ptr[2][s];
+      T* vp = pk.ptr[3][s];
+      T* vm = pk.ptr[4][s];
+      T gi = maximize ? -g[i] : g[i];
+      T pi = p[i];
+      if (decoupled) {
+        pi = pi * decay;
+      } else if (has_wd) {
+        gi = gi + wd * pi;
+      }
+      const T mi = mp[i] + w1 * (gi - mp[i]);
+      const T vi = vp[i] * b2 + w2 * gi * gi;
+      mp[i] = mi;
+      vp[i] = vi;
+      T denom;
+      if (vm) {
+        const T mx = vm[i] > vi ? vm[i] : vi;
+        vm[i] = mx;
+        denom = sqrt(mx) / bcs + eps;
+      } else {
+        denom = sqrt(vi) / bcs + eps;
+      }
+      p[i] = pi + neg_step * (mi / denom);
+    });
+  });
+}
+
+void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a) {
+  if (slots.empty()) return;
+  const Dtype dt = slots.front().param.dtype();
+  check_float(dt, "sgd");
+  std::vector<int64_t> sizes;
+  for (const auto& s : slots) {
+    if (s.param.dtype() != dt) {
+      throw DtypeError(std::string("sgd: one fused update mixes ") + dtype_name(dt) + " and " +
+                       dtype_name(s.param.dtype()) + " parameters");
+    }
+    sizes.push_back(s.param.numel());
+  }
+  ST_CUDA_FLOAT_CASES(dt, {
+    const T lr = static_cast<T>(a.lr), mom = static_cast<T>(a.momentum), damp = static_cast<T>(1.0 - a.dampening),
+            wd = static_cast<T>(a.weight_decay);
+    const bool maximize = a.maximize, nesterov = a.nesterov, first = a.first_step, has_wd = a.weight_decay != 0.0;
+    auto arrays = [&](size_t k) {
+      const auto& s = slots[k];
+      return std::array<T*, 3>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.buf)};
+    };
+    launch_foreach<T, 3>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 3>& pk, int s, int64_t i) {
+      T* p = pk.ptr[0][s];
+      const T* g = pk.ptr[1][s];
+      T* b = pk.ptr[2][s];
+      T d = maximize ? -g[i] : g[i];
+      if (has_wd) d = d + wd * p[i];
+      if (b) {
+        const T bi = first ? d : b[i] * mom + damp * d;
+        b[i] = bi;
+        d = nesterov ? d + mom * bi : bi;
+      }
+      p[i] = p[i] + (-lr) * d;
+    });
+  });
+}
+
+void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
+  int* f = static_cast<int*>(flag.raw_data());
+  for (const Dtype dt : {Dtype::Float32, Dtype::Float64}) {
+    std::vector<const Tensor*> group;
+    std::vector<int64_t> sizes;
+    for (const Tensor& x : xs) {
+      if (x.dtype() != Dtype::Float64 && x.dtype() != Dtype::Float32) {
+        throw DtypeError(std::string("flag_nonfinite: expected float32 or float64, got ") + dtype_name(x.dtype()));
+      }
+      if (x.dtype() != dt) continue;
+      group.push_back(&x);
+      sizes.push_back(x.numel());
+    }
+    if (group.empty()) continue;
+    ST_CUDA_FLOAT_CASES(dt, {
+      auto arrays = [&](size_t k) { return std::array<T*, 1>{static_cast<T*>(group[k]->raw_data())}; };
+      // Every offending element stores the same 1: the race between them is harmless.
+      launch_foreach<T, 1>(group.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 1>& pk, int s, int64_t i) {
+        if (!isfinite(pk.ptr[0][s][i])) *f = 1;
+      });
+    });
+  }
+}
+
+}  // namespace st::cudak
