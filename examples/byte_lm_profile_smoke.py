@@ -33,7 +33,9 @@ Stages (``row_type`` of the JSONL rows):
    the control that says whether the import helps).
 4. ``promotion``: the best profile by ``--promotion-metric`` among those passing the gates
    (target loss improved by at least ``--min-target-loss-delta``; source loss rose by at most
-   ``--max-retention-loss-increase``; frozen parameters unchanged; WGPU gates of the preset).
+   ``--max-retention-loss-increase``; frozen parameters unchanged; trainable ones moved). The
+   readiness problems (WGPU gates of the preset over the ``run_summary`` row, Transformers audit,
+   manifest validation) are listed in the promotion row and make the exit status 1.
    With ``--manifest-dir`` its trainable tensors are saved (safetensors) with a manifest
    (checkpoint hash, preset, metrics, file SHA-256), then the produced manifest is validated: the
    hash is re-checked and a fresh model loaded from it must reproduce the recorded target loss.
