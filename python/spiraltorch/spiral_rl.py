@@ -180,6 +180,18 @@ class Agent(stAgent):
         return self.config.algo
 
 
-# The neural agents import EpsilonGreedy from this module, so they are bound last.
-from ._rl_agents import DQN, PpoAgent, ReinforceAgent, ReplayBuffer, discounted_returns, gae  # noqa: E402
-from ._rl_harness import SpiralTorchRL  # noqa: E402
+# The neural agents need NumPy; they load on first use so that `import spiraltorch` stays free
+# of NumPy (tests/python/test_interop.py). They import EpsilonGreedy from this module.
+_NEURAL = ("DQN", "PpoAgent", "ReinforceAgent", "ReplayBuffer", "discounted_returns", "gae")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NEURAL:
+        from . import _rl_agents
+
+        return getattr(_rl_agents, name)
+    if name == "SpiralTorchRL":
+        from ._rl_harness import SpiralTorchRL
+
+        return SpiralTorchRL
+    raise AttributeError(f"module 'spiraltorch.spiral_rl' has no attribute {name!r}")
