@@ -1,4 +1,10 @@
-"""Matrix-factorisation recommender: user and item factor vectors trained by online SGD on
+"""Recommenders (SpiralTorchRec).
+
+``SpiralTorchRec``: biased matrix factorisation r_hat = mu + b_u + b_i + p_u . q_i trained by SGD
+(the update of Funk / scikit-surprise's SVD) or by alternating least squares, both in C++.
+``ImplicitRecommender``: implicit-feedback top-k by weighted ALS (Hu, Koren, Volinsky 2008).
+
+``Recommender`` (the seed's): user and item factor vectors trained by online SGD on
 (user, item, rating) triples; scores are dot products.
 
 Deterministic: factors start at U[u, f] = 0.05 sin((u+1)(f+1)), V[i, f] = 0.05 cos((i+1)(f+1))
@@ -12,11 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from . import _core
 
-__all__ = ["RecEpochReport", "Recommender"]
+__all__ = ["ImplicitRecommender", "RecEpochReport", "Recommender", "SpiralTorchRec"]
 
 _LIMIT = 64.0
 
@@ -116,3 +122,16 @@ class Recommender:
     def item_embedding(self, item: int) -> _core.Tensor:
         self._check(0, item)
         return _core.Tensor(1, self.factors, list(self._v[item]))
+
+
+# SpiralTorchRec and ImplicitRecommender need NumPy; they load on first use so that
+# `import spiraltorch` stays free of NumPy (tests/python/test_interop.py).
+_LAZY = ("ImplicitRecommender", "SpiralTorchRec")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import _rec_mf
+
+        return getattr(_rec_mf, name)
+    raise AttributeError(f"module 'spiraltorch.rec' has no attribute {name!r}")

@@ -1,5 +1,7 @@
-"""Reinforcement learning: tabular Q-learning agents (``stAgent``, and ``Agent`` built from an
-``AgentConfig``) with an epsilon-greedy exploration schedule.
+"""Reinforcement learning (SpiralTorchRL): tabular Q-learning agents (``stAgent``, and ``Agent``
+built from an ``AgentConfig``) with an epsilon-greedy exploration schedule, and neural agents
+trained with SpiralTorch autograd (``DQN``, ``ReinforceAgent``, ``PpoAgent``) run on Gymnasium
+environments by the ``SpiralTorchRL`` harness.
 
 States are integer indices ``0 .. state_dim - 1``. ``update`` applies the Q-learning rule
 Q[s, a] += lr (r + gamma max_a' Q[s', a'] - Q[s, a]). The "dqn" algorithm name is kept for
@@ -13,7 +15,8 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-__all__ = ["Agent", "AgentConfig", "DqnAgent", "EpsilonGreedy", "stAgent"]
+__all__ = ["Agent", "AgentConfig", "DQN", "DqnAgent", "EpsilonGreedy", "PpoAgent", "ReinforceAgent", "ReplayBuffer",
+           "SpiralTorchRL", "discounted_returns", "gae", "stAgent"]
 
 
 class EpsilonGreedy:
@@ -175,3 +178,20 @@ class Agent(stAgent):
     @property
     def algo(self) -> str:
         return self.config.algo
+
+
+# The neural agents need NumPy; they load on first use so that `import spiraltorch` stays free
+# of NumPy (tests/python/test_interop.py). They import EpsilonGreedy from this module.
+_NEURAL = ("DQN", "PpoAgent", "ReinforceAgent", "ReplayBuffer", "discounted_returns", "gae")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NEURAL:
+        from . import _rl_agents
+
+        return getattr(_rl_agents, name)
+    if name == "SpiralTorchRL":
+        from ._rl_harness import SpiralTorchRL
+
+        return SpiralTorchRL
+    raise AttributeError(f"module 'spiraltorch.spiral_rl' has no attribute {name!r}")

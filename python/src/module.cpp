@@ -31,6 +31,8 @@ void bind_trace(nb::module_& root);
 void bind_data(nb::module_& root);
 void bind_vision(nb::module_& root);
 void bind_distributed(nb::module_& root);
+void bind_rl(nb::module_& root);
+void bind_rec(nb::module_& root);
 
 namespace {
 
@@ -139,6 +141,8 @@ NB_MODULE(_core, m) {
   bind_data(m);
   bind_vision(m);
   bind_distributed(m);
+  bind_rl(m);
+  bind_rec(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),

@@ -23,6 +23,8 @@ from spiraltorch._core import (
     io as io,
     nn as nn,
     optim as optim,
+    rec as rec,
+    rl as rl,
     sot as sot,
     vision as vision,
     zspace as zspace
