@@ -47,7 +47,7 @@ def bentoml_save_model(
     bentoml = _bentoml()
     state = model.state_dict()
     meta = dict(metadata or {})
-    meta.setdefault("parameters", int(sum(int(np.prod(t.shape)) for t in state.values() if t.is_floating_point)))
+    meta.setdefault("parameters", int(sum(int(np.prod(p.shape)) for p in model.parameters())))
     meta.setdefault("state_dict_sha256", _core.nn.state_dict_hash(state))
     meta.setdefault("spiraltorch_version", getattr(__import__("spiraltorch"), "__version__", ""))
     context = bentoml.models.ModelContext(framework_name="spiraltorch",

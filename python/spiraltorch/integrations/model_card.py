@@ -80,7 +80,7 @@ def deployment_card(
         "spiraltorch_version": getattr(__import__("spiraltorch"), "__version__", ""),
         "model": {
             "class": type(model).__name__,
-            "parameters": int(sum(int(np.prod(t.shape)) for k, t in state.items() if t.is_floating_point)),
+            "parameters": int(sum(int(np.prod(p.shape)) for p in model.parameters())),
             "state_dict_sha256": _core.nn.state_dict_hash(state),
             "architecture": architecture,
         },

@@ -1,0 +1,194 @@
+"""``spiral-export``: ONNX files, deployment JSON and TorchServe archives from a SpiralTorch model.
+
+The model comes from a bundle directory written by
+``spiraltorch.integrations.save_model_bundle`` (``--bundle DIR``) or from a factory
+(``--factory file.py:function`` or ``package.module:function``, returning the module) with
+optional ``--weights`` (a .safetensors/.json/.bin state dict).
+
+Commands:
+  onnx        write NAME.onnx (onnx package), check it with onnx.checker, run it in
+              onnxruntime against SpiralTorch (max |diff| <= --atol, default 1e-5) and write
+              NAME.card.json, the deployment card (inputs, outputs, dtypes, preprocessing,
+              artefact checksums, the verification result)
+  card        write NAME.card.json only, listing the weights (for models with no ONNX mapping)
+  torchserve  write NAME.mar with torch-model-archiver (SpiralTorch handler inside)
+  layers      list the layers ONNX export maps and what they become
+
+The example input is random (--seed) with --input-shape (the first axis is the batch axis,
+dynamic in the ONNX file unless --static-batch); int64 inputs (Embedding first) draw indices
+below --max-index (default: the first Embedding's size). Exit status: 0 success, 1 the
+onnxruntime check failed, 2 bad arguments or a layer with no ONNX mapping (named on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["main"]
+
+
+def _shape(text: str) -> List[int]:
+    try:
+        dims = [int(d) for d in text.replace("x", ",").split(",") if d.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"input shape must be integers like 1,3,32,32, got {text!r}")
+    if not dims or any(d <= 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"input shape must be positive integers like 1,3,32,32, got {text!r}")
+    return dims
+
+
+def _load_model(args: argparse.Namespace) -> Any:
+    from .integrations import architecture as arch
+
+    if args.bundle:
+        return arch.load_model_bundle(args.bundle, weights=args.weights)
+    model = arch.load_factory(args.factory)()
+    if args.weights:
+        from .nn.serialization import load
+
+        model.load_state_dict(load(args.weights))
+    model.eval()
+    return model
+
+
+def _example(args: argparse.Namespace, model: Any, meta: Optional[dict]) -> np.ndarray:
+    shape = args.input_shape
+    if shape is None and meta and meta.get("input_shape"):
+        shape = [2 if d is None else d for d in meta["input_shape"]]
+    if shape is None:
+        raise SystemExit("spiral-export: error: --input-shape is required (the bundle records none)")
+    dtype = args.input_dtype or (meta or {}).get("input_dtype", "float32")
+    rng = np.random.default_rng(args.seed)
+    if dtype == "int64":
+        limit = args.max_index
+        if limit is None:
+            from .integrations.onnx_export import _leaves
+
+            embeddings = [m for _, m in _leaves(model) if type(m).__name__ == "Embedding"]
+            if not embeddings:
+                raise SystemExit("spiral-export: error: int64 input needs --max-index (no Embedding layer to size it)")
+            limit = embeddings[0].num_embeddings
+        return rng.integers(0, limit, size=shape, dtype=np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    doc = __doc__ or ""
+    ap = argparse.ArgumentParser(prog="spiral-export", description=doc.split("\n\n")[0],
+                                 epilog=doc.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{onnx,card,torchserve,layers}")
+
+    def model_args(p: argparse.ArgumentParser) -> None:
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--bundle", metavar="DIR", help="model bundle directory (save_model_bundle)")
+        src.add_argument("--factory", metavar="FILE.py:FN", help="callable returning the module")
+        p.add_argument("--weights", metavar="PATH", help="state dict to load (.safetensors, .json, .bin)")
+        p.add_argument("--input-shape", type=_shape, metavar="N,D,...", help="example input shape, batch first")
+        p.add_argument("--input-dtype", choices=("float32", "int64"), help="example input dtype (default float32)")
+        p.add_argument("--max-index", type=int, help="int64 inputs: indices drawn below this")
+        p.add_argument("--seed", type=int, default=0, help="seed of the random example input (default 0)")
+        p.add_argument("--out", default="artefacts", metavar="DIR", help="output directory (default ./artefacts)")
+        p.add_argument("--name", default="model", help="artefact base name (default 'model')")
+        p.add_argument("--preprocessing", default="{}", metavar="JSON",
+                       help='preprocessing to record (and apply in TorchServe), e.g. \'{"scale": 0.0039}\'')
+
+    p_onnx = sub.add_parser("onnx", help="ONNX file + deployment card, checked against onnxruntime",
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    model_args(p_onnx)
+    p_onnx.add_argument("--opset", type=int, default=17, help="ONNX opset (>= 17)")
+    p_onnx.add_argument("--static-batch", action="store_true", help="fix the batch axis instead of naming it 'batch'")
+    p_onnx.add_argument("--atol", type=float, default=1e-5, help="largest allowed |onnxruntime - SpiralTorch|")
+    p_onnx.add_argument("--no-verify", action="store_true", help="skip the onnxruntime comparison")
+    p_card = sub.add_parser("card", help="deployment card (JSON) with the weights' checksum",
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    model_args(p_card)
+    p_ts = sub.add_parser("torchserve", help="TorchServe .mar archive (torch-model-archiver)",
+                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    model_args(p_ts)
+    p_ts.add_argument("--version", default="1.0", help="model version recorded in the archive")
+    p_ts.add_argument("--force", action="store_true", help="replace an existing archive")
+    sub.add_parser("layers", help="the layers ONNX export maps")
+
+    args = ap.parse_args(argv)
+    from .integrations import architecture as arch
+    from .integrations.model_card import deployment_card, write_deployment_card
+    from .integrations.onnx_export import EXPORTABLE_LAYERS
+
+    if args.command == "layers":
+        from .integrations import onnx_export
+
+        table = onnx_export.__doc__.split("====\n", 2)[-1] if onnx_export.__doc__ else ""
+        print("\n".join(line for line in table.splitlines() if line and not line.startswith("=")))
+        print(f"\nexportable: {', '.join(EXPORTABLE_LAYERS)}")
+        return 0
+    try:
+        preprocessing = json.loads(args.preprocessing)
+        if not isinstance(preprocessing, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as exc:
+        print(f"spiral-export: error: --preprocessing must be a JSON object: {exc}", file=sys.stderr)
+        return 2
+    try:
+        model = _load_model(args)
+        meta = arch.read_bundle_meta(args.bundle) if args.bundle else None
+        example = _example(args, model, meta)
+        out = pathlib.Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        if args.command == "onnx":
+            from .integrations.onnx_export import export_onnx, verify_onnx
+
+            onnx_path = out / f"{args.name}.onnx"
+            export_onnx(model, example, onnx_path, opset=args.opset, dynamic_batch=not args.static_batch)
+            extra: dict = {"onnx": {"opset": args.opset, "file": onnx_path.name}}
+            if not args.no_verify:
+                try:
+                    worst = verify_onnx(model, onnx_path, example, atol=args.atol, rtol=0.0)
+                except ValueError as exc:
+                    print(f"spiral-export: {exc}", file=sys.stderr)
+                    return 1
+                extra["onnx"]["onnxruntime_max_abs_diff"] = worst
+                extra["onnx"]["atol"] = args.atol
+            card = deployment_card(model, example, name=args.name, artifacts={"onnx": onnx_path},
+                                   preprocessing=preprocessing, dynamic_batch=not args.static_batch, extra=extra)
+            card_path = write_deployment_card(card, out / f"{args.name}.card.json")
+            print(onnx_path)
+            print(card_path)
+            if "onnxruntime_max_abs_diff" in extra["onnx"]:
+                print(f"onnxruntime max |diff| {extra['onnx']['onnxruntime_max_abs_diff']:.3g} (atol {args.atol})")
+        elif args.command == "card":
+            weights = out / f"{args.name}.safetensors"
+            from .nn.serialization import save
+
+            save(str(weights), model)
+            card = deployment_card(model, example, name=args.name, artifacts={"safetensors": weights},
+                                   preprocessing=preprocessing)
+            print(write_deployment_card(card, out / f"{args.name}.card.json"))
+        else:
+            from .integrations.torchserve import torchserve_archive
+
+            shape = [None] + [int(d) for d in example.shape[1:]]
+            factory = None if args.bundle else args.factory
+            if args.bundle and meta and meta.get("factory"):
+                target, fn = meta["factory"].rsplit(":", 1)
+                factory = f"{pathlib.Path(args.bundle) / target}:{fn}" if target.endswith(".py") else meta["factory"]
+            mar = torchserve_archive(model, args.name, out, version=args.version, input_shape=shape,
+                                     input_dtype=str(example.dtype), preprocessing=preprocessing, factory=factory,
+                                     force=args.force)
+            print(mar)
+    except arch.UnsupportedLayerError as exc:
+        print(f"spiral-export: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, FileExistsError) as exc:
+        print(f"spiral-export: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
