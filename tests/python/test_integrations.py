@@ -1,0 +1,390 @@
+"""spiraltorch.integrations and spiral-export, end to end with the real packages:
+ONNX graphs run in onnxruntime, TorchServe archives built by torch-model-archiver and served
+through TorchServe's own model loader, BentoML's model store, runner and ASGI test client,
+Optuna studies with pruning and Ray Tune on a local Ray runtime."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+from spiraltorch import export_cli
+from spiraltorch import integrations as integ
+from spiraltorch.integrations import architecture, bento, hpo, model_card, onnx_export, torchserve
+
+# BentoML keeps its model store under BENTOML_HOME; use a private one for this process.
+os.environ.setdefault("BENTOML_HOME", tempfile.mkdtemp(prefix="spiral-bentoml-"))
+
+nn = st.nn
+rng = np.random.default_rng(0)
+
+
+def _eval_out(model, x):
+    model.eval()
+    with st.no_grad():
+        y = model(st.tensor(x))
+    y = y[0] if isinstance(y, tuple) else y
+    return y.numpy()
+
+
+def _warm_batch_norm(model, x):
+    model.train()
+    with st.no_grad():
+        model(st.tensor(x))
+    model.eval()
+
+
+ONNX_CASES = {
+    "mlp_softmax": (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=-1)), (5, 6)),
+    "activations": (lambda: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.GELU(approximate="tanh"), nn.SiLU(),
+                                          nn.Sigmoid(), nn.Tanh(), nn.Dropout(0.3), nn.Identity()), (5, 6)),
+    "cnn": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Conv2d(4, 6, 3, stride=2, groups=2), nn.AvgPool2d(2, padding=1),
+                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 2)), (2, 3, 16, 16)),
+    "conv_same_adaptive": (lambda: nn.Sequential(nn.Conv2d(3, 4, 4, padding="same", dilation=1),
+                                                 nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten()), (2, 3, 8, 8)),
+    "conv1d_norms": (lambda: nn.Sequential(nn.Conv1d(3, 5, 3, padding=2, dilation=2), nn.BatchNorm1d(5),
+                                           nn.Flatten(), nn.LayerNorm(50), nn.Linear(50, 4), nn.BatchNorm1d(4)),
+                     (4, 3, 10)),
+    "attention": (lambda: nn.Sequential(nn.Linear(8, 8), nn.LayerNorm((8,)), nn.MultiheadAttention(8, 2)), (2, 7, 8)),
+    "attention_seq_first": (lambda: nn.Sequential(nn.MultiheadAttention(8, 4, batch_first=False)), (7, 2, 8)),
+    "transformer": (lambda: nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16),
+                                          nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True)),
+                    (2, 5, 8)),
+    "lstm": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2), nn.Linear(5, 2)), (2, 6, 3)),
+    "gru": (lambda: nn.Sequential(nn.GRU(3, 5, bias=False), nn.GRU(5, 4, batch_first=True), nn.Linear(4, 2)), (2, 6, 3)),
+    "lstm_seq_first": (lambda: nn.Sequential(nn.LSTM(3, 5, batch_first=False)), (6, 2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ONNX_CASES))
+def test_onnx_export_matches_onnxruntime(case, tmp_path):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    st.manual_seed(1)
+    build, shape = ONNX_CASES[case]
+    model = build()
+    x = rng.standard_normal(shape).astype(np.float32)
+    _warm_batch_norm(model, x)  # running statistics that are not the initial 0/1
+    path = tmp_path / f"{case}.onnx"
+    proto = integ.export_onnx(model, x, path)
+    assert path.is_file() and proto.opset_import[0].version == onnx_export.DEFAULT_OPSET
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"input": x})[0]
+    ref = _eval_out(model, x)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    # The batch axis is dynamic (a batch-first input of another size runs too).
+    if not case.endswith("seq_first"):
+        x2 = rng.standard_normal((3,) + shape[1:]).astype(np.float32)
+        assert integ.verify_onnx(model, path, x2) <= 1e-5
+
+
+def test_onnx_embedding_int64_and_static_batch(tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(12, 2))
+    idx = rng.integers(0, 10, (3, 3)).astype(np.int64)
+    proto = integ.export_onnx(model, idx, tmp_path / "emb.onnx", dynamic_batch=False)
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [3, 3] and proto.graph.input[0].type.tensor_type.elem_type == 7  # INT64
+    assert integ.verify_onnx(model, tmp_path / "emb.onnx", idx) == 0.0
+    assert set(integ.EXPORTABLE_LAYERS) >= {"Linear", "Conv2d", "LSTM", "GRU", "Embedding", "MultiheadAttention",
+                                            "LayerNorm", "BatchNorm2d", "MaxPool2d", "GELU"}
+
+
+def test_onnx_unmappable_layers_are_named(tmp_path):
+    pytest.importorskip("onnx")
+
+    class Custom(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(x) * 2
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.ReLU(), Custom()))
+    target = tmp_path / "bad.onnx"
+    with pytest.raises(integ.UnsupportedLayerError, match=r"Custom at 1\.1 is a Python Module subclass"):
+        integ.export_onnx(model, np.zeros((2, 4), np.float32), target)
+    assert not target.exists()  # nothing written
+    with pytest.raises(integ.UnsupportedLayerError, match=r"ZSpaceProjector at 0"):
+        integ.export_onnx(nn.Sequential(nn.ZSpaceProjector(4)), np.zeros((2, 4), np.float32))
+    with pytest.raises(integ.UnsupportedLayerError, match="ceil_mode"):
+        integ.export_onnx(nn.AvgPool2d(2, ceil_mode=True), np.zeros((1, 1, 5, 5), np.float32))
+    with pytest.raises(st.DtypeError, match="float32"):
+        integ.export_onnx(nn.Linear(2, 2), np.zeros((1, 2), np.float64))
+    assert isinstance(integ.UnsupportedLayerError("x"), ValueError)
+
+
+def test_verify_onnx_reports_a_mismatch(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 2))
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    integ.export_onnx(model, x, tmp_path / "m.onnx")
+    with st.no_grad():
+        model[0].bias.add_(1.0)  # the file no longer matches the model
+    with pytest.raises(st.SpiralValueError, match="differs from SpiralTorch by up to 1"):
+        integ.verify_onnx(model, tmp_path / "m.onnx", x)
+
+
+def test_architecture_round_trip_and_bundle(tmp_path):
+    st.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, name="conv"), nn.ReLU(), nn.Flatten(),
+                          nn.Sequential(nn.Linear(16, 3), nn.LayerNorm(3)), nn.Identity())
+    spec = integ.describe_architecture(model)
+    assert spec["children"][0] == {"key": "conv", "module": {"type": "Conv2d", "args": {
+        "in_channels": 1, "out_channels": 2, "kernel_size": [3, 3], "stride": [1, 1], "padding": [0, 0],
+        "dilation": [1, 1], "groups": 1, "bias": True}}}
+    rebuilt = integ.build_from_architecture(json.loads(json.dumps(spec)))
+    assert list(rebuilt.state_dict()) == list(model.state_dict())
+    assert architecture.layer_kind(model) == "Sequential" and architecture.layer_kind(nn.Linear(1, 1)) == "Linear"
+    assert "Linear" in integ.SUPPORTED_LAYERS and "Sequential" in integ.SUPPORTED_LAYERS
+    x = rng.standard_normal((2, 1, 4, 6)).astype(np.float32)
+    out = integ.save_model_bundle(model, tmp_path / "b", input_shape=(None, 1, 4, 6), preprocessing={"scale": 0.5})
+    meta = architecture.read_bundle_meta(out)
+    assert meta["input_shape"] == [None, 1, 4, 6] and meta["preprocessing"] == {"scale": 0.5}
+    assert meta["weights_sha256"] == architecture.sha256_of(out / "model.safetensors")
+    loaded = integ.load_model_bundle(out)
+    np.testing.assert_array_equal(_eval_out(loaded, x), _eval_out(model, x))
+    # A corrupted weights file is refused.
+    data = bytearray((out / "model.safetensors").read_bytes())
+    data[-1] ^= 0xFF
+    (out / "model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(st.CheckpointError, match="SHA-256"):
+        integ.load_model_bundle(out)
+    with pytest.raises(integ.UnsupportedLayerError, match="unknown layer type 'Conv3d'"):
+        integ.build_from_architecture({"type": "Conv3d", "args": {}})
+
+
+FACTORY_SOURCE = '''
+import spiraltorch as st
+
+
+class Doubler(st.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = st.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.lin(x) * 2
+
+
+def build():
+    return Doubler()
+'''
+
+
+def test_factory_bundles_for_python_modules(tmp_path):
+    src = tmp_path / "mymodel.py"
+    src.write_text(FACTORY_SOURCE)
+    model = architecture.load_factory(f"{src}:build")()
+    with pytest.raises(integ.UnsupportedLayerError, match="Doubler at <root> is a Python Module subclass"):
+        integ.describe_architecture(model)
+    out = integ.save_model_bundle(model, tmp_path / "bundle", input_shape=(None, 3), factory=f"{src}:build")
+    assert (out / "mymodel.py").is_file()
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_array_equal(_eval_out(integ.load_model_bundle(out), x), _eval_out(model, x))
+    with pytest.raises(st.SpiralValueError, match="file.py:function"):
+        architecture.load_factory("no_colon")
+
+
+def test_deployment_card(tmp_path):
+    model = nn.Sequential(nn.Linear(4, 3), nn.Softmax())
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    integ.export_onnx(model, x, tmp_path / "m.onnx")
+    card = integ.deployment_card(model, x, name="clf", artifacts={"onnx": tmp_path / "m.onnx"},
+                                 preprocessing={"mean": [0.5], "std": [0.25]})
+    assert card["format"] == model_card.CARD_FORMAT
+    assert card["inputs"] == [{"name": "input", "dtype": "float32", "shape": ["batch", 4]}]
+    assert card["outputs"] == [{"name": "output", "dtype": "float32", "shape": ["batch", 3]}]
+    assert card["model"]["parameters"] == 15 and card["model"]["state_dict_sha256"] == nn.state_dict_hash(model.state_dict())
+    assert card["artifacts"][0]["sha256"] == architecture.sha256_of(tmp_path / "m.onnx")
+    assert card["preprocessing"] == {"mean": [0.5], "std": [0.25]}
+    path = integ.write_deployment_card(card, tmp_path / "clf.card.json")
+    assert json.loads(path.read_text())["name"] == "clf"
+    assert integ.verify_deployment_card(path) == {"m.onnx": True}
+    (tmp_path / "m.onnx").write_bytes(b"changed")
+    assert integ.verify_deployment_card(path) == {"m.onnx": False}
+    with pytest.raises(FileNotFoundError, match="missing.onnx"):
+        integ.deployment_card(model, x, artifacts={"onnx": tmp_path / "missing.onnx"})
+
+
+def test_torchserve_archive_served_like_torchserve(tmp_path):
+    pytest.importorskip("model_archiver")
+    pytest.importorskip("ts")
+    st.manual_seed(3)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    mar = integ.torchserve_archive(model, "mlp", tmp_path, input_shape=(None, 4),
+                                   preprocessing={"scale": 2.0})
+    names = zipfile.ZipFile(mar).namelist()
+    assert {"MAR-INF/MANIFEST.json", "model.safetensors", "architecture.json", torchserve.HANDLER_FILE} <= set(names)
+    manifest = json.loads(zipfile.ZipFile(mar).read("MAR-INF/MANIFEST.json"))
+    assert manifest["model"]["serializedFile"] == "model.safetensors"
+    assert manifest["model"]["handler"] == torchserve.HANDLER_FILE
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    ref = _eval_out(model, 2.0 * x)
+    # One request with a single sample, one with a batch of two ({"inputs": ...} form).
+    results = integ.torchserve_predict(mar, [x[0].tolist(), {"inputs": x.tolist()}])
+    assert [status for status, _ in results] == [200, 200]
+    np.testing.assert_allclose(results[0][1], ref[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(results[1][1], ref, rtol=1e-6, atol=1e-6)
+    # A request of the wrong shape fails the batch, as TorchServe reports handler errors.
+    assert integ.torchserve_predict(mar, [[1.0, 2.0]]) == [(503, "Prediction failed")]
+    with pytest.raises(FileExistsError, match="mlp.mar"):
+        integ.torchserve_archive(model, "mlp", tmp_path)
+    assert integ.torchserve_archive(model, "mlp", tmp_path, force=True) == mar
+
+
+def test_spiral_torch_handler_protocol(tmp_path):
+    model = nn.Sequential(nn.Linear(2, 2))
+    integ.save_model_bundle(model, tmp_path, input_shape=(None, 2), preprocessing={"mean": [1.0, 0.0], "std": [2.0, 1.0]})
+
+    class Context:
+        system_properties = {"model_dir": str(tmp_path)}
+        manifest = {"model": {"serializedFile": "model.safetensors"}}
+
+    handler = integ.SpiralTorchHandler()
+    assert handler.handle(None, Context()) is None and handler.initialized
+    out = handler.handle([{"body": b"[[3.0, 4.0]]"}, {"data": "[1.0, 1.0]"}], Context())
+    expect = _eval_out(model, np.array([[1.0, 4.0], [0.0, 1.0]], np.float32))
+    np.testing.assert_allclose(out[0], expect[:1], rtol=1e-6)
+    np.testing.assert_allclose(out[1], expect[1], rtol=1e-6)
+    np.testing.assert_allclose(torchserve.apply_preprocessing(np.ones((1, 2, 2), np.float32), {"scale": 3.0, "mean": [1.0, 2.0]}),
+                               [[[2.0, 2.0], [1.0, 1.0]]])
+    with pytest.raises(st.SpiralValueError, match="'inputs' key"):
+        handler.handle([{"body": {"x": 1}}], Context())
+
+
+def test_bentoml_store_runner_and_service():
+    bentoml = pytest.importorskip("bentoml")
+    TestClient = pytest.importorskip("starlette.testclient").TestClient
+    st.manual_seed(4)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    saved = integ.bentoml_save_model(model, "spiral-mlp", input_shape=(None, 4), labels={"team": "st"})
+    assert bentoml.models.get("spiral-mlp").tag == saved.tag
+    assert saved.info.module == bento.MODULE_NAME and saved.info.metadata["parameters"] == 58
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    ref = _eval_out(model, x)
+    np.testing.assert_array_equal(_eval_out(integ.bentoml_load_model(str(saved.tag)), x), ref)
+    runner = integ.bentoml_runner("spiral-mlp")
+    runner.init_local(quiet=True)
+    np.testing.assert_allclose(runner.predict.run(x), ref, rtol=1e-6)
+    service = integ.bentoml_service("spiral-mlp")
+    with TestClient(app=service.to_asgi()) as client:
+        resp = client.post("/predict", json={"inputs": x.tolist()})
+        assert resp.status_code == 200
+        np.testing.assert_allclose(resp.json(), ref, rtol=1e-6)
+        bad = client.post("/predict", json={"inputs": [[1.0, 2.0]]})
+        assert bad.status_code == 400 and "(1, 2)" in bad.text
+
+
+def _regression_data():
+    data_rng = np.random.default_rng(5)
+    X = data_rng.standard_normal((64, 4)).astype(np.float32)
+    Y = X @ data_rng.standard_normal((4, 1)).astype(np.float32)
+    return X, Y
+
+
+def _batches(X, Y):
+    return [(st.tensor(X[i:i + 16]), st.tensor(Y[i:i + 16])) for i in range(0, len(X), 16)]
+
+
+def _build(lr):
+    st.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 1))
+    return model, nn.MSELoss(), st.optim.SGD(model.parameters(), lr=lr)
+
+
+def test_optuna_study_beats_bad_default_and_prunes():
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    X, Y = _regression_data()
+    train, val = _batches(X[:48], Y[:48]), _batches(X[48:], Y[48:])
+    objective = integ.optuna_objective(lambda t: _build(t.suggest_float("lr", 1e-4, 0.5, log=True)), train, val, epochs=8)
+    default = objective(optuna.trial.FixedTrial({"lr": 1e-4}))
+    study = integ.optuna_optimize(objective, 12, seed=0)
+    assert study.best_value < 0.01 * default and study.best_params["lr"] > 1e-2
+    states = [t.state for t in study.trials]
+    assert optuna.trial.TrialState.PRUNED in states  # the median pruner stopped poor trials early
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert all(len(t.intermediate_values) < 8 for t in pruned)
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert all(sorted(t.intermediate_values) == list(range(1, 9)) for t in complete)
+
+
+def test_optuna_pruning_callback_raises_trial_pruned():
+    optuna = pytest.importorskip("optuna")
+    study = optuna.create_study(pruner=optuna.pruners.ThresholdPruner(upper=1.0))
+    trial = study.ask()
+    callback = integ.OptunaPruningCallback(trial, monitor="train_loss")
+    result = nn.EpochResult(epoch=1, train_loss=5.0, seconds=0.0)
+    with pytest.raises(optuna.TrialPruned, match="epoch 1"):
+        callback.on_epoch_end(result, nn.FitHistory())
+    assert trial.storage.get_trial(trial._trial_id).intermediate_values == {1: 5.0}
+    with pytest.raises(st.SpiralValueError, match="epochs must be >= 1"):
+        hpo.optuna_objective(lambda t: _build(0.1), [], epochs=0)
+
+
+def test_ray_tune_finds_better_lr(tmp_path):
+    ray = pytest.importorskip("ray")
+    tune = pytest.importorskip("ray.tune")
+    X, Y = _regression_data()
+    trainable = integ.ray_tune_trainable(lambda cfg: _build(cfg["lr"]),
+                                         lambda: (_batches(X[:48], Y[:48]), _batches(X[48:], Y[48:])), epochs=5)
+    try:
+        results = integ.ray_tune_run(trainable, {"lr": tune.grid_search([1e-4, 1e-2, 0.2])}, num_cpus=2,
+                                     storage_path=str(tmp_path))
+        by_lr = {r.config["lr"]: r.metrics["val_loss"] for r in results}
+        best = results.get_best_result()
+        assert best.config["lr"] == 0.2 and by_lr[0.2] < 0.01 * by_lr[1e-4]
+        assert all(r.metrics["epoch"] == 5 for r in results)
+        assert len(best.metrics_dataframe) == 5  # one report per epoch
+    finally:
+        ray.shutdown()
+
+
+def test_spiral_export_cli(tmp_path, capsys):
+    pytest.importorskip("onnxruntime")
+    st.manual_seed(6)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(4, 2))
+    integ.save_model_bundle(model, tmp_path / "bundle", input_shape=(None, 3, 8, 8))
+    out = tmp_path / "art"
+    assert export_cli.main(["onnx", "--bundle", str(tmp_path / "bundle"), "--out", str(out), "--name", "cnn",
+                            "--preprocessing", '{"scale": 0.00392}']) == 0
+    printed = capsys.readouterr().out
+    assert "onnxruntime max |diff|" in printed
+    card = json.loads((out / "cnn.card.json").read_text())
+    assert card["inputs"][0] == {"name": "input", "dtype": "float32", "shape": ["batch", 3, 8, 8]}
+    assert card["outputs"][0]["shape"] == ["batch", 2] and card["preprocessing"] == {"scale": 0.00392}
+    assert card["artifacts"][0]["sha256"] == architecture.sha256_of(out / "cnn.onnx")
+    assert card["onnx"]["onnxruntime_max_abs_diff"] <= 1e-5
+    # card: weights + checksums for any model, even one with no ONNX mapping.
+    src = tmp_path / "mymodel.py"
+    src.write_text(FACTORY_SOURCE)
+    assert export_cli.main(["card", "--factory", f"{src}:build", "--input-shape", "2,3", "--out", str(out),
+                            "--name", "py"]) == 0
+    assert json.loads((out / "py.card.json").read_text())["artifacts"][0]["kind"] == "safetensors"
+    # onnx on a Python module: exit 2, the layer named.
+    assert export_cli.main(["onnx", "--factory", f"{src}:build", "--input-shape", "2,3", "--out", str(out)]) == 2
+    assert "Doubler at <root>" in capsys.readouterr().err
+    assert export_cli.main(["layers"]) == 0 and "LSTM" in capsys.readouterr().out
+
+
+def test_spiral_export_help_documents_everything():
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(st.__file__).parents[1]))
+    top = subprocess.run([sys.executable, "-m", "spiraltorch.export_cli", "--help"], capture_output=True, text=True, env=env)
+    assert top.returncode == 0
+    for word in ("onnx", "card", "torchserve", "layers", "--bundle", "--factory", "Exit status"):
+        assert word in top.stdout
+    sub = subprocess.run([sys.executable, "-m", "spiraltorch.export_cli", "onnx", "--help"], capture_output=True,
+                         text=True, env=env)
+    for flag in ("--input-shape", "--input-dtype", "--max-index", "--weights", "--opset", "--static-batch", "--atol",
+                 "--no-verify", "--preprocessing", "--seed", "--out", "--name"):
+        assert flag in sub.stdout
