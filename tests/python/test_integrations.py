@@ -24,6 +24,15 @@ os.environ.setdefault("BENTOML_HOME", tempfile.mkdtemp(prefix="spiral-bentoml-")
 
 nn = st.nn
 rng = np.random.default_rng(0)
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _cwd_in_tmp(tmp_path, monkeypatch):
+    """Every test runs in its own tmp_path: a relative path handed to an exporter, the
+    archiver or a framework's own files land there, never in the repository (stray ONNX
+    files named 0, 1, ... once reached the repository root from a relative output path)."""
+    monkeypatch.chdir(tmp_path)
 
 
 def _eval_out(model, x):
