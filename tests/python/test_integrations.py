@@ -50,6 +50,16 @@ def _warm_batch_norm(model, x):
     model.eval()
 
 
+def _lora(in_f, out_f, merged=False):
+    """A LoraLinear whose adapter is not the zero-initialised one (so the delta shows)."""
+    layer = nn.LoraLinear(in_f, out_f, rank=2, alpha=3.0, dropout=0.2)
+    with st.no_grad():
+        layer.lora_b.copy_(st.tensor(rng.standard_normal((out_f, 2)).astype(np.float32)))
+    if merged:
+        layer.merge()
+    return layer
+
+
 ONNX_CASES = {
     "mlp_softmax": (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=-1)), (5, 6)),
     "activations": (lambda: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.GELU(approximate="tanh"), nn.SiLU(),
@@ -70,6 +80,13 @@ ONNX_CASES = {
     "lstm": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2), nn.Linear(5, 2)), (2, 6, 3)),
     "gru": (lambda: nn.Sequential(nn.GRU(3, 5, bias=False), nn.GRU(5, 4, batch_first=True), nn.Linear(4, 2)), (2, 6, 3)),
     "lstm_seq_first": (lambda: nn.Sequential(nn.LSTM(3, 5, batch_first=False)), (6, 2, 3)),
+    "lora": (lambda: nn.Sequential(_lora(6, 5), nn.ReLU(), _lora(5, 3, merged=True)), (4, 6)),
+    # Flat NHWC features to NCHW, then the Poincare-ball gate (inputs large enough to hit the clip).
+    "reorder_wave_flat": (lambda: nn.Sequential(nn.FeatureReorder2d(3, 2, 4, layout="NHWC"), nn.Linear(24, 6),
+                                                nn.WaveGate(6, curvature=-0.5)), (3, 24)),
+    "reorder_wave_4d": (lambda: nn.Sequential(nn.FeatureReorder2d(2, 3, 4, layout="NHWC", direction="from"),
+                                              nn.WaveGate(2), nn.FeatureReorder2d(2, 3, 4, layout="NHWC")),
+                        (2, 2, 3, 4)),
 }
 
 
@@ -80,7 +97,7 @@ def test_onnx_export_matches_onnxruntime(case, tmp_path):
     st.manual_seed(1)
     build, shape = ONNX_CASES[case]
     model = build()
-    x = rng.standard_normal(shape).astype(np.float32)
+    x = (rng.standard_normal(shape) * (8.0 if "wave" in case else 1.0)).astype(np.float32)
     _warm_batch_norm(model, x)  # running statistics that are not the initial 0/1
     path = tmp_path / f"{case}.onnx"
     proto = integ.export_onnx(model, x, path)
@@ -167,6 +184,17 @@ def test_architecture_round_trip_and_bundle(tmp_path):
     (out / "model.safetensors").write_bytes(bytes(data))
     with pytest.raises(st.CheckpointError, match="SHA-256"):
         integ.load_model_bundle(out)
+    # Adapters (merged or not), layout reorders and the Poincare gate survive a bundle too.
+    extra = nn.Sequential(nn.FeatureReorder2d(2, 1, 3, layout="NHWC"), _lora(6, 4), _lora(4, 4, merged=True),
+                          nn.WaveGate(4, curvature=-2.0))
+    spec = integ.describe_architecture(extra)
+    assert spec["children"][2]["module"]["args"] == {"in_features": 4, "out_features": 4, "rank": 2, "alpha": 3.0,
+                                                     "dropout": 0.2, "bias": True, "merged": True}
+    assert spec["children"][3]["module"]["args"] == {"features": 4, "curvature": -2.0}
+    loaded = integ.load_model_bundle(integ.save_model_bundle(extra, tmp_path / "extra", input_shape=(None, 6)))
+    assert loaded[2].merged and not loaded[1].merged
+    x6 = (3 * rng.standard_normal((5, 6))).astype(np.float32)
+    np.testing.assert_array_equal(_eval_out(loaded, x6), _eval_out(extra, x6))
     with pytest.raises(integ.UnsupportedLayerError, match="unknown layer type 'Conv3d'"):
         integ.build_from_architecture({"type": "Conv3d", "args": {}})
 

@@ -91,6 +91,12 @@ _DESCRIBERS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
     },
     "LSTM": lambda m: _rnn_args(m),
     "GRU": lambda m: _rnn_args(m),
+    # A merged adapter is recorded as merged: its weight already holds the low-rank delta.
+    "LoraLinear": lambda m: {"in_features": m.in_features, "out_features": m.out_features, "rank": m.rank,
+                             "alpha": m.alpha, "dropout": m.dropout, "bias": m.bias is not None, "merged": m.merged},
+    "FeatureReorder2d": lambda m: {"channels": m.shape[0], "height": m.shape[1], "width": m.shape[2],
+                                   "layout": m.layout, "direction": m.direction},
+    "WaveGate": lambda m: {"features": m.features, "curvature": m.curvature},
     "TransformerEncoderLayer": lambda m: {
         "d_model": m.self_attn.embed_dim,
         "nhead": m.self_attn.num_heads,
@@ -191,6 +197,12 @@ def build_from_architecture(spec: Dict[str, Any], *, name: str = "") -> Any:
         return cls(name=name)
     if kind == "Dropout":
         return cls(args["p"], name=name)
+    if kind == "LoraLinear":
+        merged = bool(args.pop("merged", False))
+        layer = cls(**args, name=name)
+        if merged:
+            layer.merge()  # sets the flag; the loaded state dict then replaces every weight
+        return layer
     return cls(**args, name=name)
 
 

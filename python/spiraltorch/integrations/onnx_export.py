@@ -7,6 +7,7 @@ single layers too) and emits one ONNX subgraph per layer from the layer's weight
 SpiralTorch layer             ONNX
 ============================  ==================================================================
 Linear                        MatMul (W^T) + Add
+LoraLinear                    MatMul with the merged weight W + (alpha/rank) B A, + Add
 Conv1d / Conv2d               Conv (pads, strides, dilations, group)
 BatchNorm1d / BatchNorm2d     BatchNormalization with the running statistics (eval mode)
 LayerNorm                     LayerNormalization
@@ -22,6 +23,8 @@ Dropout, Identity             Identity (inference)
 MultiheadAttention (self)     in-projection, per-head scaled dot-product Softmax, out-projection
 TransformerEncoderLayer       the attention above plus LayerNorm and the feed-forward block
 LSTM / GRU                    LSTM / GRU (gates reordered, one op per layer)
+FeatureReorder2d              Transpose (NHWC <-> NCHW), Reshape around it for flat input
+WaveGate                      sigmoid/tanh gates, then exp_0 and the clip into the Poincare ball
 ============================  ==================================================================
 
 Layers outside this table, Python ``Module`` subclasses with their own ``forward`` and
@@ -126,6 +129,48 @@ class _Exporter:
 
     def _Linear(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
         return self._linear(x, _np(m.weight), None if m.bias is None else _np(m.bias), "linear")
+
+    def _LoraLinear(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
+        weight = _np(m.weight).astype(np.float64)
+        if not m.merged:  # eval mode: dropout is the identity, so the adapter folds into W
+            weight += m.scaling * (_np(m.lora_b).astype(np.float64) @ _np(m.lora_a).astype(np.float64))
+        return self._linear(x, weight.astype(np.float32), None if m.bias is None else _np(m.bias), "lora")
+
+    def _FeatureReorder2d(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
+        if m.layout == "NCHW":
+            return self.g.op("Identity", [x], "reorder")
+        c, h, w = (int(d) for d in m.shape)
+        to = m.direction == "to_canonical"
+        y = x
+        if len(shape) == 2:
+            y = self.g.op("Reshape", [y, self.g.const("reorder_4d", [0, h, w, c] if to else [0, c, h, w], np.int64)],
+                          "reorder")
+        y = self.g.op("Transpose", [y], "reorder", perm=[0, 3, 1, 2] if to else [0, 2, 3, 1])
+        if len(shape) == 2:
+            y = self.g.op("Reshape", [y, self.g.const("reorder_flat", [0, c * h * w], np.int64)], "reorder")
+        return y
+
+    def _row_norm(self, x: str) -> str:
+        # sqrt(sum x^2 over the last axis), floored at 1e-15 as geometry::row_norm does
+        g = self.g
+        sq = g.op("ReduceSum", [g.op("Mul", [x, x], "sq"), g.const("last_axis", [-1], np.int64)], "sq", keepdims=1)
+        return g.op("Max", [g.op("Sqrt", [sq], "norm"), g.const("norm_floor", 1e-15)], "norm")
+
+    def _WaveGate(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
+        g = self.g
+        state = m.state_dict()
+        gate = g.op("Sigmoid", [self._linear(x, _np(state["gate_weight"]), _np(state["gate_bias"]), "wave_gate")],
+                    "wave_gate")
+        value = g.op("Tanh", [self._linear(x, _np(state["value_weight"]), _np(state["value_bias"]), "wave_value")],
+                     "wave_value")
+        # x + g (v - x), then exp_0 (v tanh(sqrt k |v|) / (sqrt k |v|)) and clip_to_ball (eps 1e-5)
+        mixed = g.op("Add", [x, g.op("Mul", [gate, g.op("Sub", [value, x], "wave")], "wave")], "wave_mixed")
+        sk = math.sqrt(-float(m.curvature))
+        scaled = g.op("Mul", [self._row_norm(mixed), g.const("sqrt_k", sk)], "wave_exp")
+        ball = g.op("Mul", [mixed, g.op("Div", [g.op("Tanh", [scaled], "wave_exp"), scaled], "wave_exp")], "wave_exp")
+        norm = self._row_norm(ball)
+        clipped = g.op("Min", [norm, g.const("radius", (1.0 - 1e-5) / sk)], "wave_clip")
+        return g.op("Mul", [ball, g.op("Div", [clipped, norm], "wave_clip")], "wave_clip")
 
     def _conv(self, m: Any, x: str, shape: Tuple[int, ...], where: str, n: int) -> str:
         k = _pair(m.kernel_size, n)
