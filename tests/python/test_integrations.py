@@ -428,14 +428,66 @@ def test_spiral_export_cli(tmp_path, capsys):
     assert export_cli.main(["layers"]) == 0 and "LSTM" in capsys.readouterr().out
 
 
+def test_spiral_export_cli_torchserve_and_errors(tmp_path, capsys):
+    pytest.importorskip("model_archiver")
+    pytest.importorskip("ts")
+    st.manual_seed(7)
+    model = nn.Sequential(nn.Linear(3, 5), nn.GELU(), nn.Linear(5, 2))
+    bundle = integ.save_model_bundle(model, tmp_path / "bundle", input_shape=(None, 3),
+                                     preprocessing={"mean": [1.0, 0.0, -1.0], "std": [2.0, 1.0, 0.5]})
+    out = tmp_path / "store"
+    # The bundle's preprocessing goes into the archive when --preprocessing is not given.
+    assert export_cli.main(["torchserve", "--bundle", str(bundle), "--out", str(out), "--name", "mlp"]) == 0
+    assert capsys.readouterr().out.strip() == str(out / "mlp.mar")
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    ref = _eval_out(model, (x - np.array([1.0, 0.0, -1.0], np.float32)) / np.array([2.0, 1.0, 0.5], np.float32))
+    [(status, got)] = integ.torchserve_predict(out / "mlp.mar", [{"inputs": x.tolist()}])
+    assert status == 200
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
+    # An existing archive is kept unless --force.
+    assert export_cli.main(["torchserve", "--bundle", str(bundle), "--out", str(out), "--name", "mlp"]) == 2
+    assert "mlp.mar" in capsys.readouterr().err
+    # A Python module (factory + weights) is archived with its factory file.
+    src = tmp_path / "mymodel.py"
+    src.write_text(FACTORY_SOURCE)
+    doubler = architecture.load_factory(f"{src}:build")()
+    weights = tmp_path / "doubler.safetensors"
+    st.nn.save(str(weights), doubler)
+    assert export_cli.main(["torchserve", "--factory", f"{src}:build", "--weights", str(weights), "--input-shape",
+                            "2,3", "--out", str(out), "--name", "doubler", "--preprocessing", '{"scale": 2.0}']) == 0
+    assert "mymodel.py" in zipfile.ZipFile(out / "doubler.mar").namelist()
+    [(status, got)] = integ.torchserve_predict(out / "doubler.mar", [x[0].tolist()])
+    assert status == 200
+    np.testing.assert_allclose(got, _eval_out(doubler, 2.0 * x[:1])[0], rtol=1e-6, atol=1e-6)
+    capsys.readouterr()
+    # Bad input: exit 2 with the reason on stderr, nothing written.
+    assert export_cli.main(["card", "--bundle", str(bundle), "--out", str(out), "--preprocessing", "[1]"]) == 2
+    assert "--preprocessing must be a JSON object, got '[1]'" in capsys.readouterr().err
+    assert export_cli.main(["card", "--factory", f"{src}:build", "--out", str(out)]) == 2
+    assert "--input-shape is required" in capsys.readouterr().err
+    data = bytearray((bundle / "model.safetensors").read_bytes())
+    data[-1] ^= 0xFF
+    (bundle / "model.safetensors").write_bytes(bytes(data))
+    assert export_cli.main(["onnx", "--bundle", str(bundle), "--out", str(out)]) == 2
+    assert "SHA-256" in capsys.readouterr().err
+    assert not (out / "model.onnx").exists() and not (out / "model.card.json").exists()
+
+
 def test_spiral_export_help_documents_everything():
     env = dict(os.environ, PYTHONPATH=str(pathlib.Path(st.__file__).parents[1]))
     top = subprocess.run([sys.executable, "-m", "spiraltorch.export_cli", "--help"], capture_output=True, text=True, env=env)
     assert top.returncode == 0
-    for word in ("onnx", "card", "torchserve", "layers", "--bundle", "--factory", "Exit status"):
+    for word in ("onnx", "card", "torchserve", "layers", "--bundle", "--factory", "--weights", "Examples:",
+                 "Exit status"):
         assert word in top.stdout
     sub = subprocess.run([sys.executable, "-m", "spiraltorch.export_cli", "onnx", "--help"], capture_output=True,
                          text=True, env=env)
     for flag in ("--input-shape", "--input-dtype", "--max-index", "--weights", "--opset", "--static-batch", "--atol",
                  "--no-verify", "--preprocessing", "--seed", "--out", "--name"):
         assert flag in sub.stdout
+    words = " ".join(sub.stdout.split())  # argparse wraps lines at the terminal width
+    assert "(default: 1e-5)" in words and "(default: None)" not in words
+    ts_help = subprocess.run([sys.executable, "-m", "spiraltorch.export_cli", "torchserve", "--help"],
+                             capture_output=True, text=True, env=env).stdout
+    for flag in ("--version", "--force", "--preprocessing", "torch-model-archiver", "torchserve --start"):
+        assert flag in " ".join(ts_help.split())
