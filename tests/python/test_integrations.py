@@ -491,3 +491,26 @@ def test_spiral_export_help_documents_everything():
                              capture_output=True, text=True, env=env).stdout
     for flag in ("--version", "--force", "--preprocessing", "torch-model-archiver", "torchserve --start"):
         assert flag in " ".join(ts_help.split())
+
+
+def test_integrations_quickstart_example(tmp_path):
+    """examples/integrations_quickstart.py (the README's lines) runs and prints real results."""
+    pytest.importorskip("bentoml")
+    pytest.importorskip("ts")
+    pytest.importorskip("optuna")
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(st.__file__).parents[1]))
+    env.pop("BENTOML_HOME", None)
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "examples" / "integrations_quickstart.py"), str(tmp_path)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split(":", 1)[0]: line for line in proc.stdout.splitlines()}
+    assert float(lines["onnx max |diff| vs onnxruntime"].split(":")[1]) <= 1e-5
+    assert "{'model.onnx': True}" in lines["card"]
+    assert "[(200, [" in lines["torchserve"] and (tmp_path / "model_store" / "mlp.mar").is_file()
+    served = json.loads(lines["torchserve"].split("mlp.mar ", 1)[1].replace("(", "[").replace(")", "]"))[0][1]
+    runner_out = json.loads(lines["bentoml runner"].split(":", 1)[1])
+    np.testing.assert_allclose(served, runner_out[0], atol=1e-5)  # both served the same model on the same row
+    assert (tmp_path / "bentoml" / "models" / "mlp").is_dir()
+    default, best = (float(v) for v in
+                     [lines["optuna"].split("val_loss ")[1].split(";")[0], lines["optuna"].split("val_loss ")[2].split(";")[0]])
+    assert best < 0.01 * default
