@@ -8,7 +8,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import tempfile
 import zipfile
 
 import numpy as np
@@ -18,9 +17,6 @@ import spiraltorch as st
 from spiraltorch import export_cli
 from spiraltorch import integrations as integ
 from spiraltorch.integrations import architecture, bento, hpo, model_card, onnx_export, torchserve
-
-# BentoML keeps its model store under BENTOML_HOME; use a private one for this process.
-os.environ.setdefault("BENTOML_HOME", tempfile.mkdtemp(prefix="spiral-bentoml-"))
 
 nn = st.nn
 rng = np.random.default_rng(0)
@@ -298,13 +294,29 @@ def test_spiral_torch_handler_protocol(tmp_path):
         handler.handle([{"body": {"x": 1}}], Context())
 
 
-def test_bentoml_store_runner_and_service():
-    bentoml = pytest.importorskip("bentoml")
+@pytest.fixture(scope="module")
+def bentoml_in_tmp(tmp_path_factory):
+    """bentoml, imported with its model store (BENTOML_HOME, read at import) in a temp dir."""
+    home = tmp_path_factory.mktemp("bentoml")
+    old = os.environ.get("BENTOML_HOME")
+    os.environ["BENTOML_HOME"] = str(home)
+    try:
+        yield pytest.importorskip("bentoml"), home
+    finally:
+        if old is None:
+            os.environ.pop("BENTOML_HOME", None)
+        else:
+            os.environ["BENTOML_HOME"] = old
+
+
+def test_bentoml_store_runner_and_service(bentoml_in_tmp):
+    bentoml, home = bentoml_in_tmp
     TestClient = pytest.importorskip("starlette.testclient").TestClient
     st.manual_seed(4)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
     saved = integ.bentoml_save_model(model, "spiral-mlp", input_shape=(None, 4), labels={"team": "st"})
     assert bentoml.models.get("spiral-mlp").tag == saved.tag
+    assert pathlib.Path(saved.path).resolve().is_relative_to(home.resolve())  # the store is the private one
     assert saved.info.module == bento.MODULE_NAME and saved.info.metadata["parameters"] == 58
     x = rng.standard_normal((3, 4)).astype(np.float32)
     ref = _eval_out(model, x)

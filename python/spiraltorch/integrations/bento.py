@@ -55,7 +55,8 @@ def bentoml_save_model(
     with bentoml.models.create(name, labels=labels, metadata=meta, module=MODULE_NAME, context=context) as bento_model:
         save_model_bundle(model, bento_model.path, input_shape=input_shape, input_dtype=input_dtype,
                           preprocessing=preprocessing, factory=factory)
-    return bento_model
+    # The object ``create`` yields points at its staging directory; return the stored model.
+    return bentoml.models.get(bento_model.tag)
 
 
 def bentoml_load_model(tag: Any) -> Any:
