@@ -6,6 +6,7 @@ Optuna studies with pruning and Ray Tune on a local Ray runtime."""
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -503,6 +504,11 @@ def test_spiral_export_help_documents_everything():
                              capture_output=True, text=True, env=env).stdout
     for flag in ("--version", "--force", "--preprocessing", "torch-model-archiver", "torchserve --start"):
         assert flag in " ".join(ts_help.split())
+    # An installed package (pip install . in the test command) has the console script too.
+    script = shutil.which("spiral-export")
+    if script is not None:
+        installed = subprocess.run([script, "--help"], capture_output=True, text=True)
+        assert installed.returncode == 0 and "usage: spiral-export" in installed.stdout
 
 
 def test_integrations_quickstart_example(tmp_path):
