@@ -387,23 +387,28 @@ def test_optuna_pruning_callback_raises_trial_pruned():
         hpo.optuna_objective(lambda t: _build(0.1), [], epochs=0)
 
 
-def test_ray_tune_finds_better_lr(tmp_path):
+def test_ray_tune_finds_better_lr_and_stops_the_bad_trial(tmp_path):
     ray = pytest.importorskip("ray")
     tune = pytest.importorskip("ray.tune")
+    from ray.tune.schedulers import ASHAScheduler
+
     X, Y = _regression_data()
     trainable = integ.ray_tune_trainable(lambda cfg: _build(cfg["lr"]),
                                          lambda: (_batches(X[:48], Y[:48]), _batches(X[48:], Y[48:])), epochs=5)
     try:
         # Two trials on a local two-CPU Ray runtime keep this cheap (Ray 2.x has no local_mode):
-        # most of its ~20 s is ray.init and the trial workers' start.
-        results = integ.ray_tune_run(trainable, {"lr": tune.grid_search([1e-4, 0.2])}, num_cpus=2,
-                                     storage_path=str(tmp_path))
+        # most of its ~20 s is ray.init and the trial workers' start. One at a time, the good
+        # learning rate first, so ASHA deterministically stops the bad one at its first rung.
+        asha = ASHAScheduler(grace_period=1, reduction_factor=2, max_t=5)
+        results = integ.ray_tune_run(trainable, {"lr": tune.grid_search([0.2, 1e-4])}, num_cpus=2,
+                                     scheduler=asha, max_concurrent_trials=1, storage_path=str(tmp_path))
         assert len(results) == 2 and not results.errors
-        by_lr = {r.config["lr"]: r.metrics["val_loss"] for r in results}
+        by_lr = {r.config["lr"]: r for r in results}
         best = results.get_best_result()
-        assert best.config["lr"] == 0.2 and by_lr[0.2] < 0.01 * by_lr[1e-4]
-        assert all(r.metrics["epoch"] == 5 for r in results)
-        # One report per epoch, each the val_loss nn.fit computes for that epoch in this process.
+        assert best.config["lr"] == 0.2 and best.metrics["val_loss"] < 0.01 * by_lr[1e-4].metrics["val_loss"]
+        assert best.metrics["epoch"] == 5 and len(best.metrics_dataframe) == 5  # one report per epoch
+        assert by_lr[1e-4].metrics["epoch"] == 1  # stopped early by the scheduler on its report
+        # Each report is the val_loss nn.fit computes for that epoch in this process.
         model, loss, opt = _build(0.2)
         history = nn.fit(model, loss, opt, _batches(X[:48], Y[:48]), epochs=5,
                          val_loader=_batches(X[48:], Y[48:]), progress=False)
