@@ -9,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 
 import numpy as np
@@ -273,6 +274,84 @@ def test_torchserve_archive_served_like_torchserve(tmp_path):
     with pytest.raises(FileExistsError, match="mlp.mar"):
         integ.torchserve_archive(model, "mlp", tmp_path)
     assert integ.torchserve_archive(model, "mlp", tmp_path, force=True) == mar
+    # int64 token ids (an Embedding first) are decoded as int64.
+    emb = nn.Sequential(nn.Embedding(7, 3), nn.Flatten(), nn.Linear(6, 2))
+    ids = np.array([[1, 6], [0, 3]], np.int64)
+    emb_mar = integ.torchserve_archive(emb, "emb", tmp_path, input_shape=(None, 2), input_dtype="int64")
+    [(status, got)] = integ.torchserve_predict(emb_mar, [ids.tolist()])
+    assert status == 200
+    np.testing.assert_allclose(got, _eval_out(emb, ids), rtol=1e-6, atol=1e-6)
+
+
+def _free_ports(n):
+    import socket
+
+    socks = [socket.socket() for _ in range(n)]
+    for sock in socks:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in socks]
+    for sock in socks:
+        sock.close()
+    return ports
+
+
+def test_torchserve_server_serves_the_archive(tmp_path):
+    """The real TorchServe (Java frontend + Python worker) loads the .mar and answers HTTP."""
+    import urllib.request
+
+    pytest.importorskip("ts")
+    torchserve = shutil.which("torchserve") or str(pathlib.Path(sys.executable).with_name("torchserve"))
+    if shutil.which("java") is None or not pathlib.Path(torchserve).exists():
+        pytest.skip("the TorchServe server needs Java and the torchserve command")
+    st.manual_seed(8)
+    model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 2))
+    integ.torchserve_archive(model, "mlp", tmp_path / "store", input_shape=(None, 4))
+    infer, manage, metrics = _free_ports(3)
+    (tmp_path / "config.properties").write_text(
+        f"inference_address=http://127.0.0.1:{infer}\nmanagement_address=http://127.0.0.1:{manage}\n"
+        f"metrics_address=http://127.0.0.1:{metrics}\ndisable_token_authorization=true\n"
+        "default_workers_per_model=1\ninstall_py_dep_per_model=false\n")
+    # TorchServe keeps its pid file in the temp dir and its logs in LOG_LOCATION: both private here.
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(st.__file__).parents[1]), TMPDIR=str(tmp_path),
+               LOG_LOCATION=str(tmp_path / "logs"), METRICS_LOCATION=str(tmp_path / "logs"),
+               PATH=os.pathsep.join([str(pathlib.Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    start = [torchserve, "--start", "--ncs", "--model-store", str(tmp_path / "store"), "--models", "mlp=mlp.mar",
+             "--ts-config", str(tmp_path / "config.properties")]
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+
+    def predict(body):
+        req = urllib.request.Request(f"http://127.0.0.1:{infer}/predictions/mlp", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+
+    try:
+        # The server outlives the start command: its output goes to a file, not a pipe it would hold open.
+        with open(tmp_path / "torchserve.out", "wb") as out:
+            subprocess.run(start, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=60, check=True)
+        deadline = time.monotonic() + 120
+        while True:  # the model is registered once its Python worker has started
+            try:
+                status, one = predict(x[0].tolist())
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("TorchServe did not answer within 120 s: "
+                                         + "".join(p.read_text()[-2000:] for p in (tmp_path / "logs").glob("*.log")))
+                time.sleep(0.5)
+        ref = _eval_out(model, x)
+        assert status == 200
+        np.testing.assert_allclose(one, ref[0], rtol=1e-6, atol=1e-6)
+        status, batch = predict({"inputs": x.tolist()})
+        assert status == 200
+        np.testing.assert_allclose(batch, ref, rtol=1e-6, atol=1e-6)
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            predict([1.0, 2.0])
+        assert bad.value.code >= 400
+    finally:
+        with open(tmp_path / "torchserve.stop", "wb") as out:
+            subprocess.run([torchserve, "--stop"], cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT,
+                           timeout=60)
 
 
 def test_spiral_torch_handler_protocol(tmp_path):
