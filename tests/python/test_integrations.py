@@ -144,6 +144,9 @@ def test_onnx_unmappable_layers_are_named(tmp_path):
         integ.export_onnx(nn.AvgPool2d(2, ceil_mode=True), np.zeros((1, 1, 5, 5), np.float32))
     with pytest.raises(st.DtypeError, match="float32"):
         integ.export_onnx(nn.Linear(2, 2), np.zeros((1, 2), np.float64))
+    with pytest.raises(st.ShapeError, match=r"export_onnx: Linear at 1 failed on the example's activation of shape \(2, 4\)"):
+        integ.export_onnx(nn.Sequential(nn.Linear(4, 4), nn.Linear(3, 2)), np.zeros((2, 4), np.float32), target)
+    assert not target.exists()
     assert isinstance(integ.UnsupportedLayerError("x"), ValueError)
 
 

@@ -463,7 +463,11 @@ def export_onnx(
             name, shape, value = input_name, in_shape, x
             for where, layer in layers:
                 name = exporter.emit(layer, name, shape, where)
-                value = _first(layer(value))
+                try:
+                    value = _first(layer(value))
+                except _core.SpiralError as exc:  # say which layer of the export the example broke
+                    raise type(exc)(f"export_onnx: {type(layer).__name__} at {where or '<root>'} failed on the "
+                                    f"example's activation of shape {shape}: {exc}") from exc
                 shape = tuple(int(d) for d in value.shape)
     finally:
         model.train(was_training)
