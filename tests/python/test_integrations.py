@@ -526,6 +526,17 @@ def test_spiral_export_cli(tmp_path, capsys):
     assert export_cli.main(["onnx", "--factory", f"{src}:build", "--input-shape", "2,3", "--out", str(out)]) == 2
     assert "Doubler at <root>" in capsys.readouterr().err
     assert export_cli.main(["layers"]) == 0 and "LSTM" in capsys.readouterr().out
+    # int64 token ids: the example draws indices below the first Embedding's size.
+    emb = nn.Sequential(nn.Embedding(11, 4), nn.GRU(4, 3), nn.Flatten(), nn.Linear(15, 2))
+    integ.save_model_bundle(emb, tmp_path / "emb", input_shape=(None, 5), input_dtype="int64")
+    assert export_cli.main(["onnx", "--bundle", str(tmp_path / "emb"), "--out", str(out), "--name", "emb",
+                            "--static-batch"]) == 0
+    card = json.loads((out / "emb.card.json").read_text())
+    assert card["inputs"][0] == {"name": "input", "dtype": "int64", "shape": [2, 5]}
+    assert card["onnx"]["onnxruntime_max_abs_diff"] <= 1e-5
+    assert export_cli.main(["onnx", "--factory", f"{src}:build", "--input-shape", "2,3", "--input-dtype", "int64",
+                            "--out", str(out)]) == 2
+    assert "needs --max-index" in capsys.readouterr().err
 
 
 def test_spiral_export_cli_torchserve_and_errors(tmp_path, capsys):
