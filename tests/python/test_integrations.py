@@ -1,7 +1,8 @@
 """spiraltorch.integrations and spiral-export, end to end with the real packages:
 ONNX graphs run in onnxruntime, TorchServe archives built by torch-model-archiver and served
-through TorchServe's own model loader, BentoML's model store, runner and ASGI test client,
-Optuna studies with pruning and Ray Tune on a local Ray runtime."""
+through TorchServe's own model loader and by the real TorchServe server (where Java is),
+BentoML's model store, runner and ASGI test client, Optuna studies with pruning and Ray Tune
+(ASHA early stopping) on a local Ray runtime."""
 
 import json
 import os
