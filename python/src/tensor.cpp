@@ -366,7 +366,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         const bool device_object = !dt.is_none() && nb::hasattr(dt, "type") && nb::hasattr(dt, "index");
         if (!dt.is_none() && (nb::isinstance<nb::str>(dt) || device_object)) {
           const std::string s = nb::cast<std::string>(nb::str(dt));
-          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
+          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
             Tensor moved = st::to_device(t, st::Device::parse(s));
             if (kw.contains("dtype") && !kw["dtype"].is_none()) moved = moved.to(to_dtype(kw["dtype"]));
             return moved;

@@ -62,7 +62,7 @@ fn better(av: {{T}}, ai: i32, bv: {{T}}, bi: i32) -> bool {  // is (a) preferred
   let bn = nanq(bv);
   if (an || bn) { return an && (!bn || ai < bi); }
   if (av == bv) { return ai < bi; }
-  return select(av < bv, av > bv, P[3] == 1);
+  return select((av < bv), (av > bv), P[3] == 1);
 }
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
