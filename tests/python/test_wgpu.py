@@ -497,3 +497,56 @@ def test_fashion_mnist_mlp_trains_on_wgpu_to_the_cpu_accuracy():
     # Same initial weights, same batches: only float32 summation order differs.
     assert abs(gpu_acc - cpu_acc) < 0.01, (gpu_acc, cpu_acc)
     assert gpu_loss == pytest.approx(cpu_loss, rel=0.05, abs=0.02)
+
+
+# ---------------------------------------------------------------------------
+# sort / topk, masked_select, conv2d (im2col + GEMM) and pooling
+# ---------------------------------------------------------------------------
+
+
+@needs_wgpu
+def test_sort_topk_stable_with_nan_and_gradients():
+    x = np.array([[3, 1, np.nan, 1, 7, -2, 1], [0, 0, 5, -1, np.nan, 9, 2]], dtype=np.float32)
+    for desc in (False, True):
+        cpu, gpu = both(lambda t: st.sort(t, 1, descending=desc)[0], x)
+        np.testing.assert_array_equal(gpu[0], cpu[0])
+        cpu, gpu = both(lambda t: st.sort(t, 1, descending=desc)[1], x)
+        np.testing.assert_array_equal(gpu[0], cpu[0])
+    for k in (1, 3, 7):
+        cpu, gpu = both(lambda t: st.topk(t, k, 1)[1], x)
+        np.testing.assert_array_equal(gpu[0], cpu[0])
+    check(lambda t: st.topk(t, 3, 0)[0], f32(9, 4), grad=True)
+    cpu, gpu = both(lambda t: st.sort(t, 0)[0], np.array([5, -(2 ** 40), 2 ** 40, 0, -1], dtype=np.int64))
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+
+
+@needs_wgpu
+def test_masked_select_and_gradient():
+    x = f32(3, 300)
+    mask = x > 0.5
+    cpu, gpu = both(lambda t: st.masked_select(t, t > 0.5), x, grad=True)
+    for a, b in zip(cpu, gpu):
+        np.testing.assert_array_equal(b, a)
+    assert gpu[0].shape == (int(mask.sum()),)
+    cpu, gpu = both(lambda t: st.masked_select(t, st.tensor(np.array([True, False, True])).to(t.device)),
+                    np.arange(6, dtype=np.int64).reshape(2, 3))
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+
+
+@needs_wgpu
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), (2, 1, 1), (1, 2, 2)])
+def test_conv2d_through_im2col_and_gradients(stride, padding, dilation):
+    check(lambda x, w, b: st.nn.functional.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation),
+          f32(2, 3, 9, 8), f32(4, 3, 3, 3), f32(4), grad=True, rtol=1e-4, atol=1e-4)
+
+
+@needs_wgpu
+def test_pooling_and_gradients():
+    x = f32(2, 3, 9, 10)
+    F = st.nn.functional
+    check(lambda t: F.max_pool2d(t, 3, stride=2, padding=1), x, grad=True)
+    check(lambda t: F.max_pool2d(t, 2, dilation=2), x, grad=True)
+    check(lambda t: F.avg_pool2d(t, 3, stride=2, padding=1), x, grad=True, rtol=1e-5, atol=1e-6)
+    check(lambda t: F.avg_pool2d(t, 3, stride=2, padding=1, count_include_pad=False), x, grad=True, rtol=1e-5,
+          atol=1e-6)
+    check(lambda t: F.adaptive_avg_pool2d(t, (4, 3)), x, grad=True, rtol=1e-5, atol=1e-6)
