@@ -550,3 +550,45 @@ def test_pooling_and_gradients():
     check(lambda t: F.avg_pool2d(t, 3, stride=2, padding=1, count_include_pad=False), x, grad=True, rtol=1e-5,
           atol=1e-6)
     check(lambda t: F.adaptive_avg_pool2d(t, (4, 3)), x, grad=True, rtol=1e-5, atol=1e-6)
+
+
+@needs_wgpu
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training_eval_and_gradients(affine):
+    F = st.nn.functional
+    x = f32(4, 3, 5, 6)
+    args = [x] + ([f32(3), f32(3)] if affine else [])
+
+    def train(t, *wb):
+        w, b = (wb if affine else (None, None))
+        rm, rv = st.zeros(3).to(t.device), st.ones(3).to(t.device)
+        return F.batch_norm(t, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+
+    def evaluate(t, *wb):
+        w, b = (wb if affine else (None, None))
+        rm = st.tensor(np.array([0.1, -0.2, 0.3], np.float32)).to(t.device)
+        rv = st.tensor(np.array([1.5, 0.5, 2.0], np.float32)).to(t.device)
+        return F.batch_norm(t, rm, rv, w, b, training=False, eps=1e-5)
+
+    check(train, *args, grad=True, rtol=1e-4, atol=1e-4)
+    check(evaluate, *args, grad=True, rtol=1e-4, atol=1e-5)
+    # The module form updates its running statistics on the device like on the CPU.
+    out = []
+    for dev in ("cpu", "wgpu"):
+        bn = st.nn.BatchNorm2d(3).to(dev)
+        bn(st.tensor(x).to(dev))
+        out.append((to_np(bn.running_mean), to_np(bn.running_var)))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-5, atol=1e-6)
+
+
+@needs_wgpu
+@pytest.mark.parametrize("stride,padding,dilation,bias", [(1, 1, 1, True), (2, 0, 1, False), (1, 2, 2, True)])
+def test_depthwise_conv2d_and_gradients(stride, padding, dilation, bias):
+    arrays = [f32(2, 4, 9, 8), f32(4, 1, 3, 3)] + ([f32(4)] if bias else [])
+
+    def fn(x, w, *b):
+        return st.nn.functional.conv2d(x, w, b[0] if b else None, stride=stride, padding=padding,
+                                       dilation=dilation, groups=4)
+
+    check(fn, *arrays, grad=True, rtol=1e-4, atol=1e-4)

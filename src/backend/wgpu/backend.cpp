@@ -141,28 +141,30 @@ class WgpuBackend final : public backend::Backend {
                                     Tensor& gx) override {
     wgpuk::adaptive_avg_pool2d_backward(gy, g, planes, gx);
   }
-  void depthwise_conv2d(const Tensor&, const Tensor&, const Tensor&, const backend::Conv2dGeom&, int64_t,
-                        Tensor&) override {
-    missing("depthwise_conv2d");
+  void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                        int64_t batch, Tensor& out) override {
+    wgpuk::depthwise_conv2d(x, w, bias, g, batch, out);
   }
-  void depthwise_conv2d_backward_input(const Tensor&, const Tensor&, const backend::Conv2dGeom&, int64_t,
-                                       Tensor&) override {
-    missing("depthwise_conv2d_backward_input");
+  void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                       Tensor& gx) override {
+    wgpuk::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
-  void depthwise_conv2d_backward_weight(const Tensor&, const Tensor&, const backend::Conv2dGeom&, int64_t,
-                                        Tensor&) override {
-    missing("depthwise_conv2d_backward_weight");
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
+                                        int64_t batch, Tensor& gw) override {
+    wgpuk::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
-  void batch_norm_stats(const Tensor&, int64_t, int64_t, int64_t, double, Tensor&, Tensor&, Tensor&) override {
-    missing("batch_norm_stats");
+  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                        Tensor& var) override {
+    wgpuk::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
   }
-  void batch_norm_apply(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t,
-                        int64_t, Tensor&) override {
-    missing("batch_norm_apply");
+  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                        int64_t n, int64_t c, int64_t l, Tensor& y) override {
+    wgpuk::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
   }
-  void batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t,
-                           int64_t, bool, Tensor&, Tensor&, Tensor&) override {
-    missing("batch_norm_backward");
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
+                           Tensor& db) override {
+    wgpuk::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
   }
   void attention_softmax(const Tensor&, int64_t, int64_t, int64_t, double, bool, Tensor&, Tensor&) override {
     missing("attention_softmax");

@@ -52,6 +52,11 @@ std::string feature_name(WGPUFeatureName f) {
     case WGPUFeatureName_TextureCompressionBC: return "texture-compression-bc";
     case WGPUFeatureName_Float32Blendable: return "float32-blendable";
     case WGPUFeatureName_Depth32FloatStencil8: return "depth32float-stencil8";
+    case WGPUFeatureName_TextureCompressionBCSliced3D: return "texture-compression-bc-sliced-3d";
+    case WGPUFeatureName_RG11B10UfloatRenderable: return "rg11b10ufloat-renderable";
+    case WGPUFeatureName_ClipDistances: return "clip-distances";
+    case WGPUFeatureName_DualSourceBlending: return "dual-source-blending";
+    case WGPUFeatureName_PrimitiveIndex: return "primitive-index";
     default: break;
   }
   // wgpu-native's own features (wgpu.h), the compute-relevant ones by name.
@@ -302,6 +307,11 @@ BufferRef Context::resolve(const void* va) const {
 WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (auto it = pipelines_.find(wgsl); it != pipelines_.end()) return it->second;
+  if (static_cast<uint32_t>(nbuffers + 1) > limits_.maxStorageBuffersPerShaderStage) {
+    throw DeviceUnavailableError("wgpu: a kernel needs " + std::to_string(nbuffers + 1) +
+                                 " storage buffers but the adapter allows " +
+                                 std::to_string(limits_.maxStorageBuffersPerShaderStage) + " per shader stage");
+  }
   const Api& w = *api_;
   if (!layouts_.count(nbuffers)) {
     std::vector<WGPUBindGroupLayoutEntry> entries(nbuffers + 1);

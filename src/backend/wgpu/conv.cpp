@@ -1,5 +1,5 @@
-// Convolution helpers (im2col / col2im for the GEMM route) and pooling of the wgpu backend
-// (kernels/conv.wgsl), float32 and the half types.
+// Convolution helpers (im2col / col2im for the GEMM route), depthwise convolution and pooling
+// of the wgpu backend (kernels/conv.wgsl), float32 and the half types.
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
@@ -105,6 +105,39 @@ void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g
   check_float("adaptive_avg_pool2d_backward", gx.dtype());
   run("conv", "avg_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}}, {ref(gy), ref(gx)},
       params(planes, planes, gy, gx, g), planes, {{"WINDOW", kAdaptiveWindow}}, 64);
+}
+
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t batch,
+                      Tensor& out) {
+  check_float("depthwise_conv2d", x.dtype());
+  const int64_t count = batch * g.C * g.OH * g.OW;
+  const Tensor& bt = bias.defined() ? bias : w;  // unread stand-in when there is no bias
+  auto p = params(count, batch, x, out, g);
+  p.push_back(elem_offset(w));
+  p.push_back(elem_offset(bt));
+  p.push_back(bias.defined() ? 1 : 0);
+  run("conv", "dw_forward", {{"x", x.dtype()}, {"out", out.dtype(), true}, {"w", w.dtype()}, {"b", bt.dtype()}},
+      {ref(x), ref(out), ref(w), ref(bt)}, p, count);
+}
+
+void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t batch,
+                                     Tensor& gx) {
+  check_float("depthwise_conv2d_backward_input", gx.dtype());
+  const int64_t count = batch * g.C * g.H * g.W;
+  auto p = params(count, batch, gy, gx, g);
+  p.push_back(elem_offset(w));
+  run("conv", "dw_backward_input", {{"x", gy.dtype()}, {"out", gx.dtype(), true}, {"w", w.dtype()}},
+      {ref(gy), ref(gx), ref(w)}, p, count);
+}
+
+void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
+                                      Tensor& gw) {
+  check_float("depthwise_conv2d_backward_weight", gw.dtype());
+  const int64_t taps = g.C * g.kh * g.kw;
+  auto p = params(taps, batch, gy, gw, g);
+  p.push_back(elem_offset(x));
+  run("conv", "dw_backward_weight", {{"x", gy.dtype()}, {"out", gw.dtype(), true}, {"w", x.dtype()}},
+      {ref(gy), ref(gw), ref(x)}, p, taps * 256);
 }
 
 }  // namespace st::wgpuk

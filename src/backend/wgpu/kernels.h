@@ -51,6 +51,13 @@ void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_
 void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
           Tensor& indices);
 void masked_select(const Tensor& x, const Tensor& mask, Tensor& out);
+// batch_norm.cpp
+void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                      Tensor& var);
+void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                      int64_t n, int64_t c, int64_t l, Tensor& y);
+void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                         int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);
 // conv.cpp
 void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols);
 void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x);
@@ -63,5 +70,11 @@ void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t
                          int64_t divisor_override, Tensor& gx);
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
 void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                      int64_t batch, Tensor& out);
+void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                     Tensor& gx);
+void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
+                                      Tensor& gw);
 
 }  // namespace st::wgpuk

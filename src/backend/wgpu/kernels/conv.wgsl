@@ -136,3 +136,86 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     }
   }
 }
+//@kernel dw_forward
+// Depthwise convolution (groups == C): x = input, out, extras P[19] = w off, P[20] = bias off, P[21] = has bias.
+fn G(k: i32) -> i32 { return P[4 + k]; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
+  let ow = t % G(12);
+  let oh = (t / G(12)) % G(11);
+  let p = t / (G(12) * G(11));
+  let c = p % G(0);
+  var acc = 0.0;
+  if (P[21] == 1) { acc = ldf_b(P[20] + c); }
+  for (var i = 0; i < G(3); i = i + 1) {
+    let h = oh * G(5) - G(7) + i * G(9);
+    if (h < 0 || h >= G(1)) { continue; }
+    for (var j = 0; j < G(4); j = j + 1) {
+      let w = ow * G(6) - G(8) + j * G(10);
+      if (w < 0 || w >= G(2)) { continue; }
+      acc = acc + ldf_w(P[19] + (c * G(3) + i) * G(4) + j) * ldf_x(P[2] + (p * G(1) + h) * G(2) + w);
+    }
+  }
+  stf_out(P[3] + t, acc);
+}
+//@kernel dw_backward_input
+// x = gy, out = gx, extras P[19] = w off.
+fn G(k: i32) -> i32 { return P[4 + k]; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
+  let w = t % G(2);
+  let h = (t / G(2)) % G(1);
+  let p = t / (G(2) * G(1));
+  let c = p % G(0);
+  var s = 0.0;
+  for (var i = 0; i < G(3); i = i + 1) {
+    let hh = h + G(7) - i * G(9);
+    if (hh < 0 || hh % G(5) != 0 || hh / G(5) >= G(11)) { continue; }
+    for (var j = 0; j < G(4); j = j + 1) {
+      let ww = w + G(8) - j * G(10);
+      if (ww < 0 || ww % G(6) != 0 || ww / G(6) >= G(12)) { continue; }
+      s = s + ldf_w(P[19] + (c * G(3) + i) * G(4) + j) * ldf_x(P[2] + (p * G(11) + hh / G(5)) * G(12) + ww / G(6));
+    }
+  }
+  stf_out(P[3] + t, s);
+}
+//@kernel dw_backward_weight
+// One workgroup per tap (c, i, j): sum over batch and output positions of gy * x. x = gy (P[2]),
+// extras P[19] = input off (binding `w` holds the input here), out = gw.
+var<workgroup> sh: array<f32, 256>;
+fn G(k: i32) -> i32 { return P[4 + k]; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let tap = i32(wid.y * nw.x + wid.x);
+  if (tap >= P[0]) { return; }
+  let j = tap % G(4);
+  let i = (tap / G(4)) % G(3);
+  let c = tap / (G(4) * G(3));
+  let L = G(11) * G(12);
+  let total = P[1] * L;
+  var acc = 0.0;
+  for (var e = i32(lid); e < total; e = e + 256) {
+    let n = e / L;
+    let l = e % L;
+    let h = (l / G(12)) * G(5) - G(7) + i * G(9);
+    let w = (l % G(12)) * G(6) - G(8) + j * G(10);
+    if (h >= 0 && h < G(1) && w >= 0 && w < G(2)) {
+      let plane = n * G(0) + c;
+      acc = acc + ldf_x(P[2] + plane * L + l) * ldf_w(P[19] + (plane * G(1) + h) * G(2) + w);
+    }
+  }
+  sh[lid] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { stf_out(P[3] + tap, sh[0]); }
+}
