@@ -592,3 +592,14 @@ def test_depthwise_conv2d_and_gradients(stride, padding, dilation, bias):
                                        dilation=dilation, groups=4)
 
     check(fn, *arrays, grad=True, rtol=1e-4, atol=1e-4)
+
+
+@needs_wgpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention_and_gradients(causal):
+    q, k, v = f32(2, 3, 7, 8), f32(2, 3, 9, 8), f32(2, 3, 9, 8)
+
+    def fn(a, b, c):
+        return st.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=causal)
+
+    check(fn, q, k, v, grad=True, rtol=1e-4, atol=1e-5)

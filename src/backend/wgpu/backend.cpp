@@ -166,12 +166,13 @@ class WgpuBackend final : public backend::Backend {
                            Tensor& db) override {
     wgpuk::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
   }
-  void attention_softmax(const Tensor&, int64_t, int64_t, int64_t, double, bool, Tensor&, Tensor&) override {
-    missing("attention_softmax");
+  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                         Tensor& lse) override {
+    wgpuk::attention_softmax(s, batch, L, S, scale, causal, p, lse);
   }
-  void attention_softmax_backward(Tensor&, Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t, double,
-                                  bool) override {
-    missing("attention_softmax_backward");
+  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                  int64_t L, int64_t S, double scale, bool causal) override {
+    wgpuk::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
   void lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) override {
     missing("lstm_forward");

@@ -25,13 +25,17 @@ void flag_nonfinite(const Tensor& x, Tensor& flag);
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch);
-// softmax.cpp (softmax, layer norm)
+// softmax.cpp (softmax, layer norm, attention softmax)
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
 void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                 Tensor& mean, Tensor& rstd);
 void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                          int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
+void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                       Tensor& lse);
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                int64_t L, int64_t S, double scale, bool causal);
 // random.cpp
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);

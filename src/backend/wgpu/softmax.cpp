@@ -1,4 +1,5 @@
-// Softmax / log-softmax and fused layer norm of the wgpu backend (kernels/norm.wgsl).
+// Softmax / log-softmax, fused layer norm and the fused-attention softmax of the wgpu backend
+// (kernels/norm.wgsl).
 #include "backend/wgpu/kernels.h"
 
 namespace st::wgpuk {
@@ -60,6 +61,31 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
          elem_offset(x), elem_offset(mean), elem_offset(rstd), elem_offset(dwt), elem_offset(dbt)},
         cols);
   }
+}
+
+void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                       Tensor& lse) {
+  check_dtype("attention_softmax", s.dtype());
+  const int64_t rows = batch * L;
+  if (rows == 0) return;
+  run("norm", "attention_softmax", {{"s", s.dtype()}, {"p", p.dtype(), true}, {"lse", lse.dtype(), true}},
+      {ref(s), ref(p), ref(lse)},
+      {i32(rows, "rows"), i32(L, "L"), i32(S, "S"), causal ? 1 : 0, elem_offset(s), elem_offset(p), elem_offset(lse),
+       fbits(scale)},
+      rows * 256);
+}
+
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                int64_t L, int64_t S, double scale, bool causal) {
+  check_dtype("attention_softmax_backward", s.dtype());
+  const int64_t n = batch * L * S;
+  if (n == 0) return;
+  run("norm", "attention_softmax_backward",
+      {{"s", s.dtype(), true}, {"dp", dp.dtype(), true}, {"lse", lse.dtype()}, {"delta", delta.dtype()}},
+      {ref(s), ref(dp), ref(lse), ref(delta)},
+      {i32(n, "numel"), i32(L, "L"), i32(S, "S"), causal ? 1 : 0, elem_offset(s), elem_offset(dp), elem_offset(lse),
+       elem_offset(delta), fbits(scale)},
+      n);
 }
 
 }  // namespace st::wgpuk

@@ -171,3 +171,72 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   if (P[2] == 1) { stf_dw(P[8] + j, dw); }
   if (P[3] == 1) { stf_db(P[9] + j, db); }
 }
+//@kernel attention_softmax
+// P = [rows, L, S, causal, s off, p off, lse off, scale bits]; the CPU's rules: row r sees
+// columns j < min(S, r % L + 1) when causal; a row with nothing visible (or a non-finite max)
+// gets p = 0 and lse = -inf (the max). p may be s itself: every read of a column happens
+// before the barrier that precedes the write of that column.
+var<workgroup> sh: array<f32, 256>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let r = i32(wid.y * nw.x + wid.x);
+  if (r >= P[0]) { return; }
+  let S = P[2];
+  var n = S;
+  if (P[3] == 1) { n = min(S, r % P[1] + 1); }
+  let sc = pf(7);
+  let xb = P[4] + r * S;
+  let yb = P[5] + r * S;
+  var m = -f_inf();
+  for (var j = i32(lid); j < n; j = j + 256) { m = max(m, sc * ldf_s(xb + j)); }
+  sh[lid] = m;
+  workgroupBarrier();
+  for (var t = 128u; t > 0u; t = t >> 1u) {
+    if (lid < t) { sh[lid] = max(sh[lid], sh[lid + t]); }
+    workgroupBarrier();
+  }
+  m = sh[0];
+  workgroupBarrier();
+  let dead = n == 0 || is_inf(m) || is_nan(m);
+  var s = 0.0;
+  if (!dead) {
+    for (var j = i32(lid); j < n; j = j + 256) { s = s + exp(sc * ldf_s(xb + j) - m); }
+  }
+  sh[lid] = s;
+  workgroupBarrier();
+  for (var t = 128u; t > 0u; t = t >> 1u) {
+    if (lid < t) { sh[lid] = sh[lid] + sh[lid + t]; }
+    workgroupBarrier();
+  }
+  s = sh[0];
+  workgroupBarrier();
+  for (var j = i32(lid); j < S; j = j + 256) {
+    var v = 0.0;
+    if (!dead && j < n) { v = exp(sc * ldf_s(xb + j) - m) / s; }
+    stf_p(yb + j, v);
+  }
+  if (lid == 0u) {
+    if (n == 0) { stf_lse(P[6] + r, -f_inf()); } else if (dead) { stf_lse(P[6] + r, m); } else { stf_lse(P[6] + r, m + log(s)); }
+  }
+}
+//@kernel attention_softmax_backward
+// P = [rows * S, L, S, causal, s off, dp off, lse off, delta off, scale bits]; elementwise:
+// s <- p = exp(scale * s - lse) (0 where masked or lse is not finite), dp <- scale * p * (dp - delta).
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
+  let S = P[2];
+  let r = t / S;
+  let j = t % S;
+  var n = S;
+  if (P[3] == 1) { n = min(S, r % P[1] + 1); }
+  let l = ldf_lse(P[6] + r);
+  let sc = pf(8);
+  var pj = 0.0;
+  if (j < n && !is_inf(l) && !is_nan(l)) { pj = exp(sc * ldf_s(P[4] + t) - l); }
+  stf_s(P[4] + t, pj);
+  stf_dp(P[5] + t, sc * pj * (ldf_dp(P[5] + t) - ldf_delta(P[7] + r)));
+}
