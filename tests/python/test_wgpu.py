@@ -603,3 +603,21 @@ def test_fused_attention_and_gradients(causal):
         return st.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=causal)
 
     check(fn, q, k, v, grad=True, rtol=1e-4, atol=1e-5)
+
+
+@needs_wgpu
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_lstm_gru_layers_and_gradients(kind):
+    x = f32(5, 3, 4)  # (steps, batch, features)
+    out = []
+    for dev in ("cpu", "wgpu"):
+        st.manual_seed(11)
+        layer = getattr(st.nn, kind)(4, 6, num_layers=2).to(dev)
+        xi = st.tensor(x).to(dev).requires_grad_(True)
+        y, _ = layer(xi)
+        assert y.device == dev
+        w = st.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)).astype(np.float32)).to(dev)
+        (y * w).sum().backward()
+        out.append([to_np(y), to_np(xi.grad)] + [to_np(p.grad) for p in layer.parameters()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)

@@ -1,7 +1,7 @@
 // WgpuBackend: the Backend table of the wgpu device (WebGPU through wgpu-native). Every entry
-// it implements runs WGSL kernels on the device; the rest (see `missing`) raise, naming the
-// entry, instead of computing on the host. Cross-device copies convert on the side where the
-// data is and move contiguous bytes.
+// runs WGSL kernels on the device (the optional library convolution stays the base class's:
+// has_conv2d() is false, so convolutions take im2col + GEMM or the depthwise kernels).
+// Cross-device copies convert on the side where the data is and move contiguous bytes.
 #include <memory>
 
 #include "backend/cpu/kernels.h"
@@ -10,11 +10,6 @@
 
 namespace st::wgpuk {
 namespace {
-
-[[noreturn]] void missing(const char* entry) {
-  throw SpiralError(std::string("wgpu: ") + entry +
-                    " has no wgpu kernel yet (run this layer on cpu or cuda, or move its input there)");
-}
 
 void cross_device_copy(const Tensor& src, Tensor& dst) {
   Context& c = Context::require("copy");
@@ -174,19 +169,21 @@ class WgpuBackend final : public backend::Backend {
                                   int64_t L, int64_t S, double scale, bool causal) override {
     wgpuk::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
-  void lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) override {
-    missing("lstm_forward");
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
   }
-  void lstm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
-                     Tensor&, Tensor&, Tensor&) override {
-    missing("lstm_backward");
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   }
-  void gru_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) override {
-    missing("gru_forward");
+  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
+                   Tensor& saved) override {
+    wgpuk::gru_forward(xproj, w, bhh, h0, hs, saved);
   }
-  void gru_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&,
-                    Tensor&, Tensor&) override {
-    missing("gru_backward");
+  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                    Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
+    wgpuk::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
   bool native_half_elementwise() const override { return true; }
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,

@@ -55,6 +55,13 @@ void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_
 void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
           Tensor& indices);
 void masked_select(const Tensor& x, const Tensor& mask, Tensor& out);
+// rnn.cpp
+void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
+void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                   const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
+void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
 // batch_norm.cpp
 void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                       Tensor& var);
