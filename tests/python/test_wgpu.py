@@ -621,3 +621,17 @@ def test_lstm_gru_layers_and_gradients(kind):
         out.append([to_np(y), to_np(xi.grad)] + [to_np(p.grad) for p in layer.parameters()])
     for a, b in zip(*out):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+@needs_wgpu
+def test_kernels_compile_after_tensorflow_is_loaded():
+    # TensorFlow exports its own LLVM symbols; Mesa's lavapipe JIT-compiles shaders with the
+    # system's LLVM. Without the backend's RTLD_DEEPBIND preload of the driver, the first shader
+    # compiled after `import tensorflow` crashed the process (a fresh interpreter checks it).
+    pytest.importorskip("tensorflow")
+    from conftest import run_python
+
+    r = run_python("import spiraltorch as st\nimport tensorflow\n"
+                   "x = st.ones(3).to('wgpu')\nprint((x * 3 + x).cpu().tolist())\n")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[4.0, 4.0, 4.0]"

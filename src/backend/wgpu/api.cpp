@@ -2,7 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -29,6 +33,49 @@ std::vector<std::string> candidates() {
   return out;
 }
 
+// Mesa's lavapipe (Vulkan on the CPU) JIT-compiles shaders with its libLLVM. A process that
+// also loaded a library exporting its own LLVM symbols (TensorFlow's libtensorflow_framework)
+// would bind lavapipe's LLVM calls to those and crash in the first shader compile. Loading the
+// lavapipe driver ourselves with RTLD_DEEPBIND, before the Vulkan loader does, makes it and its
+// LLVM resolve their own symbols first; the loader then reuses this handle. Other drivers are
+// left to the loader.
+void preload_lavapipe() {
+  std::vector<std::string> manifests;
+  for (const char* var : {"VK_DRIVER_FILES", "VK_ICD_FILENAMES"}) {
+    if (const char* env = std::getenv(var); env && *env) {
+      std::string list(env);
+      for (size_t at = 0; at <= list.size();) {
+        const size_t end = std::min(list.find(':', at), list.size());
+        if (end > at) manifests.push_back(list.substr(at, end - at));
+        at = end + 1;
+      }
+    }
+  }
+  if (manifests.empty()) {
+    for (const char* dir : {"/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"}) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) manifests.push_back(e.path().string());
+    }
+  }
+  for (const auto& m : manifests) {
+    if (m.find("lvp_icd") == std::string::npos) continue;
+    std::ifstream in(m);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t key = text.find("\"library_path\"");
+    if (key == std::string::npos) continue;
+    const size_t q0 = text.find('"', text.find(':', key) + 1);
+    const size_t q1 = q0 == std::string::npos ? q0 : text.find('"', q0 + 1);
+    if (q1 == std::string::npos) continue;
+    std::string lib = text.substr(q0 + 1, q1 - q0 - 1);
+    if (lib.find('/') != std::string::npos && lib.front() != '/') {  // relative to the manifest
+      lib = (std::filesystem::path(m).parent_path() / lib).string();
+    }
+#ifdef RTLD_DEEPBIND
+    dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);  // kept for the process; failure is harmless
+#endif
+  }
+}
+
 }  // namespace
 
 const Api* api(std::string& reason) {
@@ -37,6 +84,7 @@ const Api* api(std::string& reason) {
   static const Api* loaded = nullptr;
   static std::string why;
   std::call_once(once, [] {
+    preload_lavapipe();
     std::string tried;
     void* handle = nullptr;
     for (const auto& path : candidates()) {
