@@ -142,7 +142,7 @@ def test_probe_gpu_path_reports_what_ran():
     h = st.probe_gpu_path("topk", backend="hip", rows=1, cols=3, k=1)
     assert not h["strict_success"] and "HIP kernels are not built" in h["strict_error"]
     assert h["non_strict_values"] == [0.5] and h["non_strict_indices"] == [2]
-    with pytest.raises(ValueError, match="backend must be 'cuda' or 'hip'"):
+    with pytest.raises(ValueError, match="backend must be 'cuda', 'hip' or 'wgpu'"):
         st.probe_gpu_path(backend="cpu")
     with pytest.raises(ValueError, match="k=6 exceeds cols=5"):
         st.probe_gpu_path(k=6)

@@ -635,3 +635,19 @@ def test_kernels_compile_after_tensorflow_is_loaded():
                    "x = st.ones(3).to('wgpu')\nprint((x * 3 + x).cpu().tolist())\n")
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "[4.0, 4.0, 4.0]"
+
+
+@needs_wgpu
+def test_rank_plans_and_the_gpu_probe_run_on_wgpu():
+    p = st.plan_topk(rows=3, cols=40, k=5, backend="wgpu")
+    assert p.effective_backend == "wgpu" and p.runtime_ready
+    x = f32(3, 40)
+    x[1, 7] = np.nan
+    v_cpu, i_cpu = p.execute(st.tensor(x))
+    v_gpu, i_gpu = p.execute(st.tensor(x).to("wgpu"))
+    assert v_gpu.device == "wgpu"
+    np.testing.assert_array_equal(to_np(v_gpu), to_np(v_cpu))
+    np.testing.assert_array_equal(to_np(i_gpu), to_np(i_cpu))
+    r = st.probe_gpu_path("bottomk", backend="wgpu", rows=2, cols=5, k=2)
+    assert r["strict_success"] and r["gpu_path_available"] and not r["used_fallback"]
+    assert r["strict_values"] == [-2.5, -1.5, -2.375, -1.375] and r["strict_indices"] == [0, 1, 0, 1]
