@@ -315,7 +315,8 @@ def test_cumsum():
 
 
 @needs_wgpu
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (5, 3, 7), (64, 64, 64), (65, 17, 130), (33, 200, 9)])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (5, 3, 7), (64, 64, 64), (65, 17, 130), (33, 200, 9),
+                                   (300, 100, 270), (256, 64, 256)])  # the last two: 128x128 tiles
 def test_matmul_and_gradients(m, k, n):
     check(lambda a, b: a @ b, f32(m, k), f32(k, n), grad=True, rtol=1e-4, atol=1e-4)
 
@@ -326,6 +327,10 @@ def test_matmul_transposed_operands_and_bmm():
     check(lambda x, y: x @ y.t(), a, b, grad=True, rtol=1e-4, atol=1e-4)
     check(lambda x: x.t() @ x, a, grad=True, rtol=1e-4, atol=1e-4)
     check(lambda x, y: st.bmm(x, y), f32(3, 9, 11), f32(3, 11, 5), grad=True, rtol=1e-4, atol=1e-4)
+    # The 128x128-tile kernel with each transpose combination, batched.
+    big_a, big_b = f32(2, 260, 90), f32(2, 300, 90)
+    check(lambda x, y: st.bmm(x, y.transpose(1, 2)), big_a, big_b, grad=True, rtol=1e-4, atol=1e-4)
+    check(lambda x: x.transpose(1, 2) @ x, f32(2, 70, 257), rtol=1e-4, atol=1e-4)
     check(lambda x, y: x @ y, f32(2, 3, 9, 11), f32(11, 4), grad=True, rtol=1e-4, atol=1e-4)
 
 

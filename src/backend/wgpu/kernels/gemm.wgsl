@@ -56,3 +56,61 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
   }
 }
+//@kernel tiled128
+// Large products: 128x128 tiles of C per workgroup of 256 invocations (16 x 16), each computing
+// 8x8 outputs at rows ty + 16u and columns tx + 16v (so a subgroup reads workgroup memory
+// without bank conflicts and stores C coalesced); K in steps of 8. P and the loads as above.
+var<workgroup> As: array<f32, 1024>;  // [8][128]: As[p * 128 + i]
+var<workgroup> Bs: array<f32, 1024>;  // [8][128]: Bs[p * 128 + j]
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let m = P[0];
+  let n = P[1];
+  let k = P[2];
+  let lda = P[3];
+  let ldb = P[4];
+  let ldc = P[5];
+  let bz = i32(wid.z);
+  let aoff = P[6] + bz * P[9];
+  let boff = P[7] + bz * P[10];
+  let coff = P[8] + bz * P[11];
+  let row0 = i32(wid.y) * 128;
+  let col0 = i32(wid.x) * 128;
+  let ty = i32(lid / 16u);
+  let tx = i32(lid % 16u);
+  var acc: array<f32, 64>;
+  for (var q = 0; q < 64; q = q + 1) { acc[q] = 0.0; }
+  for (var p0 = 0; p0 < k; p0 = p0 + 8) {
+    for (var e = 0; e < 4; e = e + 1) {
+      let idx = e * 256 + i32(lid);  // 0..1023
+      {{LOADS}}
+    }
+    workgroupBarrier();
+    for (var p = 0; p < 8; p = p + 1) {
+      var a: array<f32, 8>;
+      var b: array<f32, 8>;
+      for (var u = 0; u < 8; u = u + 1) {
+        a[u] = As[p * 128 + ty + 16 * u];
+        b[u] = Bs[p * 128 + tx + 16 * u];
+      }
+      for (var u = 0; u < 8; u = u + 1) {
+        for (var v = 0; v < 8; v = v + 1) { acc[u * 8 + v] = acc[u * 8 + v] + a[u] * b[v]; }
+      }
+    }
+    workgroupBarrier();
+  }
+  let alpha = pf(12);
+  let beta = pf(13);
+  for (var u = 0; u < 8; u = u + 1) {
+    let i = row0 + ty + 16 * u;
+    if (i >= m) { continue; }
+    for (var v = 0; v < 8; v = v + 1) {
+      let j = col0 + tx + 16 * v;
+      if (j >= n) { continue; }
+      let at = coff + i * ldc + j;
+      var r = alpha * acc[u * 8 + v];
+      if (beta != 0.0) { r = r + beta * ldf_c(at); }
+      stf_c(at, r);
+    }
+  }
+}
