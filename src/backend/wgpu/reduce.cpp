@@ -40,9 +40,11 @@ void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, 
                                i32(C, "chunks"), i32(L, "chunk"), xoff, ooff};
   const Subs subs{{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
   const std::vector<Arg> args{{"x", x.dtype()}, {"out", out.dtype(), true}};
-  if (inner >= 64) {  // neighbouring invocations read neighbouring elements: one invocation per output
+  // One invocation per output when neighbouring invocations read neighbouring elements (inner >= 64)
+  // or the reduced run is short; else one workgroup per output, a tree in workgroup memory.
+  if (inner >= 64 || L <= 128) {
     run("reduce", "cols", args, {ref(x), ref(out)}, p, outputs, subs);
-  } else {  // one workgroup per output, a tree in workgroup memory
+  } else {
     run("reduce", "rows", args, {ref(x), ref(out)}, p, outputs * 256, subs);
   }
 }
