@@ -656,3 +656,12 @@ def test_rank_plans_and_the_gpu_probe_run_on_wgpu():
     r = st.probe_gpu_path("bottomk", backend="wgpu", rows=2, cols=5, k=2)
     assert r["strict_success"] and r["gpu_path_available"] and not r["used_fallback"]
     assert r["strict_values"] == [-2.5, -1.5, -2.375, -1.375] and r["strict_indices"] == [0, 1, 0, 1]
+
+
+@needs_wgpu
+def test_allocation_beyond_the_adapters_limit_is_a_clear_error():
+    limit = st.describe_device("wgpu")["limits"]["max_storage_buffer_binding_size"]
+    before = st.wgpu.memory_allocated()
+    with pytest.raises(st.OutOfMemoryError, match=r"wgpu: cannot allocate \d+ bytes: the adapter's largest buffer"):
+        st.empty(limit // 4 + 1, device="wgpu")
+    assert st.wgpu.memory_allocated() == before

@@ -254,8 +254,21 @@ void* Context::allocate(size_t nbytes) {
     base = it->second;
     free_.erase(it);
   } else {
-    WGPUBuffer b = create_buffer(cap, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst);
-    check_errors("allocate " + std::to_string(nbytes) + " bytes");
+    const WGPUBufferUsage usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    WGPUBuffer b = create_buffer(cap, usage);
+    if (!errors_.empty()) {  // out of device memory: give the cached buffers back and try once more
+      errors_.clear();
+      api_->wgpuBufferRelease(b);
+      empty_cache();
+      b = create_buffer(cap, usage);
+      if (!errors_.empty()) {
+        std::string e;
+        e.swap(errors_);
+        api_->wgpuBufferRelease(b);
+        throw OutOfMemoryError("wgpu: cannot allocate " + std::to_string(nbytes) + " bytes (" +
+                               std::to_string(allocated_) + " in use, cache emptied): " + e);
+      }
+    }
     base = next_va_;
     next_va_ += (cap + 4095 + 4096) & ~uintptr_t(4095);
     blocks_[base] = Block{b, cap, false, 0};
