@@ -54,22 +54,11 @@ def report(name, st_step, torch_step, reps, rounds=3):
             profile_step(lib, fn, PROFILE_ROWS, steps=3, label=name)
 
 
-def cnn(quick):
-    B = 64 if quick else 256
-    chans = (3, 64, 128, 256, 256)
-
-    def build(mod):
-        layers = []
-        for i in range(4):
-            layers += [mod.Conv2d(chans[i], chans[i + 1], 3, padding=1), mod.BatchNorm2d(chans[i + 1]), mod.ReLU()]
-            if i % 2 == 1:
-                layers.append(mod.MaxPool2d(2))
-        layers += [mod.AdaptiveAvgPool2d(1), mod.Flatten(), mod.Linear(chans[-1], 10)]
-        return mod.Sequential(*layers)
-
-    sm, tm = build(st.nn).to("cuda"), build(torch.nn).cuda()
-    so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9)
-    to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9)
+def image_classifier_steps(st_model, torch_model, B, weight_decay=0.0):
+    """(SpiralTorch step, PyTorch step): SGD with momentum on one 32x32 RGB batch, 10 classes."""
+    sm, tm = st_model.to("cuda"), torch_model.cuda()
+    so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9, weight_decay=weight_decay)
+    to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9, weight_decay=weight_decay)
     tx = torch.randn(B, 3, 32, 32, device="cuda")
     ty = torch.randint(0, 10, (B,), device="cuda")
     sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
@@ -84,7 +73,24 @@ def cnn(quick):
         torch.nn.functional.cross_entropy(tm(tx), ty).backward()
         to.step()
 
-    report(f"CNN+BN 3-64-128-256-256, B={B}, 32x32, SGD", st_step, torch_step, reps=10)
+    return st_step, torch_step
+
+
+def cnn(quick):
+    B = 64 if quick else 256
+    chans = (3, 64, 128, 256, 256)
+
+    def build(mod):
+        layers = []
+        for i in range(4):
+            layers += [mod.Conv2d(chans[i], chans[i + 1], 3, padding=1), mod.BatchNorm2d(chans[i + 1]), mod.ReLU()]
+            if i % 2 == 1:
+                layers.append(mod.MaxPool2d(2))
+        layers += [mod.AdaptiveAvgPool2d(1), mod.Flatten(), mod.Linear(chans[-1], 10)]
+        return mod.Sequential(*layers)
+
+    report(f"CNN+BN 3-64-128-256-256, B={B}, 32x32, SGD", *image_classifier_steps(build(st.nn), build(torch.nn), B),
+           reps=10)
 
 
 def resnet18(quick):
@@ -115,24 +121,8 @@ def resnet18(quick):
         layers += [mod.AdaptiveAvgPool2d(1), mod.Flatten(), mod.Linear(512, 10)]
         return mod.Sequential(*layers)
 
-    sm, tm = build(st.nn, st.nn.Module).to("cuda"), build(torch.nn, torch.nn.Module).cuda()
-    so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
-    to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
-    tx = torch.randn(B, 3, 32, 32, device="cuda")
-    ty = torch.randint(0, 10, (B,), device="cuda")
-    sx, sy = st.from_dlpack(tx), st.from_dlpack(ty)
-
-    def st_step():
-        so.zero_grad()
-        sF.cross_entropy(sm(sx), sy).backward()
-        so.step()
-
-    def torch_step():
-        to.zero_grad()
-        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
-        to.step()
-
-    report(f"ResNet-18 (CIFAR), B={B}, 32x32, SGD", st_step, torch_step, reps=5)
+    steps = image_classifier_steps(build(st.nn, st.nn.Module), build(torch.nn, torch.nn.Module), B, weight_decay=5e-4)
+    report(f"ResNet-18 (CIFAR), B={B}, 32x32, SGD", *steps, reps=5)
 
 
 def graph_mlp(quick):

@@ -13,6 +13,9 @@ command -v ccache >/dev/null || need_apt+=(ccache)
 [ -f /usr/share/wordnet/data.noun ] || need_apt+=(wordnet-base)
 # English text for the byte-level language models (spiraltorch.datasets.fortunes_text).
 [ -f /usr/share/games/fortunes/fortunes ] || need_apt+=(fortunes)
+# Mesa's lavapipe (Vulkan on the CPU), so the wgpu backend's suite runs on a machine without a GPU.
+[ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 ||
+  need_apt+=(mesa-vulkan-drivers)
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"

@@ -4,14 +4,14 @@
 
 namespace st {
 
-enum class DeviceType : uint8_t { CPU, CUDA };
+enum class DeviceType : uint8_t { CPU, CUDA, WGPU };
 
 struct Device {
   DeviceType type = DeviceType::CPU;
   int index = 0;
   Device() = default;
   Device(DeviceType t, int i = 0) : type(t), index(i) {}
-  // Parses "cpu", "cuda", "cuda:1".
+  // Parses "cpu", "cuda", "cuda:1", "wgpu".
   static Device parse(const std::string& spec);
   std::string str() const;
   bool operator==(const Device&) const = default;

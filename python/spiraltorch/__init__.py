@@ -42,7 +42,7 @@ from . import optim  # noqa: F401
 from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
 from . import compat, dataset, distributed  # noqa: F401
 from .compat import capture, share  # noqa: F401
-from . import amp, backends, cpu, cuda  # noqa: F401
+from . import amp, backends, cpu, cuda, wgpu  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from . import accelerator, utils, vision  # noqa: F401
 from .accelerator import device  # noqa: F401

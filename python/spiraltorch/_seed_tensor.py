@@ -20,7 +20,8 @@ __all__ = ["install"]
 
 Tensor = _core.Tensor
 
-# The original's backend labels; "wgpu"/"mps" name devices this build does not have.
+# The original's backend labels; "mps" names a device this build does not have, "wgpu" one it
+# has when built with the wgpu backend and an adapter answers.
 _BACKENDS = (None, "auto", "cpu", "cuda", "wgpu", "mps")
 
 
@@ -80,15 +81,17 @@ def _squared_l2_norm(self: Tensor) -> float:
 def _check_backend(backend: Optional[str], t: Tensor, op: str) -> None:
     if backend not in _BACKENDS:
         raise _core.SpiralValueError(f"{op}: unknown backend {backend!r}; expected one of auto, cpu, cuda, wgpu, mps")
-    if backend in ("wgpu", "mps"):
+    if backend == "mps":
         raise _core.DeviceUnavailableError(f"{op}: backend '{backend}' is not built into this SpiralTorch")
-    if backend in ("cpu", "cuda") and not str(t.device).startswith(backend):
+    if backend == "wgpu" and not _core._wgpu_is_available():
+        raise _core.DeviceUnavailableError(f"{op}: backend 'wgpu' is not available: {_core._wgpu_unavailable_reason()}")
+    if backend in ("cpu", "cuda", "wgpu") and not str(t.device).startswith(backend):
         raise _core.SpiralValueError(f"{op}: backend '{backend}' asked for a tensor on {t.device}; move it first")
 
 
 def _row_softmax(self: Tensor, *, backend: Optional[str] = None) -> Tensor:
     """Softmax of every row of a 2-D tensor (max-shifted, rows sum to 1), on the tensor's
-    device. ``backend`` (auto/cpu/cuda) only checks where the tensor lives."""
+    device. ``backend`` (auto/cpu/cuda/wgpu) only checks where the tensor lives."""
     _require_2d(self, "Tensor.row_softmax")
     _check_backend(backend, self, "Tensor.row_softmax")
     return self.softmax(-1)

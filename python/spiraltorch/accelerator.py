@@ -15,7 +15,7 @@ __all__ = ["current_accelerator", "device", "device_count", "is_available"]
 
 
 class device:
-    """A device name: ``device("cuda:1")``, ``device("cuda", 1)``, ``device("cpu")``.
+    """A device name: ``device("cuda:1")``, ``device("cuda", 1)``, ``device("cpu")``, ``device("wgpu")``.
     ``str(d)`` is what every SpiralTorch ``device=`` argument accepts; ``d.type`` and
     ``d.index`` split it."""
 
@@ -24,8 +24,8 @@ class device:
     def __init__(self, spec: Union[str, "device"], index: Optional[int] = None) -> None:
         text = str(spec)
         kind, _, idx = text.partition(":")
-        if kind not in ("cpu", "cuda"):
-            raise ValueError(f"device: unknown device type {kind!r} (expected 'cpu' or 'cuda')")
+        if kind not in ("cpu", "cuda", "wgpu"):
+            raise ValueError(f"device: unknown device type {kind!r} (expected 'cpu', 'cuda' or 'wgpu')")
         if idx and index is not None:
             raise ValueError(f"device: index given twice in device({text!r}, {index})")
         self.type = kind

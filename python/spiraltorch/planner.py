@@ -261,12 +261,12 @@ def bottomk(x: Any, k: int) -> tuple[Any, Any]:
 def probe_gpu_path(kind: str = "bottomk", *, backend: str = "cuda", rows: int = 2, cols: int = 5,
                    k: int = 2) -> dict[str, Any]:
     """Runs a rank-k of ``kind`` on the synthetic matrix x[r][c] = (c - cols/2) + 0.125 r, first on
-    the GPU backend alone (strict), then allowing the CPU as a fallback (non-strict). Reports
-    what ran, the values and indices (flat, row-major) and any error; a GPU path that is not
-    built or has no device is reported, never faked."""
+    the GPU backend alone (strict: "cuda", "wgpu", or "hip", which is not built), then allowing
+    the CPU as a fallback (non-strict). Reports what ran, the values and indices (flat, row-major)
+    and any error; a GPU path that is not built or has no device is reported, never faked."""
     be = _parse_backend(backend)
-    if be not in ("cuda", "hip"):
-        raise ValueError(f"probe_gpu_path: backend must be 'cuda' or 'hip', got '{backend}'")
+    if be not in ("cuda", "hip", "wgpu"):
+        raise ValueError(f"probe_gpu_path: backend must be 'cuda', 'hip' or 'wgpu', got '{backend}'")
     p = plan(kind, rows, cols, k, backend=be)
     x = _core.tensor([[(c - cols / 2) + 0.125 * r for c in range(cols)] for r in range(rows)],
                      dtype=_core.dtype.float32)
@@ -280,9 +280,14 @@ def probe_gpu_path(kind: str = "bottomk", *, backend: str = "cuda", rows: int = 
     try:
         if be == "hip":
             raise RuntimeError("HIP kernels are not built into SpiralTorch (hip_probe() reports the runtime)")
-        if not _core._cuda_is_available():
-            raise RuntimeError(f"CUDA is not available: {_core._cuda_unavailable_reason()}")
-        sv, si = run("cuda")
+        if be == "wgpu":
+            if not _core._wgpu_is_available():
+                raise RuntimeError(f"wgpu is not available: {_core._wgpu_unavailable_reason()}")
+            sv, si = run("wgpu")
+        else:
+            if not _core._cuda_is_available():
+                raise RuntimeError(f"CUDA is not available: {_core._cuda_unavailable_reason()}")
+            sv, si = run("cuda")
         out.update(strict_success=True, strict_values=sv, strict_indices=si, strict_error=None)
     except Exception as exc:  # reported, not raised: the probe's job is to say what happened
         out.update(strict_success=False, strict_values=None, strict_indices=None, strict_error=str(exc))

@@ -5,8 +5,9 @@ requested and the effective runtime of one request), ``evaluate_runtime_device_r
 backend a run should take, and what blocks it) and ``init_backend``.
 
 Nothing here reports hardware that is not there: the CPU is always present; CUDA is reported
-available only when the build has it and a GPU answers, otherwise with the reason; WGPU, HIP and
-MPS are not compiled into SpiralTorch and are reported as such.
+available only when the build has it and a GPU answers, otherwise with the reason; WGPU likewise
+(the real adapter's name, backend, limits and features when one answers); HIP and MPS are not
+compiled into SpiralTorch and are reported as such.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def runtime_state(backend: str) -> Dict[str, Any]:
         return {"backend": "cuda", "compiled": built, "runtime_ready": ready,
                 "runtime_status": "ready" if ready else ("initialization_failed" if built else "feature_disabled"),
                 "reason": None if ready else _core._cuda_unavailable_reason()}
+    if name == "wgpu":
+        built, ready = bool(_core._wgpu_is_built()), bool(_core._wgpu_is_available())
+        return {"backend": "wgpu", "compiled": built, "runtime_ready": ready,
+                "runtime_status": "ready" if ready else ("initialization_failed" if built else "feature_disabled"),
+                "reason": None if ready else _core._wgpu_unavailable_reason()}
     return {"backend": name, "compiled": False, "runtime_ready": False, "runtime_status": "feature_disabled",
             "reason": f"the {name} backend is not compiled into this build"}
 
@@ -168,6 +174,17 @@ def _describe(name: str) -> Dict[str, Any]:
         if name == "auto":
             info["requested"] = "auto"
         return info
+    if name == "wgpu":
+        if not _core._wgpu_is_available():
+            return {"backend": "wgpu", "device": "wgpu", "available": False, "compiled": bool(_core._wgpu_is_built()),
+                    "reason": _core._wgpu_unavailable_reason()}
+        a = _core._wgpu_adapter_info()
+        return {"backend": "wgpu", "device": "wgpu", "available": True, "device_name": a["name"],
+                "vendor": a["vendor"], "vendor_id": a["vendor_id"], "device_id": a["device_id"],
+                "architecture": a["architecture"], "driver": a["driver"], "graphics_backend": a["backend"],
+                "adapter_type": a["adapter_type"], "library": a["library"], "limits": a["limits"],
+                "features": a["features"], "shader_f16": "shader-f16" in a["features"],
+                "dtypes": ("float32", "float16", "bfloat16", "int64", "int32", "uint8", "bool")}
     if name in ("cpu", "auto"):
         info = _core._describe_cpu()
         if name == "auto":
@@ -321,7 +338,8 @@ def init_backend(label: str) -> bool:
     """Prepares ``label`` for use and says whether work can run there: the CPU (and its aliases
     "faer", "simd", "naive") always; "auto" resolves to CUDA when a GPU answers, else the CPU;
     "cuda" selects the current device and synchronises it (creating its context), False when the
-    build has no CUDA or no GPU answers; "wgpu", "hip" and "mps" are not compiled in: False.
+    build has no CUDA or no GPU answers; "wgpu" creates the adapter's device and waits for it, False
+    when the build has no wgpu or no adapter answers; "hip" and "mps" are not compiled in: False.
     Unknown labels raise ``SpiralValueError``."""
     name = _canonical(label, "init_backend")
     if name == "auto":
@@ -334,6 +352,11 @@ def init_backend(label: str) -> bool:
         dev = _core._cuda_current_device()
         _core._cuda_set_device(dev)
         _core._cuda_synchronize(dev)
+        return True
+    if name == "wgpu":
+        if not _core._wgpu_is_available():
+            return False
+        _core._wgpu_synchronize()
         return True
     return False
 
@@ -349,6 +372,11 @@ def _require_backend(backend: str, op: str) -> str:
             raise _core.DeviceUnavailableError(f"{op}: backend 'cuda' is not available: "
                                                + _core._cuda_unavailable_reason())
         return "cuda"
+    if name in ("wgpu", "webgpu"):
+        if not _core._wgpu_is_available():
+            raise _core.DeviceUnavailableError(f"{op}: backend 'wgpu' is not available: "
+                                               + _core._wgpu_unavailable_reason())
+        return "wgpu"
     if name not in KNOWN_BACKENDS:
         raise _core.SpiralValueError(f"{op}: unknown backend '{backend}'")
     raise _core.DeviceUnavailableError(f"{op}: backend '{name}' is not available in this build")

@@ -28,7 +28,9 @@ def _unavailable_reason(label: str) -> str | None:
         return None
     if label == "cuda":
         return None if _core._cuda_is_available() else _core._cuda_unavailable_reason()
-    return {"wgpu": "SpiralTorch has no WGPU backend", "mps": "SpiralTorch has no Metal (MPS) backend",
+    if label == "wgpu":
+        return None if _core._wgpu_is_available() else _core._wgpu_unavailable_reason()
+    return {"mps": "SpiralTorch has no Metal (MPS) backend",
             "hip": "SpiralTorch has no HIP backend"}[label]
 
 
@@ -39,12 +41,16 @@ def _runtime_status(label: str) -> str:
         if _core._cuda_is_available():
             return "ready"
         return "initialization_failed" if _core._cuda_is_built() else "feature_disabled"
+    if label == "wgpu":
+        if _core._wgpu_is_available():
+            return "ready"
+        return "initialization_failed" if _core._wgpu_is_built() else "feature_disabled"
     return "feature_disabled"
 
 
 class SpiralSession:
-    """Resolves ``backend`` ("auto", "cpu", "cuda", or "wgpu"/"mps"/"hip", which this build can
-    plan for but not run) once.
+    """Resolves ``backend`` ("auto", "cpu", "cuda", "wgpu", or "mps"/"hip", which this build can
+    plan for but not run) once; "wgpu" runs when the build has the wgpu backend and an adapter answers.
 
     "auto" takes CUDA when a GPU is usable, else the CPU. An explicit backend that cannot run
     here falls back to the CPU when ``accelerator_fallback`` is "allow" (the default, or
@@ -52,7 +58,7 @@ class SpiralSession:
     raises ``DeviceUnavailableError``. ``seed`` seeds the global generator (``st.manual_seed``).
 
     Attributes: ``backend`` (the label as given), ``seed``, ``requested_backend``,
-    ``effective_backend``, ``device`` ("cpu" or "cuda:N"), ``accelerator_fallback``,
+    ``effective_backend``, ``device`` ("cpu", "cuda:N" or "wgpu"), ``accelerator_fallback``,
     ``fallback_reason`` (None unless a fallback happened), ``device_preflight`` (the
     ``describe_device`` report of the effective backend)."""
 
@@ -84,7 +90,8 @@ class SpiralSession:
             else:
                 self.effective_backend = "cpu"
                 self.fallback_reason = reason
-        self.device = f"cuda:{_core._cuda_current_device()}" if self.effective_backend == "cuda" else "cpu"
+        self.device = (f"cuda:{_core._cuda_current_device()}" if self.effective_backend == "cuda"
+                       else "wgpu" if self.effective_backend == "wgpu" else "cpu")
         # The effective backend's report, with the runtime status of both backends:
         # "cpu", "ready" (a usable GPU), "initialization_failed" (built, no usable device) or
         # "feature_disabled" (not built into this package).

@@ -19,6 +19,7 @@ void bind_nn(nb::module_& parent);
 void bind_optim(nb::module_& root);
 void bind_io(nb::module_& m);
 void bind_cuda(nb::module_& m);
+void bind_wgpu(nb::module_& m);
 void bind_cpu(nb::module_& m);
 void bind_amp(nb::module_& m);
 void bind_custom_op(nb::module_& m);
@@ -129,6 +130,7 @@ NB_MODULE(_core, m) {
   bind_optim(m);
   bind_io(m);
   bind_cuda(m);
+  bind_wgpu(m);
   bind_cpu(m);
   bind_amp(m);
   bind_custom_op(m);

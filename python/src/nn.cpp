@@ -237,7 +237,7 @@ void bind_nn(nb::module_& parent) {
         // A device name, or a device object (st.device) that prints as one.
         if (nb::isinstance<nb::str>(target) || (nb::hasattr(target, "type") && nb::hasattr(target, "index"))) {
           const std::string s = nb::cast<std::string>(nb::str(target));
-          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
+          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
             nb::cast<Module&>(self).to(st::Device::parse(s));
             return nb::borrow(self);
           }

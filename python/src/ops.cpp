@@ -319,14 +319,17 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     if (auto s = to_scalar(e)) return st::pow(a, *s);
     return st::pow(a, as_operand(e, a));
   }, nb::arg("exponent"));
-  // matmul keeps the seed's `backend=` keyword: "auto" and "cpu" run here, others are refused.
+  // matmul keeps the seed's `backend=` keyword: "auto" and "cpu" run here, "cuda" and "wgpu" run
+  // there when present (others are refused).
   both(m, cls, "matmul", [](const Tensor& a, nb::handle b, std::optional<std::string> backend) {
     if (backend && *backend != "auto" && *backend != "cpu") {
       nb::module_ stmod = nb::module_::import_("spiraltorch");
       stmod.attr("_require_backend")(*backend, "matmul");
-      if (*backend == "cuda" && a.device().type != st::DeviceType::CUDA) {
+      const bool wgpu = *backend == "wgpu" || *backend == "webgpu";
+      if ((*backend == "cuda" && a.device().type != st::DeviceType::CUDA) ||
+          (wgpu && a.device().type != st::DeviceType::WGPU)) {
         // Runs the product on the GPU and hands the result back where `a` lives.
-        const st::Device gpu(st::DeviceType::CUDA, 0);
+        const st::Device gpu(wgpu ? st::DeviceType::WGPU : st::DeviceType::CUDA, 0);
         return st::to_device(st::matmul(st::to_device(a, gpu), st::to_device(as_operand(b, a), gpu)), a.device());
       }
     }

@@ -30,6 +30,11 @@ nb::dlpack::dtype to_dl(Dtype d) {
 
 template <typename Framework>
 nb::ndarray<Framework> export_array(const Tensor& t) {
+  if (t.device().type == st::DeviceType::WGPU) {
+    // wgpu buffers have no address another framework could use (WebGPU exposes none).
+    throw st::DeviceUnavailableError("__dlpack__: tensor is on " + t.device().str() +
+                                     ", whose buffers cannot be shared through DLPack; copy it with .cpu() first");
+  }
   // The exported array keeps a detached alias of the tensor (and so its storage) alive.
   nb::object owner = nb::cast(t.detach());
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
@@ -361,7 +366,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         const bool device_object = !dt.is_none() && nb::hasattr(dt, "type") && nb::hasattr(dt, "index");
         if (!dt.is_none() && (nb::isinstance<nb::str>(dt) || device_object)) {
           const std::string s = nb::cast<std::string>(nb::str(dt));
-          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0) {
+          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
             Tensor moved = st::to_device(t, st::Device::parse(s));
             if (kw.contains("dtype") && !kw["dtype"].is_none()) moved = moved.to(to_dtype(kw["dtype"]));
             return moved;
@@ -440,6 +445,10 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       }, nb::arg("kwargs"))
       .def("__dlpack_device__", [](const Tensor& t) {
         if (t.device().type == st::DeviceType::CUDA) return nb::make_tuple(2, t.device().index);
+        if (t.device().type == st::DeviceType::WGPU) {
+          throw st::DeviceUnavailableError("__dlpack_device__: tensor is on " + t.device().str() +
+                                           ", whose buffers cannot be shared through DLPack; copy it with .cpu() first");
+        }
         return nb::make_tuple(1, 0);
       })
       .def("_set_repr_hook", [](nb::object) {});

@@ -239,5 +239,8 @@ Backend& cpu_backend();
 // The CUDA backend of one device (src/backend/cuda/; a build without CUDA links cuda_stub.cpp, which throws
 // DeviceUnavailableError with the reason when CUDA is not built or not present).
 Backend& cuda_backend(int index);
+// The wgpu backend (src/backend/wgpu/; wgpu_stub.cpp in builds without it throws
+// DeviceUnavailableError with the reason, as does a machine where no adapter is found).
+Backend& wgpu_backend(int index);
 
 }  // namespace st::backend

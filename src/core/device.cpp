@@ -17,12 +17,14 @@ Device Device::parse(const std::string& spec) {
   }
   if (kind == "cpu") return {DeviceType::CPU, index};
   if (kind == "cuda") return {DeviceType::CUDA, index};
-  throw ValueError("device: unknown device '" + spec + "' (expected 'cpu' or 'cuda[:N]')");
+  if (kind == "wgpu") return {DeviceType::WGPU, index};
+  throw ValueError("device: unknown device '" + spec + "' (expected 'cpu', 'cuda[:N]' or 'wgpu')");
 }
 
 std::string Device::str() const {
   // A host device other than 0 (a stand-in used to test device placement) keeps its index.
   if (type == DeviceType::CPU) return index == 0 ? std::string("cpu") : "cpu:" + std::to_string(index);
+  if (type == DeviceType::WGPU) return index == 0 ? std::string("wgpu") : "wgpu:" + std::to_string(index);
   return "cuda:" + std::to_string(index);
 }
 

@@ -7,6 +7,7 @@
 #include "core/host_cache.h"
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
+#include "spiraltorch/wgpu.h"
 
 namespace st {
 
@@ -17,6 +18,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
     const int index = device.index;
     void* p = cuda::allocate(nbytes, index);
     return std::make_shared<Storage>(p, nbytes, device, [p, index] { cuda::release(p, index); });
+  }
+  if (device.type == DeviceType::WGPU) {
+    // The wgpu caching allocator (src/backend/wgpu/context.cpp): a device-virtual address that
+    // the backend resolves to (buffer, offset); a build without wgpu throws with the reason.
+    if (device.index != 0) throw DeviceUnavailableError("allocate: device " + device.str() + " does not exist");
+    void* p = wgpu::allocate(nbytes);
+    return std::make_shared<Storage>(p, nbytes, device, [p] { wgpu::release(p); });
   }
   if (device.type != DeviceType::CPU) {
     throw DeviceUnavailableError("allocate: device " + device.str() + " is not available in this build");

@@ -7,6 +7,7 @@
 
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
+#include "spiraltorch/wgpu.h"
 
 namespace st::runtime {
 
@@ -50,7 +51,7 @@ RankKind parse_rank_kind(std::string_view name) {
 RankKind rank_of(RankKind kind) { return kind == RankKind::Fft ? RankKind::TopK : kind; }
 
 bool runtime_ready(const std::string& backend) {
-  return backend == "cpu" || (backend == "cuda" && cuda::is_available());
+  return backend == "cpu" || (backend == "cuda" && cuda::is_available()) || (backend == "wgpu" && wgpu::is_available());
 }
 
 std::string resolve_backend(const std::string& backend) {

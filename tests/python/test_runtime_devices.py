@@ -29,9 +29,10 @@ def test_describe_device_launch_plan_comes_from_the_planner():
 
 
 def test_workgroup_alignment_and_occupancy_heuristic():
-    # wgpu is planned for (fixed capability table) but not present: the plan is still computed.
+    # wgpu is planned for from its fixed capability table, present or not: the plan is the same.
     d = st.describe_device("wgpu", workgroup=300, cols=4096)
-    assert d["available"] is False and "not compiled" in d["reason"] and d["caps_source"] == "table"
+    assert d["available"] is st.wgpu.is_available() and d["caps_source"] == "table"
+    assert d.get("reason") == (None if st.wgpu.is_available() else st.wgpu.unavailable_reason())
     assert d["caps"]["max_workgroup"] == 256 and d["aligned_workgroup"] == 256
     assert d["workgroups_for_request"] == 2 and d["lane_utilization"] == pytest.approx(300 / 512)
     # occupancy (labelled heuristic): (0.6 * 256/256 + 0.4 * (1 - min(44/256, 0.6))) * min(256/32/4, 1.25)
@@ -70,16 +71,19 @@ def test_cuda_is_never_invented():
 
 
 def test_describe_runtime_devices_report():
-    rep = st.describe_runtime_devices(["cpu", "cuda", "wgpu", "tpu"], required_ready_backends=["cpu", "wgpu"],
+    rep = st.describe_runtime_devices(["cpu", "cuda", "hip", "tpu"], required_ready_backends=["cpu", "hip"],
                                       workgroup=64)
-    assert rep["backends"] == ["cpu", "cuda", "wgpu", "tpu"]
+    assert rep["backends"] == ["cpu", "cuda", "hip", "tpu"]
     assert rep["ready_backends"] == (["cpu", "cuda"] if HAVE_CUDA else ["cpu"])
-    assert rep["not_ready_backends"] == (["wgpu"] if HAVE_CUDA else ["cuda", "wgpu"])
+    assert rep["not_ready_backends"] == (["hip"] if HAVE_CUDA else ["cuda", "hip"])
     assert rep["error_backends"] == ["tpu"] and "unknown backend 'tpu'" in rep["errors"]["tpu"]
-    assert rep["status_by_backend"]["cpu"] == "cpu" and rep["status_by_backend"]["wgpu"] == "feature_disabled"
+    assert rep["status_by_backend"]["cpu"] == "cpu" and rep["status_by_backend"]["hip"] == "feature_disabled"
     assert rep["status_by_backend"]["tpu"] == "error"
     assert rep["reports"]["cpu"]["aligned_workgroup"] == 64  # describe_device arguments are passed on
-    assert rep["missing_ready_backends"] == ["wgpu"] and rep["runtime_readiness"] == "not_ready"
+    assert rep["missing_ready_backends"] == ["hip"] and rep["runtime_readiness"] == "not_ready"
+    w = st.describe_runtime_devices(["wgpu"])
+    assert w["ready_backends"] == (["wgpu"] if st.wgpu.is_available() else [])
+    assert w["status_by_backend"]["wgpu"] == st.runtime.runtime_state("wgpu")["runtime_status"]
     assert rep["all_ready"] is False and rep["has_errors"] is True
     assert st.describe_runtime_devices(["cpu"])["runtime_readiness"] == "ready"
     with pytest.raises(st.SpiralValueError, match="unknown backend 'tpu'"):
@@ -91,9 +95,9 @@ def test_observe_runtime_device_probe_requested_vs_effective():
     assert p["requested_runtime"] == p["effective_runtime"] and p["effective_backend"] == "cpu"
     assert p["fallback_reason"] is None and p["launch"]["caps"]["max_workgroup"] == 64
     assert p["launch"]["aligned_workgroup"] == 63 and p["request"]["max_workgroup"] == 64
-    w = st.observe_runtime_device_probe("wgpu")
+    w = st.observe_runtime_device_probe("hip")
     assert w["requested_runtime"]["runtime_status"] == "feature_disabled" and w["effective_backend"] == "cpu"
-    assert w["fallback_reason"].startswith("wgpu is not ready: the wgpu backend is not compiled")
+    assert w["fallback_reason"].startswith("hip is not ready: the hip backend is not compiled")
     assert w["device"]["backend"] == "cpu" and "launch" not in w
     with pytest.raises(st.SpiralValueError, match="max_workgroup' must be a positive integer"):
         st.observe_runtime_device_probe("cpu", max_workgroup=0)
@@ -102,17 +106,17 @@ def test_observe_runtime_device_probe_requested_vs_effective():
 
 
 def test_evaluate_runtime_device_route():
-    devices = st.describe_runtime_devices(["wgpu", "cpu"])
+    devices = st.describe_runtime_devices(["hip", "cpu"])
     r = st.evaluate_runtime_device_route(devices)
     assert r["selected_backend"] == "cpu" and r["route"] == "fallback" and r["device"] == "cpu"
-    assert r["skipped"][0]["backend"] == "wgpu" and "not compiled" in r["skipped"][0]["reason"]
+    assert r["skipped"][0]["backend"] == "hip" and "not compiled" in r["skipped"][0]["reason"]
     assert r["execution_allowed"] and r["status"] == "ready" and r["blockers"] == []
     strict = st.evaluate_runtime_device_route(devices, accelerator_fallback="forbid")
-    assert strict["blockers"] == ["fallback_forbidden:wgpu"] and strict["status"] == "blocked"
+    assert strict["blockers"] == ["fallback_forbidden:hip"] and strict["status"] == "blocked"
     assert not strict["execution_allowed"]
-    direct = st.evaluate_runtime_device_route(["cpu", "wgpu"], required_ready_backends=["wgpu"])
-    assert direct["route"] == "direct" and direct["blockers"] == ["not_ready:wgpu"]
-    none = st.evaluate_runtime_device_route(["wgpu", "hip"])
+    direct = st.evaluate_runtime_device_route(["cpu", "hip"], required_ready_backends=["hip"])
+    assert direct["route"] == "direct" and direct["blockers"] == ["not_ready:hip"]
+    none = st.evaluate_runtime_device_route(["mps", "hip"])
     assert none["selected_backend"] is None and none["route"] == "none" and none["blockers"] == ["no_ready_backend"]
     pref = st.evaluate_runtime_device_route(devices, prefer=["cpu"])
     assert pref["route"] == "direct" and pref["candidates"] == ["cpu"]
@@ -125,7 +129,8 @@ def test_evaluate_runtime_device_route():
 def test_init_backend():
     assert st.init_backend("cpu") is True and st.init_backend("faer") is True and st.init_backend("auto") is True
     assert st.init_backend("cuda") is HAVE_CUDA
-    assert st.init_backend("wgpu") is False and st.init_backend("mps") is False and st.init_backend("hip") is False
+    assert st.init_backend("wgpu") is st.wgpu.is_available()
+    assert st.init_backend("mps") is False and st.init_backend("hip") is False
     with pytest.raises(st.SpiralValueError, match="init_backend: unknown backend 'quantum'"):
         st.init_backend("quantum")
 

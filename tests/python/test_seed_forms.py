@@ -115,10 +115,14 @@ def test_matmul_seed_form():
     assert_close(r.matmul(s, backend="cpu"), to_np(r) @ to_np(s), rtol=1e-5, atol=1e-5)
 
 
-def test_matmul_wgpu_unavailable():
+def test_matmul_wgpu_runs_there_or_is_refused():
     a = st.Tensor(2, 2, [1.0, 2.0, 3.0, 4.0])
-    with pytest.raises(st.DeviceUnavailableError):
-        a.matmul(a, backend="wgpu")
+    if st.wgpu.is_available():
+        r = a.matmul(a, backend="wgpu")  # computed on the adapter, handed back where `a` lives
+        assert r.device == "cpu" and r.tolist() == [[7.0, 10.0], [15.0, 22.0]]
+    else:
+        with pytest.raises(st.DeviceUnavailableError):
+            a.matmul(a, backend="wgpu")
 
 
 def test_row_softmax():

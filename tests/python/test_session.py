@@ -18,7 +18,8 @@ def test_auto_takes_the_best_backend_here():
     assert st.SpiralSession("faer").effective_backend == "cpu"
 
 
-@pytest.mark.parametrize("label", ["wgpu", "mps", "hip"] + ([] if st.cuda.is_available() else ["cuda"]))
+@pytest.mark.parametrize("label", ["mps", "hip"] + ([] if st.wgpu.is_available() else ["wgpu"])
+                         + ([] if st.cuda.is_available() else ["cuda"]))
 def test_unavailable_backend_falls_back_or_raises(label, monkeypatch):
     s = st.SpiralSession(label)
     assert (s.requested_backend, s.effective_backend, s.device) == (label, "cpu", "cpu")
@@ -93,8 +94,13 @@ def test_seed_session_snippet_reports_the_runtime():
 
     r = run_python(code)
     assert r.returncode == 0, r.stderr
-    tile = st.plan_topk(8, 64, 4, backend="cpu").tile
-    assert r.stdout.splitlines() == ["wgpu -> cpu", "runtime: cpu", f"topk cpu {tile}", "feature_disabled"]
+    if st.wgpu.is_available():  # the session runs on the adapter and plans for wgpu
+        tile = st.plan_topk(8, 64, 4, backend="wgpu").tile
+        assert r.stdout.splitlines() == ["wgpu -> wgpu", "runtime: ready", f"topk wgpu {tile}", "ready"]
+    else:
+        tile = st.plan_topk(8, 64, 4, backend="cpu").tile
+        want = "initialization_failed" if st.wgpu.is_built() else "feature_disabled"
+        assert r.stdout.splitlines() == ["wgpu -> cpu", "runtime: cpu", f"topk cpu {tile}", want]
     s = st.SpiralSession("cuda")
     want = "ready" if st.cuda.is_available() else ("initialization_failed" if st.cuda.is_built()
                                                    else "feature_disabled")

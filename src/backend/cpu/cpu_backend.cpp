@@ -159,6 +159,7 @@ Backend& cpu_backend() {
 Backend& backend_for(Device device) {
   if (device.type == DeviceType::CPU) return cpu_backend();
   if (device.type == DeviceType::CUDA) return cuda_backend(device.index);
+  if (device.type == DeviceType::WGPU) return wgpu_backend(device.index);
   throw DeviceUnavailableError("backend: device " + device.str() + " is not available in this build");
 }
 

@@ -1,0 +1,285 @@
+// WgpuBackend: the Backend table of the wgpu device (WebGPU through wgpu-native). Every entry
+// runs WGSL kernels on the device (the optional library convolution stays the base class's:
+// has_conv2d() is false, so convolutions take im2col + GEMM or the depthwise kernels).
+// Cross-device copies convert on the side where the data is and move contiguous bytes.
+#include <memory>
+
+#include "backend/cpu/kernels.h"
+#include "backend/wgpu/kernels.h"
+#include "spiraltorch/error.h"
+
+namespace st::wgpuk {
+namespace {
+
+void cross_device_copy(const Tensor& src, Tensor& dst) {
+  Context& c = Context::require("copy");
+  if (src.device().type == DeviceType::CPU) {
+    check_dtype("copy", dst.dtype());
+    Tensor s = src;
+    if (s.dtype() != dst.dtype() || !s.is_contiguous() || s.shape() != dst.shape()) {
+      Tensor h = Tensor::empty(dst.shape(), dst.dtype());
+      cpu::copy(src, h);
+      s = h;
+    }
+    if (dst.is_contiguous()) {
+      c.write(dst.raw_data(), s.raw_data(), s.numel() * s.itemsize());
+      return;
+    }
+    Tensor tmp = Tensor::empty(dst.shape(), dst.dtype(), dst.device());
+    c.write(tmp.raw_data(), s.raw_data(), s.numel() * s.itemsize());
+    copy_on_device(tmp, dst);
+    return;
+  }
+  if (dst.device().type == DeviceType::CPU) {
+    Tensor s = src;
+    if (!s.is_contiguous()) {
+      s = Tensor::empty(src.shape(), src.dtype(), src.device());
+      copy_on_device(src, s);
+    }
+    Tensor h = Tensor::empty(src.shape(), src.dtype());
+    c.read(s.raw_data(), h.raw_data(), h.numel() * h.itemsize());
+    cpu::copy(h, dst);
+    return;
+  }
+  throw DeviceUnavailableError("wgpu.copy: no direct copy between " + src.device().str() + " and " +
+                               dst.device().str() + "; go through the cpu");
+}
+
+class WgpuBackend final : public backend::Backend {
+ public:
+  void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override {
+    wgpuk::binary(op, a, b, out);
+  }
+  void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) override {
+    wgpuk::unary(op, x, out, p0, p1);
+  }
+  void copy(const Tensor& src, Tensor& dst) override {
+    if (src.device() != dst.device()) return cross_device_copy(src, dst);
+    copy_on_device(src, dst);
+  }
+  void fill(Tensor& dst, Scalar value) override { wgpuk::fill(dst, value); }
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) override {
+    wgpuk::where(cond, a, b, out);
+  }
+  void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) override {
+    wgpuk::reduce(op, x, outer, r, inner, out);
+  }
+  void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
+                  Tensor& indices) override {
+    wgpuk::arg_reduce(is_max, x, outer, r, inner, values, indices);
+  }
+  void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
+            int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
+            int64_t batch) override {
+    wgpuk::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  }
+  void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
+    wgpuk::random(out, normal, p0, p1, seed, counter);
+  }
+  void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
+    wgpuk::softmax(x, rows, cols, log, out);
+  }
+  void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
+    wgpuk::softmax_backward(g, y, rows, cols, log, dx);
+  }
+  void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override { wgpuk::cat(xs, outer, out); }
+  void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+              Tensor& out) override {
+    wgpuk::gather(x, index, outer, n, k, inner, out);
+  }
+  void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                   int64_t inner) override {
+    wgpuk::scatter_add(out, index, src, outer, n, k, inner);
+  }
+  void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
+                    Tensor& out) override {
+    wgpuk::index_select(x, index, outer, n, k, inner, out);
+  }
+  void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override { wgpuk::masked_select(x, mask, out); }
+  void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
+            Tensor& indices) override {
+    wgpuk::sort(x, outer, n, inner, k, descending, values, indices);
+  }
+  void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
+    wgpuk::cumsum(x, outer, n, inner, out);
+  }
+  void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
+                Tensor& out) override {
+    wgpuk::triangle(x, batch, rows, cols, diagonal, upper, out);
+  }
+  void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols) override {
+    wgpuk::im2col(x, g, batch, cols);
+  }
+  void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x) override {
+    wgpuk::col2im(cols, g, batch, x);
+  }
+  void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out,
+                  Tensor& indices) override {
+    wgpuk::max_pool2d(x, g, planes, out, indices);
+  }
+  void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
+                           Tensor& gx) override {
+    wgpuk::max_pool2d_backward(gy, indices, g, planes, gx);
+  }
+  void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
+                  Tensor& out) override {
+    wgpuk::avg_pool2d(x, g, planes, cip, div, out);
+  }
+  void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
+                           Tensor& gx) override {
+    wgpuk::avg_pool2d_backward(gy, g, planes, cip, div, gx);
+  }
+  void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) override {
+    wgpuk::adaptive_avg_pool2d(x, g, planes, out);
+  }
+  void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes,
+                                    Tensor& gx) override {
+    wgpuk::adaptive_avg_pool2d_backward(gy, g, planes, gx);
+  }
+  void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                        int64_t batch, Tensor& out) override {
+    wgpuk::depthwise_conv2d(x, w, bias, g, batch, out);
+  }
+  void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
+                                       Tensor& gx) override {
+    wgpuk::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
+  }
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
+                                        int64_t batch, Tensor& gw) override {
+    wgpuk::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+  }
+  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
+                        Tensor& var) override {
+    wgpuk::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
+  }
+  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
+                        int64_t n, int64_t c, int64_t l, Tensor& y) override {
+    wgpuk::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
+  }
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
+                           Tensor& db) override {
+    wgpuk::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
+  }
+  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
+                         Tensor& lse) override {
+    wgpuk::attention_softmax(s, batch, L, S, scale, causal, p, lse);
+  }
+  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
+                                  int64_t L, int64_t S, double scale, bool causal) override {
+    wgpuk::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
+  }
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
+  }
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+  }
+  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
+                   Tensor& saved) override {
+    wgpuk::gru_forward(xproj, w, bhh, h0, hs, saved);
+  }
+  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
+                    Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
+    wgpuk::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
+  }
+  bool native_half_elementwise() const override { return true; }
+  void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) override {
+    wgpuk::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
+  }
+  void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
+    wgpuk::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+  }
+  void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
+    wgpuk::dropout_mask(out, seed, counter, scale, keep);
+  }
+  // One dispatch per slot; submission is batched, so a step still syncs with the host once.
+  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override {
+    for (const AdamSlot& s : slots) {
+      Tensor param = s.param, m = s.m, v = s.v, vmax = s.vmax;
+      wgpuk::adam_update(param, s.grad, m, v, vmax, a);
+    }
+  }
+  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override {
+    for (const SgdSlot& s : slots) {
+      Tensor param = s.param, buf = s.buf;
+      wgpuk::sgd_update(param, s.grad, buf, a);
+    }
+  }
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
+    for (const Tensor& x : xs) wgpuk::flag_nonfinite(x, flag);
+  }
+};
+
+}  // namespace
+}  // namespace st::wgpuk
+
+namespace st::backend {
+
+Backend& wgpu_backend(int index) {
+  if (index != 0) throw DeviceUnavailableError("backend: device wgpu:" + std::to_string(index) + " does not exist (one adapter is used)");
+  wgpuk::Context::require("backend");
+  static wgpuk::WgpuBackend instance;
+  return instance;
+}
+
+}  // namespace st::backend
+
+namespace st::wgpu {
+
+bool is_built() { return true; }
+bool is_available() {
+  std::string reason;
+  return wgpuk::Context::get(reason) != nullptr;
+}
+std::string unavailable_reason() {
+  std::string reason;
+  wgpuk::Context::get(reason);
+  return reason;
+}
+AdapterInfo adapter_info() { return wgpuk::Context::require("adapter_info").info(); }
+void synchronize() { wgpuk::Context::require("synchronize").synchronize(); }
+size_t memory_allocated() {
+  std::string r;
+  auto* c = wgpuk::Context::get(r);
+  return c ? c->allocated() : 0;
+}
+size_t max_memory_allocated() {
+  std::string r;
+  auto* c = wgpuk::Context::get(r);
+  return c ? c->peak() : 0;
+}
+size_t memory_reserved() {
+  std::string r;
+  auto* c = wgpuk::Context::get(r);
+  return c ? c->reserved() : 0;
+}
+void reset_peak_memory_stats() {
+  std::string r;
+  if (auto* c = wgpuk::Context::get(r)) c->reset_peak();
+}
+void empty_cache() {
+  std::string r;
+  if (auto* c = wgpuk::Context::get(r)) c->empty_cache();
+}
+size_t pipelines_compiled() {
+  std::string r;
+  auto* c = wgpuk::Context::get(r);
+  return c ? c->pipelines() : 0;
+}
+uint64_t dispatches() {
+  std::string r;
+  auto* c = wgpuk::Context::get(r);
+  return c ? c->dispatch_count() : 0;
+}
+void* allocate(size_t nbytes) { return wgpuk::Context::require("allocate").allocate(nbytes); }
+void release(void* ptr) {
+  std::string r;
+  if (auto* c = wgpuk::Context::get(r)) c->release(ptr);
+}
+
+}  // namespace st::wgpu

@@ -1,0 +1,110 @@
+#pragma once
+// The wgpu device context: instance, adapter, device and queue; a caching buffer allocator
+// that hands out device-virtual addresses; a pipeline cache keyed by the WGSL text; and
+// batched, asynchronous submission with one sync point when the host reads a value.
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/wgpu/api.h"
+#include "spiraltorch/wgpu.h"
+
+namespace st::wgpuk {
+
+// A tensor's memory as a kernel sees it: a whole buffer plus a byte offset.
+struct BufferRef {
+  WGPUBuffer buffer = nullptr;
+  uint64_t offset = 0;    // bytes from the buffer's start
+  uint64_t capacity = 0;  // the buffer's size
+};
+
+class Context {
+ public:
+  // The process-wide context; nullptr (and `reason`) when wgpu is unavailable.
+  static Context* get(std::string& reason);
+  // The context or DeviceUnavailableError naming `what`.
+  static Context& require(const char* what);
+
+  const Api& api() const { return *api_; }
+  const st::wgpu::AdapterInfo& info() const { return info_; }
+  uint32_t max_workgroups() const { return limits_.maxComputeWorkgroupsPerDimension; }
+
+  // ---- allocator ----
+  void* allocate(size_t nbytes);
+  void release(void* va);
+  BufferRef resolve(const void* va) const;
+  size_t allocated() const { return allocated_; }
+  size_t peak() const { return peak_; }
+  size_t reserved() const { return reserved_; }
+  void reset_peak() { peak_ = allocated_; }
+  void empty_cache();
+
+  // ---- pipelines ----
+  // A compute pipeline for `wgsl` (entry point `main`) with `nbuffers` storage buffers at
+  // bindings 1..nbuffers and the parameter words at binding 0; cached by the text.
+  WGPUComputePipeline pipeline(const std::string& wgsl, int nbuffers);
+  size_t pipelines() const { return pipelines_.size(); }
+
+  // ---- submission ----
+  // Records one dispatch into the open batch; params are the kernel's P[] words.
+  void dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers,
+                const std::vector<int32_t>& params, uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+  // 1-d launch of `threads` invocations in workgroups of `wg`, folded into x/y dimensions.
+  void launch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers, const std::vector<int32_t>& params,
+              int64_t threads, int64_t wg = 256);
+  void copy_bytes(const void* src_va, void* dst_va, size_t nbytes);  // 4-byte aligned, within buffers
+  void write(void* dst_va, const void* host, size_t nbytes);
+  void read(const void* src_va, void* host, size_t nbytes);
+  void flush();
+  void synchronize();
+  uint64_t dispatch_count() const { return dispatches_; }
+
+ private:
+  Context() = default;
+  bool init(std::string& reason);
+  void end_pass();
+  void ensure_encoder();
+  void check_errors(const std::string& what);
+  WGPUBuffer create_buffer(uint64_t size, WGPUBufferUsage usage);
+
+  const Api* api_ = nullptr;
+  WGPUInstance instance_ = nullptr;
+  WGPUAdapter adapter_ = nullptr;
+  WGPUDevice device_ = nullptr;
+  WGPUQueue queue_ = nullptr;
+  WGPULimits limits_{};
+  st::wgpu::AdapterInfo info_;
+
+  struct Block {
+    WGPUBuffer buffer;
+    uint64_t capacity;
+    bool in_use;
+    size_t requested;
+  };
+  std::map<uintptr_t, Block> blocks_;           // by virtual base address
+  std::multimap<uint64_t, uintptr_t> free_;     // capacity -> base of cached blocks
+  uintptr_t next_va_ = uintptr_t(1) << 44;
+  size_t allocated_ = 0, peak_ = 0, reserved_ = 0;
+
+  std::unordered_map<int, WGPUBindGroupLayout> layouts_;
+  std::unordered_map<int, WGPUPipelineLayout> pipeline_layouts_;
+  std::unordered_map<std::string, WGPUComputePipeline> pipelines_;
+
+  WGPUCommandEncoder encoder_ = nullptr;
+  WGPUComputePassEncoder pass_ = nullptr;
+  std::vector<uint8_t> arena_;           // the batch's parameter words
+  WGPUBuffer param_buffer_ = nullptr;    // kParamBytes, rewritten before each submit
+  int batched_ = 0;
+  uint64_t dispatches_ = 0;
+  WGPUBuffer staging_ = nullptr;
+  uint64_t staging_size_ = 0;
+
+  mutable std::recursive_mutex mu_;
+  std::string errors_;  // uncaptured validation errors since the last check
+  friend void on_uncaptured_error(WGPUDevice const*, WGPUErrorType, WGPUStringView, void*, void*);
+};
+
+}  // namespace st::wgpuk

@@ -1,0 +1,119 @@
+// Reductions over a contiguous (outer, r, inner) input, in chunks of L along r (a second
+// pass reduces the chunks when r is long and the outputs are few). P = [outputs, r, inner,
+// C (chunks), L, x offset, out offset, ...]. {{T}} is the domain, comb() the op, load() the
+// element as the op sees it.
+//@kernel rows
+var<workgroup> sh: array<{{T}}, 256>;
+fn comb(a: {{T}}, b: {{T}}) -> {{T}} { return {{COMB}}; }
+fn load(k: i32) -> {{T}} { return {{LOAD}}; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = i32(wid.y * nw.x + wid.x);
+  if (g >= P[0]) { return; }
+  let r = P[1];
+  let inner = P[2];
+  let C = P[3];
+  let L = P[4];
+  let i = g % inner;
+  let c = (g / inner) % C;
+  let o = g / (inner * C);
+  let end = min(r, (c + 1) * L);
+  var acc: {{T}} = {{ID}};
+  for (var j = c * L + i32(lid); j < end; j = j + 256) { acc = comb(acc, load(P[5] + (o * r + j) * inner + i)); }
+  sh[lid] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (lid < s) { sh[lid] = comb(sh[lid], sh[lid + s]); }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { st{{O}}_out(P[6] + g, sh[0]); }
+}
+//@kernel cols
+fn comb(a: {{T}}, b: {{T}}) -> {{T}} { return {{COMB}}; }
+fn load(k: i32) -> {{T}} { return {{LOAD}}; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nw, lid, 256u);
+  if (g >= P[0]) { return; }
+  let r = P[1];
+  let inner = P[2];
+  let C = P[3];
+  let L = P[4];
+  let i = g % inner;
+  let c = (g / inner) % C;
+  let o = g / (inner * C);
+  let end = min(r, (c + 1) * L);
+  var acc: {{T}} = {{ID}};
+  for (var j = c * L; j < end; j = j + 1) { acc = comb(acc, load(P[5] + (o * r + j) * inner + i)); }
+  st{{O}}_out(P[6] + g, acc);
+}
+//@kernel arg
+// P = [outputs, r, inner, is_max, x offset, values offset, indices offset]. First occurrence
+// wins ties; a NaN beats every number (the first NaN).
+var<workgroup> sv: array<{{T}}, 256>;
+var<workgroup> si: array<i32, 256>;
+fn nanq(v: {{T}}) -> bool { return {{NANQ}}; }
+fn better(av: {{T}}, ai: i32, bv: {{T}}, bi: i32) -> bool {  // is (a) preferred over (b)?
+  if (bi < 0) { return ai >= 0; }
+  if (ai < 0) { return false; }
+  let an = nanq(av);
+  let bn = nanq(bv);
+  if (an || bn) { return an && (!bn || ai < bi); }
+  if (av == bv) { return ai < bi; }
+  return select((av < bv), (av > bv), P[3] == 1);
+}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = i32(wid.y * nw.x + wid.x);
+  if (g >= P[0]) { return; }
+  let r = P[1];
+  let inner = P[2];
+  let i = g % inner;
+  let o = g / inner;
+  var bv: {{T}} = ld{{D}}_x(P[4] + o * r * inner + i);
+  var bi = -1;
+  for (var j = i32(lid); j < r; j = j + 256) {
+    let v = ld{{D}}_x(P[4] + (o * r + j) * inner + i);
+    if (better(v, j, bv, bi)) { bv = v; bi = j; }
+  }
+  sv[lid] = bv;
+  si[lid] = bi;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (lid < s && better(sv[lid + s], si[lid + s], sv[lid], si[lid])) { sv[lid] = sv[lid + s]; si[lid] = si[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    st{{D}}_values(P[5] + g, sv[0]);
+    sti_indices(P[6] + g, si[0]);
+  }
+}
+//@kernel cumsum
+// P = [outer * inner, n, inner, x offset, out offset]: one invocation per (o, i) line.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nw, lid, 256u);
+  if (g >= P[0]) { return; }
+  let n = P[1];
+  let inner = P[2];
+  let base = (g / inner) * n * inner + g % inner;
+  var acc: {{T}} = {{T}}(0);
+  for (var j = 0; j < n; j = j + 1) {
+    acc = acc + ld{{D}}_x(P[3] + base + j * inner);
+    st{{D}}_out(P[4] + base + j * inner, acc);
+  }
+}
+//@kernel nonfinite
+// P = [n, x offset, flag offset]
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nw, lid, 256u);
+  if (g >= P[0]) { return; }
+  let v = ldf_x(P[1] + g);
+  if (is_nan(v) || is_inf(v)) { sti_flag(P[2], 1); }
+}

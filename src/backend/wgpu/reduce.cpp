@@ -1,0 +1,115 @@
+// Reductions of the wgpu backend (kernels/reduce.wgsl): sum/prod/max/min/any/all, arg
+// max/min, cumsum and the non-finite flag of the optimizers.
+#include <limits>
+
+#include "backend/wgpu/kernels.h"
+#include "spiraltorch/error.h"
+
+namespace st::wgpuk {
+
+using backend::ReduceOp;
+
+namespace {
+
+struct OpText {
+  std::string t, id, comb, load;
+};
+
+OpText op_text(ReduceOp op, Dtype dt) {
+  const bool f = is_float_domain(dt);
+  const std::string d = f ? "f" : "i";
+  const std::string T = f ? "f32" : "i32";
+  const std::string ld = "ld" + d + "_x(k)";
+  switch (op) {
+    case ReduceOp::Sum: return {T, f ? "0.0" : "0", "a + b", ld};
+    case ReduceOp::Prod: return {T, f ? "1.0" : "1", "a * b", ld};
+    case ReduceOp::Max: return {T, f ? "-f_inf()" : "-2147483647 - 1", f ? "f_max(a, b)" : "max(a, b)", ld};
+    case ReduceOp::Min: return {T, f ? "f_inf()" : "2147483647", f ? "f_min(a, b)" : "min(a, b)", ld};
+    case ReduceOp::Any: return {"i32", "0", "max(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
+    case ReduceOp::All: return {"i32", "1", "min(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
+  }
+  return {};
+}
+
+// One pass: x (outer, r, inner) at element offset xoff -> out (outer, C, inner), chunks of L.
+void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, int64_t inner, int64_t C, int64_t L,
+          const Tensor& out, int32_t ooff) {
+  const OpText t = op_text(op, x.dtype());
+  const int64_t outputs = outer * C * inner;
+  const std::vector<int32_t> p{i32(outputs, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"),
+                               i32(C, "chunks"), i32(L, "chunk"), xoff, ooff};
+  const Subs subs{{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
+  const std::vector<Arg> args{{"x", x.dtype()}, {"out", out.dtype(), true}};
+  // One invocation per output when neighbouring invocations read neighbouring elements (inner >= 64)
+  // or the reduced run is short; else one workgroup per output, a tree in workgroup memory.
+  if (inner >= 64 || L <= 128) {
+    run("reduce", "cols", args, {ref(x), ref(out)}, p, outputs, subs);
+  } else {
+    run("reduce", "rows", args, {ref(x), ref(out)}, p, outputs * 256, subs);
+  }
+}
+
+}  // namespace
+
+void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) {
+  check_dtype("reduce", x.dtype());
+  check_dtype("reduce", out.dtype());
+  if (out.numel() == 0) return;
+  if (r == 0) {
+    const OpText t = op_text(op, x.dtype());
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Any: return fill(out, Scalar(int64_t{0}));
+      case ReduceOp::Prod:
+      case ReduceOp::All: return fill(out, Scalar(int64_t{1}));
+      default: throw ValueError("wgpu.reduce: max/min of an empty dimension");
+    }
+  }
+  const int64_t outputs = outer * inner;
+  // Long reductions with few outputs: a first pass into C partial results per output.
+  if (outputs < 1024 && r > 8192) {
+    const int64_t C = std::min<int64_t>((r + 4095) / 4096, 4096);
+    const int64_t L = (r + C - 1) / C;
+    const Dtype pd = op == ReduceOp::Any || op == ReduceOp::All ? Dtype::Int32
+                     : is_float_domain(x.dtype())              ? Dtype::Float32
+                                                               : Dtype::Int32;
+    Tensor part = Tensor::empty({outer, C, inner}, pd, x.device());
+    pass(op, x, elem_offset(x), outer, r, inner, C, L, part, elem_offset(part));
+    // The partials of Any/All are 0/1 flags: combine them as Max/Min.
+    const ReduceOp second = op == ReduceOp::Any ? ReduceOp::Max : op == ReduceOp::All ? ReduceOp::Min : op;
+    pass(second, part, elem_offset(part), outer, C, inner, 1, C, out, elem_offset(out));
+    return;
+  }
+  pass(op, x, elem_offset(x), outer, r, inner, 1, r, out, elem_offset(out));
+}
+
+void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
+                Tensor& indices) {
+  check_dtype("arg_reduce", x.dtype());
+  if (values.numel() == 0) return;
+  const bool f = is_float_domain(x.dtype());
+  const int64_t outputs = outer * inner;
+  run("reduce", "arg", {{"x", x.dtype()}, {"values", values.dtype(), true}, {"indices", indices.dtype(), true}},
+      {ref(x), ref(values), ref(indices)},
+      {i32(outputs, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"), is_max ? 1 : 0, elem_offset(x),
+       elem_offset(values), elem_offset(indices)},
+      outputs * 256, {{"T", f ? "f32" : "i32"}, {"D", f ? "f" : "i"}, {"NANQ", f ? "is_nan(v)" : "false"}});
+}
+
+void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) {
+  check_dtype("cumsum", x.dtype());
+  if (out.numel() == 0) return;
+  const bool f = is_float_domain(x.dtype());
+  run("reduce", "cumsum", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)},
+      {i32(outer * inner, "lines"), i32(n, "length"), i32(inner, "inner size"), elem_offset(x), elem_offset(out)},
+      outer * inner, {{"T", f ? "f32" : "i32"}, {"D", f ? "f" : "i"}});
+}
+
+void flag_nonfinite(const Tensor& x, Tensor& flag) {
+  check_dtype("flag_nonfinite", x.dtype());
+  if (x.numel() == 0) return;
+  run("reduce", "nonfinite", {{"x", x.dtype()}, {"flag", flag.dtype(), true}}, {ref(x), ref(flag)},
+      {i32(x.numel(), "numel"), elem_offset(x), elem_offset(flag)}, x.numel());
+}
+
+}  // namespace st::wgpuk

@@ -1,0 +1,104 @@
+// The wgpu backend against the CPU: device model, transfers, the allocator, and one kernel of
+// each family. Skips (with the reason) where the build has no wgpu or no adapter answers; CI
+// runs it on Mesa's lavapipe.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "spiraltorch/nn/functional.h"
+#include "spiraltorch/spiraltorch.h"
+#include "spiraltorch/wgpu.h"
+
+using namespace st;
+
+namespace {
+
+const Device kW(DeviceType::WGPU, 0);
+
+#define REQUIRE_WGPU() \
+  if (!wgpu::is_available()) GTEST_SKIP() << "wgpu unavailable: " << wgpu::unavailable_reason()
+
+void expect_close(const Tensor& got, const Tensor& want, double tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  const auto g = to_device(got, {}).to(Dtype::Float32).to_vector<float>();
+  const auto w = want.to(Dtype::Float32).to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1.0 + std::abs(w[i]))) << "at " << i;
+}
+
+}  // namespace
+
+TEST(Wgpu, DeviceParsesAndPrints) {
+  EXPECT_EQ(Device::parse("wgpu").type, DeviceType::WGPU);
+  EXPECT_EQ(Device::parse("wgpu").str(), "wgpu");
+  EXPECT_THROW(Device::parse("wgpux"), ValueError);
+}
+
+TEST(Wgpu, UnavailableSaysWhy) {
+  if (wgpu::is_available()) {
+    EXPECT_EQ(wgpu::unavailable_reason(), "");
+    const wgpu::AdapterInfo a = wgpu::adapter_info();
+    EXPECT_FALSE(a.backend.empty());
+    EXPECT_GT(a.max_storage_buffer_binding_size, 0u);
+    EXPECT_GE(a.max_compute_invocations_per_workgroup, 256u);
+  } else {
+    EXPECT_FALSE(wgpu::unavailable_reason().empty());
+    EXPECT_THROW(zeros({2}, Dtype::Float32, kW), DeviceUnavailableError);
+  }
+}
+
+TEST(Wgpu, RoundTripAndAllocator) {
+  REQUIRE_WGPU();
+  const Tensor h = arange(0, 10, 1, Dtype::Float32);
+  const size_t before = wgpu::memory_allocated();
+  {
+    Tensor d = to_device(h, kW);
+    EXPECT_EQ(d.device(), kW);
+    EXPECT_EQ(wgpu::memory_allocated(), before + 40);
+    EXPECT_EQ(to_device(d, {}).to_vector<float>(), h.to_vector<float>());
+    // Sub-word dtypes and int64 keep their values.
+    const Tensor b = Tensor::from_vector<bool>({true, false, true}, {3});
+    EXPECT_EQ(to_device(to_device(b, kW), {}).to_vector<bool>(), b.to_vector<bool>());
+    const Tensor l = Tensor::from_vector<int64_t>({-3, 0, 7}, {3});
+    EXPECT_EQ(to_device(to_device(l, kW), {}).to_vector<int64_t>(), l.to_vector<int64_t>());
+  }
+  EXPECT_EQ(wgpu::memory_allocated(), before);
+  EXPECT_GE(wgpu::memory_reserved(), 40u);  // cached for reuse
+}
+
+TEST(Wgpu, Float64IsRefused) {
+  REQUIRE_WGPU();
+  const Tensor h = zeros({2}, Dtype::Float64);
+  EXPECT_THROW(to_device(h, kW), DtypeError);
+}
+
+TEST(Wgpu, ElementwiseBroadcastAndStrides) {
+  REQUIRE_WGPU();
+  const Tensor a = rand_seeded({3, 4}, 1), b = rand_seeded({4}, 2);
+  const Tensor da = to_device(a, kW), db = to_device(b, kW);
+  expect_close(add(da, db), add(a, b), 1e-6);
+  expect_close(mul(t(da), reshape(db, {4, 1})), mul(t(a), reshape(b, {4, 1})), 1e-6);
+  expect_close(exp(da), exp(a), 1e-6);
+  const Tensor cmp = to_device(gt(da, db), {});
+  EXPECT_EQ(cmp.dtype(), Dtype::Bool);
+  EXPECT_EQ(cmp.to_vector<bool>(), gt(a, b).to_vector<bool>());
+}
+
+TEST(Wgpu, ReductionsMatmulSoftmaxLayerNorm) {
+  REQUIRE_WGPU();
+  const Tensor a = rand_seeded({5, 70}, 3), b = rand_seeded({70, 33}, 4);
+  const Tensor da = to_device(a, kW), db = to_device(b, kW);
+  expect_close(sum(da, {1}), sum(a, {1}), 1e-5);
+  expect_close(amax(da, {0}), amax(a, {0}), 0);
+  expect_close(matmul(da, db), matmul(a, b), 1e-5);
+  expect_close(matmul(t(db), t(da)), matmul(t(b), t(a)), 1e-5);
+  expect_close(softmax(da, 1), softmax(a, 1), 1e-6);
+  expect_close(log_softmax(da, 1), log_softmax(a, 1), 1e-5);
+  expect_close(nn::layer_norm(da, {70}), nn::layer_norm(a, {70}), 1e-4);
+}
+
+TEST(Wgpu, FailedOpChangesNothing) {
+  REQUIRE_WGPU();
+  Tensor d = to_device(ones({2, 3}), kW);
+  EXPECT_THROW(matmul(d, d), ShapeError);
+  EXPECT_EQ(to_device(d, {}).to_vector<float>(), std::vector<float>(6, 1.0f));
+}
