@@ -88,8 +88,16 @@ void Graph::capture_begin(int device) {
   g.capturing = true;
 }
 
+namespace {
+// Without a usable device every entry refuses the way the CPU-only build's does.
+void require_cuda(const char* op) {
+  if (!is_available()) throw DeviceUnavailableError(std::string(op) + ": CUDA is not available: " + unavailable_reason());
+}
+}  // namespace
+
 void Graph::capture_end() {
   Impl& g = *impl_;
+  require_cuda("cuda.CUDAGraph.capture_end");
   if (!g.capturing) throw SpiralError("cuda.CUDAGraph.capture_end: no capture is in progress (call capture_begin())");
   cudak::use_device(g.device);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -113,6 +121,7 @@ void Graph::capture_end() {
 
 void Graph::replay() {
   Impl& g = *impl_;
+  require_cuda("cuda.CUDAGraph.replay");
   if (!g.exec) {
     throw SpiralError(g.capturing ? "cuda.CUDAGraph.replay: the capture has not ended (call capture_end())"
                                   : "cuda.CUDAGraph.replay: nothing has been captured");

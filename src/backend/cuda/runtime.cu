@@ -223,7 +223,10 @@ void release(void* ptr, int device) {
 
 namespace detail {
 int checked_device(int device, const char* op) {
-  device = resolve(device);
+  if (device < 0) {
+    check_device(0, op);  // names `op` when there is no device at all
+    device = current_device();
+  }
   check_device(device, op);
   return device;
 }
