@@ -115,11 +115,12 @@ else()
   message(STATUS "SpiralTorch: oneDNN OFF: ${SPIRALTORCH_ONEDNN_REASON}")
 endif()
 
-# Only src/nn/conv_onednn.cpp and src/nn/rnn_onednn.cpp see the oneDNN headers and the
-# define, so switching oneDNN on or off recompiles those two files, and nothing built against the library
+# Only src/nn/conv_onednn.cpp, rnn_onednn.cpp and matmul_onednn.cpp see the oneDNN headers and the
+# define, so switching oneDNN on or off recompiles those files, and nothing built against the library
 # (the Python module, the tests) depends on oneDNN's headers.
 function(spiraltorch_configure_onednn target)
-  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/conv_onednn.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/rnn_onednn.cpp")
+  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/conv_onednn.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/rnn_onednn.cpp"
+           "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/matmul_onednn.cpp")
   if(SPIRALTORCH_WITH_ONEDNN)
     set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "SPIRALTORCH_WITH_ONEDNN=1")

@@ -9,6 +9,7 @@
 
 #include "convert.h"
 #include "nn/conv_onednn.h"
+#include "nn/matmul_onednn.h"
 #include "nn/rnn_onednn.h"
 
 namespace stpy {
@@ -99,6 +100,8 @@ nb::dict describe_cpu() {
   }
   d["conv_backend"] = st::nn::onednn::conv_backend();
   d["rnn_backend"] = st::nn::onednn::rnn_backend();
+  // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
+  d["bf16_matmul"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "float32";
   return d;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// What the oneDNN-backed layers (conv_onednn.cpp, rnn_onednn.cpp) share: whether oneDNN is
+// What the oneDNN-backed kernels (conv_onednn.cpp, rnn_onednn.cpp, matmul_onednn.cpp) share: whether oneDNN is
 // built in, the process-wide switch between oneDNN and a layer's own kernels, and (when
 // built) the engine, the per-thread stream, argument layouts and the scratchpad mode.
-// Included only by those two files: they alone see the oneDNN headers and defines.
+// Included only by those files: they alone see the oneDNN headers and defines.
 #include <array>
 #include <atomic>
 #include <cstdint>

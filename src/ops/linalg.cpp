@@ -1,3 +1,4 @@
+#include "nn/matmul_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/autocast.h"
 
@@ -73,10 +74,22 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
   b_full.insert(b_full.end(), {k, n});
   out_shape.insert(out_shape.end(), {m, n});
   const Dtype dt = a.dtype();
+  const int64_t nbatch = shape_numel(batch);
+  if (dt == Dtype::BFloat16 && a.device().type == DeviceType::CPU && k > 0 && m * n * nbatch > 0 &&
+      nn::onednn::bf16_matmul_available()) {
+    // CPUs with native bf16 dot products (AVX512-BF16, AMX) multiply bf16 through oneDNN with float32
+    // accumulation: no float32 copies of the operands and of the result.
+    Tensor out = Tensor::empty(out_shape, dt, a.device());
+    const GemmOperand A = prepare(detail::expand_view(a, a_full), nbatch);
+    const GemmOperand B = prepare(detail::expand_view(b, b_full), nbatch);
+    if (nn::onednn::bf16_matmul(A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride,
+                                B.data.raw_data(), B.ld, B.batch_stride, out.raw_data(), nbatch)) {
+      return out;
+    }
+  }
   // Half types compute in float32 unless the backend multiplies them natively (tensor cores).
   const Dtype compute = is_half(dt) && !backend_of(a).native_half_gemm() ? Dtype::Float32 : dt;
   Tensor out = Tensor::empty(out_shape, compute, a.device());
-  const int64_t nbatch = shape_numel(batch);
   if (out.numel() == 0) return detail::cast_raw(out, dt);
   if (k == 0) {
     backend_of(a).fill(out, 0);
