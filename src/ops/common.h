@@ -1,18 +1,12 @@
 #pragma once
 // Helpers shared by the op implementations (not part of the public API).
 #include "backend/backend.h"
+#include "backend/capture.h"
 #include "spiraltorch/autograd.h"
-#include "spiraltorch/cuda.h"
 #include "spiraltorch/ops.h"
 #include "spiraltorch/runtime/events.h"
 
 namespace st::detail {
-
-// Whether checks that read device values on the host (index bounds) must be skipped: while a
-// CUDA graph is being captured such a read would invalidate the capture.
-inline bool capturing(const Device& d) {
-  return d.type == DeviceType::CUDA && cuda::is_current_stream_capturing(d.index);
-}
 
 inline backend::Backend& backend_of(const Tensor& t) { return backend::backend_for(t.device()); }
 

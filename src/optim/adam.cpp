@@ -4,7 +4,7 @@
 
 #include "optim/kernels.h"
 #include "optim/update_queue.h"
-#include "spiraltorch/cuda.h"
+#include "backend/capture.h"
 
 namespace st::optim {
 
@@ -23,7 +23,7 @@ void Adam::validate(const Options& o) const {
 }
 
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
-  if (param.device().type == DeviceType::CUDA && cuda::is_current_stream_capturing(param.device().index)) {
+  if (st::detail::capturing(param.device())) {
     throw SpiralError(type_name() + ".step: cannot be captured into a CUDA graph: its bias correction depends on "
                       "the step count (" + std::to_string(state.step + 1) + " next), which every replay would "
                       "repeat; capture the forward and backward only, or use SGD in the captured step");

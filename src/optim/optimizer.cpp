@@ -7,7 +7,7 @@
 #include <set>
 
 #include "backend/backend.h"
-#include "spiraltorch/cuda.h"
+#include "backend/capture.h"
 #include "optim/kernels.h"
 
 namespace st::optim {
@@ -120,7 +120,7 @@ bool Optimizer::grads_finite() const {
   for (const auto& [device, grads] : device_grads) {
     // Reading the flag would end a CUDA graph capture; a captured step updates unconditionally
     // (as torch's optimizers always do).
-    if (device.type == DeviceType::CUDA && cuda::is_current_stream_capturing(device.index)) continue;
+    if (st::detail::capturing(device)) continue;
     Tensor flag = zeros({1}, Dtype::Int32, device);
     backend::backend_for(device).flag_nonfinite(grads, flag);
     if (flag.item() != 0.0) return false;

@@ -2,7 +2,7 @@
 
 #include "optim/kernels.h"
 #include "optim/update_queue.h"
-#include "spiraltorch/cuda.h"
+#include "backend/capture.h"
 
 namespace st::optim {
 
@@ -27,7 +27,7 @@ void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Par
   bool first = false;
   if (momentum != 0.0) {
     first = state.buffers.find("momentum_buffer") == state.buffers.end();
-    if (first && param.device().type == DeviceType::CUDA && cuda::is_current_stream_capturing(param.device().index)) {
+    if (first && st::detail::capturing(param.device())) {
       // The first step initialises the buffer differently; a captured first step would repeat that on every replay.
       throw SpiralError(type_name() + ".step: cannot capture the first momentum step into a CUDA graph; run a "
                         "warm-up step before capturing");
