@@ -43,6 +43,10 @@ void empty_cache();  // returns cached, unused blocks to the driver
 // ---- matmul precision ----
 bool allow_tf32();
 void set_allow_tf32(bool allow);
+// Whether scaled-dot-product attention may take the fused flash kernels on CUDA (default true;
+// like torch.backends.cuda.enable_flash_sdp). Off: the GEMM + softmax path.
+bool flash_sdp_enabled();
+void set_flash_sdp_enabled(bool enabled);
 
 // ---- cuDNN (conv2d on CUDA) ----
 // The cuDNN version the library runs with ("9.10.2"), or "" when the build has none.

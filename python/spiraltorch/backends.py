@@ -5,6 +5,11 @@ it, otherwise im2col + cuBLAS), ``benchmark`` (time every cuDNN algorithm once p
 the fastest, instead of cuDNN's heuristic ranking) and ``allow_tf32`` (TF32 tensor cores for
 float32 convolutions; on by default as in PyTorch). ``version()`` is the cuDNN version the library
 runs with, or ``None`` when it has none.
+
+``st.backends.cuda`` holds the attention switch: ``enable_flash_sdp(bool)`` /
+``flash_sdp_enabled()`` choose whether ``scaled_dot_product_attention`` on CUDA may take the fused
+flash kernels (float16/bfloat16, head dims 32/64/128; default on) instead of GEMMs around a
+materialised (L, S) softmax.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import Optional
 
 from . import _core
 
-__all__ = ["cudnn"]
+__all__ = ["cuda", "cudnn"]
 
 
 class _CudnnSwitches:
@@ -56,3 +61,21 @@ class _CudnnSwitches:
 
 
 cudnn = _CudnnSwitches()
+
+
+class _CudaSwitches:
+    """Process-wide CUDA attention settings, spelled like ``torch.backends.cuda``."""
+
+    def enable_flash_sdp(self, enabled: bool) -> None:
+        """Allow (True) or forbid (False) the fused flash attention kernels for the next calls."""
+        _core._cuda_set_flash_sdp_enabled(bool(enabled))
+
+    def flash_sdp_enabled(self) -> bool:
+        """Whether scaled-dot-product attention may take the fused flash kernels on CUDA."""
+        return _core._cuda_flash_sdp_enabled()
+
+    def __repr__(self) -> str:
+        return f"cuda(flash_sdp_enabled={self.flash_sdp_enabled()})"
+
+
+cuda = _CudaSwitches()

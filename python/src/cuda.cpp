@@ -39,6 +39,8 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_empty_cache", &cu::empty_cache);
   m.def("_cuda_allow_tf32", &cu::allow_tf32);
   m.def("_cuda_set_allow_tf32", &cu::set_allow_tf32);
+  m.def("_cuda_flash_sdp_enabled", &cu::flash_sdp_enabled);
+  m.def("_cuda_set_flash_sdp_enabled", &cu::set_flash_sdp_enabled);
   m.def("_cudnn_version", &cu::cudnn_version);
   m.def("_cudnn_enabled", &cu::cudnn_enabled);
   m.def("_cudnn_set_enabled", &cu::set_cudnn_enabled);

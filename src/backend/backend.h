@@ -191,6 +191,22 @@ class Backend {
   // ---- device capabilities and fused kernels (optional) ----
   // Backends that run these natively override them; the CPU keeps its fused loops in
   // src/nn and src/optim, so the defaults below throw.
+  // Fused (flash) attention: q (batch, L, d), k (batch, S, d), v (batch, S, d), contiguous, one
+  // float dtype. Writes out (batch, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v
+  // and lse (batch * L, float32) = each row's log-sum-exp of the scaled, masked scores (-inf and
+  // a zero output for a row with nothing visible), with no (L, S) buffer. Returns false, having
+  // written nothing, where this backend has no kernel for these operands (dtype, d, alignment).
+  virtual bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S,
+                               int64_t d, double scale, bool causal, Tensor& out, Tensor& lse) {
+    return false;
+  }
+  // Its backward, for operands flash_attention took: with dout (batch, L, d), that call's lse and
+  // delta = rowsum(dout * out) (batch * L, float32), writes dq, dk, dv (shapes of q, k, v).
+  virtual bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
+                                        const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S,
+                                        int64_t d, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+    return false;
+  }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
   // True when binary() and unary() take float16/bfloat16 tensors directly (computing in

@@ -52,9 +52,10 @@ bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 // softmax(scale q k^T [+ causal mask]) v without keeping the (L, S) probabilities: the
 // forward saves q, k, v, the output and each row's log-sum-exp, and the backward recomputes
-// the probabilities from them (FlashAttention's recurrence, done with batched GEMMs), so the
-// memory kept per call is O(L + S) per row instead of O(L S); the (L, S) buffers exist only
-// while one call's forward or backward runs.
+// the probabilities from them (FlashAttention's recurrence), so the memory kept per call is
+// O(L + S) per row instead of O(L S). Backends with a flash kernel for the operands (CUDA,
+// 16-bit types) never form an (L, S) buffer; otherwise batched GEMMs around the backend's
+// attention softmax do, and those buffers exist only while one call's forward or backward runs.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
   const Dtype dt = q.dtype();
   const Device dev = q.device();
@@ -67,24 +68,29 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2], d = q.shape().back(), dv = v.shape().back();
   const int64_t B = q.numel() / (L * d);
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(), vc = v.detach().contiguous();
-  Tensor p = Tensor::empty({B, L, S}, dt, dev);
-  be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, p.raw_data(), S, L * S, B);
   const Dtype stat = dt == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;  // lse and delta
   Tensor lse = Tensor::empty({B * L}, stat, dev);
-  be.attention_softmax(p, B, L, S, scale, causal, p, lse);
   Shape out_shape = q.shape();
   out_shape.back() = dv;
   Tensor out = Tensor::empty(out_shape, dt, dev);
-  be.gemm(dt, false, false, L, dv, S, 1.0, p.raw_data(), S, L * S, vc.raw_data(), dv, S * dv, 0.0, out.raw_data(), dv,
-          L * dv, B);
-  p = Tensor();  // the probabilities are not kept
+  // The backend's flash kernel where it has one for these operands; else GEMMs around a
+  // materialised (L, S) softmax that lives only during this call.
+  const bool flash = dv == d && be.flash_attention(qc, kc, vc, B, L, S, d, scale, causal, out, lse);
+  if (!flash) {
+    Tensor p = Tensor::empty({B, L, S}, dt, dev);
+    be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, p.raw_data(), S,
+            L * S, B);
+    be.attention_softmax(p, B, L, S, scale, causal, p, lse);
+    be.gemm(dt, false, false, L, dv, S, 1.0, p.raw_data(), S, L * S, vc.raw_data(), dv, S * dv, 0.0, out.raw_data(),
+            dv, L * dv, B);
+  }
   if (!needs_grad({&q, &k, &v})) return out;
   const Tensor o = out.detach();
   // q, k, v are usually head views of one projection: keeping only their contiguous copies
   // and gradient routes lets the projection's buffer go after the forward.
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
          [rq = GradientRoute(q), rk = GradientRoute(k), rv = GradientRoute(v), qc, kc, vc, o, lse, B, L, S, d, dv,
-          scale, causal](const Tensor& g) -> std::vector<Tensor> {
+          scale, causal, flash](const Tensor& g) -> std::vector<Tensor> {
            const bool want[3] = {rq.requires_grad(), rk.requires_grad(), rv.requires_grad()};
            if (grad_enabled()) {
              // create_graph: differentiate the composite formula on inputs that carry history.
@@ -108,6 +114,13 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
            const Tensor dout = detail::cast_raw(g, dt).contiguous();
            const Dtype stat = lse.dtype();
            const Tensor delta = sum(mul(detail::cast_raw(dout, stat), detail::cast_raw(o, stat)), {-1}).contiguous();
+           if (flash) {
+             Tensor gq = Tensor::empty(qc.shape(), dt, qc.device()), gk = Tensor::empty(kc.shape(), dt, kc.device()),
+                    gv = Tensor::empty(vc.shape(), dt, vc.device());
+             if (be.flash_attention_backward(qc, kc, vc, dout, lse, delta, B, L, S, d, scale, causal, gq, gk, gv)) {
+               return {want[0] ? gq : Tensor(), want[1] ? gk : Tensor(), want[2] ? gv : Tensor()};
+             }
+           }
            Tensor s = Tensor::empty({B, L, S}, dt, qc.device());
            be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, s.raw_data(), S,
                    L * S, B);

@@ -1,8 +1,10 @@
 // CUDA kernels of the fused attention softmax (src/nn/attention.cpp): one block per row of
-// the raw scores for the scaled, causally masked softmax and its log-sum-exp; a flat
-// elementwise kernel for the backward's p / ds. Half types are read and written as such and
+// the raw scores for the scaled, causally masked softmax and its log-sum-exp, and one per
+// row for the backward's p / ds. Half types are read and written as such and
 // computed in float32.
 #include <cfloat>
+#include <climits>
+#include <string>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
@@ -57,17 +59,20 @@ __global__ void attn_softmax_kernel(const T* s, T* p, A* lse, int64_t L, int64_t
   if (threadIdx.x == 0) lse[r] = n == 0 ? A(-INFINITY) : (ok ? m + log(sum) : m);
 }
 
+// One block per score row: the row's lse and delta are read once, column math is 32-bit.
 template <typename T, typename A>
-__global__ void attn_softmax_backward_kernel(T* s, T* dp, const A* lse, const A* delta, int64_t total,
-                                             int64_t L, int64_t S, A scale, bool causal) {
-  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t r = idx / S, j = idx - r * S;
-    const bool visible = !causal || j <= r % L;
-    const A l = lse[r];
-    const A pj = visible && isfinite(l) ? exp(scale * static_cast<A>(to_f(s[idx])) - l) : A(0);
-    s[idx] = convert<T>(pj);
-    dp[idx] = convert<T>(scale * pj * (static_cast<A>(to_f(dp[idx])) - delta[r]));
+__global__ void attn_softmax_backward_kernel(T* s, T* dp, const A* lse, const A* delta, int L, int S, A scale,
+                                             bool causal) {
+  const int64_t r = blockIdx.x;
+  const int visible = causal ? min(S, static_cast<int>(r % L) + 1) : S;
+  const A l = lse[r], dl = delta[r];
+  const bool any = isfinite(l);
+  T* const x = s + r * S;
+  T* const y = dp + r * S;
+  for (int j = threadIdx.x; j < S; j += blockDim.x) {
+    const A pj = any && j < visible ? exp(scale * static_cast<A>(to_f(x[j])) - l) : A(0);
+    x[j] = convert<T>(pj);
+    y[j] = convert<T>(scale * pj * (static_cast<A>(to_f(y[j])) - dl));
   }
 }
 
@@ -99,14 +104,18 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
 
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal) {
-  const int64_t total = batch * L * S;
-  if (total == 0) return;
+  const int64_t rows = batch * L;
+  if (rows == 0 || S == 0) return;
+  if (S > INT_MAX || L > INT_MAX || rows > INT_MAX) {
+    throw ValueError("attention_softmax_backward: " + std::to_string(rows) + " rows of " + std::to_string(S) +
+                     " scores exceed the kernel's 32-bit grid");
+  }
   dispatch_attn(s.dtype(), [&](auto t, auto a) {
     using T = decltype(t);
     using A = decltype(a);
-    attn_softmax_backward_kernel<T, A><<<blocks_for(total), kThreads, 0, stream()>>>(
-        static_cast<T*>(s.raw_data()), static_cast<T*>(dp.raw_data()), lse.data<A>(), delta.data<A>(), total,
-        L, S, static_cast<A>(scale), causal);
+    attn_softmax_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
+        static_cast<T*>(s.raw_data()), static_cast<T*>(dp.raw_data()), lse.data<A>(), delta.data<A>(),
+        static_cast<int>(L), static_cast<int>(S), static_cast<A>(scale), causal);
     ST_CUDA_LAUNCH_CHECK();
   });
 }

@@ -288,6 +288,18 @@ class CudaBackend final : public backend::Backend {
     cudak::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
 
+  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S,
+                       int64_t d, double scale, bool causal, Tensor& out, Tensor& lse) override {
+    use_device(index_);
+    return cudak::flash_attention(q, k, v, batch, L, S, d, scale, causal, out, lse);
+  }
+  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
+                                const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S, int64_t d,
+                                double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    use_device(index_);
+    return cudak::flash_attention_backward(q, k, v, dout, lse, delta, batch, L, S, d, scale, causal, dq, dk, dv);
+  }
+
   // ---- fused kernels ----
   bool native_half_gemm() const override {
 #ifdef SPIRALTORCH_HAVE_CUBLAS

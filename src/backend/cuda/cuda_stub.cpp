@@ -34,6 +34,9 @@ void empty_cache() {}
 static bool g_tf32 = false;
 bool allow_tf32() { return g_tf32; }
 void set_allow_tf32(bool a) { g_tf32 = a; }
+static bool g_flash_sdp = true;
+bool flash_sdp_enabled() { return g_flash_sdp; }
+void set_flash_sdp_enabled(bool e) { g_flash_sdp = e; }
 // The cuDNN switches keep their values without a GPU so settings made before a device
 // exists (or in CPU-only builds) read back as set.
 static bool g_cudnn_enabled = true, g_cudnn_benchmark = false, g_cudnn_tf32 = true;

@@ -79,6 +79,12 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
                        Tensor& lse);
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal);
+// flash_attention.cu (false: not taken, nothing written)
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S, int64_t d,
+                     double scale, bool causal, Tensor& out, Tensor& lse);
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
+                              const Tensor& delta, int64_t batch, int64_t L, int64_t S, int64_t d, double scale,
+                              bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
 // rnn.cu
 void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,

@@ -2,6 +2,7 @@
 // streams, events and host<->device copies.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -123,6 +124,7 @@ void free_cached_locked(int device) {
 }
 
 bool g_allow_tf32 = false;
+std::atomic<bool> g_flash_sdp{true};
 
 }  // namespace
 
@@ -279,6 +281,8 @@ void empty_cache() {
 
 bool allow_tf32() { return g_allow_tf32; }
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
+bool flash_sdp_enabled() { return g_flash_sdp.load(std::memory_order_relaxed); }
+void set_flash_sdp_enabled(bool enabled) { g_flash_sdp.store(enabled, std::memory_order_relaxed); }
 
 uintptr_t current_stream(int device) {
   device = resolve(device);
