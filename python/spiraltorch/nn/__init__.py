@@ -69,8 +69,23 @@ def _module_repr(self: Any) -> str:
     return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
+def _module_cuda(self: Any, device: Any = None) -> Any:
+    """Moves every parameter and buffer to a CUDA device (``"cuda"``, or ``cuda:<device>`` for an
+    int) in place, like ``torch.nn.Module.cuda``; returns the module."""
+    if device is None:
+        return self.to("cuda")
+    return self.to(f"cuda:{device}" if isinstance(device, int) else device)
+
+
+def _module_cpu(self: Any) -> Any:
+    """Moves every parameter and buffer to the CPU in place; returns the module."""
+    return self.to("cpu")
+
+
 _native.Module.extra_repr = _extra_repr
 _native.Module.__repr__ = _module_repr
+_native.Module.cuda = _module_cuda
+_native.Module.cpu = _module_cpu
 _native.Linear.extra_repr = _linear_extra_repr
 
 

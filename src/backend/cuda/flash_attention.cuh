@@ -1,108 +1,178 @@
 #pragma once
-// Flash attention on tensor cores (FlashAttention-2's recurrence through WMMA fragments):
-// softmax(scale q k^T [+ causal mask]) v for (batch, L, D) / (batch, S, D) operands without an
-// (L, S) buffer. The forward walks key tiles with an online softmax and keeps each row's
-// log-sum-exp; the backward recomputes the probabilities tile by tile, once per key tile for dK
-// and dV and once per query tile for dQ (two kernels, no atomics, deterministic).
+// Flash attention on tensor cores (FlashAttention-2's recurrence with mma.sync m16n8k16):
+// softmax(scale q k^T [+ causal mask]) v for (batch, L, D) / (batch, S, D) float16 or bfloat16
+// operands, with no (L, S) buffer. The forward walks key tiles with an online softmax and keeps
+// each row's log-sum-exp; the backward recomputes the probabilities tile by tile, once per key
+// tile for dK and dV and once per query tile for dQ (two kernels, no atomics, deterministic).
 //
-// Layout: 64-row tiles, 4 warps of 16 rows; fragments are 16x16 (k 16 for the 16-bit types,
-// k 8 with TF32 rounding for float32); accumulation and softmax in float32. Each warp stages
-// its 16 x 64 score strip in shared memory, where two lanes own a row (interleaved columns).
+// Layout: 64-row tiles in shared memory (rows padded by 16 bytes so ldmatrix is conflict-free),
+// filled with cp.async two tiles deep; 4 warps own 16 rows each. Scores, probabilities and
+// their gradients never leave registers: an m16n8 accumulator pair holds exactly the operand
+// fragment of the next product (rows g and g + 8, columns 2t and 2t + 1 of each 8-column tile,
+// g = lane / 4, t = lane % 4). Accumulation and softmax in float32.
 // Plain header of templates and raw-pointer launchers, so a standalone check can include it.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
 
 #include <cstdint>
 #include <type_traits>
 
 namespace st::cudak::flash {
 
-namespace wmma = nvcuda::wmma;
-
-constexpr int kTile = 64;   // query rows and key columns per tile
+constexpr int kTile = 64;  // query rows and key columns per tile
 constexpr int kWarps = kTile / 16;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
 
-template <typename T> struct MmaOf;
-template <> struct MmaOf<float> { using E = wmma::precision::tf32; static constexpr int K = 8; };
-template <> struct MmaOf<__half> { using E = __half; static constexpr int K = 16; };
-template <> struct MmaOf<__nv_bfloat16> { using E = __nv_bfloat16; static constexpr int K = 16; };
+template <int D> constexpr int kLd = D + 8;  // shared tile row, elements
+template <int D> constexpr int kTileElems = kTile * kLd<D>;
 
-template <typename T> using FragC = wmma::fragment<wmma::accumulator, 16, 16, MmaOf<T>::K, float>;
+__device__ inline uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
-template <typename T>
-__device__ inline T from_float(float x) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(x);
-  else return x;
-}
-
-// Shared-memory leading dims (elements): rows of 16-bit operands padded by 16 bytes against
-// bank conflicts; every fragment origin stays 32-byte aligned as WMMA requires.
-template <int D> constexpr int kLd = D + 8;              // q/k/v/dO tiles
-constexpr int kPld = kTile + 8;                          // probability / dS tiles
-template <int D> constexpr int kSld = (D > kTile ? D : kTile) + 4;  // float staging strip
-
-// acc[n] += A (16 x KDIM) * B (KDIM x 16 n): A row-major at a (A[m][k] = a[m lda + k]) or
-// column-major (a[k lda + m]); B row-major (b[k ldb + n]) or column-major (b[n ldb + k]).
-template <typename T, bool ARow, bool BRow, int N, int KDIM>
-__device__ inline void warp_gemm(FragC<T> (&acc)[N], const T* a, unsigned lda, const T* b, unsigned ldb) {
-  using LA = std::conditional_t<ARow, wmma::row_major, wmma::col_major>;
-  using LB = std::conditional_t<BRow, wmma::row_major, wmma::col_major>;
-  constexpr int K = MmaOf<T>::K;
-#pragma unroll
-  for (int kk = 0; kk < KDIM; kk += K) {
-    wmma::fragment<wmma::matrix_a, 16, 16, K, typename MmaOf<T>::E, LA> fa;
-    wmma::load_matrix_sync(fa, ARow ? a + kk : a + kk * lda, lda);
-    if constexpr (std::is_same_v<T, float>) {
-#pragma unroll
-      for (int t = 0; t < fa.num_elements; ++t) fa.x[t] = wmma::__float_to_tf32(fa.x[t]);
-    }
-#pragma unroll
-    for (int n = 0; n < N; ++n) {
-      wmma::fragment<wmma::matrix_b, 16, 16, K, typename MmaOf<T>::E, LB> fb;
-      wmma::load_matrix_sync(fb, BRow ? b + kk * ldb + n * 16 : b + n * 16 * ldb + kk, ldb);
-      if constexpr (std::is_same_v<T, float>) {
-#pragma unroll
-        for (int t = 0; t < fb.num_elements; ++t) fb.x[t] = wmma::__float_to_tf32(fb.x[t]);
-      }
-      wmma::mma_sync(acc[n], fa, fb, acc[n]);
-    }
-  }
-}
-
-template <typename F, int N>
-__device__ inline void zero(F (&acc)[N]) {
-#pragma unroll
-  for (int n = 0; n < N; ++n) wmma::fill_fragment(acc[n], 0.0f);
-}
-
-// Rows [r0, r0 + 64) of a contiguous (rows, D) matrix into a shared tile (leading dim kLd<D>),
-// 16 bytes per load, zeros past `rows`.
+// ---- cp.async tile loads ----
+// Rows [r0, r0 + 64) of a contiguous (rows, D) matrix into a shared tile, zeros past `rows`.
 template <typename T, int D>
-__device__ inline void load_tile(T* dst, const T* src, int r0, int rows) {
-  constexpr int kVec = 16 / sizeof(T);
-  constexpr int kPerRow = D / kVec;
+__device__ inline void cp_tile(T* dst, const T* src, int r0, int rows) {
+  constexpr int kPerRow = D * static_cast<int>(sizeof(T)) / 16;
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
   for (int i = threadIdx.x; i < kTile * kPerRow; i += kThreads) {
     const int r = i / kPerRow, c = (i - r * kPerRow) * kVec;
-    uint4 val = make_uint4(0, 0, 0, 0);
-    if (r0 + r < rows) val = *reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r0 + r) * D + c);
-    *reinterpret_cast<uint4*>(dst + r * kLd<D> + c) = val;
+    const bool in = r0 + r < rows;
+    const T* g = src + static_cast<int64_t>(in ? r0 + r : 0) * D + c;  // a valid address even when filling zeros
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kLd<D> + c)), "l"(g),
+                 "r"(in ? 16 : 0));
+  }
+}
+__device__ inline void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ inline void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// ---- fragments ----
+// A (16 x 16) at (r0, c0) of a row-major shared tile: a0..a3 = rows g / g+8, columns 2t / 2t+8.
+template <typename T, int D>
+__device__ inline void load_a(uint32_t (&a)[4], const T* tile, int r0, int c0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
+  const T* p = tile + (r0 + rr + (mi & 1) * 8) * kLd<D> + c0 + (mi >> 1) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(smem_u32(p)));
+}
+// B fragments of two 8-column tiles (n0, n0 + 8) for the k chunk [k0, k0 + 16) where the
+// shared tile holds B transposed (row = n, column = k; keys x dims for q k^T): b[0..1], b[2..3].
+template <typename T, int D>
+__device__ inline void load_b_nk(uint32_t (&b)[4], const T* tile, int n0, int k0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
+  const T* p = tile + (n0 + rr + (mi >> 1) * 8) * kLd<D> + k0 + (mi & 1) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(smem_u32(p)));
+}
+// The same where the shared tile holds B as is (row = k, column = n; keys x dims for p v).
+template <typename T, int D>
+__device__ inline void load_b_kn(uint32_t (&b)[4], const T* tile, int k0, int n0) {
+  const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
+  const T* p = tile + (k0 + rr + (mi & 1) * 8) * kLd<D> + n0 + (mi >> 1) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(smem_u32(p)));
+}
+
+// c += a b for one 16 x 8 tile.
+template <typename T>
+__device__ inline void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 }
 
-// 16 x D float strip (staged fragments) to rows row0.. of a (rows, D) output: two lanes per
-// row, interleaved columns.
+template <typename T>
+__device__ inline uint32_t pack(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+// Operand fragment of the 16-column chunk c of a 16 x 64 accumulator strip (x[8][4]).
+template <typename T>
+__device__ inline void as_a(uint32_t (&a)[4], const float (&x)[8][4], int c) {
+  a[0] = pack<T>(x[2 * c][0], x[2 * c][1]);
+  a[1] = pack<T>(x[2 * c][2], x[2 * c][3]);
+  a[2] = pack<T>(x[2 * c + 1][0], x[2 * c + 1][1]);
+  a[3] = pack<T>(x[2 * c + 1][2], x[2 * c + 1][3]);
+}
+
+// acc (16 x 64) = A (this warp's 16 rows at row r0 of tile `a`) times B^T over D, where tile
+// `b` holds 64 rows of B^T (scores q k^T, dP = dO v^T, and their transposes).
 template <typename T, int D>
-__device__ inline void write_strip(T* dst, const float* strip, int row0, int rows) {
-  const int lane = threadIdx.x & 31, r = lane >> 1, half = lane & 1;
-  if (row0 + r >= rows) return;
-  T* out = dst + static_cast<int64_t>(row0 + r) * D;
+__device__ inline void strip_nt(float (&acc)[8][4], const T* a, int r0, const T* b) {
 #pragma unroll
-  for (int i = 0; i < D / 2; ++i) out[half + 2 * i] = from_float<T>(strip[r * kSld<D> + half + 2 * i]);
+  for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+#pragma unroll
+  for (int kc = 0; kc < D / 16; ++kc) {
+    uint32_t fa[4];
+    load_a<T, D>(fa, a, r0, kc * 16);
+#pragma unroll
+    for (int np = 0; np < 4; ++np) {
+      uint32_t fb[4];
+      load_b_nk<T, D>(fb, b, np * 16, kc * 16);
+      mma<T>(acc[2 * np], fa, fb[0], fb[1]);
+      mma<T>(acc[2 * np + 1], fa, fb[2], fb[3]);
+    }
+  }
+}
+
+// out (16 x D, D/8 tiles) += x (16 x 64, registers) times the 64 x D tile `b` (row = k).
+template <typename T, int D>
+__device__ inline void strip_nn(float (&out)[D / 8][4], const float (&x)[8][4], const T* b) {
+#pragma unroll
+  for (int kc = 0; kc < 4; ++kc) {
+    uint32_t fa[4];
+    as_a<T>(fa, x, kc);
+#pragma unroll
+    for (int np = 0; np < D / 16; ++np) {
+      uint32_t fb[4];
+      load_b_kn<T, D>(fb, b, kc * 16, np * 16);
+      mma<T>(out[2 * np], fa, fb[0], fb[1]);
+      mma<T>(out[2 * np + 1], fa, fb[2], fb[3]);
+    }
+  }
+}
+
+// Rows row0 (values x[.][0..1]) and row0 + 8 (x[.][2..3]) of a (rows, D) output.
+template <typename T, int D>
+__device__ inline void store_rows(T* dst, const float (&x)[D / 8][4], int row0, int rows, float s0, float s1) {
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= rows) continue;
+    const float s = h ? s1 : s0;
+    uint32_t* out = reinterpret_cast<uint32_t*>(dst + static_cast<int64_t>(row) * D);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) out[n * 4 + t] = pack<T>(x[n][2 * h] * s, x[n][2 * h + 1] * s);
+  }
+}
+
+template <int D>
+__device__ inline void zero(float (&x)[D / 8][4]) {
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) x[n][0] = x[n][1] = x[n][2] = x[n][3] = 0.0f;
 }
 
 // Number of key tiles a query tile starting at q0 sees.
@@ -114,10 +184,7 @@ __device__ inline int key_tiles(int q0, int L, int S, bool causal) {
 }
 
 template <typename T, int D>
-struct FwdSmem {
-  static constexpr size_t bytes = 3 * sizeof(T) * kTile * kLd<D> + sizeof(float) * kWarps * 16 * kSld<D> +
-                                  sizeof(T) * kWarps * 16 * kPld;
-};
+struct FwdSmem { static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<D>; };
 
 // grid.x = batch * query tiles; out (batch, L, D); lse (batch, L) natural-log log-sum-exp of
 // each row's scaled, masked scores (-inf for a row with nothing visible; its output is 0).
@@ -128,10 +195,8 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
                                                           bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
-  T* const ks = qs + kTile * kLd<D>;
-  T* const vs = ks + kTile * kLd<D>;
-  float* const strips = reinterpret_cast<float*>(vs + kTile * kLd<D>);
-  T* const probs = reinterpret_cast<T*>(strips + kWarps * 16 * kSld<D>);
+  T* const ks = qs + kTileElems<D>;      // two stages
+  T* const vs = ks + 2 * kTileElems<D>;  // two stages
 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -139,84 +204,97 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
   q += b * L * D;
   k += b * S * D;
   v += b * S * D;
-  out += b * L * D;
-  lse += b * L;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, half = lane & 1;
-  const int row = q0 + warp * 16 + r;
-  float* const strip = strips + warp * 16 * kSld<D>;
-  T* const p = probs + warp * 16 * kPld;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int row0 = q0 + warp * 16 + g;  // and row0 + 8
   const float scale2 = scale * kLog2e;
 
-  load_tile<T, D>(qs, q, q0, L);
-  float o[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
-  float m = -INFINITY, l = 0.0f;
   const int n_tiles = key_tiles(q0, L, S, causal);
+  cp_tile<T, D>(qs, q, q0, L);
+  cp_tile<T, D>(ks, k, 0, S);
+  cp_tile<T, D>(vs, v, 0, S);
+  cp_commit();
+  float o[D / 8][4];
+  zero<D>(o);
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   for (int j = 0; j < n_tiles; ++j) {
-    const int c0 = j * kTile;
+    const int stage = j & 1, c0 = j * kTile;
+    if (j + 1 < n_tiles) {
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<D>, k, c0 + kTile, S);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<D>, v, c0 + kTile, S);
+    }
+    cp_commit();
+    cp_wait<1>();
     __syncthreads();
-    load_tile<T, D>(ks, k, c0, S);
-    load_tile<T, D>(vs, v, c0, S);
-    __syncthreads();
-    {
-      FragC<T> acc[kTile / 16];
-      zero(acc);
-      warp_gemm<T, true, false, kTile / 16, D>(acc, qs + warp * 16 * kLd<D>, kLd<D>, ks, kLd<D>);
-      for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
-    float s[kTile / 2];
-    float mt = -INFINITY;
+    float s[8][4];
+    strip_nt<T, D>(s, qs, warp * 16, ks + stage * kTileElems<D>);
+    const bool edge = c0 + kTile > S || (causal && c0 + kTile - 1 > q0 + warp * 16);
+    float mx[2] = {m[0], m[1]};
 #pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const int col = c0 + half + 2 * t;
-      const bool visible = col < S && (!causal || col <= row);
-      s[t] = visible ? strip[r * kSld<D> + half + 2 * t] * scale2 : -INFINITY;
-      mt = fmaxf(mt, s[t]);
-    }
-    mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
-    const float m_new = fmaxf(m, mt);
-    const float base = m_new == -INFINITY ? 0.0f : m_new;  // nothing visible yet: p = 0
-    const float alpha = exp2f(m - base);
-    float sum = 0.0f;
+    for (int n = 0; n < 8; ++n) {
 #pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const float e = exp2f(s[t] - base);
-      sum += e;
-      p[r * kPld + half + 2 * t] = from_float<T>(e);
+      for (int e = 0; e < 4; ++e) {
+        float x = s[n][e] * scale2;
+        if (edge) {
+          const int col = c0 + n * 8 + 2 * t + (e & 1), row = row0 + (e >> 1) * 8;
+          if (col >= S || (causal && col > row)) x = -INFINITY;
+        }
+        s[n][e] = x;
+        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+      }
     }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    l = l * alpha + sum;
-    m = m_new;
-    __syncwarp();
-    {
-      FragC<T> acc[D / 16];
-      zero(acc);
-      warp_gemm<T, true, true, D / 16, kTile>(acc, p, kPld, vs, kLd<D>);
-      for (int n = 0; n < D / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
+    float alpha[2], base[2], sum[2] = {0.0f, 0.0f};
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] = o[i] * alpha + strip[r * kSld<D> + half + 2 * i];
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      base[h] = mx[h] == -INFINITY ? 0.0f : mx[h];  // nothing visible yet: p = 0
+      alpha[h] = exp2f(m[h] - base[h]);
+      m[h] = mx[h];
+    }
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] = exp2f(s[n][e] - base[e >> 1]);
+        sum[e >> 1] += s[n][e];
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
+      sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+      l[h] = l[h] * alpha[h] + sum[h];
+    }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
+    strip_nn<T, D>(o, s, vs + stage * kTileElems<D>);
+    __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
-  if (row < L) {
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    T* const dst = out + static_cast<int64_t>(row) * D;
+  const float inv0 = l[0] > 0.0f ? 1.0f / l[0] : 0.0f, inv1 = l[1] > 0.0f ? 1.0f / l[1] : 0.0f;
+  store_rows<T, D>(out + b * L * D, o, row0, L, inv0, inv1);
+  if (t == 0) {
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) dst[half + 2 * i] = from_float<T>(o[i] * inv);
-    if (half == 0) lse[row] = l > 0.0f ? (m + log2f(l)) / kLog2e : -INFINITY;
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h;
+      if (row < L) lse[b * L + row] = l[h] > 0.0f ? (m[h] + log2f(l[h])) * kLn2 : -INFINITY;
+    }
   }
 }
 
 template <typename T, int D>
 struct BwdKvSmem {
-  static constexpr size_t bytes = 4 * sizeof(T) * kTile * kLd<D> + 2 * sizeof(T) * kTile * kPld +
-                                  sizeof(float) * kWarps * 16 * kSld<D> + 2 * sizeof(float) * kTile;
+  static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<D> + 4 * sizeof(float) * kTile;
 };
 
 // dK and dV: grid.x = batch * key tiles; each block walks the query tiles that see its keys.
-// lse, delta (= rowsum(dO * O)) are (batch, L) float32; dk, dv (batch, S, D).
+// Warp w holds the transposed strips (its 16 keys x 64 queries) of P and dS, which are exactly
+// the operands of dV += P^T dO and dK += dS^T Q. lse, delta (= rowsum(dO * O)) are (batch, L)
+// float32; dk, dv (batch, S, D).
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restrict__ q, const T* __restrict__ k,
                                                               const T* __restrict__ v, const T* __restrict__ dout,
@@ -226,14 +304,11 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
                                                               bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const ks = reinterpret_cast<T*>(smem);
-  T* const vs = ks + kTile * kLd<D>;
-  T* const qs = vs + kTile * kLd<D>;
-  T* const dos = qs + kTile * kLd<D>;
-  T* const ps = dos + kTile * kLd<D>;
-  T* const dss = ps + kTile * kPld;
-  float* const strips = reinterpret_cast<float*>(dss + kTile * kPld);
-  float* const lse_s = strips + kWarps * 16 * kSld<D>;
-  float* const delta_s = lse_s + kTile;
+  T* const vs = ks + kTileElems<D>;
+  T* const qs = vs + kTileElems<D>;         // two stages
+  T* const dos = qs + 2 * kTileElems<D>;    // two stages
+  float* const lse_s = reinterpret_cast<float*>(dos + 2 * kTileElems<D>);  // two stages, times log2(e)
+  float* const delta_s = lse_s + 2 * kTile;                                 // two stages
 
   const int tiles = (S + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -244,79 +319,66 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
   dout += b * L * D;
   lse += b * L;
   delta += b * L;
-  dk += b * S * D;
-  dv += b * S * D;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, half = lane & 1;
-  float* const strip = strips + warp * 16 * kSld<D>;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int key0 = c0 + warp * 16 + g;  // and key0 + 8
   const float scale2 = scale * kLog2e;
 
-  load_tile<T, D>(ks, k, c0, S);
-  load_tile<T, D>(vs, v, c0, S);
-  FragC<T> dk_acc[D / 16], dv_acc[D / 16];
-  zero(dk_acc);
-  zero(dv_acc);
-  const int q_tiles = (L + kTile - 1) / kTile;
-  for (int i = causal ? c0 / kTile : 0; i < q_tiles; ++i) {
-    const int r0 = i * kTile;
-    __syncthreads();
-    load_tile<T, D>(qs, q, r0, L);
-    load_tile<T, D>(dos, dout, r0, L);
-    for (int t = threadIdx.x; t < kTile; t += kThreads) {
-      const bool in = r0 + t < L;
-      lse_s[t] = in ? lse[r0 + t] * kLog2e : 0.0f;
-      delta_s[t] = in ? delta[r0 + t] : 0.0f;
+  // Rows of q, dout, lse and delta for the query tile at r0 into a stage; a row past L or
+  // with nothing visible gets lse = +inf, so its probabilities come out 0.
+  auto prefetch = [&](int stage, int r0) {
+    cp_tile<T, D>(qs + stage * kTileElems<D>, q, r0, L);
+    cp_tile<T, D>(dos + stage * kTileElems<D>, dout, r0, L);
+    for (int i = threadIdx.x; i < kTile; i += kThreads) {
+      const bool in = r0 + i < L;
+      const float x = in ? lse[r0 + i] : INFINITY;
+      lse_s[stage * kTile + i] = x == -INFINITY ? INFINITY : x * kLog2e;
+      delta_s[stage * kTile + i] = in ? delta[r0 + i] : 0.0f;
     }
+  };
+
+  const int q_tiles = (L + kTile - 1) / kTile, first = causal ? c0 / kTile : 0;
+  cp_tile<T, D>(ks, k, c0, S);
+  cp_tile<T, D>(vs, v, c0, S);
+  if (first < q_tiles) prefetch(0, first * kTile);
+  cp_commit();
+  float dk_acc[D / 8][4], dv_acc[D / 8][4];
+  zero<D>(dk_acc);
+  zero<D>(dv_acc);
+  for (int i = first; i < q_tiles; ++i) {
+    const int stage = (i - first) & 1, r0 = i * kTile;
+    if (i + 1 < q_tiles) prefetch(stage ^ 1, r0 + kTile);
+    cp_commit();
+    cp_wait<1>();
     __syncthreads();
-    const int lr = warp * 16 + r, row = r0 + lr;
-    {
-      FragC<T> acc[kTile / 16];
-      zero(acc);
-      warp_gemm<T, true, false, kTile / 16, D>(acc, qs + warp * 16 * kLd<D>, kLd<D>, ks, kLd<D>);
-      for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
-    float pr[kTile / 2];
-    const float row_lse = lse_s[lr];
+    const T* const qt = qs + stage * kTileElems<D>;
+    const T* const dot = dos + stage * kTileElems<D>;
+    const float* const ls = lse_s + stage * kTile;
+    const float* const dl = delta_s + stage * kTile;
+    float p[8][4], ds[8][4];
+    strip_nt<T, D>(p, ks, warp * 16, qt);    // (k q^T) for this warp's keys
+    strip_nt<T, D>(ds, vs, warp * 16, dot);  // (v dO^T) = dP^T
+    const bool edge = causal && c0 + warp * 16 + 15 > r0;
 #pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const int col = c0 + half + 2 * t;
-      const bool visible = row < L && col < S && (!causal || col <= row) && row_lse != -INFINITY;
-      pr[t] = visible ? exp2f(strip[r * kSld<D> + half + 2 * t] * scale2 - row_lse) : 0.0f;
-      ps[lr * kPld + half + 2 * t] = from_float<T>(pr[t]);
-    }
-    __syncwarp();
-    {
-      FragC<T> acc[kTile / 16];
-      zero(acc);
-      warp_gemm<T, true, false, kTile / 16, D>(acc, dos + warp * 16 * kLd<D>, kLd<D>, vs, kLd<D>);
-      for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
-    const float row_delta = delta_s[lr];
+    for (int n = 0; n < 8; ++n) {
 #pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const float ds = pr[t] * (strip[r * kSld<D> + half + 2 * t] - row_delta) * scale;
-      dss[lr * kPld + half + 2 * t] = from_float<T>(ds);
+      for (int e = 0; e < 4; ++e) {
+        const int qi = n * 8 + 2 * t + (e & 1);
+        float pe = exp2f(p[n][e] * scale2 - ls[qi]);
+        if (edge && key0 + (e >> 1) * 8 > r0 + qi) pe = 0.0f;
+        p[n][e] = pe;
+        ds[n][e] = pe * (ds[n][e] - dl[qi]) * scale;
+      }
     }
-    __syncthreads();
-    // This warp's 16 keys: dV += P^T dO, dK += dS^T Q (P^T, dS^T read column-major).
-    warp_gemm<T, false, true, D / 16, kTile>(dv_acc, ps + warp * 16, kPld, dos, kLd<D>);
-    warp_gemm<T, false, true, D / 16, kTile>(dk_acc, dss + warp * 16, kPld, qs, kLd<D>);
+    strip_nn<T, D>(dv_acc, p, dot);
+    strip_nn<T, D>(dk_acc, ds, qt);
+    __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
-  for (int n = 0; n < D / 16; ++n) wmma::store_matrix_sync(strip + n * 16, dv_acc[n], kSld<D>, wmma::mem_row_major);
-  __syncwarp();
-  write_strip<T, D>(dv, strip, c0 + warp * 16, S);
-  __syncwarp();
-  for (int n = 0; n < D / 16; ++n) wmma::store_matrix_sync(strip + n * 16, dk_acc[n], kSld<D>, wmma::mem_row_major);
-  __syncwarp();
-  write_strip<T, D>(dk, strip, c0 + warp * 16, S);
+  store_rows<T, D>(dv + b * S * D, dv_acc, key0, S, 1.0f, 1.0f);
+  store_rows<T, D>(dk + b * S * D, dk_acc, key0, S, 1.0f, 1.0f);
 }
 
 template <typename T, int D>
-struct BwdQSmem {
-  static constexpr size_t bytes = 4 * sizeof(T) * kTile * kLd<D> + sizeof(T) * kWarps * 16 * kPld +
-                                  sizeof(float) * kWarps * 16 * kSld<D>;
-};
+struct BwdQSmem { static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<D>; };
 
 // dQ: grid.x = batch * query tiles; each block walks the key tiles its rows see.
 template <typename T, int D>
@@ -327,11 +389,9 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
                                                              int L, int S, float scale, bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
-  T* const dos = qs + kTile * kLd<D>;
-  T* const ks = dos + kTile * kLd<D>;
-  T* const vs = ks + kTile * kLd<D>;
-  T* const dsw = vs + kTile * kLd<D>;
-  float* const strips = reinterpret_cast<float*>(dsw + kWarps * 16 * kPld);
+  T* const dos = qs + kTileElems<D>;
+  T* const ks = dos + kTileElems<D>;      // two stages
+  T* const vs = ks + 2 * kTileElems<D>;   // two stages
 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -340,61 +400,57 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
   k += b * S * D;
   v += b * S * D;
   dout += b * L * D;
-  lse += b * L;
-  delta += b * L;
-  dq += b * L * D;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, half = lane & 1;
-  const int row = q0 + warp * 16 + r;
-  float* const strip = strips + warp * 16 * kSld<D>;
-  T* const ds_strip = dsw + warp * 16 * kPld;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int row0 = q0 + warp * 16 + g;  // and row0 + 8
   const float scale2 = scale * kLog2e;
-  const float row_lse = row < L ? lse[row] * kLog2e : -INFINITY;
-  const float row_delta = row < L ? delta[row] : 0.0f;
-
-  load_tile<T, D>(qs, q, q0, L);
-  load_tile<T, D>(dos, dout, q0, L);
-  FragC<T> dq_acc[D / 16];
-  zero(dq_acc);
-  const int n_tiles = key_tiles(q0, L, S, causal);
-  for (int j = 0; j < n_tiles; ++j) {
-    const int c0 = j * kTile;
-    __syncthreads();
-    load_tile<T, D>(ks, k, c0, S);
-    load_tile<T, D>(vs, v, c0, S);
-    __syncthreads();
-    {
-      FragC<T> acc[kTile / 16];
-      zero(acc);
-      warp_gemm<T, true, false, kTile / 16, D>(acc, qs + warp * 16 * kLd<D>, kLd<D>, ks, kLd<D>);
-      for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
-    float pr[kTile / 2];
+  float row_lse[2], row_delta[2];
 #pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const int col = c0 + half + 2 * t;
-      const bool visible = row < L && col < S && (!causal || col <= row) && row_lse != -INFINITY;
-      pr[t] = visible ? exp2f(strip[r * kSld<D> + half + 2 * t] * scale2 - row_lse) : 0.0f;
-    }
-    __syncwarp();
-    {
-      FragC<T> acc[kTile / 16];
-      zero(acc);
-      warp_gemm<T, true, false, kTile / 16, D>(acc, dos + warp * 16 * kLd<D>, kLd<D>, vs, kLd<D>);
-      for (int n = 0; n < kTile / 16; ++n) wmma::store_matrix_sync(strip + n * 16, acc[n], kSld<D>, wmma::mem_row_major);
-    }
-    __syncwarp();
-#pragma unroll
-    for (int t = 0; t < kTile / 2; ++t) {
-      const float ds = pr[t] * (strip[r * kSld<D> + half + 2 * t] - row_delta) * scale;
-      ds_strip[r * kPld + half + 2 * t] = from_float<T>(ds);
-    }
-    __syncwarp();
-    warp_gemm<T, true, true, D / 16, kTile>(dq_acc, ds_strip, kPld, ks, kLd<D>);
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    const float x = row < L ? lse[b * L + row] : INFINITY;
+    row_lse[h] = x == -INFINITY ? INFINITY : x * kLog2e;
+    row_delta[h] = row < L ? delta[b * L + row] : 0.0f;
   }
-  for (int n = 0; n < D / 16; ++n) wmma::store_matrix_sync(strip + n * 16, dq_acc[n], kSld<D>, wmma::mem_row_major);
-  __syncwarp();
-  write_strip<T, D>(dq, strip, q0 + warp * 16, L);
+
+  const int n_tiles = key_tiles(q0, L, S, causal);
+  cp_tile<T, D>(qs, q, q0, L);
+  cp_tile<T, D>(dos, dout, q0, L);
+  cp_tile<T, D>(ks, k, 0, S);
+  cp_tile<T, D>(vs, v, 0, S);
+  cp_commit();
+  float dq_acc[D / 8][4];
+  zero<D>(dq_acc);
+  for (int j = 0; j < n_tiles; ++j) {
+    const int stage = j & 1, c0 = j * kTile;
+    if (j + 1 < n_tiles) {
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<D>, k, c0 + kTile, S);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<D>, v, c0 + kTile, S);
+    }
+    cp_commit();
+    cp_wait<1>();
+    __syncthreads();
+    const T* const kt = ks + stage * kTileElems<D>;
+    float p[8][4], ds[8][4];
+    strip_nt<T, D>(p, qs, warp * 16, kt);
+    strip_nt<T, D>(ds, dos, warp * 16, vs + stage * kTileElems<D>);
+    const bool edge = c0 + kTile > S || (causal && c0 + kTile - 1 > q0 + warp * 16);
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int h = e >> 1;
+        float pe = exp2f(p[n][e] * scale2 - row_lse[h]);
+        if (edge) {
+          const int col = c0 + n * 8 + 2 * t + (e & 1);
+          if (col >= S || (causal && col > row0 + 8 * h)) pe = 0.0f;
+        }
+        ds[n][e] = pe * (ds[n][e] - row_delta[h]) * scale;
+      }
+    }
+    strip_nn<T, D>(dq_acc, ds, kt);
+    __syncthreads();  // this stage is refilled by the next iteration's prefetch
+  }
+  store_rows<T, D>(dq + b * L * D, dq_acc, row0, L, 1.0f, 1.0f);
 }
 
 // ---- launchers (raw device pointers; all on `stream`) ----
