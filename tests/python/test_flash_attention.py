@@ -118,7 +118,7 @@ def test_flash_keeps_no_score_matrix():
 @needs_cuda
 def test_transformer_layer_bf16_uses_flash_consistently():
     st.manual_seed(0)
-    layer = st.nn.TransformerEncoderLayer(128, 2, dim_feedforward=256, dropout=0.0, batch_first=True).cuda()  # Module.cuda
+    layer = st.nn.TransformerEncoderLayer(128, 2, dim_feedforward=256, dropout=0.0, batch_first=True).cuda()
     layer.to(st.bfloat16)
     x = st.tensor(np.random.default_rng(1).standard_normal((3, 70, 128)).astype(np.float32)).to(st.bfloat16).cuda()
     a = to_np(layer(x, is_causal=True).to(st.float32))
