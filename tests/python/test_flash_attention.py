@@ -129,3 +129,23 @@ def test_transformer_layer_bf16_uses_flash_consistently():
         st.backends.cuda.enable_flash_sdp(True)
     assert np.isfinite(a).all()
     np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2)
+
+
+@needs_cuda
+@pytest.mark.parametrize("d", [32, 64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_flash_float32_under_tf32(d, causal):
+    """float32 takes the flash kernels (TF32 products) only while TF32 matmuls are allowed, and
+    matches the float64 reference to TF32 accuracy; without TF32 the exact path runs."""
+    q, k, v, g = inputs((2, 2, 150, d), (2, 2, 150, d), seed=d)
+    want_out, want_grads = reference(q, k, v, g, causal)
+    before = st.cuda.allow_tf32()
+    try:
+        for tf32, tol in ((True, 1e-2), (False, 1e-5)):
+            st.cuda.set_allow_tf32(tf32)
+            out, grads = on_cuda(q, k, v, g, causal, st.float32)
+            for got, want in zip([out] + grads, [want_out] + want_grads):
+                err = np.abs(got - want).max() / max(np.abs(want).max(), 1.0)
+                assert err < tol, (tf32, err)
+    finally:
+        st.cuda.set_allow_tf32(before)

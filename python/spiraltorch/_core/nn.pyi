@@ -6,6 +6,8 @@ from typing import TypeAlias, overload
 import spiraltorch._core
 from spiraltorch.nn import (
     _linear_extra_repr as extra_repr,
+    _module_cpu as cpu,
+    _module_cuda as cuda,
     _module_repr as __repr__
 )
 

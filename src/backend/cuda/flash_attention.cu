@@ -1,10 +1,10 @@
 // The backend's flash_attention entries: which operands the fused kernels of
 // flash_attention.cuh take, and the launch per dtype and head dim.
 //
-// Taken: float16 / bfloat16 (tensor cores, float32 softmax and accumulation), head dims 32,
-// 64 and 128, 16-byte aligned contiguous operands, switched on (st::cuda::flash_sdp_enabled).
-// float32 stays on the GEMM path: these kernels would compute it in TF32, and measured on the
-// H200 (d = 64, L = 512) they lose to cuBLAS's TF32 GEMMs around the separate softmax.
+// Taken: float16 / bfloat16 (tensor cores, float32 softmax and accumulation), and float32 when
+// TF32 is allowed for matmuls (st::cuda::allow_tf32: the products run in TF32 as cuBLAS's would),
+// head dims 32, 64 and 128, 16-byte aligned contiguous operands, switched on
+// (st::cuda::flash_sdp_enabled). float32 without TF32 stays on the exact GEMM path.
 #include <array>
 #include <climits>
 
@@ -20,7 +20,8 @@ bool aligned(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data())
 
 bool takes(const Tensor& q, int64_t batch, int64_t L, int64_t S, int64_t d) {
   if (!st::cuda::flash_sdp_enabled()) return false;
-  if (q.dtype() != Dtype::Float16 && q.dtype() != Dtype::BFloat16) return false;
+  const Dtype dt = q.dtype();
+  if (dt != Dtype::Float16 && dt != Dtype::BFloat16 && !(dt == Dtype::Float32 && st::cuda::allow_tf32())) return false;
   if (d != 32 && d != 64 && d != 128) return false;
   if (L <= 0 || S <= 0 || L > INT_MAX / 2 || S > INT_MAX / 2) return false;
   const int64_t tiles = (std::max(L, S) + flash::kTile - 1) / flash::kTile;
@@ -37,6 +38,7 @@ cudaError_t dispatch(Dtype dt, int64_t d, F f) {
       default: return f(T{}, std::integral_constant<int, 128>{});
     }
   };
+  if (dt == Dtype::Float32) return by_dim(float{});
   return dt == Dtype::Float16 ? by_dim(__half{}) : by_dim(__nv_bfloat16{});
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Flash attention on tensor cores (FlashAttention-2's recurrence with mma.sync m16n8k16):
 // softmax(scale q k^T [+ causal mask]) v for (batch, L, D) / (batch, S, D) float16 or bfloat16
-// operands, with no (L, S) buffer. The forward walks key tiles with an online softmax and keeps
+// operands (m16n8k16), or float32 ones computed in TF32 (m16n8k8), with no (L, S) buffer. The forward walks key tiles with an online softmax and keeps
 // each row's log-sum-exp; the backward recomputes the probabilities tile by tile, once per key
 // tile for dK and dV and once per query tile for dQ (two kernels, no atomics, deterministic).
 //
@@ -9,7 +9,8 @@
 // filled with cp.async two tiles deep; 4 warps own 16 rows each. Scores, probabilities and
 // their gradients never leave registers: an m16n8 accumulator pair holds exactly the operand
 // fragment of the next product (rows g and g + 8, columns 2t and 2t + 1 of each 8-column tile,
-// g = lane / 4, t = lane % 4). Accumulation and softmax in float32.
+// g = lane / 4, t = lane % 4); with TF32's 8-deep k the chunk of keys 2t, 2t + 1 stands at
+// k = t, t + 4, and v's rows are read in that order. Accumulation and softmax in float32.
 // Plain header of templates and raw-pointer launchers, so a standalone check can include it.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,8 +27,10 @@ constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-template <int D> constexpr int kLd = D + 8;  // shared tile row, elements
-template <int D> constexpr int kTileElems = kTile * kLd<D>;
+template <typename T> constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16 bytes
+template <typename T> constexpr int kK = std::is_same_v<T, float> ? 8 : 16;     // k of one mma
+template <typename T, int D> constexpr int kLd = D + kVec<T>;  // shared tile row, elements
+template <typename T, int D> constexpr int kTileElems = kTile * kLd<T, D>;
 
 __device__ inline uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
@@ -35,13 +38,12 @@ __device__ inline uint32_t smem_u32(const void* p) { return static_cast<uint32_t
 // Rows [r0, r0 + 64) of a contiguous (rows, D) matrix into a shared tile, zeros past `rows`.
 template <typename T, int D>
 __device__ inline void cp_tile(T* dst, const T* src, int r0, int rows) {
-  constexpr int kPerRow = D * static_cast<int>(sizeof(T)) / 16;
-  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  constexpr int kPerRow = D / kVec<T>;
   for (int i = threadIdx.x; i < kTile * kPerRow; i += kThreads) {
-    const int r = i / kPerRow, c = (i - r * kPerRow) * kVec;
+    const int r = i / kPerRow, c = (i - r * kPerRow) * kVec<T>;
     const bool in = r0 + r < rows;
     const T* g = src + static_cast<int64_t>(in ? r0 + r : 0) * D + c;  // a valid address even when filling zeros
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kLd<D> + c)), "l"(g),
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kLd<T, D> + c)), "l"(g),
                  "r"(in ? 16 : 0));
   }
 }
@@ -50,33 +52,55 @@ template <int N>
 __device__ inline void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // ---- fragments ----
-// A (16 x 16) at (r0, c0) of a row-major shared tile: a0..a3 = rows g / g+8, columns 2t / 2t+8.
+__device__ inline uint32_t to_tf32(uint32_t bits) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
+  return r;
+}
+template <typename T>
+__device__ inline void ldsm_x4(uint32_t (&r)[4], const T* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+  if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r[i] = to_tf32(r[i]);
+  }
+}
+// A (16 x k) at (r0, c0) of a row-major shared tile: a0..a3 = rows g / g+8, first / second
+// half of the k chunk (ldmatrix's 8 x 16-byte blocks are exactly these fragments, 16-bit or
+// 32-bit elements alike).
 template <typename T, int D>
 __device__ inline void load_a(uint32_t (&a)[4], const T* tile, int r0, int c0) {
   const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
-  const T* p = tile + (r0 + rr + (mi & 1) * 8) * kLd<D> + c0 + (mi >> 1) * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(smem_u32(p)));
+  ldsm_x4(a, tile + (r0 + rr + (mi & 1) * 8) * kLd<T, D> + c0 + (mi >> 1) * kVec<T>);
 }
-// B fragments of two 8-column tiles (n0, n0 + 8) for the k chunk [k0, k0 + 16) where the
-// shared tile holds B transposed (row = n, column = k; keys x dims for q k^T): b[0..1], b[2..3].
+// B fragments of two 8-column tiles (n0, n0 + 8) for the k chunk at k0 where the shared tile
+// holds B transposed (row = n, column = k; keys x dims for q k^T): b[0..1], b[2..3].
 template <typename T, int D>
 __device__ inline void load_b_nk(uint32_t (&b)[4], const T* tile, int n0, int k0) {
   const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
-  const T* p = tile + (n0 + rr + (mi >> 1) * 8) * kLd<D> + k0 + (mi & 1) * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(smem_u32(p)));
+  ldsm_x4(b, tile + (n0 + rr + (mi >> 1) * 8) * kLd<T, D> + k0 + (mi & 1) * kVec<T>);
 }
 // The same where the shared tile holds B as is (row = k, column = n; keys x dims for p v).
 template <typename T, int D>
 __device__ inline void load_b_kn(uint32_t (&b)[4], const T* tile, int k0, int n0) {
-  const int lane = threadIdx.x & 31, mi = lane >> 3, rr = lane & 7;
-  const T* p = tile + (k0 + rr + (mi & 1) * 8) * kLd<D> + n0 + (mi >> 1) * 8;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(smem_u32(p)));
+  const int lane = threadIdx.x & 31;
+  if constexpr (std::is_same_v<T, float>) {
+    // k order 2t, 2t + 1 (see the top): rows k0 + 2t and k0 + 2t + 1, column g.
+    const int g = lane >> 2, t = lane & 3;
+    const T* p = tile + (k0 + 2 * t) * kLd<T, D> + n0 + g;
+    b[0] = to_tf32(__float_as_uint(p[0]));
+    b[1] = to_tf32(__float_as_uint(p[kLd<T, D>]));
+    b[2] = to_tf32(__float_as_uint(p[8]));
+    b[3] = to_tf32(__float_as_uint(p[kLd<T, D> + 8]));
+  } else {
+    const int mi = lane >> 3, rr = lane & 7;
+    const T* p = tile + (k0 + rr + (mi & 1) * 8) * kLd<T, D> + n0 + (mi >> 1) * 8;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+                 : "r"(smem_u32(p)));
+  }
 }
 
 // c += a b for one 16 x 8 tile.
@@ -88,9 +112,15 @@ __device__ inline void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, u
         "{%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
+  } else if constexpr (std::is_same_v<T, __half>) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -108,13 +138,20 @@ __device__ inline uint32_t pack(float lo, float hi) {
   }
 }
 
-// Operand fragment of the 16-column chunk c of a 16 x 64 accumulator strip (x[8][4]).
+// Operand fragment of the k chunk c (16 columns, or 8 for TF32) of a 16 x 64 accumulator strip.
 template <typename T>
 __device__ inline void as_a(uint32_t (&a)[4], const float (&x)[8][4], int c) {
-  a[0] = pack<T>(x[2 * c][0], x[2 * c][1]);
-  a[1] = pack<T>(x[2 * c][2], x[2 * c][3]);
-  a[2] = pack<T>(x[2 * c + 1][0], x[2 * c + 1][1]);
-  a[3] = pack<T>(x[2 * c + 1][2], x[2 * c + 1][3]);
+  if constexpr (std::is_same_v<T, float>) {
+    a[0] = to_tf32(__float_as_uint(x[c][0]));
+    a[1] = to_tf32(__float_as_uint(x[c][2]));
+    a[2] = to_tf32(__float_as_uint(x[c][1]));
+    a[3] = to_tf32(__float_as_uint(x[c][3]));
+  } else {
+    a[0] = pack<T>(x[2 * c][0], x[2 * c][1]);
+    a[1] = pack<T>(x[2 * c][2], x[2 * c][3]);
+    a[2] = pack<T>(x[2 * c + 1][0], x[2 * c + 1][1]);
+    a[3] = pack<T>(x[2 * c + 1][2], x[2 * c + 1][3]);
+  }
 }
 
 // acc (16 x 64) = A (this warp's 16 rows at row r0 of tile `a`) times B^T over D, where tile
@@ -124,13 +161,13 @@ __device__ inline void strip_nt(float (&acc)[8][4], const T* a, int r0, const T*
 #pragma unroll
   for (int n = 0; n < 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
 #pragma unroll
-  for (int kc = 0; kc < D / 16; ++kc) {
+  for (int kc = 0; kc < D / kK<T>; ++kc) {
     uint32_t fa[4];
-    load_a<T, D>(fa, a, r0, kc * 16);
+    load_a<T, D>(fa, a, r0, kc * kK<T>);
 #pragma unroll
     for (int np = 0; np < 4; ++np) {
       uint32_t fb[4];
-      load_b_nk<T, D>(fb, b, np * 16, kc * 16);
+      load_b_nk<T, D>(fb, b, np * 16, kc * kK<T>);
       mma<T>(acc[2 * np], fa, fb[0], fb[1]);
       mma<T>(acc[2 * np + 1], fa, fb[2], fb[3]);
     }
@@ -141,13 +178,13 @@ __device__ inline void strip_nt(float (&acc)[8][4], const T* a, int r0, const T*
 template <typename T, int D>
 __device__ inline void strip_nn(float (&out)[D / 8][4], const float (&x)[8][4], const T* b) {
 #pragma unroll
-  for (int kc = 0; kc < 4; ++kc) {
+  for (int kc = 0; kc < kTile / kK<T>; ++kc) {
     uint32_t fa[4];
     as_a<T>(fa, x, kc);
 #pragma unroll
     for (int np = 0; np < D / 16; ++np) {
       uint32_t fb[4];
-      load_b_kn<T, D>(fb, b, kc * 16, np * 16);
+      load_b_kn<T, D>(fb, b, kc * kK<T>, np * 16);
       mma<T>(out[2 * np], fa, fb[0], fb[1]);
       mma<T>(out[2 * np + 1], fa, fb[2], fb[3]);
     }
@@ -163,9 +200,15 @@ __device__ inline void store_rows(T* dst, const float (&x)[D / 8][4], int row0, 
     const int row = row0 + 8 * h;
     if (row >= rows) continue;
     const float s = h ? s1 : s0;
-    uint32_t* out = reinterpret_cast<uint32_t*>(dst + static_cast<int64_t>(row) * D);
+    T* const out = dst + static_cast<int64_t>(row) * D + 2 * t;
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) out[n * 4 + t] = pack<T>(x[n][2 * h] * s, x[n][2 * h + 1] * s);
+    for (int n = 0; n < D / 8; ++n) {
+      if constexpr (std::is_same_v<T, float>) {
+        *reinterpret_cast<float2*>(out + n * 8) = make_float2(x[n][2 * h] * s, x[n][2 * h + 1] * s);
+      } else {
+        *reinterpret_cast<uint32_t*>(out + n * 8) = pack<T>(x[n][2 * h] * s, x[n][2 * h + 1] * s);
+      }
+    }
   }
 }
 
@@ -184,7 +227,7 @@ __device__ inline int key_tiles(int q0, int L, int S, bool causal) {
 }
 
 template <typename T, int D>
-struct FwdSmem { static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<D>; };
+struct FwdSmem { static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<T, D>; };
 
 // grid.x = batch * query tiles; out (batch, L, D); lse (batch, L) natural-log log-sum-exp of
 // each row's scaled, masked scores (-inf for a row with nothing visible; its output is 0).
@@ -195,8 +238,8 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
                                                           bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
-  T* const ks = qs + kTileElems<D>;      // two stages
-  T* const vs = ks + 2 * kTileElems<D>;  // two stages
+  T* const ks = qs + kTileElems<T, D>;      // two stages
+  T* const vs = ks + 2 * kTileElems<T, D>;  // two stages
 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -219,14 +262,14 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
   for (int j = 0; j < n_tiles; ++j) {
     const int stage = j & 1, c0 = j * kTile;
     if (j + 1 < n_tiles) {
-      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<D>, k, c0 + kTile, S);
-      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<D>, v, c0 + kTile, S);
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S);
     }
     cp_commit();
     cp_wait<1>();
     __syncthreads();
     float s[8][4];
-    strip_nt<T, D>(s, qs, warp * 16, ks + stage * kTileElems<D>);
+    strip_nt<T, D>(s, qs, warp * 16, ks + stage * kTileElems<T, D>);
     const bool edge = c0 + kTile > S || (causal && c0 + kTile - 1 > q0 + warp * 16);
     float mx[2] = {m[0], m[1]};
 #pragma unroll
@@ -272,7 +315,7 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
       o[n][2] *= alpha[1];
       o[n][3] *= alpha[1];
     }
-    strip_nn<T, D>(o, s, vs + stage * kTileElems<D>);
+    strip_nn<T, D>(o, s, vs + stage * kTileElems<T, D>);
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
   const float inv0 = l[0] > 0.0f ? 1.0f / l[0] : 0.0f, inv1 = l[1] > 0.0f ? 1.0f / l[1] : 0.0f;
@@ -288,7 +331,7 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
 
 template <typename T, int D>
 struct BwdKvSmem {
-  static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<D> + 4 * sizeof(float) * kTile;
+  static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<T, D> + 4 * sizeof(float) * kTile;
 };
 
 // dK and dV: grid.x = batch * key tiles; each block walks the query tiles that see its keys.
@@ -304,10 +347,10 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
                                                               bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const ks = reinterpret_cast<T*>(smem);
-  T* const vs = ks + kTileElems<D>;
-  T* const qs = vs + kTileElems<D>;         // two stages
-  T* const dos = qs + 2 * kTileElems<D>;    // two stages
-  float* const lse_s = reinterpret_cast<float*>(dos + 2 * kTileElems<D>);  // two stages, times log2(e)
+  T* const vs = ks + kTileElems<T, D>;
+  T* const qs = vs + kTileElems<T, D>;         // two stages
+  T* const dos = qs + 2 * kTileElems<T, D>;    // two stages
+  float* const lse_s = reinterpret_cast<float*>(dos + 2 * kTileElems<T, D>);  // two stages, times log2(e)
   float* const delta_s = lse_s + 2 * kTile;                                 // two stages
 
   const int tiles = (S + kTile - 1) / kTile;
@@ -326,8 +369,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
   // Rows of q, dout, lse and delta for the query tile at r0 into a stage; a row past L or
   // with nothing visible gets lse = +inf, so its probabilities come out 0.
   auto prefetch = [&](int stage, int r0) {
-    cp_tile<T, D>(qs + stage * kTileElems<D>, q, r0, L);
-    cp_tile<T, D>(dos + stage * kTileElems<D>, dout, r0, L);
+    cp_tile<T, D>(qs + stage * kTileElems<T, D>, q, r0, L);
+    cp_tile<T, D>(dos + stage * kTileElems<T, D>, dout, r0, L);
     for (int i = threadIdx.x; i < kTile; i += kThreads) {
       const bool in = r0 + i < L;
       const float x = in ? lse[r0 + i] : INFINITY;
@@ -350,8 +393,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
     cp_commit();
     cp_wait<1>();
     __syncthreads();
-    const T* const qt = qs + stage * kTileElems<D>;
-    const T* const dot = dos + stage * kTileElems<D>;
+    const T* const qt = qs + stage * kTileElems<T, D>;
+    const T* const dot = dos + stage * kTileElems<T, D>;
     const float* const ls = lse_s + stage * kTile;
     const float* const dl = delta_s + stage * kTile;
     float p[8][4], ds[8][4];
@@ -378,7 +421,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
 }
 
 template <typename T, int D>
-struct BwdQSmem { static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<D>; };
+struct BwdQSmem { static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<T, D>; };
 
 // dQ: grid.x = batch * query tiles; each block walks the key tiles its rows see.
 template <typename T, int D>
@@ -389,9 +432,9 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
                                                              int L, int S, float scale, bool causal) {
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
-  T* const dos = qs + kTileElems<D>;
-  T* const ks = dos + kTileElems<D>;      // two stages
-  T* const vs = ks + 2 * kTileElems<D>;   // two stages
+  T* const dos = qs + kTileElems<T, D>;
+  T* const ks = dos + kTileElems<T, D>;      // two stages
+  T* const vs = ks + 2 * kTileElems<T, D>;   // two stages
 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -423,16 +466,16 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
   for (int j = 0; j < n_tiles; ++j) {
     const int stage = j & 1, c0 = j * kTile;
     if (j + 1 < n_tiles) {
-      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<D>, k, c0 + kTile, S);
-      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<D>, v, c0 + kTile, S);
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S);
     }
     cp_commit();
     cp_wait<1>();
     __syncthreads();
-    const T* const kt = ks + stage * kTileElems<D>;
+    const T* const kt = ks + stage * kTileElems<T, D>;
     float p[8][4], ds[8][4];
     strip_nt<T, D>(p, qs, warp * 16, kt);
-    strip_nt<T, D>(ds, dos, warp * 16, vs + stage * kTileElems<D>);
+    strip_nt<T, D>(ds, dos, warp * 16, vs + stage * kTileElems<T, D>);
     const bool edge = c0 + kTile > S || (causal && c0 + kTile - 1 > q0 + warp * 16);
 #pragma unroll
     for (int n = 0; n < 8; ++n) {
