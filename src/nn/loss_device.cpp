@@ -25,6 +25,38 @@ Tensor bce_with_logits(const Tensor& x, const Tensor& t, const Tensor& pw) {
   return add(mul(one_minus_t, x), mul(coef, sp));
 }
 
+namespace {
+
+// Per-row losses of (N, C) logits against in-range int64 targets through the backend's fused
+// kernel (logsumexp minus the target's logit; softmax - onehot in the backward), keeping only
+// the logits and each row's logsumexp; undefined where the backend has no such kernel.
+Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index) {
+  auto& be = detail::backend_of(x);
+  const Tensor xc = x.detach().contiguous(), tc = t.contiguous();
+  const Dtype stat = x.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+  Tensor rows = Tensor::empty({x.size(0)}, stat, x.device()), lse = Tensor::empty({x.size(0)}, stat, x.device());
+  if (!be.cross_entropy_rows(xc, tc, ignore_index, rows, lse)) return Tensor();
+  if (!needs_grad({&x})) return rows;
+  record(rows, "CrossEntropyBackward", {x},
+         [rx = GradientRoute(x), xc, tc, lse, ignore_index](const Tensor& g) -> std::vector<Tensor> {
+           const Tensor gr = detail::cast_raw(g, lse.dtype()).contiguous();
+           if (grad_enabled()) {  // create_graph: the same gradient from differentiable ops
+             const Tensor xa = rx.attach(xc);
+             const Tensor valid = ne(tc, wrap_scalar(ignore_index, tc));
+             const Tensor onehot = one_hot(where(valid, tc, zeros_like(tc)), xc.size(1)).to(xc.dtype());
+             const Tensor scale = mul(unsqueeze(g, 1), unsqueeze(valid.to(xc.dtype()), 1));
+             return {mul(sub(softmax(xa, 1), onehot), scale)};
+           }
+           Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device());
+           detail::backend_of(xc).cross_entropy_rows_backward(xc, tc, lse, gr, ignore_index, dx);
+           return {dx};
+         },
+         {xc, lse});
+  return rows;
+}
+
+}  // namespace
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      Reduction reduction, double ls, bool log_probs_in) {
   const char* op = log_probs_in ? "nll_loss" : "cross_entropy";
@@ -33,10 +65,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   const bool index_mode = !is_floating(target.dtype());
   const Tensor tg = batched ? target : unsqueeze(target, 0);
   const int64_t C = x.size(1);
-  const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
-  Shape wshape(x.dim(), 1);
-  wshape[1] = C;
-  const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
   Tensor loss, denom;
   if (index_mode) {
     const Tensor t = tg.to(Dtype::Int64);
@@ -50,6 +78,26 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
         }
       }
     }
+    if (!log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2) {
+      if (Tensor rows = fused_rows(x, t, ignore_index); rows.defined()) {
+        loss = batched ? rows : squeeze(rows, 0);
+        switch (reduction) {
+          case Reduction::None: break;
+          case Reduction::Sum: loss = sum(loss); break;
+          case Reduction::Mean: loss = div(sum(loss), sum(valid.to(loss.dtype()))); break;
+        }
+        return loss.dtype() == logits.dtype() ? loss : loss.to(logits.dtype());
+      }
+    }
+  }
+  const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
+  Shape wshape(x.dim(), 1);
+  wshape[1] = C;
+  const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
+  if (index_mode) {
+    const Tensor t = tg.to(Dtype::Int64);
+    const Tensor valid = ne(t, wrap_scalar(ignore_index, t));
+    const Tensor safe = where(valid, t, zeros_like(t));
     const Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
     const Tensor validf = valid.to(logp.dtype());
     Tensor wt = validf;
