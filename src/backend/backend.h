@@ -191,20 +191,21 @@ class Backend {
   // ---- device capabilities and fused kernels (optional) ----
   // Backends that run these natively override them; the CPU keeps its fused loops in
   // src/nn and src/optim, so the defaults below throw.
-  // Fused (flash) attention: q (batch, L, d), k (batch, S, d), v (batch, S, d), contiguous, one
-  // float dtype. Writes out (batch, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v
-  // and lse (batch * L, float32) = each row's log-sum-exp of the scaled, masked scores (-inf and
-  // a zero output for a row with nothing visible), with no (L, S) buffer. Returns false, having
-  // written nothing, where this backend has no kernel for these operands (dtype, d, alignment).
-  virtual bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S,
-                               int64_t d, double scale, bool causal, Tensor& out, Tensor& lse) {
+  // Fused (flash) attention: q (B, H, L, d), k and v (B, H, S, d), one float dtype, any strides
+  // with a unit last one (head views of a packed projection are read in place). Writes out
+  // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L) float32
+  // = each row's log-sum-exp of the scaled, masked scores (-inf and a zero output for a row
+  // with nothing visible) through their own strides, with no (L, S) buffer. Returns false,
+  // having written nothing, where this backend has no kernel for these operands.
+  virtual bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
+                               Tensor& out, Tensor& lse) {
     return false;
   }
-  // Its backward, for operands flash_attention took: with dout (batch, L, d), that call's lse and
-  // delta = rowsum(dout * out) (batch * L, float32), writes dq, dk, dv (shapes of q, k, v).
+  // Its backward, for operands flash_attention took: with dout (out's shape), that call's lse and
+  // delta = rowsum(dout * out) (lse's shape and strides), writes dq, dk, dv (shapes of q, k, v).
   virtual bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                                        const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S,
-                                        int64_t d, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+                                        const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
+                                        Tensor& dk, Tensor& dv) {
     return false;
   }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),

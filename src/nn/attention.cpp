@@ -1,5 +1,6 @@
 #include "spiraltorch/nn/attention.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -50,6 +51,137 @@ bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
   return true;
 }
 
+// The gradients of attend(q, k, v, causal mask) as differentiable ops on the routed inputs
+// (create_graph through a fused attention); undefined where an input needs none.
+std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&values)[3], const Tensor& g,
+                                    double scale, bool causal) {
+  std::vector<Tensor> inputs(3), wanted;
+  for (int i = 0; i < 3; ++i) {
+    inputs[i] = r[i].attach(values[i]);
+    if (r[i].requires_grad()) wanted.push_back(inputs[i]);
+  }
+  const int64_t L = values[0].shape()[values[0].dim() - 2], S = values[1].shape()[values[1].dim() - 2];
+  const Tensor mask = causal ? causal_mask(L, S, values[0].dtype(), values[0].device()) : Tensor();
+  const Tensor y = attend(inputs[0], inputs[1], inputs[2], mask, scale, 0.0).first;
+  const std::vector<Tensor> gs = grad({y}, wanted, {g}, true, true, true);
+  std::vector<Tensor> out(3);
+  size_t w = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (r[i].requires_grad()) out[i] = gs[w++];
+  }
+  return out;
+}
+
+// (B, H, rows, d) view of a (..., rows, d) operand (a copy only where leading dims cannot merge).
+Tensor as_bhrd(const Tensor& t) {
+  switch (t.dim()) {
+    case 4: return t;
+    case 3: return unsqueeze(t, 1);
+    case 2: return unsqueeze(unsqueeze(t, 0), 0);
+    default: return reshape(t, {-1, 1, t.shape()[t.dim() - 2], t.shape().back()});
+  }
+}
+
+// An uninitialised (B, H, rows, d) tensor laid out as (B, rows, H, d): the order heads are merged
+// back in, so the transpose that follows attention is free.
+Tensor heads_last(int64_t B, int64_t H, int64_t rows, int64_t d, Dtype dt, Device dev) {
+  return transpose(Tensor::empty({B, rows, H, d}, dt, dev), 1, 2);
+}
+
+// Gradient views the flash backward writes (laid out by the caller).
+struct FlashGrads {
+  Tensor dq, dk, dv;
+};
+
+// The flash kernels' forward on (B, H, rows, d) head views read in place: the output (laid out
+// (B, L, H, d)) and each row's log-sum-exp in lse; undefined where the backend does not take them.
+Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, double scale, bool causal, Tensor& lse) {
+  auto& be = detail::backend_of(q4);
+  const int64_t B = q4.shape()[0], H = q4.shape()[1], L = q4.shape()[2];
+  Tensor o4 = heads_last(B, H, L, v4.shape()[3], q4.dtype(), q4.device());
+  lse = Tensor::empty({B, H, L}, Dtype::Float32, q4.device());
+  return be.flash_attention(q4, k4, v4, scale, causal, o4, lse) ? o4 : Tensor();
+}
+
+// dq, dk, dv of a flash forward into `g` (views the caller allocated), from dout's (B, H, L, dv) view.
+void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& o4, const Tensor& lse,
+                    const Tensor& dout4, double scale, bool causal, FlashGrads& g) {
+  auto& be = detail::backend_of(q4);
+  const Tensor d = detail::cast_raw(dout4, q4.dtype());
+  const Tensor delta = sum(mul(detail::cast_raw(d, Dtype::Float32), detail::cast_raw(o4, Dtype::Float32)), {-1})
+                           .contiguous();  // (B, H, L): lse's layout
+  if (be.flash_attention_backward(q4, k4, v4, d, lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
+  if (be.flash_attention_backward(q4, k4, v4, d.contiguous(), lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
+  throw SpiralError("scaled_dot_product_attention: the flash backward refused operands its forward took");
+}
+
+// scaled_dot_product_attention through the flash kernels, q/k/v any (..., rows, d) views;
+// undefined where the backend does not take them.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+  const Tensor q4 = as_bhrd(q.detach()), k4 = as_bhrd(k.detach()), v4 = as_bhrd(v.detach());
+  Tensor lse;
+  const Tensor o4 = flash_forward(q4, k4, v4, scale, causal, lse);
+  if (!o4.defined()) return Tensor();
+  Shape out_shape = q.shape();
+  out_shape.back() = v.shape().back();
+  Tensor out = q.dim() == 4 ? o4 : reshape(o4, out_shape);
+  if (!needs_grad({&q, &k, &v})) return out;
+  record(out, "ScaledDotProductAttentionBackward", {q, k, v},
+         [r = std::array<GradientRoute, 3>{GradientRoute(q), GradientRoute(k), GradientRoute(v)}, q4, k4, v4, o4, lse,
+          qs = q.shape(), ks = k.shape(), vs = v.shape(), scale, causal](const Tensor& g) -> std::vector<Tensor> {
+           if (grad_enabled()) {
+             const GradientRoute routes[3] = {r[0], r[1], r[2]};
+             const Tensor values[3] = {reshape(q4, qs), reshape(k4, ks), reshape(v4, vs)};
+             return composite_grads(routes, values, g, scale, causal);
+           }
+           const int64_t B = q4.shape()[0], H = q4.shape()[1];
+           FlashGrads gr{heads_last(B, H, q4.shape()[2], q4.shape()[3], q4.dtype(), q4.device()),
+                         heads_last(B, H, k4.shape()[2], k4.shape()[3], k4.dtype(), k4.device()),
+                         heads_last(B, H, v4.shape()[2], v4.shape()[3], v4.dtype(), v4.device())};
+           flash_backward(q4, k4, v4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
+           return {r[0].requires_grad() ? reshape(gr.dq, qs) : Tensor(), r[1].requires_grad() ? reshape(gr.dk, ks) : Tensor(),
+                   r[2].requires_grad() ? reshape(gr.dv, vs) : Tensor()};
+         },
+         {q4, k4, v4, o4});
+  return out;
+}
+
+// Self-attention on a packed (B, L, 3E) projection [q | k | v] through the flash kernels: q, k
+// and v are read as head views of it, the output comes as (B, L, E) and the backward writes
+// one packed (B, L, 3E) gradient, so no head copies and no per-slice gradient buffers exist.
+// Undefined where the backend does not take the operands.
+Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bool causal) {
+  const int64_t B = qkv.shape()[0], L = qkv.shape()[1], E = qkv.shape()[2] / 3, d = E / heads;
+  auto head_views = [B, L, E, heads, d](const Tensor& x, int64_t i) {
+    return transpose(reshape(narrow(x, -1, i * E, E), {B, L, heads, d}), 1, 2);
+  };
+  const Tensor x = qkv.detach();
+  const Tensor q4 = head_views(x, 0), k4 = head_views(x, 1), v4 = head_views(x, 2);
+  Tensor lse;
+  const Tensor o4 = flash_forward(q4, k4, v4, scale, causal, lse);
+  if (!o4.defined()) return Tensor();
+  Tensor out = reshape(transpose(o4, 1, 2), {B, L, E});  // a view: o4 is laid out (B, L, H, d)
+  if (!needs_grad({&qkv})) return out;
+  record(out, "PackedAttentionBackward", {qkv},
+         [r = GradientRoute(qkv), x, q4, k4, v4, o4, lse, heads, scale, causal, head_views](
+             const Tensor& g) -> std::vector<Tensor> {
+           const int64_t B = x.shape()[0], L = x.shape()[1], H = heads, d = q4.shape()[3];
+           const Tensor g4 = transpose(reshape(g, {B, L, H, d}), 1, 2);
+           if (grad_enabled()) {
+             const Tensor xa = r.attach(x);
+             const Tensor mask = causal ? causal_mask(L, L, x.dtype(), x.device()) : Tensor();
+             const Tensor y = attend(head_views(xa, 0), head_views(xa, 1), head_views(xa, 2), mask, scale, 0.0).first;
+             return grad({y}, {xa}, {g4}, true, true, true);
+           }
+           Tensor dqkv = Tensor::empty(x.shape(), x.dtype(), x.device());
+           FlashGrads gr{head_views(dqkv, 0), head_views(dqkv, 1), head_views(dqkv, 2)};
+           flash_backward(q4, k4, v4, o4, lse, g4, scale, causal, gr);
+           return {dqkv};
+         },
+         {x, o4});
+  return out;
+}
+
 // softmax(scale q k^T [+ causal mask]) v without keeping the (L, S) probabilities: the
 // forward saves q, k, v, the output and each row's log-sum-exp, and the backward recomputes
 // the probabilities from them (FlashAttention's recurrence), so the memory kept per call is
@@ -65,6 +197,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
     const Dtype f = Dtype::Float32;
     return fused_attention(q.to(f), k.to(f), v.to(f), scale, causal).to(dt);
   }
+  if (Tensor out = flash_attention(q, k, v, scale, causal); out.defined()) return out;
   const int64_t L = q.shape()[q.dim() - 2], S = k.shape()[k.dim() - 2], d = q.shape().back(), dv = v.shape().back();
   const int64_t B = q.numel() / (L * d);
   const Tensor qc = q.detach().contiguous(), kc = k.detach().contiguous(), vc = v.detach().contiguous();
@@ -73,10 +206,7 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   Shape out_shape = q.shape();
   out_shape.back() = dv;
   Tensor out = Tensor::empty(out_shape, dt, dev);
-  // The backend's flash kernel where it has one for these operands; else GEMMs around a
-  // materialised (L, S) softmax that lives only during this call.
-  const bool flash = dv == d && be.flash_attention(qc, kc, vc, B, L, S, d, scale, causal, out, lse);
-  if (!flash) {
+  {  // GEMMs around a materialised (L, S) softmax that lives only during this call
     Tensor p = Tensor::empty({B, L, S}, dt, dev);
     be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, p.raw_data(), S,
             L * S, B);
@@ -90,37 +220,18 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   // and gradient routes lets the projection's buffer go after the forward.
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
          [rq = GradientRoute(q), rk = GradientRoute(k), rv = GradientRoute(v), qc, kc, vc, o, lse, B, L, S, d, dv,
-          scale, causal, flash](const Tensor& g) -> std::vector<Tensor> {
+          scale, causal](const Tensor& g) -> std::vector<Tensor> {
            const bool want[3] = {rq.requires_grad(), rk.requires_grad(), rv.requires_grad()};
-           if (grad_enabled()) {
-             // create_graph: differentiate the composite formula on inputs that carry history.
-             const Tensor q = rq.attach(qc), k = rk.attach(kc), v = rv.attach(vc);
-             std::vector<Tensor> wanted;
-             for (int i = 0; i < 3; ++i) {
-               if (want[i]) wanted.push_back(i == 0 ? q : i == 1 ? k : v);
-             }
-             const Tensor mask = causal ? causal_mask(L, S, q.dtype(), q.device()) : Tensor();
-             const Tensor y = attend(q, k, v, mask, scale, 0.0).first;
-             const std::vector<Tensor> gs = grad({y}, wanted, {g}, true, true, true);
-             std::vector<Tensor> out(3);
-             size_t w = 0;
-             for (int i = 0; i < 3; ++i) {
-               if (want[i]) out[i] = gs[w++];
-             }
-             return out;
+           if (grad_enabled()) {  // create_graph: differentiate the composite formula
+             const GradientRoute routes[3] = {rq, rk, rv};
+             const Tensor values[3] = {qc, kc, vc};
+             return composite_grads(routes, values, g, scale, causal);
            }
            const Dtype dt = qc.dtype();
            auto& be = detail::backend_of(qc);
            const Tensor dout = detail::cast_raw(g, dt).contiguous();
            const Dtype stat = lse.dtype();
            const Tensor delta = sum(mul(detail::cast_raw(dout, stat), detail::cast_raw(o, stat)), {-1}).contiguous();
-           if (flash) {
-             Tensor gq = Tensor::empty(qc.shape(), dt, qc.device()), gk = Tensor::empty(kc.shape(), dt, kc.device()),
-                    gv = Tensor::empty(vc.shape(), dt, vc.device());
-             if (be.flash_attention_backward(qc, kc, vc, dout, lse, delta, B, L, S, d, scale, causal, gq, gk, gv)) {
-               return {want[0] ? gq : Tensor(), want[1] ? gk : Tensor(), want[2] ? gv : Tensor()};
-             }
-           }
            Tensor s = Tensor::empty({B, L, S}, dt, qc.device());
            be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, s.raw_data(), S,
                    L * S, B);
@@ -246,8 +357,24 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
   const Tensor W = in_proj_weight(), b = in_proj_bias();
   auto part = [&](const Tensor& t, int64_t i, int64_t n) { return t.defined() ? narrow(t, 0, i * E, n * E) : Tensor(); };
   Tensor qp, kp, vp;
+  const double p = training_ ? dropout_ : 0.0;
+  const double sc = 1.0 / std::sqrt(static_cast<double>(d));
+  const bool plain_mask = !(attn_mask && attn_mask->defined()) && !(key_padding_mask && key_padding_mask->defined());
   if (query.same(key) && key.same(value)) {
     const Tensor qkv = linear(q, W, b);
+    if (!need_weights && p == 0.0 && plain_mask && is_floating(qkv.dtype())) {
+      // The flash kernels read the heads straight out of the projection and hand back one
+      // packed gradient (no head copies, no per-slice gradient buffers).
+      if (const Tensor o = packed_flash_attention(qkv, h, sc, is_causal); o.defined()) {
+        Tensor out = (*out_proj_)(o);
+        if (!batched) {
+          out = squeeze(out, 0);
+        } else if (!batch_first_) {
+          out = transpose(out, 0, 1);
+        }
+        return {out, Tensor()};
+      }
+    }
     qp = narrow(qkv, -1, 0, E);
     kp = narrow(qkv, -1, E, E);
     vp = narrow(qkv, -1, 2 * E, E);
@@ -297,9 +424,6 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
     const Tensor m = reshape(additive_mask(kpm, dt, true, op), {B, 1, 1, S});
     mask = mask.defined() ? add(mask, m) : m;
   }
-  const double p = training_ ? dropout_ : 0.0;
-  const double sc = 1.0 / std::sqrt(static_cast<double>(d));
-  const bool plain_mask = !(attn_mask && attn_mask->defined()) && !(key_padding_mask && key_padding_mask->defined());
   Tensor o, w;
   if (!need_weights && p == 0.0 && plain_mask && fusable(qh, kh, vh)) {
     o = fused_attention(qh, kh, vh, sc, is_causal);  // no (L, S) weights kept

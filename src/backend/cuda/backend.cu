@@ -288,16 +288,16 @@ class CudaBackend final : public backend::Backend {
     cudak::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
 
-  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S,
-                       int64_t d, double scale, bool causal, Tensor& out, Tensor& lse) override {
+  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                       Tensor& lse) override {
     use_device(index_);
-    return cudak::flash_attention(q, k, v, batch, L, S, d, scale, causal, out, lse);
+    return cudak::flash_attention(q, k, v, scale, causal, out, lse);
   }
   bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                                const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S, int64_t d,
-                                double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) override {
+                                const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
+                                Tensor& dk, Tensor& dv) override {
     use_device(index_);
-    return cudak::flash_attention_backward(q, k, v, dout, lse, delta, batch, L, S, d, scale, causal, dq, dk, dv);
+    return cudak::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
 
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) override {

@@ -3,9 +3,9 @@
 //
 // Taken: float16 / bfloat16 (tensor cores, float32 softmax and accumulation), and float32 when
 // TF32 is allowed for matmuls (st::cuda::allow_tf32: the products run in TF32 as cuBLAS's would),
-// head dims 32, 64 and 128, 16-byte aligned contiguous operands, switched on
-// (st::cuda::flash_sdp_enabled). float32 without TF32 stays on the exact GEMM path.
-#include <array>
+// head dims 32, 64 and 128, (B, H, rows, d) operands with a unit last stride and 16-byte aligned
+// rows, switched on (st::cuda::flash_sdp_enabled). float32 without TF32 stays on the exact GEMM
+// path.
 #include <climits>
 
 #include "backend/cuda/common.cuh"
@@ -16,16 +16,34 @@ namespace st::cudak {
 
 namespace {
 
-bool aligned(const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()) % 16 == 0; }
+// The kernel's view of a (B, H, rows, d) operand: unit last stride, 16-byte aligned rows.
+bool strides_of(const Tensor& t, flash::Strides& s) {
+  if (t.dim() != 4 || t.strides()[3] != 1) return false;
+  const int64_t align = 16 / static_cast<int64_t>(dtype_size(t.dtype()));
+  s = {t.strides()[0], t.strides()[1], t.strides()[2]};
+  if (reinterpret_cast<uintptr_t>(t.raw_data()) % 16 != 0) return false;
+  return (t.size(0) == 1 || s.b % align == 0) && (t.size(1) == 1 || s.h % align == 0) &&
+         (t.size(2) == 1 || s.r % align == 0);
+}
 
-bool takes(const Tensor& q, int64_t batch, int64_t L, int64_t S, int64_t d) {
+// The launch geometry when the kernels take these operands (dtype, head dim, strides, sizes).
+bool layout_of(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& stat,
+               flash::Layout& g) {
   if (!st::cuda::flash_sdp_enabled()) return false;
   const Dtype dt = q.dtype();
   if (dt != Dtype::Float16 && dt != Dtype::BFloat16 && !(dt == Dtype::Float32 && st::cuda::allow_tf32())) return false;
+  if (q.dim() != 4 || stat.dim() != 3 || stat.dtype() != Dtype::Float32) return false;
+  const int64_t d = q.size(3), L = q.size(2), S = k.size(2), B = q.size(0), H = q.size(1);
   if (d != 32 && d != 64 && d != 128) return false;
-  if (L <= 0 || S <= 0 || L > INT_MAX / 2 || S > INT_MAX / 2) return false;
+  if (v.size(3) != d || L <= 0 || S <= 0 || L > INT_MAX / 2 || S > INT_MAX / 2 || H > INT_MAX) return false;
   const int64_t tiles = (std::max(L, S) + flash::kTile - 1) / flash::kTile;
-  return batch > 0 && batch * tiles <= INT_MAX;
+  if (B * H <= 0 || B * H * tiles > INT_MAX) return false;
+  if (!strides_of(q, g.q) || !strides_of(k, g.k) || !strides_of(v, g.v) || !strides_of(o, g.o)) return false;
+  g.stat = {stat.strides()[0], stat.strides()[1], stat.strides()[2]};
+  g.heads = static_cast<int>(H);
+  g.L = static_cast<int>(L);
+  g.S = static_cast<int>(S);
+  return true;
 }
 
 template <typename F>
@@ -49,31 +67,34 @@ T* out(Tensor& t) { return static_cast<T*>(t.raw_data()); }
 
 }  // namespace
 
-bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S, int64_t d,
-                     double scale, bool causal, Tensor& o, Tensor& lse) {
-  if (!takes(q, batch, L, S, d) || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(o)) return false;
-  ST_CUDA_CHECK(dispatch(q.dtype(), d, [&](auto t, auto dim) {
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& o,
+                     Tensor& lse) {
+  flash::Layout g{};
+  if (!layout_of(q, k, v, o, lse, g)) return false;
+  const int64_t batch = q.size(0) * q.size(1);
+  ST_CUDA_CHECK(dispatch(q.dtype(), q.size(3), [&](auto t, auto dim) {
     using T = decltype(t);
-    return flash::forward<T, decltype(dim)::value>(in<T>(q), in<T>(k), in<T>(v), out<T>(o), lse.data<float>(), batch,
-                                                   static_cast<int>(L), static_cast<int>(S),
+    return flash::forward<T, decltype(dim)::value>(in<T>(q), in<T>(k), in<T>(v), out<T>(o), lse.data<float>(), batch, g,
                                                    static_cast<float>(scale), causal, stream());
   }));
   return true;
 }
 
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, int64_t batch, int64_t L, int64_t S, int64_t d, double scale,
-                              bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-  if (!takes(q, batch, L, S, d)) return false;
-  const std::array<const Tensor*, 7> operands{&q, &k, &v, &dout, &dq, &dk, &dv};
-  for (const Tensor* t : operands) {
-    if (!aligned(*t)) return false;
+                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+  flash::Layout g{};
+  if (!layout_of(q, k, v, dout, lse, g)) return false;
+  // delta is read through lse's strides.
+  if (!strides_of(dq, g.dq) || !strides_of(dk, g.dk) || !strides_of(dv, g.dv)) return false;
+  if (delta.dim() != 3 || delta.strides()[0] != lse.strides()[0] || delta.strides()[1] != lse.strides()[1] ||
+      delta.strides()[2] != lse.strides()[2]) {
+    return false;
   }
-  ST_CUDA_CHECK(dispatch(q.dtype(), d, [&](auto t, auto dim) {
+  const int64_t batch = q.size(0) * q.size(1);
+  ST_CUDA_CHECK(dispatch(q.dtype(), q.size(3), [&](auto t, auto dim) {
     using T = decltype(t);
     return flash::backward<T, decltype(dim)::value>(in<T>(q), in<T>(k), in<T>(v), in<T>(dout), lse.data<float>(),
-                                                    delta.data<float>(), out<T>(dq), out<T>(dk), out<T>(dv), batch,
-                                                    static_cast<int>(L), static_cast<int>(S),
+                                                    delta.data<float>(), out<T>(dq), out<T>(dk), out<T>(dv), batch, g,
                                                     static_cast<float>(scale), causal, stream());
   }));
   return true;

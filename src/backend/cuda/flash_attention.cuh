@@ -11,6 +11,8 @@
 // fragment of the next product (rows g and g + 8, columns 2t and 2t + 1 of each 8-column tile,
 // g = lane / 4, t = lane % 4); with TF32's 8-deep k the chunk of keys 2t, 2t + 1 stands at
 // k = t, t + 4, and v's rows are read in that order. Accumulation and softmax in float32.
+// Operands are (batch, heads, rows, D) with any strides but a unit last one, so head views of a
+// packed q/k/v projection are read and written in place.
 // Plain header of templates and raw-pointer launchers, so a standalone check can include it.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -32,17 +34,30 @@ template <typename T> constexpr int kK = std::is_same_v<T, float> ? 8 : 16;     
 template <typename T, int D> constexpr int kLd = D + kVec<T>;  // shared tile row, elements
 template <typename T, int D> constexpr int kTileElems = kTile * kLd<T, D>;
 
+// Element strides of one operand: batch, head and row (the last dim is unit-stride; every row
+// starts 16-byte aligned).
+struct Strides {
+  int64_t b, h, r;
+};
+// Where the operands live: grid rows run over batch * heads; o is out (forward) and dout
+// (backward); lse and delta follow stat.
+struct Layout {
+  int heads, L, S;
+  Strides q, k, v, o, stat, dq, dk, dv;
+  __device__ int64_t at(const Strides& s, int64_t bh) const { return (bh / heads) * s.b + (bh % heads) * s.h; }
+};
+
 __device__ inline uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
 // ---- cp.async tile loads ----
-// Rows [r0, r0 + 64) of a contiguous (rows, D) matrix into a shared tile, zeros past `rows`.
+// Rows [r0, r0 + 64) of a (rows, D) matrix with row stride rs into a shared tile, zeros past `rows`.
 template <typename T, int D>
-__device__ inline void cp_tile(T* dst, const T* src, int r0, int rows) {
+__device__ inline void cp_tile(T* dst, const T* src, int r0, int rows, int64_t rs) {
   constexpr int kPerRow = D / kVec<T>;
   for (int i = threadIdx.x; i < kTile * kPerRow; i += kThreads) {
     const int r = i / kPerRow, c = (i - r * kPerRow) * kVec<T>;
     const bool in = r0 + r < rows;
-    const T* g = src + static_cast<int64_t>(in ? r0 + r : 0) * D + c;  // a valid address even when filling zeros
+    const T* g = src + static_cast<int64_t>(in ? r0 + r : 0) * rs + c;  // a valid address even when filling zeros
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kLd<T, D> + c)), "l"(g),
                  "r"(in ? 16 : 0));
   }
@@ -191,16 +206,17 @@ __device__ inline void strip_nn(float (&out)[D / 8][4], const float (&x)[8][4], 
   }
 }
 
-// Rows row0 (values x[.][0..1]) and row0 + 8 (x[.][2..3]) of a (rows, D) output.
+// Rows row0 (values x[.][0..1]) and row0 + 8 (x[.][2..3]) of a (rows, D) output, row stride rs.
 template <typename T, int D>
-__device__ inline void store_rows(T* dst, const float (&x)[D / 8][4], int row0, int rows, float s0, float s1) {
+__device__ inline void store_rows(T* dst, const float (&x)[D / 8][4], int row0, int rows, int64_t rs, float s0,
+                                  float s1) {
   const int t = threadIdx.x & 3;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
     if (row >= rows) continue;
     const float s = h ? s1 : s0;
-    T* const out = dst + static_cast<int64_t>(row) * D + 2 * t;
+    T* const out = dst + static_cast<int64_t>(row) * rs + 2 * t;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
       if constexpr (std::is_same_v<T, float>) {
@@ -234,8 +250,9 @@ struct FwdSmem { static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<T, D
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ q, const T* __restrict__ k,
                                                           const T* __restrict__ v, T* __restrict__ out,
-                                                          float* __restrict__ lse, int L, int S, float scale,
+                                                          float* __restrict__ lse, const Layout g, float scale,
                                                           bool causal) {
+  const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
   T* const ks = qs + kTileElems<T, D>;      // two stages
@@ -244,17 +261,17 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
   const int q0 = static_cast<int>(blockIdx.x - b * tiles) * kTile;
-  q += b * L * D;
-  k += b * S * D;
-  v += b * S * D;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int row0 = q0 + warp * 16 + g;  // and row0 + 8
+  q += g.at(g.q, b);
+  k += g.at(g.k, b);
+  v += g.at(g.v, b);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, gr = lane >> 2, t = lane & 3;
+  const int row0 = q0 + warp * 16 + gr;  // and row0 + 8
   const float scale2 = scale * kLog2e;
 
   const int n_tiles = key_tiles(q0, L, S, causal);
-  cp_tile<T, D>(qs, q, q0, L);
-  cp_tile<T, D>(ks, k, 0, S);
-  cp_tile<T, D>(vs, v, 0, S);
+  cp_tile<T, D>(qs, q, q0, L, g.q.r);
+  cp_tile<T, D>(ks, k, 0, S, g.k.r);
+  cp_tile<T, D>(vs, v, 0, S, g.v.r);
   cp_commit();
   float o[D / 8][4];
   zero<D>(o);
@@ -262,8 +279,8 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
   for (int j = 0; j < n_tiles; ++j) {
     const int stage = j & 1, c0 = j * kTile;
     if (j + 1 < n_tiles) {
-      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S);
-      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S);
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S, g.k.r);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S, g.v.r);
     }
     cp_commit();
     cp_wait<1>();
@@ -319,12 +336,12 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
   const float inv0 = l[0] > 0.0f ? 1.0f / l[0] : 0.0f, inv1 = l[1] > 0.0f ? 1.0f / l[1] : 0.0f;
-  store_rows<T, D>(out + b * L * D, o, row0, L, inv0, inv1);
+  store_rows<T, D>(out + g.at(g.o, b), o, row0, L, g.o.r, inv0, inv1);
   if (t == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = row0 + 8 * h;
-      if (row < L) lse[b * L + row] = l[h] > 0.0f ? (m[h] + log2f(l[h])) * kLn2 : -INFINITY;
+      if (row < L) lse[g.at(g.stat, b) + row * g.stat.r] = l[h] > 0.0f ? (m[h] + log2f(l[h])) * kLn2 : -INFINITY;
     }
   }
 }
@@ -343,8 +360,9 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
                                                               const T* __restrict__ v, const T* __restrict__ dout,
                                                               const float* __restrict__ lse,
                                                               const float* __restrict__ delta, T* __restrict__ dk,
-                                                              T* __restrict__ dv, int L, int S, float scale,
+                                                              T* __restrict__ dv, const Layout g, float scale,
                                                               bool causal) {
+  const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const ks = reinterpret_cast<T*>(smem);
   T* const vs = ks + kTileElems<T, D>;
@@ -356,32 +374,32 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
   const int tiles = (S + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
   const int c0 = static_cast<int>(blockIdx.x - b * tiles) * kTile;
-  q += b * L * D;
-  k += b * S * D;
-  v += b * S * D;
-  dout += b * L * D;
-  lse += b * L;
-  delta += b * L;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int key0 = c0 + warp * 16 + g;  // and key0 + 8
+  q += g.at(g.q, b);
+  k += g.at(g.k, b);
+  v += g.at(g.v, b);
+  dout += g.at(g.o, b);
+  lse += g.at(g.stat, b);
+  delta += g.at(g.stat, b);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, t = lane & 3;
+  const int key0 = c0 + warp * 16 + (lane >> 2);  // and key0 + 8
   const float scale2 = scale * kLog2e;
 
   // Rows of q, dout, lse and delta for the query tile at r0 into a stage; a row past L or
   // with nothing visible gets lse = +inf, so its probabilities come out 0.
   auto prefetch = [&](int stage, int r0) {
-    cp_tile<T, D>(qs + stage * kTileElems<T, D>, q, r0, L);
-    cp_tile<T, D>(dos + stage * kTileElems<T, D>, dout, r0, L);
+    cp_tile<T, D>(qs + stage * kTileElems<T, D>, q, r0, L, g.q.r);
+    cp_tile<T, D>(dos + stage * kTileElems<T, D>, dout, r0, L, g.o.r);
     for (int i = threadIdx.x; i < kTile; i += kThreads) {
       const bool in = r0 + i < L;
-      const float x = in ? lse[r0 + i] : INFINITY;
+      const float x = in ? lse[(r0 + i) * g.stat.r] : INFINITY;
       lse_s[stage * kTile + i] = x == -INFINITY ? INFINITY : x * kLog2e;
-      delta_s[stage * kTile + i] = in ? delta[r0 + i] : 0.0f;
+      delta_s[stage * kTile + i] = in ? delta[(r0 + i) * g.stat.r] : 0.0f;
     }
   };
 
   const int q_tiles = (L + kTile - 1) / kTile, first = causal ? c0 / kTile : 0;
-  cp_tile<T, D>(ks, k, c0, S);
-  cp_tile<T, D>(vs, v, c0, S);
+  cp_tile<T, D>(ks, k, c0, S, g.k.r);
+  cp_tile<T, D>(vs, v, c0, S, g.v.r);
   if (first < q_tiles) prefetch(0, first * kTile);
   cp_commit();
   float dk_acc[D / 8][4], dv_acc[D / 8][4];
@@ -416,8 +434,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
     strip_nn<T, D>(dk_acc, ds, qt);
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
-  store_rows<T, D>(dv + b * S * D, dv_acc, key0, S, 1.0f, 1.0f);
-  store_rows<T, D>(dk + b * S * D, dk_acc, key0, S, 1.0f, 1.0f);
+  store_rows<T, D>(dv + g.at(g.dv, b), dv_acc, key0, S, g.dv.r, 1.0f, 1.0f);
+  store_rows<T, D>(dk + g.at(g.dk, b), dk_acc, key0, S, g.dk.r, 1.0f, 1.0f);
 }
 
 template <typename T, int D>
@@ -429,7 +447,8 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
                                                              const T* __restrict__ v, const T* __restrict__ dout,
                                                              const float* __restrict__ lse,
                                                              const float* __restrict__ delta, T* __restrict__ dq,
-                                                             int L, int S, float scale, bool causal) {
+                                                             const Layout g, float scale, bool causal) {
+  const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
   T* const dos = qs + kTileElems<T, D>;
@@ -439,35 +458,37 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
   const int q0 = static_cast<int>(blockIdx.x - b * tiles) * kTile;
-  q += b * L * D;
-  k += b * S * D;
-  v += b * S * D;
-  dout += b * L * D;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int row0 = q0 + warp * 16 + g;  // and row0 + 8
+  q += g.at(g.q, b);
+  k += g.at(g.k, b);
+  v += g.at(g.v, b);
+  dout += g.at(g.o, b);
+  lse += g.at(g.stat, b);
+  delta += g.at(g.stat, b);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, t = lane & 3;
+  const int row0 = q0 + warp * 16 + (lane >> 2);  // and row0 + 8
   const float scale2 = scale * kLog2e;
   float row_lse[2], row_delta[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
-    const float x = row < L ? lse[b * L + row] : INFINITY;
+    const float x = row < L ? lse[row * g.stat.r] : INFINITY;
     row_lse[h] = x == -INFINITY ? INFINITY : x * kLog2e;
-    row_delta[h] = row < L ? delta[b * L + row] : 0.0f;
+    row_delta[h] = row < L ? delta[row * g.stat.r] : 0.0f;
   }
 
   const int n_tiles = key_tiles(q0, L, S, causal);
-  cp_tile<T, D>(qs, q, q0, L);
-  cp_tile<T, D>(dos, dout, q0, L);
-  cp_tile<T, D>(ks, k, 0, S);
-  cp_tile<T, D>(vs, v, 0, S);
+  cp_tile<T, D>(qs, q, q0, L, g.q.r);
+  cp_tile<T, D>(dos, dout, q0, L, g.o.r);
+  cp_tile<T, D>(ks, k, 0, S, g.k.r);
+  cp_tile<T, D>(vs, v, 0, S, g.v.r);
   cp_commit();
   float dq_acc[D / 8][4];
   zero<D>(dq_acc);
   for (int j = 0; j < n_tiles; ++j) {
     const int stage = j & 1, c0 = j * kTile;
     if (j + 1 < n_tiles) {
-      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S);
-      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S);
+      cp_tile<T, D>(ks + (stage ^ 1) * kTileElems<T, D>, k, c0 + kTile, S, g.k.r);
+      cp_tile<T, D>(vs + (stage ^ 1) * kTileElems<T, D>, v, c0 + kTile, S, g.v.r);
     }
     cp_commit();
     cp_wait<1>();
@@ -493,7 +514,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
     strip_nn<T, D>(dq_acc, ds, kt);
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
-  store_rows<T, D>(dq + b * L * D, dq_acc, row0, L, 1.0f, 1.0f);
+  store_rows<T, D>(dq + g.at(g.dq, b), dq_acc, row0, L, g.dq.r, 1.0f, 1.0f);
 }
 
 // ---- launchers (raw device pointers; all on `stream`) ----
@@ -504,30 +525,30 @@ inline cudaError_t allow_smem(K kernel, size_t bytes) {
 }
 
 template <typename T, int D>
-cudaError_t forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t batch, int L, int S, float scale,
-                    bool causal, cudaStream_t stream) {
+cudaError_t forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t batch, const Layout& g,
+                    float scale, bool causal, cudaStream_t stream) {
   constexpr size_t bytes = FwdSmem<T, D>::bytes;
   static const cudaError_t ready = allow_smem(flash_forward<T, D>, bytes);
   if (ready != cudaSuccess) return ready;
-  const int64_t blocks = batch * ((L + kTile - 1) / kTile);
-  flash_forward<T, D><<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(q, k, v, out, lse, L, S, scale, causal);
+  const int64_t blocks = batch * ((g.L + kTile - 1) / kTile);
+  flash_forward<T, D><<<static_cast<unsigned>(blocks), kThreads, bytes, stream>>>(q, k, v, out, lse, g, scale, causal);
   return cudaGetLastError();
 }
 
 template <typename T, int D>
 cudaError_t backward(const T* q, const T* k, const T* v, const T* dout, const float* lse, const float* delta, T* dq,
-                     T* dk, T* dv, int64_t batch, int L, int S, float scale, bool causal, cudaStream_t stream) {
+                     T* dk, T* dv, int64_t batch, const Layout& g, float scale, bool causal, cudaStream_t stream) {
   constexpr size_t kv_bytes = BwdKvSmem<T, D>::bytes, q_bytes = BwdQSmem<T, D>::bytes;
   static const cudaError_t ready_kv = allow_smem(flash_backward_kv<T, D>, kv_bytes);
   static const cudaError_t ready_q = allow_smem(flash_backward_q<T, D>, q_bytes);
   if (ready_kv != cudaSuccess) return ready_kv;
   if (ready_q != cudaSuccess) return ready_q;
-  const int64_t kv_blocks = batch * ((S + kTile - 1) / kTile), q_blocks = batch * ((L + kTile - 1) / kTile);
+  const int64_t kv_blocks = batch * ((g.S + kTile - 1) / kTile), q_blocks = batch * ((g.L + kTile - 1) / kTile);
   flash_backward_kv<T, D><<<static_cast<unsigned>(kv_blocks), kThreads, kv_bytes, stream>>>(q, k, v, dout, lse, delta,
-                                                                                           dk, dv, L, S, scale, causal);
+                                                                                           dk, dv, g, scale, causal);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   flash_backward_q<T, D><<<static_cast<unsigned>(q_blocks), kThreads, q_bytes, stream>>>(q, k, v, dout, lse, delta, dq,
-                                                                                         L, S, scale, causal);
+                                                                                         g, scale, causal);
   return cudaGetLastError();
 }
 

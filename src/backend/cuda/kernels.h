@@ -80,11 +80,10 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal);
 // flash_attention.cu (false: not taken, nothing written)
-bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t batch, int64_t L, int64_t S, int64_t d,
-                     double scale, bool causal, Tensor& out, Tensor& lse);
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                     Tensor& lse);
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, int64_t batch, int64_t L, int64_t S, int64_t d, double scale,
-                              bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
+                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
 // cross_entropy.cu
 void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse);
 void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
