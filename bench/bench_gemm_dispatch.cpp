@@ -59,7 +59,8 @@ int main() {
   shapes.push_back({"attn p v", 128, 64, 128, false, false, 32});
   shapes.push_back({"lstm step", 16, 1024, 256, false, true});
   for (int64_t n : {32, 64, 128}) shapes.push_back({"square", n, n, n, false, false});
-  std::printf("threads %d, oneDNN ISA %s\n| shape | m | n | k | OpenBLAS ms | oneDNN ms | faster | dispatch (auto) ms |\n"
+  std::printf("threads %d, oneDNN ISA %s\n"
+              "| shape | m | n | k | OpenBLAS ms | oneDNN ms | faster | dispatch (auto) ms |\n"
               "|---|---:|---:|---:|---:|---:|---|---:|\n",
               omp_get_max_threads(), st::nn::onednn::effective_isa().c_str());
   auto& be = st::backend::cpu_backend();

@@ -146,7 +146,8 @@ void set_gemm_backend(const std::string& name) { gemm_switch().set(name, "set_ge
 bool f32_gemm_prefers_onednn(int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (!gemm_switch().use_onednn()) return false;
   if (gemm_backend() == "onednn") return true;
-  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+  const double work =
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
   return work >= kF32OneDNNMinWork;
 }
 

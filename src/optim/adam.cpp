@@ -42,7 +42,8 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   const double bc2_sqrt = std::sqrt(bc2);
   // Every device, the CPU included, runs the backend's multi-tensor update: the step's slots are
   // queued here and launched together when the optimizer flushes.
-  const backend::Backend::AdamArgs args{step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
+  const backend::Backend::AdamArgs args{
+      step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
   update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax});
 }
 

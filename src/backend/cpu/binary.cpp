@@ -165,10 +165,14 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       break;
     case BinaryOp::ReluGrad: return binary_loop<S, S>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
     case BinaryOp::GeluGrad:
-      if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_grad(x); });
+      if constexpr (kFloat<T>) {
+        return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_grad(x); });
+      }
       break;
     case BinaryOp::GeluTanhGrad:
-      if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_tanh_grad(x); });
+      if constexpr (kFloat<T>) {
+        return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_tanh_grad(x); });
+      }
       break;
     case BinaryOp::Eq: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x == y; });
     case BinaryOp::Ne: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != y; });

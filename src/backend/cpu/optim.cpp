@@ -70,7 +70,9 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
   for (size_t i = 0; i < slots.size(); ++i) {
     const int64_t n = slots[i].param.numel();
     total += n;
-    for (int64_t b = 0; b < n; b += kAdamChunk) work.push_back({static_cast<int64_t>(i), b, std::min(n, b + kAdamChunk)});
+    for (int64_t b = 0; b < n; b += kAdamChunk) {
+      work.push_back({static_cast<int64_t>(i), b, std::min(n, b + kAdamChunk)});
+    }
   }
   if (work.empty()) return;
   const bool f64 = slots.front().param.dtype() == Dtype::Float64;
