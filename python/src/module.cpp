@@ -102,6 +102,20 @@ nb::dict describe_cpu() {
   d["rnn_backend"] = st::nn::onednn::rnn_backend();
   // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
   d["bf16_matmul"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "float32";
+  // float32 GEMM: which library each shape class goes to under the measured rule (matmul_onednn.h).
+  d["cpu_isa"] = st::nn::onednn::effective_isa();
+  d["gemm_backend"] = st::nn::onednn::gemm_backend();
+  auto library = [](int64_t m, int64_t n, int64_t k, int64_t batch) {
+    return st::nn::onednn::f32_gemm_prefers_onednn(m, n, k, batch) ? "onednn" : "openblas";
+  };
+  nb::dict dispatch;
+  dispatch["small (< 2^20 multiply-adds)"] = library(64, 64, 64, 1);
+  dispatch["square 128-2048"] = library(512, 512, 512, 1);
+  dispatch["transformer linear (1024 tokens x 256-4096)"] = library(1024, 1024, 256, 1);
+  dispatch["attention batched (32 x 128x128x64)"] = library(128, 128, 64, 32);
+  dispatch["bfloat16"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
+  d["gemm_dispatch"] = dispatch;
+  d["gemm_dispatch_measured_on"] = "AMD EPYC (Zen 4, avx512_core_bf16), 2 threads; Intel not measured";
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/softmax_rows.h"
 #include "nn/loss_device.h"
 #include "ops/common.h"
 
@@ -350,10 +351,19 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor
       const int64_t base = (r / inner) * C * inner + (r % inner);
       const T* xr = xp + base;
       double m = -std::numeric_limits<double>::infinity();
-      for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(xr[c * inner]));
       double s = 0;
-      if (std::isinf(m)) m = 0;  // all -inf (or +inf) rows: keep NaN/inf semantics below
-      for (int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(xr[c * inner]) - m);
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1) {  // contiguous float32 row: SIMD max and exp-sum
+          m = cpu::row_max(xr, C);
+          if (std::isinf(m)) m = 0;  // all -inf (or +inf) rows: keep NaN/inf semantics below
+          s = cpu::row_sum_exp(xr, C, static_cast<float>(m));
+        }
+      }
+      if (inner != 1 || !std::is_same_v<T, float>) {
+        for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(xr[c * inner]));
+        if (std::isinf(m)) m = 0;  // all -inf (or +inf) rows: keep NaN/inf semantics below
+        for (int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(xr[c * inner]) - m);
+      }
       const double l = m + std::log(s);
       lp[r] = static_cast<T>(l);
       double loss = 0;
@@ -427,6 +437,16 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor
                    }
                    const double wy = wp ? static_cast<double>(wp[y]) : 1.0;
                    const double asum = (1.0 - ls) * wy + ls / static_cast<double>(C) * wsum_all;
+                   if constexpr (std::is_same_v<T, float>) {
+                     if (inner == 1) {  // contiguous float32 row: SIMD, then the target's own term
+                       const double lsc = ls / static_cast<double>(C);
+                       cpu::row_ce_grad(xr, wp, C, static_cast<float>(l), static_cast<float>(gr),
+                                        static_cast<float>(asum), static_cast<float>(lsc), gxr);
+                       const double smy = std::exp(static_cast<double>(xr[y]) - l);
+                       gxr[y] = static_cast<T>(gr * (asum * smy - (lsc * wy + (1.0 - ls) * wy)));
+                       continue;
+                     }
+                   }
                    for (int64_t c = 0; c < C; ++c) {
                      const double sm = std::exp(static_cast<double>(xr[c * inner]) - l);
                      double ac = ls / static_cast<double>(C) * (wp ? static_cast<double>(wp[c]) : 1.0);

@@ -40,46 +40,11 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const double step_size = lr / bc1;
   const double bc2_sqrt = std::sqrt(bc2);
-  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused multi-tensor update
-    const backend::Backend::AdamArgs args{step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
-    update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax});
-    return;
-  }
-  const int64_t n = param.numel();
-  detail::dispatch(param, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = param.data<T>();
-    const T* g = grad.data<T>();
-    T* mp = m.data<T>();
-    T* vp = v.data<T>();
-    T* vm = amsgrad ? vmax.data<T>() : nullptr;
-    const T w1 = static_cast<T>(1.0 - beta1), b2 = static_cast<T>(beta2), w2 = static_cast<T>(1.0 - beta2);
-    const T wd_ = static_cast<T>(wd), decay = static_cast<T>(1.0 - lr * wd), eps_ = static_cast<T>(eps);
-    const T neg_step = static_cast<T>(-step_size), bcs = static_cast<T>(bc2_sqrt);
-#pragma omp parallel for if (n > detail::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      T pi = p[i];
-      if (decoupled) {
-        pi = pi * decay;
-      } else if (wd != 0.0) {
-        gi = gi + wd_ * pi;
-      }
-      const T mi = detail::lerp(mp[i], gi, w1);
-      const T vi = vp[i] * b2 + w2 * gi * gi;
-      mp[i] = mi;
-      vp[i] = vi;
-      T denom;
-      if (vm) {
-        const T mx = std::max(vm[i], vi);
-        vm[i] = mx;
-        denom = std::sqrt(mx) / bcs + eps_;
-      } else {
-        denom = std::sqrt(vi) / bcs + eps_;
-      }
-      p[i] = pi + neg_step * (mi / denom);
-    }
-  });
+  // Every device, the CPU included, runs the backend's multi-tensor update: the step's slots are
+  // queued here and launched together when the optimizer flushes.
+  const backend::Backend::AdamArgs args{
+      step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
+  update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax});
 }
 
 }  // namespace st::optim

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/vmath.h"
 
 namespace st::cpu {
 
@@ -51,10 +52,13 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
         lp[r] = n == 0 ? -std::numeric_limits<A>::infinity() : m;
         continue;
       }
+      const A sc = static_cast<A>(scale);
       A sum = 0;
-      for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<A>(scale) * static_cast<A>(x[j]) - m);
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < n; ++j) sum += vexp(sc * static_cast<A>(x[j]) - m);
       const A inv = A(1) / sum;
-      for (int64_t j = 0; j < n; ++j) y[j] = T(std::exp(static_cast<A>(scale) * static_cast<A>(x[j]) - m) * inv);
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) y[j] = T(vexp(sc * static_cast<A>(x[j]) - m) * inv);
       for (int64_t j = n; j < S; ++j) y[j] = T(0.0f);
       lp[r] = m + std::log(sum);
     }
@@ -78,10 +82,17 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
       const A l = lp[r], d = dl[r];
       T* x = sp + r * S;
       T* g = gp + r * S;
-      for (int64_t j = 0; j < S; ++j) {
-        const A pj = j < n && std::isfinite(l) ? std::exp(static_cast<A>(scale) * static_cast<A>(x[j]) - l) : A(0);
+      const A sc = static_cast<A>(scale);
+      const int64_t live = std::isfinite(l) ? n : 0;  // a fully masked row has p = 0
+#pragma omp simd
+      for (int64_t j = 0; j < live; ++j) {
+        const A pj = vexp(sc * static_cast<A>(x[j]) - l);
         x[j] = T(pj);
-        g[j] = T(static_cast<A>(scale) * pj * (static_cast<A>(g[j]) - d));
+        g[j] = T(sc * pj * (static_cast<A>(g[j]) - d));
+      }
+      for (int64_t j = live; j < S; ++j) {
+        x[j] = T(0.0f);
+        g[j] = T(sc * A(0) * (static_cast<A>(g[j]) - d));  // 0, or NaN where dp is not finite
       }
     }
   });

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/elem_io.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
@@ -10,33 +11,38 @@ using backend::BinaryOp;
 
 namespace {
 
+// out = f(a, b) elementwise; a and b are stored as T and read as Compute<T> (elem_io.h), out is
+// stored as Out.
 template <typename T, typename Out, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  using RT = Raw<T>;
+  using RO = Raw<Out>;
   const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()},
                                   {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T)),
                                    static_cast<int64_t>(sizeof(T))});
   for_each<3>(g, {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()),
                   static_cast<char*>(b.raw_data())},
               [&](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s) {
-                Out* o = reinterpret_cast<Out*>(p[0]);
-                const T* x = reinterpret_cast<const T*>(p[1]);
-                const T* y = reinterpret_cast<const T*>(p[2]);
+                RO* o = reinterpret_cast<RO*>(p[0]);
+                const RT* x = reinterpret_cast<const RT*>(p[1]);
+                const RT* y = reinterpret_cast<const RT*>(p[2]);
                 constexpr int64_t so = sizeof(Out), st = sizeof(T);
                 if (s[0] == so && s[1] == st && s[2] == st) {
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), load_elem<T>(y[i])));
                 } else if (s[0] == so && s[1] == 0 && s[2] == st) {
-                  const T xv = *x;
+                  const auto xv = load_elem<T>(*x);
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(xv, load_elem<T>(y[i])));
                 } else if (s[0] == so && s[1] == st && s[2] == 0) {
-                  const T yv = *y;
+                  const auto yv = load_elem<T>(*y);
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), yv));
                 } else {
                   for (int64_t i = 0; i < n; ++i) {
-                    *reinterpret_cast<Out*>(p[0] + i * s[0]) =
-                        f(*reinterpret_cast<const T*>(p[1] + i * s[1]), *reinterpret_cast<const T*>(p[2] + i * s[2]));
+                    *reinterpret_cast<RO*>(p[0] + i * s[0]) =
+                        store_elem<Out>(f(load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1])),
+                                          load_elem<T>(*reinterpret_cast<const RT*>(p[2] + i * s[2]))));
                   }
                 }
               });
@@ -108,36 +114,38 @@ T int_pow(T base, T exp) {
   }
 }
 
-template <typename T>
+// S is the storage type; the lambdas compute in T = Compute<S>.
+template <typename S>
 void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  using T = Compute<S>;
   switch (op) {
     case BinaryOp::Add:
       if constexpr (std::is_same_v<T, bool>) {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return x || y; });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return x || y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       }
     case BinaryOp::Sub:
-      return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
+      return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
     case BinaryOp::Mul:
       if constexpr (std::is_same_v<T, bool>) {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return x && y; });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return x && y; });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
       }
     case BinaryOp::Div:
-      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return x / y; });
+      if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T x, T y) { return x / y; });
       break;
-    case BinaryOp::FloorDiv: return binary_loop<T, T>(a, b, out, [](T x, T y) { return floor_div(x, y); });
-    case BinaryOp::Rem: return binary_loop<T, T>(a, b, out, [](T x, T y) { return py_rem(x, y); });
+    case BinaryOp::FloorDiv: return binary_loop<S, S>(a, b, out, [](T x, T y) { return floor_div(x, y); });
+    case BinaryOp::Rem: return binary_loop<S, S>(a, b, out, [](T x, T y) { return py_rem(x, y); });
     case BinaryOp::Pow:
       if constexpr (kFloat<T>) {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return y == T(2) ? x * x : std::pow(x, y); });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return y == T(2) ? x * x : std::pow(x, y); });
       } else {
-        return binary_loop<T, T>(a, b, out, [](T x, T y) { return int_pow(x, y); });
+        return binary_loop<S, S>(a, b, out, [](T x, T y) { return int_pow(x, y); });
       }
     case BinaryOp::Min:
-      return binary_loop<T, T>(a, b, out, [](T x, T y) {
+      return binary_loop<S, S>(a, b, out, [](T x, T y) {
         if constexpr (kFloat<T>) {
           if (x != x) return x;
           if (y != y) return y;
@@ -145,7 +153,7 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         return x < y ? x : y;
       });
     case BinaryOp::Max:
-      return binary_loop<T, T>(a, b, out, [](T x, T y) {
+      return binary_loop<S, S>(a, b, out, [](T x, T y) {
         if constexpr (kFloat<T>) {
           if (x != x) return x;
           if (y != y) return y;
@@ -153,24 +161,28 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         return x > y ? x : y;
       });
     case BinaryOp::Atan2:
-      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
+      if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
       break;
-    case BinaryOp::ReluGrad: return binary_loop<T, T>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
+    case BinaryOp::ReluGrad: return binary_loop<S, S>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
     case BinaryOp::GeluGrad:
-      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T g, T x) { return g * vgelu_grad(x); });
+      if constexpr (kFloat<T>) {
+        return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_grad(x); });
+      }
       break;
     case BinaryOp::GeluTanhGrad:
-      if constexpr (kFloat<T>) return binary_loop<T, T>(a, b, out, [](T g, T x) { return g * vgelu_tanh_grad(x); });
+      if constexpr (kFloat<T>) {
+        return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_tanh_grad(x); });
+      }
       break;
-    case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x < y; });
-    case BinaryOp::Le: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x > y; });
-    case BinaryOp::Ge: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x >= y; });
-    case BinaryOp::And: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != T(0) && y != T(0); });
-    case BinaryOp::Or: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return x != T(0) || y != T(0); });
-    case BinaryOp::Xor: return binary_loop<T, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
+    case BinaryOp::Eq: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x == y; });
+    case BinaryOp::Ne: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != y; });
+    case BinaryOp::Lt: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x < y; });
+    case BinaryOp::Le: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x <= y; });
+    case BinaryOp::Gt: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x > y; });
+    case BinaryOp::Ge: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x >= y; });
+    case BinaryOp::And: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Xor: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
   }
   throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));
 }
@@ -178,6 +190,8 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  if (a.dtype() == Dtype::BFloat16) return arith<BFloat16>(op, a, b, out);
+  if (a.dtype() == Dtype::Float16) return arith<Half>(op, a, b, out);
   ST_DISPATCH_ARITH(a.dtype(), [&] { arith<scalar_t>(op, a, b, out); });
 }
 

@@ -147,6 +147,9 @@ class CpuBackend final : public Backend {
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
     cpu::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
+  // binary() and unary() read and write float16/bfloat16 directly (float32 math, one rounding).
+  bool native_half_elementwise() const override { return true; }
+  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { cpu::adam_update(slots, a); }
 };
 
 }  // namespace

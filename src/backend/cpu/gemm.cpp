@@ -4,6 +4,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "nn/matmul_onednn.h"
 
 namespace st::cpu {
 
@@ -91,6 +92,14 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   const auto TA = ta ? CblasTrans : CblasNoTrans;
   const auto TB = tb ? CblasTrans : CblasNoTrans;
   if (dtype == Dtype::Float32) {
+    // oneDNN's matmul where the measured dispatch prefers it (nn/matmul_onednn.h): plain products
+    // into a contiguous C, outside other parallel regions.
+    const bool plain = alpha == 1.0 && beta == 0.0 && ldc == n && (batch == 1 || stride_c == m * n);
+    if (plain && !omp_in_parallel() && nn::onednn::f32_gemm_prefers_onednn(m, n, k, batch) &&
+        nn::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb, batch == 1 ? 0 : stride_b,
+                               c, batch)) {
+      return;
+    }
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
     blas_gemm<float>(ta, tb, m, n, k, static_cast<const float*>(a), lda, stride_a, static_cast<const float*>(b), ldb,
                      stride_b, static_cast<float*>(c), ldc, stride_c, batch,

@@ -66,6 +66,10 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal);
 
+// ---- optimizers (optim.cpp) ----
+// One Adam/AdamW step over every slot (contiguous float32 or float64 tensors of one dtype).
+void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
+
 // ---- recurrent kernels (rnn.cpp) ----
 void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,

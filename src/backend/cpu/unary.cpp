@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/elem_io.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
@@ -10,68 +11,74 @@ using backend::UnaryOp;
 
 namespace {
 
+// out = f(x) elementwise; x is stored as T and read as Compute<T> (elem_io.h), out is stored as Out.
 template <typename T, typename Out, typename F>
 void unary_loop(const Tensor& x, Tensor& out, F f) {
+  using RT = Raw<T>;
+  using RO = Raw<Out>;
   const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()},
                                   {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T))});
   for_each<2>(g, {static_cast<char*>(out.raw_data()), static_cast<char*>(x.raw_data())},
               [&](std::array<char*, 2> p, int64_t n, std::array<int64_t, 2> s) {
                 if (s[0] == static_cast<int64_t>(sizeof(Out)) && s[1] == static_cast<int64_t>(sizeof(T))) {
-                  Out* o = reinterpret_cast<Out*>(p[0]);
-                  const T* in = reinterpret_cast<const T*>(p[1]);
+                  RO* o = reinterpret_cast<RO*>(p[0]);
+                  const RT* in = reinterpret_cast<const RT*>(p[1]);
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = f(in[i]);
+                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(in[i])));
                 } else {
                   for (int64_t i = 0; i < n; ++i) {
-                    *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                    *reinterpret_cast<RO*>(p[0] + i * s[0]) =
+                        store_elem<Out>(f(load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1]))));
                   }
                 }
               });
 }
 
-template <typename T>
+// S is the storage type; the lambdas compute in T = Compute<S>.
+template <typename S>
 void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
+  using T = Compute<S>;
   const T a = static_cast<T>(p0), b = static_cast<T>(p1);
   switch (op) {
-    case UnaryOp::Neg: return unary_loop<T, T>(x, out, [](T v) { return -v; });
-    case UnaryOp::Abs: return unary_loop<T, T>(x, out, [](T v) { return std::fabs(v); });
+    case UnaryOp::Neg: return unary_loop<S, S>(x, out, [](T v) { return -v; });
+    case UnaryOp::Abs: return unary_loop<S, S>(x, out, [](T v) { return std::fabs(v); });
     case UnaryOp::Sign:
-      return unary_loop<T, T>(x, out, [](T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
-    case UnaryOp::Exp: return unary_loop<T, T>(x, out, [](T v) { return vexp(v); });
-    case UnaryOp::Log: return unary_loop<T, T>(x, out, [](T v) { return std::log(v); });
-    case UnaryOp::Log1p: return unary_loop<T, T>(x, out, [](T v) { return std::log1p(v); });
-    case UnaryOp::Expm1: return unary_loop<T, T>(x, out, [](T v) { return std::expm1(v); });
-    case UnaryOp::Sqrt: return unary_loop<T, T>(x, out, [](T v) { return std::sqrt(v); });
-    case UnaryOp::Rsqrt: return unary_loop<T, T>(x, out, [](T v) { return T(1) / std::sqrt(v); });
-    case UnaryOp::Square: return unary_loop<T, T>(x, out, [](T v) { return v * v; });
-    case UnaryOp::Reciprocal: return unary_loop<T, T>(x, out, [](T v) { return T(1) / v; });
-    case UnaryOp::Sin: return unary_loop<T, T>(x, out, [](T v) { return std::sin(v); });
-    case UnaryOp::Cos: return unary_loop<T, T>(x, out, [](T v) { return std::cos(v); });
-    case UnaryOp::Tan: return unary_loop<T, T>(x, out, [](T v) { return std::tan(v); });
-    case UnaryOp::Tanh: return unary_loop<T, T>(x, out, [](T v) { return vtanh(v); });
-    case UnaryOp::Atanh: return unary_loop<T, T>(x, out, [](T v) { return std::atanh(v); });
-    case UnaryOp::Sigmoid: return unary_loop<T, T>(x, out, [](T v) { return vsigmoid(v); });
-    case UnaryOp::Relu: return unary_loop<T, T>(x, out, [](T v) { return v > 0 ? v : (v != v ? v : T(0)); });
-    case UnaryOp::Gelu: return unary_loop<T, T>(x, out, [](T v) { return vgelu(v); });
-    case UnaryOp::GeluTanh: return unary_loop<T, T>(x, out, [](T v) { return vgelu_tanh(v); });
-    case UnaryOp::Silu: return unary_loop<T, T>(x, out, [](T v) { return v * vsigmoid(v); });
+      return unary_loop<S, S>(x, out, [](T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Exp: return unary_loop<S, S>(x, out, [](T v) { return vexp(v); });
+    case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) { return std::log(v); });
+    case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) { return std::log1p(v); });
+    case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) { return std::expm1(v); });
+    case UnaryOp::Sqrt: return unary_loop<S, S>(x, out, [](T v) { return std::sqrt(v); });
+    case UnaryOp::Rsqrt: return unary_loop<S, S>(x, out, [](T v) { return T(1) / std::sqrt(v); });
+    case UnaryOp::Square: return unary_loop<S, S>(x, out, [](T v) { return v * v; });
+    case UnaryOp::Reciprocal: return unary_loop<S, S>(x, out, [](T v) { return T(1) / v; });
+    case UnaryOp::Sin: return unary_loop<S, S>(x, out, [](T v) { return std::sin(v); });
+    case UnaryOp::Cos: return unary_loop<S, S>(x, out, [](T v) { return std::cos(v); });
+    case UnaryOp::Tan: return unary_loop<S, S>(x, out, [](T v) { return std::tan(v); });
+    case UnaryOp::Tanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vtanh(v); });
+    case UnaryOp::Atanh: return unary_loop<S, S>(x, out, [](T v) { return std::atanh(v); });
+    case UnaryOp::Sigmoid: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsigmoid(v); });
+    case UnaryOp::Relu: return unary_loop<S, S>(x, out, [](T v) { return v > 0 ? v : (v != v ? v : T(0)); });
+    case UnaryOp::Gelu: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vgelu(v); });
+    case UnaryOp::GeluTanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vgelu_tanh(v); });
+    case UnaryOp::Silu: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return v * vsigmoid(v); });
     case UnaryOp::Softplus:  // p0 = beta, p1 = threshold
-      return unary_loop<T, T>(x, out, [a, b](T v) { return v * a > b ? v : std::log1p(std::exp(v * a)) / a; });
-    case UnaryOp::LeakyRelu: return unary_loop<T, T>(x, out, [a](T v) { return v > 0 ? v : v * a; });
-    case UnaryOp::Elu: return unary_loop<T, T>(x, out, [a](T v) { return v > 0 ? v : a * std::expm1(v); });
-    case UnaryOp::Floor: return unary_loop<T, T>(x, out, [](T v) { return std::floor(v); });
-    case UnaryOp::Ceil: return unary_loop<T, T>(x, out, [](T v) { return std::ceil(v); });
-    case UnaryOp::Round: return unary_loop<T, T>(x, out, [](T v) { return std::nearbyint(v); });
-    case UnaryOp::Trunc: return unary_loop<T, T>(x, out, [](T v) { return std::trunc(v); });
+      return unary_loop<S, S>(x, out, [a, b](T v) { return v * a > b ? v : std::log1p(std::exp(v * a)) / a; });
+    case UnaryOp::LeakyRelu: return unary_loop<S, S>(x, out, [a](T v) { return v > 0 ? v : v * a; });
+    case UnaryOp::Elu: return unary_loop<S, S>(x, out, [a](T v) { return v > 0 ? v : a * std::expm1(v); });
+    case UnaryOp::Floor: return unary_loop<S, S>(x, out, [](T v) { return std::floor(v); });
+    case UnaryOp::Ceil: return unary_loop<S, S>(x, out, [](T v) { return std::ceil(v); });
+    case UnaryOp::Round: return unary_loop<S, S>(x, out, [](T v) { return std::nearbyint(v); });
+    case UnaryOp::Trunc: return unary_loop<S, S>(x, out, [](T v) { return std::trunc(v); });
     case UnaryOp::Clamp:  // NaN bounds are passed as "no bound"; NaN inputs propagate
-      return unary_loop<T, T>(x, out, [a, b](T v) {
+      return unary_loop<S, S>(x, out, [a, b](T v) {
         T r = v;
         if (a == a && r < a) r = a;
         if (b == b && r > b) r = b;
         return r;
       });
     case UnaryOp::Erf:
-      return unary_loop<T, T>(x, out, [](T v) {
+      return unary_loop<S, S>(x, out, [](T v) {
         if constexpr (std::is_same_v<T, float>) {
           const float e = 1.0f - verfc_pos(std::fabs(v));
           return v != v ? v : (v < 0 ? -e : e);
@@ -79,10 +86,10 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
           return std::erf(v);
         }
       });
-    case UnaryOp::Not: return unary_loop<T, bool>(x, out, [](T v) { return v == T(0); });
-    case UnaryOp::IsNan: return unary_loop<T, bool>(x, out, [](T v) { return v != v; });
-    case UnaryOp::IsInf: return unary_loop<T, bool>(x, out, [](T v) { return std::isinf(v); });
-    case UnaryOp::IsFinite: return unary_loop<T, bool>(x, out, [](T v) { return std::isfinite(v); });
+    case UnaryOp::Not: return unary_loop<S, bool>(x, out, [](T v) { return v == T(0); });
+    case UnaryOp::IsNan: return unary_loop<S, bool>(x, out, [](T v) { return v != v; });
+    case UnaryOp::IsInf: return unary_loop<S, bool>(x, out, [](T v) { return std::isinf(v); });
+    case UnaryOp::IsFinite: return unary_loop<S, bool>(x, out, [](T v) { return std::isfinite(v); });
   }
 }
 
@@ -123,6 +130,8 @@ void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (x.dtype()) {
     case Dtype::Float32: return float_unary<float>(op, x, out, p0, p1);
     case Dtype::Float64: return float_unary<double>(op, x, out, p0, p1);
+    case Dtype::BFloat16: return float_unary<BFloat16>(op, x, out, p0, p1);
+    case Dtype::Float16: return float_unary<Half>(op, x, out, p0, p1);
     case Dtype::Int64: return int_unary<int64_t>(op, x, out, p0, p1);
     case Dtype::Int32: return int_unary<int32_t>(op, x, out, p0, p1);
     case Dtype::UInt8: return int_unary<uint8_t>(op, x, out, p0, p1);

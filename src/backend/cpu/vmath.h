@@ -9,6 +9,8 @@
 // Forced inlining: a call inside an `omp simd` loop blocks vectorisation, and GCC's
 // inliner gives up on these once they are used from many instantiations.
 #define ST_VINLINE inline __attribute__((always_inline))
+// The same for a lambda handed to a vector loop: `[](float x) ST_VINLINE_LAMBDA { ... }`.
+#define ST_VINLINE_LAMBDA __attribute__((always_inline))
 
 namespace st::cpu {
 

@@ -1,0 +1,101 @@
+"""The pieces of the CPU LM step of bench_cpu_models.py, one at a time: SpiralTorch vs PyTorch.
+
+Usage: python bench/bench_cpu_lm_ops.py [--threads 2] [--bf16]
+
+Each row times forward + backward of one op at the shapes of the causal LM (B=8, T=128, d=256, 4 heads,
+FF 1024, vocab 4096), both libraries alternating, median of rounds; AdamW is one optimizer step over the
+LM's parameters. Used to find where the step's time goes (issue #20)."""
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+
+import spiraltorch as st
+import spiraltorch.nn.functional as sF
+
+
+def timed(fn, reps):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t0) / reps * 1e3
+
+
+def both(name, st_fn, t_fn, rounds=7, reps=5):
+    st_fn(), t_fn()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(timed(st_fn, reps))
+        b.append(timed(t_fn, reps))
+    ms_a, ms_b = statistics.median(a), statistics.median(b)
+    print(f"| {name} | {ms_a:.2f} | {ms_b:.2f} | {ms_a / ms_b:.2f}x |", flush=True)
+    return ms_a, ms_b
+
+
+def pair(shape, dtype_st, dtype_t, grad=True, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    s = st.tensor(x).to(dtype_st).detach().requires_grad_(grad)
+    t = torch.tensor(x).to(dtype_t).detach().requires_grad_(grad)
+    return s, t
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--bf16", action="store_true")
+    args = p.parse_args()
+    st.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    ds, dt = (st.bfloat16, torch.bfloat16) if args.bf16 else (st.float32, torch.float32)
+    B, T, d, H, V = 8, 128, 256, 4, 4096
+    N = B * T
+    print(f"dtype {'bf16' if args.bf16 else 'fp32'}, {args.threads} threads\n")
+    print("| op (forward + backward) | SpiralTorch ms | PyTorch ms | ratio |\n|---|---:|---:|---:|")
+
+    def fb(f, *xs):
+        def run():
+            y = f(*xs)
+            y.backward(y.detach() if hasattr(y, "detach") else y)
+        return run
+
+    xs, xt = pair((N, 4 * d), ds, dt)
+    both("gelu (1024, 1024)", fb(sF.gelu, xs), fb(torch.nn.functional.gelu, xt))
+    xs, xt = pair((N, d), ds, dt)
+    ls, lt = st.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+    both("layer_norm (1024, 256)", fb(ls, xs), fb(lt, xt))
+    ws, wt = pair((V, d), ds, dt, seed=1)
+    both("linear head (1024,256)x(4096,256)^T", fb(lambda a, b: sF.linear(a, b), xs, ws),
+         fb(lambda a, b: torch.nn.functional.linear(a, b), xt, wt))
+    w2s, w2t = pair((4 * d, d), ds, dt, seed=2)
+    both("linear FF (1024,256)x(1024,256)^T", fb(lambda a, b: sF.linear(a, b), xs, w2s),
+         fb(lambda a, b: torch.nn.functional.linear(a, b), xt, w2t))
+    cs, ct = pair((N, V), st.float32, torch.float32)
+    ys = np.random.default_rng(3).integers(0, V, N)
+    ys_s, ys_t = st.tensor(ys), torch.tensor(ys)
+    both("cross_entropy (1024, 4096) fp32", lambda: sF.cross_entropy(cs, ys_s).backward(),
+         lambda: torch.nn.functional.cross_entropy(ct, ys_t).backward())
+    qs, qt = pair((B, H, T, d // H), ds, dt, seed=4)
+    ks, kt = pair((B, H, T, d // H), ds, dt, seed=5)
+    vs, vt = pair((B, H, T, d // H), ds, dt, seed=6)
+    both("causal attention (8,4,128,64)", fb(lambda q, k, v: sF.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                             qs, ks, vs),
+         fb(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True), qt, kt, vt))
+    a_s, a_t = pair((N, 4 * d), ds, dt, seed=7)
+    b_s, b_t = pair((N, 4 * d), ds, dt, seed=8)
+    both("add (1024, 1024)", fb(lambda a, b: a + b, a_s, b_s), fb(lambda a, b: a + b, a_t, b_t))
+    # AdamW over the LM's parameter shapes (float32 master weights).
+    shapes = [(V, d), (T, d)] + [(3 * d, d), (3 * d,), (d, d), (d,), (4 * d, d), (4 * d,), (d, 4 * d), (d,),
+                                 (d,), (d,), (d,), (d,)] * 2 + [(d,), (d,), (V, d)]
+    ps = [pair(s, st.float32, torch.float32, seed=i) for i, s in enumerate(shapes)]
+    for s, t in ps:
+        s.grad = st.ones_like(s) if False else st.tensor(np.ones(s.shape, np.float32))
+        t.grad = torch.ones_like(t)
+    so = st.optim.AdamW([s for s, _ in ps], lr=1e-3)
+    to = torch.optim.AdamW([t for _, t in ps], lr=1e-3)
+    both(f"AdamW step, {len(shapes)} params, {sum(int(np.prod(s)) for s in shapes) / 1e6:.2f} M", so.step, to.step)
+
+
+if __name__ == "__main__":
+    main()
