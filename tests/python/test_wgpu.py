@@ -335,6 +335,36 @@ def test_matmul_transposed_operands_and_bmm():
 
 
 @needs_wgpu
+@pytest.mark.parametrize("m,k,n", [(256, 64, 256), (259, 67, 261), (260, 68, 264), (300, 129, 257), (1, 300, 300),
+                                   (70, 3, 5)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_register_blocked_tiles_vs_numpy(m, k, n, ta, tb):
+    """Both tile shapes with every transpose, against float64 NumPy: 4-aligned extents take the
+    vector loads/stores, odd ones the bounds-checked scalar edges."""
+    a, b = f32(m, k), f32(k, n)
+    at = st.tensor(np.ascontiguousarray(a.T) if ta else a).to("wgpu")
+    bt = st.tensor(np.ascontiguousarray(b.T) if tb else b).to("wgpu")
+    y = (at.t() if ta else at) @ (bt.t() if tb else bt)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+@needs_wgpu
+def test_matmul_unaligned_offsets_and_batch_strides():
+    """Operands that start at an odd element (slices) or whose batch stride is odd take the
+    scalar loads; the result must not depend on alignment."""
+    a, b = f32(3, 257, 132), f32(3, 129, 260)
+    wa = st.tensor(a).to("wgpu")[:, 1:, :128]   # offset 132 + strides: rows 4-aligned, offset aligned
+    wb = st.tensor(b).to("wgpu")[:, 1:, 1:257]  # offset 261: unaligned
+    y = st.bmm(wa, wb)
+    ref = a[:, 1:, :128].astype(np.float64) @ b[:, 1:, 1:257].astype(np.float64)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=2e-3)
+    c = f32(2, 129, 129)  # odd batch stride
+    y = st.tensor(c).to("wgpu") @ st.tensor(c).to("wgpu")
+    np.testing.assert_allclose(to_np(y), c.astype(np.float64) @ c.astype(np.float64), rtol=1e-4, atol=2e-3)
+
+
+@needs_wgpu
 def test_linear_layer_forward_backward():
     check(lambda x, w, b: st.nn.functional.linear(x, w, b), f32(6, 10), f32(4, 10), f32(4), grad=True,
           rtol=1e-4, atol=1e-5)
