@@ -187,6 +187,34 @@ def test_binary_on_strided_views():
 
 
 @needs_wgpu
+@pytest.mark.parametrize("shapes", [((1027,), (1027,)), ((4096,), (4096,)), ((64, 32), (32,)), ((64, 30), (30,)),
+                                    ((8, 16), ()), ((5, 1, 8), (5, 3, 8)), ((4, 8), (4, 1))], ids=str)
+def test_binary_fast_paths(shapes):
+    """Contiguous operands take the flat indexing (four elements per invocation, vec4 loads for
+    float32 with aligned offsets and numel a multiple of 4); broadcast scalars and bias rows
+    keep their fast indexing; the rest the N-d path. Each against NumPy, plus unaligned views."""
+    a, b = f32(*shapes[0]), f32(*shapes[1], lo=0.5, hi=2.0)
+    for name, fn in (("add", np.add), ("mul", np.multiply), ("div", np.divide), ("max", np.maximum)):
+        tfn = {"add": lambda x, y: x + y, "mul": lambda x, y: x * y, "div": lambda x, y: x / y,
+               "max": st.maximum}[name]
+        y = tfn(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu"))
+        np.testing.assert_allclose(to_np(y), fn(a, b), rtol=1e-6, atol=1e-6, err_msg=name)
+    # An operand starting at an odd element (no vec4 loads) and an in-place update.
+    big = f32(4097)
+    x = st.tensor(big).to("wgpu")
+    np.testing.assert_allclose(to_np(x[1:] + x[:-1]), big[1:] + big[:-1], rtol=1e-6)
+    np.testing.assert_allclose(to_np(x[1:].exp()), np.exp(big[1:]), rtol=1e-5)
+    z = st.tensor(big[:4096]).to("wgpu")
+    z.add_(z)
+    np.testing.assert_allclose(to_np(z), 2 * big[:4096], rtol=1e-6)
+    # Copies: 16-byte aligned (vec4 kernel), 4-byte aligned (copy command), strided.
+    for view, ref in ((x[:4096], big[:4096]), (x[1:], big[1:]), (x[::2], big[::2])):
+        np.testing.assert_array_equal(to_np(view.clone()), ref)
+    h = st.tensor(np.arange(10, dtype=np.float32)).to("wgpu").to(st.float16)
+    np.testing.assert_array_equal(to_np(h[2:].clone()), np.arange(2, 10, dtype=np.float16))
+
+
+@needs_wgpu
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
 def test_comparisons_give_bool(op):
     a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)

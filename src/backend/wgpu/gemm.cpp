@@ -1,6 +1,9 @@
 // GEMM of the wgpu backend (kernels/gemm.wgsl): register-blocked tiles through workgroup memory,
 // float32. Two tile shapes by problem size; this file generates the kernel's loads (vector or
 // scalar per operand, by alignment, for each transpose), its unrolled products and its epilogue.
+#include <array>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "backend/wgpu/kernels.h"
@@ -63,6 +66,8 @@ Loads operand(const std::string& X, const std::string& reg, const std::string& s
 
 bool aligned4(int64_t v) { return v % 4 == 0; }
 
+std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM);
+
 }  // namespace
 
 void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
@@ -81,7 +86,7 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   // tiles (4x4, K steps of 16), which waste less on small or thin matrices. Either way one tile
   // step of each operand is 1024 floats, one vec4 per invocation.
   const bool big = m >= 256 && n >= 256 && k >= 64;
-  const int BM = big ? 128 : 64, BK = 1024 / BM, TM = BM / 16, G = TM / 4, HALF = BM / 2;
+  const int BM = big ? 128 : 64;
   // Vector access where the contiguous axis is 4-aligned in every batch item.
   auto base_ok = [&](int64_t off, int64_t ld, int64_t stride) {
     return aligned4(off) && aligned4(ld) && (batch == 1 || aligned4(stride));
@@ -89,6 +94,31 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   const bool va = base_ok(aoff, lda, sa) && aligned4(ta ? m : k);
   const bool vb = base_ok(boff, ldb, sb) && aligned4(tb ? k : n);
   const bool vc = base_ok(coff, ldc, sc) && aligned4(n);
+  // The kernel text depends only on the tile, the transposes and the vector choices.
+  static std::mutex mu;
+  static std::map<std::array<int, 6>, WGPUComputePipeline> cache;
+  const std::array<int, 6> key{BM, ta, tb, va, vb, vc};
+  WGPUComputePipeline pipe = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) pipe = it->second;
+  }
+  if (!pipe) {
+    pipe = ctx.pipeline(kernel_text(ta, tb, va, vb, vc, BM), 3);
+    std::lock_guard<std::mutex> lock(mu);
+    cache.emplace(key, pipe);
+  }
+  const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"),
+                               i32(ldc, "ldc"), i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"),
+                               i32(sa, "stride a"), i32(sb, "stride b"), i32(sc, "stride c"), fbits(alpha), fbits(beta)};
+  ctx.dispatch(pipe, {ra, rb, rc}, p, static_cast<uint32_t>((n + BM - 1) / BM), static_cast<uint32_t>((m + BM - 1) / BM),
+               static_cast<uint32_t>(batch));
+}
+
+namespace {
+
+std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM) {
+  const int BK = 1024 / BM, TM = BM / 16, G = TM / 4, HALF = BM / 2;
   const Loads la = operand("A", "ra", "As", "aoff", "lda", "row0", "m", !ta, va, BM, BK);
   const Loads lb = operand("B", "rb", "Bs", "boff", "ldb", "col0", "n", tb, vb, BM, BK);
 
@@ -133,12 +163,9 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
                   {"AT", va ? "vec4<f32>" : "f32"}, {"BT", vb ? "vec4<f32>" : "f32"},
                   {"CT", vc ? "vec4<f32>" : "f32"}, {"LOADA", la.load}, {"LOADB", lb.load}, {"STOREA", la.store},
                   {"STOREB", lb.store}, {"DECL", decl},   {"FMAS", fmas},         {"EPILOGUE", epi}};
-  const auto pipe = ctx.pipeline(wgsl("gemm", "tiled", {}, subs), 3);
-  const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"),
-                               i32(ldc, "ldc"), i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"),
-                               i32(sa, "stride a"), i32(sb, "stride b"), i32(sc, "stride c"), fbits(alpha), fbits(beta)};
-  ctx.dispatch(pipe, {ra, rb, rc}, p, static_cast<uint32_t>((n + BM - 1) / BM), static_cast<uint32_t>((m + BM - 1) / BM),
-               static_cast<uint32_t>(batch));
+  return wgsl("gemm", "tiled", {}, subs);
 }
+
+}  // namespace
 
 }  // namespace st::wgpuk
