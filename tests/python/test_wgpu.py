@@ -583,6 +583,72 @@ def test_sort_topk_stable_with_nan_and_gradients():
     np.testing.assert_array_equal(gpu[0], cpu[0])
 
 
+def _stable_order(row, desc):
+    """Reference permutation of a stable sort with NaN the largest value (torch's order)."""
+    nan = np.isnan(row)
+    if desc:
+        return sorted(range(len(row)), key=lambda i: (not nan[i], 0.0 if nan[i] else -float(row[i]), i))
+    return sorted(range(len(row)), key=lambda i: (bool(nan[i]), 0.0 if nan[i] else float(row[i]), i))
+
+
+@needs_wgpu
+@pytest.mark.parametrize("n", [1, 2, 5, 1000, 2048, 2049, 5000])
+def test_sort_long_rows_with_ties_and_nan_vs_reference(n):
+    """The bitonic sort: rows inside one workgroup (up to 2048) and longer rows merged through
+    global steps; many ties (stability), NaN and -0.0/0.0, along the last and a leading dim."""
+    x = np.round(RNG.uniform(-3, 3, size=(3, n))).astype(np.float32)
+    x[:, ::7] = np.nan
+    x[:, 1::11] = -0.0
+    t = st.tensor(x).to("wgpu")
+    for desc in (False, True):
+        v, i = st.sort(t, 1, descending=desc)
+        order = np.array([_stable_order(r, desc) for r in x], dtype=np.int64)
+        np.testing.assert_array_equal(to_np(i), order)
+        np.testing.assert_array_equal(to_np(v), np.take_along_axis(x, order, 1))
+    # Along dim 0 (strided lines), and int32 keys.
+    v0, i0 = st.sort(st.tensor(np.ascontiguousarray(x.T)).to("wgpu"), 0)
+    np.testing.assert_array_equal(to_np(i0).T, np.array([_stable_order(r, False) for r in x]))
+    xi = RNG.integers(-5, 5, size=(2, n)).astype(np.int32)
+    vi, ii = st.sort(st.tensor(xi).to("wgpu"), 1, descending=True)
+    ref = np.array([_stable_order(r.astype(np.float64), True) for r in xi])
+    np.testing.assert_array_equal(to_np(ii), ref)
+    np.testing.assert_array_equal(to_np(vi), np.take_along_axis(xi, ref, 1))
+    k = min(n, 17)
+    tv, ti = st.topk(t, k, 1)
+    np.testing.assert_array_equal(to_np(ti), np.array([_stable_order(r, True)[:k] for r in x]))
+
+
+@needs_wgpu
+def test_masked_select_large_in_order():
+    for n in (1023, 1024, 300_001):
+        x = RNG.standard_normal(n).astype(np.float32)
+        m = x > 0.3
+        y = st.masked_select(st.tensor(x).to("wgpu"), st.tensor(m).to("wgpu"))
+        np.testing.assert_array_equal(to_np(y), x[m])
+    xi = np.arange(5000, dtype=np.int64) * (2 ** 33)
+    y = st.masked_select(st.tensor(xi).to("wgpu"), st.tensor(xi % 3 == 0).to("wgpu"))
+    np.testing.assert_array_equal(to_np(y), xi[xi % 3 == 0])
+
+
+@needs_wgpu
+def test_scatter_add_duplicate_indices():
+    """Few lines with many sources: the atomic path (float32 compare-exchange, int32 atomicAdd)."""
+    src = RNG.uniform(-1, 1, size=(20000,)).astype(np.float32)
+    idx = RNG.integers(0, 7, size=20000)
+    out = st.scatter_add(st.zeros(7).to("wgpu"), 0, st.tensor(idx).to("wgpu"), st.tensor(src).to("wgpu"))
+    ref = np.zeros(7)
+    np.add.at(ref, idx, src.astype(np.float64))
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-4, atol=1e-3)
+    srci = RNG.integers(-100, 100, size=(3, 500)).astype(np.int32)
+    idxi = RNG.integers(0, 4, size=(3, 500))
+    outi = st.scatter_add(st.zeros((3, 4), dtype=st.int32).to("wgpu"), 1, st.tensor(idxi).to("wgpu"),
+                          st.tensor(srci).to("wgpu"))
+    refi = np.zeros((3, 4), dtype=np.int64)
+    for r in range(3):
+        np.add.at(refi[r], idxi[r], srci[r])
+    np.testing.assert_array_equal(to_np(outi), refi)
+
+
 @needs_wgpu
 def test_masked_select_and_gradient():
     x = f32(3, 300)
