@@ -378,6 +378,18 @@ def test_matmul_register_blocked_tiles_vs_numpy(m, k, n, ta, tb):
 
 
 @needs_wgpu
+def test_matmul_split_k():
+    """Few output tiles and a long K: K split into slices summed by a second kernel (with the
+    GEMM's alpha/beta), batched, transposed and through a Linear layer's forward/backward."""
+    a, b = f32(2, 64, 1000), f32(2, 1000, 66)
+    y = st.bmm(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu"))
+    np.testing.assert_allclose(to_np(y), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=3e-3)
+    check(lambda x, w, c: st.nn.functional.linear(x, w, c), f32(256, 784, lo=0, hi=1), f32(100, 784, lo=-0.05, hi=0.05),
+          f32(100), grad=True, rtol=1e-4, atol=1e-4)
+    check(lambda x, y: x.t() @ y, f32(700, 30), f32(700, 9), grad=True, rtol=1e-4, atol=1e-3)
+
+
+@needs_wgpu
 def test_matmul_unaligned_offsets_and_batch_strides():
     """Operands that start at an odd element (slices) or whose batch stride is odd take the
     scalar loads; the result must not depend on alignment."""

@@ -85,15 +85,29 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   // Large products take 128x128 tiles (8x8 outputs per invocation, K steps of 8); the rest 64x64
   // tiles (4x4, K steps of 16), which waste less on small or thin matrices. Either way one tile
   // step of each operand is 1024 floats, one vec4 per invocation.
-  const bool big = m >= 256 && n >= 256 && k >= 64;
+  auto tiles = [&](int64_t t) { return ((m + t - 1) / t) * ((n + t - 1) / t) * batch; };
+  const bool big = m >= 256 && n >= 256 && k >= 64 && tiles(128) >= 128;
   const int BM = big ? 128 : 64;
+  // Too few tiles to occupy a large GPU and a long K: split K into S slices (multiples of the K
+  // step, at least 128 long) computed side by side into a scratch, then summed (splitk_sum).
+  int64_t S = 1, Ks = k;
+  if (!big && tiles(64) < 128 && k >= 256) {
+    S = std::min<int64_t>((256 + tiles(64) - 1) / tiles(64), k / 128);
+    const int64_t BK = 1024 / BM;
+    Ks = ((k + S - 1) / S + BK - 1) / BK * BK;
+    S = (k + Ks - 1) / Ks;
+    if (S <= 1) {
+      S = 1;
+      Ks = k;
+    }
+  }
   // Vector access where the contiguous axis is 4-aligned in every batch item.
   auto base_ok = [&](int64_t off, int64_t ld, int64_t stride) {
     return aligned4(off) && aligned4(ld) && (batch == 1 || aligned4(stride));
   };
   const bool va = base_ok(aoff, lda, sa) && aligned4(ta ? m : k);
   const bool vb = base_ok(boff, ldb, sb) && aligned4(tb ? k : n);
-  const bool vc = base_ok(coff, ldc, sc) && aligned4(n);
+  const bool vc = S > 1 ? aligned4(n) : base_ok(coff, ldc, sc) && aligned4(n);
   // The kernel text depends only on the tile, the transposes and the vector choices.
   static std::mutex mu;
   static std::map<std::array<int, 6>, WGPUComputePipeline> cache;
@@ -108,11 +122,28 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
     std::lock_guard<std::mutex> lock(mu);
     cache.emplace(key, pipe);
   }
-  const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"),
-                               i32(ldc, "ldc"), i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"),
-                               i32(sa, "stride a"), i32(sb, "stride b"), i32(sc, "stride c"), fbits(alpha), fbits(beta)};
-  ctx.dispatch(pipe, {ra, rb, rc}, p, static_cast<uint32_t>((n + BM - 1) / BM), static_cast<uint32_t>((m + BM - 1) / BM),
-               static_cast<uint32_t>(batch));
+  const uint32_t gx = static_cast<uint32_t>((n + BM - 1) / BM), gy = static_cast<uint32_t>((m + BM - 1) / BM);
+  if (S == 1) {
+    const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"),
+                                 i32(ldc, "ldc"), i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"),
+                                 i32(sa, "stride a"), i32(sb, "stride b"), i32(sc, "stride c"), fbits(alpha),
+                                 fbits(beta), 1, i32(k, "k")};
+    ctx.dispatch(pipe, {ra, rb, rc}, p, gx, gy, static_cast<uint32_t>(batch));
+    return;
+  }
+  Tensor w = Tensor::empty({batch * S * m * n}, Dtype::Float32, Device(DeviceType::WGPU));
+  const BufferRef rw = ctx.resolve(w.raw_data());
+  const int64_t woff = static_cast<int64_t>(rw.offset / 4);
+  const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"), i32(n, "n"),
+                               i32(aoff, "a offset"), i32(boff, "b offset"), i32(woff, "scratch offset"),
+                               i32(sa, "stride a"), i32(sb, "stride b"), i32(m * n, "m * n"), fbits(1.0), fbits(0.0),
+                               i32(S, "slices"), i32(Ks, "slice")};
+  i32(batch * S * m * n, "split-K scratch");
+  ctx.dispatch(pipe, {ra, rb, rw}, p, gx, gy, static_cast<uint32_t>(batch * S));
+  ctx.launch(pipeline_for("gemm", "splitk_sum", {}, {}, 2), {rw, rc},
+             {i32(batch * m * n, "outputs"), i32(m * n, "m * n"), i32(n, "n"), i32(S, "slices"), i32(coff, "c offset"),
+              i32(ldc, "ldc"), i32(sc, "stride c"), fbits(alpha), fbits(beta)},
+             batch * m * n);
 }
 
 namespace {
