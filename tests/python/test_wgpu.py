@@ -390,6 +390,32 @@ def test_matmul_split_k():
 
 
 @needs_wgpu
+def test_gpu_only_paths_on_a_cpu_adapter():
+    """Split K and the vec4 compute copy are skipped on a CPU adapter (lavapipe) unless
+    SPIRALTORCH_WGPU_GPU_PATHS=1; a fresh interpreter with it set checks them against NumPy."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import numpy as np, spiraltorch as st, spiraltorch.nn.functional
+r = np.random.default_rng(0)
+a, b = r.standard_normal((2, 64, 1000), dtype=np.float32), r.standard_normal((2, 1000, 66), dtype=np.float32)
+y = st.bmm(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu")).cpu().numpy()
+assert np.allclose(y, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=3e-3)
+x, w, c = r.random((256, 784), dtype=np.float32), r.standard_normal((100, 784), dtype=np.float32), np.ones(100, np.float32)
+y = st.nn.functional.linear(st.tensor(x).to("wgpu"), st.tensor(w).to("wgpu"), st.tensor(c).to("wgpu")).cpu().numpy()
+assert np.allclose(y, x.astype(np.float64) @ w.T.astype(np.float64) + 1, rtol=1e-4, atol=3e-3)
+t = st.tensor(a).to("wgpu")
+assert (t.clone().cpu().numpy() == a).all() and (t[1].clone().cpu().numpy() == a[1]).all()
+assert (t.reshape(-1)[1:].clone().cpu().numpy() == a.reshape(-1)[1:]).all()
+print("ok")
+"""
+    env = dict(os.environ, SPIRALTORCH_WGPU_GPU_PATHS="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+@needs_wgpu
 def test_matmul_unaligned_offsets_and_batch_strides():
     """Operands that start at an odd element (slices) or whose batch stride is odd take the
     scalar loads; the result must not depend on alignment."""

@@ -177,6 +177,8 @@ bool Context::init(std::string& reason) {
   info_.device_id = ai.deviceID;
   info_.library = w.path;
   w.wgpuAdapterInfoFreeMembers(ai);
+  const char* gpu_paths = std::getenv("SPIRALTORCH_WGPU_GPU_PATHS");
+  cpu_adapter_ = info_.adapter_type == "cpu" && !(gpu_paths && std::string(gpu_paths) == "1");
   WGPULimits lim{};
   w.wgpuAdapterGetLimits(adapter_, &lim);
   limits_ = lim;

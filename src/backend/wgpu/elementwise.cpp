@@ -263,10 +263,10 @@ void copy_on_device(const Tensor& src, Tensor& dst) {
     const size_t nbytes = static_cast<size_t>(dst.numel()) * dst.itemsize();
     Context& c = Context::require("copy");
     const BufferRef s = c.resolve(src.raw_data()), d = c.resolve(dst.raw_data());
-    // 16-byte aligned: a vec4 compute copy (on NVIDIA's Vulkan driver about 3x the bandwidth of
-    // a buffer-to-buffer copy command); else, 4-byte aligned, a copy command (WebGPU copies only
-    // between distinct buffers).
-    if (s.offset % 16 == 0 && d.offset % 16 == 0 && nbytes % 16 == 0) {
+    // 16-byte aligned on a GPU: a vec4 compute copy (on NVIDIA's Vulkan driver about 3x the
+    // bandwidth of a buffer-to-buffer copy command); else, 4-byte aligned, a copy command (a
+    // memcpy on a CPU adapter; WebGPU copies only between distinct buffers).
+    if (s.offset % 16 == 0 && d.offset % 16 == 0 && nbytes % 16 == 0 && !c.cpu_adapter()) {
       const int64_t words = static_cast<int64_t>(nbytes / 16);
       c.launch(pipeline_for("elementwise", "copy16", {}, {}, 2), {s, d},
                {i32(words, "words"), i32(static_cast<int64_t>(s.offset / 16), "offset"),

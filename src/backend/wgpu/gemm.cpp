@@ -91,7 +91,7 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   // Too few tiles to occupy a large GPU and a long K: split K into S slices (multiples of the K
   // step, at least 128 long) computed side by side into a scratch, then summed (splitk_sum).
   int64_t S = 1, Ks = k;
-  if (!big && tiles(64) < 128 && k >= 256) {
+  if (!big && tiles(64) < 128 && k >= 256 && !ctx.cpu_adapter()) {
     S = std::min<int64_t>((256 + tiles(64) - 1) / tiles(64), k / 128);
     const int64_t BK = 1024 / BM;
     Ks = ((k + S - 1) / S + BK - 1) / BK * BK;
