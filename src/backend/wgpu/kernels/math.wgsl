@@ -56,14 +56,16 @@ fn f_rem(a: f32, b: f32) -> f32 {
   let r = a - b * trunc(a / b);
   return select(r, r + b, r != 0.0 && ((r < 0.0) != (b < 0.0)));
 }
+// The truncated remainder as a - (a / b) * b: NVIDIA's Vulkan driver (580) gave a wrong i32 `%`
+// for negative divisors (9 % -4 -> 9), division is right.
 fn i_floordiv(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
   let q = a / b;
-  return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+  return select(q, q - 1, (a - q * b != 0) && ((a < 0) != (b < 0)));
 }
 fn i_rem(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
-  let r = a % b;
+  let r = a - (a / b) * b;
   return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
 fn f_tanh(x: f32) -> f32 {  // WGSL's tanh overflows to NaN for large |x| on some drivers
