@@ -96,6 +96,8 @@ class Context {
   std::unordered_map<int, WGPUBindGroupLayout> layouts_;
   std::unordered_map<int, WGPUPipelineLayout> pipeline_layouts_;
   std::unordered_map<std::string, WGPUComputePipeline> pipelines_;
+  std::unordered_map<std::string, WGPUBindGroup> bind_groups_;  // by the bound buffers' handles
+  void clear_bind_groups();
 
   WGPUCommandEncoder encoder_ = nullptr;
   WGPUComputePassEncoder pass_ = nullptr;
