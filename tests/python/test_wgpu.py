@@ -562,6 +562,37 @@ def test_optimizer_updates_match_the_cpu(name, make):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
 
 
+@needs_wgpu
+@pytest.mark.parametrize("make", [lambda p: st.optim.Adam(p, lr=1e-2, amsgrad=True),
+                                  lambda p: st.optim.SGD(p, lr=0.1, momentum=0.9)], ids=["adam", "sgd"])
+def test_optimizer_many_slots_in_few_dispatches_and_nonfinite_skip(make):
+    """Twenty parameter tensors (more than one dispatch holds on any adapter) against the CPU, and
+    a NaN in one gradient skips the whole step on both devices."""
+    shapes = [(i % 5 + 1, 7 + i) for i in range(20)]
+    init = [f32(*s) for s in shapes]
+    grads = [f32(*s) for s in shapes]
+    res = {}
+    for dev in ("cpu", "wgpu"):
+        ps = [st.tensor(a).to(dev).requires_grad_(True) for a in init]
+        opt = make(ps)
+        for _ in range(3):
+            opt.zero_grad()
+            sum(((p * st.tensor(g).to(dev)).sum() for p, g in zip(ps, grads)), st.zeros(()).to(dev)).backward()
+            opt.step()
+        before = [to_np(p) for p in ps]
+        opt.zero_grad()
+        bad = [g.copy() for g in grads]
+        bad[13][0, 3] = np.nan
+        sum(((p * st.tensor(g).to(dev)).sum() for p, g in zip(ps, bad)), st.zeros(()).to(dev)).backward()
+        opt.step()
+        after = [to_np(p) for p in ps]
+        for b, a in zip(before, after):
+            np.testing.assert_array_equal(a, b)
+        res[dev] = after
+    for a, b in zip(res["cpu"], res["wgpu"]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # Fashion-MNIST: the MLP recipe trains on wgpu to the CPU's accuracy
 # ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Reductions of the wgpu backend (kernels/reduce.wgsl): sum/prod/max/min/any/all, arg
-// max/min, cumsum and the non-finite flag of the optimizers.
+// max/min and cumsum.
 #include <algorithm>
 #include <limits>
 
@@ -110,13 +110,6 @@ void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& ou
   run("reduce", "cumsum", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)},
       {i32(outer * inner, "lines"), i32(n, "length"), i32(inner, "inner size"), elem_offset(x), elem_offset(out)},
       outer * inner, {{"T", f ? "f32" : "i32"}, {"D", f ? "f" : "i"}});
-}
-
-void flag_nonfinite(const Tensor& x, Tensor& flag) {
-  check_dtype("flag_nonfinite", x.dtype());
-  if (x.numel() == 0) return;
-  run("reduce", "nonfinite", {{"x", x.dtype()}, {"flag", flag.dtype(), true}}, {ref(x), ref(flag)},
-      {i32(x.numel(), "numel"), elem_offset(x), elem_offset(flag)}, x.numel());
 }
 
 }  // namespace st::wgpuk

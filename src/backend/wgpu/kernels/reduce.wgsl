@@ -115,13 +115,3 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     st{{D}}_out(P[4] + base + j * inner, acc);
   }
 }
-//@kernel nonfinite
-// P = [n, x offset, flag offset]
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nw, lid, 256u);
-  if (g >= P[0]) { return; }
-  let v = ldf_x(P[1] + g);
-  if (is_nan(v) || is_inf(v)) { sti_flag(P[2], 1); }
-}
