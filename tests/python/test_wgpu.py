@@ -391,8 +391,9 @@ def test_matmul_split_k():
 
 @needs_wgpu
 def test_gpu_only_paths_on_a_cpu_adapter():
-    """Split K and the vec4 compute copy are skipped on a CPU adapter (lavapipe) unless
-    SPIRALTORCH_WGPU_GPU_PATHS=1; a fresh interpreter with it set checks them against NumPy."""
+    """Split K, the vec4 compute copy and several optimizer slots per dispatch are skipped on a
+    CPU adapter (lavapipe) unless SPIRALTORCH_WGPU_GPU_PATHS=1; a fresh interpreter with it set
+    checks them against NumPy and the CPU."""
     import os
     import subprocess
     import sys
@@ -408,6 +409,19 @@ assert np.allclose(y, x.astype(np.float64) @ w.T.astype(np.float64) + 1, rtol=1e
 t = st.tensor(a).to("wgpu")
 assert (t.clone().cpu().numpy() == a).all() and (t[1].clone().cpu().numpy() == a[1]).all()
 assert (t.reshape(-1)[1:].clone().cpu().numpy() == a.reshape(-1)[1:]).all()
+# Several optimizer slots per dispatch (one per dispatch on a CPU adapter otherwise).
+inits = [r.standard_normal((3, 5 + i), dtype=np.float32) for i in range(9)]
+res = []
+for dev in ("cpu", "wgpu"):
+    ps = [st.tensor(v).to(dev).requires_grad_(True) for v in inits]
+    opt = st.optim.Adam(ps, lr=1e-2, amsgrad=True)
+    for _ in range(2):
+        opt.zero_grad()
+        sum(((p * p).sum() for p in ps), st.zeros(()).to(dev)).backward()
+        opt.step()
+    res.append([p.detach().cpu().numpy() for p in ps])
+for u, v in zip(*res):
+    assert np.allclose(u, v, rtol=1e-5, atol=1e-6)
 print("ok")
 """
     env = dict(os.environ, SPIRALTORCH_WGPU_GPU_PATHS="1")

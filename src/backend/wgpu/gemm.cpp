@@ -82,11 +82,12 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   const BufferRef ra = ctx.resolve(a), rb = ctx.resolve(b), rc = ctx.resolve(c);
   const int64_t aoff = static_cast<int64_t>(ra.offset / 4), boff = static_cast<int64_t>(rb.offset / 4),
                 coff = static_cast<int64_t>(rc.offset / 4);
-  // Large products take 128x128 tiles (8x8 outputs per invocation, K steps of 8); the rest 64x64
-  // tiles (4x4, K steps of 16), which waste less on small or thin matrices. Either way one tile
+  // Large products take 128x128 tiles (8x8 outputs per invocation, K steps of 8) when that still
+  // gives a GPU 128 workgroups; the rest 64x64 tiles (4x4, K steps of 16), which waste less on
+  // small or thin matrices. Either way one tile
   // step of each operand is 1024 floats, one vec4 per invocation.
   auto tiles = [&](int64_t t) { return ((m + t - 1) / t) * ((n + t - 1) / t) * batch; };
-  const bool big = m >= 256 && n >= 256 && k >= 64 && tiles(128) >= 128;
+  const bool big = m >= 256 && n >= 256 && k >= 64 && (tiles(128) >= 128 || ctx.cpu_adapter());
   const int BM = big ? 128 : 64;
   // Too few tiles to occupy a large GPU and a long K: split K into S slices (multiples of the K
   // step, at least 128 long) computed side by side into a scratch, then summed (splitk_sum).

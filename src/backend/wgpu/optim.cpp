@@ -15,9 +15,13 @@ void check_float32(const char* op, const Tensor& p) {
   }
 }
 
-// How many slots of `per_slot` buffers one dispatch may bind (P takes one more binding).
+// How many slots of `per_slot` buffers one dispatch may bind (P takes one more binding). One on
+// a CPU adapter: lavapipe runs every branch of the slot chain under a lane mask (about 8x the
+// single-slot time for six slots), where a GPU's warps take only their own slot's branch.
 size_t slots_per_dispatch(size_t per_slot) {
-  const uint64_t lim = Context::require("optimizer").info().max_storage_buffers_per_shader_stage;
+  const Context& c = Context::require("optimizer");
+  if (c.cpu_adapter()) return 1;
+  const uint64_t lim = c.info().max_storage_buffers_per_shader_stage;
   return std::clamp<size_t>(lim > 1 ? static_cast<size_t>((lim - 1) / per_slot) : 1, 1, 16);
 }
 
@@ -130,7 +134,7 @@ void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend:
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
   // The flag takes one binding of its own.
   const std::vector<int32_t> head{0, elem_offset(flag)};
-  const size_t G = slots_per_dispatch(1) > 1 ? slots_per_dispatch(1) - 1 : 1;
+  const size_t G = Context::require("optimizer").cpu_adapter() ? 1 : std::max<size_t>(slots_per_dispatch(2), 1);
   for (size_t s0 = 0; s0 < xs.size(); s0 += G) {
     const auto part = xs.subspan(s0, std::min(G, xs.size() - s0));
     std::vector<Arg> args{{"flag", flag.dtype(), true}};
