@@ -155,7 +155,7 @@ std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM) {
   const Loads lb = operand("B", "rb", "Bs", "boff", "ldb", "col0", "n", tb, vb, BM, BK);
 
   const char* comp[4] = {"x", "y", "z", "w"};
-  auto acc = [](int g, int r, int h) { return "c" + S(g) + S(r) + S(h); };
+  auto acc = [](int g, int r, int h) { return std::string("c") + char('0' + g) + char('0' + r) + char('0' + h); };
   std::string decl, fmas, epi;
   for (int g = 0; g < G; ++g)
     for (int r = 0; r < 4; ++r)
