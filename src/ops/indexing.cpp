@@ -54,7 +54,12 @@ Tensor index_int64(const Tensor& index, const char* op) {
 // Smallest and largest entry of a non-empty int64 tensor.
 std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
   NoGradGuard ng;
-  return {static_cast<int64_t>(amin(idx).item()), static_cast<int64_t>(amax(idx).item())};
+  if (idx.device().type == DeviceType::CPU) {
+    return {static_cast<int64_t>(amin(idx).item()), static_cast<int64_t>(amax(idx).item())};
+  }
+  // On a device each host read is a sync: read both ends in one.
+  const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();
+  return {r[0], r[1]};
 }
 
 // Throws IndexError (before anything is written) unless every index is in [0, size).

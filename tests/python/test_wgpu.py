@@ -187,6 +187,34 @@ def test_binary_on_strided_views():
 
 
 @needs_wgpu
+@pytest.mark.parametrize("shapes", [((1027,), (1027,)), ((4096,), (4096,)), ((64, 32), (32,)), ((64, 30), (30,)),
+                                    ((8, 16), ()), ((5, 1, 8), (5, 3, 8)), ((4, 8), (4, 1))], ids=str)
+def test_binary_fast_paths(shapes):
+    """Contiguous operands take the flat indexing (four elements per invocation, vec4 loads for
+    float32 with aligned offsets and numel a multiple of 4); broadcast scalars and bias rows
+    keep their fast indexing; the rest the N-d path. Each against NumPy, plus unaligned views."""
+    a, b = f32(*shapes[0]), f32(*shapes[1], lo=0.5, hi=2.0)
+    for name, fn in (("add", np.add), ("mul", np.multiply), ("div", np.divide), ("max", np.maximum)):
+        tfn = {"add": lambda x, y: x + y, "mul": lambda x, y: x * y, "div": lambda x, y: x / y,
+               "max": st.maximum}[name]
+        y = tfn(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu"))
+        np.testing.assert_allclose(to_np(y), fn(a, b), rtol=1e-6, atol=1e-6, err_msg=name)
+    # An operand starting at an odd element (no vec4 loads) and an in-place update.
+    big = f32(4097)
+    x = st.tensor(big).to("wgpu")
+    np.testing.assert_allclose(to_np(x[1:] + x[:-1]), big[1:] + big[:-1], rtol=1e-6)
+    np.testing.assert_allclose(to_np(x[1:].exp()), np.exp(big[1:]), rtol=1e-5)
+    z = st.tensor(big[:4096]).to("wgpu")
+    z.add_(z)
+    np.testing.assert_allclose(to_np(z), 2 * big[:4096], rtol=1e-6)
+    # Copies: 16-byte aligned (vec4 kernel), 4-byte aligned (copy command), strided.
+    for view, ref in ((x[:4096], big[:4096]), (x[1:], big[1:]), (x[::2], big[::2])):
+        np.testing.assert_array_equal(to_np(view.clone()), ref)
+    h = st.tensor(np.arange(10, dtype=np.float32)).to("wgpu").to(st.float16)
+    np.testing.assert_array_equal(to_np(h[2:].clone()), np.arange(2, 10, dtype=np.float16))
+
+
+@needs_wgpu
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
 def test_comparisons_give_bool(op):
     a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
@@ -335,6 +363,88 @@ def test_matmul_transposed_operands_and_bmm():
 
 
 @needs_wgpu
+@pytest.mark.parametrize("m,k,n", [(256, 64, 256), (259, 67, 261), (260, 68, 264), (300, 129, 257), (1, 300, 300),
+                                   (70, 3, 5)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_register_blocked_tiles_vs_numpy(m, k, n, ta, tb):
+    """Both tile shapes with every transpose, against float64 NumPy: 4-aligned extents take the
+    vector loads/stores, odd ones the bounds-checked scalar edges."""
+    a, b = f32(m, k), f32(k, n)
+    at = st.tensor(np.ascontiguousarray(a.T) if ta else a).to("wgpu")
+    bt = st.tensor(np.ascontiguousarray(b.T) if tb else b).to("wgpu")
+    y = (at.t() if ta else at) @ (bt.t() if tb else bt)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+@needs_wgpu
+def test_matmul_split_k():
+    """Few output tiles and a long K: K split into slices summed by a second kernel (with the
+    GEMM's alpha/beta), batched, transposed and through a Linear layer's forward/backward."""
+    a, b = f32(2, 64, 1000), f32(2, 1000, 66)
+    y = st.bmm(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu"))
+    np.testing.assert_allclose(to_np(y), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=3e-3)
+    check(lambda x, w, c: st.nn.functional.linear(x, w, c), f32(256, 784, lo=0, hi=1), f32(100, 784, lo=-0.05, hi=0.05),
+          f32(100), grad=True, rtol=1e-4, atol=1e-4)
+    check(lambda x, y: x.t() @ y, f32(700, 30), f32(700, 9), grad=True, rtol=1e-4, atol=1e-3)
+
+
+@needs_wgpu
+def test_gpu_only_paths_on_a_cpu_adapter():
+    """Split K, the vec4 compute copy and several optimizer slots per dispatch are skipped on a
+    CPU adapter (lavapipe) unless SPIRALTORCH_WGPU_GPU_PATHS=1; a fresh interpreter with it set
+    checks them against NumPy and the CPU."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import numpy as np, spiraltorch as st, spiraltorch.nn.functional
+r = np.random.default_rng(0)
+a, b = r.standard_normal((2, 64, 1000), dtype=np.float32), r.standard_normal((2, 1000, 66), dtype=np.float32)
+y = st.bmm(st.tensor(a).to("wgpu"), st.tensor(b).to("wgpu")).cpu().numpy()
+assert np.allclose(y, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=3e-3)
+x, w, c = r.random((256, 784), dtype=np.float32), r.standard_normal((100, 784), dtype=np.float32), np.ones(100, np.float32)
+y = st.nn.functional.linear(st.tensor(x).to("wgpu"), st.tensor(w).to("wgpu"), st.tensor(c).to("wgpu")).cpu().numpy()
+assert np.allclose(y, x.astype(np.float64) @ w.T.astype(np.float64) + 1, rtol=1e-4, atol=3e-3)
+t = st.tensor(a).to("wgpu")
+assert (t.clone().cpu().numpy() == a).all() and (t[1].clone().cpu().numpy() == a[1]).all()
+assert (t.reshape(-1)[1:].clone().cpu().numpy() == a.reshape(-1)[1:]).all()
+# Several optimizer slots per dispatch (one per dispatch on a CPU adapter otherwise).
+inits = [r.standard_normal((3, 5 + i), dtype=np.float32) for i in range(9)]
+res = []
+for dev in ("cpu", "wgpu"):
+    ps = [st.tensor(v).to(dev).requires_grad_(True) for v in inits]
+    opt = st.optim.Adam(ps, lr=1e-2, amsgrad=True)
+    for _ in range(2):
+        opt.zero_grad()
+        sum(((p * p).sum() for p in ps), st.zeros(()).to(dev)).backward()
+        opt.step()
+    res.append([p.detach().cpu().numpy() for p in ps])
+for u, v in zip(*res):
+    assert np.allclose(u, v, rtol=1e-5, atol=1e-6)
+print("ok")
+"""
+    env = dict(os.environ, SPIRALTORCH_WGPU_GPU_PATHS="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+@needs_wgpu
+def test_matmul_unaligned_offsets_and_batch_strides():
+    """Operands that start at an odd element (slices) or whose batch stride is odd take the
+    scalar loads; the result must not depend on alignment."""
+    a, b = f32(3, 257, 132), f32(3, 129, 260)
+    wa = st.tensor(a).to("wgpu")[:, 1:, :128]   # offset 132 + strides: rows 4-aligned, offset aligned
+    wb = st.tensor(b).to("wgpu")[:, 1:, 1:257]  # offset 261: unaligned
+    y = st.bmm(wa, wb)
+    ref = a[:, 1:, :128].astype(np.float64) @ b[:, 1:, 1:257].astype(np.float64)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-4, atol=2e-3)
+    c = f32(2, 129, 129)  # odd batch stride
+    y = st.tensor(c).to("wgpu") @ st.tensor(c).to("wgpu")
+    np.testing.assert_allclose(to_np(y), c.astype(np.float64) @ c.astype(np.float64), rtol=1e-4, atol=2e-3)
+
+
+@needs_wgpu
 def test_linear_layer_forward_backward():
     check(lambda x, w, b: st.nn.functional.linear(x, w, b), f32(6, 10), f32(4, 10), f32(4), grad=True,
           rtol=1e-4, atol=1e-5)
@@ -466,6 +576,37 @@ def test_optimizer_updates_match_the_cpu(name, make):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
 
 
+@needs_wgpu
+@pytest.mark.parametrize("make", [lambda p: st.optim.Adam(p, lr=1e-2, amsgrad=True),
+                                  lambda p: st.optim.SGD(p, lr=0.1, momentum=0.9)], ids=["adam", "sgd"])
+def test_optimizer_many_slots_in_few_dispatches_and_nonfinite_skip(make):
+    """Twenty parameter tensors (more than one dispatch holds on any adapter) against the CPU, and
+    a NaN in one gradient skips the whole step on both devices."""
+    shapes = [(i % 5 + 1, 7 + i) for i in range(20)]
+    init = [f32(*s) for s in shapes]
+    grads = [f32(*s) for s in shapes]
+    res = {}
+    for dev in ("cpu", "wgpu"):
+        ps = [st.tensor(a).to(dev).requires_grad_(True) for a in init]
+        opt = make(ps)
+        for _ in range(3):
+            opt.zero_grad()
+            sum(((p * st.tensor(g).to(dev)).sum() for p, g in zip(ps, grads)), st.zeros(()).to(dev)).backward()
+            opt.step()
+        before = [to_np(p) for p in ps]
+        opt.zero_grad()
+        bad = [g.copy() for g in grads]
+        bad[13][0, 3] = np.nan
+        sum(((p * st.tensor(g).to(dev)).sum() for p, g in zip(ps, bad)), st.zeros(()).to(dev)).backward()
+        opt.step()
+        after = [to_np(p) for p in ps]
+        for b, a in zip(before, after):
+            np.testing.assert_array_equal(a, b)
+        res[dev] = after
+    for a, b in zip(res["cpu"], res["wgpu"]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # Fashion-MNIST: the MLP recipe trains on wgpu to the CPU's accuracy
 # ---------------------------------------------------------------------------
@@ -523,6 +664,72 @@ def test_sort_topk_stable_with_nan_and_gradients():
     check(lambda t: st.topk(t, 3, 0)[0], f32(9, 4), grad=True)
     cpu, gpu = both(lambda t: st.sort(t, 0)[0], np.array([5, -(2 ** 40), 2 ** 40, 0, -1], dtype=np.int64))
     np.testing.assert_array_equal(gpu[0], cpu[0])
+
+
+def _stable_order(row, desc):
+    """Reference permutation of a stable sort with NaN the largest value (torch's order)."""
+    nan = np.isnan(row)
+    if desc:
+        return sorted(range(len(row)), key=lambda i: (not nan[i], 0.0 if nan[i] else -float(row[i]), i))
+    return sorted(range(len(row)), key=lambda i: (bool(nan[i]), 0.0 if nan[i] else float(row[i]), i))
+
+
+@needs_wgpu
+@pytest.mark.parametrize("n", [1, 2, 5, 1000, 2048, 2049, 5000])
+def test_sort_long_rows_with_ties_and_nan_vs_reference(n):
+    """The bitonic sort: rows inside one workgroup (up to 2048) and longer rows merged through
+    global steps; many ties (stability), NaN and -0.0/0.0, along the last and a leading dim."""
+    x = np.round(RNG.uniform(-3, 3, size=(3, n))).astype(np.float32)
+    x[:, ::7] = np.nan
+    x[:, 1::11] = -0.0
+    t = st.tensor(x).to("wgpu")
+    for desc in (False, True):
+        v, i = st.sort(t, 1, descending=desc)
+        order = np.array([_stable_order(r, desc) for r in x], dtype=np.int64)
+        np.testing.assert_array_equal(to_np(i), order)
+        np.testing.assert_array_equal(to_np(v), np.take_along_axis(x, order, 1))
+    # Along dim 0 (strided lines), and int32 keys.
+    v0, i0 = st.sort(st.tensor(np.ascontiguousarray(x.T)).to("wgpu"), 0)
+    np.testing.assert_array_equal(to_np(i0).T, np.array([_stable_order(r, False) for r in x]))
+    xi = RNG.integers(-5, 5, size=(2, n)).astype(np.int32)
+    vi, ii = st.sort(st.tensor(xi).to("wgpu"), 1, descending=True)
+    ref = np.array([_stable_order(r.astype(np.float64), True) for r in xi])
+    np.testing.assert_array_equal(to_np(ii), ref)
+    np.testing.assert_array_equal(to_np(vi), np.take_along_axis(xi, ref, 1))
+    k = min(n, 17)
+    tv, ti = st.topk(t, k, 1)
+    np.testing.assert_array_equal(to_np(ti), np.array([_stable_order(r, True)[:k] for r in x]))
+
+
+@needs_wgpu
+def test_masked_select_large_in_order():
+    for n in (1023, 1024, 300_001):
+        x = RNG.standard_normal(n).astype(np.float32)
+        m = x > 0.3
+        y = st.masked_select(st.tensor(x).to("wgpu"), st.tensor(m).to("wgpu"))
+        np.testing.assert_array_equal(to_np(y), x[m])
+    xi = np.arange(5000, dtype=np.int64) * (2 ** 33)
+    y = st.masked_select(st.tensor(xi).to("wgpu"), st.tensor(xi % 3 == 0).to("wgpu"))
+    np.testing.assert_array_equal(to_np(y), xi[xi % 3 == 0])
+
+
+@needs_wgpu
+def test_scatter_add_duplicate_indices():
+    """Few lines with many sources: the atomic path (float32 compare-exchange, int32 atomicAdd)."""
+    src = RNG.uniform(-1, 1, size=(20000,)).astype(np.float32)
+    idx = RNG.integers(0, 7, size=20000)
+    out = st.scatter_add(st.zeros(7).to("wgpu"), 0, st.tensor(idx).to("wgpu"), st.tensor(src).to("wgpu"))
+    ref = np.zeros(7)
+    np.add.at(ref, idx, src.astype(np.float64))
+    np.testing.assert_allclose(to_np(out), ref, rtol=1e-4, atol=1e-3)
+    srci = RNG.integers(-100, 100, size=(3, 500)).astype(np.int32)
+    idxi = RNG.integers(0, 4, size=(3, 500))
+    outi = st.scatter_add(st.zeros((3, 4), dtype=st.int32).to("wgpu"), 1, st.tensor(idxi).to("wgpu"),
+                          st.tensor(srci).to("wgpu"))
+    refi = np.zeros((3, 4), dtype=np.int64)
+    for r in range(3):
+        np.add.at(refi[r], idxi[r], srci[r])
+    np.testing.assert_array_equal(to_np(outi), refi)
 
 
 @needs_wgpu

@@ -197,21 +197,11 @@ class WgpuBackend final : public backend::Backend {
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
     wgpuk::dropout_mask(out, seed, counter, scale, keep);
   }
-  // One dispatch per slot; submission is batched, so a step still syncs with the host once.
-  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override {
-    for (const AdamSlot& s : slots) {
-      Tensor param = s.param, m = s.m, v = s.v, vmax = s.vmax;
-      wgpuk::adam_update(param, s.grad, m, v, vmax, a);
-    }
-  }
-  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override {
-    for (const SgdSlot& s : slots) {
-      Tensor param = s.param, buf = s.buf;
-      wgpuk::sgd_update(param, s.grad, buf, a);
-    }
-  }
+  // The slots of a step in as few dispatches as the binding limit allows (optim.cpp).
+  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { wgpuk::adam_update(slots, a); }
+  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { wgpuk::sgd_update(slots, a); }
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
-    for (const Tensor& x : xs) wgpuk::flag_nonfinite(x, flag);
+    wgpuk::flag_nonfinite(xs, flag);
   }
 };
 

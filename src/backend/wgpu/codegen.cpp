@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "spiraltorch/error.h"
 
@@ -191,13 +193,50 @@ int32_t fbits(double v) {
   return b;
 }
 
+WGPUComputePipeline pipeline_for(const std::string& family, const std::string& kernel, const std::vector<Arg>& args,
+                                 const Subs& subs, int nbuffers) {
+  // Keyed by what determines the text (family, kernel, buffer dtypes, substitutions), so an op
+  // call on a hot path neither assembles nor hashes the whole module.
+  std::string key;
+  key.reserve(128);
+  key += family;
+  key += '/';
+  key += kernel;
+  for (const Arg& a : args) {
+    key += '|';
+    key += a.name;
+    key += ':';
+    key += std::to_string(static_cast<int>(a.dtype));
+    key += a.write ? 'w' : 'r';
+  }
+  key += '#';
+  key += std::to_string(nbuffers);
+  for (const auto& [k, v] : subs) {
+    key += '\x01';
+    key += k;
+    key += '=';
+    key += v;
+  }
+  static std::mutex mu;
+  static std::unordered_map<std::string, WGPUComputePipeline> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  Context& c = Context::require(kernel.c_str());
+  const WGPUComputePipeline p =
+      c.pipeline(wgsl(family, kernel, args, subs), nbuffers >= 0 ? nbuffers : static_cast<int>(args.size()));
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(std::move(key), p);
+  return p;
+}
+
 void run(const std::string& family, const std::string& kernel, const std::vector<Arg>& args,
          const std::vector<BufferRef>& buffers, const std::vector<int32_t>& params, int64_t threads, const Subs& subs,
          int64_t wg) {
   if (threads <= 0) return;
   Context& c = Context::require(kernel.c_str());
-  const WGPUComputePipeline p = c.pipeline(wgsl(family, kernel, args, subs), static_cast<int>(args.size()));
-  c.launch(p, buffers, params, threads, wg);
+  c.launch(pipeline_for(family, kernel, args, subs), buffers, params, threads, wg);
 }
 
 }  // namespace st::wgpuk

@@ -38,6 +38,11 @@ int32_t elem_offset(const Tensor& t);  // offset in elements of t's dtype from t
 int32_t i32(int64_t v, const char* what);  // range-checked narrowing for parameter words
 int32_t fbits(double v);  // float parameter as its f32 bit pattern
 
+// The pipeline of `family`'s `kernel` for these buffers and substitutions, compiled once and then
+// found by a short key (not the module text). `nbuffers`: the storage bindings when the kernel
+// declares its own (args empty), else args.size().
+WGPUComputePipeline pipeline_for(const std::string& family, const std::string& kernel, const std::vector<Arg>& args,
+                                 const Subs& subs = {}, int nbuffers = -1);
 // Compiles (or takes from the cache) and runs a kernel.
 void run(const std::string& family, const std::string& kernel, const std::vector<Arg>& args,
          const std::vector<BufferRef>& buffers, const std::vector<int32_t>& params, int64_t threads,

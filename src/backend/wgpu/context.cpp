@@ -12,6 +12,8 @@ namespace {
 constexpr uint64_t kParamBytes = 1 << 20;  // parameter words of one batch
 constexpr uint64_t kParamAlign = 256;      // minStorageBufferOffsetAlignment's largest allowed value
 constexpr int kMaxBatch = 512;             // dispatches per submission
+constexpr uint64_t kParamWindow = 1024;    // the P binding's size (dynamic offset into the batch's words)
+constexpr size_t kMaxBindGroups = 4096;    // cached bind groups before the cache is emptied
 
 std::string str(WGPUStringView v) {
   if (!v.data) return {};
@@ -177,6 +179,8 @@ bool Context::init(std::string& reason) {
   info_.device_id = ai.deviceID;
   info_.library = w.path;
   w.wgpuAdapterInfoFreeMembers(ai);
+  const char* gpu_paths = std::getenv("SPIRALTORCH_WGPU_GPU_PATHS");
+  cpu_adapter_ = info_.adapter_type == "cpu" && !(gpu_paths && std::string(gpu_paths) == "1");
   WGPULimits lim{};
   w.wgpuAdapterGetLimits(adapter_, &lim);
   limits_ = lim;
@@ -292,9 +296,17 @@ void Context::release(void* va) {
   free_.emplace(it->second.capacity, it->first);
 }
 
+void Context::clear_bind_groups() {
+  // Recorded commands keep what they use alive (wgpu counts references), so releasing is safe
+  // with work in flight.
+  for (auto& [k, g] : bind_groups_) api_->wgpuBindGroupRelease(g);
+  bind_groups_.clear();
+}
+
 void Context::empty_cache() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   synchronize();
+  clear_bind_groups();  // they name the buffers about to be destroyed
   for (auto& [cap, base] : free_) {
     auto it = blocks_.find(base);
     api_->wgpuBufferDestroy(it->second.buffer);
@@ -333,6 +345,9 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
       entries[i].binding = i;
       entries[i].visibility = WGPUShaderStage_Compute;
       entries[i].buffer.type = i == 0 ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+      // P: one binding of the parameter buffer per bind group, moved per dispatch by a dynamic
+      // offset, so a bind group depends only on the tensors' buffers and is reused.
+      entries[i].buffer.hasDynamicOffset = i == 0;
     }
     WGPUBindGroupLayoutDescriptor bd{};
     bd.entryCount = entries.size();
@@ -384,8 +399,9 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (gx == 0 || gy == 0 || gz == 0) return;
   const uint64_t pbytes = std::max<uint64_t>(params.size() * 4, 16);
+  if (pbytes > kParamWindow) throw SpiralError("wgpu: a kernel's parameter block exceeds " + std::to_string(kParamWindow) + " bytes");
   uint64_t at = (arena_.size() + kParamAlign - 1) & ~(kParamAlign - 1);
-  if (at + pbytes > kParamBytes || batched_ >= kMaxBatch) {
+  if (at + kParamWindow > kParamBytes || batched_ >= kMaxBatch) {
     flush();
     at = 0;
   }
@@ -396,28 +412,37 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
     WGPUComputePassDescriptor pd{};
     pass_ = api_->wgpuCommandEncoderBeginComputePass(encoder_, &pd);
   }
-  std::vector<WGPUBindGroupEntry> entries(buffers.size() + 1);
-  entries[0] = WGPUBindGroupEntry{};
-  entries[0].binding = 0;
-  entries[0].buffer = param_buffer_;
-  entries[0].offset = at;
-  entries[0].size = pbytes;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    entries[i + 1] = WGPUBindGroupEntry{};
-    entries[i + 1].binding = static_cast<uint32_t>(i + 1);
-    entries[i + 1].buffer = buffers[i].buffer;
-    entries[i + 1].offset = 0;
-    entries[i + 1].size = buffers[i].capacity;
+  std::string key(buffers.size() * sizeof(WGPUBuffer), '\0');
+  for (size_t i = 0; i < buffers.size(); ++i) std::memcpy(key.data() + i * sizeof(WGPUBuffer), &buffers[i].buffer, sizeof(WGPUBuffer));
+  WGPUBindGroup group;
+  if (auto it = bind_groups_.find(key); it != bind_groups_.end()) {
+    group = it->second;
+  } else {
+    if (bind_groups_.size() >= kMaxBindGroups) clear_bind_groups();
+    std::vector<WGPUBindGroupEntry> entries(buffers.size() + 1);
+    entries[0] = WGPUBindGroupEntry{};
+    entries[0].binding = 0;
+    entries[0].buffer = param_buffer_;
+    entries[0].offset = 0;
+    entries[0].size = kParamWindow;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      entries[i + 1] = WGPUBindGroupEntry{};
+      entries[i + 1].binding = static_cast<uint32_t>(i + 1);
+      entries[i + 1].buffer = buffers[i].buffer;
+      entries[i + 1].offset = 0;
+      entries[i + 1].size = buffers[i].capacity;
+    }
+    WGPUBindGroupDescriptor bd{};
+    bd.layout = layouts_.at(static_cast<int>(buffers.size()));
+    bd.entryCount = entries.size();
+    bd.entries = entries.data();
+    group = api_->wgpuDeviceCreateBindGroup(device_, &bd);
+    bind_groups_.emplace(std::move(key), group);
   }
-  WGPUBindGroupDescriptor bd{};
-  bd.layout = layouts_.at(static_cast<int>(buffers.size()));
-  bd.entryCount = entries.size();
-  bd.entries = entries.data();
-  WGPUBindGroup group = api_->wgpuDeviceCreateBindGroup(device_, &bd);
+  const uint32_t dyn = static_cast<uint32_t>(at);
   api_->wgpuComputePassEncoderSetPipeline(pass_, pipeline);
-  api_->wgpuComputePassEncoderSetBindGroup(pass_, 0, group, 0, nullptr);
+  api_->wgpuComputePassEncoderSetBindGroup(pass_, 0, group, 1, &dyn);
   api_->wgpuComputePassEncoderDispatchWorkgroups(pass_, gx, gy, gz);
-  api_->wgpuBindGroupRelease(group);
   ++batched_;
   ++dispatches_;
 }

@@ -31,6 +31,9 @@ class Context {
   const Api& api() const { return *api_; }
   const st::wgpu::AdapterInfo& info() const { return info_; }
   uint32_t max_workgroups() const { return limits_.maxComputeWorkgroupsPerDimension; }
+  // A CPU adapter (Mesa's lavapipe): occupancy tricks for wide GPUs (split K, compute copies)
+  // only cost there. SPIRALTORCH_WGPU_GPU_PATHS=1 takes the GPU paths anyway (tests).
+  bool cpu_adapter() const { return cpu_adapter_; }
 
   // ---- allocator ----
   void* allocate(size_t nbytes);
@@ -77,6 +80,7 @@ class Context {
   WGPUQueue queue_ = nullptr;
   WGPULimits limits_{};
   st::wgpu::AdapterInfo info_;
+  bool cpu_adapter_ = false;
 
   struct Block {
     WGPUBuffer buffer;
@@ -92,6 +96,8 @@ class Context {
   std::unordered_map<int, WGPUBindGroupLayout> layouts_;
   std::unordered_map<int, WGPUPipelineLayout> pipeline_layouts_;
   std::unordered_map<std::string, WGPUComputePipeline> pipelines_;
+  std::unordered_map<std::string, WGPUBindGroup> bind_groups_;  // by the bound buffers' handles
+  void clear_bind_groups();
 
   WGPUCommandEncoder encoder_ = nullptr;
   WGPUComputePassEncoder pass_ = nullptr;

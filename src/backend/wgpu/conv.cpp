@@ -38,6 +38,15 @@ constexpr const char* kAdaptiveWindow = R"(let h0 = oh * G(1) / G(11);
   let w0 = ow * G(2) / G(12);
   let w1 = ((ow + 1) * G(2) + G(12) - 1) / G(12);
   let div = (h1 - h0) * (w1 - w0);)";
+// The candidate output rows/columns of input element (h, w) for the gathering backward kernels.
+constexpr const char* kAvgRange = R"(let oh_lo = max(0, (h + G(7) - G(3)) / G(5));
+  let oh_hi = min(G(11) - 1, (h + G(7)) / G(5));
+  let ow_lo = max(0, (w + G(8) - G(4)) / G(6));
+  let ow_hi = min(G(12) - 1, (w + G(8)) / G(6));)";
+constexpr const char* kAdaptiveRange = R"(let oh_lo = max(0, h * G(11) / G(1) - 1);
+  let oh_hi = min(G(11) - 1, ((h + 1) * G(11)) / G(1));
+  let ow_lo = max(0, w * G(12) / G(2) - 1);
+  let ow_hi = min(G(12) - 1, ((w + 1) * G(12)) / G(2));)";
 
 }  // namespace
 
@@ -67,10 +76,11 @@ void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, T
 void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
                          Tensor& gx) {
   check_float("max_pool2d_backward", gx.dtype());
-  auto p = params(planes, planes, gy, gx, g);
+  const int64_t count = planes * g.H * g.W;
+  auto p = params(count, planes, gy, gx, g);
   p.push_back(elem_offset(indices));
   run("conv", "max_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}, {"indices", indices.dtype()}},
-      {ref(gy), ref(gx), ref(indices)}, p, planes, {}, 64);
+      {ref(gy), ref(gx), ref(indices)}, p, count);
 }
 
 void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
@@ -87,11 +97,12 @@ void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, b
 void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
                          int64_t divisor_override, Tensor& gx) {
   check_float("avg_pool2d_backward", gx.dtype());
-  auto p = params(planes, planes, gy, gx, g);
+  const int64_t count = planes * g.H * g.W;
+  auto p = params(count, planes, gy, gx, g);
   p.push_back(count_include_pad ? 1 : 0);
   p.push_back(i32(divisor_override, "divisor_override"));
-  run("conv", "avg_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}}, {ref(gy), ref(gx)}, p, planes,
-      {{"WINDOW", kAvgWindow}}, 64);
+  run("conv", "avg_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}}, {ref(gy), ref(gx)}, p, count,
+      {{"WINDOW", kAvgWindow}, {"RANGE", kAvgRange}});
 }
 
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) {
@@ -103,8 +114,9 @@ void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t 
 
 void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx) {
   check_float("adaptive_avg_pool2d_backward", gx.dtype());
+  const int64_t count = planes * g.H * g.W;
   run("conv", "avg_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}}, {ref(gy), ref(gx)},
-      params(planes, planes, gy, gx, g), planes, {{"WINDOW", kAdaptiveWindow}}, 64);
+      params(count, planes, gy, gx, g), count, {{"WINDOW", kAdaptiveWindow}, {"RANGE", kAdaptiveRange}});
 }
 
 void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t batch,

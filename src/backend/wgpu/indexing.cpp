@@ -47,6 +47,20 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
                      " is not supported (floating, int32 or uint8)");
   }
   const bool f = is_float_domain(out.dtype());
+  const int64_t lines = outer * inner;
+  if ((out.dtype() == Dtype::Float32 || out.dtype() == Dtype::Int32) && lines < 16384 && k >= 4) {
+    // Too few lines to fill the device with one serial invocation each: one invocation per
+    // source element with atomic adds (float32 sums then depend on the order, as on CUDA).
+    i32(lines * k, "sources");
+    Context& c = Context::require("scatter_add");
+    const std::vector<Arg> args{{"index", index.dtype()}, {"src", src.dtype()}};
+    c.launch(pipeline_for("indexing", "scatter_add_atomic", args, {{"ISF", f ? "true" : "false"}}, 3),
+             {ref(index), ref(src), ref(out)},
+             {i32(lines, "lines"), i32(n, "n"), i32(k, "k"), i32(inner, "inner"), elem_offset(out), elem_offset(index),
+              elem_offset(src)},
+             lines * k);
+    return;
+  }
   run("indexing", "scatter_add", {{"out", out.dtype(), true}, {"index", index.dtype()}, {"src", src.dtype()}},
       {ref(out), ref(index), ref(src)},
       {i32(outer * inner, "lines"), i32(n, "n"), i32(k, "k"), i32(inner, "inner"), elem_offset(out),

@@ -20,7 +20,6 @@ void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int
 void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
                 Tensor& indices);
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
-void flag_nonfinite(const Tensor& x, Tensor& flag);
 // gemm.cpp
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
@@ -40,9 +39,9 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
 // optim.cpp
-void adam_update(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor& vmax,
-                 const backend::Backend::AdamArgs& a);
-void sgd_update(Tensor& param, const Tensor& grad, Tensor& buf, const backend::Backend::SgdArgs& a);
+void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
+void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);
+void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
 // indexing.cpp
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
 void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out);

@@ -1,5 +1,6 @@
 // Reductions of the wgpu backend (kernels/reduce.wgsl): sum/prod/max/min/any/all, arg
-// max/min, cumsum and the non-finite flag of the optimizers.
+// max/min and cumsum.
+#include <algorithm>
 #include <limits>
 
 #include "backend/wgpu/kernels.h"
@@ -66,9 +67,15 @@ void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inne
     }
   }
   const int64_t outputs = outer * inner;
-  // Long reductions with few outputs: a first pass into C partial results per output.
-  if (outputs < 1024 && r > 8192) {
-    const int64_t C = std::min<int64_t>((r + 4095) / 4096, 4096);
+  // Long reductions with too few outputs to fill a GPU: a first pass into C partial results per
+  // output, C chosen for about 2^18 invocations in flight (a workgroup per chunk when the
+  // reduced axis is the contiguous one, an invocation per chunk otherwise) with chunks of at
+  // least 2048 (resp. 64) elements; a second pass reduces the partials.
+  const bool col_kernel = inner >= 64;
+  const int64_t per_chunk = col_kernel ? 1 : 256, min_chunk = col_kernel ? 64 : 2048;
+  const int64_t want = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(outputs * per_chunk, 1));
+  const int64_t C = std::min<int64_t>({want, r / min_chunk, 4096});
+  if (C > 1) {
     const int64_t L = (r + C - 1) / C;
     const Dtype pd = op == ReduceOp::Any || op == ReduceOp::All ? Dtype::Int32
                      : is_float_domain(x.dtype())              ? Dtype::Float32
@@ -103,13 +110,6 @@ void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& ou
   run("reduce", "cumsum", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)},
       {i32(outer * inner, "lines"), i32(n, "length"), i32(inner, "inner size"), elem_offset(x), elem_offset(out)},
       outer * inner, {{"T", f ? "f32" : "i32"}, {"D", f ? "f" : "i"}});
-}
-
-void flag_nonfinite(const Tensor& x, Tensor& flag) {
-  check_dtype("flag_nonfinite", x.dtype());
-  if (x.numel() == 0) return;
-  run("reduce", "nonfinite", {{"x", x.dtype()}, {"flag", flag.dtype(), true}}, {ref(x), ref(flag)},
-      {i32(x.numel(), "numel"), elem_offset(x), elem_offset(flag)}, x.numel());
 }
 
 }  // namespace st::wgpuk

@@ -1,8 +1,8 @@
 // Convolution helpers and pooling over contiguous NCHW planes. P = [count, planes or batch,
 // in offset, out offset, then the geometry C H W kh kw sh sw ph pw dh dw OH OW col_ld
-// col_batch_stride (G(0)..G(14)), then extras at P[19]...]. The backward kernels that
-// scatter into their input gradient run one invocation per plane, which owns that plane:
-// no two invocations write one element, so sums are deterministic without atomics.
+// col_batch_stride (G(0)..G(14)), then extras at P[19]...]. The pooling backward kernels
+// gather: one invocation per input-gradient element, so no two invocations write one
+// element and sums are deterministic without atomics.
 //@kernel im2col
 fn G(k: i32) -> i32 { return P[4 + k]; }
 @compute @workgroup_size(256)
@@ -80,21 +80,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   sti_indices(P[19] + t, best);
 }
 //@kernel max_pool_backward
-// x = gy, indices at P[19]; one invocation per plane.
+// x = gy, indices at P[19]. Gathered: one invocation per input-gradient element (h, w) of a
+// plane sums gy over the windows that contain it and chose it (kernel offsets i, j with
+// h = oh * sh - ph + i * dh), in increasing (oh, ow) order; no atomics, deterministic.
 fn G(k: i32) -> i32 { return P[4 + k]; }
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nw, lid, 64u);
-  if (p >= P[0]) { return; }
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
   let HW = G(1) * G(2);
+  let e = t % HW;
+  let p = t / HW;
+  let h = e / G(2);
+  let w = e % G(2);
   let O = G(11) * G(12);
-  let dst = P[3] + p * HW;
-  for (var e = 0; e < HW; e = e + 1) { stf_out(dst + e, 0.0); }
-  for (var o = 0; o < O; o = o + 1) {
-    let at = dst + ldi_indices(P[19] + p * O + o);
-    stf_out(at, ldf_out(at) + ldf_x(P[2] + p * O + o));
+  var acc = 0.0;
+  for (var i = G(3) - 1; i >= 0; i = i - 1) {
+    let hh = h + G(7) - i * G(9);
+    if (hh < 0 || hh % G(5) != 0 || hh / G(5) >= G(11)) { continue; }
+    let oh = hh / G(5);
+    for (var j = G(4) - 1; j >= 0; j = j - 1) {
+      let ww = w + G(8) - j * G(10);
+      if (ww < 0 || ww % G(6) != 0 || ww / G(6) >= G(12)) { continue; }
+      let o = p * O + oh * G(12) + ww / G(6);
+      if (ldi_indices(P[19] + o) == e) { acc = acc + ldf_x(P[2] + o); }
+    }
   }
+  stf_out(P[3] + t, acc);
 }
 //@kernel avg_pool
 // extras: P[19] = count_include_pad, P[20] = divisor_override (0: none)
@@ -116,25 +129,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   stf_out(P[3] + t, select(0.0, s / f32(div), div > 0));
 }
 //@kernel avg_pool_backward
+// Gathered: one invocation per input-gradient element (h, w) sums gy / divisor over the output
+// positions whose window (the WINDOW text) contains it; the RANGE text bounds the candidates (a
+// superset, each checked), visited in increasing (oh, ow) order; no atomics, deterministic.
 fn G(k: i32) -> i32 { return P[4 + k]; }
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let p = linear_id(wid, nw, lid, 64u);
-  if (p >= P[0]) { return; }
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
   let HW = G(1) * G(2);
-  let dst = P[3] + p * HW;
-  for (var e = 0; e < HW; e = e + 1) { stf_out(dst + e, 0.0); }
-  for (var oh = 0; oh < G(11); oh = oh + 1) {
-    for (var ow = 0; ow < G(12); ow = ow + 1) {
+  let e = t % HW;
+  let p = t / HW;
+  let h = e / G(2);
+  let w = e % G(2);
+  {{RANGE}}
+  var acc = 0.0;
+  for (var oh = oh_lo; oh <= oh_hi; oh = oh + 1) {
+    for (var ow = ow_lo; ow <= ow_hi; ow = ow + 1) {
       {{WINDOW}}
-      if (div <= 0) { continue; }
-      let v = ldf_x(P[2] + (p * G(11) + oh) * G(12) + ow) / f32(div);
-      for (var h = h0; h < h1; h = h + 1) {
-        for (var w = w0; w < w1; w = w + 1) { stf_out(dst + h * G(2) + w, ldf_out(dst + h * G(2) + w) + v); }
-      }
+      if (div <= 0 || h < h0 || h >= h1 || w < w0 || w >= w1) { continue; }
+      acc = acc + ldf_x(P[2] + (p * G(11) + oh) * G(12) + ow) / f32(div);
     }
   }
+  stf_out(P[3] + t, acc);
 }
 //@kernel dw_forward
 // Depthwise convolution (groups == C): x = input, out, extras P[19] = w off, P[20] = bias off, P[21] = has bias.

@@ -48,6 +48,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     st{{D}}_out(d, ld{{D}}_out(d) + ld{{D}}_src(P[6] + s));
   }
 }
+//@kernel scatter_add_atomic
+// Few lines with many sources each: one invocation per source element (outer * k * inner) adds
+// into out (float32: compare-exchange loop on the word; int32: atomicAdd). P as scatter_add;
+// out is bound after index and src.
+@group(0) @binding(3) var<storage, read_write> AO: array<atomic<u32>>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  let inner = P[3];
+  let k = P[2];
+  if (t >= P[0] * k) { return; }
+  let i = t % inner;
+  let j = (t / inner) % k;
+  let o = t / (inner * k);
+  let s = (o * k + j) * inner + i;
+  let d = P[4] + (o * P[1] + ldi_index(P[5] + s)) * inner + i;
+  if ({{ISF}}) {
+    let v = ldf_src(P[6] + s);
+    var old = atomicLoad(&AO[d]);
+    loop {
+      let r = atomicCompareExchangeWeak(&AO[d], old, bitcast<u32>(bitcast<f32>(old) + v));
+      if (r.exchanged) { break; }
+      old = r.old_value;
+    }
+  } else {
+    atomicAdd(&AO[d], bitcast<u32>(ldi_src(P[6] + s)));
+  }
+}
 //@kernel cat_part
 // P = [outer * w, w, row, col, x off, out off]: input (outer, w) into columns [col, col + w) of out (outer, row)
 @compute @workgroup_size(256)

@@ -20,7 +20,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let o = g / (inner * C);
   let end = min(r, (c + 1) * L);
   var acc: {{T}} = {{ID}};
-  for (var j = c * L + i32(lid); j < end; j = j + 256) { acc = comb(acc, load(P[5] + (o * r + j) * inner + i)); }
+  let base = P[5] + o * r * inner + i;
+  var j = c * L + i32(lid);
+  // Four independent loads per step (then the tail), combined pairwise.
+  for (; j + 768 < end; j = j + 1024) {
+    let u = comb(load(base + j * inner), load(base + (j + 256) * inner));
+    let w = comb(load(base + (j + 512) * inner), load(base + (j + 768) * inner));
+    acc = comb(acc, comb(u, w));
+  }
+  for (; j < end; j = j + 256) { acc = comb(acc, load(base + j * inner)); }
   sh[lid] = acc;
   workgroupBarrier();
   for (var s = 128u; s > 0u; s = s >> 1u) {
@@ -106,14 +114,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     acc = acc + ld{{D}}_x(P[3] + base + j * inner);
     st{{D}}_out(P[4] + base + j * inner, acc);
   }
-}
-//@kernel nonfinite
-// P = [n, x offset, flag offset]
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let g = linear_id(wid, nw, lid, 256u);
-  if (g >= P[0]) { return; }
-  let v = ldf_x(P[1] + g);
-  if (is_nan(v) || is_inf(v)) { sti_flag(P[2], 1); }
 }
