@@ -76,15 +76,6 @@ __global__ void attn_softmax_backward_kernel(T* s, T* dp, const A* lse, const A*
   }
 }
 
-template <typename F>
-void dispatch_attn(Dtype dt, F f) {
-  switch (dt) {
-    case Dtype::Float64: return f(double{}, double{});
-    case Dtype::Float16: return f(__half{}, float{});
-    case Dtype::BFloat16: return f(__nv_bfloat16{}, float{});
-    default: return f(float{}, float{});
-  }
-}
 
 }  // namespace
 
@@ -92,7 +83,7 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
                        Tensor& lse) {
   const int64_t rows = batch * L;
   if (rows == 0) return;
-  dispatch_attn(s.dtype(), [&](auto t, auto a) {
+  dispatch_float_accum(s.dtype(), [&](auto t, auto a) {
     using T = decltype(t);
     using A = decltype(a);
     attn_softmax_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
@@ -110,7 +101,7 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
     throw ValueError("attention_softmax_backward: " + std::to_string(rows) + " rows of " + std::to_string(S) +
                      " scores exceed the kernel's 32-bit grid");
   }
-  dispatch_attn(s.dtype(), [&](auto t, auto a) {
+  dispatch_float_accum(s.dtype(), [&](auto t, auto a) {
     using T = decltype(t);
     using A = decltype(a);
     attn_softmax_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(

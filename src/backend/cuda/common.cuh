@@ -446,6 +446,18 @@ void launch_map2(const Geometry<3>& g, Out* out, const A* a, const B* b, F f) {
   launch_geometry<3>(g, [=] __device__(const int64_t(&off)[3]) { out[off[0]] = f(a[off[1]], b[off[2]]); });
 }
 
+// Calls f(storage, accumulator) with values of the floating dtype dt's device type and the
+// type to compute it in: float64 in double, float32 and the 16-bit types in float.
+template <typename F>
+void dispatch_float_accum(Dtype dt, F f) {
+  switch (dt) {
+    case Dtype::Float64: return f(double{}, double{});
+    case Dtype::Float16: return f(__half{}, float{});
+    case Dtype::BFloat16: return f(__nv_bfloat16{}, float{});
+    default: return f(float{}, float{});
+  }
+}
+
 // ---- block reductions ----
 template <typename T, typename Op>
 __device__ inline T warp_reduce(T v, Op op) {

@@ -46,16 +46,6 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* t, cons
   }
 }
 
-template <typename F>
-void dispatch_ce(Dtype dt, F f) {
-  switch (dt) {
-    case Dtype::Float64: return f(double{}, double{});
-    case Dtype::Float16: return f(__half{}, float{});
-    case Dtype::BFloat16: return f(__nv_bfloat16{}, float{});
-    default: return f(float{}, float{});
-  }
-}
-
 void check_rows(int64_t rows, const char* op) {
   if (rows > INT_MAX) {
     throw ValueError(std::string(op) + ": " + std::to_string(rows) + " rows exceed the kernel's grid");
@@ -68,7 +58,7 @@ void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
   const int64_t rows = x.size(0), cols = x.size(1);
   if (rows == 0) return;
   check_rows(rows, "cross_entropy");
-  dispatch_ce(x.dtype(), [&](auto tag, auto acc) {
+  dispatch_float_accum(x.dtype(), [&](auto tag, auto acc) {
     using T = decltype(tag);
     using A = decltype(acc);
     cross_entropy_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
@@ -82,7 +72,7 @@ void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
   const int64_t rows = x.size(0), cols = x.size(1);
   if (rows == 0) return;
   check_rows(rows, "cross_entropy backward");
-  dispatch_ce(x.dtype(), [&](auto tag, auto acc) {
+  dispatch_float_accum(x.dtype(), [&](auto tag, auto acc) {
     using T = decltype(tag);
     using A = decltype(acc);
     cross_entropy_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
