@@ -2,7 +2,9 @@
 // Element loads and stores of the elementwise loops (binary.cpp, unary.cpp). Each storage type T
 // is read as Compute<T> and written back from it; bfloat16 goes through its raw 16 bits with
 // integer operations that vectorise (the BFloat16 struct's converting constructor does not), with
-// the same rounding as that constructor: nearest-even, NaN kept a quiet NaN.
+// the same rounding as that constructor: nearest-even, NaN kept a quiet NaN. float16 goes through
+// the compiler's _Float16 (IEEE binary16, the same bits), whose conversions are F16C / AVX512-FP16
+// instructions under -march=native and vectorise (the Half struct's are a scalar software routine).
 #include <bit>
 #include <cstdint>
 #include <type_traits>
@@ -19,14 +21,16 @@ inline constexpr bool kHalfType = std::is_same_v<S, BFloat16> || std::is_same_v<
 template <typename S>
 using Compute = std::conditional_t<kHalfType<S>, float, S>;
 
-// What the loops index: bfloat16 as uint16_t, everything else as itself.
+// What the loops index: the 16-bit float types as uint16_t, everything else as itself.
 template <typename S>
-using Raw = std::conditional_t<std::is_same_v<S, BFloat16>, uint16_t, S>;
+using Raw = std::conditional_t<kHalfType<S>, uint16_t, S>;
 
 template <typename S>
 ST_VINLINE Compute<S> load_elem(Raw<S> v) {
   if constexpr (std::is_same_v<S, BFloat16>) {
     return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+  } else if constexpr (std::is_same_v<S, Half>) {
+    return static_cast<float>(std::bit_cast<_Float16>(v));
   } else {
     return static_cast<Compute<S>>(v);
   }
@@ -39,6 +43,8 @@ ST_VINLINE Raw<S> store_elem(C v) {
     const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const uint32_t quiet = (u >> 16) | 0x40u;
     return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+  } else if constexpr (std::is_same_v<S, Half>) {
+    return std::bit_cast<uint16_t>(static_cast<_Float16>(static_cast<float>(v)));
   } else if constexpr (std::is_same_v<S, bool>) {
     return static_cast<bool>(v);
   } else {
