@@ -15,6 +15,8 @@ struct Device {
   static Device parse(const std::string& spec);
   std::string str() const;
   bool operator==(const Device&) const = default;
+  // Whether float64 tensors live here (not on wgpu: WGSL has no 64-bit floats).
+  bool has_float64() const { return type != DeviceType::WGPU; }
 };
 
 }  // namespace st

@@ -185,8 +185,11 @@ double Tensor::item() const {
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  Tensor c = detach().to(dtype_of<T>::value).contiguous();
-  if (c.device().type != DeviceType::CPU) c = to_device(c, Device());
+  // To the host in the stored dtype, converted there: fewer bytes over the bus, and devices
+  // without T (float64 on wgpu) can still be read.
+  Tensor c = detach();
+  if (c.device().type != DeviceType::CPU) c = to_device(c.contiguous(), Device());
+  c = c.to(dtype_of<T>::value).contiguous();
   const T* p = c.data<T>();
   return std::vector<T>(p, p + c.numel());
 }

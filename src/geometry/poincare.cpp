@@ -120,9 +120,11 @@ Tensor rsgd_step(const Tensor& x, const Tensor& g, double c, double lr) {
   if (!(lr > 0) || !std::isfinite(lr)) throw ValueError("rsgd_step: learning rate must be positive and finite");
   NoGradGuard ng;
   const Dtype dt = x.dtype();
-  // Vectors are rows of the last dim; 0-d and 1-d parameters are single points.
-  const Tensor x64 = x.dim() == 0 ? reshape(x.to(Dtype::Float64), {1, 1}) : x.to(Dtype::Float64);
-  const Tensor g64 = reshape(g.to(Dtype::Float64), x64.shape());
+  // Vectors are rows of the last dim; 0-d and 1-d parameters are single points. float64 where
+  // the device has it.
+  const Dtype wide = x.device().has_float64() ? Dtype::Float64 : Dtype::Float32;
+  const Tensor x64 = x.dim() == 0 ? reshape(x.to(wide), {1, 1}) : x.to(wide);
+  const Tensor g64 = reshape(g.to(wide), x64.shape());
   const Tensor xb = clip_to_ball(x64, c);
   const Tensor scale = square(rsub(mul(sq_norm(xb), k), 1.0));
   const Tensor out = clip_to_ball(expmap(xb, mul(mul(g64, scale), -lr), c), c);

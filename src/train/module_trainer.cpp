@@ -4,12 +4,17 @@
 #include <cmath>
 
 #include "spiraltorch/autograd.h"
+#include "spiraltorch/cuda.h"
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/ops.h"
+#include "spiraltorch/wgpu.h"
 
 namespace st::train {
 
 namespace {
+// Gradient norms are summed in float64 where the device has it.
+Dtype reduction_dtype(const Tensor& g) { return g.device().has_float64() ? Dtype::Float64 : Dtype::Float32; }
+
 void check_rate(double v, const char* what) {
   if (!(v > 0) || !std::isfinite(v)) {
     throw ValueError(std::string("ModuleTrainer: ") + what + " must be positive and finite, got " + std::to_string(v));
@@ -26,11 +31,34 @@ ModuleTrainer::ModuleTrainer(std::string backend, double curvature, double hyper
   check_rate(fallback_lr, "fallback_learning_rate");
   if (requested_ == "cpu" || requested_ == "auto") {
     effective_ = "cpu";
-  } else if (requested_ == "cuda" || requested_ == "wgpu" || requested_ == "hip" || requested_ == "mps") {
+  } else if (requested_ == "cuda" || requested_.starts_with("cuda:")) {
+    if (!cuda::is_available()) {
+      throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ + "' is not available: " +
+                                   cuda::unavailable_reason());
+    }
+    device_ = Device::parse(requested_);
+    if (device_.index < 0) device_.index = 0;
+    if (device_.index >= cuda::device_count()) {
+      throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ + "' names device " +
+                                   std::to_string(device_.index) + " of " + std::to_string(cuda::device_count()));
+    }
+    effective_ = device_.str();
+  } else if (requested_ == "wgpu") {
+    if (!wgpu::is_available()) {
+      throw DeviceUnavailableError("ModuleTrainer: backend 'wgpu' is not available: " + wgpu::unavailable_reason());
+    }
+    device_ = Device(DeviceType::WGPU, 0);
+    effective_ = "wgpu";
+  } else if (requested_ == "hip" || requested_ == "mps") {
     throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ + "' is not available in this build");
   } else {
     throw ValueError("ModuleTrainer: unknown backend '" + requested_ + "'");
   }
+}
+
+void ModuleTrainer::to_backend(Tensor& x, Tensor& y) const {
+  if (x.defined() && x.device() != device_) x = to_device(x, device_);
+  if (y.defined() && y.device() != device_) y = to_device(y, device_);
 }
 
 RoundtableSchedule ModuleTrainer::roundtable(int64_t rows, int64_t cols, RoundtableConfig config) const {
@@ -75,7 +103,7 @@ bool ModuleTrainer::step(nn::Module& module) {
   for (const auto& [p, h] : params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
-    const double s = sum(square(g.to(Dtype::Float64))).item();
+    const double s = sum(square(g.to(reduction_dtype(g)))).item();
     if (!std::isfinite(s)) return false;
     sq += s;
   }
@@ -116,10 +144,12 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
   const auto start = std::chrono::steady_clock::now();
   EpochStats stats;
   ++epoch_;
+  module.to(device_);
   zero(module);
   module.train(true);
   Tensor x, y;
   while (batches(x, y)) {
+    to_backend(x, y);
     const Tensor pred = module(x);
     const Tensor l = loss(pred, y);
     const double value = l.item();
@@ -151,7 +181,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
       int64_t count = 0;
       for (const Tensor& p : module.parameters()) {
         if (p.grad().defined()) {
-          total += sum(abs(p.grad().to(Dtype::Float64))).item();
+          total += sum(abs(p.grad().to(reduction_dtype(p.grad())))).item();
           count += p.numel();
         }
       }
@@ -195,11 +225,13 @@ EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, c
   const auto start = std::chrono::steady_clock::now();
   EpochStats stats;
   const bool was_training = module.is_training();
+  module.to(device_);
   module.eval();
   NoGradGuard ng;
   Tensor x, y;
   try {
     while (batches(x, y)) {
+      to_backend(x, y);
       const double value = loss(module(x), y).item();
       stats.total_loss += value;
       ++stats.batches;

@@ -65,7 +65,7 @@ Tensor RoundtableSchedule::weight_mask(const Tensor& grad) const {
   const std::vector<Band> bands = classify(grad);
   std::vector<double> w(bands.size());
   for (size_t i = 0; i < bands.size(); ++i) w[i] = config_.band_weights[static_cast<int>(bands[i])];
-  return to_device(Tensor::from_vector<double>(w, grad.shape()), grad.device()).to(grad.dtype());
+  return to_device(Tensor::from_vector<double>(w, grad.shape()).to(grad.dtype()), grad.device());
 }
 
 }  // namespace st::train

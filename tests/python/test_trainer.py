@@ -95,8 +95,8 @@ def test_nonfinite_loss_is_skipped_and_weights_untouched():
 def test_trainer_validation_errors():
     with pytest.raises(ValueError, match="curvature"):
         nn.ModuleTrainer(curvature=0.5)
-    with pytest.raises(st.DeviceUnavailableError):
-        nn.ModuleTrainer(backend="wgpu")
+    with pytest.raises(st.DeviceUnavailableError, match="hip"):
+        nn.ModuleTrainer(backend="hip")
     with pytest.raises(ValueError):
         nn.RoundtableConfig(top_k=0)
 

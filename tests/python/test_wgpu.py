@@ -149,8 +149,13 @@ def test_pipelines_are_cached_per_specialisation():
         (a + a).cpu()
     assert st.wgpu.pipelines_compiled() == n  # same op, dtypes and layout: no new pipeline
     assert st.wgpu.dispatches() >= d + 3
+    # A new op compiles at most one pipeline (none if an earlier test in this process already
+    # compiled it), and running it again compiles nothing.
     (a * a).cpu()
-    assert st.wgpu.pipelines_compiled() == n + 1
+    m = st.wgpu.pipelines_compiled()
+    assert n <= m <= n + 1
+    (a * a).cpu()
+    assert st.wgpu.pipelines_compiled() == m
 
 
 @needs_wgpu

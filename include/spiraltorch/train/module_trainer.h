@@ -37,6 +37,9 @@ class ModuleTrainer {
   // Fills (input, target) and returns true, or returns false when the epoch is done.
   using BatchSource = std::function<bool(Tensor& input, Tensor& target)>;
 
+  // backend: "cpu" or "auto" (the CPU), "cuda" / "cuda:N" or "wgpu" (DeviceUnavailableError with the
+  // reason where that device is not usable). train_epoch and evaluate_epoch move the module to the
+  // backend's device and each batch's input and target there.
   ModuleTrainer(std::string backend, double curvature, double hyper_learning_rate, double fallback_learning_rate);
 
   RoundtableSchedule roundtable(int64_t rows, int64_t cols, RoundtableConfig config = {}) const;
@@ -75,6 +78,7 @@ class ModuleTrainer {
 
   const std::string& requested_backend() const { return requested_; }
   const std::string& effective_backend() const { return effective_; }
+  Device device() const { return device_; }
   double curvature() const { return curvature_; }
   double hyper_learning_rate() const { return hyper_lr_; }
   double fallback_learning_rate() const { return fallback_lr_; }
@@ -92,7 +96,10 @@ class ModuleTrainer {
   int64_t trace_errors() const { return trace_errors_; }
 
  private:
+  void to_backend(Tensor& x, Tensor& y) const;  // a batch onto device_
+
   std::string requested_, effective_;
+  Device device_{DeviceType::CPU, 0};
   double curvature_, hyper_lr_, fallback_lr_;
   std::optional<double> real_lr_, clip_;
   std::optional<CurvatureScheduler> scheduler_;
