@@ -46,10 +46,10 @@ def calls_per_sync(dev: str) -> int:
     return 1 if dev in ("cpu", "torch-cpu") else BANDWIDTH_CALLS_PER_SYNC
 
 
-def timed(fn, dev: str, reps: int, warm: int = 2, per_sync: int = 1) -> float:
+def timed(fn, dev: str, reps: int, warm: int = 2, per_sync: int = 1, sync=None) -> float:
     """Median seconds per call of ``fn`` on ``dev``: each timed round runs ``per_sync`` calls
-    and then the device's sync, and counts as round time / per_sync."""
-    sync = sync_for(dev)
+    and then the device's sync (``sync`` when given), and counts as round time / per_sync."""
+    sync = sync or sync_for(dev)
     for _ in range(warm):
         fn()
     sync()
@@ -132,17 +132,7 @@ def torch_row(kind: str, dev: str, size: int, reps: int) -> float:
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 
     def tm(fn, per_sync=1):
-        for _ in range(2):
-            fn()
-        sync()
-        ts = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            for _ in range(per_sync):
-                fn()
-            sync()
-            ts.append((time.perf_counter() - t0) / per_sync)
-        return statistics.median(ts)
+        return timed(fn, "torch-" + dev, reps, per_sync=per_sync, sync=sync)
 
     if kind == "matmul":
         a = torch.randn(size, size, device=dev)

@@ -65,11 +65,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   const bool index_mode = !is_floating(target.dtype());
   const Tensor tg = batched ? target : unsqueeze(target, 0);
   const int64_t C = x.size(1);
-  Tensor loss, denom;
+  Tensor loss, denom, t, valid, safe;
   if (index_mode) {
-    const Tensor t = tg.to(Dtype::Int64);
-    const Tensor valid = ne(t, wrap_scalar(ignore_index, t));
-    const Tensor safe = where(valid, t, zeros_like(t));
+    t = tg.to(Dtype::Int64);
+    valid = ne(t, wrap_scalar(ignore_index, t));
+    safe = where(valid, t, zeros_like(t));
     if (safe.numel() > 0 && !st::detail::capturing(safe.device())) {  // no host reads inside a CUDA graph capture
       for (const int64_t v : {static_cast<int64_t>(amin(safe).item()), static_cast<int64_t>(amax(safe).item())}) {
         if (v < 0 || v >= C) {
@@ -79,43 +79,36 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
       }
     }
     if (!log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2) {
-      if (Tensor rows = fused_rows(x, t, ignore_index); rows.defined()) {
-        loss = batched ? rows : squeeze(rows, 0);
-        switch (reduction) {
-          case Reduction::None: break;
-          case Reduction::Sum: loss = sum(loss); break;
-          case Reduction::Mean: loss = div(sum(loss), sum(valid.to(loss.dtype()))); break;
-        }
-        return loss.dtype() == logits.dtype() ? loss : loss.to(logits.dtype());
-      }
+      loss = fused_rows(x, t, ignore_index);
+      if (loss.defined()) denom = sum(valid.to(loss.dtype()));
     }
   }
-  const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
-  Shape wshape(x.dim(), 1);
-  wshape[1] = C;
-  const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
-  if (index_mode) {
-    const Tensor t = tg.to(Dtype::Int64);
-    const Tensor valid = ne(t, wrap_scalar(ignore_index, t));
-    const Tensor safe = where(valid, t, zeros_like(t));
-    const Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
-    const Tensor validf = valid.to(logp.dtype());
-    Tensor wt = validf;
-    if (weight.defined()) {
-      const Tensor wsel = reshape(index_select(weight.to(logp.dtype()), 0, reshape(safe, {safe.numel()})), safe.shape());
-      wt = mul(wsel, validf);
+  if (!loss.defined()) {
+    const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
+    Shape wshape(x.dim(), 1);
+    wshape[1] = C;
+    const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
+    if (index_mode) {
+      const Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
+      const Tensor validf = valid.to(logp.dtype());
+      Tensor wt = validf;
+      if (weight.defined()) {
+        const Tensor wsel =
+            reshape(index_select(weight.to(logp.dtype()), 0, reshape(safe, {safe.numel()})), safe.shape());
+        wt = mul(wsel, validf);
+      }
+      loss = mul(neg(picked), wt);
+      if (ls > 0.0) {
+        const Tensor smooth = neg(sum(wb.defined() ? mul(logp, wb) : logp, {1}));
+        loss = add(mul(loss, 1.0 - ls), mul(mul(smooth, validf), ls / static_cast<double>(C)));
+      }
+      denom = sum(wt);
+    } else {
+      Tensor pt = tg.to(logp.dtype());
+      if (ls > 0.0) pt = add(mul(pt, 1.0 - ls), ls / static_cast<double>(C));
+      const Tensor prod = mul(logp, pt);
+      loss = neg(sum(wb.defined() ? mul(prod, wb) : prod, {1}));
     }
-    loss = mul(neg(picked), wt);
-    if (ls > 0.0) {
-      const Tensor smooth = neg(sum(wb.defined() ? mul(logp, wb) : logp, {1}));
-      loss = add(mul(loss, 1.0 - ls), mul(mul(smooth, validf), ls / static_cast<double>(C)));
-    }
-    denom = sum(wt);
-  } else {
-    Tensor t = tg.to(logp.dtype());
-    if (ls > 0.0) t = add(mul(t, 1.0 - ls), ls / static_cast<double>(C));
-    const Tensor prod = mul(logp, t);
-    loss = neg(sum(wb.defined() ? mul(prod, wb) : prod, {1}));
   }
   if (!batched) loss = squeeze(loss, 0);
   Tensor out;

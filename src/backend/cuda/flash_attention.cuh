@@ -346,6 +346,17 @@ __global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ 
   }
 }
 
+// Moves a backward kernel's operand pointers to batch-head bh's slice.
+template <typename P, typename F>
+__device__ inline void to_slice(const Layout& g, int64_t bh, P& q, P& k, P& v, P& dout, F& lse, F& delta) {
+  q += g.at(g.q, bh);
+  k += g.at(g.k, bh);
+  v += g.at(g.v, bh);
+  dout += g.at(g.o, bh);
+  lse += g.at(g.stat, bh);
+  delta += g.at(g.stat, bh);
+}
+
 template <typename T, int D>
 struct BwdKvSmem {
   static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<T, D> + 4 * sizeof(float) * kTile;
@@ -374,12 +385,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
   const int tiles = (S + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
   const int c0 = static_cast<int>(blockIdx.x - b * tiles) * kTile;
-  q += g.at(g.q, b);
-  k += g.at(g.k, b);
-  v += g.at(g.v, b);
-  dout += g.at(g.o, b);
-  lse += g.at(g.stat, b);
-  delta += g.at(g.stat, b);
+  to_slice(g, b, q, k, v, dout, lse, delta);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, t = lane & 3;
   const int key0 = c0 + warp * 16 + (lane >> 2);  // and key0 + 8
   const float scale2 = scale * kLog2e;
@@ -458,12 +464,7 @@ __global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
   const int q0 = static_cast<int>(blockIdx.x - b * tiles) * kTile;
-  q += g.at(g.q, b);
-  k += g.at(g.k, b);
-  v += g.at(g.v, b);
-  dout += g.at(g.o, b);
-  lse += g.at(g.stat, b);
-  delta += g.at(g.stat, b);
+  to_slice(g, b, q, k, v, dout, lse, delta);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, t = lane & 3;
   const int row0 = q0 + warp * 16 + (lane >> 2);  // and row0 + 8
   const float scale2 = scale * kLog2e;
