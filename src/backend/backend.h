@@ -191,6 +191,9 @@ class Backend {
   // ---- device capabilities and fused kernels (optional) ----
   // Backends that run these natively override them; the CPU keeps its fused loops in
   // src/nn and src/optim, so the defaults below throw.
+  // Whether this backend has flash attention kernels at all (callers skip building their
+  // operands where it does not); flash_attention may still refuse particular operands.
+  virtual bool has_flash_attention() const { return false; }
   // Fused (flash) attention: q (B, H, L, d), k and v (B, H, S, d), one float dtype, any strides
   // with a unit last one (head views of a packed projection are read in place). Writes out
   // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L) float32

@@ -118,6 +118,7 @@ void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const 
 // scaled_dot_product_attention through the flash kernels, q/k/v any (..., rows, d) views;
 // undefined where the backend does not take them.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+  if (!detail::backend_of(q).has_flash_attention()) return Tensor();
   const Tensor q4 = as_bhrd(q.detach()), k4 = as_bhrd(k.detach()), v4 = as_bhrd(v.detach());
   Tensor lse;
   const Tensor o4 = flash_forward(q4, k4, v4, scale, causal, lse);
@@ -151,6 +152,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
 // one packed (B, L, 3E) gradient, so no head copies and no per-slice gradient buffers exist.
 // Undefined where the backend does not take the operands.
 Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bool causal) {
+  if (!detail::backend_of(qkv).has_flash_attention()) return Tensor();
   const int64_t B = qkv.shape()[0], L = qkv.shape()[1], E = qkv.shape()[2] / 3, d = E / heads;
   auto head_views = [B, L, E, heads, d](const Tensor& x, int64_t i) {
     return transpose(reshape(narrow(x, -1, i * E, E), {B, L, heads, d}), 1, 2);

@@ -288,6 +288,7 @@ class CudaBackend final : public backend::Backend {
     cudak::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
 
+  bool has_flash_attention() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     use_device(index_);
