@@ -241,7 +241,8 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(f"# Whole training steps on the CPU ({cpu}, {args.threads} threads)\n\n")
-            f.write(f"CPU (lscpu): {cpu}. Intel CPUs were not measured.\n\n")
+            isa = st.describe_device("cpu").get("cpu_isa")
+            f.write(f"CPU (lscpu): {cpu}; oneDNN's ISA: {isa}.\n\n")
             f.write(f"torch {torch.__version__}, SpiralTorch oneDNN {onednn}; time: median of {args.rounds} alternating "
                     f"rounds in one process. Command: `python bench/bench_cpu_models.py --threads {args.threads}`.\n\n")
             f.write("Memory: each library's model trained alone for 4 steps in a fresh process that imported both "

@@ -12,7 +12,7 @@ from . import _core
 
 __all__ = ["is_built", "is_available", "unavailable_reason", "adapter_info", "synchronize", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
-           "pipelines_compiled", "dispatches"]
+           "pipelines_compiled", "dispatches", "host_reads"]
 
 
 def is_built() -> bool:
@@ -76,3 +76,10 @@ def pipelines_compiled() -> int:
 def dispatches() -> int:
     """Kernel dispatches recorded so far."""
     return int(_core._wgpu_dispatches())
+
+
+def host_reads() -> int:
+    """Device-to-host reads so far (``.item()``, ``.numpy()``, ``.to("cpu")``, checks that read a
+    value). Each one submits the queued kernels and waits for the GPU to finish them, so the count
+    per training step says how often a step stalls the queue."""
+    return int(_core._wgpu_host_reads())

@@ -110,12 +110,14 @@ nb::dict describe_cpu() {
   };
   nb::dict dispatch;
   dispatch["small (< 2^20 multiply-adds)"] = library(64, 64, 64, 1);
-  dispatch["square 128-2048"] = library(512, 512, 512, 1);
+  dispatch["square 128-1024"] = library(512, 512, 512, 1);
+  dispatch["square 2048+ (>= 2^32 multiply-adds)"] = library(2048, 2048, 2048, 1);
   dispatch["transformer linear (1024 tokens x 256-4096)"] = library(1024, 1024, 256, 1);
   dispatch["attention batched (32 x 128x128x64)"] = library(128, 128, 64, 32);
   dispatch["bfloat16"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
   d["gemm_dispatch"] = dispatch;
-  d["gemm_dispatch_measured_on"] = "AMD EPYC (Zen 4, avx512_core_bf16), 2 threads; Intel not measured";
+  d["gemm_dispatch_measured_on"] =
+      "AMD EPYC (Zen 4, avx512_core_bf16) and Intel Xeon (avx512_core_amx), 2 threads each";
   return d;
 }
 

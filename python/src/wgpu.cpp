@@ -50,6 +50,7 @@ void bind_wgpu(nb::module_& m) {
   m.def("_wgpu_empty_cache", &wg::empty_cache);
   m.def("_wgpu_pipelines_compiled", &wg::pipelines_compiled);
   m.def("_wgpu_dispatches", &wg::dispatches);
+  m.def("_wgpu_host_reads", &wg::host_reads);
 }
 
 }  // namespace stpy

@@ -312,7 +312,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   if (weight.device().type != DeviceType::CPU) {  // device path: a differentiable index_select
     const Tensor flat = reshape(cast_raw(indices.detach(), Dtype::Int64).contiguous(), {indices.numel()});
     if (flat.numel() > 0 && !st::detail::capturing(flat.device())) {  // no host reads inside a CUDA graph capture
-      for (const int64_t v : {static_cast<int64_t>(amin(flat).item()), static_cast<int64_t>(amax(flat).item())}) {
+      const auto [lo, hi] = st::detail::index_range(flat);
+      for (const int64_t v : {lo, hi}) {
         if (v < 0 || v >= num) {
           throw IndexError("embedding: index " + std::to_string(v) + " is out of range for " + std::to_string(num) +
                            " embeddings");

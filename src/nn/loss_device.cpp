@@ -71,7 +71,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     valid = ne(t, wrap_scalar(ignore_index, t));
     safe = where(valid, t, zeros_like(t));
     if (safe.numel() > 0 && !st::detail::capturing(safe.device())) {  // no host reads inside a CUDA graph capture
-      for (const int64_t v : {static_cast<int64_t>(amin(safe).item()), static_cast<int64_t>(amax(safe).item())}) {
+      const auto [lo, hi] = st::detail::index_range(safe);
+      for (const int64_t v : {lo, hi}) {
         if (v < 0 || v >= C) {
           throw IndexError(std::string(op) + ": target " + std::to_string(v) + " is out of bounds for " +
                            std::to_string(C) + " classes");

@@ -148,7 +148,8 @@ bool f32_gemm_prefers_onednn(int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (gemm_backend() == "onednn") return true;
   const double work =
       static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
-  return work >= kF32OneDNNMinWork;
+  static const bool amx = effective_isa().find("amx") != std::string::npos;
+  return work >= kF32OneDNNMinWork && !(amx && work >= kF32AmxOpenBlasMinWork);
 }
 
 }  // namespace st::nn::onednn

@@ -28,5 +28,7 @@ Tensor cast_raw(const Tensor& x, Dtype dtype);
 // two may be on different devices: the backend copy entry of the non-CPU side moves the
 // data (cross_device_copy for CUDA). No autograd.
 void copy_between(const Tensor& src, Tensor& dst);
+// Smallest and largest entry of a non-empty integer tensor; on a device, one host read for both.
+std::pair<int64_t, int64_t> index_range(const Tensor& idx);
 
 }  // namespace st::detail

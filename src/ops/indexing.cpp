@@ -51,21 +51,10 @@ Tensor index_int64(const Tensor& index, const char* op) {
   throw DtypeError(std::string(op) + ": expected an int64 (or int32) index tensor, got " + dtype_name(index.dtype()));
 }
 
-// Smallest and largest entry of a non-empty int64 tensor.
-std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
-  NoGradGuard ng;
-  if (idx.device().type == DeviceType::CPU) {
-    return {static_cast<int64_t>(amin(idx).item()), static_cast<int64_t>(amax(idx).item())};
-  }
-  // On a device each host read is a sync: read both ends in one.
-  const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();
-  return {r[0], r[1]};
-}
-
 // Throws IndexError (before anything is written) unless every index is in [0, size).
 void check_indices(const Tensor& idx, int64_t size, int64_t dim, const char* op) {
   if (idx.numel() == 0 || detail::capturing(idx.device())) return;
-  const auto [lo, hi] = index_range(idx);
+  const auto [lo, hi] = detail::index_range(idx);
   const int64_t bad = lo < 0 ? lo : hi >= size ? hi : 0;
   if (lo < 0 || hi >= size) {
     throw IndexError(std::string(op) + ": index " + std::to_string(bad) + " is out of bounds for dimension " +
@@ -505,7 +494,7 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
   if (idx.numel() == 0) {
     if (classes == -1) throw ValueError("one_hot: cannot infer the number of classes from an empty tensor");
   } else {
-    const auto [lo, hi] = index_range(idx);
+    const auto [lo, hi] = detail::index_range(idx);
     if (lo < 0) throw IndexError("one_hot: class values must be non-negative, got " + std::to_string(lo));
     if (classes == -1) classes = hi + 1;
     if (hi >= classes) {
@@ -515,6 +504,12 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
   }
   Shape out_shape = index.shape();
   out_shape.push_back(classes);
+  if (index.device().type != DeviceType::CPU) {
+    // A comparison against the class ids: one broadcast kernel on any device (the wgpu
+    // backend has no int64 scatter).
+    const Tensor ids = arange(0.0, static_cast<double>(classes), 1.0, Dtype::Int64, index.device());
+    return detail::cast_raw(eq(unsqueeze(idx, -1), ids), Dtype::Int64);
+  }
   Tensor out = zeros(out_shape, Dtype::Int64, index.device());
   if (out.numel() > 0) {
     const int64_t rows = idx.numel();
@@ -551,5 +546,19 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool upper) {
 
 Tensor tril(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, false); }
 Tensor triu(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, true); }
+
+namespace detail {
+
+std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
+  NoGradGuard ng;
+  if (idx.device().type == DeviceType::CPU) {
+    return {static_cast<int64_t>(amin(idx).item()), static_cast<int64_t>(amax(idx).item())};
+  }
+  // On a device each host read is a sync: read both ends in one.
+  const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();
+  return {r[0], r[1]};
+}
+
+}  // namespace detail
 
 }  // namespace st

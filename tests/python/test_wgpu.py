@@ -499,6 +499,20 @@ def test_cross_entropy_and_gradients():
 
 
 @needs_wgpu
+def test_one_hot_on_device():
+    """one_hot on wgpu (a comparison against the class ids there) equals the CPU's, with the
+    same class inference and range errors."""
+    idx = np.array([[1, 0, 4], [2, 2, 0]])
+    for n in (5, -1, 7):
+        want = to_np(st.one_hot(st.tensor(idx), n))
+        got = st.one_hot(st.tensor(idx).to("wgpu"), n)
+        assert str(got.device) == "wgpu" and got.dtype == st.int64
+        np.testing.assert_array_equal(to_np(got), want)
+    with pytest.raises(IndexError, match="class value 4 is out of range for num_classes 3"):
+        st.one_hot(st.tensor(idx).to("wgpu"), 3)
+
+
+@needs_wgpu
 def test_gather_index_select_scatter_add_cat_and_triangles():
     x = f32(4, 6)
     idx = RNG.integers(0, 6, size=(4, 3))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "spiraltorch/error.h"
@@ -358,6 +359,11 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
     pd.bindGroupLayouts = &layouts_[nbuffers];
     pipeline_layouts_[nbuffers] = w.wgpuDeviceCreatePipelineLayout(device_, &pd);
   }
+  // SPIRALTORCH_WGPU_DUMP_WGSL=<dir>: every compiled kernel's text as <dir>/kernel_<n>.wgsl, to
+  // study or time a kernel outside the library.
+  if (const char* dir = std::getenv("SPIRALTORCH_WGPU_DUMP_WGSL"); dir && *dir) {
+    std::ofstream(std::string(dir) + "/kernel_" + std::to_string(pipelines_.size()) + ".wgsl") << wgsl;
+  }
   WGPUShaderSourceWGSL src{};
   src.chain.sType = WGPUSType_ShaderSourceWGSL;
   src.code = view(wgsl);
@@ -538,6 +544,7 @@ void Context::read(const void* src_va, void* host, size_t nbytes) {
   };
   cb.userdata1 = &mr;
   api_->wgpuBufferMapAsync(staging_, WGPUMapMode_Read, 0, span, cb);
+  ++reads_;
   while (!mr.done) api_->wgpuDevicePoll(device_, true, nullptr);  // the one sync point
   if (mr.status != WGPUMapAsyncStatus_Success) throw SpiralError("wgpu: reading a buffer failed: " + mr.message);
   const void* mapped = api_->wgpuBufferGetConstMappedRange(staging_, 0, span);

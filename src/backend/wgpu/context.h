@@ -64,6 +64,7 @@ class Context {
   void flush();
   void synchronize();
   uint64_t dispatch_count() const { return dispatches_; }
+  uint64_t read_count() const { return reads_; }
 
  private:
   Context() = default;
@@ -105,6 +106,7 @@ class Context {
   WGPUBuffer param_buffer_ = nullptr;    // kParamBytes, rewritten before each submit
   int batched_ = 0;
   uint64_t dispatches_ = 0;
+  uint64_t reads_ = 0;  // device-to-host reads: each waits for the whole queue
   WGPUBuffer staging_ = nullptr;
   uint64_t staging_size_ = 0;
 

@@ -25,6 +25,7 @@ void reset_peak_memory_stats() {}
 void empty_cache() {}
 size_t pipelines_compiled() { return 0; }
 uint64_t dispatches() { return 0; }
+uint64_t host_reads() { return 0; }
 void* allocate(size_t) {
   throw DeviceUnavailableError(std::string("wgpu.allocate: wgpu is not available: ") + SPIRALTORCH_WGPU_REASON);
 }

@@ -240,3 +240,61 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   stf_s(P[4] + t, pj);
   stf_dp(P[5] + t, sc * pj * (ldf_dp(P[5] + t) - ldf_delta(P[7] + r)));
 }
+//@kernel cross_entropy_rows
+// P = [rows, cols, ignore index, x off, t off, loss off, lse off]: lse[r] = logsumexp(x_r),
+// loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index (targets already checked in range).
+var<workgroup> sh: array<f32, 256>;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = i32(wid.y * nw.x + wid.x);
+  if (row >= P[0]) { return; }
+  let cols = P[1];
+  let xb = P[3] + row * cols;
+  var m = -f_inf();
+  for (var j = i32(lid); j < cols; j = j + 256) { m = f_max(m, ldf_x(xb + j)); }
+  sh[lid] = m;
+  workgroupBarrier();
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    if (lid < s) { sh[lid] = f_max(sh[lid], sh[lid + s]); }
+    workgroupBarrier();
+  }
+  m = sh[0];
+  workgroupBarrier();
+  var s = 0.0;
+  for (var j = i32(lid); j < cols; j = j + 256) { s = s + exp(ldf_x(xb + j) - m); }
+  sh[lid] = s;
+  workgroupBarrier();
+  for (var h = 128u; h > 0u; h = h >> 1u) {
+    if (lid < h) { sh[lid] = sh[lid] + sh[lid + h]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    let lse = m + log(sh[0]);
+    let t = ldi_t(P[4] + row);
+    var loss = 0.0;
+    if (t != P[2]) { loss = lse - ldf_x(xb + t); }
+    stf_lse(P[6] + row, lse);
+    stf_loss(P[5] + row, loss);
+  }
+}
+//@kernel cross_entropy_rows_backward
+// P = [rows * cols, cols, ignore index, x off, t off, lse off, g off, dx off]; elementwise:
+// dx[r, j] = g[r] (exp(x[r, j] - lse[r]) - (j == t_r)), 0 where t_r is the ignore index.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let e = linear_id(wid, nw, lid, 256u);
+  if (e >= P[0]) { return; }
+  let cols = P[1];
+  let r = e / cols;
+  let j = e % cols;
+  let t = ldi_t(P[4] + r);
+  var v = 0.0;
+  if (t != P[2]) {
+    v = exp(ldf_x(P[3] + e) - ldf_lse(P[5] + r));
+    if (j == t) { v = v - 1.0; }
+    v = v * ldf_g(P[6] + r);
+  }
+  stf_dx(P[7] + e, v);
+}
