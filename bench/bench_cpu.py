@@ -113,6 +113,29 @@ def bench_matmul(cfg):
     return rows
 
 
+def bench_linear_gemms(cfg):
+    """The three GEMMs of a Linear layer's training step at transformer shapes: forward x W^T,
+    input gradient g W, weight gradient g^T x (views, no copies), tokens x out x in."""
+    rows = []
+    rng = np.random.default_rng(2)
+    for tokens, n_out, n_in in cfg["linear_shapes"]:
+        x_np = rng.standard_normal((tokens, n_in), dtype=np.float32)
+        w_np = rng.standard_normal((n_out, n_in), dtype=np.float32)
+        g_np = rng.standard_normal((tokens, n_out), dtype=np.float32)
+        xs, ws, gs = (st.from_numpy(v.copy()) for v in (x_np, w_np, g_np))
+        xt, wt, gt = (torch.from_numpy(v.copy()) for v in (x_np, w_np, g_np))
+        for kind, fs, ft in (("fwd x W^T", lambda: xs @ ws.t(), lambda: xt @ wt.t()),
+                             ("dgrad g W", lambda: gs @ ws, lambda: gt @ wt),
+                             ("wgrad g^T x", lambda: gs.t() @ xs, lambda: gt.t() @ xt)):
+            check_close(f"linear {kind} {tokens}x{n_out}x{n_in}", fs(), ft(), rtol=1e-3, atol=1e-2 * math.sqrt(n_in))
+            t_s, t_t = bench_pair(fs, ft, repeats=cfg["repeats"], target_s=cfg["target_s"])
+            flops = 2.0 * tokens * n_out * n_in
+            rows.append(dict(bench="linear", kind=kind, shape=f"{tokens}x{n_out}x{n_in}", st_s=t_s, torch_s=t_t,
+                             st_gflops=flops / t_s / 1e9, torch_gflops=flops / t_t / 1e9, ratio=t_t / t_s, target=1.0,
+                             st_min_s=_LAST_MIN[0], torch_min_s=_LAST_MIN[1]))
+    return rows
+
+
 def bench_elementwise(cfg):
     rows = []
     rng = np.random.default_rng(1)
@@ -248,6 +271,18 @@ def render(info, results):
                    f"{fmt_time(r['torch_s'])} | {r['ratio']:.2f} | {_mark(r['ratio'], r['target'])} |")
     out.append("")
 
+    if results.get("linear"):
+        out.append("## 1b. Transformer-shaped float32 GEMMs (a Linear layer's three products, tokens x out x in)")
+        out.append("")
+        out.append("ratio = PyTorch time / SpiralTorch time (**> 1 means SpiralTorch faster**; target >= 1.0)")
+        out.append("")
+        out.append("| product | shape | SpiralTorch GFLOP/s | PyTorch GFLOP/s | ratio torch/st | target |")
+        out.append("|---|---|---:|---:|---:|:---:|")
+        for r in results["linear"]:
+            out.append(f"| {r['kind']} | {r['shape']} | {r['st_gflops']:.1f} | {r['torch_gflops']:.1f} | "
+                       f"{r['ratio']:.2f} | {_mark(r['ratio'], r['target'])} |")
+        out.append("")
+
     out.append("## 2. Elementwise / reduction, float32 (time per call, lower is better)")
     out.append("")
     out.append("ratio = PyTorch time / SpiralTorch time (**> 1 means SpiralTorch faster**; target >= 1.0 for numel >= 1e6)")
@@ -286,7 +321,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer/shorter repeats (~4x faster, noisier)")
     ap.add_argument("--json", metavar="PATH", help="also write all results as JSON to PATH")
-    ap.add_argument("--only", choices=["matmul", "elementwise", "tiny", "mlp"], action="append",
+    ap.add_argument("--only", choices=["matmul", "linear", "elementwise", "tiny", "mlp"], action="append",
                     help="run only the given section(s); may be repeated")
     ap.add_argument("--threads", type=int, default=None,
                     help="set both libraries to N threads (default: leave both at all cores)")
@@ -299,13 +334,15 @@ def main(argv=None):
         "repeats": 5 if args.quick else 9,
         "target_s": 0.02 if args.quick else 0.05,
         "matmul_sizes": [64, 128, 256, 512, 1024, 2048],
+        "linear_shapes": [(1024, 768, 256), (1024, 1024, 1024), (1024, 4096, 256), (1024, 256, 4096)],
         "elem_sizes": [10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7],
     }
     st.manual_seed(0)
     torch.manual_seed(0)
     info = machine_info()
-    sections = args.only or ["matmul", "elementwise", "tiny", "mlp"]
-    fns = {"matmul": bench_matmul, "elementwise": bench_elementwise, "tiny": bench_tiny, "mlp": bench_mlp}
+    sections = args.only or ["matmul", "linear", "elementwise", "tiny", "mlp"]
+    fns = {"matmul": bench_matmul, "linear": bench_linear_gemms, "elementwise": bench_elementwise, "tiny": bench_tiny,
+           "mlp": bench_mlp}
     results = {k: [] for k in fns}
     t0 = time.perf_counter()
     for s in sections:
@@ -318,7 +355,8 @@ def main(argv=None):
         # Partial runs: render only what ran.
         text = render(info, {k: v or [dict(bench="-", st_s=float("nan"), torch_s=float("nan"), ratio=float("nan"),
                                            target=None, n=0, numel=0, st_gflops=float("nan"),
-                                           torch_gflops=float("nan"))] for k, v in results.items()})
+                                           torch_gflops=float("nan"), kind="-", shape="-")]
+                             for k, v in results.items()})
         print(text)
     print(f"_total benchmark time: {elapsed:.1f} s{' (--quick)' if args.quick else ''}_")
     if args.json:
