@@ -9,14 +9,38 @@ namespace st {
 
 enum class Dtype : uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
 
-// IEEE binary16 storage; arithmetic happens in float32.
+// IEEE binary16 storage; arithmetic happens in float32. The conversions are branch-free bit
+// arithmetic (selects, one float add or subtract for subnormals) so that loops over half
+// tensors vectorise; float -> half rounds to nearest even, overflow gives inf, NaN a quiet NaN.
 struct Half {
   uint16_t bits = 0;
   Half() = default;
   Half(float f) : bits(from_float(f)) {}
   operator float() const { return to_float(bits); }
-  static uint16_t from_float(float f);
-  static float to_float(uint16_t h);
+  static uint16_t from_float(float f) {
+    const uint32_t x = std::bit_cast<uint32_t>(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t a = x & 0x7fffffffu;
+    // Normal halves: rebias the exponent, round the 13 dropped bits to nearest even.
+    const uint32_t normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    // Below 2^-14: adding 0.5f leaves the half's 10 mantissa bits at the bottom, rounded by the FPU.
+    const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(a) + 0.5f) - 0x3f000000u;
+    uint32_t r = a < 0x38800000u ? subnormal : normal;
+    r = a >= 0x477ff000u ? 0x7c00u : r;  // 65520 and above round to inf
+    r = a > 0x7f800000u ? 0x7e00u : r;   // NaN
+    return static_cast<uint16_t>(r | sign);
+  }
+  static float to_float(uint16_t h) {
+    const uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13;
+    const uint32_t e = em & 0x0f800000u;
+    const uint32_t normal = em + 0x38000000u;  // exponent rebiased by 127 - 15
+    const uint32_t infnan = em + 0x70000000u;  // exponent 31 -> 255, payload kept
+    // Subnormals: 2^-14 (1 + m / 1024) - 2^-14 = m 2^-24, exact.
+    const uint32_t subnormal =
+        std::bit_cast<uint32_t>(std::bit_cast<float>(em + 0x38800000u) - std::bit_cast<float>(0x38800000u));
+    const uint32_t r = e == 0x0f800000u ? infnan : (e == 0 ? subnormal : normal);
+    return std::bit_cast<float>(r | (static_cast<uint32_t>(h & 0x8000u) << 16));
+  }
 };
 
 // bfloat16 storage (upper half of a float32, round-to-nearest-even); arithmetic in float32.

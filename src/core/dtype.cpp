@@ -4,52 +4,6 @@
 
 namespace st {
 
-uint16_t Half::from_float(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t absx = x & 0x7fffffffu;
-  if (absx > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (absx < 0x38800000u) {  // subnormal half or zero
-    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
-    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-    const int shift = 113 - static_cast<int>(absx >> 23) + 13;
-    uint32_t v = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1);
-    const uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (v & 1u))) ++v;
-    return static_cast<uint16_t>(sign | v);
-  }
-  uint32_t v = ((absx - 0x38000000u) >> 13);
-  const uint32_t rem = absx & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (v & 1u))) ++v;
-  return static_cast<uint16_t>(sign | v);
-}
-
-float Half::to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // normalise a subnormal
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400u) == 0);
-      bits = sign | (static_cast<uint32_t>(112 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
 size_t dtype_size(Dtype d) {
   switch (d) {
     case Dtype::Bool:

@@ -1,6 +1,7 @@
 // Core tensor behaviour: views, dtypes, broadcasting, reductions, matmul, errors.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "spiraltorch/spiraltorch.h"
@@ -41,6 +42,36 @@ TEST(Core, HalfRoundTrip) {
   }
   EXPECT_TRUE(std::isinf(static_cast<float>(Half(1e6f))));
 }
+
+// Half's branch-free conversions against the compiler's IEEE binary16 type (x86-64 GCC/Clang):
+// every half value to float bit for bit (NaN payloads kept), and floats across every exponent,
+// ties, subnormals, overflow and NaN back to half with round-to-nearest-even.
+#if defined(__x86_64__) && defined(__FLT16_MAX__)
+TEST(Core, HalfConversionsMatchBinary16) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float want = static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(h)));
+    const float got = Half::to_float(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << h;
+      ASSERT_EQ((std::bit_cast<uint32_t>(got) >> 13) & 0x3ffu, h & 0x3ffu) << h;  // payload
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << h;
+    }
+  }
+  for (uint64_t x = 0; x < (uint64_t{1} << 32); x += 997) {  // every exponent, mantissas spread
+    for (const uint32_t bits : {static_cast<uint32_t>(x), static_cast<uint32_t>(x) | 0xfffu,
+                                (static_cast<uint32_t>(x) & ~0x1fffu) | 0x1000u}) {  // ties
+      const float f = std::bit_cast<float>(bits);
+      const uint16_t got = Half::from_float(f);
+      if (std::isnan(f)) {
+        ASSERT_EQ(got & 0x7fffu, 0x7e00u) << bits;
+      } else {
+        ASSERT_EQ(got, std::bit_cast<uint16_t>(static_cast<_Float16>(f))) << bits;
+      }
+    }
+  }
+}
+#endif
 
 TEST(Core, ReductionsMatchLoops) {
   manual_seed(1);

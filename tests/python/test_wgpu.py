@@ -435,6 +435,39 @@ print("ok")
 
 
 @needs_wgpu
+def test_dump_wgsl_writes_each_compiled_kernel(tmp_path):
+    """SPIRALTORCH_WGPU_DUMP_WGSL=<dir> writes the text of every kernel the process compiles; a
+    fresh interpreter (pipelines are cached per process) compiles a GEMM and an add."""
+    import os
+    import subprocess
+    import sys
+    code = ("import spiraltorch as st\n"
+            "a = st.ones(8, 8).to('wgpu')\n"
+            "print(((a @ a) + a).cpu().sum().item())\n")
+    env = dict(os.environ, SPIRALTORCH_WGPU_DUMP_WGSL=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "576.0" in r.stdout, r.stdout + r.stderr
+    texts = [f.read_text() for f in sorted(tmp_path.glob("kernel_*.wgsl"))]
+    assert len(texts) >= 2
+    assert all("@compute" in t for t in texts)
+    assert any("var<workgroup> As" in t for t in texts)  # the tiled GEMM
+
+
+@needs_wgpu
+def test_host_reads_count_each_device_read():
+    """st.wgpu.host_reads() counts reads that wait for the queue (.item(), .cpu()), not kernels."""
+    x = st.ones(16).to("wgpu")
+    st.wgpu.synchronize()
+    r0, d0 = st.wgpu.host_reads(), st.wgpu.dispatches()
+    y = (x * 2 + 1).sum()
+    assert st.wgpu.host_reads() == r0 and st.wgpu.dispatches() > d0
+    assert y.item() == 48.0
+    assert st.wgpu.host_reads() == r0 + 1
+    x.cpu()
+    assert st.wgpu.host_reads() == r0 + 2
+
+
+@needs_wgpu
 def test_matmul_unaligned_offsets_and_batch_strides():
     """Operands that start at an odd element (slices) or whose batch stride is odd take the
     scalar loads; the result must not depend on alignment."""

@@ -44,7 +44,7 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Abs: return unary_loop<S, S>(x, out, [](T v) { return std::fabs(v); });
     case UnaryOp::Sign:
       return unary_loop<S, S>(x, out, [](T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
-    case UnaryOp::Exp: return unary_loop<S, S>(x, out, [](T v) { return vexp(v); });
+    case UnaryOp::Exp: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexp(v); });
     case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) { return std::log(v); });
     case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) { return std::log1p(v); });
     case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) { return std::expm1(v); });
