@@ -45,9 +45,9 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Sign:
       return unary_loop<S, S>(x, out, [](T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
     case UnaryOp::Exp: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexp(v); });
-    case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) { return std::log(v); });
-    case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) { return std::log1p(v); });
-    case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) { return std::expm1(v); });
+    case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog(v); });
+    case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog1p(v); });
+    case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexpm1(v); });
     case UnaryOp::Sqrt: return unary_loop<S, S>(x, out, [](T v) { return std::sqrt(v); });
     case UnaryOp::Rsqrt: return unary_loop<S, S>(x, out, [](T v) { return T(1) / std::sqrt(v); });
     case UnaryOp::Square: return unary_loop<S, S>(x, out, [](T v) { return v * v; });
@@ -56,7 +56,7 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Cos: return unary_loop<S, S>(x, out, [](T v) { return std::cos(v); });
     case UnaryOp::Tan: return unary_loop<S, S>(x, out, [](T v) { return std::tan(v); });
     case UnaryOp::Tanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vtanh(v); });
-    case UnaryOp::Atanh: return unary_loop<S, S>(x, out, [](T v) { return std::atanh(v); });
+    case UnaryOp::Atanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vatanh(v); });
     case UnaryOp::Sigmoid: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsigmoid(v); });
     case UnaryOp::Relu: return unary_loop<S, S>(x, out, [](T v) { return v > 0 ? v : (v != v ? v : T(0)); });
     case UnaryOp::Gelu: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vgelu(v); });
@@ -77,15 +77,7 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
         if (b == b && r > b) r = b;
         return r;
       });
-    case UnaryOp::Erf:
-      return unary_loop<S, S>(x, out, [](T v) {
-        if constexpr (std::is_same_v<T, float>) {
-          const float e = 1.0f - verfc_pos(std::fabs(v));
-          return v != v ? v : (v < 0 ? -e : e);
-        } else {
-          return std::erf(v);
-        }
-      });
+    case UnaryOp::Erf: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return verf(v); });
     case UnaryOp::Not: return unary_loop<S, bool>(x, out, [](T v) { return v == T(0); });
     case UnaryOp::IsNan: return unary_loop<S, bool>(x, out, [](T v) { return v != v; });
     case UnaryOp::IsInf: return unary_loop<S, bool>(x, out, [](T v) { return std::isinf(v); });
