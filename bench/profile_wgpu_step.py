@@ -10,7 +10,10 @@ Rows:
 - MLP (784-1024-1024-10, batch 256, Adam): forward, forward + loss, + backward, the whole step, the
   optimizer step alone, the host-side time of a call without its sync, and the dispatches and host reads
   per step (``st.wgpu.dispatches()``, ``st.wgpu.host_reads()``).
-``--dump DIR`` sets SPIRALTORCH_WGPU_DUMP_WGSL so every compiled kernel's text lands in DIR."""
+``--dump DIR`` sets SPIRALTORCH_WGPU_DUMP_WGSL so every compiled kernel's text lands in DIR; ``--variants``
+times the GEMM rows again in child processes with SPIRALTORCH_WGPU_GEMM_TILE=64 and =128 (one tile shape
+forced for every product, no split K) and with SPIRALTORCH_WGPU_GEMM_READONLY=0 (A and B bound read_write
+instead of read-only); ``--gemm-only`` runs only the GEMM rows."""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +28,9 @@ import numpy as np
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", default=None, help="write each compiled WGSL kernel into this directory")
+    ap.add_argument("--variants", action="store_true",
+                    help="also time the GEMMs with each tile shape forced and with read_write operands")
+    ap.add_argument("--gemm-only", action="store_true", help="only the GEMM rows")
     args = ap.parse_args()
     if args.dump:
         os.makedirs(args.dump, exist_ok=True)
@@ -36,21 +42,16 @@ def main() -> None:
         sys.exit(f"wgpu is not available: {st.wgpu.unavailable_reason()}")
     sync = st.wgpu.synchronize
 
-    def ms(fn, reps=20, per=1, warm=3):
-        """Median ms per call over `reps` rounds of `per` calls and one sync."""
-        for _ in range(warm):
-            fn()
-        sync()
-        ts = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            for _ in range(per):
-                fn()
-            sync()
-            ts.append((time.perf_counter() - t0) / per)
-        return statistics.median(ts) * 1e3
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_wgpu import timed
 
-    print("adapter:", st.wgpu.adapter_info()["name"])
+    def ms(fn, reps=20, per=1):
+        """Median ms per call over `reps` rounds of `per` calls and one sync (bench_wgpu's timing)."""
+        return timed(fn, "wgpu", reps, warm=3, per_sync=per) * 1e3
+
+    print("adapter:", st.wgpu.adapter_info()["name"], "| forced GEMM tile:",
+          os.environ.get("SPIRALTORCH_WGPU_GEMM_TILE", "none"), "| read-only operands:",
+          os.environ.get("SPIRALTORCH_WGPU_GEMM_READONLY", "1") != "0")
     z = st.zeros(4).to("wgpu")
     print(f"empty sync {ms(lambda: None, 50):.4f} ms; tiny add + sync {ms(lambda: z + 1, 50):.4f} ms; "
           f"tiny add + .item() {ms(lambda: (z + 1).sum().item(), 50):.4f} ms")
@@ -68,6 +69,14 @@ def main() -> None:
             t5 = ms(lambda: x @ y, 5, per=5)
             cells.append(f"{name} {t1:.3f} ms {gflop / t1:.1f} TF/s | x5 {t5:.3f} ms {gflop / t5:.1f} TF/s")
         print(f"gemm {m}x{k}x{n}: " + "; ".join(cells), flush=True)
+    if args.variants:
+        import subprocess
+        for var, value in (("SPIRALTORCH_WGPU_GEMM_TILE", "64"), ("SPIRALTORCH_WGPU_GEMM_TILE", "128"),
+                           ("SPIRALTORCH_WGPU_GEMM_READONLY", "0")):
+            env = dict(os.environ, **{var: value})
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--gemm-only"], env=env, check=False)
+    if args.gemm_only:
+        return
 
     st.manual_seed(0)
     model = st.nn.Sequential(st.nn.Linear(784, 1024), st.nn.ReLU(), st.nn.Linear(1024, 1024), st.nn.ReLU(),

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "backend/backend.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/wgpu.h"
@@ -94,6 +95,19 @@ TEST(Wgpu, ReductionsMatmulSoftmaxLayerNorm) {
   expect_close(softmax(da, 1), softmax(a, 1), 1e-6);
   expect_close(log_softmax(da, 1), log_softmax(a, 1), 1e-5);
   expect_close(nn::layer_norm(da, {70}), nn::layer_norm(a, {70}), 1e-4);
+}
+
+// The GEMM binds A and B read-only unless the output lives in one of their buffers: a product
+// written into the same storage as its operand (other offsets) takes the read_write kernel
+// (binding one buffer read-only and writable in one dispatch is a validation error).
+TEST(Wgpu, GemmIntoItsOperandsBuffer) {
+  REQUIRE_WGPU();
+  const Tensor a = rand_seeded({6, 5}, 5), b = rand_seeded({5, 4}, 6);
+  Tensor buf = to_device(cat({reshape(a, {30}), reshape(b, {20}), zeros({24})}, 0), kW);
+  float* base = static_cast<float*>(buf.raw_data());  // device addresses: offsets within one buffer
+  backend::backend_for(kW).gemm(Dtype::Float32, false, false, 6, 4, 5, 1.0, base, 5, 0, base + 30, 4, 0, 0.0,
+                                base + 50, 4, 0, 1);
+  expect_close(reshape(slice(buf, 0, 50, 74), {6, 4}), matmul(a, b), 1e-5);
 }
 
 TEST(Wgpu, FailedOpChangesNothing) {

@@ -454,6 +454,33 @@ def test_dump_wgsl_writes_each_compiled_kernel(tmp_path):
 
 
 @needs_wgpu
+@pytest.mark.parametrize("var,value", [("SPIRALTORCH_WGPU_GEMM_TILE", "64"), ("SPIRALTORCH_WGPU_GEMM_TILE", "128"),
+                                       ("SPIRALTORCH_WGPU_GEMM_TILE", "96"), ("SPIRALTORCH_WGPU_GEMM_READONLY", "0")])
+def test_gemm_experiment_switches(var, value):
+    """The GEMM's GPU timing switches: SPIRALTORCH_WGPU_GEMM_TILE=64|128 forces one kernel for every
+    product, SPIRALTORCH_WGPU_GEMM_READONLY=0 binds the operands read_write; results still equal
+    NumPy's, and a tile other than 64 or 128 is refused by name."""
+    import os
+    import subprocess
+    import sys
+    code = """
+import numpy as np, spiraltorch as st
+r = np.random.default_rng(0)
+for (m, k, n) in [(300, 70, 260), (5, 300, 7), (64, 1000, 64)]:
+    a, b = r.standard_normal((m, k), dtype=np.float32), r.standard_normal((k, n), dtype=np.float32)
+    y = (st.tensor(a).to("wgpu") @ st.tensor(b).to("wgpu")).cpu().numpy()
+    assert np.allclose(y, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=3e-3)
+print("ok")
+"""
+    env = dict(os.environ, **{var: value})
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    if value == "96":
+        assert r.returncode != 0 and "SPIRALTORCH_WGPU_GEMM_TILE must be 64 or 128, got '96'" in r.stderr
+    else:
+        assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+@needs_wgpu
 def test_host_reads_count_each_device_read():
     """st.wgpu.host_reads() counts reads that wait for the queue (.item(), .cpu()), not kernels."""
     x = st.ones(16).to("wgpu")

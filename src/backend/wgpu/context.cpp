@@ -330,7 +330,7 @@ BufferRef Context::resolve(const void* va) const {
 
 // ---- pipelines ----
 
-WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
+WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (auto it = pipelines_.find(wgsl); it != pipelines_.end()) return it->second;
   if (static_cast<uint32_t>(nbuffers + 1) > limits_.maxStorageBuffersPerShaderStage) {
@@ -339,13 +339,15 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
                                  std::to_string(limits_.maxStorageBuffersPerShaderStage) + " per shader stage");
   }
   const Api& w = *api_;
-  if (!layouts_.count(nbuffers)) {
+  const int layout = layout_key(nbuffers, read_only);
+  if (!layouts_.count(layout)) {
     std::vector<WGPUBindGroupLayoutEntry> entries(nbuffers + 1);
     for (int i = 0; i <= nbuffers; ++i) {
       entries[i] = WGPUBindGroupLayoutEntry{};
       entries[i].binding = i;
       entries[i].visibility = WGPUShaderStage_Compute;
-      entries[i].buffer.type = i == 0 ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+      const bool ro = i == 0 || (read_only >> (i - 1) & 1u);
+      entries[i].buffer.type = ro ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
       // P: one binding of the parameter buffer per bind group, moved per dispatch by a dynamic
       // offset, so a bind group depends only on the tensors' buffers and is reused.
       entries[i].buffer.hasDynamicOffset = i == 0;
@@ -353,11 +355,11 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
     WGPUBindGroupLayoutDescriptor bd{};
     bd.entryCount = entries.size();
     bd.entries = entries.data();
-    layouts_[nbuffers] = w.wgpuDeviceCreateBindGroupLayout(device_, &bd);
+    layouts_[layout] = w.wgpuDeviceCreateBindGroupLayout(device_, &bd);
     WGPUPipelineLayoutDescriptor pd{};
     pd.bindGroupLayoutCount = 1;
-    pd.bindGroupLayouts = &layouts_[nbuffers];
-    pipeline_layouts_[nbuffers] = w.wgpuDeviceCreatePipelineLayout(device_, &pd);
+    pd.bindGroupLayouts = &layouts_[layout];
+    pipeline_layouts_[layout] = w.wgpuDeviceCreatePipelineLayout(device_, &pd);
   }
   // SPIRALTORCH_WGPU_DUMP_WGSL=<dir>: every compiled kernel's text as <dir>/kernel_<n>.wgsl, to
   // study or time a kernel outside the library.
@@ -372,7 +374,7 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
   WGPUShaderModule module = w.wgpuDeviceCreateShaderModule(device_, &md);
   check_errors("compiling a WGSL kernel:\n" + wgsl + "\n");
   WGPUComputePipelineDescriptor cd{};
-  cd.layout = pipeline_layouts_[nbuffers];
+  cd.layout = pipeline_layouts_[layout];
   cd.compute.module = module;
   const std::string entry = "main";
   cd.compute.entryPoint = view(entry);
@@ -380,6 +382,7 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers) {
   w.wgpuShaderModuleRelease(module);
   check_errors("creating a compute pipeline:\n" + wgsl + "\n");
   pipelines_[wgsl] = p;
+  layout_of_[p] = layout;
   return p;
 }
 
@@ -418,8 +421,10 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
     WGPUComputePassDescriptor pd{};
     pass_ = api_->wgpuCommandEncoderBeginComputePass(encoder_, &pd);
   }
-  std::string key(buffers.size() * sizeof(WGPUBuffer), '\0');
+  const int layout = layout_of_.at(pipeline);
+  std::string key(buffers.size() * sizeof(WGPUBuffer) + sizeof(int), '\0');
   for (size_t i = 0; i < buffers.size(); ++i) std::memcpy(key.data() + i * sizeof(WGPUBuffer), &buffers[i].buffer, sizeof(WGPUBuffer));
+  std::memcpy(key.data() + buffers.size() * sizeof(WGPUBuffer), &layout, sizeof(int));
   WGPUBindGroup group;
   if (auto it = bind_groups_.find(key); it != bind_groups_.end()) {
     group = it->second;
@@ -439,7 +444,7 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
       entries[i + 1].size = buffers[i].capacity;
     }
     WGPUBindGroupDescriptor bd{};
-    bd.layout = layouts_.at(static_cast<int>(buffers.size()));
+    bd.layout = layouts_.at(layout);
     bd.entryCount = entries.size();
     bd.entries = entries.data();
     group = api_->wgpuDeviceCreateBindGroup(device_, &bd);

@@ -47,8 +47,11 @@ class Context {
 
   // ---- pipelines ----
   // A compute pipeline for `wgsl` (entry point `main`) with `nbuffers` storage buffers at
-  // bindings 1..nbuffers and the parameter words at binding 0; cached by the text.
-  WGPUComputePipeline pipeline(const std::string& wgsl, int nbuffers);
+  // bindings 1..nbuffers and the parameter words at binding 0; cached by the text. Bit i of
+  // `read_only` binds buffer i + 1 read-only (the kernel declares it `var<storage, read>`): the
+  // driver may then read it through its non-coherent caches; a dispatch must not bind that
+  // buffer writable in another slot.
+  WGPUComputePipeline pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only = 0);
   size_t pipelines() const { return pipelines_.size(); }
 
   // ---- submission ----
@@ -94,8 +97,11 @@ class Context {
   uintptr_t next_va_ = uintptr_t(1) << 44;
   size_t allocated_ = 0, peak_ = 0, reserved_ = 0;
 
+  // Layouts by buffer count and read-only mask (layout_key), and each pipeline's layout.
+  static int layout_key(int nbuffers, uint32_t read_only) { return nbuffers | static_cast<int>(read_only << 8); }
   std::unordered_map<int, WGPUBindGroupLayout> layouts_;
   std::unordered_map<int, WGPUPipelineLayout> pipeline_layouts_;
+  std::unordered_map<WGPUComputePipeline, int> layout_of_;
   std::unordered_map<std::string, WGPUComputePipeline> pipelines_;
   std::unordered_map<std::string, WGPUBindGroup> bind_groups_;  // by the bound buffers' handles
   void clear_bind_groups();

@@ -2,6 +2,7 @@
 // float32. Two tile shapes by problem size; this file generates the kernel's loads (vector or
 // scalar per operand, by alignment, for each transpose), its unrolled products and its epilogue.
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -66,7 +67,32 @@ Loads operand(const std::string& X, const std::string& reg, const std::string& s
 
 bool aligned4(int64_t v) { return v % 4 == 0; }
 
-std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM);
+// SPIRALTORCH_WGPU_GEMM_TILE=64|128 forces one tile shape (and no split K) for every product: an
+// experiment switch for timing the two kernels on a GPU (bench/profile_wgpu_step.py); 0 when unset.
+// SPIRALTORCH_WGPU_GEMM_READONLY=0 binds A and B read_write as before (they are bound read-only
+// otherwise): the other experiment switch for GPU timings.
+bool readonly_operands() {
+  static const bool on = [] {
+    const char* env = std::getenv("SPIRALTORCH_WGPU_GEMM_READONLY");
+    return !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+
+int forced_tile() {
+  static const int tile = [] {
+    const char* env = std::getenv("SPIRALTORCH_WGPU_GEMM_TILE");
+    if (!env || !*env) return 0;
+    const std::string v(env);
+    if (v != "64" && v != "128") {
+      throw ValueError("SPIRALTORCH_WGPU_GEMM_TILE must be 64 or 128, got '" + v + "'");
+    }
+    return std::stoi(v);
+  }();
+  return tile;
+}
+
+std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM, bool ro);
 
 }  // namespace
 
@@ -87,12 +113,14 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   // small or thin matrices. Either way one tile
   // step of each operand is 1024 floats, one vec4 per invocation.
   auto tiles = [&](int64_t t) { return ((m + t - 1) / t) * ((n + t - 1) / t) * batch; };
-  const bool big = m >= 256 && n >= 256 && k >= 64 && (tiles(128) >= 128 || ctx.cpu_adapter());
+  const int forced = forced_tile();
+  const bool big = forced ? forced == 128
+                          : m >= 256 && n >= 256 && k >= 64 && (tiles(128) >= 128 || ctx.cpu_adapter());
   const int BM = big ? 128 : 64;
   // Too few tiles to occupy a large GPU and a long K: split K into S slices (multiples of the K
   // step, at least 128 long) computed side by side into a scratch, then summed (splitk_sum).
   int64_t S = 1, Ks = k;
-  if (!big && tiles(64) < 128 && k >= 256 && !ctx.cpu_adapter()) {
+  if (!big && !forced && tiles(64) < 128 && k >= 256 && !ctx.cpu_adapter()) {
     S = std::min<int64_t>((256 + tiles(64) - 1) / tiles(64), k / 128);
     const int64_t BK = 1024 / BM;
     Ks = ((k + S - 1) / S + BK - 1) / BK * BK;
@@ -109,17 +137,19 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   const bool va = base_ok(aoff, lda, sa) && aligned4(ta ? m : k);
   const bool vb = base_ok(boff, ldb, sb) && aligned4(tb ? k : n);
   const bool vc = S > 1 ? aligned4(n) : base_ok(coff, ldc, sc) && aligned4(n);
-  // The kernel text depends only on the tile, the transposes and the vector choices.
+  // A and B read-only unless C (or the split-K scratch, never) is one of their buffers.
+  const bool ro = readonly_operands() && (S > 1 || (ra.buffer != rc.buffer && rb.buffer != rc.buffer));
+  // The kernel text depends only on the tile, the transposes, the vector choices and the access.
   static std::mutex mu;
-  static std::map<std::array<int, 6>, WGPUComputePipeline> cache;
-  const std::array<int, 6> key{BM, ta, tb, va, vb, vc};
+  static std::map<std::array<int, 7>, WGPUComputePipeline> cache;
+  const std::array<int, 7> key{BM, ta, tb, va, vb, vc, ro};
   WGPUComputePipeline pipe = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) pipe = it->second;
   }
   if (!pipe) {
-    pipe = ctx.pipeline(kernel_text(ta, tb, va, vb, vc, BM), 3);
+    pipe = ctx.pipeline(kernel_text(ta, tb, va, vb, vc, BM, ro), 3, ro ? 0b011u : 0u);
     std::lock_guard<std::mutex> lock(mu);
     cache.emplace(key, pipe);
   }
@@ -149,7 +179,7 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
 
 namespace {
 
-std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM) {
+std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM, bool ro) {
   const int BK = 1024 / BM, TM = BM / 16, G = TM / 4, HALF = BM / 2;
   const Loads la = operand("A", "ra", "As", "aoff", "lda", "row0", "m", !ta, va, BM, BK);
   const Loads lb = operand("B", "rb", "Bs", "boff", "ldb", "col0", "n", tb, vb, BM, BK);
@@ -194,7 +224,8 @@ std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM) {
   const Subs subs{{"BM", S(BM)},        {"BK", S(BK)},         {"TM", S(TM)},          {"HALF", S(HALF)},
                   {"AT", va ? "vec4<f32>" : "f32"}, {"BT", vb ? "vec4<f32>" : "f32"},
                   {"CT", vc ? "vec4<f32>" : "f32"}, {"LOADA", la.load}, {"LOADB", lb.load}, {"STOREA", la.store},
-                  {"STOREB", lb.store}, {"DECL", decl},   {"FMAS", fmas},         {"EPILOGUE", epi}};
+                  {"STOREB", lb.store}, {"DECL", decl},   {"FMAS", fmas},         {"EPILOGUE", epi},
+                  {"AB_ACCESS", ro ? "read" : "read_write"}};
   return wgsl("gemm", "tiled", {}, subs);
 }
 

@@ -15,8 +15,8 @@
 // workgroup z is (batch item, slice) and C is the scratch of per-slice products that
 // splitk_sum adds up.
 //@kernel tiled
-@group(0) @binding(1) var<storage, read_write> A: array<{{AT}}>;
-@group(0) @binding(2) var<storage, read_write> B: array<{{BT}}>;
+@group(0) @binding(1) var<storage, {{AB_ACCESS}}> A: array<{{AT}}>;
+@group(0) @binding(2) var<storage, {{AB_ACCESS}}> B: array<{{BT}}>;
 @group(0) @binding(3) var<storage, read_write> C: array<{{CT}}>;
 var<workgroup> As: array<vec4<f32>, 256>;
 var<workgroup> Bs: array<vec4<f32>, 256>;
