@@ -1,5 +1,6 @@
 #include "backend/wgpu/codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -31,14 +32,30 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
 }
 
+// The text of `//@<kind> name` up to the next `//@kernel` or `//@part` marker.
+std::string marked(const std::string& text, const std::string& family, const std::string& kind,
+                   const std::string& name) {
+  const std::string tag = "//@" + kind + " " + name + "\n";
+  const size_t start = text.find(tag);
+  if (start == std::string::npos) throw SpiralError("wgpu: " + kind + " " + family + "/" + name + " is not in the build");
+  const size_t body = start + tag.size();
+  const size_t end = std::min(text.find("//@kernel ", body), text.find("//@part ", body));
+  return text.substr(body, end == std::string::npos ? std::string::npos : end - body);
+}
+
+// A kernel's text; each `//@use name` line in it becomes the family's `//@part name` (shared
+// module-scope helpers such as the workgroup row reductions: WGSL has no includes).
 std::string section(const std::string& family, const std::string& kernel) {
   const std::string text = kernel_file(family);
-  const std::string tag = "//@kernel " + kernel + "\n";
-  const size_t start = text.find(tag);
-  if (start == std::string::npos) throw SpiralError("wgpu: kernel " + family + "/" + kernel + " is not in the build");
-  const size_t body = start + tag.size();
-  const size_t end = text.find("//@kernel ", body);
-  return text.substr(body, end == std::string::npos ? std::string::npos : end - body);
+  std::string body = marked(text, family, "kernel", kernel);
+  for (size_t at = body.find("//@use "); at != std::string::npos; at = body.find("//@use ", at)) {
+    const size_t eol = body.find('\n', at);
+    const std::string name = body.substr(at + 7, eol == std::string::npos ? std::string::npos : eol - at - 7);
+    const std::string part = marked(text, family, "part", name);
+    body.replace(at, eol == std::string::npos ? std::string::npos : eol + 1 - at, part);
+    at += part.size();
+  }
+  return body;
 }
 
 // Typed access to one word buffer.

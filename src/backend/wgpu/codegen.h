@@ -2,7 +2,9 @@
 // WGSL assembly: the kernels live in kernels/<family>.wgsl (embedded at build time), one
 // `//@kernel NAME` section per kernel. A kernel is specialised by text: a prelude declares
 // its buffers (all as words, whatever the tensor dtype) with typed load/store functions,
-// and `{{KEY}}` placeholders take op expressions. The pipeline cache keys on the result.
+// and `{{KEY}}` placeholders take op expressions. The pipeline cache keys on the result. A
+// `//@use NAME` line in a kernel pastes the family's `//@part NAME` section there (shared
+// module-scope helpers, since WGSL has no includes).
 #include <string>
 #include <utility>
 #include <vector>

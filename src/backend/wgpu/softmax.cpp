@@ -19,10 +19,16 @@ void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t co
       {i32(rows, "rows"), i32(cols, "cols"), log ? 1 : 0, elem_offset(g), elem_offset(y), elem_offset(dx)}, rows * 256);
 }
 
+namespace {
+// The kernels compare a target's low word with the ignore index: valid targets are in
+// [0, cols), so that is exact whenever the ignore index itself fits in 32 bits.
+bool cross_entropy_kernel_applies(const Tensor& x, int64_t ignore_index) {
+  return is_floating(x.dtype()) && ignore_index == static_cast<int32_t>(ignore_index);
+}
+}  // namespace
+
 bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) {
-  // The kernel compares a target's low word with the ignore index: valid targets are in
-  // [0, cols), so that is exact whenever the ignore index itself fits in 32 bits.
-  if (!is_floating(x.dtype()) || ignore_index != static_cast<int32_t>(ignore_index)) return false;
+  if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy", x.dtype());
   const int64_t rows = x.size(0), cols = x.size(1);
   if (rows == 0) return true;
@@ -37,7 +43,7 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
 
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, Tensor& dx) {
-  if (!is_floating(x.dtype()) || ignore_index != static_cast<int32_t>(ignore_index)) return false;
+  if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy backward", x.dtype());
   run("norm", "cross_entropy_rows_backward",
       {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", g.dtype()}, {"dx", dx.dtype(), true}},

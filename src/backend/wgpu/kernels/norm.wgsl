@@ -1,8 +1,9 @@
 // Row kernels over a contiguous (rows, cols) float tensor, one workgroup per row with a tree
 // in workgroup memory: softmax / log-softmax and their backward, layer norm and its input
 // gradient; the layer-norm weight/bias gradients sum over rows, one invocation per column.
-//@kernel softmax
-// P = [rows, cols, log, x offset, out offset]
+//@part row_tree
+// Row reductions over a 256-invocation workgroup: each invocation stores its partial in sh[lid],
+// then tree_max / tree_sum return the row's max (NaN-propagating) / sum to every invocation.
 var<workgroup> sh: array<f32, 256>;
 fn tree_max(lid: u32) -> f32 {
   workgroupBarrier();
@@ -24,6 +25,9 @@ fn tree_sum(lid: u32) -> f32 {
   workgroupBarrier();
   return r;
 }
+//@kernel softmax
+// P = [rows, cols, log, x offset, out offset]
+//@use row_tree
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -48,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel softmax_backward
 // P = [rows, cols, log, g offset, y offset, dx offset]
-var<workgroup> sh: array<f32, 256>;
+//@use row_tree
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -64,12 +68,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     s = s + select(ldf_g(gb + j) * ldf_y(yb + j), ldf_g(gb + j), lg);
   }
   sh[lid] = s;
-  workgroupBarrier();
-  for (var t = 128u; t > 0u; t = t >> 1u) {
-    if (lid < t) { sh[lid] = sh[lid] + sh[lid + t]; }
-    workgroupBarrier();
-  }
-  let tot = sh[0];
+  let tot = tree_sum(lid);
   for (var j = i32(lid); j < cols; j = j + 256) {
     let g = ldf_g(gb + j);
     let y = ldf_y(yb + j);
@@ -78,17 +77,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel layer_norm
 // P = [rows, cols, has w, has b, x off, w off, b off, y off, mean off, rstd off, eps bits]
-var<workgroup> sh: array<f32, 256>;
-fn tree_sum(lid: u32) -> f32 {
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (lid < s) { sh[lid] = sh[lid] + sh[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = sh[0];
-  workgroupBarrier();
-  return r;
-}
+//@use row_tree
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -243,7 +232,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 //@kernel cross_entropy_rows
 // P = [rows, cols, ignore index, x off, t off, loss off, lse off]: lse[r] = logsumexp(x_r),
 // loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index (targets already checked in range).
-var<workgroup> sh: array<f32, 256>;
+//@use row_tree
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -254,23 +243,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   var m = -f_inf();
   for (var j = i32(lid); j < cols; j = j + 256) { m = f_max(m, ldf_x(xb + j)); }
   sh[lid] = m;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (lid < s) { sh[lid] = f_max(sh[lid], sh[lid + s]); }
-    workgroupBarrier();
-  }
-  m = sh[0];
-  workgroupBarrier();
+  m = tree_max(lid);
   var s = 0.0;
   for (var j = i32(lid); j < cols; j = j + 256) { s = s + exp(ldf_x(xb + j) - m); }
   sh[lid] = s;
-  workgroupBarrier();
-  for (var h = 128u; h > 0u; h = h >> 1u) {
-    if (lid < h) { sh[lid] = sh[lid] + sh[lid + h]; }
-    workgroupBarrier();
-  }
+  s = tree_sum(lid);
   if (lid == 0u) {
-    let lse = m + log(sh[0]);
+    let lse = m + log(s);
     let t = ldi_t(P[4] + row);
     var loss = 0.0;
     if (t != P[2]) { loss = lse - ldf_x(xb + t); }
