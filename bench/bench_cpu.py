@@ -144,14 +144,21 @@ def bench_elementwise(cfg):
         y_np = rng.standard_normal(numel, dtype=np.float32)
         xs, ys = st.from_numpy(x_np.copy()), st.from_numpy(y_np.copy())
         xt, yt = torch.from_numpy(x_np.copy()), torch.from_numpy(y_np.copy())
+        xs16, xt16 = xs.to(st.float16), xt.to(torch.float16)
+        xsb, xtb = xs.to(st.bfloat16), xt.to(torch.bfloat16)
         ops = {
             "add": (lambda: st.add(xs, ys), lambda: torch.add(xt, yt)),
             "mul": (lambda: st.mul(xs, ys), lambda: torch.mul(xt, yt)),
             "gelu": (lambda: st.gelu(xs), lambda: torch.nn.functional.gelu(xt)),
+            "sin": (lambda: xs.sin(), lambda: xt.sin()),
             "sum": (lambda: xs.sum(), lambda: xt.sum()),
+            # half inputs reduce without a float32 copy; a scalar the half type cannot hold stays float
+            "sum fp16": (lambda: xs16.sum(), lambda: xt16.sum()),
+            "sum bf16": (lambda: xsb.sum(), lambda: xtb.sum()),
+            "mul fp16 by 0.1": (lambda: xs16 * 0.1, lambda: xt16 * 0.1),
         }
         for name, (fs, ft) in ops.items():
-            if numel <= 100_000:
+            if numel <= 100_000 and "16" not in name:
                 rtol, atol = (1e-5, 1e-3 * math.sqrt(numel)) if name == "sum" else (1e-5, 1e-5)
                 check_close(f"{name} numel={numel}", fs(), ft(), rtol=rtol, atol=atol)
             t_s, t_t = bench_pair(fs, ft, repeats=cfg["repeats"], target_s=cfg["target_s"])

@@ -38,6 +38,9 @@ struct TensorImpl {
   // < 0 for a manifold parameter: its rows are points of the Poincare ball of this
   // curvature (the Riemannian optimizers read it); 0 for an ordinary tensor.
   double manifold_curvature = 0.0;
+  // A number from an operator's scalar argument (x * 0.1) held as a 0-dim tensor: like PyTorch's
+  // wrapped numbers it never promotes a tensor of its category, 0-dim tensors included.
+  bool wrapped_number = false;
 };
 
 // The most dimensions a tensor may have (PyTorch's limit for many paths); deeper shapes

@@ -226,10 +226,17 @@ class Backend {
   }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
+  // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating
+  // as for float32); otherwise the op layer reduces a float32 copy.
+  virtual bool native_half_reduce() const { return false; }
   // True when binary() and unary() take float16/bfloat16 tensors directly (computing in
   // float32 per element, one rounding to the storage type); otherwise the op layer runs
   // them on float32 copies.
   virtual bool native_half_elementwise() const { return false; }
+  // True when binary() also takes, beside a float16/bfloat16 operand, a 0-dim float32 one (a
+  // number the half type cannot hold, broadcast with zero strides) and computes with its float32
+  // value; out has the half dtype. Otherwise the op layer computes such pairs in float32.
+  virtual bool half_with_float_scalar() const { return false; }
   // Layer norm over the last `cols` of a contiguous (rows, cols) float tensor; w and b
   // (cols,) may be undefined; mean and rstd (rows,) are written for the backward.
   virtual void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,

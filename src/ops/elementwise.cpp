@@ -78,12 +78,15 @@ const char* binary_name(BinaryOp op) {
 // PyTorch's result_type for two tensors: a 0-d operand only decides the dtype when it
 // is of a higher category (bool < integer < floating) than the dimensioned one.
 Dtype result_type(const Tensor& a, const Tensor& b) {
-  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
-  if (a0 != b0) {
+  // PyTorch's priorities: a dimensioned tensor over a 0-dim one over a wrapped number; the lower
+  // one promotes only when its category (bool < integer < floating) is higher.
+  const auto priority = [](const Tensor& t) { return t.impl()->wrapped_number ? 0 : (t.dim() == 0 ? 1 : 2); };
+  const int pa = priority(a), pb = priority(b);
+  if (pa != pb) {
     auto category = [](Dtype d) { return d == Dtype::Bool ? 0 : (is_floating(d) ? 2 : 1); };
-    const Tensor& dimmed = a0 ? b : a;
-    const Tensor& zero_dim = a0 ? a : b;
-    if (category(zero_dim.dtype()) <= category(dimmed.dtype())) return dimmed.dtype();
+    const Tensor& high = pa > pb ? a : b;
+    const Tensor& low = pa > pb ? b : a;
+    if (category(low.dtype()) <= category(high.dtype())) return high.dtype();
   }
   return promote_types(a.dtype(), b.dtype());
 }
@@ -112,10 +115,22 @@ Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (op == BinaryOp::Sub && dt == Dtype::Bool) {
     throw DtypeError("sub: subtraction of two bool tensors is not supported; use logical_xor");
   }
-  const Dtype compute = is_half(dt) && !backend_of(a).native_half_elementwise() ? Dtype::Float32 : dt;
+  // A 0-dim float32 operand beside a half tensor (a number the half type cannot hold) joins in
+  // float32: in the kernel where the backend takes it so, else by computing in float32.
+  const Tensor* float_scalar = nullptr;
+  if (is_half(dt) && a.dtype() != b.dtype()) {
+    if (b.dim() == 0 && b.dtype() == Dtype::Float32) float_scalar = &b;
+    if (a.dim() == 0 && a.dtype() == Dtype::Float32) float_scalar = &a;
+  }
+  backend::Backend& be = backend_of(a);
+  const bool in_kernel = float_scalar && be.native_half_elementwise() && be.half_with_float_scalar();
+  const Dtype compute =
+      is_half(dt) && (!be.native_half_elementwise() || (float_scalar && !in_kernel)) ? Dtype::Float32 : dt;
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  const Tensor ac = detail::expand_view(detail::cast_raw(a, compute), shape);
-  const Tensor bc = detail::expand_view(detail::cast_raw(b, compute), shape);
+  const auto operand = [&](const Tensor& t) {
+    return detail::expand_view(in_kernel && &t == float_scalar ? t : detail::cast_raw(t, compute), shape);
+  };
+  const Tensor ac = operand(a), bc = operand(b);
   const bool boolean_out = backend::is_comparison(op);
   Tensor out = Tensor::empty(shape, boolean_out ? Dtype::Bool : compute, a.device());
   backend_of(a).binary(op, ac, bc, out);
@@ -262,9 +277,24 @@ Tensor logical_and(const Tensor& a, const Tensor& b) { return binary_raw(BinaryO
 Tensor logical_or(const Tensor& a, const Tensor& b) { return binary_raw(BinaryOp::Or, a, b); }
 Tensor logical_xor(const Tensor& a, const Tensor& b) { return binary_raw(BinaryOp::Xor, a, b); }
 
+namespace {
+
+// True when the number survives a round trip through a float16/bfloat16 tensor of dtype dt.
+bool fits_half(double v, Dtype dt) {
+  const float f = static_cast<float>(v);
+  const float back = dt == Dtype::Float16 ? Half::to_float(Half::from_float(f)) : static_cast<float>(BFloat16(f));
+  return (back == v) || (v != v);
+}
+
+}  // namespace
+
 Tensor wrap_scalar(Scalar s, const Tensor& like) {
   Dtype dt;
-  if (is_floating(like.dtype())) {
+  if (is_half(like.dtype()) && s.is_float() && !fits_half(s.to_double(), like.dtype())) {
+    // A number a half type would round (0.1) or overflow (4e6) stays float32, as PyTorch keeps
+    // it at its compute precision: x / 4e6 in float16 is not x / inf. binary_raw computes with it.
+    dt = Dtype::Float32;
+  } else if (is_floating(like.dtype())) {
     dt = like.dtype();
   } else if (s.is_float()) {
     dt = Dtype::Float32;
@@ -273,7 +303,9 @@ Tensor wrap_scalar(Scalar s, const Tensor& like) {
   } else {
     dt = like.dtype();
   }
-  return scalar_tensor(s, dt, like.device());
+  Tensor out = scalar_tensor(s, dt, like.device());
+  out.impl()->wrapped_number = true;
+  return out;
 }
 
 Tensor add(const Tensor& a, Scalar b) { return add(a, wrap_scalar(b, a)); }

@@ -104,7 +104,8 @@ Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims
                      " (the operation has no identity)");
   }
   const Dtype compute = is_half(x.dtype()) ? Dtype::Float32 : x.dtype();
-  const ReducePlan p = plan_reduce(detail::cast_raw(x.detach(), compute), dims);
+  const bool native = backend_of(x).native_half_reduce();
+  const ReducePlan p = plan_reduce(native ? x.detach() : detail::cast_raw(x.detach(), compute), dims);
   Tensor out = Tensor::empty(out_shape, compute, x.device());
   backend_of(x).reduce(op, p.input, p.outer, p.r, p.inner, out);
   if (compute != x.dtype()) out = detail::cast_raw(out, x.dtype());
@@ -137,6 +138,9 @@ Tensor mean(const Tensor& x, const Dims& dims_in, bool keepdim) {
   const auto dims = detail::reduce_dims(dims_in, x.dim(), "mean");
   int64_t count = 1;
   for (const int64_t d : dims) count *= x.shape()[d];
+  // Half inputs sum and divide in float32 and round once, as PyTorch does: a float16 sum of
+  // 100000 halves is already off by 16 before the division.
+  if (is_half(x.dtype())) return div(sum(x, dims_in, keepdim, Dtype::Float32), static_cast<double>(count)).to(x.dtype());
   return div(sum(x, dims_in, keepdim), static_cast<double>(count));
 }
 
@@ -144,10 +148,13 @@ Tensor var(const Tensor& x, const Dims& dims_in, double correction, bool keepdim
   const auto dims = detail::reduce_dims(dims_in, x.dim(), "var");
   int64_t count = 1;
   for (const int64_t d : dims) count *= x.shape()[d];
-  const Tensor xf = is_floating(x.dtype()) ? x : x.to(Dtype::Float32);
+  // Integers and the half types in float32 (the half types round once at the end).
+  const bool widen = !is_floating(x.dtype()) || is_half(x.dtype());
+  const Tensor xf = widen ? x.to(Dtype::Float32) : x;
   const Tensor centered = sub(xf, mean(xf, dims_in, true));
   const double denom = std::max(0.0, static_cast<double>(count) - correction);
-  return div(sum(mul(centered, centered), dims_in, keepdim), denom);
+  const Tensor v = div(sum(mul(centered, centered), dims_in, keepdim), denom);
+  return is_half(x.dtype()) ? v.to(x.dtype()) : v;
 }
 
 namespace {

@@ -472,3 +472,75 @@ def test_pytorch_quickstart_runs_with_only_the_import_changed(tmp_path):
     assert accuracies[-1] > 55.0 and accuracies[-1] > accuracies[0]
     assert (tmp_path / "model.pth").exists()
     assert 'Predicted: "' in out and 'Actual: "Ankle boot"' in out
+
+
+def test_full_backward_hook_on_a_call_with_several_tensors_matches_torch():
+    """grad_input has one entry per positional tensor (None where it needs no gradient), grad_output one
+    per tensor output; the hook runs once per backward, as torch's does."""
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.standard_normal((3, 4)) for _ in range(3))
+
+    def build(lib, mod):
+        class Mix(mod.Module):
+            def forward(self, x, y, z, scale=2.0):
+                return x * y * scale, (x + z).sin()
+
+        return Mix()
+
+    got = {}
+    for name, lib, mod in (("st", st, nn), ("torch", torch, torch.nn)):
+        m = build(lib, mod)
+        calls = []
+        m.register_full_backward_hook(lambda mm, gin, gout: calls.append((gin, gout)))
+        new = st.tensor if name == "st" else torch.tensor
+        x, y = new(a, requires_grad=True), new(b, requires_grad=True)
+        z = new(c)  # needs no gradient: its grad_input entry is None
+        p, q = m(x, y, z, scale=3.0)
+        (p.square().sum() + (q * 2).sum()).backward()
+        assert len(calls) == 1
+        gin, gout = calls[0]
+        got[name] = ([None if g is None else np.asarray(g.detach().numpy()) for g in gin],
+                     [np.asarray(g.detach().numpy()) for g in gout], x.grad.numpy().copy(), y.grad.numpy().copy())
+    (gin_s, gout_s, xs, ys), (gin_t, gout_t, xt, yt) = got["st"], got["torch"]
+    # z needs no gradient: None here; torch 2.13 reports zeros of its shape there.
+    assert len(gin_s) == len(gin_t) == 3 and gin_s[2] is None
+    assert gin_t[2] is None or not gin_t[2].any()
+    for s_, t_ in zip(gin_s[:2] + gout_s + [xs, ys], gin_t[:2] + gout_t + [xt, yt]):
+        np.testing.assert_allclose(s_, t_, rtol=1e-6, atol=1e-8)
+
+
+def test_full_backward_hook_with_several_tensors_may_replace_grad_input():
+    class Mul(nn.Module):
+        def forward(self, x, y):
+            return x * y
+
+    m = Mul()
+    x, y = st.tensor([1.0, 2.0], requires_grad=True), st.tensor([3.0, 4.0], requires_grad=True)
+    m(x, y).sum().backward()
+    gx, gy = x.grad.tolist(), y.grad.tolist()
+    x.grad = y.grad = None
+    m.register_full_backward_hook(lambda mm, gin, gout: (gin[0] * 10, None))
+    m(x, y).sum().backward()
+    assert x.grad.tolist() == [10 * v for v in gx] and y.grad is None and gy == [1.0, 2.0]
+    m2 = Mul()
+    m2.register_full_backward_hook(lambda mm, gin, gout: (gin[0],))  # one gradient for two inputs
+    with pytest.raises(ValueError, match="returned 1 gradients for 2 inputs"):
+        m2(x, y).sum().backward()
+
+
+def test_full_backward_hook_with_several_tensors_none_requiring_grad():
+    """Inputs that need no gradient: the hook still runs once, from the output side, with None
+    entries (torch's behaviour)."""
+    class Lin2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x, y):
+            return self.lin(x + y)
+
+    m = Lin2()
+    calls = []
+    m.register_full_backward_hook(lambda mm, gin, gout: calls.append((gin, tuple(gout[0].shape))))
+    m(st.ones(3, 2), st.ones(3, 2)).sum().backward()
+    assert calls == [((None, None), (3, 2))]

@@ -13,8 +13,36 @@ namespace {
 
 // out = f(a, b) elementwise; a and b are stored as T and read as Compute<T> (elem_io.h), out is
 // stored as Out.
+// A float32 operand beside a half-type T is a 0-dim number (Backend::half_with_float_scalar): its
+// value joins f as a constant and the loop runs over the other operand alone.
+template <typename T, typename Out, typename F>
+void binary_loop_same(const Tensor& a, const Tensor& b, Tensor& out, F f);
+
+// The unused operand's slot gets a zero-stride view of the half tensor: the loops read it once.
+inline Tensor zero_stride_view(const Tensor& t) {
+  return Tensor::from_storage(t.storage(), t.shape(), Shape(t.shape().size(), 0), t.offset(), t.dtype());
+}
+
 template <typename T, typename Out, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  if constexpr (kHalfType<T>) {
+    if (b.dtype() == Dtype::Float32) {
+      const float bv = *b.data<float>();
+      return binary_loop_same<T, Out>(a, zero_stride_view(a), out,
+                                      [f, bv](float x, float) ST_VINLINE_LAMBDA { return f(x, bv); });
+    }
+    if (a.dtype() == Dtype::Float32) {
+      const float av = *a.data<float>();
+      return binary_loop_same<T, Out>(zero_stride_view(b), b, out,
+                                      [f, av](float, float y) ST_VINLINE_LAMBDA { return f(av, y); });
+    }
+  }
+  binary_loop_same<T, Out>(a, b, out, f);
+}
+
+// a and b both stored as T.
+template <typename T, typename Out, typename F>
+void binary_loop_same(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   using RT = Raw<T>;
   using RO = Raw<Out>;
   const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()},
@@ -27,6 +55,15 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
                 const RT* x = reinterpret_cast<const RT*>(p[1]);
                 const RT* y = reinterpret_cast<const RT*>(p[2]);
                 constexpr int64_t so = sizeof(Out), st = sizeof(T);
+                if constexpr (std::is_same_v<T, Half> && kF16cBlocks) {
+                  // a scalar first operand is handled as f with its arguments swapped
+                  if (s[0] == so && s[1] == st && (s[2] == st || s[2] == 0)) {
+                    return half_block_loop<Out>(x, y, s[2] == 0, o, n, f);
+                  }
+                  if (s[0] == so && s[1] == 0 && s[2] == st) {
+                    return half_block_loop<Out>(y, x, true, o, n, [&f](float v, float u) ST_VINLINE_LAMBDA { return f(u, v); });
+                  }
+                }
                 if (s[0] == so && s[1] == st && s[2] == st) {
 #pragma omp simd
                   for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), load_elem<T>(y[i])));
@@ -190,8 +227,9 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
-  if (a.dtype() == Dtype::BFloat16) return arith<BFloat16>(op, a, b, out);
-  if (a.dtype() == Dtype::Float16) return arith<Half>(op, a, b, out);
+  const Dtype dt = a.dtype() == Dtype::Float32 ? b.dtype() : a.dtype();  // the half one, beside a float scalar
+  if (dt == Dtype::BFloat16) return arith<BFloat16>(op, a, b, out);
+  if (dt == Dtype::Float16) return arith<Half>(op, a, b, out);
   ST_DISPATCH_ARITH(a.dtype(), [&] { arith<scalar_t>(op, a, b, out); });
 }
 

@@ -149,6 +149,8 @@ class CpuBackend final : public Backend {
   }
   // binary() and unary() read and write float16/bfloat16 directly (float32 math, one rounding).
   bool native_half_elementwise() const override { return true; }
+  bool native_half_reduce() const override { return true; }
+  bool half_with_float_scalar() const override { return true; }
   void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { cpu::adam_update(slots, a); }
 };
 

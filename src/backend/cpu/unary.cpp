@@ -1,4 +1,6 @@
+#include <climits>
 #include <cmath>
+#include <type_traits>
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/elem_io.h"
@@ -12,10 +14,16 @@ using backend::UnaryOp;
 namespace {
 
 // out = f(x) elementwise; x is stored as T and read as Compute<T> (elem_io.h), out is stored as Out.
-template <typename T, typename Out, typename F>
-void unary_loop(const Tensor& x, Tensor& out, F f) {
+// With `exact`, elements where fast(v) is false take exact(v) instead: a vector loop over a
+// cache-sized block, then a scalar pass over the same block that fixes those (libm for the inputs
+// a vectorised formula does not cover).
+struct NoExact {};
+template <typename T, typename Out, typename F, typename Fast = NoExact, typename Exact = NoExact>
+void unary_loop(const Tensor& x, Tensor& out, F f, Fast fast = {}, Exact exact = {}) {
   using RT = Raw<T>;
   using RO = Raw<Out>;
+  constexpr bool kFixup = !std::is_same_v<Exact, NoExact>;
+  constexpr int64_t kBlock = kFixup ? 2048 : INT64_MAX;
   const auto g = make_geometry<2>(out.shape(), {&out.strides(), &x.strides()},
                                   {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T))});
   for_each<2>(g, {static_cast<char*>(out.raw_data()), static_cast<char*>(x.raw_data())},
@@ -23,12 +31,26 @@ void unary_loop(const Tensor& x, Tensor& out, F f) {
                 if (s[0] == static_cast<int64_t>(sizeof(Out)) && s[1] == static_cast<int64_t>(sizeof(T))) {
                   RO* o = reinterpret_cast<RO*>(p[0]);
                   const RT* in = reinterpret_cast<const RT*>(p[1]);
+                  if constexpr (std::is_same_v<T, Half> && kF16cBlocks && !kFixup) {
+                    return half_block_loop<Out>(in, nullptr, false, o, n, [&f](float v, float) ST_VINLINE_LAMBDA { return f(v); });
+                  }
+                  for (int64_t b = 0; b < n; b += kBlock) {
+                    const int64_t e = n - b < kBlock ? n : b + kBlock;
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(in[i])));
+                    for (int64_t i = b; i < e; ++i) o[i] = store_elem<Out>(f(load_elem<T>(in[i])));
+                    if constexpr (kFixup) {
+                      for (int64_t i = b; i < e; ++i) {
+                        const auto v = load_elem<T>(in[i]);
+                        if (!fast(v)) o[i] = store_elem<Out>(exact(v));
+                      }
+                    }
+                  }
                 } else {
                   for (int64_t i = 0; i < n; ++i) {
-                    *reinterpret_cast<RO*>(p[0] + i * s[0]) =
-                        store_elem<Out>(f(load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1]))));
+                    const auto v = load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1]));
+                    auto r = f(v);
+                    if constexpr (kFixup) r = fast(v) ? r : exact(v);
+                    *reinterpret_cast<RO*>(p[0] + i * s[0]) = store_elem<Out>(r);
                   }
                 }
               });
@@ -39,6 +61,7 @@ template <typename S>
 void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   using T = Compute<S>;
   const T a = static_cast<T>(p0), b = static_cast<T>(p1);
+  constexpr auto kTrigFast = [](T v) { return trig_fast_range(v); };
   switch (op) {
     case UnaryOp::Neg: return unary_loop<S, S>(x, out, [](T v) { return -v; });
     case UnaryOp::Abs: return unary_loop<S, S>(x, out, [](T v) { return std::fabs(v); });
@@ -52,9 +75,15 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Rsqrt: return unary_loop<S, S>(x, out, [](T v) { return T(1) / std::sqrt(v); });
     case UnaryOp::Square: return unary_loop<S, S>(x, out, [](T v) { return v * v; });
     case UnaryOp::Reciprocal: return unary_loop<S, S>(x, out, [](T v) { return T(1) / v; });
-    case UnaryOp::Sin: return unary_loop<S, S>(x, out, [](T v) { return std::sin(v); });
-    case UnaryOp::Cos: return unary_loop<S, S>(x, out, [](T v) { return std::cos(v); });
-    case UnaryOp::Tan: return unary_loop<S, S>(x, out, [](T v) { return std::tan(v); });
+    case UnaryOp::Sin:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsin(v); }, kTrigFast,
+                              [](T v) { return std::sin(v); });
+    case UnaryOp::Cos:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vcos(v); }, kTrigFast,
+                              [](T v) { return std::cos(v); });
+    case UnaryOp::Tan:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vtan(v); }, kTrigFast,
+                              [](T v) { return std::tan(v); });
     case UnaryOp::Tanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vtanh(v); });
     case UnaryOp::Atanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vatanh(v); });
     case UnaryOp::Sigmoid: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsigmoid(v); });

@@ -191,6 +191,47 @@ ST_VINLINE float verf(float x) {
   return x != x ? x : (a < 0.5f ? series : big);
 }
 
+// sin, cos and tan share the reduction x = q pi/2 + r, |r| <= pi/4. It runs in double, where x
+// is exact and pi/2 splits into a 33-bit head (q times it is exact for |q| < 2^20) and a tail, so r
+// keeps float's relative accuracy even next to multiples of pi/2; the polynomials on r are
+// Cephes' sinf/cosf. Valid for |x| < kTrigFastBound: callers hand larger, infinite and NaN
+// inputs to libm (its Payne-Hanek reduction), see trig_fast_range.
+constexpr float kTrigFastBound = 1.0e6f;  // |q| <= 636620 < 2^20
+ST_VINLINE bool trig_fast_range(float x) { return std::fabs(x) < kTrigFastBound; }
+
+ST_VINLINE float vtrig_reduce(float x, int32_t& q) {
+  const double xd = trig_fast_range(x) ? x : 0.0;  // keeps the int conversion defined
+  const double qd = std::nearbyint(xd * 0.63661977236758134308) + 0.0;  // -0 - (+0) keeps r = -0 for x = -0
+  q = static_cast<int32_t>(qd);
+  return static_cast<float>((xd - qd * 1.57079632673412561417e+00) - qd * 6.07710050650619224932e-11);
+}
+ST_VINLINE float vsin_poly(float r) {
+  const float z = r * r;
+  const float s = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * -1.9515295891e-4f));
+  return r == 0.0f ? r : s;  // sin(-0) = -0 (the sum would round it to +0)
+}
+ST_VINLINE float vcos_poly(float r) {
+  const float z = r * r;
+  return 1.0f - 0.5f * z + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
+}
+// sin(x) for quadrant offset 0, cos(x) = sin(x + pi/2) for offset 1.
+ST_VINLINE float vsin_quadrant(float x, int32_t offset) {
+  int32_t q;
+  const float r = vtrig_reduce(x, q);
+  q += offset;
+  const float v = (q & 1) ? vcos_poly(r) : vsin_poly(r);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(v) ^ (static_cast<uint32_t>(q & 2) << 30));
+}
+ST_VINLINE float vsin(float x) { return vsin_quadrant(x, 0); }
+ST_VINLINE float vcos(float x) { return vsin_quadrant(x, 1); }
+// tan = sin r / cos r, or -cos r / sin r in odd quadrants.
+ST_VINLINE float vtan(float x) {
+  int32_t q;
+  const float r = vtrig_reduce(x, q);
+  const float s = vsin_poly(r), c = vcos_poly(r);
+  return (q & 1) ? -c / s : s / c;
+}
+
 // float64 versions (libm).
 ST_VINLINE double vlog(double x) { return std::log(x); }
 ST_VINLINE double vlog1p(double x) { return std::log1p(x); }
@@ -199,6 +240,10 @@ ST_VINLINE double vatanh(double x) { return std::atanh(x); }
 ST_VINLINE double verf(double x) { return std::erf(x); }
 ST_VINLINE double vexp(double x) { return std::exp(x); }
 ST_VINLINE double vtanh(double x) { return std::tanh(x); }
+ST_VINLINE double vsin(double x) { return std::sin(x); }
+ST_VINLINE double vcos(double x) { return std::cos(x); }
+ST_VINLINE double vtan(double x) { return std::tan(x); }
+ST_VINLINE bool trig_fast_range(double) { return true; }
 ST_VINLINE double vsigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 ST_VINLINE double vgelu(double x) { return 0.5 * x * std::erfc(-x * 0.70710678118654752440); }
 ST_VINLINE double vgelu_tanh(double x) {
