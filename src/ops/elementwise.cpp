@@ -75,11 +75,10 @@ const char* binary_name(BinaryOp op) {
   return names[static_cast<int>(op)];
 }
 
-// PyTorch's result_type for two tensors: a 0-d operand only decides the dtype when it
-// is of a higher category (bool < integer < floating) than the dimensioned one.
+// PyTorch's result_type for two tensors, by priority: a dimensioned tensor over a 0-dim one
+// over a wrapped number (an operator's scalar argument); the lower one decides the dtype only
+// when its category (bool < integer < floating) is higher.
 Dtype result_type(const Tensor& a, const Tensor& b) {
-  // PyTorch's priorities: a dimensioned tensor over a 0-dim one over a wrapped number; the lower
-  // one promotes only when its category (bool < integer < floating) is higher.
   const auto priority = [](const Tensor& t) { return t.impl()->wrapped_number ? 0 : (t.dim() == 0 ? 1 : 2); };
   const int pa = priority(a), pb = priority(b);
   if (pa != pb) {
@@ -290,9 +289,10 @@ bool fits_half(double v, Dtype dt) {
 
 Tensor wrap_scalar(Scalar s, const Tensor& like) {
   Dtype dt;
-  if (is_half(like.dtype()) && s.is_float() && !fits_half(s.to_double(), like.dtype())) {
-    // A number a half type would round (0.1) or overflow (4e6) stays float32, as PyTorch keeps
-    // it at its compute precision: x / 4e6 in float16 is not x / inf. binary_raw computes with it.
+  if (is_half(like.dtype()) && s.kind() != Scalar::Kind::Bool && !fits_half(s.to_double(), like.dtype())) {
+    // A number a half type would round (0.1, 2049) or overflow (4e6, 100000) stays float32, as
+    // PyTorch keeps it at its compute precision: x / 4e6 in float16 is not x / inf. binary_raw
+    // computes with it.
     dt = Dtype::Float32;
   } else if (is_floating(like.dtype())) {
     dt = like.dtype();

@@ -178,7 +178,7 @@ def test_python_numbers_keep_their_precision_like_torch(dtype):
     v = np.array([1000.0, 1e-3, -3.5, 60000.0], dtype=np.float32)
     x, t = st.tensor(v).to(dtype), torch.from_numpy(v).to(tdt)
     cases = [(lambda a: a / 4e6), (lambda a: a * 0.1), (lambda a: a + 1e-4), (lambda a: a - 0.3),
-             (lambda a: a ** 0.5), (lambda a: a[0] * 0.1)]
+             (lambda a: a ** 0.5), (lambda a: a[0] * 0.1), (lambda a: a * 100000), (lambda a: a / 70000)]
     for f in cases:
         got, want = f(x), f(t)
         assert got.dtype == dtype

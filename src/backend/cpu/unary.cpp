@@ -15,8 +15,8 @@ namespace {
 
 // out = f(x) elementwise; x is stored as T and read as Compute<T> (elem_io.h), out is stored as Out.
 // With `exact`, elements where fast(v) is false take exact(v) instead: a vector loop over a
-// cache-sized block, then a scalar pass over the same block that fixes those (libm for the inputs
-// a vectorised formula does not cover).
+// cache-sized block, then a pass over the same block that fixes those (libm for the inputs a
+// vectorised formula does not cover).
 struct NoExact {};
 template <typename T, typename Out, typename F, typename Fast = NoExact, typename Exact = NoExact>
 void unary_loop(const Tensor& x, Tensor& out, F f, Fast fast = {}, Exact exact = {}) {
@@ -31,15 +31,21 @@ void unary_loop(const Tensor& x, Tensor& out, F f, Fast fast = {}, Exact exact =
                 if (s[0] == static_cast<int64_t>(sizeof(Out)) && s[1] == static_cast<int64_t>(sizeof(T))) {
                   RO* o = reinterpret_cast<RO*>(p[0]);
                   const RT* in = reinterpret_cast<const RT*>(p[1]);
-                  if constexpr (std::is_same_v<T, Half> && kF16cBlocks && !kFixup) {
-                    return half_block_loop<Out>(in, nullptr, false, o, n, [&f](float v, float) ST_VINLINE_LAMBDA { return f(v); });
-                  }
                   for (int64_t b = 0; b < n; b += kBlock) {
                     const int64_t e = n - b < kBlock ? n : b + kBlock;
+                    if constexpr (std::is_same_v<T, Half> && kF16cBlocks) {
+                      half_block_loop<Out>(in + b, nullptr, false, o + b, e - b,
+                                           [&f](float v, float) ST_VINLINE_LAMBDA { return f(v); });
+                    } else {
 #pragma omp simd
-                    for (int64_t i = b; i < e; ++i) o[i] = store_elem<Out>(f(load_elem<T>(in[i])));
+                      for (int64_t i = b; i < e; ++i) o[i] = store_elem<Out>(f(load_elem<T>(in[i])));
+                    }
                     if constexpr (kFixup) {
-                      for (int64_t i = b; i < e; ++i) {
+                      // a vectorised check first: blocks without such inputs (nearly all) skip the fix loop
+                      int any = 0;
+#pragma omp simd reduction(| : any)
+                      for (int64_t i = b; i < e; ++i) any |= !fast(load_elem<T>(in[i]));
+                      for (int64_t i = b; any && i < e; ++i) {
                         const auto v = load_elem<T>(in[i]);
                         if (!fast(v)) o[i] = store_elem<Out>(exact(v));
                       }
