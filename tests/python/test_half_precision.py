@@ -170,25 +170,25 @@ def test_matmul_batched_value_and_grad(dtype, device):
 
 
 @pytest.mark.parametrize("dtype", HALF, ids=str)
-def test_python_numbers_keep_their_precision_like_torch(dtype):
+def test_python_numbers_keep_their_precision_like_torch(dtype, device):
     """A number the half type cannot hold (0.1, 4e6) is used at float32 precision, not rounded to the
-    half type first (x / 4e6 in float16 was x / inf = 0); results and dtypes as PyTorch's."""
+    half type first (x / 4e6 in float16 was x / inf = 0); results and dtypes as PyTorch's (on the CPU)."""
     torch = pytest.importorskip("torch")
     tdt = {st.float16: torch.float16, st.bfloat16: torch.bfloat16}[dtype]
     v = np.array([1000.0, 1e-3, -3.5, 60000.0], dtype=np.float32)
-    x, t = st.tensor(v).to(dtype), torch.from_numpy(v).to(tdt)
+    x, t = tensor_on(v, device).to(dtype), torch.from_numpy(v).to(tdt)
     cases = [(lambda a: a / 4e6), (lambda a: a * 0.1), (lambda a: a + 1e-4), (lambda a: a - 0.3),
              (lambda a: a ** 0.5), (lambda a: a[0] * 0.1), (lambda a: a * 100000), (lambda a: a / 70000)]
     for f in cases:
         got, want = f(x), f(t)
         assert got.dtype == dtype
-        np.testing.assert_array_equal(got.to(st.float32).numpy(), want.float().numpy())
+        np.testing.assert_array_equal(got.to(st.float32).cpu().numpy(), want.float().numpy())
     # number / tensor: PyTorch multiplies by the tensor's reciprocal rounded to the half type (4e6 / 1000
     # gives 4002 in float16); here one float32 division and one rounding (4000).
     for f in (lambda a: 4e6 / a, lambda a: 0.7 / a[1]):
-        got = f(x).to(st.float32).numpy()
+        got = f(x).to(st.float32).cpu().numpy()
         exact = f(t.double()).to(tdt).float().numpy()  # from the same half values, rounded once
         np.testing.assert_array_equal(got, exact)
     big = np.full(100000, 0.5, dtype=np.float32)
-    assert st.tensor(big).to(dtype).mean().to(st.float32).item() == torch.from_numpy(big).to(tdt).mean().item() == 0.5
-    assert st.tensor(big).to(dtype).var().to(st.float32).item() == 0.0
+    assert tensor_on(big, device).to(dtype).mean().to(st.float32).item() == torch.from_numpy(big).to(tdt).mean().item()
+    assert tensor_on(big, device).to(dtype).var().to(st.float32).item() == 0.0

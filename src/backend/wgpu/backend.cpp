@@ -193,6 +193,8 @@ class WgpuBackend final : public backend::Backend {
     wgpuk::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
   bool native_half_elementwise() const override { return true; }
+  // The binary kernel loads each operand in its own dtype, so a float32 number beside a half tensor needs nothing.
+  bool half_with_float_scalar() const override { return true; }
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
     wgpuk::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
