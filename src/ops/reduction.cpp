@@ -92,8 +92,10 @@ ReducePlan plan_reduce(const Tensor& x, const std::vector<int64_t>& dims) {
   return p;
 }
 
-// Reduces without autograd; x already has the dtype the kernel runs in.
-Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name) {
+// Reduces without autograd; x already has the dtype the kernel runs in. A half x reduces in
+// float32 and rounds back, unless float_out keeps the float32 result (sum(dtype=float32)).
+Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name,
+                  bool float_out = false) {
   const events::OpEvent event(name);
   const Shape out_shape = detail::reduced_shape(x.shape(), dims, keepdim);
   int64_t out_numel = 1;
@@ -108,7 +110,7 @@ Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims
   const ReducePlan p = plan_reduce(native ? x.detach() : detail::cast_raw(x.detach(), compute), dims);
   Tensor out = Tensor::empty(out_shape, compute, x.device());
   backend_of(x).reduce(op, p.input, p.outer, p.r, p.inner, out);
-  if (compute != x.dtype()) out = detail::cast_raw(out, x.dtype());
+  if (compute != x.dtype() && !float_out) out = detail::cast_raw(out, x.dtype());
   event.publish(x, out);
   return out;
 }
@@ -120,7 +122,10 @@ Dtype sum_dtype(Dtype d) { return is_integral(d) ? Dtype::Int64 : d; }
 Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim, std::optional<Dtype> dtype) {
   const auto dims = detail::reduce_dims(dims_in, x.dim(), "sum");
   const Dtype dt = dtype.value_or(sum_dtype(x.dtype()));
-  Tensor out = reduce_raw(ReduceOp::Sum, detail::cast_raw(x, dt), dims, keepdim, "sum");
+  // A half x summed into float32 reduces as it is (no float32 copy first).
+  const bool half_to_float = is_half(x.dtype()) && dt == Dtype::Float32;
+  Tensor out = reduce_raw(ReduceOp::Sum, half_to_float ? x : detail::cast_raw(x, dt), dims, keepdim, "sum",
+                          half_to_float);
   if (is_floating(dt) && needs_grad({&x})) {
     const Shape in_shape = x.shape();
     const Dtype in_dt = x.dtype();

@@ -1,8 +1,5 @@
 #include <cmath>
 #include <limits>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 #include <vector>
 
 #include "backend/cpu/elem_io.h"
@@ -108,21 +105,9 @@ struct Reducer {
   // vectorise with the loads; sums flush the lanes into double every kBlock values (128 adds per
   // lane, so float rounding stays ~1e-7 relative): load speed instead of the latency of a
   // float->double convert-and-add chain.
+  // float16 goes through F16C's 8-wide conversions (halves_to_floats) into a small buffer first: GCC
+  // vectorises Half's bit-manipulating conversion poorly inside these loops (2.3x slower).
   static constexpr int64_t kLanes = 32, kBlock = 4096;
-  // n values as float. float16 takes F16C's 8-wide conversion where the CPU has it: GCC does not
-  // vectorise Half's bit-manipulating conversion inside these loops as well (2.3x slower).
-  static ST_VINLINE void to_floats(const Raw<T>* x, int64_t n, float* v) {
-    int64_t i = 0;
-#if defined(__F16C__)
-    if constexpr (std::is_same_v<T, Half>) {
-      for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-      }
-    }
-#endif
-#pragma omp simd
-    for (int64_t l = i; l < n; ++l) v[l] = load_elem<T>(x[l]);
-  }
   static double float_sum(const Raw<T>* x, int64_t n) {
     double s = 0;
     int64_t i = 0;
@@ -132,7 +117,7 @@ struct Reducer {
       for (; i < e; i += kLanes) {
         if constexpr (std::is_same_v<T, Half>) {
           float v[kLanes];
-          to_floats(x + i, kLanes, v);
+          halves_to_floats(x + i, kLanes, v);  // F16C, elem_io.h
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l) lane[l] += v[l];
         } else {
@@ -155,7 +140,7 @@ struct Reducer {
     for (; i + kLanes <= n; i += kLanes) {
       float v[kLanes];
       if constexpr (std::is_same_v<T, Half>) {
-        to_floats(x + i, kLanes, v);
+        halves_to_floats(x + i, kLanes, v);  // F16C, elem_io.h
       } else {
 #pragma omp simd
         for (int64_t l = 0; l < kLanes; ++l) v[l] = load_elem<T>(x[i + l]);
@@ -234,7 +219,7 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
               const Raw<T>* row = x + (o * r + k) * inner + j0;
               if constexpr (std::is_same_v<T, Half>) {
                 float v[tile];
-                Reducer<T>::to_floats(row, j1 - j0, v);
+                halves_to_floats(row, j1 - j0, v);
 #pragma omp simd
                 for (int64_t j = 0; j < j1 - j0; ++j) part[j] += v[j];
               } else {

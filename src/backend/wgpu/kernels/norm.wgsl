@@ -25,9 +25,23 @@ fn tree_sum(lid: u32) -> f32 {
   workgroupBarrier();
   return r;
 }
+//@part row_max_sumexp
+// (max, sum of exp(x - max)) over x[xb, xb + cols), for every invocation (needs row_tree and an x
+// operand): the shared first half of softmax and the fused cross-entropy.
+fn row_max_sumexp(xb: i32, cols: i32, lid: u32) -> vec2<f32> {
+  var m = -f_inf();
+  for (var j = i32(lid); j < cols; j = j + 256) { m = f_max(m, ldf_x(xb + j)); }
+  sh[lid] = m;
+  m = tree_max(lid);
+  var s = 0.0;
+  for (var j = i32(lid); j < cols; j = j + 256) { s = s + exp(ldf_x(xb + j) - m); }
+  sh[lid] = s;
+  return vec2<f32>(m, tree_sum(lid));
+}
 //@kernel softmax
 // P = [rows, cols, log, x offset, out offset]
 //@use row_tree
+//@use row_max_sumexp
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -36,14 +50,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let cols = P[1];
   let xb = P[3] + row * cols;
   let ob = P[4] + row * cols;
-  var m = -f_inf();
-  for (var j = i32(lid); j < cols; j = j + 256) { m = f_max(m, ldf_x(xb + j)); }
-  sh[lid] = m;
-  m = tree_max(lid);
-  var s = 0.0;
-  for (var j = i32(lid); j < cols; j = j + 256) { s = s + exp(ldf_x(xb + j) - m); }
-  sh[lid] = s;
-  s = tree_sum(lid);
+  let ms = row_max_sumexp(xb, cols, lid);
+  let m = ms.x;
+  let s = ms.y;
   let ls = log(s);
   for (var j = i32(lid); j < cols; j = j + 256) {
     let z = ldf_x(xb + j) - m;
@@ -233,6 +242,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 // P = [rows, cols, ignore index, x off, t off, loss off, lse off]: lse[r] = logsumexp(x_r),
 // loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index (targets already checked in range).
 //@use row_tree
+//@use row_max_sumexp
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -240,14 +250,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   if (row >= P[0]) { return; }
   let cols = P[1];
   let xb = P[3] + row * cols;
-  var m = -f_inf();
-  for (var j = i32(lid); j < cols; j = j + 256) { m = f_max(m, ldf_x(xb + j)); }
-  sh[lid] = m;
-  m = tree_max(lid);
-  var s = 0.0;
-  for (var j = i32(lid); j < cols; j = j + 256) { s = s + exp(ldf_x(xb + j) - m); }
-  sh[lid] = s;
-  s = tree_sum(lid);
+  let ms = row_max_sumexp(xb, cols, lid);
+  let m = ms.x;
+  let s = ms.y;
   if (lid == 0u) {
     let lse = m + log(s);
     let t = ldi_t(P[4] + row);
