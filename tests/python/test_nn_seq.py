@@ -144,6 +144,44 @@ def test_gru_matches_torch(dtype, num_layers, bias, batch_first, with_h0):
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("hidden", [72, 130])
+def test_rnn_wide_hidden_matches_torch(kind, dtype, hidden):
+    """Hidden sizes wide enough that the CPU recurrence splits the hidden units over threads (slices
+    of 16, the last one short); float32 through the loop recurrence, not oneDNN."""
+    torch = pytest.importorskip("torch")
+    from conftest import native_backend
+    _, npdt, tol = DT[dtype]
+    tol = max(tol, 1e-4) if dtype == "float32" else tol
+    B, T, I = 8, 4, 5
+    sm, tm = make_pair(getattr(nn, kind), getattr(torch.nn, kind), dtype, (I, hidden),
+                       dict(num_layers=2, batch_first=False))
+    g = np.random.default_rng(hidden)
+    xs, xt = pair_inputs(g.normal(size=(T, B, I)), npdt)
+    h0 = g.normal(size=(2, B, hidden))
+    with native_backend("rnn", "loop"):
+        if kind == "LSTM":
+            c0 = g.normal(size=(2, B, hidden))
+            (h0s, h0t), (c0s, c0t) = pair_inputs(h0, npdt), pair_inputs(c0, npdt)
+            so, (sh, sc) = sm(xs, (h0s, c0s))
+            to, (th, tc) = tm(xt, (h0t, c0t))
+            pairs = [(so, to), (sh, th), (sc, tc)]
+        else:
+            h0s, h0t = pair_inputs(h0, npdt)
+            so, sh = sm(xs, h0s)
+            to, th = tm(xt, h0t)
+            pairs = [(so, to), (sh, th)]
+        for s, t in pairs:
+            close(s, t, tol)
+        backward_pair([p[0] for p in pairs], [p[1] for p in pairs])
+    close(xs.grad, xt.grad, tol)
+    close(h0s.grad, h0t.grad, tol)
+    if kind == "LSTM":
+        close(c0s.grad, c0t.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 def test_rnn_unbatched_and_only_output_loss(kind):
     torch = pytest.importorskip("torch")
     sm, tm = make_pair(getattr(nn, kind), getattr(torch.nn, kind), "float64", (3, 4), dict(num_layers=2))
