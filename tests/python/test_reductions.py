@@ -78,6 +78,29 @@ def test_amax_amin(shape, dim, keepdim, dtype, device):
                  np.amin(a, axis=_np_axis(dim), keepdims=keepdim))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(67, 300), (300, 67), (3, 130, 33)])
+def test_amax_amin_nan_and_inf_along_each_dim(shape, dtype, device):
+    """Extremes along every dim (the CPU's row path and its column-block path, blocks of 128 rows
+    and 256 columns with short edges): a NaN anywhere in a reduced line makes that result NaN,
+    infinities win or lose as numbers; half types compared on their own values."""
+    if dtype == "float64" and str(device).startswith("wgpu"):
+        pytest.skip("wgpu has no float64 (WGSL)")
+    g = np.random.default_rng(7)
+    a = g.standard_normal(shape).astype(np.float32)
+    flat = a.reshape(-1)
+    flat[g.choice(flat.size, 5, replace=False)] = np.nan
+    flat[g.choice(flat.size, 5, replace=False)] = np.inf
+    flat[g.choice(flat.size, 5, replace=False)] = -np.inf
+    x = st_tensor(a, device=device).to(getattr(st, dtype))
+    ref = x.to(st.float32).to("cpu").numpy().astype(np.float64)  # the values the half type holds
+    for dim in [None, *range(len(shape))]:
+        kw = {} if dim is None else {"dim": dim}
+        for name, fn in (("amax", np.max), ("amin", np.min)):
+            got = getattr(x, name)(**kw).to(st.float32).to("cpu").numpy()
+            np.testing.assert_array_equal(got, fn(ref, axis=dim).astype(np.float32), err_msg=f"{name} dim={dim}")
+
+
 @pytest.mark.parametrize("dtype", NUMERIC_DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim,keepdim", [c for c in CASES if np.prod(c[0], dtype=int) <= 64
                                                 and (c[1] is None or isinstance(c[1], int))], ids=str)

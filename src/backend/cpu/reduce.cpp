@@ -125,6 +125,7 @@ struct Reducer {
           for (int64_t l = 0; l < kLanes; ++l) lane[l] += load_elem<T>(x[i + l]);
         }
       }
+#pragma omp simd reduction(+ : s)
       for (int64_t l = 0; l < kLanes; ++l) s += static_cast<double>(lane[l]);
     }
     for (; i < n; ++i) s += static_cast<double>(load_elem<T>(x[i]));
@@ -138,12 +139,15 @@ struct Reducer {
     for (int64_t l = 0; l < kLanes; ++l) lane[l] = kInit, bad[l] = 0.0f;
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-      float v[kLanes];
+      float buf[kLanes];
+      const float* v = buf;
       if constexpr (std::is_same_v<T, Half>) {
-        halves_to_floats(x + i, kLanes, v);  // F16C, elem_io.h
+        halves_to_floats(x + i, kLanes, buf);  // F16C, elem_io.h
+      } else if constexpr (std::is_same_v<Raw<T>, float>) {
+        v = x + i;  // a copy loop here compiles to a memcpy call per 32 floats
       } else {
 #pragma omp simd
-        for (int64_t l = 0; l < kLanes; ++l) v[l] = load_elem<T>(x[i + l]);
+        for (int64_t l = 0; l < kLanes; ++l) buf[l] = load_elem<T>(x[i + l]);
       }
 #pragma omp simd
       for (int64_t l = 0; l < kLanes; ++l) {
@@ -228,6 +232,38 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
               }
             }
             for (int64_t j = j0; j < j1; ++j) acc[j - j0] += static_cast<A>(part[j - j0]);
+            continue;
+          }
+          if (op == ReduceOp::Max || op == ReduceOp::Min) {
+            // float compare-selects over the block, NaN tracked per column (combine's rule)
+            const int64_t w = j1 - j0;
+            float part[tile], v[tile], bad[tile];
+            for (int64_t j = 0; j < w; ++j) part[j] = static_cast<float>(acc[j]), bad[j] = 0.0f;
+            for (int64_t k = k0; k < k1; ++k) {
+              const Raw<T>* row = x + (o * r + k) * inner + j0;
+              const float* src = v;
+              if constexpr (std::is_same_v<T, Half>) {
+                halves_to_floats(row, w, v);
+              } else if constexpr (std::is_same_v<Raw<T>, float>) {
+                src = row;
+              } else {
+#pragma omp simd
+                for (int64_t j = 0; j < w; ++j) v[j] = load_elem<T>(row[j]);
+              }
+              if (op == ReduceOp::Max) {
+#pragma omp simd
+                for (int64_t j = 0; j < w; ++j) part[j] = src[j] > part[j] ? src[j] : part[j];
+              } else {
+#pragma omp simd
+                for (int64_t j = 0; j < w; ++j) part[j] = src[j] < part[j] ? src[j] : part[j];
+              }
+#pragma omp simd
+              for (int64_t j = 0; j < w; ++j) bad[j] = src[j] != src[j] ? 1.0f : bad[j];
+            }
+            for (int64_t j = 0; j < w; ++j) {
+              acc[j] = bad[j] != 0.0f || acc[j] != acc[j] ? std::numeric_limits<double>::quiet_NaN()
+                                                          : static_cast<A>(part[j]);
+            }
             continue;
           }
         }
