@@ -1,5 +1,10 @@
 """SpiralTorch's wgpu backend vs its CPU backend, PyTorch on the CPU and, where CUDA exists,
-SpiralTorch's CUDA backend and PyTorch's CUDA, side by side in one process.
+SpiralTorch's CUDA backend and PyTorch's CUDA, one fresh process per column.
+
+Each column runs in its own interpreter because two GPU APIs on one GPU in one process do not
+measure either: on the H200 a Vulkan 4096^3 GEMM ran at 6.5 TFLOP/s in a process that had created
+a CUDA context and at 31.8 TFLOP/s in one that had not (2026-12-05); a wgpu user has no CUDA
+context.
 
 Usage: python bench/bench_wgpu.py [--quick] [--n 4096] [--out bench/results/wgpu_<machine>.md]
 
@@ -15,8 +20,10 @@ CUDA."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -164,14 +171,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (lavapipe, CI)")
     ap.add_argument("--n", type=int, default=None, help="matmul size (default 4096, 512 with --quick)")
     ap.add_argument("--out", default=None, help="also write the table (markdown) here")
+    ap.add_argument("--column", default=None, help=argparse.SUPPRESS)  # child: one column, JSON out
     args = ap.parse_args()
     n = args.n or (512 if args.quick else 4096)
     reps = 3 if args.quick else 10
     elems = (1 << 20) if args.quick else (1 << 26)
     batch = 64 if args.quick else 256
-    devs = devices()
-    if "wgpu" not in devs:
-        print(f"wgpu is not available: {st.wgpu.unavailable_reason()}")
     rows = [
         (f"matmul fp32 n={n}", "GFLOP/s", True, lambda d: bench_matmul(d, n, reps), ("matmul", n)),
         (f"add fp32 {elems} elements", "GB/s", True, lambda d: bench_add(d, elems, reps), ("add", elems)),
@@ -180,18 +185,39 @@ def main() -> None:
         (f"MLP step 784-1024-1024-10 batch {batch} (Adam)", "ms", False, lambda d: bench_mlp(d, batch, reps),
          ("mlp", batch)),
     ]
-    tdevs = torch_devices()
-    if "cuda" in devs:
-        st.cuda.set_allow_tf32(False)  # the issue's reference: SpiralTorch's CUDA fp32 path without TF32
-    cols = devs + tdevs
+    if args.column == "list":  # child: the columns and the adapter (the parent opens no GPU API)
+        info = st.wgpu.adapter_info() if st.wgpu.is_available() else None
+        print("COLUMN " + json.dumps({"cols": devices() + torch_devices(), "adapter": info,
+                                      "why": None if info else st.wgpu.unavailable_reason()}))
+        return
+    if args.column:  # child: this column's values, nothing else touched
+        col = args.column
+        if col == "cuda":
+            st.cuda.set_allow_tf32(False)  # the issue's reference: SpiralTorch's CUDA fp32 path without TF32
+        vals = [torch_row(kind, col.split("-")[1], size, reps) if col.startswith("torch-") else fn(col)
+                for _, _, _, fn, (kind, size) in rows]
+        print("COLUMN " + json.dumps(vals))
+        return
+
+    def child(col):
+        cmd = [sys.executable, os.path.abspath(__file__), "--column", col, "--n", str(n)] + (["--quick"] if args.quick else [])
+        res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        line = [ln for ln in res.stdout.splitlines() if ln.startswith("COLUMN ")]
+        if res.returncode != 0 or not line:
+            sys.exit(f"column {col} failed:\n{res.stdout}\n{res.stderr}")
+        return json.loads(line[-1][len("COLUMN "):])
+
+    listing = child("list")
+    cols, info = listing["cols"], listing["adapter"]
+    if info is None:
+        print(f"wgpu is not available: {listing['why']}")
+    values = {col: child(col) for col in cols}
     others = [d for d in cols if d != "wgpu"]
     header = "| row | unit | " + " | ".join(cols) + " | " + " | ".join(f"wgpu/{d}" for d in others) + " |"
     lines = [header, "|" + "---|" * (2 + len(cols) + len(others))]
     print(header)
-    for name, unit, higher_better, fn, (kind, size) in rows:
-        vals = {d: fn(d) for d in devs}
-        for d in tdevs:
-            vals[d] = torch_row(kind, d.split("-")[1], size, reps)
+    for i, (name, unit, higher_better, _, _) in enumerate(rows):
+        vals = {d: values[d][i] for d in cols}
         # Ratio of wgpu's throughput to the other device's (or of its time, for "ms" rows).
         ratios = []
         for d in others:
@@ -203,8 +229,7 @@ def main() -> None:
         line = f"| {name} | {unit} | " + " | ".join(f"{vals[d]:.2f}" for d in cols) + " | " + " | ".join(ratios) + " |"
         print(line, flush=True)
         lines.append(line)
-    if "wgpu" in devs:
-        info = st.wgpu.adapter_info()
+    if info is not None:
         machine = f"wgpu adapter: {info['name']} ({info['backend']}, {info['adapter_type']}, driver {info['driver']})"
         print(machine)
         lines.append("")

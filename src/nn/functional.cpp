@@ -17,6 +17,7 @@
 
 #include "backend/cpu/loops.h"
 #include "ops/common.h"
+#include "ops/known_range.h"
 #include "spiraltorch/generator.h"
 
 namespace st::nn {
@@ -311,7 +312,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   }
   if (weight.device().type != DeviceType::CPU) {  // device path: a differentiable index_select
     const Tensor flat = reshape(cast_raw(indices.detach(), Dtype::Int64).contiguous(), {indices.numel()});
-    if (flat.numel() > 0 && !st::detail::capturing(flat.device())) {  // no host reads inside a CUDA graph capture
+    // no host reads inside a CUDA graph capture, nor for indices whose host copy's range is known
+    if (flat.numel() > 0 && !st::detail::capturing(flat.device()) && !st::detail::known_within(flat, 0, num)) {
       const auto [lo, hi] = st::detail::index_range(flat);
       for (const int64_t v : {lo, hi}) {
         if (v < 0 || v >= num) {

@@ -1,6 +1,7 @@
 #include "nn/loss_device.h"
 
 #include "ops/common.h"
+#include "ops/known_range.h"
 
 namespace st::nn::device_loss {
 
@@ -66,22 +67,31 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   const Tensor tg = batched ? target : unsqueeze(target, 0);
   const int64_t C = x.size(1);
   Tensor loss, denom, t, valid, safe;
+  // Targets copied from the host carry their range (ops/known_range.h): inside [0, C) with the
+  // ignore index outside it, every target counts and is in range, so the fused path needs
+  // neither the range check's host read (a sync) nor the mask.
   if (index_mode) {
     t = tg.to(Dtype::Int64);
-    valid = ne(t, wrap_scalar(ignore_index, t));
-    safe = where(valid, t, zeros_like(t));
-    if (safe.numel() > 0 && !st::detail::capturing(safe.device())) {  // no host reads inside a CUDA graph capture
-      const auto [lo, hi] = st::detail::index_range(safe);
-      for (const int64_t v : {lo, hi}) {
-        if (v < 0 || v >= C) {
-          throw IndexError(std::string(op) + ": target " + std::to_string(v) + " is out of bounds for " +
-                           std::to_string(C) + " classes");
+    const bool all_counted = (ignore_index < 0 || ignore_index >= C) && st::detail::known_within(t, 0, C);
+    const bool fusable = !log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2;
+    if (fusable && all_counted) loss = fused_rows(x, t, ignore_index);  // the mean divides by N
+    if (!loss.defined()) {
+      valid = ne(t, wrap_scalar(ignore_index, t));
+      safe = where(valid, t, zeros_like(t));
+      // no host reads inside a CUDA graph capture
+      if (!all_counted && safe.numel() > 0 && !st::detail::capturing(safe.device())) {
+        const auto [lo, hi] = st::detail::index_range(safe);
+        for (const int64_t v : {lo, hi}) {
+          if (v < 0 || v >= C) {
+            throw IndexError(std::string(op) + ": target " + std::to_string(v) + " is out of bounds for " +
+                             std::to_string(C) + " classes");
+          }
         }
       }
-    }
-    if (!log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2) {
-      loss = fused_rows(x, t, ignore_index);
-      if (loss.defined()) denom = sum(valid.to(loss.dtype()));
+      if (fusable) {
+        loss = fused_rows(x, t, ignore_index);
+        if (loss.defined()) denom = sum(valid.to(loss.dtype()));
+      }
     }
   }
   if (!loss.defined()) {
@@ -116,7 +126,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   switch (reduction) {
     case Reduction::None: out = loss; break;
     case Reduction::Sum: out = sum(loss); break;
-    case Reduction::Mean: out = index_mode ? div(sum(loss), denom) : mean(loss); break;
+    case Reduction::Mean:
+      // every target counted: the mean over the targets, as PyTorch divides by their number
+      out = index_mode && denom.defined() ? div(sum(loss), denom) : mean(loss);
+      break;
   }
   return out.dtype() == logits.dtype() ? out : out.to(logits.dtype());
 }

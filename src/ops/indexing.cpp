@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/known_range.h"
 
 namespace st {
 
@@ -53,7 +54,7 @@ Tensor index_int64(const Tensor& index, const char* op) {
 
 // Throws IndexError (before anything is written) unless every index is in [0, size).
 void check_indices(const Tensor& idx, int64_t size, int64_t dim, const char* op) {
-  if (idx.numel() == 0 || detail::capturing(idx.device())) return;
+  if (idx.numel() == 0 || detail::capturing(idx.device()) || detail::known_within(idx, 0, size)) return;
   const auto [lo, hi] = detail::index_range(idx);
   const int64_t bad = lo < 0 ? lo : hi >= size ? hi : 0;
   if (lo < 0 || hi >= size) {

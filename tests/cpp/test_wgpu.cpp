@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "backend/backend.h"
+#include "ops/known_range.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/wgpu.h"
@@ -115,4 +116,32 @@ TEST(Wgpu, FailedOpChangesNothing) {
   Tensor d = to_device(ones({2, 3}), kW);
   EXPECT_THROW(matmul(d, d), ShapeError);
   EXPECT_EQ(to_device(d, {}).to_vector<float>(), std::vector<float>(6, 1.0f));
+}
+
+TEST(Wgpu, KnownRangeOfHostCopiedIndices) {
+  REQUIRE_WGPU();
+  const Tensor host = Tensor::from_vector(std::vector<int64_t>{3, 0, 9, 4}, {4});
+  Tensor d = to_device(host, kW);
+  EXPECT_TRUE(detail::known_within(d, 0, 10));
+  EXPECT_FALSE(detail::known_within(d, 0, 9));   // 9 is outside [0, 9)
+  EXPECT_FALSE(detail::known_within(d, 1, 10));  // 0 is outside [1, 10)
+  EXPECT_TRUE(detail::known_within(slice(d, 0, 1, 3), 0, 10));  // a view: the copy's range bounds it
+  EXPECT_FALSE(detail::known_within(host, 0, 10));            // host tensors need no record
+  EXPECT_FALSE(detail::known_within(add(d, 0), 0, 10));       // made on the device: unknown
+  d.storage()->bump_version();                                // as every in-place write does
+  EXPECT_FALSE(detail::known_within(d, 0, 10));
+}
+
+TEST(Wgpu, CrossEntropyRowsGiveNanForTargetsOutOfRange) {
+  // The op layer checks targets unless a host copy's range vouched for them; the kernel itself
+  // never reads past a row: such a target's loss is NaN.
+  REQUIRE_WGPU();
+  const Tensor x = to_device(Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}), kW);
+  const Tensor t = to_device(Tensor::from_vector(std::vector<int64_t>{7, 1}, {2}), kW);
+  Tensor loss = Tensor::empty({2}, Dtype::Float32, kW), lse = Tensor::empty({2}, Dtype::Float32, kW);
+  ASSERT_TRUE(backend::backend_for(kW).cross_entropy_rows(x, t, -100, loss, lse));
+  const auto l = to_device(loss, {}).to_vector<float>();
+  EXPECT_TRUE(std::isnan(l[0]));
+  const double lse1 = std::log(std::exp(4.0) + std::exp(5.0) + std::exp(6.0));
+  EXPECT_NEAR(l[1], lse1 - 5.0, 1e-5);
 }

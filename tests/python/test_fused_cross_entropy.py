@@ -1,7 +1,8 @@
 """Fused cross-entropy on the GPU backends, CUDA and wgpu (index targets, no class weights, no
 label smoothing): loss and gradient against a float64 CPU reference for every reduction, with
 ignore_index, half-precision logits and double backward; peak memory of forward + backward stays
-near one logits-sized gradient; one host read per loss (the target bounds check). Other variants
+near one logits-sized gradient; no host read for targets copied from the host (their range is
+taken during the copy), one (the target bounds check) for targets made on the device. Other variants
 (weights, smoothing, probability targets) keep the composite path."""
 
 from __future__ import annotations
@@ -108,19 +109,68 @@ def test_fused_keeps_one_logits_sized_buffer(dev):
     assert extra < 2.25 * n * n * 4, extra / 2**20
 
 
-def test_fused_one_host_read_per_loss(dev):
-    """On wgpu the loss reads the device once (both ends of the target range in one read) and
-    its backward not at all."""
+def test_fused_host_reads_per_loss(dev):
+    """On wgpu, targets copied from the host carry their range (taken during the copy), so the
+    loss and its backward read nothing back; targets made on the device, or written in place
+    after the copy, are checked with one read (both ends of the range at once). Out-of-range
+    targets raise either way, and the values match the checked path."""
     if dev != "wgpu":
         pytest.skip("host reads are counted by the wgpu backend")
-    x = st.randn(16, 10).to(dev).requires_grad_(True)
-    t = st.randint(0, 10, (16,)).to(dev)
+    g = np.random.default_rng(4)
+    xn = g.standard_normal((16, 10)).astype(np.float32)
+    tn = g.integers(0, 10, 16)
+    want, want_grad = reference(xn, tn)
+    x = st.tensor(xn).to(dev).requires_grad_(True)
+    t = st.tensor(tn).to(dev)
     st.wgpu.synchronize()
     r0 = st.wgpu.host_reads()
     loss = F.cross_entropy(x, t)
-    assert st.wgpu.host_reads() - r0 == 1
     loss.backward()
     st.wgpu.synchronize()
-    assert st.wgpu.host_reads() - r0 == 1
+    assert st.wgpu.host_reads() - r0 == 0
+    np.testing.assert_allclose(to_np(loss), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(x.grad), want_grad / 1, rtol=1e-5, atol=1e-6)
+    # a view of a host copy: the copy's range bounds the view's
+    tv = st.tensor(np.concatenate([tn, [3, 7]])).to(dev)[:16]
+    r0 = st.wgpu.host_reads()
+    F.cross_entropy(x, tv)
+    assert st.wgpu.host_reads() - r0 == 0
+    # targets computed on the device: the range is read once
+    td = t + 0
+    r0 = st.wgpu.host_reads()
+    np.testing.assert_allclose(to_np(F.cross_entropy(x.detach(), td)), want, rtol=1e-5, atol=1e-6)
+    assert st.wgpu.host_reads() - r0 == 2  # the check and to_np
     with pytest.raises(IndexError, match="target 10 is out of bounds for 10 classes"):
         F.cross_entropy(x, st.tensor(np.arange(16) % 11).to(dev))
+    with pytest.raises(IndexError, match="target -3 is out of bounds for 10 classes"):
+        F.cross_entropy(x, st.tensor(np.arange(16) % 10 - 3).to(dev))
+    # written in place after the copy: the remembered range no longer counts
+    t2 = st.tensor(tn).to(dev)
+    t2[0] = 12
+    with pytest.raises(IndexError, match="target 12 is out of bounds for 10 classes"):
+        F.cross_entropy(x, t2)
+    # ignore_index inside the class range: the mask and the check come back
+    ti = st.tensor(np.where(tn == 2, -100, tn)).to(dev)
+    w2, _ = reference(xn, np.where(tn == 2, -100, tn))
+    np.testing.assert_allclose(to_np(F.cross_entropy(x.detach(), ti)), w2, rtol=1e-5, atol=1e-6)
+    w3, _ = reference(xn, tn, ignore_index=2)
+    np.testing.assert_allclose(to_np(F.cross_entropy(x.detach(), t, ignore_index=2)), w3, rtol=1e-5, atol=1e-6)
+
+
+def test_index_checks_skip_reads_for_host_copies(dev):
+    """index_select / gather / embedding on indices copied from the host check their bounds
+    without reading the device; indices out of bounds still raise IndexError."""
+    if dev != "wgpu":
+        pytest.skip("host reads are counted by the wgpu backend")
+    w = st.randn(20, 4).to(dev)
+    idx = st.tensor(np.array([0, 5, 19, 3])).to(dev)
+    st.wgpu.synchronize()
+    r0 = st.wgpu.host_reads()
+    e = st.nn.functional.embedding(idx, w)
+    s = w.index_select(0, idx)
+    st.wgpu.synchronize()
+    assert st.wgpu.host_reads() - r0 == 0
+    np.testing.assert_array_equal(to_np(e), to_np(w)[[0, 5, 19, 3]])
+    np.testing.assert_array_equal(to_np(s), to_np(w)[[0, 5, 19, 3]])
+    with pytest.raises(IndexError, match="index 20 is out of bounds"):
+        w.index_select(0, st.tensor(np.array([0, 20])).to(dev))

@@ -28,7 +28,9 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* l
     const A l = shift + log(s);
     const int64_t y = t[r];
     lse[r] = l;
-    loss[r] = y == ignore_index ? A(0) : l - static_cast<A>(to_f(xr[y]));
+    // a target out of range (the op layer checks, unless the host copy's range vouched for it)
+    // gives NaN, never a read past the row
+    loss[r] = y == ignore_index ? A(0) : y < 0 || y >= cols ? A(NAN) : l - static_cast<A>(to_f(xr[y]));
   }
 }
 

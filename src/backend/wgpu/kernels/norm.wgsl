@@ -240,7 +240,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel cross_entropy_rows
 // P = [rows, cols, ignore index, x off, t off, loss off, lse off]: lse[r] = logsumexp(x_r),
-// loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index (targets already checked in range).
+// loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index, NaN where t_r is out of range (the
+// op layer checks targets unless the host copy's range vouched for them: never read past the row).
 //@use row_tree
 //@use row_max_sumexp
 @compute @workgroup_size(256)
@@ -257,7 +258,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     let lse = m + log(s);
     let t = ldi_t(P[4] + row);
     var loss = 0.0;
-    if (t != P[2]) { loss = lse - ldf_x(xb + t); }
+    if (t != P[2]) {
+      loss = bitcast<f32>(0x7fc00000u);
+      if (t >= 0 && t < cols) { loss = lse - ldf_x(xb + t); }
+    }
     stf_lse(P[6] + row, lse);
     stf_loss(P[5] + row, loss);
   }
