@@ -11,7 +11,7 @@
 namespace st::detail {
 
 // Records the range of host tensor `src`, just copied into the fresh device tensor `dst`
-// (integer dtypes only, numel up to 2^22; others are left unrecorded).
+// (integer dtypes only, numel up to 2^20; others are left unrecorded).
 void remember_copied_range(const Tensor& src, const Tensor& dst);
 
 // True when t's storage has a recorded range inside [lo, hi_exclusive) and was not written

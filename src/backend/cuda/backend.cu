@@ -322,6 +322,7 @@ class CudaBackend final : public backend::Backend {
 #endif
   }
   bool native_half_elementwise() const override { return true; }
+  bool half_with_float_scalar() const override { return true; }
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
     use_device(index_);

@@ -79,19 +79,38 @@ struct ViaFloat2 {
 template <typename S, typename Out>
 using half_out_t = std::conditional_t<std::is_same_v<Out, bool>, bool, S>;
 
+// A 16-bit tensor beside a float32 0-dim number (Backend::half_with_float_scalar: a number the
+// half type cannot hold): the number joins at float32 precision, the result rounds once.
+template <typename S, typename Out, typename F>
+struct ViaFloatMixed {
+  F f;
+  __device__ Out operator()(S x, float y) const { return convert<Out>(f(to_f(x), y)); }
+  __device__ Out operator()(float x, S y) const { return convert<Out>(f(x, to_f(y))); }
+};
+
 template <typename S, typename Out, typename F>
 void binary_loop_half(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   using O = half_out_t<S, Out>;
   const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
-  launch_map2(g, static_cast<O*>(out.raw_data()), static_cast<const S*>(a.raw_data()),
-              static_cast<const S*>(b.raw_data()), ViaFloat2<S, O, F>{f});
+  O* o = static_cast<O*>(out.raw_data());
+  if (a.dtype() == Dtype::Float32) {
+    return launch_map2(g, o, static_cast<const float*>(a.raw_data()), static_cast<const S*>(b.raw_data()),
+                       ViaFloatMixed<S, O, F>{f});
+  }
+  if (b.dtype() == Dtype::Float32) {
+    return launch_map2(g, o, static_cast<const S*>(a.raw_data()), static_cast<const float*>(b.raw_data()),
+                       ViaFloatMixed<S, O, F>{f});
+  }
+  launch_map2(g, o, static_cast<const S*>(a.raw_data()), static_cast<const S*>(b.raw_data()), ViaFloat2<S, O, F>{f});
 }
 
 template <typename T, typename Out, typename F>
 void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   if constexpr (std::is_same_v<T, float>) {
-    if (a.dtype() == Dtype::Float16) return binary_loop_half<__half, Out>(a, b, out, f);
-    if (a.dtype() == Dtype::BFloat16) return binary_loop_half<__nv_bfloat16, Out>(a, b, out, f);
+    // the half operand's type picks the storage (the other may be a float32 number)
+    const Dtype h = a.dtype() == Dtype::Float32 ? b.dtype() : a.dtype();
+    if (h == Dtype::Float16) return binary_loop_half<__half, Out>(a, b, out, f);
+    if (h == Dtype::BFloat16) return binary_loop_half<__nv_bfloat16, Out>(a, b, out, f);
   }
   const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
   Out* o = static_cast<Out*>(out.raw_data());
