@@ -3,9 +3,9 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+#include <utility>
 
-#include "spiraltorch/autograd.h"
-#include "spiraltorch/ops.h"
 
 namespace st::detail {
 
@@ -30,14 +30,30 @@ std::deque<Entry>& table() {
   return entries;
 }
 
+template <typename T>
+std::pair<int64_t, int64_t> min_max(const T* p, int64_t n) {
+  T mn = p[0], mx = p[0];
+#pragma omp simd reduction(min : mn) reduction(max : mx)
+  for (int64_t i = 0; i < n; ++i) {
+    mn = p[i] < mn ? p[i] : mn;
+    mx = p[i] > mx ? p[i] : mx;
+  }
+  return {static_cast<int64_t>(mn), static_cast<int64_t>(mx)};
+}
+
 }  // namespace
 
 void remember_copied_range(const Tensor& src, const Tensor& dst) {
   if (src.device().type != DeviceType::CPU || dst.device().type == DeviceType::CPU) return;
   if (!is_integral(src.dtype()) || src.dtype() == Dtype::Bool) return;
   if (src.numel() == 0 || src.numel() > kMaxNumel) return;
-  NoGradGuard ng;
-  const auto lo = static_cast<int64_t>(amin(src).item()), hi = static_cast<int64_t>(amax(src).item());
+  // A plain loop, not amin/amax: those would publish op events for a copy the user made.
+  const Tensor c = src.is_contiguous() ? src : src.contiguous();
+  std::pair<int64_t, int64_t> r{0, 0};
+  ST_DISPATCH_ARITH(c.dtype(), [&] {
+    if constexpr (std::is_integral_v<scalar_t>) r = min_max(c.data<scalar_t>(), c.numel());
+  });
+  const auto [lo, hi] = r;
   std::lock_guard<std::mutex> lock(table_mutex());
   auto& t = table();
   std::erase_if(t, [](const Entry& e) { return e.storage.expired(); });
