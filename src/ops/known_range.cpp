@@ -6,7 +6,6 @@
 #include <type_traits>
 #include <utility>
 
-
 namespace st::detail {
 
 namespace {
@@ -19,7 +18,7 @@ struct Entry {
 
 // The last kEntries copies; a training loop's targets and token ids are among the newest.
 constexpr size_t kEntries = 256;
-constexpr int64_t kMaxNumel = int64_t{1} << 20;  // two passes over at most 8 MiB of int64
+constexpr int64_t kMaxNumel = int64_t{1} << 20;  // one pass over at most 8 MiB of int64
 
 std::mutex& table_mutex() {
   static std::mutex mu;
