@@ -1,10 +1,9 @@
 """SpiralTorch's wgpu backend vs its CPU backend, PyTorch on the CPU and, where CUDA exists,
 SpiralTorch's CUDA backend and PyTorch's CUDA, one fresh process per column.
 
-Each column runs in its own interpreter because two GPU APIs on one GPU in one process do not
-measure either: on the H200 a Vulkan 4096^3 GEMM ran at 6.5 TFLOP/s in a process that had created
-a CUDA context and at 31.8 TFLOP/s in one that had not (2026-12-05); a wgpu user has no CUDA
-context.
+Each column runs in its own interpreter, as a user of one backend runs: on the H200 the Vulkan
+4096^3 GEMM ran at 6.5 TFLOP/s in the one-process bench (beside the CUDA columns) and at 31.8
+TFLOP/s in a process that never touched CUDA (2026-12-05, same build).
 
 Usage: python bench/bench_wgpu.py [--quick] [--n 4096] [--out bench/results/wgpu_<machine>.md]
 
