@@ -74,7 +74,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     t = tg.to(Dtype::Int64);
     const bool all_counted = (ignore_index < 0 || ignore_index >= C) && st::detail::known_within(t, 0, C);
     const bool fusable = !log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2;
-    if (fusable && all_counted) loss = fused_rows(x, t, ignore_index);  // the mean divides by N
+    const bool tried = fusable && all_counted;
+    if (tried) loss = fused_rows(x, t, ignore_index);  // the mean divides by N
     if (!loss.defined()) {
       valid = ne(t, wrap_scalar(ignore_index, t));
       safe = where(valid, t, zeros_like(t));
@@ -88,7 +89,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
           }
         }
       }
-      if (fusable) {
+      if (fusable && !tried) {
         loss = fused_rows(x, t, ignore_index);
         if (loss.defined()) denom = sum(valid.to(loss.dtype()));
       }

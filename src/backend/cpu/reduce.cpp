@@ -108,6 +108,19 @@ struct Reducer {
   // float16 goes through F16C's 8-wide conversions (halves_to_floats) into a small buffer first: GCC
   // vectorises Half's bit-manipulating conversion poorly inside these loops (2.3x slower).
   static constexpr int64_t kLanes = 32, kBlock = 4096;
+  // n values as floats: float32 in place, float16 through F16C, bfloat16 widened into buf. (A copy
+  // loop for float32 compiles into a memcpy call.)
+  static const float* floats_of(const Raw<T>* x, int64_t n, float* buf) {
+    if constexpr (std::is_same_v<Raw<T>, float>) {
+      return x;
+    } else if constexpr (std::is_same_v<T, Half>) {
+      halves_to_floats(x, n, buf);  // elem_io.h
+    } else {
+#pragma omp simd
+      for (int64_t l = 0; l < n; ++l) buf[l] = load_elem<T>(x[l]);
+    }
+    return buf;
+  }
   static double float_sum(const Raw<T>* x, int64_t n) {
     double s = 0;
     int64_t i = 0;
@@ -140,15 +153,7 @@ struct Reducer {
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
       float buf[kLanes];
-      const float* v = buf;
-      if constexpr (std::is_same_v<T, Half>) {
-        halves_to_floats(x + i, kLanes, buf);  // F16C, elem_io.h
-      } else if constexpr (std::is_same_v<Raw<T>, float>) {
-        v = x + i;  // a copy loop here compiles to a memcpy call per 32 floats
-      } else {
-#pragma omp simd
-        for (int64_t l = 0; l < kLanes; ++l) buf[l] = load_elem<T>(x[i + l]);
-      }
+      const float* v = floats_of(x + i, kLanes, buf);
 #pragma omp simd
       for (int64_t l = 0; l < kLanes; ++l) {
         lane[l] = (kMax ? v[l] > lane[l] : v[l] < lane[l]) ? v[l] : lane[l];
@@ -240,16 +245,7 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
             float part[tile], v[tile], bad[tile];
             for (int64_t j = 0; j < w; ++j) part[j] = static_cast<float>(acc[j]), bad[j] = 0.0f;
             for (int64_t k = k0; k < k1; ++k) {
-              const Raw<T>* row = x + (o * r + k) * inner + j0;
-              const float* src = v;
-              if constexpr (std::is_same_v<T, Half>) {
-                halves_to_floats(row, w, v);
-              } else if constexpr (std::is_same_v<Raw<T>, float>) {
-                src = row;
-              } else {
-#pragma omp simd
-                for (int64_t j = 0; j < w; ++j) v[j] = load_elem<T>(row[j]);
-              }
+              const float* src = Reducer<T>::floats_of(x + (o * r + k) * inner + j0, w, v);
               if (op == ReduceOp::Max) {
 #pragma omp simd
                 for (int64_t j = 0; j < w; ++j) part[j] = src[j] > part[j] ? src[j] : part[j];

@@ -259,7 +259,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     let t = ldi_t(P[4] + row);
     var loss = 0.0;
     if (t != P[2]) {
-      loss = bitcast<f32>(0x7fc00000u);
+      loss = f_nan();
       if (t >= 0 && t < cols) { loss = lse - ldf_x(xb + t); }
     }
     stf_lse(P[6] + row, lse);
