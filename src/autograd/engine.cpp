@@ -18,12 +18,26 @@ Edge edge_of(const Tensor& t) {
   return {nullptr, t.impl_ptr()};
 }
 
-// Adds `g` into the .grad of `impl` (a leaf or a retained non-leaf).
-void accumulate(const std::shared_ptr<TensorImpl>& impl, const Tensor& g, bool create_graph) {
+// Whether `g` can become a .grad as it is: nothing else refers to it or to its memory (the caller's
+// one reference aside), and it is a dense tensor that fills its storage. A backward's fresh result
+// then costs no copy (PyTorch's AccumulateGrad takes such gradients too).
+bool sole_owner(const Tensor& g) {
+  const auto& s = g.storage();
+  return g.impl_ptr().use_count() == 1 && s.use_count() == 1 && !s->read_only() && g.offset() == 0 &&
+         g.is_contiguous() && s->nbytes() == static_cast<size_t>(g.numel()) * dtype_size(g.dtype());
+}
+
+// Adds `g` into the .grad of `impl` (a leaf or a retained non-leaf). `may_take`: the caller's
+// reference to g is its last use, so a sole-owned g is taken instead of copied.
+void accumulate(const std::shared_ptr<TensorImpl>& impl, const Tensor& g, bool create_graph, bool may_take = false) {
   auto& meta = *impl->autograd;
   if (!meta.grad) {
     // Own the buffer so later in-place accumulation never writes into a tensor of the graph.
-    meta.grad = (create_graph ? g : g.detach().clone()).impl_ptr();
+    if (create_graph) {
+      meta.grad = g.impl_ptr();
+    } else {
+      meta.grad = (may_take && sole_owner(g) ? g.detach() : g.detach().clone()).impl_ptr();
+    }
   } else if (create_graph) {
     meta.grad = add(Tensor(meta.grad), g).impl_ptr();
   } else {
@@ -263,6 +277,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     if (g.defined()) {
       node->check_saved();
       input_grads = node->backward(g);
+      g = Tensor();  // a view of it passed on (a transpose's gradient) may then become a .grad uncopied
     }
     if (!retain_graph) {
       // Free what the node saved now, not when the graph's last output goes away.
@@ -287,7 +302,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
           slot = slot.defined() ? add(slot, ig) : ig;
         }
       } else {
-        accumulate(e.leaf, ig, create_graph);
+        accumulate(e.leaf, ig, create_graph, /*may_take=*/true);  // ig is not used after this
         leaf_edge_done(task, e.leaf, true);
       }
     }

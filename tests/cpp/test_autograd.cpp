@@ -66,6 +66,25 @@ TEST(Autograd, AccumulatesAcrossBackward) {
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{6.0, 6.0}));
 }
 
+TEST(Autograd, FirstGradientIsTakenUncopiedWhenUnshared) {
+  // W's gradient through t(W) is the backward GEMM's own output (no transposing copy, no clone);
+  // the add's backward hands one tensor to both leaves, so those two are copies and stay apart.
+  Tensor w = randn({5, 3}, Dtype::Float64).set_requires_grad(true);
+  const Tensor x = randn({4, 3}, Dtype::Float64);
+  sum(matmul(x, t(w))).backward();
+  ASSERT_TRUE(w.grad().is_contiguous());
+  EXPECT_EQ(w.grad().storage()->nbytes(), size_t{15 * 8});
+  EXPECT_EQ(w.grad().storage().use_count(), 1);
+  EXPECT_TRUE(allclose(w.grad(), matmul(ones({5, 4}, Dtype::Float64), x)));
+
+  Tensor a = ones({3}).set_requires_grad(true), b = ones({3}).set_requires_grad(true);
+  sum(add(a, b)).backward();
+  EXPECT_NE(a.grad().storage().get(), b.grad().storage().get());
+  sum(mul(a, 2.0)).backward();
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{3.0f, 3.0f, 3.0f}));
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{1.0f, 1.0f, 1.0f}));
+}
+
 TEST(Autograd, ReuseWithoutRetainGraphFails) {
   Tensor x = ones({2}, Dtype::Float64).set_requires_grad(true);
   Tensor y = sum(exp(x));

@@ -654,3 +654,42 @@ def test_inplace_on_view_of_leaf_is_refused():
     x = st.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(st.SpiralError, match="view of a leaf"):
         x[0] = 3.0
+
+
+def test_first_gradients_are_taken_without_aliasing_each_other(device):
+    # A leaf's first gradient is the backward's own result when nothing else refers to it (no copy);
+    # a gradient shared by two leaves (an add's backward hands the same tensor to both), a user's
+    # seed gradient and a retained non-leaf gradient are copied, so later accumulation stays separate.
+    a = tensor_on([1.0, 2.0, 3.0], requires_grad=True, device=device)
+    b = tensor_on([4.0, 5.0, 6.0], requires_grad=True, device=device)
+    (a + b).sum().backward()
+    (a * 2.0).sum().backward()  # accumulates into a.grad only
+    np.testing.assert_array_equal(to_np(a.grad), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(to_np(b.grad), [1.0, 1.0, 1.0])
+
+    seed = tensor_on([1.0, 1.0, 1.0], device=device)
+    c = tensor_on([1.0, 1.0, 1.0], requires_grad=True, device=device)
+    c.backward(seed)
+    c.backward(seed)
+    np.testing.assert_array_equal(to_np(seed), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(to_np(c.grad), [2.0, 2.0, 2.0])
+
+    d = tensor_on([1.0, 2.0], requires_grad=True, device=device)
+    h = d * 3.0
+    h.retain_grad()
+    (h + d).sum().backward()  # h's gradient flows on to d: the two .grad buffers stay apart
+    (d * 5.0).sum().backward()
+    np.testing.assert_array_equal(to_np(h.grad), [1.0, 1.0])
+    np.testing.assert_array_equal(to_np(d.grad), [9.0, 9.0])
+
+
+def test_transposed_weight_gradient_arrives_contiguous_and_exact(device):
+    rng = np.random.default_rng(5)
+    x_np, w_np = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    w = tensor_on(w_np, dtype=st.float64, requires_grad=True, device=device)
+    x = tensor_on(x_np, dtype=st.float64, device=device)
+    (x @ w.t()).sum().backward()
+    assert w.grad.is_contiguous()
+    np.testing.assert_allclose(to_np(w.grad), np.ones((4, 5)).T @ x_np, rtol=1e-12)
+    (x @ w.t()).sum().backward()
+    np.testing.assert_allclose(to_np(w.grad), 2 * np.ones((4, 5)).T @ x_np, rtol=1e-12)
