@@ -124,8 +124,9 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim = {}, bool keepdim = f
 Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim = false);
 // p-norm; p = INFINITY gives max |x|.
 Tensor norm(const Tensor& x, double p = 2.0, const Dims& dims = {}, bool keepdim = false);
-Tensor all(const Tensor& x);
-Tensor any(const Tensor& x);
+// Whether every / any element is nonzero, over `dims` (all of them when empty); a bool tensor.
+Tensor all(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
+Tensor any(const Tensor& x, const Dims& dims = {}, bool keepdim = false);
 
 // ---- linear algebra and normalisers ----
 Tensor matmul(const Tensor& a, const Tensor& b);

@@ -459,8 +459,10 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     }
     return st::norm(a, pv, to_dims(dim), keepdim);
   }, nb::arg("p") = nb::none(), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
-  both(m, cls, "all", [](const Tensor& a) { return st::all(a); });
-  both(m, cls, "any", [](const Tensor& a) { return st::any(a); });
+  both(m, cls, "all", [](const Tensor& a, nb::handle dim, bool keepdim) { return st::all(a, to_dims(dim), keepdim); },
+       nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  both(m, cls, "any", [](const Tensor& a, nb::handle dim, bool keepdim) { return st::any(a, to_dims(dim), keepdim); },
+       nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
   both(m, cls, "softmax", [](const Tensor& a, int64_t dim) { return st::softmax(a, dim); }, nb::arg("dim") = -1);
   both(m, cls, "log_softmax", [](const Tensor& a, int64_t dim) { return st::log_softmax(a, dim); }, nb::arg("dim") = -1);
   cls.def("row_softmax", [](const Tensor& a) {

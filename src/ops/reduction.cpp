@@ -307,12 +307,14 @@ Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim) {
   return pow(sum(pow(abs(xf), p), dims, keepdim), 1.0 / p);
 }
 
-Tensor all(const Tensor& x) {
-  return reduce_raw(ReduceOp::All, detail::cast_raw(x, Dtype::Bool), detail::reduce_dims({}, x.dim(), "all"), false, "all");
+Tensor all(const Tensor& x, const Dims& dims, bool keepdim) {
+  return reduce_raw(ReduceOp::All, detail::cast_raw(x, Dtype::Bool), detail::reduce_dims(dims, x.dim(), "all"), keepdim,
+                    "all");
 }
 
-Tensor any(const Tensor& x) {
-  return reduce_raw(ReduceOp::Any, detail::cast_raw(x, Dtype::Bool), detail::reduce_dims({}, x.dim(), "any"), false, "any");
+Tensor any(const Tensor& x, const Dims& dims, bool keepdim) {
+  return reduce_raw(ReduceOp::Any, detail::cast_raw(x, Dtype::Bool), detail::reduce_dims(dims, x.dim(), "any"), keepdim,
+                    "any");
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {

@@ -312,6 +312,22 @@ def test_all_any(device):
     assert bool((noncontig(a, device=device) > 1.9).any()) == bool((a > 1.9).any())
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1, (0, 2)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_all_any_along_dims_match_numpy(dim, keepdim, device):
+    x = np.random.default_rng(3).integers(0, 3, size=(4, 5, 6)).astype(np.float32)
+    x[1] = 1.0  # a slice that is all true
+    t = tensor_on(x, device=device)
+    for name in ("all", "any"):
+        want = getattr(np, name)(x != 0, axis=dim, keepdims=keepdim)
+        got = getattr(t, name)(dim, keepdim=keepdim)
+        assert got.dtype == st.bool and tuple(got.shape) == want.shape
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+        np.testing.assert_array_equal(getattr(st, name)(t, dim=dim, keepdim=keepdim).cpu().numpy(), want)
+    with pytest.raises(IndexError, match="any"):
+        t.any(3)
+
+
 # ---------------------------------------------------------------------------
 # softmax
 # ---------------------------------------------------------------------------
