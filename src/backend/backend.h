@@ -218,8 +218,9 @@ class Backend {
   virtual bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) {
     return false;
   }
-  // Its backward: dx[r] = g[r] (softmax(x_r) - onehot(t_r)), 0 where ignored; g (rows,) in
-  // lse's dtype, dx the shape and dtype of x.
+  // Its backward: dx[r] = g[r] (softmax(x_r) - onehot(t_r)), 0 where ignored; g contiguous
+  // (rows,), or one element for every row (a mean's gradient), in lse's dtype; dx the shape and
+  // dtype of x.
   virtual bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                            int64_t ignore_index, Tensor& dx) {
     return false;

@@ -40,7 +40,12 @@ Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index) {
   if (!needs_grad({&x})) return rows;
   record(rows, "CrossEntropyBackward", {x},
          [rx = GradientRoute(x), xc, tc, lse, ignore_index](const Tensor& g) -> std::vector<Tensor> {
-           const Tensor gr = detail::cast_raw(g, lse.dtype()).contiguous();
+           // A gradient broadcast from one number (the mean's) goes in as that number: no expanded copy.
+           const bool one = g.dim() == 1 && g.size(0) > 1 && g.strides()[0] == 0;
+           const Tensor gr =
+               detail::cast_raw(one ? Tensor::from_storage(g.storage(), {1}, {1}, g.offset(), g.dtype()) : g,
+                                lse.dtype())
+                   .contiguous();
            if (grad_enabled()) {  // create_graph: the same gradient from differentiable ops
              const Tensor xa = rx.attach(xc);
              const Tensor valid = ne(tc, wrap_scalar(ignore_index, tc));

@@ -36,10 +36,10 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* l
 
 template <typename T, typename A>
 __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* t, const A* lse, const A* g, T* dx,
-                                              int64_t cols, int64_t ignore_index) {
+                                              int64_t cols, int64_t ignore_index, int64_t g_stride) {
   const int64_t r = blockIdx.x;
   const int64_t y = t[r];
-  const A gr = y == ignore_index ? A(0) : g[r], l = lse[r];
+  const A gr = y == ignore_index ? A(0) : g[r * g_stride], l = lse[r];
   const T* xr = x + r * cols;
   T* dr = dx + r * cols;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
@@ -79,7 +79,7 @@ void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
     using A = decltype(acc);
     cross_entropy_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
         static_cast<const T*>(x.raw_data()), t.data<int64_t>(), lse.data<A>(), g.data<A>(),
-        static_cast<T*>(dx.raw_data()), cols, ignore_index);
+        static_cast<T*>(dx.raw_data()), cols, ignore_index, g.numel() == 1 ? 0 : 1);
     ST_CUDA_LAUNCH_CHECK();
   });
 }

@@ -241,8 +241,12 @@ WGPUComputePipeline pipeline_for(const std::string& family, const std::string& k
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   Context& c = Context::require(kernel.c_str());
-  const WGPUComputePipeline p =
-      c.pipeline(wgsl(family, kernel, args, subs), nbuffers >= 0 ? nbuffers : static_cast<int>(args.size()));
+  std::string label = family + "/" + kernel;
+  for (const auto& [k, v] : subs) {
+    if (k == "EXPR") label += " (" + v + ")";
+  }
+  const WGPUComputePipeline p = c.pipeline(wgsl(family, kernel, args, subs),
+                                           nbuffers >= 0 ? nbuffers : static_cast<int>(args.size()), 0, label);
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace(std::move(key), p);
   return p;

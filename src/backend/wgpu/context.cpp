@@ -1,6 +1,9 @@
 #include "backend/wgpu/context.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -125,6 +128,8 @@ bool Context::init(std::string& reason) {
   api_ = wgpuk::api(reason);
   if (!api_) return false;
   const Api& w = *api_;
+  const char* trace = std::getenv("SPIRALTORCH_WGPU_TRACE");
+  trace_ = trace && std::string(trace) == "1";
   WGPUInstanceExtras extras{};
   extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
   extras.backends = WGPUInstanceBackend_Primary;
@@ -182,6 +187,8 @@ bool Context::init(std::string& reason) {
   w.wgpuAdapterInfoFreeMembers(ai);
   const char* gpu_paths = std::getenv("SPIRALTORCH_WGPU_GPU_PATHS");
   cpu_adapter_ = info_.adapter_type == "cpu" && !(gpu_paths && std::string(gpu_paths) == "1");
+  spin_us_ = info_.adapter_type == "cpu" ? 0 : 2000;
+  if (const char* spin = std::getenv("SPIRALTORCH_WGPU_SPIN_US"); spin && *spin) spin_us_ = std::atoll(spin);
   WGPULimits lim{};
   w.wgpuAdapterGetLimits(adapter_, &lim);
   limits_ = lim;
@@ -330,7 +337,8 @@ BufferRef Context::resolve(const void* va) const {
 
 // ---- pipelines ----
 
-WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only) {
+WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only,
+                                      const std::string& label) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (auto it = pipelines_.find(wgsl); it != pipelines_.end()) return it->second;
   if (static_cast<uint32_t>(nbuffers + 1) > limits_.maxStorageBuffersPerShaderStage) {
@@ -383,6 +391,7 @@ WGPUComputePipeline Context::pipeline(const std::string& wgsl, int nbuffers, uin
   check_errors("creating a compute pipeline:\n" + wgsl + "\n");
   pipelines_[wgsl] = p;
   layout_of_[p] = layout;
+  labels_[p] = label.empty() ? "kernel " + std::to_string(pipelines_.size()) : label;
   return p;
 }
 
@@ -456,6 +465,7 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
   api_->wgpuComputePassEncoderDispatchWorkgroups(pass_, gx, gy, gz);
   ++batched_;
   ++dispatches_;
+  if (trace_) std::fprintf(stderr, "wgpu dispatch %s [%u %u %u]\n", labels_[pipeline].c_str(), gx, gy, gz);
 }
 
 void Context::launch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers,
@@ -477,6 +487,7 @@ void Context::copy_bytes(const void* src_va, void* dst_va, size_t nbytes) {
   ensure_encoder();
   api_->wgpuCommandEncoderCopyBufferToBuffer(encoder_, s.buffer, s.offset, d.buffer, d.offset, nbytes);
   ++batched_;
+  if (trace_) std::fprintf(stderr, "wgpu copy %zu bytes\n", nbytes);
 }
 
 void Context::flush() {
@@ -490,15 +501,28 @@ void Context::flush() {
   encoder_ = nullptr;
   api_->wgpuQueueSubmit(queue_, 1, &cmd);
   api_->wgpuCommandBufferRelease(cmd);
+  if (trace_) std::fprintf(stderr, "wgpu submit (%d commands)\n", batched_);
   arena_.clear();
   batched_ = 0;
   check_errors("submitting kernels");
 }
 
+template <typename Done>
+void Context::poll_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  while (!done(api_->wgpuDevicePoll(device_, false, nullptr))) {
+    if (std::chrono::steady_clock::now() >= until) {
+      while (!done(api_->wgpuDevicePoll(device_, true, nullptr))) {
+      }
+      return;
+    }
+  }
+}
+
 void Context::synchronize() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   flush();
-  api_->wgpuDevicePoll(device_, true, nullptr);
+  poll_until([](bool queue_empty) { return queue_empty; });
   check_errors("synchronize");
 }
 
@@ -550,7 +574,8 @@ void Context::read(const void* src_va, void* host, size_t nbytes) {
   cb.userdata1 = &mr;
   api_->wgpuBufferMapAsync(staging_, WGPUMapMode_Read, 0, span, cb);
   ++reads_;
-  while (!mr.done) api_->wgpuDevicePoll(device_, true, nullptr);  // the one sync point
+  if (trace_) std::fprintf(stderr, "wgpu host read %zu bytes (waits for the queue)\n", nbytes);
+  poll_until([&mr](bool) { return mr.done; });  // the one sync point
   if (mr.status != WGPUMapAsyncStatus_Success) throw SpiralError("wgpu: reading a buffer failed: " + mr.message);
   const void* mapped = api_->wgpuBufferGetConstMappedRange(staging_, 0, span);
   std::memcpy(host, static_cast<const char*>(mapped) + (s.offset - lo), nbytes);

@@ -50,8 +50,9 @@ class Context {
   // bindings 1..nbuffers and the parameter words at binding 0; cached by the text. Bit i of
   // `read_only` binds buffer i + 1 read-only (the kernel declares it `var<storage, read>`): the
   // driver may then read it through its non-coherent caches; a dispatch must not bind that
-  // buffer writable in another slot.
-  WGPUComputePipeline pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only = 0);
+  // buffer writable in another slot. `label` names the kernel in SPIRALTORCH_WGPU_TRACE's lines.
+  WGPUComputePipeline pipeline(const std::string& wgsl, int nbuffers, uint32_t read_only = 0,
+                               const std::string& label = {});
   size_t pipelines() const { return pipelines_.size(); }
 
   // ---- submission ----
@@ -75,6 +76,10 @@ class Context {
   void end_pass();
   void ensure_encoder();
   void check_errors(const std::string& what);
+  // Polls the device until done(queue_empty) holds: non-blocking polls for up to spin_us_, then
+  // blocking ones.
+  template <typename Done>
+  void poll_until(Done done);
   WGPUBuffer create_buffer(uint64_t size, WGPUBufferUsage usage);
 
   const Api* api_ = nullptr;
@@ -102,6 +107,14 @@ class Context {
   std::unordered_map<int, WGPUBindGroupLayout> layouts_;
   std::unordered_map<int, WGPUPipelineLayout> pipeline_layouts_;
   std::unordered_map<WGPUComputePipeline, int> layout_of_;
+  std::unordered_map<WGPUComputePipeline, std::string> labels_;
+  // SPIRALTORCH_WGPU_TRACE=1: one stderr line per dispatch, copy, submit and host read (which
+  // kernels a step runs, in order; for study, costs a formatted write per dispatch).
+  bool trace_ = false;
+  // How long a wait spins on non-blocking polls before it blocks: a blocking wait on NVIDIA's
+  // Vulkan driver took ~80 us to return for a tiny submission (H100), a sync point on every host
+  // read. SPIRALTORCH_WGPU_SPIN_US sets it; 0 on CPU adapters, whose threads need the cores.
+  int64_t spin_us_ = 0;
   std::unordered_map<std::string, WGPUComputePipeline> pipelines_;
   std::unordered_map<std::string, WGPUBindGroup> bind_groups_;  // by the bound buffers' handles
   void clear_bind_groups();

@@ -149,7 +149,8 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
     if (auto it = cache.find(key); it != cache.end()) pipe = it->second;
   }
   if (!pipe) {
-    pipe = ctx.pipeline(kernel_text(ta, tb, va, vb, vc, BM, ro), 3, ro ? 0b011u : 0u);
+    pipe = ctx.pipeline(kernel_text(ta, tb, va, vb, vc, BM, ro), 3, ro ? 0b011u : 0u,
+                        std::string("gemm ") + (ta ? "T" : "N") + (tb ? "T" : "N") + " tile " + std::to_string(BM));
     std::lock_guard<std::mutex> lock(mu);
     cache.emplace(key, pipe);
   }

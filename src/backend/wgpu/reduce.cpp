@@ -50,6 +50,16 @@ void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, 
   }
 }
 
+// One pass of cols_tile (x (outer, r, inner) -> out (outer, inner)).
+void tile_pass(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, const Tensor& out) {
+  const OpText t = op_text(op, x.dtype());
+  const std::vector<int32_t> p{i32(outer * inner, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"), 1,
+                               i32(r, "reduced size"), elem_offset(x), elem_offset(out), i32(outer, "outer size")};
+  const Subs subs{{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
+  run("reduce", "cols_tile", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)}, p,
+      outer * ((inner + 15) / 16) * 256, subs);
+}
+
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) {
@@ -75,6 +85,7 @@ void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inne
   const int64_t per_chunk = col_kernel ? 1 : 256, min_chunk = col_kernel ? 64 : 2048;
   const int64_t want = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(outputs * per_chunk, 1));
   const int64_t C = std::min<int64_t>({want, r / min_chunk, 4096});
+  if (C > 1 && col_kernel && r <= 1024) return tile_pass(op, x, outer, r, inner, out);
   if (C > 1) {
     const int64_t L = (r + C - 1) / C;
     const Dtype pd = op == ReduceOp::Any || op == ReduceOp::All ? Dtype::Int32

@@ -49,7 +49,7 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
       {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", g.dtype()}, {"dx", dx.dtype(), true}},
       {ref(x), ref(t), ref(lse), ref(g), ref(dx)},
       {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
-       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx)},
+       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1},
       x.numel());
   return true;
 }

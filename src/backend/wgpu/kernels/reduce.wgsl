@@ -57,6 +57,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   for (var j = c * L; j < end; j = j + 1) { acc = comb(acc, load(P[5] + (o * r + j) * inner + i)); }
   st{{O}}_out(P[6] + g, acc);
 }
+//@kernel cols_tile
+// One pass for a reduced run short enough that a second pass costs more than it saves (a bias
+// gradient: r = batch rows): a workgroup per 16 neighbouring outputs of one o, 16 lanes along r
+// for each, four independent loads per step, then a tree over the lanes. P = [outputs, r,
+// inner, 1, r, x offset, out offset, outer].
+var<workgroup> sh: array<{{T}}, 256>;
+fn comb(a: {{T}}, b: {{T}}) -> {{T}} { return {{COMB}}; }
+fn load(k: i32) -> {{T}} { return {{LOAD}}; }
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let wg = i32(wid.y * nw.x + wid.x);
+  let r = P[1];
+  let inner = P[2];
+  let tiles = (inner + 15) / 16;
+  let o = wg / tiles;
+  let i = (wg % tiles) * 16 + i32(lid % 16u);
+  let live = o < P[7] && i < inner;
+  var acc: {{T}} = {{ID}};
+  if (live) {
+    let base = P[5] + o * r * inner + i;
+    var j = i32(lid / 16u);
+    for (; j + 48 < r; j = j + 64) {
+      let u = comb(load(base + j * inner), load(base + (j + 16) * inner));
+      let w = comb(load(base + (j + 32) * inner), load(base + (j + 48) * inner));
+      acc = comb(acc, comb(u, w));
+    }
+    for (; j < r; j = j + 16) { acc = comb(acc, load(base + j * inner)); }
+  }
+  sh[lid] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s >= 16u; s = s >> 1u) {
+    if (lid < s) { sh[lid] = comb(sh[lid], sh[lid + s]); }
+    workgroupBarrier();
+  }
+  if (lid < 16u && live) { st{{O}}_out(P[6] + o * inner + i, sh[lid]); }
+}
 //@kernel arg
 // P = [outputs, r, inner, is_max, x offset, values offset, indices offset]. First occurrence
 // wins ties; a NaN beats every number (the first NaN).
