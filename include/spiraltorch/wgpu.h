@@ -36,7 +36,7 @@ void reset_peak_memory_stats();
 void empty_cache();          // destroys cached, unused buffers
 size_t pipelines_compiled();  // compute pipelines created so far (the pipeline cache's size)
 uint64_t dispatches();        // kernels dispatched so far
-uint64_t host_reads();        // device-to-host reads so far (each waits for the queue to drain)
+uint64_t host_reads();        // device-to-host reads so far that waited for the queue to drain (not read_later's)
 
 // Allocation for Storage: a device-virtual address (never dereferenced on the host) that the
 // backend resolves to (buffer, byte offset).

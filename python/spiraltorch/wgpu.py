@@ -81,5 +81,6 @@ def dispatches() -> int:
 def host_reads() -> int:
     """Device-to-host reads so far (``.item()``, ``.numpy()``, ``.to("cpu")``, checks that read a
     value). Each one submits the queued kernels and waits for the GPU to finish them, so the count
-    per training step says how often a step stalls the queue."""
+    per training step says how often a step stalls the queue. An optimizer's verdict fetched during the
+    next step (which waits for that step's own work only) is not counted."""
     return int(_core._wgpu_host_reads())

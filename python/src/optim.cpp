@@ -255,6 +255,18 @@ void bind_optim(nb::module_& root) {
         return "ParamGroup(" + nb::cast<std::string>(nb::repr(group_to_dict(g, nullptr))) + ")";
       });
 
+  nb::class_<st::optim::StepResult>(m, "StepResult",
+                                    "What Optimizer.step() did when its verdict is still on the device (wgpu): "
+                                    "bool(result) reads it (waiting for that step's work only) and is True when "
+                                    "the update was applied, False when a non-finite gradient made it skip.")
+      .def("__bool__", [](const st::optim::StepResult& r) { return static_cast<bool>(r); })
+      .def("__eq__", [](const st::optim::StepResult& r, bool b) { return static_cast<bool>(r) == b; })
+      .def_prop_ro("known", &st::optim::StepResult::known, "True when bool() needs no device read.")
+      .def("__repr__", [](const st::optim::StepResult& r) {
+        return r.known() ? std::string(static_cast<bool>(r) ? "StepResult(True)" : "StepResult(False)")
+                         : std::string("StepResult(pending)");
+      });
+
   nb::class_<Optimizer>(m, "Optimizer",
                         "Base of the optimizers. step() first checks every gradient is finite; if one is not, "
                         "nothing is updated, skipped_steps grows and step() returns False.")
@@ -267,14 +279,17 @@ void bind_optim(nb::module_& root) {
       .def("add_param_group", [](Optimizer& o, nb::handle group) { o.add_param_group(group_from_dict(group)); },
            nb::arg("param_group"))
       .def("zero_grad", &Optimizer::zero_grad, nb::arg("set_to_none") = true)
-      .def("step", [](Optimizer& o, nb::object closure) {
+      .def("step", [](Optimizer& o, nb::object closure) -> nb::object {
         if (!closure.is_none()) {
           st::EnableGradGuard eg;
           closure();
         }
-        return o.step();
+        st::optim::StepResult r = o.step();
+        if (r.known()) return nb::bool_(static_cast<bool>(r));
+        return nb::cast(std::move(r));
       }, nb::arg("closure") = nb::none(),
-         "Applies one update; returns False (and changes nothing) when a gradient is not finite.")
+         "Applies one update; returns False (and changes nothing) when a gradient is not finite. Adam, AdamW and "
+         "SGD on wgpu check on the device and return a StepResult whose bool() reads the verdict when asked.")
       .def_prop_ro("skipped_steps", &Optimizer::skipped_steps)
       .def("grads_finite", &Optimizer::grads_finite)
       .def("state_dict", [](const Optimizer& o) { return state_to_py(o.state_dict(), o.type_name()); },

@@ -2,6 +2,7 @@
 // One kernel table per device. Ops prepare operands (broadcast views, dtype casts,
 // output allocation) and call into the table; they never branch on the device.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -250,10 +251,13 @@ class Backend {
   virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
   // One fused optimizer step over many parameters at once (a few launches for all of them):
   // every slot holds contiguous param/grad/state tensors of one dtype (float32 or float64, the
-  // same in all slots); undefined vmax / buf mean no amsgrad / no momentum.
+  // same in all slots); undefined vmax / buf mean no amsgrad / no momentum. `skip`, when set,
+  // points at one int32 on this device (a flag_nonfinite flag): nothing is written when it holds
+  // a nonzero value, so a step can be skipped without the host reading the flag first.
   struct AdamArgs {
     double step_size, beta1, beta2, eps, weight_decay, decay, bc2_sqrt;
     bool amsgrad, maximize, decoupled;
+    const int32_t* skip = nullptr;
     bool operator==(const AdamArgs&) const = default;
   };
   struct AdamSlot {
@@ -263,6 +267,7 @@ class Backend {
   struct SgdArgs {
     double lr, momentum, dampening, weight_decay;
     bool nesterov, maximize, first_step;
+    const int32_t* skip = nullptr;  // as in AdamArgs
     bool operator==(const SgdArgs&) const = default;
   };
   struct SgdSlot {
@@ -273,6 +278,13 @@ class Backend {
   // float32/float64 tensors xs holds a NaN or an infinity, and leaves it as it is otherwise:
   // one flag collects every gradient in a few launches, then a single read.
   virtual void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
+  // Starts copying `flag` (one int32 element on this device) to the host and returns a function
+  // that yields it; the function waits only for the work queued before read_later, never for
+  // later work. Default: reads now (the function returns the value read).
+  virtual std::function<int32_t()> read_later(const Tensor& flag);
+  // True when read_later returns before the read completes (a step's verdict can then be
+  // fetched during the next step, without a sync point in this one).
+  virtual bool reads_later() const { return false; }
 };
 
 Backend& backend_for(Device device);

@@ -58,7 +58,7 @@ void GradScaler::unscale(Optimizer& opt) {
 }
 
 bool GradScaler::step(Optimizer& opt) {
-  if (!enabled_) return opt.step();
+  if (!enabled_) return static_cast<bool>(opt.step());
   if (stepped_.count(&opt)) throw SpiralError("GradScaler.step: already called for this optimizer; call update() first");
   if (!unscaled_.count(&opt)) unscale(opt);
   stepped_.insert(&opt);
@@ -66,7 +66,8 @@ bool GradScaler::step(Optimizer& opt) {
     ++state_.skipped_steps;
     return false;
   }
-  return opt.step();
+  opt.step();  // unscale() found every gradient finite, so the step applies (no second read)
+  return true;
 }
 
 void GradScaler::update(std::optional<double> new_scale) {

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "backend/backend.h"
 #include "backend/capture.h"
@@ -17,6 +21,24 @@ double ParamGroup::get(const std::string& key) const {
   if (it == options.end()) throw ValueError("optimizer: parameter group has no option '" + key + "'");
   return it->second;
 }
+
+namespace detail {
+
+// A step's device-side verdict: the flag's value once read (nonzero: skipped).
+struct PendingVerdict {
+  std::function<int32_t()> read;
+  std::optional<bool> skipped;
+  bool get_skipped() {
+    if (!skipped) skipped = read() != 0;
+    return *skipped;
+  }
+};
+
+}  // namespace detail
+
+StepResult::operator bool() const { return pending_ ? !pending_->get_skipped() : applied_; }
+
+bool StepResult::known() const { return !pending_ || pending_->skipped.has_value(); }
 
 Optimizer::~Optimizer() = default;
 
@@ -128,7 +150,54 @@ bool Optimizer::grads_finite() const {
   return true;
 }
 
-bool Optimizer::step() {
+std::optional<Device> Optimizer::deferrable_device() const {
+  static const bool sync_check = [] {
+    const char* v = std::getenv("SPIRALTORCH_OPTIM_SYNC_CHECK");
+    return v && std::string(v) == "1";
+  }();
+  if (sync_check || !device_updates_queued()) return std::nullopt;
+  std::optional<Device> device;
+  for (const auto& g : groups_) {
+    for (const Tensor& p : g->params) {
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
+      device = grad.device();
+    }
+  }
+  if (!device || st::detail::capturing(*device) || !backend::backend_for(*device).reads_later()) return std::nullopt;
+  return device;
+}
+
+void Optimizer::restore(StateSnapshot before) const {
+  // Logically const: the step being undone never happened.
+  auto& state = const_cast<std::map<const TensorImpl*, ParamState>&>(state_);
+  for (auto& [impl, old] : before) {
+    if (old) {
+      state[impl] = std::move(*old);
+    } else {
+      state.erase(impl);
+    }
+  }
+}
+
+void Optimizer::settle() const {
+  if (!pending_) return;
+  const auto pending = std::exchange(pending_, nullptr);
+  StateSnapshot before = std::exchange(pending_before_, {});
+  if (!pending->get_skipped()) return;
+  // The kernels wrote nothing; what the host changed (step counts, buffers made by the step) goes back.
+  ++skipped_steps_;
+  restore(std::move(before));
+}
+
+int64_t Optimizer::skipped_steps() const {
+  settle();
+  return skipped_steps_;
+}
+
+StepResult Optimizer::step() {
+  settle();
   // Options may have been changed since construction (group['lr'] = nan): check them
   // before any parameter is touched.
   for (const auto& gp : groups_) {
@@ -144,6 +213,36 @@ bool Optimizer::step() {
                          shape_str(p.shape()));
       }
     }
+  }
+  if (const auto device = deferrable_device()) {
+    // The check runs on the device and the update kernels skip on its flag: no host read here.
+    std::vector<Tensor> grads;
+    StateSnapshot before;
+    for (const auto& g : groups_) {
+      for (const Tensor& p : g->params) {
+        const Tensor grad = p.grad();
+        if (!grad.defined()) continue;
+        if (is_floating(grad.dtype())) grads.push_back(float_grad(grad).contiguous());
+        const auto it = state_.find(p.impl());
+        before.emplace_back(p.impl(), it == state_.end() ? std::nullopt : std::optional<ParamState>(it->second));
+      }
+    }
+    auto& be = backend::backend_for(*device);
+    Tensor flag = zeros({1}, Dtype::Int32, *device);
+    be.flag_nonfinite(grads, flag);
+    NoGradGuard ng;
+    queue_->skip = flag.data<int32_t>();
+    try {
+      apply_updates();
+    } catch (...) {
+      *queue_ = detail::UpdateQueue{};  // as below; and the host state goes back as for a skip
+      restore(std::move(before));
+      throw;
+    }
+    queue_->skip = nullptr;
+    pending_ = std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), std::nullopt});
+    pending_before_ = std::move(before);
+    return StepResult(pending_);
   }
   if (!grads_finite()) {
     ++skipped_steps_;
@@ -183,11 +282,13 @@ void Optimizer::apply_updates() {
 }
 
 const ParamState* Optimizer::state_of(const Tensor& param) const {
+  settle();
   auto it = state_.find(param.impl());
   return it == state_.end() ? nullptr : &it->second;
 }
 
 OptimizerState Optimizer::state_dict() const {
+  settle();
   OptimizerState out;
   out.skipped_steps = skipped_steps_;
   int64_t index = 0;
@@ -210,6 +311,7 @@ OptimizerState Optimizer::state_dict() const {
 }
 
 void Optimizer::load_state_dict(const OptimizerState& s) {
+  settle();
   if (s.groups.size() != groups_.size()) {
     throw CheckpointError(type_name() + ".load_state_dict: state has " + std::to_string(s.groups.size()) +
                           " parameter groups, the optimizer has " + std::to_string(groups_.size()));

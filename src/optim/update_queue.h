@@ -41,12 +41,16 @@ class DeviceBatches {
 struct UpdateQueue {
   DeviceBatches<backend::Backend::AdamArgs, backend::Backend::AdamSlot> adam;
   DeviceBatches<backend::Backend::SgdArgs, backend::Backend::SgdSlot> sgd;
+  // The step's device-side non-finite flag (Backend::AdamArgs::skip), or null.
+  const int32_t* skip = nullptr;
 
   void flush() {
-    adam.flush([](const Device& d, const auto& slots, const auto& args) {
+    adam.flush([this](const Device& d, const auto& slots, auto args) {
+      args.skip = skip;
       backend::backend_for(d).adam_update(slots, args);
     });
-    sgd.flush([](const Device& d, const auto& slots, const auto& args) {
+    sgd.flush([this](const Device& d, const auto& slots, auto args) {
+      args.skip = skip;
       backend::backend_for(d).sgd_update(slots, args);
     });
   }

@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "ops/known_range.h"
 #include "spiraltorch/nn/functional.h"
+#include "spiraltorch/optim/adam.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/wgpu.h"
 
@@ -144,4 +145,35 @@ TEST(Wgpu, CrossEntropyRowsGiveNanForTargetsOutOfRange) {
   EXPECT_TRUE(std::isnan(l[0]));
   const double lse1 = std::log(std::exp(4.0) + std::exp(5.0) + std::exp(6.0));
   EXPECT_NEAR(l[1], lse1 - 5.0, 1e-5);
+}
+
+TEST(Wgpu, ReadLaterWaitsOnlyWhenAsked) {
+  REQUIRE_WGPU();
+  auto& be = backend::backend_for(kW);
+  ASSERT_TRUE(be.reads_later());
+  Tensor flag = full({1}, 7, Dtype::Int32, kW);
+  auto read = be.read_later(flag);
+  fill_(flag, 9);  // queued after the read: not seen by it
+  EXPECT_EQ(read(), 7);
+  EXPECT_EQ(read(), 7);  // the value is kept
+  be.read_later(flag);   // never asked for: its buffer goes back to the pool
+  EXPECT_EQ(flag.item(), 9.0);
+}
+
+TEST(Wgpu, AdamSkipsOnTheDeviceFlagAndSettlesLater) {
+  REQUIRE_WGPU();
+  Tensor p = to_device(ones({4}), kW).set_requires_grad(true);
+  optim::Adam opt({optim::ParamGroup{{p}, {}}}, 0.1);
+  p.set_grad(to_device(full({4}, 1.0), kW));
+  const uint64_t reads = wgpu::host_reads();
+  const optim::StepResult applied = opt.step();
+  EXPECT_EQ(wgpu::host_reads(), reads);  // no read inside step()
+  EXPECT_FALSE(applied.known());
+  EXPECT_TRUE(static_cast<bool>(applied));
+  const std::vector<float> after_one = to_device(p, {}).to_vector<float>();
+  p.set_grad(to_device(full({4}, NAN), kW));
+  EXPECT_FALSE(static_cast<bool>(opt.step()));
+  EXPECT_EQ(to_device(p, {}).to_vector<float>(), after_one);
+  EXPECT_EQ(opt.skipped_steps(), 1);
+  EXPECT_EQ(opt.state_of(p)->step, 1);
 }

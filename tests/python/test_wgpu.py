@@ -711,6 +711,69 @@ def test_optimizer_many_slots_in_few_dispatches_and_nonfinite_skip(make):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
 
+def _steps_with_a_nan(dev, make, ask, bad):
+    """Four steps of `make`'s optimizer on two parameters, step `bad`'s gradient holding a NaN;
+    with `ask` each step's verdict is read at once, else only skipped_steps at the end. Returns the
+    parameters, the per-parameter step counts and the verdicts asked for."""
+    rng = np.random.default_rng(21)  # the same numbers for both devices
+    init, grads = ([rng.uniform(-2, 2, s).astype(np.float32) for s in ((3, 4), (5,))] for _ in range(2))
+    ps = [st.tensor(a).to(dev).requires_grad_(True) for a in init]
+    opt = make(ps)
+    verdicts = []
+    for k in range(4):
+        g = [x.copy() for x in grads]
+        if k == bad:
+            g[1][2] = np.nan
+        for p, x in zip(ps, g):
+            p.grad = st.tensor(x * (k + 1)).to(dev)
+        r = opt.step()
+        if ask:
+            verdicts.append(bool(r))
+    sd = opt.state_dict()
+    return [to_np(p) for p in ps], [sd["state"][i]["step"] for i in (0, 1)], opt.skipped_steps, verdicts
+
+
+@needs_wgpu
+@pytest.mark.parametrize("make", [lambda p: st.optim.Adam(p, lr=1e-2, amsgrad=True),
+                                  lambda p: st.optim.AdamW(p, lr=1e-2, weight_decay=0.1),
+                                  lambda p: st.optim.SGD(p, lr=0.1, momentum=0.9, dampening=0.3)],
+                         ids=["adam", "adamw", "sgd_momentum"])
+@pytest.mark.parametrize("ask", [True, False], ids=["asked", "unasked"])
+@pytest.mark.parametrize("bad", [0, 1], ids=["first_step_bad", "second_step_bad"])
+def test_nonfinite_check_runs_on_the_device_and_matches_the_cpu(make, ask, bad):
+    # On wgpu the flag is set and obeyed on the device and read later; what a skipped step changed
+    # on the host is undone once the skip is known, asked for or not: the step counts, and after a
+    # skipped first step the state it created (Adam's moments, SGD's momentum buffer, which the
+    # next applied step must start afresh).
+    cpu = _steps_with_a_nan("cpu", make, ask, bad)
+    gpu = _steps_with_a_nan("wgpu", make, ask, bad)
+    for a, b in zip(cpu[0], gpu[0]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert gpu[1] == cpu[1] == [3, 3]
+    assert gpu[2] == cpu[2] == 1
+    assert gpu[3] == cpu[3] == ([k != bad for k in range(4)] if ask else [])
+
+
+@needs_wgpu
+def test_a_device_checked_step_reads_nothing_until_asked():
+    ps = [st.tensor(f32(64, 32)).to("wgpu").requires_grad_(True), st.tensor(f32(32)).to("wgpu").requires_grad_(True)]
+    opt = st.optim.Adam(ps, lr=1e-3)
+    for p in ps:
+        p.grad = st.ones_like(p)
+    st.wgpu.synchronize()
+    r0 = st.wgpu.host_reads()
+    r = opt.step()
+    assert st.wgpu.host_reads() == r0  # no read in step(): the flag is fetched later
+    assert isinstance(r, st.optim.StepResult) and not r.known and "pending" in repr(r)
+    # reading the verdict waits for that step's submission only: not a host read that drains the queue
+    assert bool(r) is True and r == True and r.known and st.wgpu.host_reads() == r0  # noqa: E712
+    for p in ps:
+        p.grad = st.ones_like(p)
+    opt.step()
+    opt.step()  # settles the previous verdict with a read that waits for that step only
+    assert opt.skipped_steps == 0 and opt.state_dict()["state"][0]["step"] == 3
+
+
 # ---------------------------------------------------------------------------
 # Fashion-MNIST: the MLP recipe trains on wgpu to the CPU's accuracy
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ class Adam : public Optimizer {
  protected:
   void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
+  bool device_updates_queued() const override { return true; }
 };
 
 // torch.optim.AdamW: Adam with decoupled weight decay (default 1e-2).

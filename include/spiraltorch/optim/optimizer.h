@@ -4,7 +4,9 @@
 // in place under NoGradGuard.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spiraltorch/tensor.h"
@@ -13,6 +15,7 @@ namespace st::optim {
 
 namespace detail {
 struct UpdateQueue;
+struct PendingVerdict;
 }
 
 // Hyperparameters of a group ("lr", "weight_decay", "beta1", ...); flags are 0/1.
@@ -41,6 +44,23 @@ struct OptimizerState {
   int64_t skipped_steps = 0;
 };
 
+// What Optimizer::step() did: true when the update was applied, false when a non-finite gradient
+// made it skip. Where the check runs on the device and the host reads it later (wgpu), the verdict
+// is read when first converted (a wait for that step's own work only); a step whose verdict nobody
+// asks for costs no host read, and the optimizer settles it at its next step.
+class StepResult {
+ public:
+  StepResult(bool applied) : applied_(applied) {}  // NOLINT: a plain bool is a known verdict
+  explicit StepResult(std::shared_ptr<detail::PendingVerdict> pending) : pending_(std::move(pending)) {}
+  explicit operator bool() const;
+  // Whether converting it needs no host read.
+  bool known() const;
+
+ private:
+  bool applied_ = false;
+  std::shared_ptr<detail::PendingVerdict> pending_;
+};
+
 class Optimizer {
  public:
   Optimizer(std::vector<ParamGroup> groups, Options defaults);
@@ -57,9 +77,13 @@ class Optimizer {
   // Clears gradients: drops them (set_to_none) or zeroes them in place.
   void zero_grad(bool set_to_none = true);
   // Applies one update to every parameter with a gradient. If any gradient holds a
-  // NaN or Inf nothing is changed, skipped_steps() grows by one and false is returned.
-  bool step();
-  int64_t skipped_steps() const { return skipped_steps_; }
+  // NaN or Inf nothing is changed, skipped_steps() grows by one and the result is false. For
+  // Adam/AdamW/SGD on a device that reads later (wgpu) the check and the skip happen on the device
+  // and the host learns the verdict afterwards (see StepResult); the state the host keeps (step
+  // counts, buffers created by the step) is rolled back once a skip is known, and every accessor
+  // below settles a pending verdict first. SPIRALTORCH_OPTIM_SYNC_CHECK=1 reads it in step().
+  StepResult step();
+  int64_t skipped_steps() const;
   // True when every defined gradient is finite.
   bool grads_finite() const;
 
@@ -80,16 +104,29 @@ class Optimizer {
   // A device update may be queued in update_queue() instead of launched: step() launches the
   // queue before it reads an updated value and at its end (a few multi-tensor launches in all).
   virtual void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) = 0;
+  // True when update() puts every non-CPU parameter's update in the queue (nothing else is
+  // written): the queued kernels can then skip on a device-side flag.
+  virtual bool device_updates_queued() const { return false; }
   detail::UpdateQueue& update_queue() { return *queue_; }
 
  private:
   std::vector<std::shared_ptr<ParamGroup>> groups_;
   Options defaults_;
   std::map<const TensorImpl*, ParamState> state_;
-  int64_t skipped_steps_ = 0;
+  mutable int64_t skipped_steps_ = 0;
   std::unique_ptr<detail::UpdateQueue> queue_;
+  // Each parameter's state before a step (none: it had no state yet).
+  using StateSnapshot = std::vector<std::pair<const TensorImpl*, std::optional<ParamState>>>;
+  // The last step's verdict while the device still holds it, and the states it replaced.
+  mutable std::shared_ptr<detail::PendingVerdict> pending_;
+  mutable StateSnapshot pending_before_;
 
   void apply_updates();
+  // The device all gradients are on when the non-finite check can run there (see step()).
+  std::optional<Device> deferrable_device() const;
+  // Applies a pending verdict: a skipped step's state changes are undone and counted.
+  void settle() const;
+  void restore(StateSnapshot before) const;
 };
 
 // Scales gradients so their joint `norm_type`-norm is at most max_norm (like

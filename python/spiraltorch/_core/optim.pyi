@@ -24,6 +24,21 @@ class ParamGroup:
 
     def __repr__(self) -> str: ...
 
+class StepResult:
+    """
+    What Optimizer.step() did when its verdict is still on the device (wgpu): bool(result) reads it (waiting for that step's work only) and is True when the update was applied, False when a non-finite gradient made it skip.
+    """
+
+    def __bool__(self) -> bool: ...
+
+    def __eq__(self, arg: bool, /) -> bool: ...
+
+    @property
+    def known(self) -> bool:
+        """True when bool() needs no device read."""
+
+    def __repr__(self) -> str: ...
+
 class Optimizer:
     """
     Base of the optimizers. step() first checks every gradient is finite; if one is not, nothing is updated, skipped_steps grows and step() returns False.
@@ -39,9 +54,9 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None: ...
 
-    def step(self, closure: object | None = None) -> bool:
+    def step(self, closure: object | None = None) -> object:
         """
-        Applies one update; returns False (and changes nothing) when a gradient is not finite.
+        Applies one update; returns False (and changes nothing) when a gradient is not finite. Adam, AdamW and SGD on wgpu check on the device and return a StepResult whose bool() reads the verdict when asked.
         """
 
     @property

@@ -148,7 +148,8 @@ def fit(
                 continue
             value.backward()
             stepped = optimizer.step()
-            if stepped is False:
+            # False, or a StepResult whose verdict is False (None: an optimizer without one)
+            if stepped is not None and not stepped:
                 skipped += 1
                 continue
             total += scalar

@@ -2,7 +2,10 @@
 
 Everything is native (``spiraltorch._core.optim``) and follows ``torch.optim``: optimizers take
 ``model.parameters()`` or a list of parameter-group dicts, ``step()`` updates in place and returns
-``False`` (changing nothing, counting ``skipped_steps``) when a gradient is not finite.
+``False`` (changing nothing, counting ``skipped_steps``) when a gradient is not finite. Adam, AdamW and
+SGD on ``wgpu`` check on the device instead of reading a flag in every step: ``step()`` returns a
+``StepResult`` whose ``bool()`` reads the verdict when asked, and ``skipped_steps``/``state_dict()``
+settle it (``SPIRALTORCH_OPTIM_SYNC_CHECK=1`` restores the read in ``step()``).
 """
 
 from __future__ import annotations

@@ -186,6 +186,10 @@ void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fus
 void Backend::adam_update(std::span<const AdamSlot>, const AdamArgs&) { no_fused("adam_update"); }
 void Backend::sgd_update(std::span<const SgdSlot>, const SgdArgs&) { no_fused("sgd_update"); }
 void Backend::flag_nonfinite(std::span<const Tensor>, Tensor&) { no_fused("flag_nonfinite"); }
+std::function<int32_t()> Backend::read_later(const Tensor& flag) {
+  const auto v = static_cast<int32_t>(flag.item());
+  return [v] { return v; };
+}
 bool Backend::has_conv2d(const Conv2dGeom&, int64_t, Dtype) const { return false; }
 void Backend::conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
   no_fused("conv2d_forward");

@@ -62,6 +62,7 @@ void adam_dispatch(const backend::Backend::AdamSlot& s, const backend::Backend::
 }  // namespace
 
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a) {
+  if (a.skip && *a.skip != 0) return;
   struct Work {
     int64_t slot, begin, end;
   };

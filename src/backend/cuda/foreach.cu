@@ -96,12 +96,14 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
     const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
     const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
     const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0, ams = a.amsgrad;
+    const int32_t* skip = a.skip;
     auto arrays = [&](size_t k) {
       const auto& s = slots[k];
       return std::array<T*, 5>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.m),
                                ptr_or_null<T>(s.v), ams ? ptr_or_null<T>(s.vmax) : nullptr};
     };
     launch_foreach<T, 5>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 5>& pk, int s, int64_t i) {
+      if (skip && *skip != 0) return;
       T* p = pk.ptr[0][s];
       const T* g = pk.ptr[1][s];
       T* mp = pk.ptr[2][s];
@@ -147,11 +149,13 @@ void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend:
     const T lr = static_cast<T>(a.lr), mom = static_cast<T>(a.momentum), damp = static_cast<T>(1.0 - a.dampening),
             wd = static_cast<T>(a.weight_decay);
     const bool maximize = a.maximize, nesterov = a.nesterov, first = a.first_step, has_wd = a.weight_decay != 0.0;
+    const int32_t* skip = a.skip;
     auto arrays = [&](size_t k) {
       const auto& s = slots[k];
       return std::array<T*, 3>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.buf)};
     };
     launch_foreach<T, 3>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 3>& pk, int s, int64_t i) {
+      if (skip && *skip != 0) return;
       T* p = pk.ptr[0][s];
       const T* g = pk.ptr[1][s];
       T* b = pk.ptr[2][s];

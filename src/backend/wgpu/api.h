@@ -20,7 +20,7 @@ namespace st::wgpuk {
   X(wgpuCommandEncoderBeginComputePass) X(wgpuComputePassEncoderSetPipeline) X(wgpuComputePassEncoderSetBindGroup)   \
   X(wgpuComputePassEncoderDispatchWorkgroups) X(wgpuComputePassEncoderEnd) X(wgpuComputePassEncoderRelease)          \
   X(wgpuCommandEncoderCopyBufferToBuffer) X(wgpuCommandEncoderClearBuffer) X(wgpuCommandEncoderFinish)               \
-  X(wgpuCommandEncoderRelease) X(wgpuQueueSubmit) X(wgpuCommandBufferRelease) X(wgpuQueueWriteBuffer)                \
+  X(wgpuCommandEncoderRelease) X(wgpuQueueSubmitForIndex) X(wgpuCommandBufferRelease) X(wgpuQueueWriteBuffer)        \
   X(wgpuBufferMapAsync) X(wgpuBufferGetConstMappedRange) X(wgpuBufferUnmap) X(wgpuDevicePoll) X(wgpuGetVersion)
 
 struct Api {

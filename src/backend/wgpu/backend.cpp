@@ -212,6 +212,15 @@ class WgpuBackend final : public backend::Backend {
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
     wgpuk::flag_nonfinite(xs, flag);
   }
+  // A buffer copy and a map that completes with its own submission (context.cpp).
+  std::function<int32_t()> read_later(const Tensor& flag) override {
+    if (flag.dtype() != Dtype::Int32 || flag.numel() != 1) {
+      throw DtypeError("wgpu.read_later: expected one int32 element, got " + std::to_string(flag.numel()) + " of " +
+                       dtype_name(flag.dtype()));
+    }
+    return Context::require("read_later").read_later(flag.raw_data());
+  }
+  bool reads_later() const override { return true; }
 };
 
 }  // namespace

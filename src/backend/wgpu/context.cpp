@@ -499,7 +499,7 @@ void Context::flush() {
   WGPUCommandBuffer cmd = api_->wgpuCommandEncoderFinish(encoder_, &cd);
   api_->wgpuCommandEncoderRelease(encoder_);
   encoder_ = nullptr;
-  api_->wgpuQueueSubmit(queue_, 1, &cmd);
+  last_submit_ = api_->wgpuQueueSubmitForIndex(queue_, 1, &cmd);
   api_->wgpuCommandBufferRelease(cmd);
   if (trace_) std::fprintf(stderr, "wgpu submit (%d commands)\n", batched_);
   arena_.clear();
@@ -508,11 +508,11 @@ void Context::flush() {
 }
 
 template <typename Done>
-void Context::poll_until(Done done) {
+void Context::poll_until(Done done, const WGPUSubmissionIndex* index) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
   while (!done(api_->wgpuDevicePoll(device_, false, nullptr))) {
     if (std::chrono::steady_clock::now() >= until) {
-      while (!done(api_->wgpuDevicePoll(device_, true, nullptr))) {
+      while (!done(api_->wgpuDevicePoll(device_, true, index))) {
       }
       return;
     }
@@ -581,6 +581,71 @@ void Context::read(const void* src_va, void* host, size_t nbytes) {
   std::memcpy(host, static_cast<const char*>(mapped) + (s.offset - lo), nbytes);
   api_->wgpuBufferUnmap(staging_);
   check_errors("read");
+}
+
+std::function<int32_t()> Context::read_later(const void* src_va) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  const BufferRef s = resolve(src_va);
+  if (s.offset % 4 != 0) throw SpiralError("wgpu: read_later needs a 4-byte aligned int32");
+  // The copy travels in its own submission, and the map completes with it: the value can be
+  // fetched while later submissions still run.
+  struct Pending {
+    Context* ctx = nullptr;
+    WGPUBuffer buffer = nullptr;
+    WGPUSubmissionIndex index = 0;
+    bool done = false;
+    WGPUMapAsyncStatus status{};
+    std::string message;
+    bool have = false;
+    int32_t value = 0;
+    ~Pending() {  // the buffer goes back to the pool, also when the value was never asked for
+      std::lock_guard<std::recursive_mutex> lock(ctx->mu_);
+      if (done && !have && status == WGPUMapAsyncStatus_Success) ctx->api_->wgpuBufferUnmap(buffer);
+      ctx->small_staging_.push_back(buffer);
+    }
+  };
+  WGPUBuffer buffer;
+  if (small_staging_.empty()) {
+    buffer = create_buffer(kParamAlign, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst);
+  } else {
+    buffer = small_staging_.back();
+    small_staging_.pop_back();
+  }
+  auto p = std::make_shared<Pending>();
+  p->ctx = this;
+  p->buffer = buffer;
+  end_pass();
+  ensure_encoder();
+  api_->wgpuCommandEncoderCopyBufferToBuffer(encoder_, s.buffer, s.offset, buffer, 0, 4);
+  ++batched_;
+  flush();
+  p->index = last_submit_;
+  WGPUBufferMapCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_AllowSpontaneous;
+  cb.callback = [](WGPUMapAsyncStatus status, WGPUStringView message, void* u1, void*) {
+    // userdata1 owns a reference until the callback has run (it may outlive the returned function)
+    const std::unique_ptr<std::shared_ptr<Pending>> holder(static_cast<std::shared_ptr<Pending>*>(u1));
+    Pending& r = **holder;
+    r.status = status;
+    r.message = str(message);
+    r.done = true;
+  };
+  cb.userdata1 = new std::shared_ptr<Pending>(p);
+  api_->wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, 4, cb);
+  if (trace_) std::fprintf(stderr, "wgpu read started, 4 bytes (submission %llu)\n", static_cast<unsigned long long>(p->index));
+  return [p]() -> int32_t {
+    if (p->have) return p->value;
+    Context& c = *p->ctx;
+    std::lock_guard<std::recursive_mutex> lock(c.mu_);
+    c.flush();  // work queued since runs while this waits
+    c.poll_until([&p](bool) { return p->done; }, &p->index);  // not a reads_ one: later work keeps running
+    if (c.trace_) std::fprintf(stderr, "wgpu read finished, 4 bytes\n");
+    if (p->status != WGPUMapAsyncStatus_Success) throw SpiralError("wgpu: reading a buffer failed: " + p->message);
+    std::memcpy(&p->value, c.api_->wgpuBufferGetConstMappedRange(p->buffer, 0, 4), 4);
+    c.api_->wgpuBufferUnmap(p->buffer);
+    p->have = true;
+    return p->value;
+  };
 }
 
 }  // namespace st::wgpuk

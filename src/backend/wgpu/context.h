@@ -3,6 +3,7 @@
 // that hands out device-virtual addresses; a pipeline cache keyed by the WGSL text; and
 // batched, asynchronous submission with one sync point when the host reads a value.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -65,6 +66,9 @@ class Context {
   void copy_bytes(const void* src_va, void* dst_va, size_t nbytes);  // 4-byte aligned, within buffers
   void write(void* dst_va, const void* host, size_t nbytes);
   void read(const void* src_va, void* host, size_t nbytes);
+  // Starts reading the int32 at src_va without waiting: the returned function yields it, waiting
+  // only for the work queued before this call (Backend::read_later).
+  std::function<int32_t()> read_later(const void* src_va);
   void flush();
   void synchronize();
   uint64_t dispatch_count() const { return dispatches_; }
@@ -78,8 +82,9 @@ class Context {
   void check_errors(const std::string& what);
   // Polls the device until done(queue_empty) holds: non-blocking polls for up to spin_us_, then
   // blocking ones.
+  // With `index`, the blocking polls wait for that submission only.
   template <typename Done>
-  void poll_until(Done done);
+  void poll_until(Done done, const WGPUSubmissionIndex* index = nullptr);
   WGPUBuffer create_buffer(uint64_t size, WGPUBufferUsage usage);
 
   const Api* api_ = nullptr;
@@ -128,6 +133,8 @@ class Context {
   uint64_t reads_ = 0;  // device-to-host reads: each waits for the whole queue
   WGPUBuffer staging_ = nullptr;
   uint64_t staging_size_ = 0;
+  WGPUSubmissionIndex last_submit_ = 0;
+  std::vector<WGPUBuffer> small_staging_;  // free 4-byte read_later buffers
 
   mutable std::recursive_mutex mu_;
   std::string errors_;  // uncaptured validation errors since the last check

@@ -15,28 +15,45 @@ void check_float32(const char* op, const Tensor& p) {
   }
 }
 
-// How many slots of `per_slot` buffers one dispatch may bind (P takes one more binding). One on
+// How many slots of `per_slot` buffers one dispatch may bind beside P and `shared` others. One on
 // a CPU adapter: lavapipe runs every branch of the slot chain under a lane mask (about 8x the
 // single-slot time for six slots), where a GPU's warps take only their own slot's branch.
-size_t slots_per_dispatch(size_t per_slot) {
+size_t slots_per_dispatch(size_t per_slot, size_t shared = 0) {
   const Context& c = Context::require("optimizer");
   if (c.cpu_adapter()) return 1;
   const uint64_t lim = c.info().max_storage_buffers_per_shader_stage;
-  return std::clamp<size_t>(lim > 1 ? static_cast<size_t>((lim - 1) / per_slot) : 1, 1, 16);
+  return std::clamp<size_t>(lim > 1 + shared ? static_cast<size_t>((lim - 1 - shared) / per_slot) : 1, 1, 16);
 }
 
 // Runs `kernel` over groups of slots. For each slot `fill(slot, s, args, buffers, params, body)`
 // appends its bindings, its offsets after (start, n) and its WGSL branch (s: its index in the
-// dispatch, base: where its P words start); head: the P words before the slots.
+// dispatch, base: where its P words start); head: the P words before the slots. With `skip` (a
+// device int32, see Backend::AdamArgs) the flag takes the first binding and a word after the
+// head, and every invocation returns at once when it is nonzero.
 template <typename Slot, typename Fill>
 void multi(const char* kernel, std::span<const Slot> slots, size_t per_slot, const std::vector<int32_t>& head,
-           Fill fill) {
-  const size_t G = slots_per_dispatch(per_slot);
+           const int32_t* skip, Fill fill) {
+  const size_t G = slots_per_dispatch(per_slot, skip ? 1 : 0);
+  BufferRef skip_ref{};
+  int32_t skip_at = 0;
+  if (skip) {
+    skip_ref = Context::require("optimizer").resolve(skip);
+    skip_at = i32(static_cast<int64_t>(skip_ref.offset / 4), "flag offset");
+  }
   for (size_t s0 = 0; s0 < slots.size(); s0 += G) {
     std::vector<Arg> args;
     std::vector<BufferRef> buffers;
     std::vector<int32_t> params = head;
     std::string body;
+    Subs subs;
+    if (skip) {
+      args.push_back({"skip", Dtype::Int32});
+      buffers.push_back(skip_ref);
+      subs.emplace_back("SKIP", "if (ldi_skip(P[" + std::to_string(params.size()) + "]) != 0) { return; }");
+      params.push_back(skip_at);
+    } else {
+      subs.emplace_back("SKIP", "");
+    }
     int64_t start = 0;
     int s = 0;
     for (size_t j = s0; j < std::min(slots.size(), s0 + G); ++j) {
@@ -51,7 +68,8 @@ void multi(const char* kernel, std::span<const Slot> slots, size_t per_slot, con
     }
     if (start == 0) continue;
     params[0] = i32(start, "optimizer elements");
-    run("optim", kernel, args, buffers, params, start, {{"SLOTS", body}});
+    subs.emplace_back("SLOTS", body);
+    run("optim", kernel, args, buffers, params, start, subs);
   }
 }
 
@@ -121,14 +139,15 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
   multi("adam", slots, 5,
         {0, flags, fbits(1.0 - a.beta1), fbits(a.beta2), fbits(1.0 - a.beta2), fbits(a.weight_decay), fbits(a.decay),
          fbits(a.eps), fbits(-a.step_size), fbits(a.bc2_sqrt)},
-        AdamFill{a.amsgrad});
+        a.skip, AdamFill{a.amsgrad});
 }
 
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a) {
   const int32_t flags = (a.maximize ? 2 : 0) | (a.nesterov ? 4 : 0) | (a.first_step ? 8 : 0) |
                         (a.weight_decay != 0.0 ? 16 : 0);
   multi("sgd", slots, 3,
-        {0, flags, fbits(a.lr), fbits(a.momentum), fbits(1.0 - a.dampening), fbits(a.weight_decay)}, SgdFill{});
+        {0, flags, fbits(a.lr), fbits(a.momentum), fbits(1.0 - a.dampening), fbits(a.weight_decay)}, a.skip,
+        SgdFill{});
 }
 
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
