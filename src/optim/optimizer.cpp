@@ -27,6 +27,7 @@ namespace detail {
 // A step's device-side verdict: the flag's value once read (nonzero: skipped).
 struct PendingVerdict {
   std::function<int32_t()> read;
+  Tensor flag;  // the device flag, reused by the next step when it held 0
   std::optional<bool> skipped;
   bool get_skipped() {
     if (!skipped) skipped = read() != 0;
@@ -185,7 +186,10 @@ void Optimizer::settle() const {
   if (!pending_) return;
   const auto pending = std::exchange(pending_, nullptr);
   StateSnapshot before = std::exchange(pending_before_, {});
-  if (!pending->get_skipped()) return;
+  if (!pending->get_skipped()) {
+    zero_flag_ = pending->flag;
+    return;
+  }
   // The kernels wrote nothing; what the host changed (step counts, buffers made by the step) goes back.
   ++skipped_steps_;
   restore(std::move(before));
@@ -228,7 +232,8 @@ StepResult Optimizer::step() {
       }
     }
     auto& be = backend::backend_for(*device);
-    Tensor flag = zeros({1}, Dtype::Int32, *device);
+    Tensor flag = zero_flag_.defined() && zero_flag_.device() == *device ? std::exchange(zero_flag_, Tensor())
+                                                                            : zeros({1}, Dtype::Int32, *device);
     be.flag_nonfinite(grads, flag);
     NoGradGuard ng;
     queue_->skip = flag.data<int32_t>();
@@ -240,7 +245,7 @@ StepResult Optimizer::step() {
       throw;
     }
     queue_->skip = nullptr;
-    pending_ = std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), std::nullopt});
+    pending_ = std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), flag, std::nullopt});
     pending_before_ = std::move(before);
     return StepResult(pending_);
   }

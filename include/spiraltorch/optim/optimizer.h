@@ -120,6 +120,9 @@ class Optimizer {
   // The last step's verdict while the device still holds it, and the states it replaced.
   mutable std::shared_ptr<detail::PendingVerdict> pending_;
   mutable StateSnapshot pending_before_;
+  // A device flag known to hold 0 (the last verdict's, once read as "applied"): the next
+  // deferred check starts from it instead of filling a new one.
+  mutable Tensor zero_flag_;
 
   void apply_updates();
   // The device all gradients are on when the non-finite check can run there (see step()).
