@@ -630,9 +630,11 @@ std::function<int32_t()> Context::read_later(const void* src_va) {
     r.message = str(message);
     r.done = true;
   };
-  cb.userdata1 = new std::shared_ptr<Pending>(p);
+  cb.userdata1 = std::make_unique<std::shared_ptr<Pending>>(p).release();  // the callback takes it back
   api_->wgpuBufferMapAsync(buffer, WGPUMapMode_Read, 0, 4, cb);
-  if (trace_) std::fprintf(stderr, "wgpu read started, 4 bytes (submission %llu)\n", static_cast<unsigned long long>(p->index));
+  if (trace_) {
+    std::fprintf(stderr, "wgpu read started, 4 bytes (submission %llu)\n", static_cast<unsigned long long>(p->index));
+  }
   return [p]() -> int32_t {
     if (p->have) return p->value;
     Context& c = *p->ctx;

@@ -32,6 +32,10 @@ OpText op_text(ReduceOp op, Dtype dt) {
   return {};
 }
 
+Subs op_subs(const OpText& t) {
+  return {{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
+}
+
 // One pass: x (outer, r, inner) at element offset xoff -> out (outer, C, inner), chunks of L.
 void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, int64_t inner, int64_t C, int64_t L,
           const Tensor& out, int32_t ooff) {
@@ -39,7 +43,7 @@ void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, 
   const int64_t outputs = outer * C * inner;
   const std::vector<int32_t> p{i32(outputs, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"),
                                i32(C, "chunks"), i32(L, "chunk"), xoff, ooff};
-  const Subs subs{{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
+  const Subs subs = op_subs(t);
   const std::vector<Arg> args{{"x", x.dtype()}, {"out", out.dtype(), true}};
   // One invocation per output when neighbouring invocations read neighbouring elements (inner >= 64)
   // or the reduced run is short; else one workgroup per output, a tree in workgroup memory.
@@ -55,7 +59,7 @@ void tile_pass(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t i
   const OpText t = op_text(op, x.dtype());
   const std::vector<int32_t> p{i32(outer * inner, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"), 1,
                                i32(r, "reduced size"), elem_offset(x), elem_offset(out), i32(outer, "outer size")};
-  const Subs subs{{"T", t.t}, {"ID", t.id}, {"COMB", t.comb}, {"LOAD", t.load}, {"O", t.t == "f32" ? "f" : "i"}};
+  const Subs subs = op_subs(t);
   run("reduce", "cols_tile", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)}, p,
       outer * ((inner + 15) / 16) * 256, subs);
 }
