@@ -21,7 +21,8 @@ namespace st::wgpuk {
   X(wgpuComputePassEncoderDispatchWorkgroups) X(wgpuComputePassEncoderEnd) X(wgpuComputePassEncoderRelease)          \
   X(wgpuCommandEncoderCopyBufferToBuffer) X(wgpuCommandEncoderClearBuffer) X(wgpuCommandEncoderFinish)               \
   X(wgpuCommandEncoderRelease) X(wgpuQueueSubmitForIndex) X(wgpuCommandBufferRelease) X(wgpuQueueWriteBuffer)        \
-  X(wgpuBufferMapAsync) X(wgpuBufferGetConstMappedRange) X(wgpuBufferUnmap) X(wgpuDevicePoll) X(wgpuGetVersion)
+  X(wgpuBufferMapAsync) X(wgpuBufferGetConstMappedRange) X(wgpuBufferUnmap) X(wgpuDevicePoll) X(wgpuGetVersion)     \
+  X(wgpuQueueOnSubmittedWorkDone)
 
 struct Api {
 #define ST_WGPU_DECLARE(name) decltype(&::name) name = nullptr;

@@ -522,7 +522,15 @@ void Context::poll_until(Done done, const WGPUSubmissionIndex* index) {
 void Context::synchronize() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   flush();
-  poll_until([](bool queue_empty) { return queue_empty; });
+  // Done when the queue says so through its callback: a non-blocking poll's "queue empty" answer
+  // came back true with work in flight (lavapipe), so it is not what this waits on.
+  bool done = false;
+  WGPUQueueWorkDoneCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_AllowSpontaneous;
+  cb.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void* u1, void*) { *static_cast<bool*>(u1) = true; };
+  cb.userdata1 = &done;
+  api_->wgpuQueueOnSubmittedWorkDone(queue_, cb);
+  poll_until([&done](bool) { return done; });
   check_errors("synchronize");
 }
 

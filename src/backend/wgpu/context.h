@@ -80,8 +80,8 @@ class Context {
   void end_pass();
   void ensure_encoder();
   void check_errors(const std::string& what);
-  // Polls the device until done(queue_empty) holds: non-blocking polls for up to spin_us_, then
-  // blocking ones.
+  // Polls the device until done() holds (it is passed each poll's "queue empty" answer, which
+  // is not trusted): non-blocking polls for up to spin_us_, then blocking ones.
   // With `index`, the blocking polls wait for that submission only.
   template <typename Done>
   void poll_until(Done done, const WGPUSubmissionIndex* index = nullptr);
