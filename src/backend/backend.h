@@ -213,17 +213,19 @@ class Backend {
     return false;
   }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),
-  // each in [0, C) or equal to ignore_index: loss[r] = logsumexp(x_r) - x_r[t_r] (0 where
-  // ignored) and lse[r] = logsumexp(x_r), both (rows,) in float64 for float64 logits, else
-  // float32. Returns false, having written nothing, where this backend has no such kernel.
-  virtual bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) {
+  // each in [0, C) or equal to ignore_index: loss[r] = scale (logsumexp(x_r) - x_r[t_r]) (0 where
+  // ignored; scale = 1/rows makes the rows' sum their mean) and lse[r] = logsumexp(x_r), both
+  // (rows,) in float64 for float64 logits, else float32. Returns false, having written nothing,
+  // where this backend has no such kernel.
+  virtual bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                                  Tensor& lse) {
     return false;
   }
-  // Its backward: dx[r] = g[r] (softmax(x_r) - onehot(t_r)), 0 where ignored; g contiguous
+  // Its backward: dx[r] = scale g[r] (softmax(x_r) - onehot(t_r)), 0 where ignored; g contiguous
   // (rows,), or one element for every row (a mean's gradient), in lse's dtype; dx the shape and
   // dtype of x.
   virtual bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                           int64_t ignore_index, Tensor& dx) {
+                                           int64_t ignore_index, double scale, Tensor& dx) {
     return false;
   }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).

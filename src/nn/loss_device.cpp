@@ -30,16 +30,17 @@ namespace {
 
 // Per-row losses of (N, C) logits against in-range int64 targets through the backend's fused
 // kernel (logsumexp minus the target's logit; softmax - onehot in the backward), keeping only
-// the logits and each row's logsumexp; undefined where the backend has no such kernel.
-Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index) {
+// the logits and each row's logsumexp; undefined where the backend has no such kernel. Each row's
+// loss is multiplied by `scale` (1/N: their sum is the mean, with no division of its own).
+Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale = 1.0) {
   auto& be = detail::backend_of(x);
   const Tensor xc = x.detach().contiguous(), tc = t.contiguous();
   const Dtype stat = x.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
   Tensor rows = Tensor::empty({x.size(0)}, stat, x.device()), lse = Tensor::empty({x.size(0)}, stat, x.device());
-  if (!be.cross_entropy_rows(xc, tc, ignore_index, rows, lse)) return Tensor();
+  if (!be.cross_entropy_rows(xc, tc, ignore_index, scale, rows, lse)) return Tensor();
   if (!needs_grad({&x})) return rows;
   record(rows, "CrossEntropyBackward", {x},
-         [rx = GradientRoute(x), xc, tc, lse, ignore_index](const Tensor& g) -> std::vector<Tensor> {
+         [rx = GradientRoute(x), xc, tc, lse, ignore_index, scale](const Tensor& g) -> std::vector<Tensor> {
            // A gradient broadcast from one number (the mean's) goes in as that number: no expanded copy.
            const bool one = g.dim() == 1 && g.size(0) > 1 && g.strides()[0] == 0;
            const Tensor gr =
@@ -50,11 +51,11 @@ Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index) {
              const Tensor xa = rx.attach(xc);
              const Tensor valid = ne(tc, wrap_scalar(ignore_index, tc));
              const Tensor onehot = one_hot(where(valid, tc, zeros_like(tc)), xc.size(1)).to(xc.dtype());
-             const Tensor scale = mul(unsqueeze(g, 1), unsqueeze(valid.to(xc.dtype()), 1));
-             return {mul(sub(softmax(xa, 1), onehot), scale)};
+             const Tensor weight = mul(mul(unsqueeze(g, 1), unsqueeze(valid.to(xc.dtype()), 1)), scale);
+             return {mul(sub(softmax(xa, 1), onehot), weight)};
            }
            Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device());
-           detail::backend_of(xc).cross_entropy_rows_backward(xc, tc, lse, gr, ignore_index, dx);
+           detail::backend_of(xc).cross_entropy_rows_backward(xc, tc, lse, gr, ignore_index, scale, dx);
            return {dx};
          },
          {xc, lse});
@@ -72,6 +73,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
   const Tensor tg = batched ? target : unsqueeze(target, 0);
   const int64_t C = x.size(1);
   Tensor loss, denom, t, valid, safe;
+  bool mean_folded = false;
   // Targets copied from the host carry their range (ops/known_range.h): inside [0, C) with the
   // ignore index outside it, every target counts and is in range, so the fused path needs
   // neither the range check's host read (a sync) nor the mask.
@@ -80,7 +82,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     const bool all_counted = (ignore_index < 0 || ignore_index >= C) && st::detail::known_within(t, 0, C);
     const bool fusable = !log_probs_in && !weight.defined() && ls == 0.0 && x.dim() == 2;
     const bool tried = fusable && all_counted;
-    if (tried) loss = fused_rows(x, t, ignore_index);  // the mean divides by N
+    // the mean over N counted rows: each row's loss comes scaled by 1/N, and their sum is the mean
+    mean_folded = tried && reduction == Reduction::Mean && x.size(0) > 0;
+    if (tried) loss = fused_rows(x, t, ignore_index, mean_folded ? 1.0 / static_cast<double>(x.size(0)) : 1.0);
+    if (!loss.defined()) mean_folded = false;
     if (!loss.defined()) {
       valid = ne(t, wrap_scalar(ignore_index, t));
       safe = where(valid, t, zeros_like(t));
@@ -134,7 +139,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
     case Reduction::Sum: out = sum(loss); break;
     case Reduction::Mean:
       // every target counted: the mean over the targets, as PyTorch divides by their number
-      out = index_mode && denom.defined() ? div(sum(loss), denom) : mean(loss);
+      out = mean_folded ? sum(loss) : index_mode && denom.defined() ? div(sum(loss), denom) : mean(loss);
       break;
   }
   return out.dtype() == logits.dtype() ? out : out.to(logits.dtype());

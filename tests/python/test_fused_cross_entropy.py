@@ -123,9 +123,13 @@ def test_fused_host_reads_per_loss(dev):
     x = st.tensor(xn).to(dev).requires_grad_(True)
     t = st.tensor(tn).to(dev)
     st.wgpu.synchronize()
-    r0 = st.wgpu.host_reads()
+    r0, d0 = st.wgpu.host_reads(), st.wgpu.dispatches()
     loss = F.cross_entropy(x, t)
+    # the mean's 1/N comes in the kernel's per-row losses: the rows and their sum, nothing else
+    assert st.wgpu.dispatches() - d0 == 2
+    d0 = st.wgpu.dispatches()
     loss.backward()
+    assert st.wgpu.dispatches() - d0 == 2  # the seed gradient's fill and the fused backward
     st.wgpu.synchronize()
     assert st.wgpu.host_reads() - r0 == 0
     np.testing.assert_allclose(to_np(loss), want, rtol=1e-5, atol=1e-6)

@@ -301,15 +301,16 @@ class CudaBackend final : public backend::Backend {
     return cudak::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
 
-  bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) override {
+  bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                          Tensor& lse) override {
     use_device(index_);
-    cudak::cross_entropy_rows(x, t, ignore_index, loss, lse);
+    cudak::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
     return true;
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                   int64_t ignore_index, Tensor& dx) override {
+                                   int64_t ignore_index, double scale, Tensor& dx) override {
     use_device(index_);
-    cudak::cross_entropy_rows_backward(x, t, lse, g, ignore_index, dx);
+    cudak::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
     return true;
   }
 

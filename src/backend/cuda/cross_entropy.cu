@@ -14,7 +14,7 @@ constexpr int kRowThreads = 256;
 
 template <typename T, typename A>
 __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* lse, int64_t cols,
-                                     int64_t ignore_index) {
+                                     int64_t ignore_index, A scale) {
   const int64_t r = blockIdx.x;
   const T* xr = x + r * cols;
   A m = -INFINITY;
@@ -30,16 +30,16 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* l
     lse[r] = l;
     // a target out of range (the op layer checks, unless the host copy's range vouched for it)
     // gives NaN, never a read past the row
-    loss[r] = y == ignore_index ? A(0) : y < 0 || y >= cols ? A(NAN) : l - static_cast<A>(to_f(xr[y]));
+    loss[r] = y == ignore_index ? A(0) : y < 0 || y >= cols ? A(NAN) : scale * (l - static_cast<A>(to_f(xr[y])));
   }
 }
 
 template <typename T, typename A>
 __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* t, const A* lse, const A* g, T* dx,
-                                              int64_t cols, int64_t ignore_index, int64_t g_stride) {
+                                              int64_t cols, int64_t ignore_index, int64_t g_stride, A scale) {
   const int64_t r = blockIdx.x;
   const int64_t y = t[r];
-  const A gr = y == ignore_index ? A(0) : g[r * g_stride], l = lse[r];
+  const A gr = y == ignore_index ? A(0) : scale * g[r * g_stride], l = lse[r];
   const T* xr = x + r * cols;
   T* dr = dx + r * cols;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
@@ -56,7 +56,8 @@ void check_rows(int64_t rows, const char* op) {
 
 }  // namespace
 
-void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) {
+void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                        Tensor& lse) {
   const int64_t rows = x.size(0), cols = x.size(1);
   if (rows == 0) return;
   check_rows(rows, "cross_entropy");
@@ -64,13 +65,14 @@ void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
     using T = decltype(tag);
     using A = decltype(acc);
     cross_entropy_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
-        static_cast<const T*>(x.raw_data()), t.data<int64_t>(), loss.data<A>(), lse.data<A>(), cols, ignore_index);
+        static_cast<const T*>(x.raw_data()), t.data<int64_t>(), loss.data<A>(), lse.data<A>(), cols, ignore_index,
+        static_cast<A>(scale));
     ST_CUDA_LAUNCH_CHECK();
   });
 }
 
 void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                 int64_t ignore_index, Tensor& dx) {
+                                 int64_t ignore_index, double scale, Tensor& dx) {
   const int64_t rows = x.size(0), cols = x.size(1);
   if (rows == 0) return;
   check_rows(rows, "cross_entropy backward");
@@ -79,7 +81,8 @@ void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
     using A = decltype(acc);
     cross_entropy_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
         static_cast<const T*>(x.raw_data()), t.data<int64_t>(), lse.data<A>(), g.data<A>(),
-        static_cast<T*>(dx.raw_data()), cols, ignore_index, g.numel() == 1 ? 0 : 1);
+        static_cast<T*>(dx.raw_data()), cols, ignore_index, g.numel() == 1 ? 0 : 1,
+        static_cast<A>(scale));
     ST_CUDA_LAUNCH_CHECK();
   });
 }

@@ -85,9 +85,10 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
                               const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
 // cross_entropy.cu
-void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse);
+void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                        Tensor& lse);
 void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                 int64_t ignore_index, Tensor& dx);
+                                 int64_t ignore_index, double scale, Tensor& dx);
 // rnn.cu
 void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,

@@ -82,12 +82,13 @@ class WgpuBackend final : public backend::Backend {
   void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
     wgpuk::softmax_backward(g, y, rows, cols, log, dx);
   }
-  bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) override {
-    return wgpuk::cross_entropy_rows(x, t, ignore_index, loss, lse);
+  bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                          Tensor& lse) override {
+    return wgpuk::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                   int64_t ignore_index, Tensor& dx) override {
-    return wgpuk::cross_entropy_rows_backward(x, t, lse, g, ignore_index, dx);
+                                   int64_t ignore_index, double scale, Tensor& dx) override {
+    return wgpuk::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
   }
   void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override { wgpuk::cat(xs, outer, out); }
   void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,

@@ -28,9 +28,10 @@ void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
 void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
 // Fused softmax cross-entropy rows (Backend::cross_entropy_rows); false where not taken.
-bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse);
+bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                        Tensor& lse);
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                 int64_t ignore_index, Tensor& dx);
+                                 int64_t ignore_index, double scale, Tensor& dx);
 void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                 Tensor& mean, Tensor& rstd);
 void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,

@@ -27,7 +27,8 @@ bool cross_entropy_kernel_applies(const Tensor& x, int64_t ignore_index) {
 }
 }  // namespace
 
-bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, Tensor& loss, Tensor& lse) {
+bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                        Tensor& lse) {
   if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy", x.dtype());
   const int64_t rows = x.size(0), cols = x.size(1);
@@ -36,20 +37,21 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
       {{"x", x.dtype()}, {"t", t.dtype()}, {"loss", loss.dtype(), true}, {"lse", lse.dtype(), true}},
       {ref(x), ref(t), ref(loss), ref(lse)},
       {i32(rows, "rows"), i32(cols, "classes"), static_cast<int32_t>(ignore_index), elem_offset(x), elem_offset(t),
-       elem_offset(loss), elem_offset(lse)},
+       elem_offset(loss), elem_offset(lse), fbits(scale)},
       rows * 256);
   return true;
 }
 
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
-                                 int64_t ignore_index, Tensor& dx) {
+                                 int64_t ignore_index, double scale, Tensor& dx) {
   if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy backward", x.dtype());
   run("norm", "cross_entropy_rows_backward",
       {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", g.dtype()}, {"dx", dx.dtype(), true}},
       {ref(x), ref(t), ref(lse), ref(g), ref(dx)},
       {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
-       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1},
+       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1,
+       fbits(scale)},
       x.numel());
   return true;
 }

@@ -239,8 +239,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   stf_dp(P[5] + t, sc * pj * (ldf_dp(P[5] + t) - ldf_delta(P[7] + r)));
 }
 //@kernel cross_entropy_rows
-// P = [rows, cols, ignore index, x off, t off, loss off, lse off]: lse[r] = logsumexp(x_r),
-// loss[r] = lse[r] - x[r, t_r], 0 where t_r is the ignore index, NaN where t_r is out of range (the
+// P = [rows, cols, ignore index, x off, t off, loss off, lse off, bits of scale]: lse[r] =
+// logsumexp(x_r), loss[r] = scale (lse[r] - x[r, t_r]), 0 where t_r is the ignore index, NaN where t_r is out of range (the
 // op layer checks targets unless the host copy's range vouched for them: never read past the row).
 //@use row_tree
 //@use row_max_sumexp
@@ -260,7 +260,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     var loss = 0.0;
     if (t != P[2]) {
       loss = f_nan();
-      if (t >= 0 && t < cols) { loss = lse - ldf_x(xb + t); }
+      if (t >= 0 && t < cols) { loss = pf(7) * (lse - ldf_x(xb + t)); }
     }
     stf_lse(P[6] + row, lse);
     stf_loss(P[5] + row, loss);
@@ -268,8 +268,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel cross_entropy_rows_backward
 // P = [rows * cols, cols, ignore index, x off, t off, lse off, g off, dx off, g stride (1, or 0:
-// one g for every row)]; elementwise: dx[r, j] = g[r] (exp(x[r, j] - lse[r]) - (j == t_r)), 0
-// where t_r is the ignore index.
+// one g for every row), bits of scale]; elementwise: dx[r, j] = scale g[r] (exp(x[r, j] - lse[r])
+// - (j == t_r)), 0 where t_r is the ignore index.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -283,7 +283,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   if (t != P[2]) {
     v = exp(ldf_x(P[3] + e) - ldf_lse(P[5] + r));
     if (j == t) { v = v - 1.0; }
-    v = v * ldf_g(P[6] + r * P[8]);
+    v = v * (pf(9) * ldf_g(P[6] + r * P[8]));
   }
   stf_dx(P[7] + e, v);
 }
