@@ -287,7 +287,8 @@ void bind_optim(nb::module_& root) {
         st::optim::StepResult r = o.step();
         if (r.known()) return nb::bool_(static_cast<bool>(r));
         return nb::cast(std::move(r));
-      }, nb::arg("closure") = nb::none(),
+      }, nb::sig("def step(self, closure: object | None = None) -> bool | spiraltorch._core.optim.StepResult"),
+         nb::arg("closure") = nb::none(),
          "Applies one update; returns False (and changes nothing) when a gradient is not finite. Adam, AdamW and "
          "SGD on wgpu check on the device and return a StepResult whose bool() reads the verdict when asked.")
       .def_prop_ro("skipped_steps", &Optimizer::skipped_steps)

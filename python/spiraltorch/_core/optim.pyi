@@ -54,7 +54,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None: ...
 
-    def step(self, closure: object | None = None) -> object:
+    def step(self, closure: object | None = None) -> bool | StepResult:
         """
         Applies one update; returns False (and changes nothing) when a gradient is not finite. Adam, AdamW and SGD on wgpu check on the device and return a StepResult whose bool() reads the verdict when asked.
         """
