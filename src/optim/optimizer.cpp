@@ -96,17 +96,16 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 namespace {
 
-// A float32/float64 view of a floating gradient (undefined for integer ones, which are
-// always finite).
-Tensor float_grad(const Tensor& g) {
-  if (g.dtype() == Dtype::Float32 || g.dtype() == Dtype::Float64) return g;
-  return is_floating(g.dtype()) ? st::detail::cast_raw(g, Dtype::Float32) : Tensor();
+// What the non-finite check reads of a gradient: a contiguous float32/float64 view of a floating
+// one (undefined for integer ones, which are always finite).
+Tensor checked_view(const Tensor& g) {
+  if (g.dtype() == Dtype::Float32 || g.dtype() == Dtype::Float64) return g.contiguous();
+  return is_floating(g.dtype()) ? st::detail::cast_raw(g, Dtype::Float32).contiguous() : Tensor();
 }
 
 bool all_finite(const Tensor& g) {
-  Tensor c = float_grad(g);
+  const Tensor c = checked_view(g);
   if (!c.defined()) return true;
-  c = c.contiguous();
   const int64_t n = c.numel();
   int bad = 0;
   detail::dispatch(c, [&](auto tag) {
@@ -132,12 +131,12 @@ bool Optimizer::grads_finite() const {
         if (!all_finite(grad)) return false;
         continue;
       }
-      const Tensor c = float_grad(grad);
+      const Tensor c = checked_view(grad);
       if (!c.defined()) continue;
       auto it = std::find_if(device_grads.begin(), device_grads.end(),
                              [&](const auto& e) { return e.first == c.device(); });
       if (it == device_grads.end()) it = device_grads.insert(device_grads.end(), {c.device(), {}});
-      it->second.push_back(c.contiguous());
+      it->second.push_back(c);
     }
   }
   for (const auto& [device, grads] : device_grads) {
@@ -226,7 +225,7 @@ StepResult Optimizer::step() {
       for (const Tensor& p : g->params) {
         const Tensor grad = p.grad();
         if (!grad.defined()) continue;
-        if (is_floating(grad.dtype())) grads.push_back(float_grad(grad).contiguous());
+        if (const Tensor c = checked_view(grad); c.defined()) grads.push_back(c);
         const auto it = state_.find(p.impl());
         before.emplace_back(p.impl(), it == state_.end() ? std::nullopt : std::optional<ParamState>(it->second));
       }
