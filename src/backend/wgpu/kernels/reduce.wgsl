@@ -2,10 +2,35 @@
 // pass reduces the chunks when r is long and the outputs are few). P = [outputs, r, inner,
 // C (chunks), L, x offset, out offset, ...]. {{T}} is the domain, comb() the op, load() the
 // element as the op sees it.
-//@kernel rows
+//@part fold
+// What rows and cols_tile share: sh, comb() the op, load() the element; fold() combines
+// load(base + j * inner) over j = j0, j0 + step, ... < end, four independent loads per step (then
+// the tail) combined pairwise; tree_to() stores each invocation's value in sh and folds sh[lid + s] into sh[lid] for
+// s = 128, 64, ... down to `lanes`, leaving sh[0 .. lanes) combined (call it from uniform control).
 var<workgroup> sh: array<{{T}}, 256>;
 fn comb(a: {{T}}, b: {{T}}) -> {{T}} { return {{COMB}}; }
 fn load(k: i32) -> {{T}} { return {{LOAD}}; }
+fn fold(acc0: {{T}}, base: i32, j0: i32, end: i32, step: i32, inner: i32) -> {{T}} {
+  var acc = acc0;
+  var j = j0;
+  for (; j + 3 * step < end; j = j + 4 * step) {
+    let u = comb(load(base + j * inner), load(base + (j + step) * inner));
+    let w = comb(load(base + (j + 2 * step) * inner), load(base + (j + 3 * step) * inner));
+    acc = comb(acc, comb(u, w));
+  }
+  for (; j < end; j = j + step) { acc = comb(acc, load(base + j * inner)); }
+  return acc;
+}
+fn tree_to(acc: {{T}}, lid: u32, lanes: u32) {
+  sh[lid] = acc;
+  workgroupBarrier();
+  for (var s = 128u; s >= lanes; s = s >> 1u) {
+    if (lid < s) { sh[lid] = comb(sh[lid], sh[lid + s]); }
+    workgroupBarrier();
+  }
+}
+//@kernel rows
+//@use fold
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -19,22 +44,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let c = (g / inner) % C;
   let o = g / (inner * C);
   let end = min(r, (c + 1) * L);
-  var acc: {{T}} = {{ID}};
-  let base = P[5] + o * r * inner + i;
-  var j = c * L + i32(lid);
-  // Four independent loads per step (then the tail), combined pairwise.
-  for (; j + 768 < end; j = j + 1024) {
-    let u = comb(load(base + j * inner), load(base + (j + 256) * inner));
-    let w = comb(load(base + (j + 512) * inner), load(base + (j + 768) * inner));
-    acc = comb(acc, comb(u, w));
-  }
-  for (; j < end; j = j + 256) { acc = comb(acc, load(base + j * inner)); }
-  sh[lid] = acc;
-  workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (lid < s) { sh[lid] = comb(sh[lid], sh[lid + s]); }
-    workgroupBarrier();
-  }
+  let acc = fold({{ID}}, P[5] + o * r * inner + i, c * L + i32(lid), end, 256, inner);
+  tree_to(acc, lid, 1u);
   if (lid == 0u) { st{{O}}_out(P[6] + g, sh[0]); }
 }
 //@kernel cols
@@ -60,11 +71,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 //@kernel cols_tile
 // One pass for a reduced run short enough that a second pass costs more than it saves (a bias
 // gradient: r = batch rows): a workgroup per 16 neighbouring outputs of one o, 16 lanes along r
-// for each, four independent loads per step, then a tree over the lanes. P = [outputs, r,
+// for each (fold), then a tree over the lanes. P = [outputs, r,
 // inner, 1, r, x offset, out offset, outer].
-var<workgroup> sh: array<{{T}}, 256>;
-fn comb(a: {{T}}, b: {{T}}) -> {{T}} { return {{COMB}}; }
-fn load(k: i32) -> {{T}} { return {{LOAD}}; }
+//@use fold
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -76,22 +85,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let i = (wg % tiles) * 16 + i32(lid % 16u);
   let live = o < P[7] && i < inner;
   var acc: {{T}} = {{ID}};
-  if (live) {
-    let base = P[5] + o * r * inner + i;
-    var j = i32(lid / 16u);
-    for (; j + 48 < r; j = j + 64) {
-      let u = comb(load(base + j * inner), load(base + (j + 16) * inner));
-      let w = comb(load(base + (j + 32) * inner), load(base + (j + 48) * inner));
-      acc = comb(acc, comb(u, w));
-    }
-    for (; j < r; j = j + 16) { acc = comb(acc, load(base + j * inner)); }
-  }
-  sh[lid] = acc;
-  workgroupBarrier();
-  for (var s = 128u; s >= 16u; s = s >> 1u) {
-    if (lid < s) { sh[lid] = comb(sh[lid], sh[lid + s]); }
-    workgroupBarrier();
-  }
+  if (live) { acc = fold(acc, P[5] + o * r * inner + i, i32(lid / 16u), r, 16, inner); }
+  tree_to(acc, lid, 16u);
   if (lid < 16u && live) { st{{O}}_out(P[6] + o * inner + i, sh[lid]); }
 }
 //@kernel arg
