@@ -238,6 +238,8 @@ def machine_info():
         "st_threads": d.get("threads"),
         "simd": d.get("simd"),
         "st_blas": f"{d.get('blas')} core={d.get('blas_core')} threads={d.get('blas_threads')}",
+        "st_gemm": (f"{d.get('gemm_backend')} -> " + ", ".join(f"{k}: {v}" for k, v in d.get("gemm_dispatch", {}).items())
+                    + f"; oneDNN {d.get('onednn')}; MKL {d.get('mkl') or 'not loaded'}"),
         "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
@@ -259,6 +261,7 @@ def render(info, results):
     out.append("")
     out.append(f"- CPU: {info['cpu_model']}, {info['logical_cores']} logical cores, SIMD {info['simd']}")
     out.append(f"- SpiralTorch threads: {info['st_threads']}; BLAS: {info['st_blas']}")
+    out.append(f"- SpiralTorch GEMM dispatch: {info['st_gemm']}")
     out.append(f"- torch {info['torch_version']} (threads: {info['torch_threads']}); "
                f"Python {info['python']}; {info['platform']}")
     load = info["loadavg_at_start"]

@@ -1,9 +1,9 @@
 // float32 GEMM on the CPU, OpenBLAS (the CPU backend's gemm with SPIRALTORCH_GEMM_BACKEND's switch
 // set to "openblas", OpenMP-split as in a training step) against oneDNN's matmul (the cached
-// primitives of src/nn/matmul_onednn.cpp), both on the same threads, and the backend's gemm under
-// the "auto" rule. Prints one table row per shape with the faster library;
-// bench/results/gemm_dispatch_cpu.md holds a run and src/nn/matmul_onednn.h the rule drawn from it
-// (issue #20).
+// primitives of src/nn/matmul_onednn.cpp) and Intel MKL (when libmkl_rt loads: pip install mkl),
+// all on the same threads, and the backend's gemm under the "auto" rule. Prints one table row per
+// shape with the fastest library; bench/results/gemm_dispatch_cpu.md holds a run and
+// src/backend/cpu/gemm_library.h the rule drawn from it (issue #20).
 //
 // Build: cmake -DSPIRALTORCH_BUILD_BENCH=ON ... && ninja bench_gemm_dispatch
 // Run:   OMP_NUM_THREADS=2 ./bench_gemm_dispatch
@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/gemm_library.h"
+#include "backend/cpu/mkl_runtime.h"
 #include "nn/matmul_onednn.h"
 #include "spiraltorch/spiraltorch.h"
 
@@ -59,10 +61,12 @@ int main() {
   shapes.push_back({"attn p v", 128, 64, 128, false, false, 32});
   shapes.push_back({"lstm step", 16, 1024, 256, false, true});
   for (int64_t n : {32, 64, 128}) shapes.push_back({"square", n, n, n, false, false});
-  std::printf("threads %d, oneDNN ISA %s\n"
-              "| shape | m | n | k | OpenBLAS ms | oneDNN ms | faster | dispatch (auto) ms |\n"
-              "|---|---:|---:|---:|---:|---:|---|---:|\n",
-              omp_get_max_threads(), st::nn::onednn::effective_isa().c_str());
+  const bool mkl = st::cpu::mkl::available();
+  std::printf("threads %d, oneDNN ISA %s, MKL %s\n"
+              "| shape | m | n | k | OpenBLAS ms | oneDNN ms | MKL ms | fastest | dispatch (auto) ms |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
+              omp_get_max_threads(), st::nn::onednn::effective_isa().c_str(),
+              mkl ? st::cpu::mkl::version().c_str() : st::cpu::mkl::unavailable_reason().c_str());
   auto& be = st::backend::cpu_backend();
   for (const Shape3& s : shapes) {
     const int64_t B = s.batch;
@@ -75,9 +79,14 @@ int main() {
       be.gemm(st::Dtype::Float32, s.ta, s.tb, s.m, s.n, s.k, 1.0, a.data(), lda, s.m * s.k, b.data(), ldb, s.k * s.n,
               0.0, c.data(), s.n, s.m * s.n, B);
     };
-    st::nn::onednn::set_gemm_backend("openblas");
+    st::cpu::set_gemm_backend("openblas");
     const double blas = median_ms(backend_gemm, reps);
-    st::nn::onednn::set_gemm_backend("auto");
+    double mkl_ms = -1;
+    if (mkl) {
+      st::cpu::set_gemm_backend("mkl");
+      mkl_ms = median_ms(backend_gemm, reps);
+    }
+    st::cpu::set_gemm_backend("auto");
     double dnn = -1;
     if (st::nn::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B)) {
       dnn = median_ms([&] { st::nn::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb,
@@ -85,10 +94,16 @@ int main() {
                       reps);
     }
     const double autod = median_ms(backend_gemm, reps);
-    std::printf("| %s%s | %lld | %lld | %lld | %.3f | %.3f | %s | %.3f |\n", s.what,
+    const char* fastest = "OpenBLAS";
+    double best = blas;
+    if (dnn > 0 && dnn < best) {
+      best = dnn;
+      fastest = "oneDNN";
+    }
+    if (mkl_ms > 0 && mkl_ms < best) fastest = "MKL";
+    std::printf("| %s%s | %lld | %lld | %lld | %.3f | %.3f | %.3f | %s | %.3f |\n", s.what,
                 B > 1 ? (" x" + std::to_string(B)).c_str() : "", static_cast<long long>(s.m),
-                static_cast<long long>(s.n), static_cast<long long>(s.k), blas, dnn,
-                dnn > 0 && dnn < blas ? "oneDNN" : "OpenBLAS", autod);
+                static_cast<long long>(s.n), static_cast<long long>(s.k), blas, dnn, mkl_ms, fastest, autod);
   }
   return 0;
 }

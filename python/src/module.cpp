@@ -7,6 +7,8 @@
 #include <fstream>
 #include <thread>
 
+#include "backend/cpu/gemm_library.h"
+#include "backend/cpu/mkl_runtime.h"
 #include "convert.h"
 #include "nn/conv_onednn.h"
 #include "nn/matmul_onednn.h"
@@ -102,11 +104,20 @@ nb::dict describe_cpu() {
   d["rnn_backend"] = st::nn::onednn::rnn_backend();
   // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
   d["bf16_matmul"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "float32";
-  // float32 GEMM: which library each shape class goes to under the measured rule (matmul_onednn.h).
+  // Intel oneMKL, loaded at run time when present (pip install "spiraltorch[mkl]").
+  if (st::cpu::mkl::available()) {
+    d["mkl"] = st::cpu::mkl::version();
+    d["mkl_library"] = st::cpu::mkl::library_path();
+  } else {
+    d["mkl"] = nb::none();
+    d["mkl_reason"] = st::cpu::mkl::unavailable_reason();
+  }
+  d["cpu_vendor_intel"] = st::cpu::cpu_is_intel();
+  // float32 GEMM: which library each shape class goes to under the measured rule (gemm_library.h).
   d["cpu_isa"] = st::nn::onednn::effective_isa();
-  d["gemm_backend"] = st::nn::onednn::gemm_backend();
+  d["gemm_backend"] = st::cpu::gemm_backend();
   auto library = [](int64_t m, int64_t n, int64_t k, int64_t batch) {
-    return st::nn::onednn::f32_gemm_prefers_onednn(m, n, k, batch) ? "onednn" : "openblas";
+    return st::cpu::gemm_library_name(st::cpu::f32_gemm_library(m, n, k, batch));
   };
   nb::dict dispatch;
   dispatch["small (< 2^20 multiply-adds)"] = library(64, 64, 64, 1);
@@ -114,6 +125,7 @@ nb::dict describe_cpu() {
   dispatch["square 2048+ (>= 2^32 multiply-adds)"] = library(2048, 2048, 2048, 1);
   dispatch["transformer linear (1024 tokens x 256-4096)"] = library(1024, 1024, 256, 1);
   dispatch["attention batched (32 x 128x128x64)"] = library(128, 128, 64, 32);
+  dispatch["float64"] = st::cpu::gemm_library_name(st::cpu::f64_gemm_library());
   dispatch["bfloat16"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
   d["gemm_dispatch"] = dispatch;
   d["gemm_dispatch_measured_on"] =

@@ -133,23 +133,4 @@ std::string effective_isa() { return "none (no oneDNN)"; }
 
 #endif
 
-namespace {
-detail::BackendSwitch& gemm_switch() {
-  static detail::BackendSwitch s("SPIRALTORCH_GEMM_BACKEND", "matmul", "openblas");
-  return s;
-}
-}  // namespace
-
-std::string gemm_backend() { return gemm_switch().name(); }
-void set_gemm_backend(const std::string& name) { gemm_switch().set(name, "set_gemm_backend"); }
-
-bool f32_gemm_prefers_onednn(int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (!gemm_switch().use_onednn()) return false;
-  if (gemm_backend() == "onednn") return true;
-  const double work =
-      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
-  static const bool amx = effective_isa().find("amx") != std::string::npos;
-  return work >= kF32OneDNNMinWork && !(amx && work >= kF32AmxOpenBlasMinWork);
-}
-
 }  // namespace st::nn::onednn

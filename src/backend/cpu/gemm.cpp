@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "backend/cpu/gemm_library.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/mkl_runtime.h"
 #include "nn/matmul_onednn.h"
 
 namespace st::cpu {
@@ -92,10 +94,15 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   const auto TA = ta ? CblasTrans : CblasNoTrans;
   const auto TB = tb ? CblasTrans : CblasNoTrans;
   if (dtype == Dtype::Float32) {
-    // oneDNN's matmul where the measured dispatch prefers it (nn/matmul_onednn.h): plain products
-    // into a contiguous C, outside other parallel regions.
+    // The library the measured rule picks (backend/cpu/gemm_library.h). MKL is a whole BLAS; oneDNN's
+    // matmul takes plain products into a contiguous C, outside other parallel regions.
+    const GemmLibrary lib = f32_gemm_library(m, n, k, batch);
+    if (lib == GemmLibrary::Mkl) {
+      mkl::gemm(false, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+      return;
+    }
     const bool plain = alpha == 1.0 && beta == 0.0 && ldc == n && (batch == 1 || stride_c == m * n);
-    if (plain && !omp_in_parallel() && nn::onednn::f32_gemm_prefers_onednn(m, n, k, batch) &&
+    if (lib == GemmLibrary::OneDNN && plain && !omp_in_parallel() &&
         nn::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb, batch == 1 ? 0 : stride_b,
                                c, batch)) {
       return;
@@ -108,6 +115,10 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
                        scipy_cblas_sgemm(CblasRowMajor, TA, TB, mm, nn, kk, al, A, la, B, lb, be, C, lc);
                      });
   } else if (dtype == Dtype::Float64) {
+    if (f64_gemm_library() == GemmLibrary::Mkl) {
+      mkl::gemm(true, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+      return;
+    }
     blas_gemm<double>(ta, tb, m, n, k, static_cast<const double*>(a), lda, stride_a, static_cast<const double*>(b),
                       ldb, stride_b, static_cast<double*>(c), ldc, stride_c, batch,
                       [&](int64_t mm, int64_t nn, int64_t kk, const double* A, int64_t la, const double* B, int64_t lb,
