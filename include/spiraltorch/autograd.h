@@ -1,7 +1,9 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spiraltorch/tensor.h"
@@ -15,6 +17,41 @@ struct Edge {
   bool valid() const { return node || leaf; }
 };
 
+// A gradient hook of a tensor (PyTorch's Tensor.register_hook): called with the gradient a backward
+// pass computed for the tensor, before it goes on (a non-leaf: before it flows to the tensor's inputs
+// and into a retained .grad; a leaf: the sum of every contribution of the pass, before it is added to
+// .grad). A defined result replaces the gradient (same shape, dtype and device); an undefined one
+// keeps it. A tensor's hooks run in registration order, under autograd::grad too.
+using TensorHook = std::function<Tensor(const Tensor& grad)>;
+
+// The hooks of one tensor. Guarded by its own mutex: a hook may be removed on another thread.
+struct GradHooks {
+  std::mutex mu;
+  std::vector<std::pair<int64_t, TensorHook>> list;
+  bool empty() {
+    std::lock_guard lock(mu);
+    return list.empty();
+  }
+};
+
+// Unregisters one hook: remove() is idempotent and harmless once the tensor is gone.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  HookHandle(int64_t id, std::function<void()> remover) : id_(id), remover_(std::move(remover)) {}
+  int64_t id() const { return id_; }
+  void remove() {
+    if (remover_) std::exchange(remover_, nullptr)();
+  }
+
+ private:
+  int64_t id_ = 0;
+  std::function<void()> remover_;
+};
+
+// Registers `hook` on `t` (a leaf or a non-leaf that requires grad; raises otherwise).
+HookHandle register_hook(const Tensor& t, TensorHook hook);
+
 // A recorded operation. `backward` maps the gradient of the op's output to the
 // gradients of its inputs (an undefined Tensor where an input needs none).
 struct Node {
@@ -26,6 +63,8 @@ struct Node {
   bool released = false;
   // A non-leaf output that asked for retain_grad(): receives its gradient in .grad.
   std::weak_ptr<TensorImpl> retained_output;
+  // The output's gradient hooks (register_hook on a non-leaf), run before anything reads it.
+  std::shared_ptr<GradHooks> grad_hooks;
 
   Node() = default;
   Node(const Node&) = delete;

@@ -18,6 +18,8 @@ struct Node;
 struct TensorImpl;
 
 // Autograd state; allocated only for tensors that take part in a graph.
+struct GradHooks;  // autograd.h
+
 struct AutogradMeta {
   bool requires_grad = false;
   bool retains_grad = false;
@@ -26,6 +28,8 @@ struct AutogradMeta {
   // The tensor this one is a view of, when that tensor is part of a graph; in-place
   // writes through such a view are refused because they would bypass the graph.
   std::shared_ptr<TensorImpl> view_base;
+  // A leaf's gradient hooks (register_hook); a non-leaf keeps its own on its grad_fn.
+  std::shared_ptr<GradHooks> grad_hooks;
 };
 
 struct TensorImpl {

@@ -375,6 +375,13 @@ void register_errors(nb::module_& m) {
 
 std::shared_ptr<nb::object> shared_callable(nb::callable fn) {
   return std::shared_ptr<nb::object>(new nb::object(std::move(fn)), [](nb::object* p) {
+    // After the interpreter is gone (a hook registry destroyed at exit) the reference is dropped
+    // without a decref: there is no GIL to take then.
+    if (!Py_IsInitialized()) {
+      (void)p->release();
+      delete p;
+      return;
+    }
     nb::gil_scoped_acquire gil;
     delete p;
   });

@@ -271,7 +271,29 @@ Tensor construct_tensor(nb::args args, nb::kwargs kwargs) {
 
 }  // namespace
 
+// A Python gradient hook: called with the GIL (the backward may run on any thread); None keeps the
+// gradient, a Tensor replaces it, anything else is refused by name.
+st::TensorHook python_grad_hook(nb::callable fn) {
+  return [f = shared_callable(std::move(fn))](const Tensor& g) -> Tensor {
+    nb::gil_scoped_acquire gil;
+    const nb::object r = (*f)(g);
+    if (r.is_none()) return Tensor();
+    if (!nb::isinstance<Tensor>(r)) {
+      throw st::DtypeError("register_hook: a hook must return a Tensor or None, got " +
+                           std::string(nb::type_name(r.type()).c_str()));
+    }
+    return nb::cast<Tensor>(r);
+  };
+}
+
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
+  nb::class_<st::HookHandle>(m, "TensorHookHandle",
+                             "Returned by Tensor.register_hook / register_post_accumulate_grad_hook; remove() "
+                             "unregisters the hook (idempotent), as does leaving a with-block.")
+      .def_prop_ro("id", &st::HookHandle::id)
+      .def("remove", &st::HookHandle::remove)
+      .def("__enter__", [](nb::handle h) { return nb::borrow(h); })
+      .def("__exit__", [](st::HookHandle& h, nb::args) { h.remove(); });
   cls.def("__init__", [](Tensor* self, nb::args args, nb::kwargs kwargs) {
         new (self) Tensor(construct_tensor(args, kwargs));
       }, "Tensor(data), Tensor(rows, cols[, data]), Tensor(shape, data) or keywords data=, shape=, rows=, "
@@ -341,6 +363,23 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         t.backward(gradient ? *gradient : Tensor(), retain_graph, create_graph);
       }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
       .def("retain_grad", [](Tensor& t) { t.retain_grad(); })
+      .def("register_hook", [](const Tensor& t, nb::callable hook) {
+        return st::register_hook(t, python_grad_hook(std::move(hook)));
+      }, nb::arg("hook"),
+         "Calls hook(grad) with the gradient each backward computes for this tensor (a leaf: the pass's "
+         "summed gradient before it is added to .grad; a non-leaf: before it flows on and into a retained "
+         ".grad). Returning a Tensor (same shape, dtype, device) replaces the gradient, None keeps it. Hooks "
+         "run in registration order, also under autograd.grad. Returns a TensorHookHandle.")
+      .def("register_post_accumulate_grad_hook", [](const Tensor& t, nb::callable hook) {
+        const auto f = shared_callable(std::move(hook));
+        const int64_t id = st::register_post_accumulate_grad_hook(t, [f](const Tensor& leaf) {
+          nb::gil_scoped_acquire gil;
+          (*f)(leaf);
+        });
+        return st::HookHandle(id, [id] { st::remove_post_accumulate_grad_hook(id); });
+      }, nb::arg("hook"),
+         "Calls hook(tensor) once per backward after this leaf's gradient is fully accumulated into .grad "
+         "(not under autograd.grad). Returns a TensorHookHandle.")
       .def_prop_ro("retains_grad", [](const Tensor& t) { return t.retains_grad(); })
       .def("detach", [](const Tensor& t) { return t.detach(); })
       .def("detach_", [](Tensor& t) {

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "spiraltorch/autograd.h"
+#include "spiraltorch/error.h"
 #include "spiraltorch/ops.h"
 
 namespace st {
@@ -46,7 +47,57 @@ void accumulate(const std::shared_ptr<TensorImpl>& impl, const Tensor& g, bool c
     add_(acc, g);
   }
 }
+// The gradient after `hooks` (registration order), each of which may replace it.
+Tensor run_grad_hooks(GradHooks& hooks, Tensor g) {
+  std::vector<TensorHook> fns;
+  {
+    std::lock_guard lock(hooks.mu);
+    for (const auto& [id, fn] : hooks.list) fns.push_back(fn);
+  }
+  for (const TensorHook& fn : fns) {
+    Tensor r = fn(g);
+    if (!r.defined()) continue;
+    if (r.shape() != g.shape()) {
+      throw ShapeError("register_hook: a hook returned a gradient of shape " + shape_str(r.shape()) +
+                       " for a gradient of shape " + shape_str(g.shape()));
+    }
+    if (r.dtype() != g.dtype()) {
+      throw DtypeError(std::string("register_hook: a hook returned a ") + dtype_name(r.dtype()) + " gradient for a " +
+                       dtype_name(g.dtype()) + " one");
+    }
+    if (r.device() != g.device()) {
+      throw DtypeError("register_hook: a hook returned a gradient on " + r.device().str() + " for one on " +
+                       g.device().str());
+    }
+    g = std::move(r);
+  }
+  return g;
+}
+
+bool has_hooks(const std::shared_ptr<GradHooks>& h) { return h && !h->empty(); }
+
 }  // namespace
+
+HookHandle register_hook(const Tensor& t, TensorHook hook) {
+  if (!t.defined() || !t.requires_grad()) {
+    throw SpiralError("register_hook: cannot register a hook on a tensor that does not require grad");
+  }
+  if (!hook) throw ValueError("register_hook: the hook is empty");
+  static std::atomic<int64_t> next_id{1};
+  const int64_t id = next_id++;
+  std::shared_ptr<GradHooks>& slot = t.is_leaf() ? t.impl()->autograd->grad_hooks : t.grad_fn()->grad_hooks;
+  if (!slot) slot = std::make_shared<GradHooks>();
+  {
+    std::lock_guard lock(slot->mu);
+    slot->list.emplace_back(id, std::move(hook));
+  }
+  return HookHandle(id, [weak = std::weak_ptr<GradHooks>(slot), id] {
+    if (const auto hooks = weak.lock()) {
+      std::lock_guard lock(hooks->mu);
+      std::erase_if(hooks->list, [id](const auto& e) { return e.first == id; });
+    }
+  });
+}
 
 bool grad_enabled() { return g_grad_enabled; }
 void set_grad_enabled(bool enabled) { g_grad_enabled = enabled; }
@@ -174,11 +225,18 @@ std::vector<PostAccumulateGradHook> hooks_of(TensorImpl* leaf) {
 // The backward callbacks of the pass running on this thread (null when none runs).
 thread_local std::vector<std::function<void()>>* g_callbacks = nullptr;
 
+// A leaf with hooks in one backward pass: edges into it still to be processed, whether a gradient
+// arrived through one of them, and (gradient hooks) the sum so far, added to .grad after the last.
+struct HookedLeaf {
+  int edges = 0;
+  bool arrived = false;
+  bool buffered = false;
+  Tensor sum;
+};
+
 struct GraphTask {
   std::unordered_map<Node*, int> dependencies;
-  // Leaves with post-accumulate hooks: edges into each still to be processed, and whether a
-  // gradient arrived through one of them.
-  std::unordered_map<TensorImpl*, std::pair<int, bool>> hooked_leaves;
+  std::unordered_map<TensorImpl*, HookedLeaf> hooked_leaves;
   std::unordered_map<Node*, Tensor> pending;
   // When set (autograd.grad), gradients for these are captured instead of accumulated.
   std::unordered_map<TensorImpl*, Tensor>* captured = nullptr;
@@ -194,13 +252,29 @@ void add_into(std::unordered_map<Node*, Tensor>& map, Node* key, const Tensor& g
   }
 }
 
-// Counts one processed edge into `leaf` (gradient `arrived` or not) and runs the leaf's hooks
-// after its last one, when a gradient arrived.
-void leaf_edge_done(GraphTask& task, const std::shared_ptr<TensorImpl>& leaf, bool arrived) {
+// One processed edge into `leaf`, carrying gradient `g` (null: none arrived). A leaf without
+// hooks takes it into .grad at once (`may_take`: accumulate's). A hooked leaf's gradient hooks see
+// the pass's sum after its last edge, then it is accumulated, then its post-accumulate hooks run.
+void deliver_to_leaf(GraphTask& task, const std::shared_ptr<TensorImpl>& leaf, const Tensor* g, bool create_graph,
+                     bool may_take) {
   auto it = task.hooked_leaves.find(leaf.get());
-  if (it == task.hooked_leaves.end()) return;
-  it->second.second |= arrived;
-  if (--it->second.first > 0 || !it->second.second) return;
+  if (it == task.hooked_leaves.end()) {
+    if (g) accumulate(leaf, *g, create_graph, may_take);
+    return;
+  }
+  HookedLeaf& h = it->second;
+  if (g) {
+    h.arrived = true;
+    if (!h.buffered) {
+      accumulate(leaf, *g, create_graph, may_take);
+    } else {
+      h.sum = h.sum.defined() ? add(h.sum, *g) : *g;
+    }
+  }
+  if (--h.edges > 0 || !h.arrived) return;
+  if (h.buffered) {
+    accumulate(leaf, run_grad_hooks(*leaf->autograd->grad_hooks, std::exchange(h.sum, Tensor())), create_graph);
+  }
   const Tensor t(leaf);
   for (const auto& fn : hooks_of(leaf.get())) fn(t);
 }
@@ -215,11 +289,20 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     explicit CallbackScope(std::vector<std::function<void()>>* mine) : prev(g_callbacks) { g_callbacks = mine; }
     ~CallbackScope() { g_callbacks = prev; }
   } callback_scope(task.captured ? g_callbacks : &callbacks);
-  const bool hooks = !task.captured && g_hook_count.load(std::memory_order_acquire) > 0;
+  const bool post_hooks = !task.captured && g_hook_count.load(std::memory_order_acquire) > 0;
+  // autograd::grad accumulates nothing: its leaves' gradient hooks run on the captured sums (grad()).
   auto count_leaf = [&](TensorImpl* leaf) {
-    if (!hooks) return;
-    std::lock_guard lock(g_hooks_mu);
-    if (g_hooks.count(leaf)) task.hooked_leaves[leaf].first++;
+    if (task.captured) return;
+    const bool grad_hooks = leaf->autograd && has_hooks(leaf->autograd->grad_hooks);
+    bool post = false;
+    if (post_hooks) {
+      std::lock_guard lock(g_hooks_mu);
+      post = g_hooks.count(leaf) > 0;
+    }
+    if (!grad_hooks && !post) return;
+    HookedLeaf& h = task.hooked_leaves[leaf];
+    h.edges++;
+    h.buffered = grad_hooks;
   };
 
   // Count dependencies over the reachable graph.
@@ -256,8 +339,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     } else if (task.captured) {
       if (task.captured->count(r.impl())) (*task.captured)[r.impl()] = g;
     } else {
-      accumulate(r.impl_ptr(), g, create_graph);
-      leaf_edge_done(task, r.impl_ptr(), true);
+      deliver_to_leaf(task, r.impl_ptr(), &g, create_graph, /*may_take=*/false);
     }
   }
 
@@ -266,6 +348,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     ready.pop_back();
     Tensor g = task.pending[node.get()];
     task.pending.erase(node.get());
+    if (g.defined() && has_hooks(node->grad_hooks)) g = run_grad_hooks(*node->grad_hooks, std::move(g));
     if (auto kept = node->retained_output.lock(); kept && g.defined()) accumulate(kept, g, create_graph);
     if (task.captured) {
       if (auto it = task.capture_nodes.find(node.get()); it != task.capture_nodes.end()) {
@@ -289,7 +372,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
       const Edge& e = node->next[i];
       if (!e.valid() || i >= input_grads.size() || !input_grads[i].defined()) {
         if (e.node && --task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
-        if (e.leaf) leaf_edge_done(task, e.leaf, false);
+        if (e.leaf) deliver_to_leaf(task, e.leaf, nullptr, create_graph, false);
         continue;
       }
       const Tensor& ig = input_grads[i];
@@ -302,8 +385,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
           slot = slot.defined() ? add(slot, ig) : ig;
         }
       } else {
-        accumulate(e.leaf, ig, create_graph, /*may_take=*/true);  // ig is not used after this
-        leaf_edge_done(task, e.leaf, true);
+        deliver_to_leaf(task, e.leaf, &ig, create_graph, /*may_take=*/true);  // ig is not used after this
       }
     }
   }
@@ -395,8 +477,15 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   }
   execute(outputs, seed_grads(outputs, grad_outputs), retain_graph || create_graph, create_graph, task);
   std::vector<Tensor> result;
+  std::unordered_set<TensorImpl*> hooked;  // an input listed twice is hooked once
   for (size_t i = 0; i < inputs.size(); ++i) {
     Tensor g = captured[inputs[i].impl()];
+    // A leaf input's gradient hooks see its captured sum (a non-leaf's ran on its node's gradient).
+    if (g.defined() && inputs[i].is_leaf() && has_hooks(inputs[i].impl()->autograd->grad_hooks) &&
+        hooked.insert(inputs[i].impl()).second) {
+      g = run_grad_hooks(*inputs[i].impl()->autograd->grad_hooks, g);
+      captured[inputs[i].impl()] = g;
+    }
     if (!g.defined() && !allow_unused) {
       throw SpiralError("grad: input " + std::to_string(i) +
                         " was not used in the graph; pass allow_unused=True to get None for it");

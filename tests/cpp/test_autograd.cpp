@@ -112,3 +112,100 @@ TEST(Autograd, GradFunction) {
   EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{2.0, 4.0}));
   EXPECT_FALSE(x.grad().defined());
 }
+
+// ---- gradient hooks (register_hook) ----
+
+namespace {
+Tensor vec64(std::vector<double> v) { return Tensor::from_vector<double>(v, {static_cast<int64_t>(v.size())}); }
+}  // namespace
+
+TEST(GradHooks, LeafHookSeesTheSummedGradientOnceAndMayReplaceIt) {
+  Tensor x = vec64({1, 2, 3});
+  x.set_requires_grad(true);
+  std::vector<std::vector<double>> seen;
+  HookHandle h = register_hook(x, [&](const Tensor& g) {
+    seen.push_back(g.to_vector<double>());
+    return mul(g, 10.0);
+  });
+  // Two uses of x: d/dx sum(x*x + 3x) = 2x + 3, reaching the hook as one sum.
+  sum(add(mul(x, x), mul(x, 3.0))).backward();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{50, 70, 90}));
+  h.remove();
+  h.remove();  // idempotent
+  x.set_grad(Tensor());
+  sum(mul(x, 3.0)).backward();
+  EXPECT_EQ(seen.size(), 1u);
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{3, 3, 3}));
+}
+
+TEST(GradHooks, NonLeafHookChangesWhatFlowsOnAndWhatIsRetained) {
+  Tensor x = vec64({1, -2});
+  x.set_requires_grad(true);
+  Tensor y = mul(x, 2.0);
+  y.retain_grad();
+  std::vector<int> order;
+  HookHandle a = register_hook(y, [&](const Tensor& g) {
+    order.push_back(1);
+    return mul(g, 3.0);
+  });
+  HookHandle b = register_hook(y, [&](const Tensor& g) {
+    order.push_back(2);
+    EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{3, 3}));  // after the first hook
+    return Tensor();  // keep it
+  });
+  sum(y).backward();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_EQ(y.grad().to_vector<double>(), (std::vector<double>{3, 3}));
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{6, 6}));
+}
+
+TEST(GradHooks, AutogradGradRunsLeafAndNonLeafHooks) {
+  Tensor x = vec64({1, 2});
+  x.set_requires_grad(true);
+  Tensor y = mul(x, x);
+  HookHandle hx = register_hook(x, [](const Tensor& g) { return add(g, 1.0); });
+  HookHandle hy = register_hook(y, [](const Tensor& g) { return mul(g, 0.5); });
+  const std::vector<Tensor> gs = grad({sum(y)}, {x, y});
+  EXPECT_EQ(gs[1].to_vector<double>(), (std::vector<double>{0.5, 0.5}));
+  EXPECT_EQ(gs[0].to_vector<double>(), (std::vector<double>{2, 3}));  // 0.5 * 2x + 1
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(GradHooks, PostAccumulateHookStillRunsAfterAHookedLeaf) {
+  Tensor w = vec64({1, 1});
+  w.set_requires_grad(true);
+  HookHandle h = register_hook(w, [](const Tensor& g) { return mul(g, 2.0); });
+  std::vector<double> at_post;
+  const int64_t id = register_post_accumulate_grad_hook(w, [&](const Tensor& leaf) {
+    at_post = leaf.grad().to_vector<double>();
+  });
+  sum(add(mul(w, 1.0), mul(w, 4.0))).backward();
+  EXPECT_EQ(at_post, (std::vector<double>{10, 10}));
+  remove_post_accumulate_grad_hook(id);
+}
+
+TEST(GradHooks, BadHooksAndTargetsAreClearErrors) {
+  Tensor c = vec64({1, 2});
+  try {
+    register_hook(c, [](const Tensor& g) { return g; });
+    FAIL() << "no error";
+  } catch (const SpiralError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not require grad"), std::string::npos) << e.what();
+  }
+  Tensor x = vec64({1, 2});
+  x.set_requires_grad(true);
+  HookHandle h = register_hook(x, [](const Tensor&) { return vec64({1, 2, 3}); });
+  try {
+    sum(mul(x, 2.0)).backward();
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("shape (3,)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(2,)"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(x.grad().defined());  // the refused gradient never reached .grad
+  h.remove();
+  HookHandle d = register_hook(x, [](const Tensor& g) { return g.to(Dtype::Float32); });
+  EXPECT_THROW(sum(mul(x, 2.0)).backward(), DtypeError);
+}

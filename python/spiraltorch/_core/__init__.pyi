@@ -1,6 +1,6 @@
 """SpiralTorch native core"""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import enum
 
 from spiraltorch import (
@@ -156,6 +156,16 @@ class Tensor:
     def backward(self, gradient: Tensor | None = None, retain_graph: bool = False, create_graph: bool = False) -> None: ...
 
     def retain_grad(self) -> None: ...
+
+    def register_hook(self, hook: Callable) -> TensorHookHandle:
+        """
+        Calls hook(grad) with the gradient each backward computes for this tensor (a leaf: the pass's summed gradient before it is added to .grad; a non-leaf: before it flows on and into a retained .grad). Returning a Tensor (same shape, dtype, device) replaces the gradient, None keeps it. Hooks run in registration order, also under autograd.grad. Returns a TensorHookHandle.
+        """
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> TensorHookHandle:
+        """
+        Calls hook(tensor) once per backward after this leaf's gradient is fully accumulated into .grad (not under autograd.grad). Returns a TensorHookHandle.
+        """
 
     @property
     def retains_grad(self) -> bool: ...
@@ -506,6 +516,20 @@ class Tensor:
         """
         Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
         """
+
+class TensorHookHandle:
+    """
+    Returned by Tensor.register_hook / register_post_accumulate_grad_hook; remove() unregisters the hook (idempotent), as does leaving a with-block.
+    """
+
+    @property
+    def id(self) -> int: ...
+
+    def remove(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *args) -> None: ...
 
 def from_dlpack(ext_tensor: object) -> Tensor:
     """
