@@ -6,6 +6,7 @@ The dtype properties installed from Python are written out by hand because
 stubgen cannot name them.
 """
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -13,8 +14,10 @@ import sys
 
 out = pathlib.Path("python/spiraltorch/_core")
 shutil.rmtree(out, ignore_errors=True)
+# SPIRALTORCH_STUBGEN=1: the package leaves the Python-level Tensor additions of _torch_compat.py
+# out, so the stubs describe the native class (stubgen cannot name lambdas or replaced properties).
 subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-O", "python/spiraltorch"],
-               check=True)
+               check=True, env=dict(os.environ, SPIRALTORCH_STUBGEN="1"))
 init = out / "__init__.pyi"
 text = init.read_text().replace(
     "    @property\n    @property\n",

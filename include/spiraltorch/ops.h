@@ -208,5 +208,8 @@ inline Tensor operator-(const Tensor& a) { return neg(a); }
 
 // Normalises a possibly negative dim against `ndim`, naming `op` in errors.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// As wrap_dim, for ops that index an existing dimension (size, stride, slice, narrow, select): a
+// 0-dim tensor has none, so every dim is refused there (wrap_dim lets 0 and -1 through for reductions).
+int64_t wrap_existing_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace st

@@ -80,6 +80,10 @@ from ._core.canvas import CanvasProjector  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 _install()
+from ._torch_compat import install as _install_torch_compat  # noqa: E402
+
+if _os.environ.get("SPIRALTORCH_STUBGEN") != "1":  # scripts/gen_stubs.py describes the native class alone
+    _install_torch_compat(globals())
 from ._seed_tensor import install as _install_seed_tensor  # noqa: E402
 
 _install_seed_tensor()

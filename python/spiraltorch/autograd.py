@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+import functools
+import inspect
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _core
 
@@ -285,3 +287,388 @@ class AutogradTensor:
 
     def __repr__(self) -> str:
         return f"AutogradTensor(op={self._op}, shape={self.shape()}, requires_grad={self.requires_grad()})"
+
+
+# ---------------------------------------------------------------------------
+# Custom differentiable functions (PyTorch's torch.autograd.Function)
+# ---------------------------------------------------------------------------
+#
+# How a call is recorded. ``Cls.apply(*args)`` runs ``forward`` under no-grad, then (grad mode
+# on and a Tensor argument requiring grad) hands each differentiable output back as a fresh
+# alias (``detach()``: same storage, new tensor) carrying an autograd node made by the native
+# hook ``_core._record_custom``. The tensors ``forward`` saw and returned are never given a
+# history themselves, so a tensor saved with ``ctx.save_for_backward`` never points back at the
+# node that holds ``ctx`` (no reference cycle through the native graph), and an input returned
+# as it is keeps its own history.
+#
+# One differentiable output: its node calls the user's ``backward`` directly.
+#
+# Several differentiable outputs: the native hook records one node per tensor, so the call gets
+# one hidden "anchor" tensor of shape [k] (k = differentiable outputs) whose node has the
+# Function's Tensor arguments as inputs and calls the user's ``backward``, and every output gets
+# a small node whose only input is the anchor. Output j's node stores the gradient the pass
+# computed for output j (the engine has already summed every use of it) and passes the one-hot
+# vector e_j to the anchor. The engine runs the anchor's node once, after all output nodes of the
+# pass that reach it, with the sum of those one-hot vectors: its non-zero entries say exactly which
+# outputs received a gradient in this pass. ``backward`` is thus called once per pass with every
+# output's gradient, and with ``None`` (or zeros, under ``set_materialize_grads(True)``) for
+# outputs the pass did not reach, exactly as PyTorch does; a stale gradient left by a pass that
+# failed half way is never read, since its one-hot entry is zero in the next pass.
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _sum_to(g: Tensor, shape: Tuple[int, ...]) -> Optional[Tensor]:
+    """``g`` summed down to ``shape`` when ``shape`` broadcasts to ``g``'s shape, else None."""
+    gshape = tuple(g.shape)
+    if len(shape) > len(gshape):
+        return None
+    lead = len(gshape) - len(shape)
+    if any(s != gs and s != 1 for s, gs in zip(shape, gshape[lead:])):
+        return None
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape)
+
+
+class FunctionCtx:
+    """The ``ctx`` object passed to a :class:`Function`'s ``forward``/``setup_context`` and ``backward``.
+
+    Besides the methods below, any attribute may be set on it in ``forward`` and read back in
+    ``backward`` (``ctx.dim = dim``). Tensors ``backward`` needs should go through
+    :meth:`save_for_backward`, which also checks they were not modified in place meanwhile.
+    """
+
+    def __init__(self, name: str = "Function", needs_input_grad: Tuple[bool, ...] = ()) -> None:
+        self._st_name = name
+        self._st_saved: Tuple[Tuple[Optional[Tensor], int], ...] = ()
+        self._st_non_differentiable: List[Tensor] = []
+        self._st_materialize = True
+        self.needs_input_grad: Tuple[bool, ...] = tuple(needs_input_grad)
+        """One bool per positional argument of ``apply``: whether it is a Tensor that requires grad."""
+
+    def save_for_backward(self, *tensors: Optional[Tensor]) -> None:
+        """Saves tensors (or ``None``) for ``backward``, read back as :attr:`saved_tensors`.
+
+        Call it at most once per forward (a second call replaces the first). Each tensor's
+        version is remembered: reading ``saved_tensors`` after one of them was modified in place
+        raises ``SpiralError``.
+        """
+        saved = []
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save tensors, but argument {i} is of type "
+                                f"{type(t).__name__}")
+            saved.append((t, t._version() if t is not None else 0))
+        self._st_saved = tuple(saved)
+
+    @property
+    def saved_tensors(self) -> Tuple[Optional[Tensor], ...]:
+        """The tensors given to :meth:`save_for_backward`, in order.
+
+        Raises ``SpiralError`` when one of them was modified in place after it was saved.
+        """
+        out = []
+        for i, (t, version) in enumerate(self._st_saved):
+            if t is not None and t._version() != version:
+                raise _core.SpiralError(
+                    f"one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: saved tensor {i} of {self._st_name} is at version {t._version()}; expected "
+                    f"version {version} instead")
+            out.append(t)
+        return tuple(out)
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Marks outputs (the very tensor objects ``forward`` returns) as non-differentiable.
+
+        They are returned with ``requires_grad=False``; ``backward`` still gets an argument for
+        each of them (zeros, or ``None`` when materialization is off). Outputs that are not
+        floating point (indices, masks) are non-differentiable without being marked.
+        """
+        for i, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_non_differentiable expects tensors, but argument {i} is of type "
+                                f"{type(t).__name__}")
+        self._st_non_differentiable.extend(tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` gets zeros (True, the default) or ``None`` for the gradient of an
+        output that received none (unused, or non-differentiable)."""
+        self._st_materialize = bool(value)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Not supported: in-place custom functions cannot be recorded by SpiralTorch (raises)."""
+        raise NotImplementedError(
+            f"{self._st_name}: ctx.mark_dirty (an in-place autograd.Function) is not supported; return a new "
+            f"tensor from forward instead")
+
+    def __repr__(self) -> str:
+        return f"<FunctionCtx of {self._st_name}>"
+
+
+class Function:
+    """Base class of custom differentiable operations (PyTorch's ``torch.autograd.Function``).
+
+    Subclass it with two static methods and call the class's :meth:`apply`::
+
+        class Exp(spiraltorch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x.exp()
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad_y):
+                (y,) = ctx.saved_tensors
+                return grad_y * y
+
+        y = Exp.apply(x)
+
+    ``forward(ctx, *args)`` runs with gradient recording off on the arguments as given and
+    returns a Tensor or a tuple/list of outputs (non-Tensor outputs pass through undifferentiated).
+    ``backward(ctx, *grad_outputs)`` gets one gradient per output and returns one value per
+    positional argument of ``apply``: a Tensor of that argument's shape (a gradient that
+    broadcasts to it is summed down; another dtype is cast) or ``None``, which is required for
+    non-Tensor arguments; extra trailing ``None`` values are ignored. ``backward`` runs with grad
+    mode on under ``create_graph=True``, so a backward written with differentiable ops supports
+    higher-order gradients (see :func:`once_differentiable` for one that does not).
+
+    Instead of taking ``ctx``, ``forward(*args)`` may leave the bookkeeping to a
+    ``setup_context(ctx, inputs, output)`` static method (PyTorch 2 style); ``apply`` then binds
+    keyword and default arguments to ``forward``'s signature first. See :class:`FunctionCtx` for
+    ``ctx``.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        """Computes the outputs from the arguments (override it)."""
+        raise NotImplementedError("You must implement the forward function for a custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: Tuple[Any, ...], output: Any) -> None:
+        """Optional: fills ``ctx`` from the inputs and output of a ``forward`` that takes no ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """Maps the gradients of the outputs to one gradient (or None) per argument (override it)."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{type(self).__name__} instances are not callable: call the class's static "
+                        f"{type(self).__name__}.apply(...) instead")
+
+    @classmethod
+    def _st_backward_fn(cls) -> Callable[..., Any]:
+        backward = cls.backward
+        if backward is Function.backward and cls.vjp is not Function.vjp:
+            return cls.vjp
+        return backward
+
+    @classmethod
+    def _st_bind(cls, args: Tuple[Any, ...], kwargs: dict, with_defaults: bool) -> Tuple[Tuple[Any, ...], dict]:
+        """Keyword arguments that fill forward's next positional parameters become positional."""
+        try:
+            sig = inspect.signature(cls.forward)
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            return args, kwargs
+        params = list(sig.parameters.values())
+        if not with_defaults:
+            params = params[1:]  # ctx
+            sig = sig.replace(parameters=params)
+        bound = sig.bind(*args, **kwargs)  # a TypeError names a wrong call
+        if with_defaults:
+            bound.apply_defaults()
+            return tuple(bound.args), dict(bound.kwargs)
+        args, kwargs = list(args), dict(kwargs)
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for p in params[len(args):]:
+            if p.kind not in positional or p.name not in kwargs:
+                break
+            args.append(kwargs.pop(p.name))
+        return tuple(args), kwargs
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Runs ``forward`` on the arguments and records ``backward`` for the outputs.
+
+        Arguments may mix Tensors, Python numbers, ``None`` and other objects; only Tensor
+        positional arguments are differentiated (keyword arguments that fill ``forward``'s next
+        positional parameters count as positional). The graph is recorded when grad mode is on
+        and a Tensor argument requires grad; differentiable outputs (floating point, not marked
+        non-differentiable) then require grad. Returns what ``forward`` returned, with its
+        differentiable outputs replaced by tensors holding the same data and the recorded
+        history.
+        """
+        if cls is Function:
+            raise TypeError("autograd.Function.apply: subclass Function and call the subclass's apply")
+        name = f"{cls.__name__}Backward"
+        custom_setup = cls.setup_context is not Function.setup_context
+        if custom_setup:
+            args, kwargs = cls._st_bind(args, kwargs, with_defaults=True)
+        elif kwargs:
+            args, kwargs = cls._st_bind(args, kwargs, with_defaults=False)
+        needs = tuple(isinstance(a, Tensor) and bool(a.requires_grad) for a in args)
+        ctx = FunctionCtx(name, needs)
+        grad_mode = _core.is_grad_enabled()
+        _core.set_grad_enabled(False)
+        try:
+            if custom_setup:
+                raw = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, raw)
+            else:
+                raw = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _core.set_grad_enabled(grad_mode)
+        if not (grad_mode and any(needs)):
+            return raw
+        multi = isinstance(raw, (tuple, list))
+        outs = list(raw) if multi else [raw]
+        marked = ctx._st_non_differentiable
+        diff = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o.is_floating_point()
+                and not any(o is m for m in marked)]
+        if not diff:
+            return raw
+        inputs = [a for a in args if isinstance(a, Tensor)]
+        backward_fn = cls._st_backward_fn()
+        # What backward needs of the outputs: their shapes for materialized zero gradients.
+        # (The raw outputs, never their recorded aliases: a closure holding an alias would be a
+        # reference cycle through the native graph.)
+        templates = [o if isinstance(o, Tensor) else None for o in outs]
+
+        def run_backward(grad_outputs: List[Optional[Tensor]]) -> List[Optional[Tensor]]:
+            if ctx._st_materialize:
+                grad_outputs = [_core.zeros_like(t) if g is None and t is not None else g
+                                for g, t in zip(grad_outputs, templates)]
+            result = backward_fn(ctx, *grad_outputs)
+            return _check_gradients(name, args, result)
+
+        results = list(outs)
+        for j in diff:
+            results[j] = outs[j].detach()
+        if len(diff) == 1:
+            (j,) = diff
+
+            def single_grad_fn(g: Tensor) -> List[Optional[Tensor]]:
+                grad_outputs: List[Optional[Tensor]] = [None] * len(outs)
+                grad_outputs[j] = g
+                return run_backward(grad_outputs)
+
+            _core._record_custom(results[j], name, inputs, single_grad_fn)
+        else:
+            _record_outputs(name, inputs, results, diff, len(outs), run_backward)
+        if not multi:
+            return results[0]
+        return list(results) if isinstance(raw, list) else tuple(results)
+
+
+def _record_outputs(name: str, inputs: List[Tensor], results: List[Any], diff: List[int], n_outputs: int,
+                    run_backward: Callable[[List[Optional[Tensor]]], List[Optional[Tensor]]]) -> None:
+    """Records several differentiable outputs through one anchor node (see the note above)."""
+    k = len(diff)
+    anchor = _core.zeros(k)
+    dtype = anchor.dtype
+    pending: dict = {}
+
+    def anchor_grad_fn(mask: Tensor) -> List[Optional[Tensor]]:
+        reached = mask.tolist()
+        grad_outputs: List[Optional[Tensor]] = [None] * n_outputs
+        for pos, j in enumerate(diff):
+            if reached[pos] != 0:
+                grad_outputs[j] = pending.get(j)
+        pending.clear()
+        return run_backward(grad_outputs)
+
+    _core._record_custom(anchor, name, inputs, anchor_grad_fn)
+
+    def output_grad_fn(pos: int, j: int) -> Callable[[Tensor], List[Tensor]]:
+        def grad_fn(g: Tensor) -> List[Tensor]:
+            pending[j] = g
+            return [_core.tensor([1.0 if i == pos else 0.0 for i in range(k)]).to(dtype)]
+
+        return grad_fn
+
+    for pos, j in enumerate(diff):
+        _core._record_custom(results[j], name, [anchor], output_grad_fn(pos, j))
+
+
+def _check_gradients(name: str, args: Tuple[Any, ...], result: Any) -> List[Optional[Tensor]]:
+    """Validates what a backward returned against the forward's positional arguments; returns the
+    gradients of the Tensor arguments, in order (None where an input needs none)."""
+    grads = list(result) if isinstance(result, (tuple, list)) else [result]
+    n = len(args)
+    if len(grads) > n and all(g is None for g in grads[n:]):
+        grads = grads[:n]
+    if len(grads) != n:
+        raise _core.SpiralValueError(
+            f"function {name} returned an incorrect number of gradients (expected {n}, got {len(grads)})")
+    out: List[Optional[Tensor]] = []
+    for i, (a, g) in enumerate(zip(args, grads)):
+        if not isinstance(a, Tensor):
+            if g is not None:
+                raise _core.SpiralValueError(
+                    f"function {name} returned a gradient different than None at position {i + 1}, but the "
+                    f"corresponding forward input was not a Tensor (it is a {type(a).__name__})")
+            continue
+        if g is None or not a.requires_grad:
+            out.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"function {name} returned a {type(g).__name__} as the gradient at position {i + 1}, "
+                            f"expected a Tensor or None")
+        if g.device != a.device:
+            raise _core.DtypeError(f"function {name} returned a gradient at position {i + 1} on {g.device}, but "
+                                   f"the input is on {a.device}")
+        shape = tuple(a.shape)
+        if tuple(g.shape) != shape:
+            reduced = _sum_to(g, shape)
+            if reduced is None:
+                raise _core.ShapeError(
+                    f"function {name} returned an invalid gradient at position {i + 1} - got {list(g.shape)} but "
+                    f"expected shape compatible with {list(shape)}")
+            g = reduced
+        if g.dtype != a.dtype:
+            g = g.to(a.dtype)
+        out.append(g)
+    return out
+
+
+def once_differentiable(fn: _F) -> _F:
+    """Decorator for a ``backward`` that is not itself differentiable: it runs under ``no_grad``.
+
+    Under ``create_graph=True`` with gradients that require grad, the gradients it returns carry
+    a node that raises ``SpiralError`` if a higher-order backward ever reaches it (as PyTorch's
+    ``once_differentiable`` does), instead of silently yielding wrong higher-order gradients.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not _core.is_grad_enabled():
+            return outputs
+        upstream = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        if not upstream:
+            return outputs
+
+        def delayed_error(g: Tensor) -> List[Optional[Tensor]]:
+            raise _core.SpiralError("trying to differentiate twice a function that was marked with "
+                                    "@once_differentiable")
+
+        def wrap(o: Any) -> Any:
+            if not isinstance(o, Tensor) or not o.is_floating_point():
+                return o
+            alias = o.detach()
+            _core._record_custom(alias, "DelayedError", upstream, delayed_error)
+            return alias
+
+        if isinstance(outputs, (tuple, list)):
+            return type(outputs)(wrap(o) for o in outputs)
+        return wrap(outputs)
+
+    return wrapper  # type: ignore[return-value]

@@ -310,7 +310,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("numel", [](const Tensor& t) { return t.numel(); })
       .def("element_size", [](const Tensor& t) { return t.itemsize(); })
       .def("stride", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
-        if (dim) return nb::int_(t.strides()[st::wrap_dim(*dim, t.dim(), "stride")]);
+        if (dim) return nb::int_(t.strides()[st::wrap_existing_dim(*dim, t.dim(), "stride")]);
         return nb::cast(std::vector<int64_t>(t.strides()));
       }, nb::arg("dim") = nb::none())
       .def("storage_offset", [](const Tensor& t) { return t.offset(); })

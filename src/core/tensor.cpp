@@ -99,7 +99,7 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   return t;
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_existing_dim(d, dim(), "size")]; }
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;

@@ -131,6 +131,10 @@ Tensor& uniform_(Tensor& x, double low, double high) {
   if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
     throw SpiralError("uniform_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
   }
+  // Random floats copied into an integer tensor would truncate (uniform [0, 1) to all zeros).
+  if (!is_floating(x.dtype())) {
+    throw DtypeError(std::string("uniform_: expected a floating-point tensor, got ") + dtype_name(x.dtype()));
+  }
   NoGradGuard ng;
   copy_(x, uniform(low, high, x.shape(), compute_float(x.dtype())));
   return x;
@@ -140,6 +144,10 @@ Tensor& normal_(Tensor& x, double mean, double std) {
   // The fill below runs without grad; refuse first what any other in-place op refuses.
   if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
     throw SpiralError("normal_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+  }
+  // Random floats copied into an integer tensor would truncate (uniform [0, 1) to all zeros).
+  if (!is_floating(x.dtype())) {
+    throw DtypeError(std::string("normal_: expected a floating-point tensor, got ") + dtype_name(x.dtype()));
   }
   NoGradGuard ng;
   copy_(x, normal(mean, std, x.shape(), compute_float(x.dtype())));

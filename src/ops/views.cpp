@@ -14,6 +14,14 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + n : dim;
 }
 
+int64_t wrap_existing_dim(int64_t dim, int64_t ndim, const char* op) {
+  if (ndim == 0) {
+    throw IndexError(std::string(op) + ": dimension " + std::to_string(dim) +
+                     " is out of range: the tensor is 0-dimensional (it has no dimensions)");
+  }
+  return wrap_dim(dim, ndim, op);
+}
+
 namespace {
 
 // A view of x with new geometry that inherits x's autograd (the backward maps the
@@ -147,7 +155,7 @@ Tensor t(const Tensor& x) {
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  dim = wrap_dim(dim, x.dim(), "slice");
+  dim = wrap_existing_dim(dim, x.dim(), "slice");
   if (step <= 0) throw ValueError("slice: step must be positive, got " + std::to_string(step));
   const int64_t size = x.shape()[dim];
   if (start < 0) start += size;
@@ -169,7 +177,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  dim = wrap_dim(dim, x.dim(), "narrow");
+  dim = wrap_existing_dim(dim, x.dim(), "narrow");
   const int64_t size = x.shape()[dim];
   if (start < 0) start += size;
   if (start < 0 || length < 0 || start + length > size) {
@@ -180,7 +188,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  dim = wrap_dim(dim, x.dim(), "select");
+  dim = wrap_existing_dim(dim, x.dim(), "select");
   const int64_t size = x.shape()[dim];
   if (index < -size || index >= size) {
     throw IndexError("select: index " + std::to_string(index) + " is out of bounds for dimension " +

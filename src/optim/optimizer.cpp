@@ -357,6 +357,28 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
   skipped_steps_ = s.skipped_steps;
 }
 
+namespace {
+
+// The total norm of orders 0 and -inf, rare enough to go through tensor ops on any device. As
+// torch, the total is the norm of the per-tensor norms: for -inf the smallest magnitude, for 0 the
+// number of tensors with a non-zero entry (the 0-"norm" of their non-zero counts).
+double count_or_min_norm(const std::vector<Tensor>& grads, double norm_type) {
+  double total = norm_type == 0.0 ? 0.0 : INFINITY;
+  for (const Tensor& g : grads) {
+    if (g.numel() == 0) continue;
+    const Tensor a = abs(st::detail::cast_raw(g, g.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32));
+    if (norm_type == 0.0) {
+      total += sum(ne(a, scalar_tensor(0.0, a.dtype(), a.device()))).item() != 0.0 ? 1.0 : 0.0;
+    } else {
+      const double m = amin(a).item();
+      total = std::isnan(m) || std::isnan(total) ? NAN : std::min(total, m);
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type,
                        bool error_if_nonfinite) {
   NoGradGuard ng;
@@ -366,9 +388,10 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
     if (g.defined()) grads.push_back(g);
   }
   if (grads.empty()) return 0.0;
-  const bool inf_norm = std::isinf(norm_type);
+  const bool special = norm_type == 0.0 || norm_type == -INFINITY;
+  const bool inf_norm = !special && std::isinf(norm_type);
   double acc = 0.0;
-  for (const Tensor& g : grads) {
+  for (const Tensor& g : special ? std::vector<Tensor>{} : grads) {
     Tensor c = g.dtype() == Dtype::Float64 ? g.contiguous() : st::detail::cast_raw(g, Dtype::Float32).contiguous();
     if (c.device().type != DeviceType::CPU) {  // device path
       const Tensor a = abs(c);
@@ -405,7 +428,9 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
       }
     });
   }
-  const double total = inf_norm ? acc : (norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type));
+  const double total = special    ? count_or_min_norm(grads, norm_type)
+                       : inf_norm ? acc
+                                  : (norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type));
   if (!std::isfinite(total)) {
     if (error_if_nonfinite) {
       throw ValueError("clip_grad_norm_: the total norm of order " + std::to_string(norm_type) +

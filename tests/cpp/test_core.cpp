@@ -146,3 +146,13 @@ TEST(Core, GeneratorIsCounterBased) {
     EXPECT_LT(v, 1.0f);
   }
 }
+
+TEST(Core, ZeroDimTensorsHaveNoDimensionToIndex) {
+  // wrap_dim lets dim 0 / -1 through for 0-dim reductions; ops that read a dimension's size refuse it.
+  const Tensor x = scalar_tensor(1.5, Dtype::Float32, Device());
+  EXPECT_THROW(x.size(0), IndexError);
+  EXPECT_THROW(narrow(x, 0, 0, 1), IndexError);
+  EXPECT_THROW(select(x, -1, 0), IndexError);
+  EXPECT_THROW(slice(x, 0, 0, 1, 1), IndexError);
+  EXPECT_EQ(sum(x, {0}).item(), 1.5);
+}

@@ -133,7 +133,9 @@ class Optimizer {
 };
 
 // Scales gradients so their joint `norm_type`-norm is at most max_norm (like
-// torch.nn.utils.clip_grad_norm_); returns the norm before clipping. norm_type may be INFINITY.
+// torch.nn.utils.clip_grad_norm_); returns the norm before clipping. norm_type may be INFINITY, -INFINITY
+// or 0; as torch, the total is the norm of the per-tensor norms (order 0: the number of gradients
+// with a non-zero entry).
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
 // Clamps every gradient element to [-clip_value, clip_value].

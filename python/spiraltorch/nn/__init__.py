@@ -348,11 +348,34 @@ class Pool2d(Module):
         return f"mode='{self.mode}', channels={self.channels}, height={self.height}, width={self.width}"
 
 
+class Unflatten(Module):
+    """torch.nn.Unflatten: expands dimension ``dim`` of the input into ``unflattened_size`` (whose
+    product must equal that dimension's size; one entry may be -1)."""
+
+    def __init__(self, dim: int, unflattened_size: Any, name: str = "") -> None:
+        super().__init__(name)
+        self.dim = int(dim)
+        self.unflattened_size = tuple(int(s) for s in unflattened_size)
+        if not self.unflattened_size or sum(1 for s in self.unflattened_size if s == -1) > 1:
+            raise _core.SpiralValueError(f"Unflatten: unflattened_size must be non-empty with at most one -1, "
+                                         f"got {unflattened_size}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        shape = list(x.shape)
+        d = self.dim % max(len(shape), 1)
+        if not -len(shape) <= self.dim < len(shape):
+            raise _core.SpiralIndexError(f"Unflatten: dim {self.dim} is out of range for a {len(shape)}-D input")
+        return x.reshape(tuple(shape[:d]) + self.unflattened_size + tuple(shape[d + 1:]))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 __all__ = sorted(
     [n for n in dir(_native) if not n.startswith("_") and n != "Module"]
     + ["Callback", "EarlyStopping", "EpochResult", "FitHistory", "Module", "ModuleDict", "ModuleList", "ModuleTrainer",
        "Parameter", "Pool2d",
-       "Relu", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
+       "Relu", "Unflatten", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
        "save_json", "save_safetensors"]
 )
 
@@ -379,3 +402,6 @@ def ManifoldParameter(data: Tensor, curvature: float = -1.0, requires_grad: bool
 
 
 __all__ = sorted(set(__all__) | {"ManifoldParameter"})
+
+# torch.nn.init and torch.nn.utils (parameter initialisers, gradient clipping, flattening).
+from . import init, utils  # noqa: E402,F401

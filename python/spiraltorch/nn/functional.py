@@ -52,3 +52,8 @@ for _name in list(__all__):
     else:  # pragma: no cover - a name whose native part is not built yet
         __all__.remove(_name)
 del _name
+
+# torch.nn.functional names composed from native ops (pad, interpolate, one_hot).
+from ._functional_compat import interpolate, one_hot, pad  # noqa: E402
+
+__all__ += ["interpolate", "one_hot", "pad"]

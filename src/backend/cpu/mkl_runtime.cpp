@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/shared_library.h"
 #include "spiraltorch/error.h"
 
 #ifndef SPIRALTORCH_MKL_LIBRARY_DIR_HINT
@@ -70,25 +71,14 @@ const Library& library() {
     // loaded as its own dependency (not in the global scope when Python loaded the module
     // with RTLD_LOCAL): promote it so MKL's layer resolves to the same OpenMP runtime.
     dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    std::string tried;
-    void* handle = nullptr;
-    for (const auto& path : candidates()) {
-      if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
-        tried += " " + path + " (missing)";
-        continue;
-      }
-      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle) {
-        lib.path = path;
-        break;
-      }
-      tried += std::string(" ") + path + " (" + dlerror() + ")";
-    }
+    const detail::OpenedLibrary opened = detail::open_first(candidates());
+    void* const handle = opened.handle;
     if (!handle) {
       lib.reason = "libmkl_rt could not be loaded (pip install mkl, or set SPIRALTORCH_MKL_LIBRARY)" +
-                   (tried.empty() ? std::string() : "; tried:" + tried);
+                   (opened.tried.empty() ? std::string() : "; tried:" + opened.tried);
       return;
     }
+    lib.path = opened.path;
     auto sym = [&](const char* name) {
       void* p = dlsym(handle, name);
       if (!p && lib.reason.empty()) lib.reason = "libmkl_rt at " + lib.path + " lacks the symbol " + name;

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/shared_library.h"
+
 #ifndef SPIRALTORCH_WGPU_LIBRARY_HINT
 #define SPIRALTORCH_WGPU_LIBRARY_HINT ""
 #endif
@@ -85,24 +87,14 @@ const Api* api(std::string& reason) {
   static std::string why;
   std::call_once(once, [] {
     preload_lavapipe();
-    std::string tried;
-    void* handle = nullptr;
-    for (const auto& path : candidates()) {
-      if (path.find('/') != std::string::npos && !std::filesystem::exists(path)) {
-        tried += " " + path + " (missing)";
-        continue;
-      }
-      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle) {
-        table.path = path;
-        break;
-      }
-      tried += std::string(" ") + path + " (" + dlerror() + ")";
-    }
+    const st::detail::OpenedLibrary opened = st::detail::open_first(candidates());
+    void* const handle = opened.handle;
     if (!handle) {
-      why = "libwgpu_native could not be loaded (pip install wgpu, or set SPIRALTORCH_WGPU_LIBRARY); tried:" + tried;
+      why = "libwgpu_native could not be loaded (pip install wgpu, or set SPIRALTORCH_WGPU_LIBRARY); tried:" +
+            opened.tried;
       return;
     }
+    table.path = opened.path;
 #define ST_WGPU_LOAD(name)                                                           \
   table.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));            \
   if (!table.name) {                                                                 \

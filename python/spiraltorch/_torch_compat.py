@@ -1,0 +1,437 @@
+"""PyTorch names that ported code reaches for, written as compositions of native ops (so autograd and
+every device come with them): tensor constructors like ``x.new_zeros``, ``flip``/``roll``,
+``isclose``, ``addmm``/``baddbmm``, ``lerp``, ``where(cond)``/``nonzero``, ``index_add``,
+``repeat_interleave``, ``meshgrid``, ``diag``, ``randperm``, ``multinomial``, ``cdist``, ``unique``,
+``inference_mode``, and ``Tensor.device.type``. ``install()`` attaches them at import."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Tuple, Union
+
+
+
+class _LazyNumpy:
+    """NumPy on first use (index arithmetic on the host): importing spiraltorch must not import it."""
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        return getattr(numpy, name)
+
+
+np = _LazyNumpy()
+
+from . import _core
+
+Tensor = _core.Tensor
+_Dims = Union[int, Sequence[int]]
+
+
+class DeviceName(str):
+    """What ``Tensor.device`` returns: the device's name (``"cpu"``, ``"cuda:0"``, ``"wgpu"``) as a str,
+    with PyTorch's ``.type`` and ``.index`` beside it."""
+
+    @property
+    def type(self) -> str:
+        """The device kind: ``"cpu"``, ``"cuda"`` or ``"wgpu"``."""
+        return self.partition(":")[0]
+
+    @property
+    def index(self) -> Optional[int]:
+        """The device ordinal, or None when the name carries none."""
+        idx = self.partition(":")[2]
+        return int(idx) if idx else None
+
+
+class inference_mode:
+    """Context manager and decorator like ``torch.inference_mode``: no graph is recorded inside
+    (``mode=False`` leaves recording as it is)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self._prev = _core.is_grad_enabled()
+        if self.mode:
+            _core.set_grad_enabled(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _core.set_grad_enabled(self._prev)
+
+    def __call__(self, fn):  # type: ignore[no-untyped-def]
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(self.mode):
+                return fn(*args, **kwargs)
+
+        return wrapped
+
+
+def _dims(dims: _Dims, ndim: int, op: str) -> list:
+    out = []
+    for d in [dims] if isinstance(dims, int) else list(dims):
+        if not -ndim <= d < max(ndim, 1):
+            raise _core.SpiralIndexError(f"{op}: dimension {d} is out of range for a tensor of {ndim} dimensions")
+        out.append(d % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise _core.SpiralValueError(f"{op}: dimension {dims} repeats a dimension")
+    return out
+
+
+def _index(values: Sequence[int], like: Tensor) -> Tensor:
+    return _core.tensor(np.asarray(values, dtype=np.int64)).to(str(like.device))
+
+
+def flip(input: Tensor, dims: _Dims) -> Tensor:
+    """The elements of ``input`` in reverse order along each of ``dims`` (a copy, as torch.flip)."""
+    out = input
+    for d in _dims(dims, input.dim(), "flip"):
+        n = input.shape[d]
+        out = _core.index_select(out, d, _index(range(n - 1, -1, -1), input))
+    return out
+
+
+def roll(input: Tensor, shifts: _Dims, dims: Optional[_Dims] = None) -> Tensor:
+    """``input`` shifted cyclically by ``shifts`` along ``dims`` (flattened and restored when dims is None)."""
+    if dims is None:
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise _core.SpiralValueError(f"roll: without dims, shifts must be one number, got {shifts}")
+        s = shifts if isinstance(shifts, int) else shifts[0]
+        return roll(input.flatten(), s, 0).reshape(tuple(input.shape))
+    shift_list = [shifts] if isinstance(shifts, int) else list(shifts)
+    dim_list = _dims(dims, input.dim(), "roll")
+    if len(shift_list) != len(dim_list):
+        raise _core.SpiralValueError(f"roll: {len(shift_list)} shifts for {len(dim_list)} dims")
+    out = input
+    for s, d in zip(shift_list, dim_list):
+        n = input.shape[d]
+        if n:
+            out = _core.index_select(out, d, _index([(i - s) % n for i in range(n)], input))
+    return out
+
+
+def isclose(input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN
+    pairs count as close), a bool tensor as torch.isclose."""
+    if rtol < 0 or atol < 0:
+        raise _core.SpiralValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
+    other = other if isinstance(other, Tensor) else _core.full_like(input, other)
+    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` (input broadcast to the product's shape), as torch.addmm."""
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise _core.ShapeError(f"addmm: expected 2-D matrices, got {tuple(mat1.shape)} and {tuple(mat2.shape)}")
+    return _scaled_sum(input, mat1 @ mat2, beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches, as torch.baddbmm."""
+    if batch1.dim() != 3 or batch2.dim() != 3:
+        raise _core.ShapeError(f"baddbmm: expected 3-D batches, got {tuple(batch1.shape)} and {tuple(batch2.shape)}")
+    return _scaled_sum(input, _core.bmm(batch1, batch2), beta, alpha)
+
+
+def _scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:  # torch ignores input (NaN included) when beta is 0
+        return scaled + _core.zeros_like(product)
+    return scaled + (input if beta == 1 else input * beta)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``, as torch.lerp."""
+    return input + weight * (end - input)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Indices of the non-zero elements of ``input``, row-major: an (n, ndim) int64 tensor, or with
+    as_tuple one 1-D index tensor per dimension, as torch.nonzero."""
+    flat = input.reshape(-1) != 0
+    pos = _core.arange(flat.shape[0], dtype=_core.dtype.int64, device=str(input.device))[flat]
+    coords = []
+    rest = pos
+    for size in reversed(tuple(input.shape)):
+        coords.append(rest % size)
+        rest = rest // size
+    coords.reverse()
+    if input.dim() == 0:  # as torch: (k, 0) indices, or one tensor of k zeros as a tuple
+        return (pos * 0,) if as_tuple else pos.reshape(-1, 1)[:, :0]
+    if as_tuple:
+        return tuple(coords)
+    return _core.stack(coords, 1)
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """``where(cond, x, y)`` picks x where cond holds else y; ``where(cond)`` is
+    ``nonzero(cond, as_tuple=True)``, as torch.where."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise _core.SpiralValueError("where: give both input and other, or neither")
+    return _native_where(condition, input, other)
+
+
+_native_where = _core.where
+
+
+def _broadcast_index(index: Tensor, src: Tensor, dim: int) -> Tensor:
+    shape = [1] * src.dim()
+    shape[dim] = index.shape[0]
+    return index.reshape(tuple(shape)).expand(tuple(src.shape))
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
+    """``input`` with ``alpha * source`` slices added at ``index`` along ``dim`` (repeats accumulate),
+    as torch.index_add."""
+    (d,) = _dims(dim, input.dim(), "index_add")
+    if index.dim() != 1:
+        raise _core.ShapeError(f"index_add: index must be 1-D, got shape {tuple(index.shape)}")
+    if source.dim() != input.dim() or source.shape[d] != index.shape[0]:
+        raise _core.ShapeError(f"index_add: source of shape {tuple(source.shape)} does not match index of length "
+                               f"{index.shape[0]} along dim {d} of an input of shape {tuple(input.shape)}")
+    src = source if alpha == 1 else source * alpha
+    return _core.scatter_add(input, d, _broadcast_index(index, src, d), src)
+
+
+def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
+    self.copy_(index_add(self, dim, index, source, alpha=alpha))
+    return self
+
+
+def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    self.copy_(_core.scatter_add(self, dim, index, src))
+    return self
+
+
+def repeat_interleave(input: Tensor, repeats: Union[int, Tensor], dim: Optional[int] = None) -> Tensor:
+    """Each element (each slice along ``dim``; of the flattened input when dim is None) repeated
+    ``repeats`` times (an int, or one count per element), as torch.repeat_interleave."""
+    x = input.reshape(-1) if dim is None else input
+    (d,) = [0] if dim is None else _dims(dim, input.dim(), "repeat_interleave")
+    n = x.shape[d]
+    counts = [repeats] * n if isinstance(repeats, int) else [int(v) for v in repeats.reshape(-1).tolist()]
+    if len(counts) == 1 and n != 1:
+        counts = counts * n
+    if len(counts) != n or any(c < 0 for c in counts):
+        raise _core.SpiralValueError(f"repeat_interleave: repeats must be non-negative, one per element ({n}), got "
+                               f"{len(counts)} values")
+    return _core.index_select(x, d, _index(np.repeat(np.arange(n), counts), x))
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> Tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing='ij'`` matrix order or ``'xy'`` Cartesian), as
+    torch.meshgrid."""
+    if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise _core.SpiralValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if any(t.dim() > 1 for t in tensors):
+        raise _core.ShapeError("meshgrid: expects 0-D or 1-D tensors")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = []
+    for i, t in enumerate(flat):
+        view = [1] * len(flat)
+        view[i] = shape[i]
+        grids.append(t.reshape(tuple(view)).expand(shape))
+    if swap:  # 'xy' is 'ij' on the first two inputs swapped, with those two grids swapped back
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives
+    that diagonal as 1-D, as torch.diag."""
+    k = diagonal
+    if input.dim() == 1:
+        n = input.shape[0]
+        m = n + abs(k)
+        pos = [(i + max(-k, 0)) * m + i + max(k, 0) for i in range(n)]
+        flat = _core.zeros(m * m, dtype=input.dtype, device=str(input.device))
+        return _core.scatter_add(flat, 0, _index(pos, input), input).reshape(m, m)
+    if input.dim() == 2:
+        r, c = tuple(input.shape)
+        rows = range(max(-k, 0), min(r, c - k)) if k < c and -k < r else range(0)
+        pos = [i * c + i + k for i in rows]
+        return _core.index_select(input.reshape(-1), 0, _index(pos, input))
+    raise _core.ShapeError(f"diag: expected a 1-D or 2-D tensor, got {input.dim()}-D")
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A uniformly random permutation of ``0 .. n-1`` (int64 unless dtype says otherwise)."""
+    if n < 0:
+        raise _core.SpiralValueError(f"randperm: n must be non-negative, got {n}")
+    kw = {"generator": generator} if generator is not None else {}
+    keys = _core.rand(n, device=str(device or "cpu"), **kw)
+    perm = keys.argsort()
+    return perm if dtype is None else perm.to(dtype)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """Category indices drawn from the rows of ``input`` (non-negative weights, 1-D or 2-D) — with
+    replacement by inverting the cumulative distribution, without by the Gumbel top-k trick (which
+    draws exactly as sampling one at a time without replacement) — as torch.multinomial."""
+    probs = input if input.dim() == 2 else input.reshape(1, -1)
+    if input.dim() not in (1, 2):
+        raise _core.ShapeError(f"multinomial: expected a 1-D or 2-D input, got {input.dim()}-D")
+    rows, n = tuple(probs.shape)
+    if num_samples <= 0:
+        raise _core.SpiralValueError(f"multinomial: num_samples must be positive, got {num_samples}")
+    p = probs.to(_core.dtype.float64) if probs.dtype != _core.dtype.float64 else probs
+    if bool((p < 0).any().item()) or not bool(p.isfinite().all().item()):
+        raise _core.SpiralValueError("multinomial: probabilities must be finite and non-negative")
+    positive = (p > 0).sum(1)
+    if bool((positive == 0).any().item()):
+        raise _core.SpiralValueError("multinomial: a row of probabilities sums to zero")
+    if not replacement and bool((positive < num_samples).any().item()):
+        raise _core.SpiralValueError(f"multinomial: cannot draw {num_samples} samples without replacement from a row with "
+                               f"{int(positive.min().item())} non-zero categories")
+    kw = {"generator": generator} if generator is not None else {}
+    u = _core.rand(rows, num_samples, dtype=_core.dtype.float64, device=str(input.device), **kw)
+    if replacement:
+        cdf = (p / p.sum(1, keepdim=True)).cumsum(1)
+        out = (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(2).clamp(max=n - 1)
+    else:
+        g = _core.rand(rows, n, dtype=_core.dtype.float64, device=str(input.device), **kw)
+        keys = p.log() - (-(g.clamp(min=1e-300)).log()).log()
+        out = keys.topk(num_samples, 1)[1]
+    out = out.to(_core.dtype.int64)
+    return out if input.dim() == 2 else out.reshape(-1)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M), shape
+    (..., P, R), as torch.cdist (computed from the differences, not the |a|^2 + |b|^2 - 2ab shortcut)."""
+    if x1.dim() < 2 or x2.dim() < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise _core.ShapeError(f"cdist: expected (..., P, M) and (..., R, M), got {tuple(x1.shape)} and "
+                               f"{tuple(x2.shape)}")
+    if p < 0:
+        raise _core.SpiralValueError(f"cdist: p must be non-negative, got {p}")
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if math.isinf(p):
+        return diff.amax(-1)
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    if p == 1:
+        return diff.sum(-1)
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: Optional[int] = None) -> Any:
+    """The distinct values of ``input`` in ascending order, with (optionally) each element's index into
+    them and their counts, as torch.unique over the flattened input."""
+    if dim is not None:
+        raise _core.SpiralValueError("unique: dim= is not supported (unique values of the flattened input only)")
+    flat = input.reshape(-1)
+    values, order = _core.sort(flat)
+    n = flat.shape[0]
+    if n == 0:
+        empty = _core.zeros(0, dtype=_core.dtype.int64, device=str(input.device))
+        extras = ([empty.reshape(tuple(input.shape))] if return_inverse else []) + ([empty] if return_counts else [])
+        return (values, *extras) if extras else values
+    first = _core.cat([_core.ones(1, dtype=_core.dtype.bool, device=str(input.device)), values[1:] != values[:-1]])
+    uniq = values[first]
+    result = [uniq]
+    if return_inverse:
+        group = first.to(_core.dtype.int64).cumsum(0) - 1
+        inverse = _core.scatter_add(_core.zeros(n, dtype=_core.dtype.int64, device=str(input.device)), 0, order, group)
+        result.append(inverse.reshape(tuple(input.shape)))
+    if return_counts:
+        starts = _core.arange(n, dtype=_core.dtype.int64, device=str(input.device))[first]
+        ends = _core.cat([starts[1:], _core.full((1,), n, dtype=_core.dtype.int64, device=str(input.device))])
+        result.append(ends - starts)
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def _new(factory: Any) -> Any:
+    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               **kw: Any) -> Tensor:
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        out = factory(*size, dtype=dtype or self.dtype, device=str(device or self.device), **kw)
+        return out.requires_grad_(True) if requires_grad else out
+    return method
+
+
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    out = _core.full(tuple(size), fill_value, dtype=dtype or self.dtype, device=str(device or self.device))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+                requires_grad: bool = False) -> Tensor:
+    out = _core.tensor(data, dtype=dtype or self.dtype).to(str(device or self.device))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+    """``input + value * tensor1 * tensor2``, as torch.addcmul."""
+    return input + value * (tensor1 * tensor2)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+    """``input + value * tensor1 / tensor2``, as torch.addcdiv."""
+    return input + value * (tensor1 / tensor2)
+
+
+def _type_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.to(other.dtype)
+
+
+def _clamp_min(self: Tensor, min: Any) -> Tensor:
+    return _core.clamp(self, min=min)
+
+
+def _clamp_max(self: Tensor, max: Any) -> Tensor:
+    return _core.clamp(self, max=max)
+
+
+def install(namespace: dict) -> None:
+    """Attaches the Tensor methods and puts the functions into the package namespace."""
+    T = Tensor
+    native_device = T.device
+    T.device = property(lambda self: DeviceName(native_device.__get__(self)),
+                        doc="The tensor's device name (a str) with .type and .index, as torch's device.")
+    T.new_zeros = _new(_core.zeros)
+    T.new_ones = _new(_core.ones)
+    T.new_empty = _new(_core.empty)
+    T.new_full = _new_full
+    T.new_tensor = _new_tensor
+    T.clamp_min = _clamp_min
+    T.clamp_max = _clamp_max
+    T.clamp_min_ = lambda self, min: self.clamp_(min=min)
+    T.clamp_max_ = lambda self, max: self.clamp_(max=max)
+    T.flip = flip
+    T.roll = roll
+    T.isclose = isclose
+    T.lerp = lerp
+    T.nonzero = nonzero
+    T.index_add = index_add
+    T.index_add_ = _index_add_
+    T.scatter_add_ = _scatter_add_
+    T.repeat_interleave = repeat_interleave
+    T.diag = diag
+    T.unique = unique
+    T.addmm = addmm
+    T.addcmul = addcmul
+    T.addcdiv = addcdiv
+    T.type_as = _type_as
+    for name in ("inference_mode", "flip", "roll", "isclose", "addmm", "baddbmm", "lerp", "nonzero", "where",
+                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique", "addcmul", "addcdiv"):
+        namespace[name] = globals()[name]
