@@ -99,7 +99,7 @@ const Library& library() {
     if (layer == nullptr || *layer == '\0') set_threading(kThreadingGnu);
     char text[256] = {};
     get_version(text, static_cast<int>(sizeof text) - 1);
-    // "Intel(R) oneAPI Math Kernel Library Version 2026.2.1-Product Build ..." -> "2026.2.1"
+    // "Intel(R) oneAPI Math Kernel Library Version 2026.2-Product Build 20260915 ..." -> "2026.2"
     const std::string full(text);
     const size_t at = full.find("Version ");
     lib.version = at == std::string::npos ? full : full.substr(at + 8, full.find_first_of("- ", at + 8) - (at + 8));
