@@ -37,6 +37,7 @@ void bind_vision(nb::module_& root);
 void bind_distributed(nb::module_& root);
 void bind_rl(nb::module_& root);
 void bind_rec(nb::module_& root);
+void bind_linalg(nb::module_& root);
 
 namespace {
 
@@ -154,7 +155,8 @@ NB_MODULE(_core, m) {
       .value("float32", Dtype::Float32)
       .value("float64", Dtype::Float64);
 
-  nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).");
+  nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).",
+                         nb::is_weak_referenceable());
   bind_tensor(m, cls);
   bind_ops(m, cls);
   bind_nn(m);
@@ -176,6 +178,7 @@ NB_MODULE(_core, m) {
   bind_distributed(m);
   bind_rl(m);
   bind_rec(m);
+  bind_linalg(m);
 
   // ---- creation ----
   // Every factory takes dtype=, device= and requires_grad= (random ones also generator=),
