@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 #include <typeinfo>
+#include <unordered_map>
 
 namespace stpy {
 
@@ -392,6 +393,66 @@ std::string fs_path(nb::handle path) {
   if (!nb::isinstance<nb::bytes>(encoded)) throw st::DtypeError("path: os.fsencode did not return bytes");
   nb::bytes b = nb::borrow<nb::bytes>(encoded);
   return std::string(b.c_str(), b.size());
+}
+
+}  // namespace stpy
+
+namespace stpy {
+
+namespace {
+
+// TensorImpl -> weak reference to its shared wrapper. The map holds one reference to each weakref
+// (dropped when the wrapper dies); it is never destroyed, so no Python object is released after
+// the interpreter has gone.
+std::unordered_map<const st::TensorImpl*, PyObject*>& wrappers() {
+  static auto& map = *new std::unordered_map<const st::TensorImpl*, PyObject*>();  // lives to the end
+  return map;
+}
+
+void forget(const st::TensorImpl* impl, PyObject* weakref) {
+  auto& map = wrappers();
+  const auto it = map.find(impl);
+  if (it != map.end() && it->second == weakref) {
+    map.erase(it);
+    Py_DECREF(weakref);
+  }
+}
+
+}  // namespace
+
+bool keeps_identity(const Tensor& t) noexcept { return t.defined() && t.requires_grad() && t.is_leaf(); }
+
+PyObject* known_wrapper(const Tensor& t) noexcept {
+  auto& map = wrappers();
+  const auto it = map.find(t.impl());
+  if (it == map.end()) return nullptr;
+  PyObject* obj = PyWeakref_GetObject(it->second);  // borrowed; None once the wrapper is gone
+  if (obj == nullptr || obj == Py_None) {
+    PyErr_Clear();
+    forget(t.impl(), it->second);
+    return nullptr;
+  }
+  // The wrapper's own handle may have been re-pointed (x.data = y): then it is not this tensor's.
+  if (nb::inst_ptr<Tensor>(obj)->impl() != t.impl()) return nullptr;
+  Py_INCREF(obj);
+  return obj;
+}
+
+void remember_wrapper(nb::handle wrapper) noexcept {
+  const st::TensorImpl* impl = nb::inst_ptr<Tensor>(wrapper)->impl();
+  nb::object on_death = nb::cpp_function([impl](nb::handle weakref) { forget(impl, weakref.ptr()); });
+  PyObject* weakref = PyWeakref_NewRef(wrapper.ptr(), on_death.ptr());
+  if (weakref == nullptr) {  // the type is not weak-referenceable: no shared wrapper then
+    PyErr_Clear();
+    return;
+  }
+  auto& map = wrappers();
+  if (const auto it = map.find(impl); it != map.end()) {
+    Py_DECREF(it->second);
+    it->second = weakref;
+  } else {
+    map.emplace(impl, weakref);
+  }
 }
 
 }  // namespace stpy

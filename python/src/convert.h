@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "spiraltorch/spiraltorch.h"
 
@@ -52,4 +53,37 @@ nb::object to_list(const Tensor& t);
 // copy releases it with the GIL held.
 std::shared_ptr<nb::object> shared_callable(nb::callable fn);
 
+// Parameters keep one Python object, as in PyTorch: a leaf tensor that requires grad comes back
+// as the same object while that object lives (`lin.weight is lin.weight`, `p in set(params)`,
+// `id(p)` keys). known_wrapper gives that object (a new reference) or nullptr; remember_wrapper
+// records a new one. Other tensors get a fresh wrapper each time, as before.
+bool keeps_identity(const Tensor& t) noexcept;
+PyObject* known_wrapper(const Tensor& t) noexcept;
+void remember_wrapper(nb::handle wrapper) noexcept;
+
 }  // namespace stpy
+
+namespace nanobind::detail {
+
+template <>
+struct type_caster<st::Tensor> : type_caster_base<st::Tensor> {
+  using Base = type_caster_base<st::Tensor>;
+  template <typename T>
+  static handle from_cpp(T&& value, rv_policy policy, cleanup_list* cleanup) noexcept {
+    const st::Tensor* t;
+    if constexpr (std::is_pointer_v<std::remove_reference_t<T>>) {
+      t = value;
+    } else {
+      t = &value;
+    }
+    if (t == nullptr || !stpy::keeps_identity(*t)) return Base::from_cpp(std::forward<T>(value), policy, cleanup);
+    if (PyObject* known = stpy::known_wrapper(*t)) return known;
+    // The shared wrapper owns its own handle: it may outlive whatever held `value`.
+    st::Tensor own = *t;
+    const handle h = Base::from_cpp(std::move(own), rv_policy::move, cleanup);
+    if (h.is_valid()) stpy::remember_wrapper(h);
+    return h;
+  }
+};
+
+}  // namespace nanobind::detail

@@ -4,6 +4,7 @@
 #include <nanobind/trampoline.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "convert.h"
@@ -134,7 +135,12 @@ void bind_nn(nb::module_& parent) {
       .def("register_parameter", [](Module& self, const std::string& name, std::optional<Tensor> t) {
         if (t) self.register_parameter(name, *t, t->requires_grad() || st::is_floating(t->dtype()));
       }, nb::arg("name"), nb::arg("param").none())
-      .def("register_buffer", [](Module& self, const std::string& name, const Tensor& t) { self.register_buffer(name, t); })
+      .def("register_buffer", [](Module& self, const std::string& name, const Tensor& t, bool persistent) {
+        self.register_buffer(name, t, persistent);
+      }, nb::arg("name"), nb::arg("tensor"), nb::arg("persistent") = true,
+         "Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless "
+         "persistent=False.")
+      .def("_is_persistent_buffer", &Module::is_persistent_buffer, nb::arg("name"))
       .def("named_parameters", [](const Module& self, const std::string& prefix, bool recurse) {
         return prefixed(self.named_parameters(recurse), prefix);
       }, nb::arg("prefix") = "", nb::arg("recurse") = true,
@@ -178,9 +184,13 @@ void bind_nn(nb::module_& parent) {
       }, nb::arg("fn"), "Calls fn(module) on every submodule, then on this one; returns self.")
       .def("state_dict", [](const Module& self, const std::string& prefix, bool keep_vars) {
         if (!keep_vars) return to_dict(self.state_dict(), prefix);
-        st::nn::StateDict live = self.named_parameters();
-        for (auto& entry : self.named_buffers()) live.push_back(entry);
-        return to_dict(live, prefix);
+        // state_dict()'s keys and order (non-persistent buffers stay out), with the live tensors.
+        std::map<std::string, Tensor> live;
+        for (auto& [k, t] : self.named_parameters()) live.emplace(k, t);
+        for (auto& [k, t] : self.named_buffers()) live.emplace(k, t);
+        st::nn::StateDict out = self.state_dict();
+        for (auto& [k, t] : out) t = live.at(k);
+        return to_dict(out, prefix);
       }, nb::arg("prefix") = "", nb::arg("keep_vars") = false,
            "Parameters and buffers keyed '<module>::<param>' (prefixed by `prefix`); detached unless keep_vars.")
       .def("load_state_dict", [](Module& self, nb::handle state, bool strict) {

@@ -1,7 +1,10 @@
 // spiraltorch._core.nn: sequence layers — LSTM, GRU, MultiheadAttention,
-// TransformerEncoderLayer — and scaled_dot_product_attention.
+// TransformerEncoderLayer, TransformerEncoder — and scaled_dot_product_attention.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdio>
 
@@ -180,6 +183,39 @@ void bind_nn_seq(nb::module_& nn) {
                std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
                std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() + "'" +
                (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
+      })
+      .def("clone", &snn::TransformerEncoderLayer::clone,
+           "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
+
+  auto te_forward = [](snn::TransformerEncoder& self, const Tensor& src, std::optional<Tensor> mask,
+                       std::optional<Tensor> src_key_padding_mask, std::optional<bool> is_causal) {
+    return self.forward_full(src, mask, is_causal.value_or(false), src_key_padding_mask);
+  };
+  nb::class_<snn::TransformerEncoder, Module>(
+      nn, "TransformerEncoder",
+      "torch.nn.TransformerEncoder: num_layers independent copies of encoder_layer (its configuration and current "
+      "values, as PyTorch's deep copies), applied in order, then norm if given. Children: layers (indexable) and "
+      "norm; keys 'layers.0.self_attn::in_proj_weight', 'norm::weight'.\n\nforward(src, mask=None, "
+      "src_key_padding_mask=None, is_causal=None) returns the encoded src (same shape); the masks go to every layer.")
+      .def("__init__", [](snn::TransformerEncoder* self, const snn::TransformerEncoderLayer& layer, int64_t num_layers,
+                          std::shared_ptr<Module> norm, bool, bool, std::string name) {
+        new (self) snn::TransformerEncoder(layer, num_layers, std::move(norm), std::move(name));
+      }, nb::arg("encoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(),
+         nb::arg("enable_nested_tensor") = true, nb::arg("mask_check") = true, nb::arg("name") = "")
+      .def("forward", te_forward, nb::arg("src"), nb::arg("mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none())
+      .def("__call__", te_forward, nb::arg("src"), nb::arg("mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none())
+      .def_prop_ro("num_layers", &snn::TransformerEncoder::num_layers)
+      .def_prop_ro("norm", &snn::TransformerEncoder::norm)
+      .def_prop_ro("layers", [](const snn::TransformerEncoder& m) {
+        std::vector<std::shared_ptr<snn::TransformerEncoderLayer>> out;
+        for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
+        return out;
+      }, "The layers, in order (a list).")
+      .def("__repr__", [](const snn::TransformerEncoder& m) {
+        return "TransformerEncoder(num_layers=" + std::to_string(m.num_layers()) +
+               (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
       });
 
   nn.def("scaled_dot_product_attention",

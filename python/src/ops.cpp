@@ -522,11 +522,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   both(m, cls, "topk", [](const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) {
     return pair_result(st::topk(a, k, dim, largest, sorted));
   }, nb::arg("k"), nb::arg("dim") = -1, nb::arg("largest") = true, nb::arg("sorted") = true);
-  both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending) {
+  // Every sort here is stable (equal keys keep their order), so stable= is accepted as PyTorch's is.
+  both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending, bool) {
     return pair_result(st::sort(a, dim, descending));
-  }, nb::arg("dim") = -1, nb::arg("descending") = false);
-  both(m, cls, "argsort", [](const Tensor& a, int64_t dim, bool descending) { return st::argsort(a, dim, descending); },
-       nb::arg("dim") = -1, nb::arg("descending") = false);
+  }, nb::arg("dim") = -1, nb::arg("descending") = false, nb::kw_only(), nb::arg("stable") = false);
+  both(m, cls, "argsort", [](const Tensor& a, int64_t dim, bool descending, bool) {
+    return st::argsort(a, dim, descending);
+  }, nb::arg("dim") = -1, nb::arg("descending") = false, nb::kw_only(), nb::arg("stable") = false);
   both(m, cls, "cumsum", [](const Tensor& a, int64_t dim) { return st::cumsum(a, dim); }, nb::arg("dim"));
   both(m, cls, "tril", [](const Tensor& a, int64_t d) { return st::tril(a, d); }, nb::arg("diagonal") = 0);
   both(m, cls, "triu", [](const Tensor& a, int64_t d) { return st::triu(a, d); }, nb::arg("diagonal") = 0);

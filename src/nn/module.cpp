@@ -33,7 +33,12 @@ Tensor Module::register_parameter(const std::string& name, Tensor value, bool re
   return value;
 }
 
-void Module::register_buffer(const std::string& name, Tensor value) {
+void Module::register_buffer(const std::string& name, Tensor value, bool persistent) {
+  if (persistent) {
+    non_persistent_.erase(name);
+  } else {
+    non_persistent_.insert(name);
+  }
   for (auto& [n, t] : buffers_) {
     if (n == name) {
       t = value;
@@ -85,7 +90,8 @@ Tensor* Module::find_buffer(const std::string& name) {
   return nullptr;
 }
 
-void Module::collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse) const {
+void Module::collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse,
+                     bool persistent_only) const {
   if (params) {
     for (const auto& [n, t] : params_) {
       if (t.defined()) out.emplace_back(join_key(prefix, n), t);
@@ -93,13 +99,13 @@ void Module::collect(const std::string& prefix, StateDict& out, bool params, boo
   }
   if (buffers) {
     for (const auto& [n, t] : buffers_) {
-      if (t.defined()) out.emplace_back(join_key(prefix, n), t);
+      if (t.defined() && !(persistent_only && non_persistent_.contains(n))) out.emplace_back(join_key(prefix, n), t);
     }
   }
   if (!recurse) return;
   for (const auto& [slot, child] : children_) {
     const std::string key = child_key(slot, *child);
-    child->collect(prefix.empty() ? key : prefix + "." + key, out, params, buffers, true);
+    child->collect(prefix.empty() ? key : prefix + "." + key, out, params, buffers, true, persistent_only);
   }
 }
 
@@ -146,7 +152,7 @@ void Module::apply(const std::function<void(Module&)>& fn) {
 
 StateDict Module::state_dict() const {
   StateDict out;
-  collect(name_, out, true, true, true);
+  collect(name_, out, true, true, true, true);
   for (auto& [k, t] : out) t = t.detach();
   return out;
 }
@@ -154,7 +160,7 @@ StateDict Module::state_dict() const {
 LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
   const StateDict own = [&] {
     StateDict o;
-    collect(name_, o, true, true, true);
+    collect(name_, o, true, true, true, true);
     return o;
   }();
   std::map<std::string, const Tensor*> incoming;

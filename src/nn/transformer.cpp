@@ -54,4 +54,47 @@ Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optio
   return x;
 }
 
+std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {
+  auto copy = std::make_shared<TransformerEncoderLayer>(
+      self_attn_->embed_dim(), self_attn_->num_heads(), linear1_->out_features(), dropout_->p(), activation_,
+      self_attn_->batch_first(), norm_first_, norm1_->eps(), name());
+  copy->load_state_dict(state_dict());  // copies the values: the layers share nothing afterwards
+  copy->train(is_training());
+  return copy;
+}
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
+                                       std::shared_ptr<Module> norm, std::string name)
+    : Module(std::move(name)), norm_(std::move(norm)) {
+  if (num_layers <= 0) {
+    throw ValueError("TransformerEncoder: num_layers must be positive, got " + std::to_string(num_layers));
+  }
+  container_ = std::make_shared<Sequential>();
+  for (int64_t i = 0; i < num_layers; ++i) {
+    layers_.push_back(layer.clone());
+    layers_.back()->set_name("");  // keyed by index inside "layers"
+    container_->add(layers_.back());
+  }
+  register_module("layers", container_);
+  if (norm_) register_module("norm", norm_);
+}
+
+std::shared_ptr<TransformerEncoderLayer> TransformerEncoder::layer(int64_t index) const {
+  const int64_t n = num_layers();
+  if (index < -n || index >= n) {
+    throw IndexError("TransformerEncoder: layer index " + std::to_string(index) + " is out of range for " +
+                     std::to_string(n) + " layers");
+  }
+  return layers_[static_cast<size_t>(index < 0 ? index + n : index)];
+}
+
+Tensor TransformerEncoder::forward_full(const Tensor& src, const std::optional<Tensor>& mask, bool is_causal,
+                                        const std::optional<Tensor>& src_key_padding_mask) {
+  Tensor x = src;
+  for (const auto& l : layers_) {
+    x = l->run_forward_hooks(x, l->forward_full(l->run_forward_pre_hooks(x), mask, is_causal, src_key_padding_mask));
+  }
+  return norm_ ? (*norm_)(x) : x;
+}
+
 }  // namespace st::nn

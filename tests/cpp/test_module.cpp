@@ -8,6 +8,7 @@
 #include "spiraltorch/nn/dropout.h"
 #include "spiraltorch/nn/linear.h"
 #include "spiraltorch/nn/sequential.h"
+#include "spiraltorch/nn/transformer.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/train/module_trainer.h"
 
@@ -160,4 +161,51 @@ TEST(Einsum, MatchesMatmulTraceAndOuterProduct) {
   EXPECT_TRUE(allclose(einsum("i,j->ij", {u, v}), mul(unsqueeze(u, 1), unsqueeze(v, 0)), 1e-12, 1e-12));
   EXPECT_THROW(einsum("ij,jk->ik", {a, a}), ShapeError);
   EXPECT_THROW(einsum("ij->ik", {a}), ValueError);
+}
+
+TEST(Module, NonPersistentBuffersMoveButStayOutOfTheStateDict) {
+  nn::Linear lin(3, 2);
+  lin.register_buffer("kept", ones({2}));
+  lin.register_buffer("scratch", zeros({4}), /*persistent=*/false);
+  EXPECT_EQ(lin.named_buffers().size(), 2u);
+  EXPECT_FALSE(lin.is_persistent_buffer("scratch"));
+  nn::StateDict sd = lin.state_dict();
+  std::vector<std::string> keys;
+  for (const auto& [k, t] : sd) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"weight", "bias", "kept"}));
+  // A strict load needs no entry for it, and an entry for it is unexpected.
+  EXPECT_TRUE(lin.load_state_dict(sd, true).missing_keys.empty());
+  sd.emplace_back("scratch", zeros({4}));
+  EXPECT_THROW(lin.load_state_dict(sd, true), CheckpointError);
+  lin.to(Dtype::Float64);
+  EXPECT_EQ(lin.find_buffer("scratch")->dtype(), Dtype::Float64);
+  // Registering it again as persistent puts it back.
+  lin.register_buffer("scratch", zeros({4}));
+  EXPECT_EQ(lin.state_dict().size(), 4u);
+}
+
+TEST(Module, TransformerEncoderStacksIndependentCopies) {
+  manual_seed(3);
+  nn::TransformerEncoderLayer layer(8, 2, 16, 0.0);
+  auto norm = std::make_shared<nn::LayerNorm>(Shape{8});
+  nn::TransformerEncoder enc(layer, 3, norm);
+  ASSERT_EQ(enc.num_layers(), 3);
+  EXPECT_EQ(enc.state_dict().size(), 3 * layer.state_dict().size() + 2);
+  EXPECT_EQ(enc.state_dict().front().first, "layers.0.self_attn::in_proj_weight");
+  // Copies start equal to the layer but own their values.
+  const Tensor w0 = enc.layer(0)->linear1()->weight(), w1 = enc.layer(1)->linear1()->weight();
+  EXPECT_NE(w0.impl(), w1.impl());
+  EXPECT_TRUE(allclose(w0, layer.linear1()->weight(), 0, 0));
+  {
+    NoGradGuard ng;
+    Tensor w = w0;
+    mul_(w, 2.0);
+  }
+  EXPECT_TRUE(allclose(w1, layer.linear1()->weight(), 0, 0));
+  const Tensor x = randn({2, 5, 8});
+  Tensor y = x;
+  for (int64_t i = 0; i < 3; ++i) y = enc.layer(i)->forward_full(y, std::nullopt, true);
+  EXPECT_TRUE(allclose(enc.forward_full(x, std::nullopt, true), (*norm)(y), 1e-6, 1e-6));
+  EXPECT_THROW(nn::TransformerEncoder(layer, 0), ValueError);
+  EXPECT_THROW(enc.layer(3), IndexError);
 }

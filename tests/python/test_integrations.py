@@ -76,6 +76,9 @@ ONNX_CASES = {
     "transformer": (lambda: nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16),
                                           nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True)),
                     (2, 5, 8)),
+    "transformer_encoder": (lambda: nn.Sequential(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16),
+                                                                        2, norm=nn.LayerNorm(8)),
+                                                  nn.Linear(8, 3)), (2, 5, 8)),
     "lstm": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2), nn.Linear(5, 2)), (2, 6, 3)),
     "gru": (lambda: nn.Sequential(nn.GRU(3, 5, bias=False), nn.GRU(5, 4, batch_first=True), nn.Linear(4, 2)), (2, 6, 3)),
     "lstm_seq_first": (lambda: nn.Sequential(nn.LSTM(3, 5, batch_first=False)), (6, 2, 3)),
@@ -195,6 +198,17 @@ def test_architecture_round_trip_and_bundle(tmp_path):
     assert spec["children"][3]["module"]["args"] == {"features": 4, "curvature": -2.0}
     loaded = integ.load_model_bundle(integ.save_model_bundle(extra, tmp_path / "extra", input_shape=(None, 6)))
     assert loaded[2].merged and not loaded[1].merged
+    # A TransformerEncoder: the layer's configuration once, the copies' values from the weights.
+    enc = nn.Sequential(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"), 2,
+                                              norm=nn.LayerNorm(8)))
+    with st.no_grad():
+        enc[0].layers[1].linear1.weight.mul_(1.5)
+    spec = integ.describe_architecture(enc)["children"][0]["module"]
+    assert spec["type"] == "TransformerEncoder" and spec["args"]["num_layers"] == 2
+    assert spec["args"]["encoder_layer"]["activation"] == "gelu" and spec["args"]["norm"]["type"] == "LayerNorm"
+    loaded_enc = integ.load_model_bundle(integ.save_model_bundle(enc, tmp_path / "enc", input_shape=(None, 5, 8)))
+    xe = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    np.testing.assert_array_equal(_eval_out(loaded_enc, xe), _eval_out(enc, xe))
     x6 = (3 * rng.standard_normal((5, 6))).astype(np.float32)
     np.testing.assert_array_equal(_eval_out(loaded, x6), _eval_out(extra, x6))
     with pytest.raises(integ.UnsupportedLayerError, match="unknown layer type 'Conv3d'"):

@@ -553,3 +553,86 @@ def test_transformer_finite_differences():
         return m(x, is_causal=True)
 
     gradcheck(fn, x, lin_w, atol=1e-6, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------- TransformerEncoder
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("with_norm", [False, True])
+@pytest.mark.parametrize("mask", [None, "causal", "kpm"])
+def test_transformer_encoder_matches_torch(dtype, with_norm, mask):
+    torch = pytest.importorskip("torch")
+    stdt, npdt, tol = DT[dtype]
+    B, S, D, h, F, L = 2, 5, 8, 2, 16, 3
+    torch.manual_seed(3)
+    tl = torch.nn.TransformerEncoderLayer(D, h, F, dropout=0.0, batch_first=True, norm_first=True)
+    tm = torch.nn.TransformerEncoder(tl, L, norm=torch.nn.LayerNorm(D) if with_norm else None,
+                                     enable_nested_tensor=False)
+    tm = tm.to(torch.float64 if npdt == np.float64 else torch.float32)
+    for p in tm.parameters():  # the copies start equal in torch too: make them differ
+        torch.nn.init.normal_(p, std=0.3)
+    sl = nn.TransformerEncoderLayer(D, h, F, dropout=0.0, norm_first=True)
+    sm = nn.TransformerEncoder(sl, L, norm=nn.LayerNorm(D) if with_norm else None)
+    sm.to(stdt)
+    copy_from_torch(sm, tm)
+    g = np.random.default_rng(2)
+    xs, xt = pair_inputs(g.normal(size=(B, S, D)), npdt)
+    kw_s, kw_t = {}, {}
+    if mask == "causal":
+        kw_s["is_causal"] = True
+        kw_t["mask"] = torch.nn.Transformer.generate_square_subsequent_mask(S, dtype=xt.dtype)
+        kw_t["is_causal"] = True
+    elif mask == "kpm":
+        m = np.zeros((B, S), dtype=bool)
+        m[0, -2:] = True
+        kw_s["src_key_padding_mask"], kw_t["src_key_padding_mask"] = st.tensor(m), torch.tensor(m)
+    so, to = sm(xs, **kw_s), tm(xt, **kw_t)
+    if mask == "kpm":  # torch leaves padded positions' rows as they come; compare the kept ones
+        keep = ~np.asarray(m)
+        np.testing.assert_allclose(to_np(so)[keep], to.detach().numpy()[keep], rtol=tol, atol=tol)
+        return
+    close(so, to, tol)
+    backward_pair([so], [to])
+    close(xs.grad, xt.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+def test_transformer_encoder_copies_are_independent():
+    st.manual_seed(7)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8), name="enc")
+    assert enc.num_layers == 2 and len(enc.layers) == 2
+    keys = list(enc.state_dict())
+    assert keys[0] == "enc.layers.0.self_attn::in_proj_weight"
+    assert "enc.layers.1.linear2::bias" in keys and keys[-1] == "enc.norm::bias"
+    # each copy starts with the layer's values, and owns them
+    w0, w1 = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
+    np.testing.assert_array_equal(to_np(w0), to_np(layer.linear1.weight))
+    with st.no_grad():
+        w0.mul_(2.0)
+    np.testing.assert_array_equal(to_np(w1), to_np(layer.linear1.weight))
+    assert len(list(enc.parameters())) == 2 * len(list(layer.parameters())) + 2
+    # stacking = applying the layers in order, then the norm
+    x = st.randn(2, 4, 8)
+    y = x
+    for lay in enc.layers:
+        y = lay(y)
+    np.testing.assert_allclose(to_np(enc(x)), to_np(enc.norm(y)), rtol=1e-6, atol=1e-6)
+    c = layer.clone()
+    np.testing.assert_array_equal(to_np(c.linear2.weight), to_np(layer.linear2.weight))
+    assert "TransformerEncoder(num_layers=2, norm=LayerNorm" in repr(enc)
+    with pytest.raises(ValueError, match="num_layers must be positive, got 0"):
+        nn.TransformerEncoder(layer, 0)
+    # it trains: one SGD step lowers a regression loss
+    opt = st.optim.SGD(enc.parameters(), lr=0.05)
+    tgt = st.randn(2, 4, 8)
+    losses = []
+    for _ in range(3):
+        loss = ((enc(x) - tgt) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]

@@ -5,8 +5,9 @@
 // its index in a container ("encoder.0::weight").
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,7 +66,10 @@ class Module {
 
   // Registers (or replaces) a parameter; it is made a leaf that requires grad.
   Tensor register_parameter(const std::string& name, Tensor value, bool requires_grad = true);
-  void register_buffer(const std::string& name, Tensor value);
+  // A non-persistent buffer moves with the module (to(), named_buffers) but stays out of
+  // state_dict and load_state_dict, like PyTorch's register_buffer(..., persistent=False).
+  void register_buffer(const std::string& name, Tensor value, bool persistent = true);
+  bool is_persistent_buffer(const std::string& name) const { return !non_persistent_.contains(name); }
   // Registers a child under `slot` (its attribute name or index). A child with an
   // explicit name is keyed by that name; two children with the same key are refused.
   std::shared_ptr<Module> register_module(const std::string& slot, std::shared_ptr<Module> child);
@@ -129,7 +133,8 @@ class Module {
   bool training_ = true;
 
  private:
-  void collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse) const;
+  void collect(const std::string& prefix, StateDict& out, bool params, bool buffers, bool recurse,
+               bool persistent_only = false) const;
   std::string name_;
   int next_hook_id_ = 0;
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
@@ -140,6 +145,7 @@ class Module {
   std::optional<Hypergrad> hypergrad_;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::set<std::string> non_persistent_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 

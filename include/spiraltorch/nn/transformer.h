@@ -15,6 +15,7 @@
 #include "spiraltorch/nn/dropout.h"
 #include "spiraltorch/nn/layer_norm.h"
 #include "spiraltorch/nn/linear.h"
+#include "spiraltorch/nn/sequential.h"
 
 namespace st::nn {
 
@@ -33,6 +34,9 @@ class TransformerEncoderLayer : public Module {
                       const std::optional<Tensor>& src_key_padding_mask = std::nullopt);
   Tensor forward(const Tensor& input) override { return forward_full(input); }
   std::string type_name() const override { return "TransformerEncoderLayer"; }
+  // A new layer with this one's configuration, its own copies of the current values, and
+  // the same train/eval mode (what PyTorch's copy.deepcopy gives TransformerEncoder).
+  std::shared_ptr<TransformerEncoderLayer> clone() const;
 
   bool norm_first() const { return norm_first_; }
   const std::string& activation() const { return activation_; }
@@ -52,6 +56,31 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<Linear> linear1_, linear2_;
   std::shared_ptr<Dropout> dropout_, dropout1_, dropout2_;
   std::shared_ptr<LayerNorm> norm1_, norm2_;
+};
+
+// torch.nn.TransformerEncoder: num_layers independent copies of `layer` (same configuration
+// and starting values, as PyTorch deep-copies it), applied in order, then `norm` if given.
+// Children: "layers" (a Sequential of the copies, keys "layers.0.self_attn::in_proj_weight")
+// and "norm".
+class TransformerEncoder : public Module {
+ public:
+  TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers, std::shared_ptr<Module> norm = nullptr,
+                     std::string name = "");
+  // The masks go to every layer (see TransformerEncoderLayer::forward_full).
+  Tensor forward_full(const Tensor& src, const std::optional<Tensor>& mask = std::nullopt, bool is_causal = false,
+                      const std::optional<Tensor>& src_key_padding_mask = std::nullopt);
+  Tensor forward(const Tensor& input) override { return forward_full(input); }
+  std::string type_name() const override { return "TransformerEncoder"; }
+
+  int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
+  std::shared_ptr<TransformerEncoderLayer> layer(int64_t index) const;
+  std::shared_ptr<Sequential> layers() const { return container_; }
+  std::shared_ptr<Module> norm() const { return norm_; }
+
+ private:
+  std::shared_ptr<Sequential> container_;
+  std::vector<std::shared_ptr<TransformerEncoderLayer>> layers_;
+  std::shared_ptr<Module> norm_;
 };
 
 }  // namespace st::nn

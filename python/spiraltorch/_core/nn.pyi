@@ -8,6 +8,8 @@ from spiraltorch.nn import (
     _linear_extra_repr as extra_repr,
     _module_cpu as cpu,
     _module_cuda as cuda,
+    _module_get_buffer as get_buffer,
+    _module_getattr as __getattr__,
     _module_repr as __repr__
 )
 
@@ -42,7 +44,10 @@ class Module:
 
     def register_parameter(self, name: str, param: spiraltorch._core.Tensor | None) -> None: ...
 
-    def register_buffer(self, arg0: str, arg1: spiraltorch._core.Tensor, /) -> None: ...
+    def register_buffer(self, name: str, tensor: spiraltorch._core.Tensor, persistent: bool = True) -> None:
+        """
+        Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless persistent=False.
+        """
 
     def named_parameters(self, prefix: str = '', recurse: bool = True) -> list[tuple[str, spiraltorch._core.Tensor]]:
         """
@@ -933,6 +938,36 @@ class TransformerEncoderLayer(Module):
 
     @property
     def activation(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def clone(self) -> TransformerEncoderLayer:
+        """
+        A new layer with this one's configuration, copies of its current values and its train/eval mode.
+        """
+
+class TransformerEncoder(Module):
+    """
+    torch.nn.TransformerEncoder: num_layers independent copies of encoder_layer (its configuration and current values, as PyTorch's deep copies), applied in order, then norm if given. Children: layers (indexable) and norm; keys 'layers.0.self_attn::in_proj_weight', 'norm::weight'.
+
+    forward(src, mask=None, src_key_padding_mask=None, is_causal=None) returns the encoded src (same shape); the masks go to every layer.
+    """
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None, enable_nested_tensor: bool = True, mask_check: bool = True, name: str = '') -> None: ...
+
+    def forward(self, src: spiraltorch._core.Tensor, mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool | None = None) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, src: spiraltorch._core.Tensor, mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool | None = None) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def num_layers(self) -> int: ...
+
+    @property
+    def norm(self) -> Module: ...
+
+    @property
+    def layers(self) -> list[TransformerEncoderLayer]:
+        """The layers, in order (a list)."""
 
     def __repr__(self) -> str: ...
 

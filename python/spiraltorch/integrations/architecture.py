@@ -107,6 +107,12 @@ _DESCRIBERS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
         "norm_first": m.norm_first,
         "layer_norm_eps": m.norm1.eps,
     },
+    # The copies share one configuration; their values come from the state dict.
+    "TransformerEncoder": lambda m: {
+        "encoder_layer": _DESCRIBERS["TransformerEncoderLayer"](m.layers[0]),
+        "num_layers": m.num_layers,
+        "norm": None if m.norm is None else describe_architecture(m.norm, _path="norm"),
+    },
 }
 
 
@@ -197,6 +203,10 @@ def build_from_architecture(spec: Dict[str, Any], *, name: str = "") -> Any:
         return cls(name=name)
     if kind == "Dropout":
         return cls(args["p"], name=name)
+    if kind == "TransformerEncoder":
+        layer = nn.TransformerEncoderLayer(**args["encoder_layer"])
+        norm = None if args.get("norm") is None else build_from_architecture(args["norm"])
+        return cls(layer, args["num_layers"], norm=norm, name=name)
     if kind == "LoraLinear":
         merged = bool(args.pop("merged", False))
         layer = cls(**args, name=name)

@@ -22,6 +22,7 @@ Embedding                     Gather on the weight (int64 indices)
 Dropout, Identity             Identity (inference)
 MultiheadAttention (self)     in-projection, per-head scaled dot-product Softmax, out-projection
 TransformerEncoderLayer       the attention above plus LayerNorm and the feed-forward block
+TransformerEncoder            its layers in order, then its norm
 LSTM / GRU                    LSTM / GRU (gates reordered, one op per layer)
 FeatureReorder2d              Transpose (NHWC <-> NCHW), Reshape around it for flat input
 WaveGate                      sigmoid/tanh gates, then exp_0 and the clip into the Poincare ball
@@ -333,6 +334,11 @@ class _Exporter:
         if not m.batch_first:
             y = self.g.op("Transpose", [y], "to_seq_first", perm=[1, 0, 2])
         return y
+
+    def _TransformerEncoder(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
+        for i, layer in enumerate(m.layers):
+            x = self._TransformerEncoderLayer(layer, x, shape, f"{where}.layers.{i}")
+        return x if m.norm is None else self.emit(m.norm, x, shape, f"{where}.norm")
 
     def _TransformerEncoderLayer(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
         if m.activation not in ("relu", "gelu"):

@@ -82,6 +82,45 @@ def _module_cpu(self: Any) -> Any:
     return self.to("cpu")
 
 
+def _own_buffer(module: Any, name: str) -> Any:
+    """This module's own buffer called ``name``, or None."""
+    try:
+        entries = module.named_buffers(recurse=False)
+    except TypeError:  # the native part is not constructed yet (inside __init__)
+        return None
+    for key, t in entries:
+        if key.rsplit("::", 1)[-1] == name:
+            return t
+    return None
+
+
+def _module_getattr(self: Any, name: str) -> Any:
+    """Registered buffers read as attributes (``self.mask`` after ``register_buffer("mask", ...)``),
+    as in PyTorch; called only when normal attribute lookup fails."""
+    if not name.startswith("__"):
+        t = _own_buffer(self, name)
+        if t is not None:
+            return t
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def _module_get_buffer(self: Any, target: str) -> Any:
+    """The buffer at ``target`` (a dotted path: ``"block.norm.running_mean"``), like
+    torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none."""
+    *path, name = target.split(".")
+    module = self
+    for part in path:
+        module = dict(module.named_children()).get(part)
+        if module is None:
+            raise AttributeError(f"get_buffer: '{target}': no submodule '{part}'")
+    t = _own_buffer(module, name)
+    if t is None:
+        raise AttributeError(f"get_buffer: '{target}' is not a buffer")
+    return t
+
+
+_native.Module.__getattr__ = _module_getattr
+_native.Module.get_buffer = _module_get_buffer
 _native.Module.extra_repr = _extra_repr
 _native.Module.__repr__ = _module_repr
 _native.Module.cuda = _module_cuda
@@ -108,6 +147,10 @@ class Module(_native.Module):
         object.__setattr__(self, "_py_hooks", {})
 
     def __setattr__(self, key: str, value: Any) -> None:
+        if isinstance(value, Tensor) and _own_buffer(self, key) is not None:
+            # Assigning to a registered buffer replaces it, keeping its persistence (PyTorch's rule).
+            self.register_buffer(key, value, persistent=self._is_persistent_buffer(key))
+            return
         if isinstance(value, _native.Module):
             self._register_module(key, value)
         elif isinstance(value, Tensor) and value.requires_grad and value.is_leaf:

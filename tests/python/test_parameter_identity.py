@@ -1,0 +1,55 @@
+"""A parameter is one Python object, as in PyTorch: the attribute, named_parameters(),
+parameters() and an optimizer's param groups hand back the same object, so identity, id()
+keys, dict and set membership work; other tensors stay plain values."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+
+import spiraltorch as st
+from conftest import to_np
+
+nn = st.nn
+
+
+def test_parameters_are_the_same_object_everywhere():
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    w = m[0].weight
+    assert m[0].weight is w and id(m[0].weight) == id(w)
+    names = {p: n for n, p in m.named_parameters()}
+    assert [names[p] for p in m.parameters()] == [n for n, _ in m.named_parameters()]
+    assert w in set(m.parameters())
+    by_id = {id(p): n for n, p in m.named_parameters()}
+    opt = st.optim.AdamW(m.parameters(), lr=1e-3)
+    assert [by_id[id(p)] for p in opt.param_groups[0]["params"]] == list(by_id.values())
+    # decay / no-decay split as PyTorch training scripts write it
+    no_decay = {p for n, p in m.named_parameters() if n.endswith("bias")}
+    groups = [{"params": [p for p in m.parameters() if p not in no_decay], "weight_decay": 0.1},
+              {"params": [p for p in m.parameters() if p in no_decay], "weight_decay": 0.0}]
+    assert [len(g["params"]) for g in groups] == [2, 2]
+    st.optim.AdamW(groups, lr=1e-3)
+
+
+def test_the_object_follows_moves_and_training():
+    m = nn.Linear(3, 2)
+    w = m.weight
+    m.to(st.float64)
+    assert m.weight is w and w.dtype == st.float64
+    loss = m(st.randn(5, 3, dtype=st.float64)).sum()
+    loss.backward()
+    assert w.grad is not None
+    np.testing.assert_allclose(to_np(w.grad), to_np(m.weight.grad))
+    del w
+    gc.collect()
+    assert m.weight is m.weight  # a new shared object once the old one is gone
+
+
+def test_other_tensors_stay_values():
+    x = st.randn(2, 3)
+    assert (x + 1) is not (x + 1)
+    p = st.zeros(3, requires_grad=True)
+    assert p.detach() is not p
+    y = p * 2  # a non-leaf: fresh object per access, as before
+    assert y is y
