@@ -328,3 +328,16 @@ def test_native_clip_grad_norm_orders_zero_and_minus_inf(norm_type):
     total_t = torch.nn.utils.clip_grad_norm_([pt], 0.1, norm_type)
     assert float(total_s.item() if hasattr(total_s, "item") else total_s) == pytest.approx(float(total_t))
     close(ps.grad, pt.grad, 1e-9)
+
+
+def test_nn_functional_is_an_attribute_after_import():
+    import importlib
+    import subprocess
+    import sys
+
+    # As in torch: `import spiraltorch` alone makes st.nn.functional reachable (a fresh process,
+    # since this one may have imported the submodule already).
+    code = "import spiraltorch as st; print(st.nn.functional.relu(st.tensor([-1.0, 2.0])).tolist())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[0.0, 2.0]"
+    assert importlib.import_module("spiraltorch.nn.functional") is st.nn.functional

@@ -447,4 +447,4 @@ def ManifoldParameter(data: Tensor, curvature: float = -1.0, requires_grad: bool
 __all__ = sorted(set(__all__) | {"ManifoldParameter"})
 
 # torch.nn.init and torch.nn.utils (parameter initialisers, gradient clipping, flattening).
-from . import init, utils  # noqa: E402,F401
+from . import functional, init, utils  # noqa: E402,F401
