@@ -85,6 +85,9 @@ from ._torch_compat import install as _install_torch_compat  # noqa: E402
 
 if _os.environ.get("SPIRALTORCH_STUBGEN") != "1":  # scripts/gen_stubs.py describes the native class alone
     _install_torch_compat(globals())
+    from ._torch_compat_ops import install as _install_torch_compat_ops  # noqa: E402
+
+    _install_torch_compat_ops(globals())
 from ._seed_tensor import install as _install_seed_tensor  # noqa: E402
 
 _install_seed_tensor()
