@@ -236,16 +236,22 @@ def test_cummax_cummin(fn):
     close(getattr(st.tensor([1.0, 2.0]), fn)(0).indices, getattr(torch.tensor([1.0, 2.0]), fn)(0).indices)
 
 
+def test_cummax_cummin_named_fields():
+    s, t = pair(np.array([[2.0, 1.0, 4.0], [0.0, 3.0, 3.0]]))
+    close(st.cummax(s, 1).values, torch.cummax(t, 1).values)
+    close(st.cummin(s, 0).indices, torch.cummin(t, 0).indices)
+
+
 # ------------------------------------------------------------------ statistics
 
 
 @pytest.mark.parametrize("dim,correction,keepdim", [(None, 1, False), (1, 0, False), ((0, 2), 1, True), (-1, 2, False)])
 def test_std_mean_var_mean(dim, correction, keepdim):
     s, t = pair(R((3, 4, 5)))
-    for name in ("std_mean", "var_mean"):
-        ys = getattr(st, name)(s, dim, correction=correction, keepdim=keepdim)
-        yt = getattr(torch, name)(t, dim, correction=correction, keepdim=keepdim)
-        close(ys, yt)
+    close(st.std_mean(s, dim, correction=correction, keepdim=keepdim),
+          torch.std_mean(t, dim, correction=correction, keepdim=keepdim))
+    close(st.var_mean(s, dim, correction=correction, keepdim=keepdim),
+          torch.var_mean(t, dim, correction=correction, keepdim=keepdim))
 
 
 @pytest.mark.parametrize("shape,dim,keepdim", [((7,), None, False), ((4, 6), None, False), ((5, 4), 0, False),
