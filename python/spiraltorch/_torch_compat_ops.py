@@ -14,10 +14,10 @@ from __future__ import annotations
 import collections
 import itertools
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _core
-from ._torch_compat import _dims, _index, np
+from ._torch_compat import _dims, _index
 
 Tensor = _core.Tensor
 DT = _core.dtype
@@ -319,7 +319,6 @@ def _cum_extreme(input: Tensor, dim: int, op: str, better: Any) -> Any:
     shape[d] = n
     pos = _core.arange(n, dtype=DT.int64, device=_dev(input)).reshape(tuple(shape)).expand(tuple(input.shape))
     x = input.detach()
-    state = (x, pos)
 
     def combine(e: Tuple[Tensor, Tensor], l: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tensor]:
         # the later one wins ties, and a later NaN wins over anything: keep the earlier one only when it is
@@ -330,17 +329,13 @@ def _cum_extreme(input: Tensor, dim: int, op: str, better: Any) -> Any:
             keep = better(e[0], l[0])
         return _core.where(keep, e[0], l[0]), _core.where(keep, e[1], l[1])
 
-    def pad(y: Tuple[Tensor, Tensor], k: int) -> Tuple[Tensor, Tensor]:
-        return y[0].narrow(d, 0, k), y[1].narrow(d, 0, k)
-
-    y = state
+    y = (x, pos)
     k = 1
-    while k < n:
-        a = tuple(_core.cat([pad(y, k)[i], y[i].narrow(d, 0, n - k)], d) for i in range(2))
-        merged = combine(a, y)
-        # the first k positions have no earlier partner: keep them as they are
-        head = tuple(y[i].narrow(d, 0, k) for i in range(2))
-        y = tuple(_core.cat([head[i], merged[i].narrow(d, k, n - k)], d) for i in range(2))
+    while k < n:  # Hillis-Steele: position i combines with the running result at i - k
+        earlier = tuple(y[i].narrow(d, 0, n - k) for i in range(2))
+        later = tuple(y[i].narrow(d, k, n - k) for i in range(2))
+        merged = combine(earlier, later)
+        y = tuple(_core.cat([y[i].narrow(d, 0, k), merged[i]], d) for i in range(2))
         k *= 2
     idx = y[1]
     return values_indices(_core.gather(input, d, idx), idx)
@@ -400,7 +395,10 @@ def _median(input: Tensor, dim: Optional[int], keepdim: bool, ignore_nan: bool, 
         raise _core.SpiralIndexError(f"{op}: cannot compute the median of an empty tensor")
     x, d, sv, si = _sorted_along(input, dim, op)
     n = x.shape[d]
-    nan = sv.isnan().sum(d, keepdim=True) if x.dtype in _FLOATS else _core.zeros_like(sv.narrow(d, 0, 1), dtype=DT.int64)
+    if x.dtype in _FLOATS:
+        nan = sv.isnan().sum(d, keepdim=True)
+    else:
+        nan = _core.zeros_like(sv.narrow(d, 0, 1), dtype=DT.int64)
     if ignore_nan:
         valid = nan.neg() + n
         k = _core.where(valid > 0, _core.floor_divide(valid - 1, _scalar(2, valid)), _core.zeros_like(valid))
@@ -871,7 +869,11 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
             raise _core.SpiralValueError("searchsorted: side='left' and right=True contradict each other")
         right = side == "right"
     scalar = not isinstance(input, Tensor)
-    values = _core.tensor([input], dtype=sorted_sequence.dtype).to(_dev(sorted_sequence)) if scalar else input
+    if scalar:
+        vdt = DT.float64 if isinstance(input, float) and sorted_sequence.dtype not in _FLOATS else sorted_sequence.dtype
+        values = _core.tensor([input], dtype=vdt).to(_dev(sorted_sequence))
+    else:
+        values = input
     seq = sorted_sequence
     if sorter is not None:
         if tuple(sorter.shape) != tuple(seq.shape):
@@ -907,7 +909,8 @@ def bincount(input: Tensor, weights: Optional[Tensor] = None, minlength: int = 0
         raise _core.SpiralValueError(f"bincount: minlength must be non-negative, got {minlength}")
     n = input.shape[0]
     if n and int(input.min().item()) < 0:
-        raise _core.SpiralValueError(f"bincount: input must be non-negative, got a minimum of {int(input.min().item())}")
+        raise _core.SpiralValueError(f"bincount: input must be non-negative, got a minimum of "
+                                     f"{int(input.min().item())}")
     size = max(int(input.max().item()) + 1 if n else 0, minlength)
     idx = input.to(DT.int64)
     if weights is None:
@@ -982,7 +985,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
     u = _core.rand(n, dtype=DT.float64, device=_dev(input), **kw)
     out = _core.zeros((n,), dtype=DT.float64, device=_dev(input))
     kmax = int(top + 12 * math.sqrt(top) + 20)
-    chunk = 256
+    chunk = max(8, min(256, (1 << 24) // n))  # at most ~16M float64 terms at a time
     log_lam = _core.where(lam > 0, lam, _core.ones_like(lam)).log()
     cdf = _core.zeros((n,), dtype=DT.float64, device=_dev(input))
     for start in range(0, kmax + 1, chunk):
@@ -1070,8 +1073,8 @@ def result_type(tensor1: Any, tensor2: Any) -> Any:
         raise _core.DtypeError(f"result_type: expected tensors or numbers, got {type(v).__name__}")
     a, b = probe(tensor1), probe(tensor2)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        cat = max(type(a) is float and 2 or type(a) is int and 1 or 0, type(b) is float and 2 or type(b) is int and 1 or 0)
-        return (DT.bool, DT.int64, DT.float32)[cat]
+        rank = {bool: 0, int: 1, float: 2}
+        return (DT.bool, DT.int64, DT.float32)[max(rank[type(a)], rank[type(b)])]
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:
         return a.dtype
     if not isinstance(a, Tensor):
