@@ -445,10 +445,18 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
         raise _core.SpiralIndexError(f"mode: dimension {dim} is empty")
     s = movedim(sv, d, -1)
     i = movedim(si, d, -1)
-    same = s.unsqueeze(-1) == s.unsqueeze(-2)  # (..., n, n)
-    counts = same.to(DT.int64).sum(-1)
-    first = counts.argmax(-1, keepdim=True)  # sorted ascending: the smallest of the most frequent values
-    value = _core.gather(s, -1, first)
+    n = s.shape[-1]
+    # Runs of equal values in the sorted row: a run's length so far at each position is the position
+    # minus the run's start (a running maximum of the start positions), so memory stays O(n).
+    pos = _core.arange(n, dtype=DT.int64, device=_dev(input)).expand(tuple(s.shape))
+    starts = _core.ones(tuple(s.shape[:-1]) + (1,), dtype=DT.bool, device=_dev(input))
+    if n > 1:
+        starts = _core.cat([starts, s.narrow(-1, 1, n - 1) != s.narrow(-1, 0, n - 1)], -1)
+    run_start = cummax(_core.where(starts, pos, _core.zeros_like(pos)), -1)[0]
+    run_length = pos - run_start
+    # The first longest run ends at the first maximum: sorted ascending, the smallest of the most frequent values.
+    end = run_length.argmax(-1, keepdim=True)
+    value = _core.gather(s, -1, end)
     last = _core.where(s == value, i, _core.full_like(i, -1)).amax(-1, keepdim=True)
     vals = _core.gather(movedim(x, d, -1), -1, last)
     vals, last = movedim(vals, -1, d), movedim(last, -1, d)
