@@ -49,7 +49,7 @@ void bind_nn_norm(nb::module_& nn) {
       .def_prop_ro("bias", [](snn::GroupNorm& m) { return opt(m.bias()); })
       .def("extra_repr", [](snn::GroupNorm& m) {
         return std::to_string(m.num_groups()) + ", " + std::to_string(m.num_channels()) + ", eps=" + py_float(m.eps()) +
-               ", affine=" + py_bool(m.affine());
+               ", affine=" + py_bool(m.affine()) + ", bias=" + py_bool(m.bias().defined());
       });
 
   nb::class_<snn::RMSNorm, Module>(nn, "RMSNorm",
