@@ -134,6 +134,28 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor softmax(const Tensor& x, int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 
+// ---- activations composed from the ops above (src/ops/activations.cpp) ----
+// Each has PyTorch's forward and gradient, including at the kinks (hardtanh passes no gradient at
+// min_val/max_val), and runs on every device through the ops it is built from.
+// Floating inputs only (DtypeError otherwise).
+Tensor selu(const Tensor& x);  // scale * elu(x, alpha) with PyTorch's constants
+Tensor celu(const Tensor& x, double alpha = 1.0);  // max(0, x) + min(0, alpha * expm1(x / alpha))
+Tensor mish(const Tensor& x);  // x * tanh(softplus(x))
+Tensor hardswish(const Tensor& x);  // x * hardtanh(x + 3, 0, 6) / 6
+Tensor hardsigmoid(const Tensor& x);  // clamp(x + 3, 0, 6) / 6
+Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
+Tensor relu6(const Tensor& x);  // hardtanh(x, 0, 6)
+Tensor logsigmoid(const Tensor& x);  // log(sigmoid(x)) = -softplus(-x)
+Tensor softsign(const Tensor& x);  // x / (1 + |x|)
+Tensor tanhshrink(const Tensor& x);  // x - tanh(x)
+// x where x > threshold, else value (NaN stays NaN, as in PyTorch).
+Tensor threshold(const Tensor& x, double threshold, double value);
+// max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1 of x).
+Tensor prelu(const Tensor& x, const Tensor& weight);
+// a * sigmoid(b) where a, b are the halves of x along dim (its size must be even).
+Tensor glu(const Tensor& x, int64_t dim = -1);
+Tensor softmin(const Tensor& x, int64_t dim = -1);  // softmax(-x, dim)
+
 // ---- views (share storage) ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // a view when strides allow, else a copy
 Tensor view(const Tensor& x, const Shape& shape);     // always a view, or ShapeError

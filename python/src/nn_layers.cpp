@@ -10,6 +10,8 @@ void bind_nn_desire(nb::module_& nn);  // nn_desire.cpp
 void bind_nn_vae(nb::module_& nn);  // nn_vae.cpp
 
 void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
+void bind_nn_activations(nb::module_& nn);  // nn_activations.cpp
+void bind_nn_norm(nb::module_& nn);  // nn_norm.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
 
 void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
@@ -19,6 +21,8 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_loss(nn);
   (void)nn;
   bind_nn_basic(nn);
+  bind_nn_activations(nn);
+  bind_nn_norm(nn);
   bind_nn_conv(nn);
   bind_nn_seq(nn);
   bind_nn_wave(nn);

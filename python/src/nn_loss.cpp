@@ -85,8 +85,11 @@ void bind_nn_loss(nb::module_& nn) {
     return sigmoid_focal_loss(inputs, target_of(targets, inputs), alpha, gamma, red(reduction, "sigmoid_focal_loss"));
   }, nb::arg("inputs"), nb::arg("targets"), nb::arg("alpha") = 0.25, nb::arg("gamma") = 2.0,
      nb::arg("reduction") = "none", "Binary focal loss on logits (torchvision.ops.sigmoid_focal_loss).");
-  nn.def("pairwise_distance", &pairwise_distance, nb::arg("x1"), nb::arg("x2"), nb::arg("p") = 2.0,
-         nb::arg("eps") = 1e-6, "||x1 - x2 + eps||_p over the last dim.");
+  nn.def("pairwise_distance", [](const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {
+    const Tensor d = pairwise_distance(x1, x2, p, eps);
+    return keepdim ? st::unsqueeze(d, -1) : d;
+  }, nb::arg("x1"), nb::arg("x2"), nb::arg("p") = 2.0, nb::arg("eps") = 1e-6, nb::arg("keepdim") = false,
+     "||x1 - x2 + eps||_p over the last dim (kept as size 1 with keepdim).");
   nn.def("contrastive_loss", [](const Tensor& x1, const Tensor& x2, nb::handle label, double margin,
                                 const std::string& reduction) {
     return contrastive_loss(x1, x2, target_of(label, x1), margin, red(reduction, "contrastive_loss"));

@@ -29,4 +29,58 @@ Tensor Softmax::forward(const Tensor& input) {
   return softmax(input, dim_);
 }
 
+// ---- PyTorch's other activation layers ----
+
+Tensor SELU::forward(const Tensor& input) { return selu(input); }
+Tensor Mish::forward(const Tensor& input) { return mish(input); }
+Tensor Hardswish::forward(const Tensor& input) { return hardswish(input); }
+Tensor Hardsigmoid::forward(const Tensor& input) { return hardsigmoid(input); }
+Tensor ReLU6::forward(const Tensor& input) { return relu6(input); }
+Tensor LogSigmoid::forward(const Tensor& input) { return logsigmoid(input); }
+Tensor Softsign::forward(const Tensor& input) { return softsign(input); }
+Tensor Tanhshrink::forward(const Tensor& input) { return tanhshrink(input); }
+Tensor LeakyReLU::forward(const Tensor& input) { return leaky_relu(input, negative_slope_); }
+Tensor ELU::forward(const Tensor& input) { return elu(input, alpha_); }
+
+CELU::CELU(double alpha, std::string name) : Module(std::move(name)), alpha_(alpha) {
+  if (alpha == 0.0) throw ValueError("CELU: alpha must be nonzero, got 0");
+}
+Tensor CELU::forward(const Tensor& input) { return celu(input, alpha_); }
+
+Softplus::Softplus(double beta, double threshold, std::string name)
+    : Module(std::move(name)), beta_(beta), threshold_(threshold) {
+  if (beta == 0.0) throw ValueError("Softplus: beta must be nonzero, got 0");
+}
+Tensor Softplus::forward(const Tensor& input) {
+  if (!input.defined()) throw ValueError("Softplus: input is undefined");
+  return softplus(input, beta_, threshold_);
+}
+
+Hardtanh::Hardtanh(double min_val, double max_val, std::string name)
+    : Module(std::move(name)), min_val_(min_val), max_val_(max_val) {
+  if (min_val > max_val) {
+    throw ValueError("Hardtanh: min_val (" + std::to_string(min_val) + ") must not exceed max_val (" +
+                     std::to_string(max_val) + ")");
+  }
+}
+Tensor Hardtanh::forward(const Tensor& input) { return hardtanh(input, min_val_, max_val_); }
+
+Tensor Threshold::forward(const Tensor& input) { return st::threshold(input, threshold_, value_); }
+
+PReLU::PReLU(int64_t num_parameters, double init, std::string name)
+    : Module(std::move(name)), num_parameters_(num_parameters) {
+  if (num_parameters < 1) {
+    throw ValueError("PReLU: num_parameters must be at least 1, got " + std::to_string(num_parameters));
+  }
+  register_parameter("weight", full({num_parameters}, init, Dtype::Float32));
+}
+Tensor PReLU::forward(const Tensor& input) { return prelu(input, weight()); }
+
+Tensor GLU::forward(const Tensor& input) { return glu(input, dim_); }
+Tensor LogSoftmax::forward(const Tensor& input) {
+  if (!input.defined()) throw ValueError("LogSoftmax: input is undefined");
+  return log_softmax(input, dim_);
+}
+Tensor Softmin::forward(const Tensor& input) { return softmin(input, dim_); }
+
 }  // namespace st::nn

@@ -231,8 +231,8 @@ def nll_loss(input: spiraltorch._core.Tensor, target: object, weight: spiraltorc
 def sigmoid_focal_loss(inputs: spiraltorch._core.Tensor, targets: object, alpha: float = 0.25, gamma: float = 2.0, reduction: str = 'none') -> spiraltorch._core.Tensor:
     """Binary focal loss on logits (torchvision.ops.sigmoid_focal_loss)."""
 
-def pairwise_distance(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, p: float = 2.0, eps: float = 1e-06) -> spiraltorch._core.Tensor:
-    """||x1 - x2 + eps||_p over the last dim."""
+def pairwise_distance(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> spiraltorch._core.Tensor:
+    """||x1 - x2 + eps||_p over the last dim (kept as size 1 with keepdim)."""
 
 def contrastive_loss(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: object, margin: float = 1.0, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
@@ -655,6 +655,329 @@ def softmax(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core
 def log_softmax(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core.Tensor: ...
 
 def flatten(input: spiraltorch._core.Tensor, start_dim: int = 0, end_dim: int = -1) -> spiraltorch._core.Tensor: ...
+
+class SELU(Module):
+    """
+    scale * elu(x, alpha) with alpha = 1.6733, scale = 1.0507 (self-normalising).
+    """
+
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+class Mish(Module):
+    """x * tanh(softplus(x))."""
+
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+class Hardswish(Module):
+    """x * clamp(x + 3, 0, 6) / 6."""
+
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+class Hardsigmoid(Module):
+    """clamp(x + 3, 0, 6) / 6."""
+
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+class ReLU6(Module):
+    """min(max(x, 0), 6)."""
+
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), computed as -softplus(-x)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def __init__(self, name: str = '') -> None: ...
+
+class LeakyReLU(Module):
+    """x for x > 0, negative_slope * x otherwise."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def negative_slope(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class ELU(Module):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class CELU(Module):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def alpha(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class Softplus(Module):
+    """
+    log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0, name: str = '') -> None: ...
+
+    @property
+    def beta(self) -> float: ...
+
+    @property
+    def threshold(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class Hardtanh(Module):
+    """
+    clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def min_val(self) -> float: ...
+
+    @property
+    def max_val(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class Threshold(Module):
+    """x where x > threshold, value elsewhere."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def threshold(self) -> float: ...
+
+    @property
+    def value(self) -> float: ...
+
+    def extra_repr(self) -> str: ...
+
+class PReLU(Module):
+    """
+    max(0, x) + weight * min(0, x) with a learnable weight of shape (num_parameters,) filled with init; num_parameters is 1 or the channel count (dim 1 of the input).
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, name: str = '') -> None: ...
+
+    @property
+    def num_parameters(self) -> int: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    def extra_repr(self) -> str: ...
+
+class GLU(Module):
+    """a * sigmoid(b) for the two halves a, b of the input along dim."""
+
+    def __init__(self, dim: int = -1, name: str = '') -> None: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def extra_repr(self) -> str: ...
+
+class LogSoftmax(Module):
+    """log(softmax(x)) along dim (default -1), computed stably."""
+
+    def __init__(self, dim: int = -1, name: str = '') -> None: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def extra_repr(self) -> str: ...
+
+class Softmin(Module):
+    """softmax(-x) along dim (default -1)."""
+
+    def __init__(self, dim: int = -1, name: str = '') -> None: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def extra_repr(self) -> str: ...
+
+def leaky_relu(input: spiraltorch._core.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x for x > 0, negative_slope * x otherwise."""
+
+def elu(input: spiraltorch._core.Tensor, alpha: float = 1.0, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+def selu(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """scale * elu(x, alpha) with PyTorch's SELU constants."""
+
+def celu(input: spiraltorch._core.Tensor, alpha: float = 1.0, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+def softplus(input: spiraltorch._core.Tensor, beta: float = 1.0, threshold: float = 20.0) -> spiraltorch._core.Tensor:
+    """
+    log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+    """
+
+def mish(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x * tanh(softplus(x))."""
+
+def hardswish(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x * clamp(x + 3, 0, 6) / 6."""
+
+def hardsigmoid(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """clamp(x + 3, 0, 6) / 6."""
+
+def hardtanh(input: spiraltorch._core.Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """
+    clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.
+    """
+
+def relu6(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """min(max(x, 0), 6)."""
+
+def logsigmoid(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+    """log(sigmoid(x)), computed as -softplus(-x)."""
+
+def softsign(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+    """x / (1 + |x|)."""
+
+def tanhshrink(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+    """x - tanh(x)."""
+
+def threshold(input: spiraltorch._core.Tensor, threshold: float, value: float, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x where x > threshold, value elsewhere."""
+
+def prelu(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
+    """
+    max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1).
+    """
+
+def glu(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core.Tensor:
+    """
+    a * sigmoid(b) for the two halves a, b of the input along dim (its size must be even).
+    """
+
+def softmin(input: spiraltorch._core.Tensor, dim: int = -1) -> spiraltorch._core.Tensor:
+    """softmax(-x) along dim (default -1)."""
+
+class GroupNorm(Module):
+    """
+    Normalises (N, C, *) inputs over groups of C / num_groups channels (with the trailing dims), then scales by weight (ones) and shifts by bias (zeros), both (num_channels,), when affine.
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-05, affine: bool = True, bias: bool = True, name: str = '') -> None: ...
+
+    @property
+    def num_groups(self) -> int: ...
+
+    @property
+    def num_channels(self) -> int: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    @property
+    def affine(self) -> bool: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    def extra_repr(self) -> str: ...
+
+class RMSNorm(Module):
+    """
+    x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps=None uses the machine epsilon of the input's dtype, weight (ones) of normalized_shape when elementwise_affine.
+    """
+
+    def __init__(self, normalized_shape: object, eps: float | None = None, elementwise_affine: bool = True, name: str = '') -> None: ...
+
+    @property
+    def normalized_shape(self) -> tuple: ...
+
+    @property
+    def eps(self) -> float | None: ...
+
+    @property
+    def elementwise_affine(self) -> bool: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    def extra_repr(self) -> str: ...
+
+class CosineSimilarity(Module):
+    """Cosine similarity of x1 and x2 along dim; call with (x1, x2)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-08, name: str = '') -> None: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    def forward(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def extra_repr(self) -> str: ...
+
+class PairwiseDistance(Module):
+    """||x1 - x2 + eps||_p over the last dim; call with (x1, x2)."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False, name: str = '') -> None: ...
+
+    @property
+    def norm(self) -> float:
+        """The p of the norm (PyTorch's attribute name)."""
+
+    @property
+    def eps(self) -> float: ...
+
+    @property
+    def keepdim(self) -> bool: ...
+
+    def forward(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def extra_repr(self) -> str: ...
+
+def group_norm(input: spiraltorch._core.Tensor, num_groups: int, weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, eps: float = 1e-05) -> spiraltorch._core.Tensor:
+    """
+    Group normalisation of (N, C, *) inputs; weight and bias are (C,) when given.
+    """
+
+def rms_norm(input: spiraltorch._core.Tensor, normalized_shape: object, weight: spiraltorch._core.Tensor | None = None, eps: float | None = None) -> spiraltorch._core.Tensor:
+    """
+    x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps=None is the dtype's epsilon.
+    """
+
+def normalize(input: spiraltorch._core.Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> spiraltorch._core.Tensor:
+    """x / max(||x||_p along dim, eps)."""
+
+def cosine_similarity(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, dim: int = 1, eps: float = 1e-08) -> spiraltorch._core.Tensor:
+    """
+    Cosine similarity along dim after broadcasting; each norm is clamped to at least eps.
+    """
 
 def conv2d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None, stride: object = 1, padding: object = 0, dilation: object = 1, groups: int = 1) -> spiraltorch._core.Tensor:
     """

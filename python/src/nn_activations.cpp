@@ -1,0 +1,252 @@
+// spiraltorch._core.nn: PyTorch's other activation layers (LeakyReLU ... Softmin) and their
+// functional forms. inplace=True is refused with a ValueError: every result here is computed
+// out of place, and saying so beats silently ignoring the request.
+#include "nn_bind.h"
+#include "spiraltorch/nn/activation.h"
+
+namespace stpy {
+
+namespace {
+
+using st::nn::Module;
+
+// Python's repr of a float ("0.01", "1.0", "1e-05"), as torch's extra_repr prints it.
+std::string py_float(double v) { return nb::cast<std::string>(nb::repr(nb::float_(v))); }
+
+void refuse_inplace(bool inplace, const char* op) {
+  if (inplace) {
+    throw st::ValueError(std::string(op) +
+                         ": inplace=True is not supported (the result is always a new tensor); pass inplace=False");
+  }
+}
+
+// A parameter-free layer: Cls(inplace=False, name='') where the layer takes inplace.
+template <class Cls>
+void plain(nb::module_& nn, const char* name, const char* doc, bool takes_inplace) {
+  nb::class_<Cls, Module> cls(nn, name, doc);
+  if (takes_inplace) {
+    cls.def(
+        "__init__",
+        [name](Cls* self, bool inplace, std::string module_name) {
+          refuse_inplace(inplace, name);
+          new (self) Cls(std::move(module_name));
+        },
+        nb::arg("inplace") = false, nb::arg("name") = "");
+  } else {
+    cls.def(nb::init<std::string>(), nb::arg("name") = "");
+  }
+}
+
+}  // namespace
+
+void bind_nn_activations(nb::module_& nn) {
+  namespace snn = st::nn;
+
+  // ---------------------------------------------------------------- layers
+  plain<snn::SELU>(nn, "SELU", "scale * elu(x, alpha) with alpha = 1.6733, scale = 1.0507 (self-normalising).", true);
+  plain<snn::Mish>(nn, "Mish", "x * tanh(softplus(x)).", true);
+  plain<snn::Hardswish>(nn, "Hardswish", "x * clamp(x + 3, 0, 6) / 6.", true);
+  plain<snn::Hardsigmoid>(nn, "Hardsigmoid", "clamp(x + 3, 0, 6) / 6.", true);
+  plain<snn::ReLU6>(nn, "ReLU6", "min(max(x, 0), 6).", true);
+  plain<snn::LogSigmoid>(nn, "LogSigmoid", "log(sigmoid(x)), computed as -softplus(-x).", false);
+  plain<snn::Softsign>(nn, "Softsign", "x / (1 + |x|).", false);
+  plain<snn::Tanhshrink>(nn, "Tanhshrink", "x - tanh(x).", false);
+
+  nb::class_<snn::LeakyReLU, Module>(nn, "LeakyReLU", "x for x > 0, negative_slope * x otherwise.")
+      .def(
+          "__init__",
+          [](snn::LeakyReLU* self, double negative_slope, bool inplace, std::string name) {
+            refuse_inplace(inplace, "LeakyReLU");
+            new (self) snn::LeakyReLU(negative_slope, std::move(name));
+          },
+          nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("negative_slope", &snn::LeakyReLU::negative_slope)
+      .def("extra_repr", [](const snn::LeakyReLU& m) { return "negative_slope=" + py_float(m.negative_slope()); });
+
+  nb::class_<snn::ELU, Module>(nn, "ELU", "x for x > 0, alpha * (exp(x) - 1) otherwise.")
+      .def(
+          "__init__",
+          [](snn::ELU* self, double alpha, bool inplace, std::string name) {
+            refuse_inplace(inplace, "ELU");
+            new (self) snn::ELU(alpha, std::move(name));
+          },
+          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("alpha", &snn::ELU::alpha)
+      .def("extra_repr", [](const snn::ELU& m) { return "alpha=" + py_float(m.alpha()); });
+
+  nb::class_<snn::CELU, Module>(nn, "CELU", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0.")
+      .def(
+          "__init__",
+          [](snn::CELU* self, double alpha, bool inplace, std::string name) {
+            refuse_inplace(inplace, "CELU");
+            new (self) snn::CELU(alpha, std::move(name));
+          },
+          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("alpha", &snn::CELU::alpha)
+      .def("extra_repr", [](const snn::CELU& m) { return "alpha=" + py_float(m.alpha()); });
+
+  nb::class_<snn::Softplus, Module>(nn, "Softplus",
+                                    "log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.")
+      .def(nb::init<double, double, std::string>(), nb::arg("beta") = 1.0, nb::arg("threshold") = 20.0,
+           nb::arg("name") = "")
+      .def_prop_ro("beta", &snn::Softplus::beta)
+      .def_prop_ro("threshold", &snn::Softplus::threshold)
+      .def("extra_repr", [](const snn::Softplus& m) {
+        return "beta=" + py_float(m.beta()) + ", threshold=" + py_float(m.threshold());
+      });
+
+  nb::class_<snn::Hardtanh, Module>(nn, "Hardtanh",
+                                    "clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.")
+      .def(
+          "__init__",
+          [](snn::Hardtanh* self, double min_val, double max_val, bool inplace, std::string name) {
+            refuse_inplace(inplace, "Hardtanh");
+            new (self) snn::Hardtanh(min_val, max_val, std::move(name));
+          },
+          nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("min_val", &snn::Hardtanh::min_val)
+      .def_prop_ro("max_val", &snn::Hardtanh::max_val)
+      .def("extra_repr", [](const snn::Hardtanh& m) {
+        return "min_val=" + py_float(m.min_val()) + ", max_val=" + py_float(m.max_val());
+      });
+
+  nb::class_<snn::Threshold, Module>(nn, "Threshold", "x where x > threshold, value elsewhere.")
+      .def(
+          "__init__",
+          [](snn::Threshold* self, double threshold, double value, bool inplace, std::string name) {
+            refuse_inplace(inplace, "Threshold");
+            new (self) snn::Threshold(threshold, value, std::move(name));
+          },
+          nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("threshold", &snn::Threshold::threshold)
+      .def_prop_ro("value", &snn::Threshold::value)
+      .def("extra_repr", [](const snn::Threshold& m) {
+        return "threshold=" + py_float(m.threshold()) + ", value=" + py_float(m.value());
+      });
+
+  nb::class_<snn::PReLU, Module>(nn, "PReLU",
+                                 "max(0, x) + weight * min(0, x) with a learnable weight of shape "
+                                 "(num_parameters,) filled with init; num_parameters is 1 or the channel count "
+                                 "(dim 1 of the input).")
+      .def(nb::init<int64_t, double, std::string>(), nb::arg("num_parameters") = 1, nb::arg("init") = 0.25,
+           nb::arg("name") = "")
+      .def_prop_ro("num_parameters", &snn::PReLU::num_parameters)
+      .def_prop_ro("weight", &snn::PReLU::weight)
+      .def("extra_repr", [](const snn::PReLU& m) { return "num_parameters=" + std::to_string(m.num_parameters()); });
+
+  nb::class_<snn::GLU, Module>(nn, "GLU", "a * sigmoid(b) for the two halves a, b of the input along dim.")
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
+      .def_prop_ro("dim", &snn::GLU::dim)
+      .def("extra_repr", [](const snn::GLU& m) { return "dim=" + std::to_string(m.dim()); });
+
+  nb::class_<snn::LogSoftmax, Module>(nn, "LogSoftmax", "log(softmax(x)) along dim (default -1), computed stably.")
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
+      .def_prop_ro("dim", &snn::LogSoftmax::dim)
+      .def("extra_repr", [](const snn::LogSoftmax& m) { return "dim=" + std::to_string(m.dim()); });
+
+  nb::class_<snn::Softmin, Module>(nn, "Softmin", "softmax(-x) along dim (default -1).")
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
+      .def_prop_ro("dim", &snn::Softmin::dim)
+      .def("extra_repr", [](const snn::Softmin& m) { return "dim=" + std::to_string(m.dim()); });
+
+  // ---------------------------------------------------------------- functional
+  nn.def(
+      "leaky_relu",
+      [](const Tensor& x, double negative_slope, bool inplace) {
+        refuse_inplace(inplace, "leaky_relu");
+        return st::leaky_relu(x, negative_slope);
+      },
+      nb::arg("input"), nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false,
+      "x for x > 0, negative_slope * x otherwise.");
+  nn.def(
+      "elu",
+      [](const Tensor& x, double alpha, bool inplace) {
+        refuse_inplace(inplace, "elu");
+        return st::elu(x, alpha);
+      },
+      nb::arg("input"), nb::arg("alpha") = 1.0, nb::arg("inplace") = false,
+      "x for x > 0, alpha * (exp(x) - 1) otherwise.");
+  nn.def(
+      "selu",
+      [](const Tensor& x, bool inplace) {
+        refuse_inplace(inplace, "selu");
+        return st::selu(x);
+      },
+      nb::arg("input"), nb::arg("inplace") = false, "scale * elu(x, alpha) with PyTorch's SELU constants.");
+  nn.def(
+      "celu",
+      [](const Tensor& x, double alpha, bool inplace) {
+        refuse_inplace(inplace, "celu");
+        return st::celu(x, alpha);
+      },
+      nb::arg("input"), nb::arg("alpha") = 1.0, nb::arg("inplace") = false,
+      "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).");
+  nn.def(
+      "softplus",
+      [](const Tensor& x, double beta, double threshold) {
+        if (beta == 0.0) throw st::ValueError("softplus: beta must be nonzero, got 0");
+        return st::softplus(x, beta, threshold);
+      },
+      nb::arg("input"), nb::arg("beta") = 1.0, nb::arg("threshold") = 20.0,
+      "log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.");
+  nn.def(
+      "mish",
+      [](const Tensor& x, bool inplace) {
+        refuse_inplace(inplace, "mish");
+        return st::mish(x);
+      },
+      nb::arg("input"), nb::arg("inplace") = false, "x * tanh(softplus(x)).");
+  nn.def(
+      "hardswish",
+      [](const Tensor& x, bool inplace) {
+        refuse_inplace(inplace, "hardswish");
+        return st::hardswish(x);
+      },
+      nb::arg("input"), nb::arg("inplace") = false, "x * clamp(x + 3, 0, 6) / 6.");
+  nn.def(
+      "hardsigmoid",
+      [](const Tensor& x, bool inplace) {
+        refuse_inplace(inplace, "hardsigmoid");
+        return st::hardsigmoid(x);
+      },
+      nb::arg("input"), nb::arg("inplace") = false, "clamp(x + 3, 0, 6) / 6.");
+  nn.def(
+      "hardtanh",
+      [](const Tensor& x, double min_val, double max_val, bool inplace) {
+        refuse_inplace(inplace, "hardtanh");
+        return st::hardtanh(x, min_val, max_val);
+      },
+      nb::arg("input"), nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false,
+      "clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.");
+  nn.def(
+      "relu6",
+      [](const Tensor& x, bool inplace) {
+        refuse_inplace(inplace, "relu6");
+        return st::relu6(x);
+      },
+      nb::arg("input"), nb::arg("inplace") = false, "min(max(x, 0), 6).");
+  nn.def(
+      "logsigmoid", [](const Tensor& x) { return st::logsigmoid(x); }, nb::arg("input"),
+      "log(sigmoid(x)), computed as -softplus(-x).");
+  nn.def("softsign", [](const Tensor& x) { return st::softsign(x); }, nb::arg("input"), "x / (1 + |x|).");
+  nn.def("tanhshrink", [](const Tensor& x) { return st::tanhshrink(x); }, nb::arg("input"), "x - tanh(x).");
+  nn.def(
+      "threshold",
+      [](const Tensor& x, double threshold, double value, bool inplace) {
+        refuse_inplace(inplace, "threshold");
+        return st::threshold(x, threshold, value);
+      },
+      nb::arg("input"), nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false,
+      "x where x > threshold, value elsewhere.");
+  nn.def(
+      "prelu", [](const Tensor& x, const Tensor& weight) { return st::prelu(x, weight); }, nb::arg("input"),
+      nb::arg("weight"), "max(0, x) + weight * min(0, x); weight has 1 element or one per channel (dim 1).");
+  nn.def(
+      "glu", [](const Tensor& x, int64_t dim) { return st::glu(x, dim); }, nb::arg("input"), nb::arg("dim") = -1,
+      "a * sigmoid(b) for the two halves a, b of the input along dim (its size must be even).");
+  nn.def(
+      "softmin", [](const Tensor& x, int64_t dim) { return st::softmin(x, dim); }, nb::arg("input"),
+      nb::arg("dim") = -1, "softmax(-x) along dim (default -1).");
+}
+
+}  // namespace stpy
