@@ -8,6 +8,7 @@
 #include "convert.h"
 #include "spiraltorch/optim/adadelta.h"
 #include "spiraltorch/optim/adamax.h"
+#include "spiraltorch/optim/asgd.h"
 #include "spiraltorch/optim/lr_schedulers.h"
 #include "spiraltorch/optim/nadam.h"
 #include "spiraltorch/optim/radam.h"
@@ -110,6 +111,16 @@ void bind_optim_torch_compat(nb::module_& m) {
           },
           nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("etas") = nb::make_tuple(0.5, 1.2),
           nb::arg("step_sizes") = nb::make_tuple(1e-6, 50.0), nb::kw_only(), nb::arg("maximize") = false);
+
+  nb::class_<ASGD, Optimizer>(m, "ASGD", "torch.optim.ASGD: averaged SGD (the average is the state's 'ax').")
+      .def(
+          "__init__",
+          [](ASGD* self, nb::handle params, double lr, double lambd, double alpha, double t0, double weight_decay,
+             bool maximize) {
+            new (self) ASGD(optim_groups_from_py(params), lr, lambd, alpha, t0, weight_decay, maximize);
+          },
+          nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lambd") = 1e-4, nb::arg("alpha") = 0.75,
+          nb::arg("t0") = 1e6, nb::arg("weight_decay") = 0.0, nb::kw_only(), nb::arg("maximize") = false);
 
   // ---- schedules ----
   using Opt = std::shared_ptr<Optimizer>;

@@ -1,4 +1,4 @@
-"""Adamax, NAdam, RAdam, Adadelta and Rprop against torch.optim: the same parameters and
+"""Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD against torch.optim: the same parameters and
 gradients in float64, the same parameters after every run to 1e-10."""
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ CASES = [
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2))),
     ("Rprop", dict(lr=0.02, maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),  # averaging from step 6 on
+    ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
 ]
 
 
@@ -105,6 +108,7 @@ def test_matches_torch(torch, name, kw):
     ("RAdam", dict(lr=0.01), dict(lr=0.002, betas=(0.9, 0.9))),
     ("Adadelta", dict(rho=0.8), dict(lr=0.5, weight_decay=0.1)),
     ("Rprop", dict(lr=0.03, etas=(0.4, 1.1)), dict(step_sizes=(1e-4, 0.05))),
+    ("ASGD", dict(lr=0.03, t0=3), dict(lambd=0.1, alpha=0.9)),
 ])
 def test_param_groups_match_torch(torch, name, g0, g1):
     so, to, sp, tp = make_pair(torch, name, {}, groups=[([0], g0), ([1], g1)])
@@ -117,7 +121,8 @@ def test_param_groups_match_torch(torch, name, g0, g1):
 
 
 @pytest.mark.parametrize("name,kw", [("Adamax", dict(weight_decay=0.1)), ("NAdam", dict(weight_decay=0.1)),
-                                     ("RAdam", dict(betas=(0.9, 0.9))), ("Adadelta", dict()), ("Rprop", dict())])
+                                     ("RAdam", dict(betas=(0.9, 0.9))), ("Adadelta", dict()), ("Rprop", dict()),
+                                     ("ASGD", dict(t0=3))])
 def test_state_dict_round_trip_continues_identically(torch, name, kw):
     so, to, sp, tp = make_pair(torch, name, kw)
     step_both(so, to, sp, tp, torch, 6)
@@ -136,7 +141,7 @@ def test_state_dict_round_trip_continues_identically(torch, name, kw):
         np.testing.assert_array_equal(arr(a), arr(b))
 
 
-@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "Adadelta", "Rprop"])
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "Adadelta", "Rprop", "ASGD"])
 def test_nonfinite_gradient_changes_nothing(name):
     p = st.tensor([1.0, 2.0], dtype=st.float64, requires_grad=True)
     o = getattr(optim, name)([p])
@@ -168,6 +173,8 @@ def test_bad_options_name_the_optimizer_and_value():
         optim.Rprop([p], etas=(0.5,))
     with pytest.raises(ValueError, match="invalid learning rate"):
         optim.Adadelta([p], lr=-1.0)
+    with pytest.raises(ValueError, match="ASGD: invalid weight_decay -0.5"):
+        optim.ASGD([p], weight_decay=-0.5)
 
 
 def test_a_bad_group_edit_fails_the_step_without_changes():

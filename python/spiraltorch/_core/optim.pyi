@@ -186,6 +186,11 @@ class Rprop(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.01, etas: object = (0.5, 1.2), step_sizes: object = (1e-06, 50.0), *, maximize: bool = False) -> None: ...
 
+class ASGD(Optimizer):
+    """torch.optim.ASGD: averaged SGD (the average is the state's 'ax')."""
+
+    def __init__(self, params: object, lr: float = 0.01, lambd: float = 0.0001, alpha: float = 0.75, t0: float = 1000000.0, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
+
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch); chainable."""
 
