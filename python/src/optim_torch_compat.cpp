@@ -37,7 +37,15 @@ LrLambda lambda_of(nb::handle f, const char* who) {
         nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(f.ptr()))).attr("__name__"))));
   }
   nb::object fn = nb::borrow(f);
-  return [fn](int64_t epoch) { return nb::cast<double>(nb::float_(fn(epoch))); };
+  const std::string name = who;
+  return [fn, name](int64_t epoch) {
+    nb::object r = fn(epoch);
+    if (!PyNumber_Check(r.ptr()) || PyBool_Check(r.ptr())) {
+      throw st::DtypeError(name + ": lr_lambda(" + std::to_string(epoch) + ") returned " +
+                           nb::cast<std::string>(nb::type_name(r.type())) + ", expected a number");
+    }
+    return nb::cast<double>(nb::float_(r));
+  };
 }
 
 std::vector<LrLambda> lambdas_of(nb::handle h, const char* who) {

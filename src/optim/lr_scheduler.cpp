@@ -55,13 +55,20 @@ std::vector<double> LRScheduler::current_lrs() const {
 }
 
 void LRScheduler::step() {
-  ++step_count_;
-  ++last_epoch_;
-  std::vector<double> lrs = compute_lr();
-  const auto& groups = optimizer_->param_groups();
-  if (lrs.size() != groups.size()) throw ValueError(type_name() + ": the optimizer's parameter groups changed");
-  for (size_t i = 0; i < groups.size(); ++i) groups[i]->options["lr"] = lrs[i];
-  last_lrs_ = std::move(lrs);
+  // A step that fails (a LambdaLR callable raising, a child schedule failing) leaves the schedule,
+  // its children and the groups' rates as they were.
+  const SchedulerState before = state_dict();
+  const std::vector<double> lrs_before = current_lrs();
+  try {
+    ++step_count_;
+    ++last_epoch_;
+    apply_lrs(compute_lr());
+  } catch (...) {
+    load_state_dict(before);
+    const auto& groups = optimizer_->param_groups();
+    for (size_t i = 0; i < groups.size() && i < lrs_before.size(); ++i) groups[i]->options["lr"] = lrs_before[i];
+    throw;
+  }
 }
 
 SchedulerState LRScheduler::state_dict() const {

@@ -81,6 +81,28 @@ def test_lambda_and_multiplicative_match_torch():
         lambda o: torch.optim.lr_scheduler.MultiplicativeLR(o, [m, f]))
 
 
+def test_a_failing_step_changes_nothing():
+    so = optim.SGD([st.zeros(2, requires_grad=True)], lr=1.0)
+
+    def f(e):
+        if e == 3:
+            raise RuntimeError("no rate for epoch 3")
+        return 0.5 ** e
+
+    inner = lrs.LambdaLR(so, f)
+    s = lrs.ChainedScheduler([lrs.CosineAnnealingWarmRestarts(so, T_0=2), inner])
+    s.step()
+    s.step()
+    state, lr = s.state_dict(), so.param_groups[0]["lr"]
+    with pytest.raises(RuntimeError, match="no rate for epoch 3"):
+        s.step()
+    assert s.state_dict() == state and so.param_groups[0]["lr"] == lr and inner.last_epoch == 2
+    bad = lrs.LambdaLR(so, lambda e: 1.0 if e == 0 else "x")
+    with pytest.raises(TypeError, match=r"LambdaLR: lr_lambda\(1\) returned str, expected a number"):
+        bad.step()
+    assert bad.last_epoch == 0
+
+
 def test_lambda_errors():
     so = optim.SGD([{"params": [st.zeros(2, requires_grad=True)]}, {"params": [st.zeros(2, requires_grad=True)]}],
                    lr=0.1)
