@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
+from conftest import tensor_on
 
 optim = st.optim
 SHAPES = ((3, 4), (4,))
@@ -41,8 +42,8 @@ def grads_for(step):
     return gs
 
 
-def make_pair(torch, name, kw, groups=None):
-    sp = [st.tensor(a, dtype=st.float64, requires_grad=True) for a in init_params()]
+def make_pair(torch, name, kw, groups=None, device="cpu"):
+    sp = [tensor_on(a, device, dtype=st.float64, requires_grad=True) for a in init_params()]
     tp = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in init_params()]
     if groups is None:
         so, to = getattr(optim, name)(sp, **kw), getattr(torch.optim, name)(tp, **kw)
@@ -55,14 +56,15 @@ def make_pair(torch, name, kw, groups=None):
 def step_both(so, to, sp, tp, torch, steps, start=0):
     for k in range(start, start + steps):
         for p, tq, g in zip(sp, tp, grads_for(k)):
-            p.grad = st.tensor(g, dtype=st.float64)
+            p.grad = tensor_on(g, p.device, dtype=st.float64)
             tq.grad = torch.tensor(g, dtype=torch.float64)
         assert so.step() is True
         to.step()
 
 
-def assert_same(sp, tp):
+def assert_same(sp, tp, device="cpu"):
     for a, b in zip(sp, tp):
+        assert a.device.split(":")[0] == str(device).split(":")[0], f"parameter moved to {a.device}"
         np.testing.assert_allclose(arr(a), b.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
@@ -89,10 +91,10 @@ CASES = [
 
 
 @pytest.mark.parametrize("name,kw", CASES)
-def test_matches_torch(torch, name, kw):
-    so, to, sp, tp = make_pair(torch, name, kw)
+def test_matches_torch(torch, name, kw, device):
+    so, to, sp, tp = make_pair(torch, name, kw, device=device)
     step_both(so, to, sp, tp, torch, 15)
-    assert_same(sp, tp)
+    assert_same(sp, tp, device)
     st_state, t_state = so.state_dict()["state"], to.state_dict()["state"]
     for i, ts in t_state.items():
         assert st_state[i]["step"] == int(ts["step"])
