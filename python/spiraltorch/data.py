@@ -131,18 +131,31 @@ class DataLoader:
     calls Python. ``shuffle`` draws a new permutation each epoch from ``generator`` or the
     global one (Philox, so the order does not depend on threads). ``sampler`` (an iterable of
     indices such as ``DistributedSampler``) gives the order instead; it excludes ``shuffle``.
+    ``batch_sampler`` (an iterable of index lists such as ``BatchSampler``) gives whole batches
+    and excludes ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``. An
+    ``IterableDataset`` is read in its own order and cut into batches of ``batch_size``.
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
                  collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None,
-                 prefetch: int = 0, device: Any = None, sampler: Any = None) -> None:
+                 prefetch: int = 0, device: Any = None, sampler: Any = None, batch_sampler: Any = None) -> None:
+        from .utils._datasets import IterableDataset
+
         if sampler is not None and shuffle:
             raise _core.SpiralValueError("DataLoader: sampler and shuffle=True exclude each other (the sampler orders)")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
+            raise _core.SpiralValueError("DataLoader: batch_sampler option is mutually exclusive with batch_size, "
+                                         "shuffle, sampler, and drop_last")
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise _core.SpiralValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
         if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch < 0:
             raise _core.SpiralValueError(f"DataLoader: prefetch must be a non-negative int, got {prefetch!r}")
-        if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle or sampler is not None or batch_sampler is not None:
+                raise _core.SpiralValueError("DataLoader: an IterableDataset takes no shuffle, sampler or batch_sampler "
+                                             "(it yields its own order)")
+        elif not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise _core.DtypeError(
                 f"DataLoader: expected a map-style dataset (__len__ and __getitem__), got {type(dataset).__name__}")
         self.dataset = dataset
@@ -154,8 +167,11 @@ class DataLoader:
         self.prefetch = prefetch
         self.device = device
         self.sampler = sampler
+        self.batch_sampler = batch_sampler
 
     def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size
 
@@ -163,6 +179,15 @@ class DataLoader:
         return isinstance(self.dataset, TensorDataset) and self.collate_fn is default_collate
 
     def __iter__(self) -> Iterator[Any]:
+        if self._iterable or self.batch_sampler is not None:
+            if self.device is not None:
+                raise _core.SpiralValueError("DataLoader: device= needs a TensorDataset with the default collate")
+            if self._iterable:
+                batches = self._iterable_batches
+            else:
+                plan = [list(b) for b in self.batch_sampler]  # drawn in the caller's thread, as _order()
+                batches = lambda: self._sampled_batches(plan)  # noqa: E731
+            return prefetch_iter(batches, self.prefetch) if self.prefetch else batches()
         if self._is_native():
             device = str(self.device) if self.device is not None else str(self.dataset.tensors[0].device)
             loader = _core.data.DataLoader(self.dataset.native, batch_size=self.batch_size, shuffle=self.shuffle,
@@ -184,6 +209,20 @@ class DataLoader:
             return [int(i) for i in self.sampler]
         n = len(self.dataset)
         return _core.data.permutation(n, generator=self.generator) if self.shuffle else list(range(n))
+
+    def _iterable_batches(self) -> Iterator[Any]:
+        batch: List[Any] = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def _sampled_batches(self, plan: List[List[int]]) -> Iterator[Any]:
+        for indices in plan:
+            yield self.collate_fn([self.dataset[int(i)] for i in indices])
 
     def _batches(self, order: List[int]) -> Iterator[Any]:
         n = len(order)

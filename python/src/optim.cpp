@@ -25,8 +25,25 @@ const std::set<std::string>& flag_keys() {
   return keys;
 }
 
+// PyTorch's pair options, kept as two numbers each: betas, and Rprop's etas and step_sizes.
+struct PairOption {
+  const char *name, *first, *second;
+};
+constexpr PairOption kPairOptions[] = {
+    {"betas", "beta1", "beta2"}, {"etas", "eta_minus", "eta_plus"}, {"step_sizes", "step_size_min", "step_size_max"}};
+
+const PairOption* pair_named(const std::string& key) {
+  for (const PairOption& p : kPairOptions) if (key == p.name) return &p;
+  return nullptr;
+}
+
+const PairOption* pair_holding(const std::string& key) {
+  for (const PairOption& p : kPairOptions) if (key == p.first || key == p.second) return &p;
+  return nullptr;
+}
+
 nb::object option_value(const Options& o, const std::string& key) {
-  if (key == "betas" && o.count("beta1")) return nb::make_tuple(o.at("beta1"), o.at("beta2"));
+  if (const PairOption* p = pair_named(key); p && o.count(p->first)) return nb::make_tuple(o.at(p->first), o.at(p->second));
   auto it = o.find(key);
   if (it == o.end()) throw nb::key_error(key.c_str());
   if (flag_keys().count(key)) return nb::bool_(it->second != 0.0);
@@ -35,11 +52,10 @@ nb::object option_value(const Options& o, const std::string& key) {
 
 std::vector<std::string> option_keys(const Options& o) {
   std::vector<std::string> keys;
-  bool betas = false;
+  std::set<std::string> pairs;
   for (const auto& [k, v] : o) {
-    if (k == "beta1" || k == "beta2") {
-      if (!betas) keys.push_back("betas");
-      betas = true;
+    if (const PairOption* p = pair_holding(k)) {
+      if (pairs.insert(p->name).second) keys.push_back(p->name);
       continue;
     }
     keys.push_back(k);
@@ -48,11 +64,11 @@ std::vector<std::string> option_keys(const Options& o) {
 }
 
 void set_option(Options& o, const std::string& key, nb::handle value) {
-  if (key == "betas") {
+  if (const PairOption* p = pair_named(key)) {
     nb::sequence seq = nb::borrow<nb::sequence>(value);
-    if (nb::len(seq) != 2) throw st::ValueError("optimizer: betas must be a pair of floats");
-    o["beta1"] = nb::cast<double>(seq[0]);
-    o["beta2"] = nb::cast<double>(seq[1]);
+    if (nb::len(seq) != 2) throw st::ValueError("optimizer: " + key + " must be a pair of floats");
+    o[p->first] = nb::cast<double>(seq[0]);
+    o[p->second] = nb::cast<double>(seq[1]);
     return;
   }
   if (value.is_none()) return;  // e.g. PyTorch's foreach=None
@@ -178,7 +194,7 @@ OptimizerState state_from_py_dict(nb::handle obj) {
       if (key == "params") {
         for (nb::handle i : v) ids.push_back(nb::cast<int64_t>(i));
       } else if (nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::int_>(v) || nb::isinstance<nb::float_>(v) ||
-                 key == "betas") {
+                 pair_named(key)) {
         set_option(o, key, v);
       }
     }
@@ -189,13 +205,23 @@ OptimizerState state_from_py_dict(nb::handle obj) {
   return s;
 }
 
-nb::dict sched_to_py(const LRScheduler& s) {
-  const SchedulerState st = s.state_dict();
+nb::dict sched_state_to_py(const SchedulerState& st) {
   nb::dict d;
   d["last_epoch"] = st.last_epoch;
   d["_step_count"] = st.step_count;
   d["base_lrs"] = nb::cast(st.base_lrs);
   d["_last_lr"] = nb::cast(st.last_lrs);
+  for (const auto& [k, v] : st.extra) d[k.c_str()] = v;
+  if (!st.children.empty()) {
+    nb::list children;
+    for (const SchedulerState& c : st.children) children.append(sched_state_to_py(c));
+    d["_schedulers"] = children;
+  }
+  return d;
+}
+
+nb::dict sched_to_py(const LRScheduler& s) {
+  nb::dict d = sched_state_to_py(s.state_dict());
   for (const auto& [k, v] : s.hyperparameters()) d[k.c_str()] = v;
   d["type"] = s.type_name();
   return d;
@@ -208,12 +234,22 @@ SchedulerState sched_from_py(nb::handle obj) {
   st.step_count = d.contains("_step_count") ? nb::cast<int64_t>(d["_step_count"]) : st.last_epoch + 1;
   st.base_lrs = nb::cast<std::vector<double>>(d["base_lrs"]);
   if (d.contains("_last_lr")) st.last_lrs = nb::cast<std::vector<double>>(d["_last_lr"]);
+  for (const char* k : {"T_cur", "T_i"}) {  // CosineAnnealingWarmRestarts
+    if (d.contains(k)) st.extra[k] = nb::cast<double>(d[k]);
+  }
+  if (d.contains("_schedulers")) {
+    for (nb::handle c : nb::list(d["_schedulers"])) st.children.push_back(sched_from_py(c));
+  }
   return st;
 }
 
 std::vector<Tensor> params_arg(nb::handle h) { return tensors_of(h); }
 
 }  // namespace
+
+// For python/src/optim_torch_compat.cpp (the optimizers and schedules bound there).
+std::vector<ParamGroup> optim_groups_from_py(nb::handle params) { return groups_from_py(params); }
+void bind_optim_torch_compat(nb::module_& m);
 
 void bind_optim(nb::module_& root) {
   nb::module_ m = root.def_submodule("optim", "Optimizers, learning-rate schedules and gradient clipping.");
@@ -232,11 +268,13 @@ void bind_optim(nb::module_& root) {
         }
       })
       .def("__contains__", [](const ParamGroup& g, const std::string& key) {
-        return key == "params" || (key == "betas" ? g.options.count("beta1") > 0 : g.options.count(key) > 0);
+        const PairOption* p = pair_named(key);
+        return key == "params" || (p ? g.options.count(p->first) > 0 : g.options.count(key) > 0);
       })
       .def("get", [](const ParamGroup& g, const std::string& key, nb::object dflt) -> nb::object {
         if (key == "params") return nb::cast(g.params);
-        if (key == "betas" ? !g.options.count("beta1") : !g.options.count(key)) return dflt;
+        const PairOption* p = pair_named(key);
+        if (p ? !g.options.count(p->first) : !g.options.count(key)) return dflt;
         return option_value(g.options, key);
       }, nb::arg("key"), nb::arg("default") = nb::none())
       .def("keys", [](const ParamGroup& g) {
@@ -431,6 +469,8 @@ void bind_optim(nb::module_& root) {
          nb::arg("steps_per_epoch") = nb::none(), nb::arg("pct_start") = 0.3, nb::arg("anneal_strategy") = "cos",
          nb::arg("cycle_momentum") = true, nb::arg("base_momentum") = 0.85, nb::arg("max_momentum") = 0.95,
          nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
+
+  bind_optim_torch_compat(m);
 
   // ---- clipping ----
   m.def("clip_grad_norm_", [](nb::handle parameters, double max_norm, double norm_type, bool error_if_nonfinite) {

@@ -21,8 +21,31 @@ LRScheduler::LRScheduler(std::shared_ptr<Optimizer> optimizer) : optimizer_(std:
 
 void LRScheduler::initialize() {
   last_epoch_ = -1;
+  initial_step();
+}
+
+void LRScheduler::initial_step() {
   step_count_ = 0;
-  step();
+  is_initial_ = true;
+  try {
+    step();
+  } catch (...) {
+    is_initial_ = false;
+    throw;
+  }
+  is_initial_ = false;
+}
+
+void LRScheduler::apply_lrs(std::vector<double> lrs) {
+  const auto& groups = optimizer_->param_groups();
+  if (lrs.size() != groups.size()) throw ValueError(type_name() + ": the optimizer's parameter groups changed");
+  for (size_t i = 0; i < groups.size(); ++i) groups[i]->options["lr"] = lrs[i];
+  last_lrs_ = std::move(lrs);
+}
+
+void LRScheduler::update_lr_at(int64_t epoch) {
+  last_epoch_ = epoch;
+  apply_lrs(closed_form_lr());
 }
 
 std::vector<double> LRScheduler::current_lrs() const {
@@ -32,22 +55,34 @@ std::vector<double> LRScheduler::current_lrs() const {
 }
 
 void LRScheduler::step() {
-  ++step_count_;
-  ++last_epoch_;
-  std::vector<double> lrs = compute_lr();
-  const auto& groups = optimizer_->param_groups();
-  if (lrs.size() != groups.size()) throw ValueError(type_name() + ": the optimizer's parameter groups changed");
-  for (size_t i = 0; i < groups.size(); ++i) groups[i]->options["lr"] = lrs[i];
-  last_lrs_ = std::move(lrs);
+  // A step that fails (a LambdaLR callable raising, a child schedule failing) leaves the schedule,
+  // its children and the groups' rates as they were.
+  const SchedulerState before = state_dict();
+  const std::vector<double> lrs_before = current_lrs();
+  try {
+    ++step_count_;
+    ++last_epoch_;
+    apply_lrs(compute_lr());
+  } catch (...) {
+    load_state_dict(before);
+    const auto& groups = optimizer_->param_groups();
+    for (size_t i = 0; i < groups.size() && i < lrs_before.size(); ++i) groups[i]->options["lr"] = lrs_before[i];
+    throw;
+  }
 }
 
-SchedulerState LRScheduler::state_dict() const { return {last_epoch_, step_count_, base_lrs_, last_lrs_}; }
+SchedulerState LRScheduler::state_dict() const {
+  SchedulerState s{last_epoch_, step_count_, base_lrs_, last_lrs_, {}, {}};
+  save_extra(s);
+  return s;
+}
 
 void LRScheduler::load_state_dict(const SchedulerState& s) {
   if (s.base_lrs.size() != base_lrs_.size()) {
     throw CheckpointError(type_name() + ".load_state_dict: state has " + std::to_string(s.base_lrs.size()) +
                           " groups, the optimizer has " + std::to_string(base_lrs_.size()));
   }
+  load_extra(s);  // checks first: a failed load changes nothing
   last_epoch_ = s.last_epoch;
   step_count_ = s.step_count;
   base_lrs_ = s.base_lrs;

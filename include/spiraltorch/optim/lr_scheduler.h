@@ -1,6 +1,7 @@
 #pragma once
 // Learning-rate schedules over an optimizer's groups, following
 // torch.optim.lr_scheduler: construction performs the first step (epoch 0).
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@ struct SchedulerState {
   int64_t step_count = 0;
   std::vector<double> base_lrs;
   std::vector<double> last_lrs;
+  // What a schedule keeps beyond the common fields (CosineAnnealingWarmRestarts' T_cur, ...),
+  // and the states of the schedules a composite one drives (SequentialLR, ChainedScheduler).
+  std::map<std::string, double> extra;
+  std::vector<SchedulerState> children;
 };
 
 class LRScheduler {
@@ -31,12 +36,28 @@ class LRScheduler {
   void load_state_dict(const SchedulerState& s);
   // Constructor arguments, for display and state dicts.
   virtual Options hyperparameters() const = 0;
+  // torch's _initial_step(): resets the step count and takes the first step in "initial" mode.
+  void initial_step();
+  // Sets last_epoch to `epoch` and writes the closed-form rates for it (torch's _update_lr(epoch),
+  // which SequentialLR calls at a milestone); schedules without a closed form use compute_lr().
+  void update_lr_at(int64_t epoch);
+  // Steps back last_epoch by one (SequentialLR undoes the first step every child took at construction).
+  virtual void undo_step() { --last_epoch_; }
 
  protected:
   // Call at the end of the derived constructor.
   void initialize();
   // The rates for last_epoch_ (may read the groups' current rates).
   virtual std::vector<double> compute_lr() = 0;
+  // The rates as a function of last_epoch_ alone (torch's _get_closed_form_lr).
+  virtual std::vector<double> closed_form_lr() { return compute_lr(); }
+  // Hooks for state beyond SchedulerState's common fields.
+  virtual void save_extra(SchedulerState& /*s*/) const {}
+  virtual void load_extra(const SchedulerState& /*s*/) {}
+  // Writes `lrs` into the groups and records them as the last rates.
+  void apply_lrs(std::vector<double> lrs);
+  // True during the step taken by the constructor (torch's _is_initial).
+  bool is_initial_ = false;
   std::shared_ptr<Optimizer> optimizer_;
   std::vector<double> base_lrs_, last_lrs_;
   int64_t last_epoch_ = -1;

@@ -1,5 +1,7 @@
 """Optimizers, learning-rate schedules and gradient clipping."""
 
+from collections.abc import Sequence
+
 import spiraltorch._core
 
 
@@ -156,3 +158,141 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy, like torch.optim.lr_scheduler.OneCycleLR."""
 
     def __init__(self, optimizer: Optimizer, max_lr: object, total_steps: int | None = None, epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = 'cos', cycle_momentum: bool = True, base_momentum: float = 0.85, max_momentum: float = 0.95, div_factor: float = 25.0, final_div_factor: float = 10000.0, three_phase: bool = False) -> None: ...
+
+class Adamax(Optimizer):
+    """torch.optim.Adamax: Adam with the infinity norm."""
+
+    def __init__(self, params: object, lr: float = 0.002, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
+
+class NAdam(Optimizer):
+    """
+    torch.optim.NAdam: Adam with Nesterov momentum and a momentum schedule.
+    """
+
+    def __init__(self, params: object, lr: float = 0.002, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, momentum_decay: float = 0.004, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None: ...
+
+class RAdam(Optimizer):
+    """torch.optim.RAdam: rectified Adam."""
+
+    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None: ...
+
+class Adadelta(Optimizer):
+    """torch.optim.Adadelta."""
+
+    def __init__(self, params: object, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-06, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
+
+class Rprop(Optimizer):
+    """torch.optim.Rprop: sign-based steps with per-element step sizes."""
+
+    def __init__(self, params: object, lr: float = 0.01, etas: object = (0.5, 1.2), step_sizes: object = (1e-06, 50.0), *, maximize: bool = False) -> None: ...
+
+class ASGD(Optimizer):
+    """torch.optim.ASGD: averaged SGD (the average is the state's 'ax')."""
+
+    def __init__(self, params: object, lr: float = 0.01, lambd: float = 0.0001, alpha: float = 0.75, t0: float = 1000000.0, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
+
+class MultiStepLR(LRScheduler):
+    """lr = base_lr * gamma ** (number of milestones <= epoch); chainable."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1) -> None: ...
+
+    @property
+    def milestones(self) -> list[int]: ...
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** epoch; chainable."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float) -> None: ...
+
+class LinearLR(LRScheduler):
+    """
+    The factor moves linearly from start_factor to end_factor over total_iters epochs, then stays.
+    """
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 0.3333333333333333, end_factor: float = 1.0, total_iters: int = 5) -> None: ...
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor for the first total_iters epochs, then base_lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 0.3333333333333333, total_iters: int = 5) -> None: ...
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0) -> None: ...
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """
+    SGDR: cosine annealing to eta_min over T_i epochs, restarting with T_i = T_0 * T_mult ** restarts.
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0) -> None: ...
+
+    @property
+    def T_cur(self) -> float: ...
+
+    @property
+    def T_i(self) -> int: ...
+
+class LambdaLR(LRScheduler):
+    """
+    lr = base_lr * lr_lambda(epoch), one callable or one per group. The callables are not part of state_dict().
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: object) -> None: ...
+
+class MultiplicativeLR(LambdaLR):
+    """
+    lr *= lr_lambda(epoch) every epoch after the first (one callable or one per group).
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: object) -> None: ...
+
+class SequentialLR(LRScheduler):
+    """
+    Runs schedulers[i] from milestones[i-1] on; at a milestone the next one starts from epoch 0.
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int]) -> None: ...
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in turn; their chainable rules multiply."""
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None: ...
+
+class ReduceLROnPlateau:
+    """
+    Multiplies every group's rate by factor (not below min_lr) once the metric passed to step(metric) has not improved for more than patience epochs.
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = 'min', factor: float = 0.1, patience: int = 10, threshold: float = 0.0001, threshold_mode: str = 'rel', cooldown: int = 0, min_lr: object = 0.0, eps: float = 1e-08) -> None: ...
+
+    def step(self, metrics: object, epoch: object | None = None) -> None:
+        """Records the metric of the epoch that just ended."""
+
+    def get_last_lr(self) -> list[float]: ...
+
+    @property
+    def optimizer(self) -> Optimizer: ...
+
+    @property
+    def last_epoch(self) -> int: ...
+
+    @property
+    def best(self) -> float: ...
+
+    @property
+    def num_bad_epochs(self) -> int: ...
+
+    @property
+    def in_cooldown(self) -> bool: ...
+
+    @property
+    def min_lrs(self) -> list[float]: ...
+
+    def is_better(self, a: float, best: float) -> bool:
+        """Whether metric a improves on best under the mode and threshold."""
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state_dict: object) -> None: ...

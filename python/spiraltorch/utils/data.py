@@ -1,20 +1,16 @@
 """PyTorch's ``torch.utils.data`` names over ``spiraltorch.data``: ``DataLoader``,
-``TensorDataset``, ``Dataset`` and ``default_collate``."""
+``TensorDataset``, ``Dataset``, ``IterableDataset``, ``Subset``, ``ConcatDataset``,
+``random_split``, the samplers (``Sampler``, ``SequentialSampler``, ``RandomSampler``,
+``SubsetRandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``, ``DistributedSampler``)
+and ``default_collate``."""
 
 from __future__ import annotations
 
-from typing import Any
+from ..data import DataLoader, DistributedSampler, TensorDataset, default_collate
+from ._datasets import ConcatDataset, Dataset, IterableDataset, Subset, random_split
+from ._sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                       WeightedRandomSampler)
 
-from ..data import DataLoader, TensorDataset, default_collate
-
-__all__ = ["DataLoader", "Dataset", "TensorDataset", "default_collate"]
-
-
-class Dataset:
-    """Base of map-style datasets: subclasses define ``__len__`` and ``__getitem__``."""
-
-    def __getitem__(self, index: int) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
-
-    def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "default_collate", "random_split"]
