@@ -15,10 +15,12 @@ void bind_nn_norm(nb::module_& nn);  // nn_norm.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
 
 void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
+void bind_nn_loss_torch_family(nb::module_& nn);  // nn_loss_torch_family.cpp
 void bind_nn_handoff(nb::module_& nn);  // nn_handoff.cpp
 
 void bind_nn_layers(nb::module_& nn) {
   bind_nn_loss(nn);
+  bind_nn_loss_torch_family(nn);
   (void)nn;
   bind_nn_basic(nn);
   bind_nn_activations(nn);

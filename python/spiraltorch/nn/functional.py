@@ -67,6 +67,18 @@ __all__ = [
     "pairwise_distance",
     "contrastive_loss",
     "triplet_margin_loss",
+    # torch's remaining losses (nn_loss_torch_family.cpp)
+    "binary_cross_entropy",
+    "kl_div",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
 ]
 
 for _name in list(__all__):
