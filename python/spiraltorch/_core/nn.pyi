@@ -457,6 +457,232 @@ class TripletLoss(Loss):
 
 TripletMarginLoss: TypeAlias = TripletLoss
 
+def binary_cross_entropy(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    Binary cross-entropy -w (t log x + (1 - t) log(1 - x)) of probabilities x in [0, 1] (logs clamped at -100).
+    """
+
+def kl_div(input: spiraltorch._core.Tensor, target: object, *, reduction: str = 'mean', log_target: bool = False) -> spiraltorch._core.Tensor:
+    """
+    KL divergence target (log target - input) of log-probabilities; reduction 'mean', 'batchmean', 'sum' or 'none'.
+    """
+
+def smooth_l1_loss(input: spiraltorch._core.Tensor, target: object, *, reduction: str = 'mean', beta: float = 1.0) -> spiraltorch._core.Tensor:
+    """Smooth L1 loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+
+def soft_margin_loss(input: spiraltorch._core.Tensor, target: object, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """log(1 + exp(-y x)) for labels y in {-1, 1}."""
+
+def margin_ranking_loss(input1: spiraltorch._core.Tensor, input2: object, target: object, margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """max(0, -y (x1 - x2) + margin)."""
+
+def hinge_embedding_loss(input: spiraltorch._core.Tensor, target: object, margin: float = 1.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """x where y == 1, max(0, margin - x) where y == -1."""
+
+def cosine_embedding_loss(input1: spiraltorch._core.Tensor, input2: object, target: object, margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    1 - cos(x1, x2) where y == 1, max(0, cos(x1, x2) - margin) where y == -1.
+    """
+
+def poisson_nll_loss(input: spiraltorch._core.Tensor, target: object, log_input: bool = True, full: bool = False, *, eps: float = 1e-08, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    Poisson negative log-likelihood: exp(x) - t x (log_input) or x - t log(x + eps); full adds Stirling's term.
+    """
+
+def gaussian_nll_loss(input: spiraltorch._core.Tensor, target: object, var: object, full: bool = False, eps: float = 1e-06, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    Gaussian negative log-likelihood 0.5 (log v + (x - t)^2 / v), v = max(var, eps).
+    """
+
+def multilabel_soft_margin_loss(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    Per-class binary cross-entropy on logits averaged over the last (class) dim.
+    """
+
+def multi_margin_loss(input: spiraltorch._core.Tensor, target: object, p: int = 1, margin: float = 1.0, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+    """
+    Multi-class hinge loss sum_{i != y} w_y max(0, margin - x_y + x_i)^p / C at int64 class indices.
+    """
+
+class BCELoss(Loss):
+    """Binary cross-entropy of probabilities (torch.nn.BCELoss)."""
+
+    def __init__(self, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class KLDivLoss(Loss):
+    """KL divergence of log-probabilities (torch.nn.KLDivLoss)."""
+
+    def __init__(self, *, reduction: str = 'mean', log_target: bool = False) -> None: ...
+
+    @property
+    def log_target(self) -> bool: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class SmoothL1Loss(Loss):
+    """Smooth L1 loss with threshold beta (torch.nn.SmoothL1Loss)."""
+
+    def __init__(self, *, reduction: str = 'mean', beta: float = 1.0) -> None: ...
+
+    @property
+    def beta(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class SoftMarginLoss(Loss):
+    """log(1 + exp(-y x)) (torch.nn.SoftMarginLoss)."""
+
+    def __init__(self, *, reduction: str = 'mean') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class MarginRankingLoss(Loss):
+    """max(0, -y (x1 - x2) + margin); call with (input1, input2, target)."""
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    def forward(self, input1: spiraltorch._core.Tensor, input2: object, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input1: spiraltorch._core.Tensor, input2: object, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class HingeEmbeddingLoss(Loss):
+    """x where y == 1, max(0, margin - x) where y == -1."""
+
+    def __init__(self, margin: float = 1.0, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class CosineEmbeddingLoss(Loss):
+    """
+    1 - cos(x1, x2) where y == 1, max(0, cos - margin) where y == -1; call with (input1, input2, target).
+    """
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    def forward(self, input1: spiraltorch._core.Tensor, input2: object, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input1: spiraltorch._core.Tensor, input2: object, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class PoissonNLLLoss(Loss):
+    """Poisson negative log-likelihood (torch.nn.PoissonNLLLoss)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-08, reduction: str = 'mean') -> None: ...
+
+    @property
+    def log_input(self) -> bool: ...
+
+    @property
+    def full(self) -> bool: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class GaussianNLLLoss(Loss):
+    """Gaussian negative log-likelihood; call with (input, target, var)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-06, reduction: str = 'mean') -> None: ...
+
+    @property
+    def full(self) -> bool: ...
+
+    @property
+    def eps(self) -> float: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object, var: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object, var: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class MultiLabelSoftMarginLoss(Loss):
+    """Per-class BCE on logits averaged over classes."""
+
+    def __init__(self, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
+class MultiMarginLoss(Loss):
+    """Multi-class hinge loss (torch.nn.MultiMarginLoss)."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> None: ...
+
+    @property
+    def p(self) -> int: ...
+
+    @property
+    def margin(self) -> float: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, target: object) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def reduction(self) -> str: ...
+
 class Identity(Module):
     """Returns its input unchanged; ignores constructor arguments."""
 
