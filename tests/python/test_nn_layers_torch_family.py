@@ -379,6 +379,8 @@ def test_cell_init_attributes_and_errors():
     assert tuple(m.weight_ih.shape) == (48, 3) and tuple(m.weight_hh.shape) == (48, 16)
     assert np.abs(m.weight_hh.detach().numpy()).max() <= 0.25 and np.abs(m.bias_ih.detach().numpy()).max() <= 0.25
     assert (m.input_size, m.hidden_size, m.bias) == (3, 16, True)
+    assert all(isinstance(c, nn.RNNCellBase) for c in (m, nn.LSTMCell(2, 3), nn.RNNCell(2, 3)))
+    assert nn.RNNCellBase.hidden_size.__get__(nn.RNNCell(2, 7)) == 7
     assert nn.LSTMCell(2, 3, bias=False).bias_ih is None and nn.RNNCell(2, 3, bias=False).bias_hh is None
     assert nn.RNNCell(2, 3, nonlinearity="relu").nonlinearity == "relu"
     assert repr(nn.RNNCell(2, 3, nonlinearity="relu")) == "RNNCell(2, 3, nonlinearity='relu')"
