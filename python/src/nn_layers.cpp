@@ -17,6 +17,7 @@ void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
 void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
 void bind_nn_loss_torch_family(nb::module_& nn);  // nn_loss_torch_family.cpp
 void bind_nn_handoff(nb::module_& nn);  // nn_handoff.cpp
+void bind_nn_torch_family(nb::module_& nn);  // nn_torch_family.cpp
 
 void bind_nn_layers(nb::module_& nn) {
   bind_nn_loss(nn);
@@ -31,6 +32,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_desire(nn);
   bind_nn_vae(nn);
   bind_nn_handoff(nn);
+  bind_nn_torch_family(nn);
 }
 
 }  // namespace stpy

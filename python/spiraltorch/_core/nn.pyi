@@ -1895,6 +1895,249 @@ class LoraLinear(Module):
 
     def base_state_dict(self) -> dict: ...
 
+def max_pool1d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, return_indices: bool = False) -> object:
+    """
+    1-d max pooling over (N, C, L) or (C, L); stride defaults to kernel_size. return_indices=True also returns the int64 argmax positions along L.
+    """
+
+def avg_pool1d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, ceil_mode: bool = False, count_include_pad: bool = True) -> spiraltorch._core.Tensor:
+    """
+    1-d average pooling over (N, C, L) or (C, L) with PyTorch's divisor rules.
+    """
+
+def adaptive_avg_pool1d(input: spiraltorch._core.Tensor, output_size: object) -> spiraltorch._core.Tensor:
+    """Average pooling of (N, C, L) or (C, L) to length output_size."""
+
+def adaptive_max_pool2d(input: spiraltorch._core.Tensor, output_size: object, return_indices: bool = False) -> object:
+    """
+    Max pooling of (N, C, H, W) or (C, H, W) to a fixed (H_out, W_out) over PyTorch's adaptive windows; return_indices=True also returns int64 argmax positions in each flattened input plane.
+    """
+
+class MaxPool1d(Module):
+    """1-d max pooling; stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, name: str = '') -> None: ...
+
+    @property
+    def kernel_size(self) -> int: ...
+
+    @property
+    def stride(self) -> int: ...
+
+    @property
+    def padding(self) -> int: ...
+
+    @property
+    def dilation(self) -> int: ...
+
+    @property
+    def ceil_mode(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class AvgPool1d(Module):
+    """1-d average pooling; stride defaults to kernel_size."""
+
+    def __init__(self, kernel_size: object, stride: object | None = None, padding: object = 0, ceil_mode: bool = False, count_include_pad: bool = True, name: str = '') -> None: ...
+
+    @property
+    def kernel_size(self) -> tuple: ...
+
+    @property
+    def stride(self) -> tuple: ...
+
+    @property
+    def padding(self) -> tuple: ...
+
+    @property
+    def ceil_mode(self) -> bool: ...
+
+    @property
+    def count_include_pad(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class AdaptiveAvgPool1d(Module):
+    """Average pooling to a fixed output length."""
+
+    def __init__(self, output_size: object, name: str = '') -> None: ...
+
+    @property
+    def output_size(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class AdaptiveMaxPool2d(Module):
+    """Max pooling to a fixed output size (H_out, W_out)."""
+
+    def __init__(self, output_size: object, name: str = '') -> None: ...
+
+    @property
+    def output_size(self) -> tuple: ...
+
+    def __repr__(self) -> str: ...
+
+def pixel_shuffle(input: spiraltorch._core.Tensor, upscale_factor: int) -> spiraltorch._core.Tensor:
+    """
+    Rearranges (*, C*r^2, H, W) into (*, C, H*r, W*r) with r = upscale_factor.
+    """
+
+def pixel_unshuffle(input: spiraltorch._core.Tensor, downscale_factor: int) -> spiraltorch._core.Tensor:
+    """
+    Rearranges (*, C, H*r, W*r) into (*, C*r^2, H, W) with r = downscale_factor (inverse of pixel_shuffle).
+    """
+
+class PixelShuffle(Module):
+    """(*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
+
+    def __init__(self, upscale_factor: int, name: str = '') -> None: ...
+
+    @property
+    def upscale_factor(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class PixelUnshuffle(Module):
+    """(*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
+
+    def __init__(self, downscale_factor: int, name: str = '') -> None: ...
+
+    @property
+    def downscale_factor(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+def dropout1d(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = True) -> spiraltorch._core.Tensor:
+    """
+    Zeroes whole channels of (N, C, L) or (C, L) with probability p, scaling the rest by 1/(1-p), when training; the identity otherwise.
+    """
+
+def dropout2d(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = True) -> spiraltorch._core.Tensor:
+    """
+    Zeroes whole channels of (N, C, H, W) or (C, H, W) with probability p, scaling the rest by 1/(1-p), when training; the identity otherwise.
+    """
+
+class Dropout1d(Module):
+    """Channel-wise dropout of (N, C, L) input in training mode."""
+
+    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None) -> None:
+        """seed= gives the layer its own Philox stream (reproducible masks)."""
+
+    @property
+    def p(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+class Dropout2d(Module):
+    """Channel-wise dropout of (N, C, H, W) input in training mode."""
+
+    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None) -> None:
+        """seed= gives the layer its own Philox stream (reproducible masks)."""
+
+    @property
+    def p(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+def bilinear(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor:
+    """
+    y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o].
+    """
+
+class Bilinear(Module):
+    """
+    Bilinear layer: weight (out_features, in1_features, in2_features), bias (out_features,), U(-1/sqrt(in1_features), 1/sqrt(in1_features)) like PyTorch.
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, name: str = '') -> None: ...
+
+    def forward(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def in1_features(self) -> int: ...
+
+    @property
+    def in2_features(self) -> int: ...
+
+    @property
+    def out_features(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class RNNCellBase(Module):
+    """Shared base of RNNCell, LSTMCell and GRUCell."""
+
+    @property
+    def input_size(self) -> int: ...
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    @property
+    def bias(self) -> bool: ...
+
+    @property
+    def weight_ih(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def weight_hh(self) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def bias_ih(self) -> spiraltorch._core.Tensor | None: ...
+
+    @property
+    def bias_hh(self) -> spiraltorch._core.Tensor | None: ...
+
+class RNNCell(RNNCellBase):
+    """
+    Elman cell h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act tanh or relu. forward(input, hx=None) returns h'.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = 'tanh', name: str = '') -> None: ...
+
+    @property
+    def nonlinearity(self) -> str: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, hx: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, hx: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor: ...
+
+    def __repr__(self) -> str: ...
+
+class LSTMCell(RNNCellBase):
+    """
+    LSTM cell, gate order (i, f, g, o) like PyTorch. forward(input, hx=None) with hx = (h_0, c_0) returns (h_1, c_1).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, hx: object | None = None) -> tuple: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, hx: object | None = None) -> tuple: ...
+
+    def __repr__(self) -> str: ...
+
+class GRUCell(RNNCellBase):
+    """
+    GRU cell, gate order (r, z, n) like PyTorch. forward(input, hx=None) returns h'.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, name: str = '') -> None: ...
+
+    def forward(self, input: spiraltorch._core.Tensor, hx: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, input: spiraltorch._core.Tensor, hx: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor: ...
+
+    def __repr__(self) -> str: ...
+
 class RoundtableConfig:
     """
     Band sizes of the roundtable split. band_weights scale the Above/Here/Beneath gradient bands (a heuristic; the default (1, 1, 1) is plain gradient descent).

@@ -448,3 +448,11 @@ __all__ = sorted(set(__all__) | {"ManifoldParameter"})
 
 # torch.nn.init and torch.nn.utils (parameter initialisers, gradient clipping, flattening).
 from . import functional, init, utils  # noqa: E402,F401
+
+# torch.nn's padding layers and Upsample over functional.pad / interpolate.
+from .padding_upsample import (  # noqa: E402,F401
+    ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Upsample,
+    ZeroPad2d)
+
+__all__ = sorted(set(__all__) | {"ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+                                 "ReplicationPad1d", "ReplicationPad2d", "Upsample", "ZeroPad2d"})

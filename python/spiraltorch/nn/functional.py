@@ -53,6 +53,16 @@ __all__ = [
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    # torch-family layers (nn_torch_family.cpp)
+    "max_pool1d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool2d",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "dropout1d",
+    "dropout2d",
+    "bilinear",
     # attention (nn_seq.cpp)
     "scaled_dot_product_attention",
     # losses (nn_loss.cpp)

@@ -1,0 +1,68 @@
+#include "spiraltorch/nn/channel_dropout.h"
+
+#include "spiraltorch/error.h"
+#include "spiraltorch/ops.h"
+
+namespace st::nn {
+
+namespace {
+
+void check_p(double p, const char* op) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw ValueError(std::string(op) + ": probability p must lie in [0, 1], got " + std::to_string(p));
+  }
+}
+
+}  // namespace
+
+Tensor channel_dropout(const Tensor& input, int64_t spatial_dims, double p, bool training, Generator* gen) {
+  const std::string op = spatial_dims == 1 ? "dropout1d" : "dropout2d";
+  if (!input.defined()) throw ValueError(op + ": input is required");
+  check_p(p, op.c_str());
+  const int64_t nd = input.dim();
+  if (nd != spatial_dims + 1 && nd != spatial_dims + 2) {
+    const std::string want =
+        spatial_dims == 1 ? "a 2-d (C, L) or 3-d (N, C, L)" : "a 3-d (C, H, W) or 4-d (N, C, H, W)";
+    throw ShapeError(op + ": expected " + want + " input, got shape " + shape_str(input.shape()));
+  }
+  if (!is_floating(input.dtype())) {
+    throw DtypeError(op + ": expected a floating-point input, got " + dtype_name(input.dtype()));
+  }
+  if (!training || p == 0.0) return input;
+  if (p == 1.0) return mul(input, 0.0);
+  // One draw per (sample, channel), broadcast over the spatial dims.
+  Shape ms = input.shape();
+  for (int64_t d = nd - spatial_dims; d < nd; ++d) ms[d] = 1;
+  const Dtype mdt = input.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+  Tensor keep = ge(rand(ms, mdt, gen), full(ms, p, mdt));
+  Tensor mask = to_device(mul(cast(keep, input.dtype()), 1.0 / (1.0 - p)), input.device());
+  return mul(input, mask);
+}
+
+Tensor dropout1d(const Tensor& input, double p, bool training, Generator* gen) {
+  return channel_dropout(input, 1, p, training, gen);
+}
+
+Tensor dropout2d(const Tensor& input, double p, bool training, Generator* gen) {
+  return channel_dropout(input, 2, p, training, gen);
+}
+
+Dropout1d::Dropout1d(double p, std::string name, std::optional<uint64_t> seed) : Module(std::move(name)), p_(p) {
+  check_p(p, "Dropout1d");
+  if (seed) generator_.emplace(*seed);
+}
+
+Tensor Dropout1d::forward(const Tensor& input) {
+  return dropout1d(input, p_, is_training(), generator_ ? &*generator_ : nullptr);
+}
+
+Dropout2d::Dropout2d(double p, std::string name, std::optional<uint64_t> seed) : Module(std::move(name)), p_(p) {
+  check_p(p, "Dropout2d");
+  if (seed) generator_.emplace(*seed);
+}
+
+Tensor Dropout2d::forward(const Tensor& input) {
+  return dropout2d(input, p_, is_training(), generator_ ? &*generator_ : nullptr);
+}
+
+}  // namespace st::nn
