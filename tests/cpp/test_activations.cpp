@@ -10,34 +10,13 @@
 #include "spiraltorch/nn/normalization.h"
 #include "spiraltorch/nn/sequential.h"
 #include "spiraltorch/spiraltorch.h"
+#include "gradcheck.h"
 
 using namespace st;
+using st::test_util::gradcheck;
+using st::test_util::gradcheck_all;
 
 namespace {
-
-// Compares d(sum(f(x) * w))/dx from autograd with central differences (float64).
-void gradcheck(const std::function<Tensor(const Tensor&)>& f, Tensor x, double tol = 1e-6) {
-  x = x.detach().clone();
-  x.set_requires_grad(true);
-  manual_seed(11);
-  const Tensor w = randn(f(x).shape(), Dtype::Float64);
-  sum(mul(f(x), w)).backward();
-  ASSERT_TRUE(x.grad().defined());
-  const auto analytic = x.grad().to_vector<double>();
-  NoGradGuard ng;
-  Tensor probe = x.detach().clone();
-  double* p = probe.data<double>();
-  const double eps = 1e-6;
-  for (int64_t i = 0; i < probe.numel(); ++i) {
-    const double orig = p[i];
-    p[i] = orig + eps;
-    const double up = sum(mul(f(probe), w)).item();
-    p[i] = orig - eps;
-    const double down = sum(mul(f(probe), w)).item();
-    p[i] = orig;
-    EXPECT_NEAR(analytic[i], (up - down) / (2 * eps), tol) << "element " << i;
-  }
-}
 
 Tensor from(const std::vector<double>& v) {
   Tensor t = zeros({static_cast<int64_t>(v.size())}, Dtype::Float64);

@@ -4,32 +4,13 @@
 #include <functional>
 
 #include "spiraltorch/spiraltorch.h"
+#include "gradcheck.h"
 
 using namespace st;
+using st::test_util::gradcheck;
+using st::test_util::gradcheck_all;
 
 namespace {
-
-// Compares d(sum(f(x) * w))/dx from autograd with central differences.
-void gradcheck(const std::function<Tensor(const Tensor&)>& f, Tensor x, double tol = 1e-6) {
-  x.set_requires_grad(true);
-  manual_seed(7);
-  const Tensor w = randn(f(x).shape(), Dtype::Float64);
-  sum(mul(f(x), w)).backward();
-  const auto analytic = x.grad().to_vector<double>();
-  NoGradGuard ng;
-  Tensor probe = x.detach().clone();
-  double* p = probe.data<double>();
-  const double eps = 1e-6;
-  for (int64_t i = 0; i < probe.numel(); ++i) {
-    const double orig = p[i];
-    p[i] = orig + eps;
-    const double up = sum(mul(f(probe), w)).item();
-    p[i] = orig - eps;
-    const double down = sum(mul(f(probe), w)).item();
-    p[i] = orig;
-    EXPECT_NEAR(analytic[i], (up - down) / (2 * eps), tol) << "element " << i;
-  }
-}
 
 }  // namespace
 

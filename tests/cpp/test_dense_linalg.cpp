@@ -11,8 +11,11 @@
 #include "spiraltorch/linalg.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/wgpu.h"
+#include "gradcheck.h"
 
 using namespace st;
+using st::test_util::gradcheck;
+using st::test_util::gradcheck_all;
 
 namespace {
 
@@ -41,38 +44,14 @@ Tensor spd(const Shape& shape, Dtype dt = Dtype::Float64) {
   return add(matmul(x, mT(x)), eye(n, n, Dtype::Float64)).to(dt);
 }
 
-// Compares d(sum(f(x) * w))/dx from autograd with central differences.
-void gradcheck(const std::function<Tensor(const Tensor&)>& f, Tensor x, double tol = 1e-6) {
-  x = x.detach().clone();
-  x.set_requires_grad(true);
-  manual_seed(7);
-  const Tensor w = randn(f(x).shape(), Dtype::Float64);
-  sum(mul(f(x), w)).backward();
-  ASSERT_TRUE(x.grad().defined());
-  const auto analytic = x.grad().to_vector<double>();
-  NoGradGuard ng;
-  Tensor probe = x.detach().clone();
-  double* p = probe.data<double>();
-  const double eps = 1e-6;
-  for (int64_t i = 0; i < probe.numel(); ++i) {
-    const double orig = p[i];
-    p[i] = orig + eps;
-    const double up = sum(mul(f(probe), w)).item();
-    p[i] = orig - eps;
-    const double down = sum(mul(f(probe), w)).item();
-    p[i] = orig;
-    EXPECT_NEAR(analytic[i], (up - down) / (2 * eps), tol) << "element " << i;
-  }
-}
-
 // Second order: the gradient of sum(f(x) * w), taken with create_graph, is itself checked.
 void gradgradcheck(const std::function<Tensor(const Tensor&)>& f, const Tensor& x0, double tol = 1e-5) {
   manual_seed(11);
   const Tensor w = randn(f(x0).shape(), Dtype::Float64);
   gradcheck(
       [&](const Tensor& x) {
-        if (!x.requires_grad()) {
-          // Finite-difference probes: the same first gradient, computed on a fresh leaf.
+        if (!grad_enabled()) {
+          // Finite-difference probes (run under no_grad): the same first gradient, on a fresh leaf.
           Tensor leaf = x.detach().clone();
           leaf.set_requires_grad(true);
           EnableGradGuard eg;

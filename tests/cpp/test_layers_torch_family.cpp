@@ -14,35 +14,13 @@
 #include "spiraltorch/nn/pooling_extra.h"
 #include "spiraltorch/nn/rnn_cell.h"
 #include "spiraltorch/ops.h"
+#include "gradcheck.h"
 
 using namespace st;
+using st::test_util::gradcheck;
+using st::test_util::gradcheck_all;
 
 namespace {
-
-// Central differences of sum(f() * w) with respect to every element of each float64 leaf
-// in `wrt`, against the gradients autograd reports.
-void gradcheck_all(const std::function<Tensor()>& f, std::vector<Tensor> wrt, double tol = 1e-6) {
-  for (Tensor& t : wrt) t.set_requires_grad(true);
-  manual_seed(11);
-  const Tensor w = randn(f().shape(), Dtype::Float64);
-  sum(mul(f(), w)).backward();
-  NoGradGuard ng;
-  const double eps = 1e-6;
-  for (size_t k = 0; k < wrt.size(); ++k) {
-    ASSERT_TRUE(wrt[k].grad().defined()) << "tensor " << k << " got no gradient";
-    const auto analytic = wrt[k].grad().to_vector<double>();
-    double* p = wrt[k].data<double>();
-    for (int64_t i = 0; i < wrt[k].numel(); ++i) {
-      const double orig = p[i];
-      p[i] = orig + eps;
-      const double up = sum(mul(f(), w)).item();
-      p[i] = orig - eps;
-      const double down = sum(mul(f(), w)).item();
-      p[i] = orig;
-      EXPECT_NEAR(analytic[i], (up - down) / (2 * eps), tol) << "tensor " << k << " element " << i;
-    }
-  }
-}
 
 std::vector<Tensor> params_of(nn::Module& m) {
   std::vector<Tensor> out;

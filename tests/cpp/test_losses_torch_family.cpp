@@ -8,8 +8,11 @@
 
 #include "spiraltorch/nn/loss_torch_family.h"
 #include "spiraltorch/spiraltorch.h"
+#include "gradcheck.h"
 
 using namespace st;
+using st::test_util::gradcheck;
+using st::test_util::gradcheck_all;
 using namespace st::nn;
 
 namespace {
@@ -19,30 +22,6 @@ Tensor from(const std::vector<double>& v, Shape shape = {}) {
   Tensor t = zeros(shape, Dtype::Float64);
   for (size_t i = 0; i < v.size(); ++i) t.data<double>()[i] = v[i];
   return t;
-}
-
-// Compares d(sum(f(x) * w))/dx from autograd with central differences (float64).
-void gradcheck(const std::function<Tensor(const Tensor&)>& f, Tensor x, double tol = 1e-6) {
-  x = x.detach().clone();
-  x.set_requires_grad(true);
-  manual_seed(3);
-  const Tensor w = randn(f(x).shape(), Dtype::Float64);
-  sum(mul(f(x), w)).backward();
-  ASSERT_TRUE(x.grad().defined());
-  const auto analytic = x.grad().to_vector<double>();
-  NoGradGuard ng;
-  Tensor probe = x.detach().clone();
-  double* p = probe.data<double>();
-  const double eps = 1e-6;
-  for (int64_t i = 0; i < probe.numel(); ++i) {
-    const double orig = p[i];
-    p[i] = orig + eps;
-    const double up = sum(mul(f(probe), w)).item();
-    p[i] = orig - eps;
-    const double down = sum(mul(f(probe), w)).item();
-    p[i] = orig;
-    EXPECT_NEAR(analytic[i], (up - down) / (2 * eps), tol) << "element " << i;
-  }
 }
 
 }  // namespace
