@@ -5,7 +5,9 @@
 #include <cstring>
 #include <new>
 #include <typeinfo>
+#include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 namespace stpy {
 
@@ -401,58 +403,68 @@ namespace stpy {
 
 namespace {
 
-// TensorImpl -> weak reference to its shared wrapper. The map holds one reference to each weakref
-// (dropped when the wrapper dies); it is never destroyed, so no Python object is released after
-// the interpreter has gone.
-std::unordered_map<const st::TensorImpl*, PyObject*>& wrappers() {
-  static auto& map = *new std::unordered_map<const st::TensorImpl*, PyObject*>();  // lives to the end
-  return map;
+// TensorImpl -> its shared wrapper, held strongly so that the object (and its id) lasts as long as
+// the parameter does, as in PyTorch. A sweep drops the wrappers that nothing else refers to once
+// their tensor is referred to by nothing but the wrapper (the parameter is gone from C++ too).
+// The map is never destroyed, so no Python object is released after the interpreter has gone.
+struct Wrappers {
+  std::unordered_map<const st::TensorImpl*, PyObject*> map;
+  size_t sweep_at = 64;
+};
+
+Wrappers& wrappers() {
+  static auto& w = *new Wrappers();  // lives to the end of the process, see above
+  return w;
 }
 
-void forget(const st::TensorImpl* impl, PyObject* weakref) {
-  auto& map = wrappers();
-  const auto it = map.find(impl);
-  if (it != map.end() && it->second == weakref) {
-    map.erase(it);
-    Py_DECREF(weakref);
+const Tensor& wrapped(PyObject* obj) { return *nb::inst_ptr<Tensor>(obj); }
+
+void sweep() {
+  auto& w = wrappers();
+  std::vector<PyObject*> dead;
+  for (auto it = w.map.begin(); it != w.map.end();) {
+    PyObject* obj = it->second;
+    const Tensor& t = wrapped(obj);
+    const bool unused = Py_REFCNT(obj) == 1 && t.impl_ptr().use_count() == 1;
+    if (unused || t.impl() != it->first) {  // also drop wrappers re-pointed elsewhere (x.data = y)
+      dead.push_back(obj);
+      it = w.map.erase(it);
+    } else {
+      ++it;
+    }
   }
+  w.sweep_at = std::max<size_t>(64, 2 * w.map.size());
+  // Released after the walk: a tensor's destructor may run Python code (a hook's callable).
+  for (PyObject* obj : dead) Py_DECREF(obj);
 }
 
 }  // namespace
 
+size_t shared_wrapper_count() noexcept { return wrappers().map.size(); }
+
 bool keeps_identity(const Tensor& t) noexcept { return t.defined() && t.requires_grad() && t.is_leaf(); }
 
 PyObject* known_wrapper(const Tensor& t) noexcept {
-  auto& map = wrappers();
+  auto& map = wrappers().map;
   const auto it = map.find(t.impl());
-  if (it == map.end()) return nullptr;
-  PyObject* obj = PyWeakref_GetObject(it->second);  // borrowed; None once the wrapper is gone
-  if (obj == nullptr || obj == Py_None) {
-    PyErr_Clear();
-    forget(t.impl(), it->second);
-    return nullptr;
-  }
-  // The wrapper's own handle may have been re-pointed (x.data = y): then it is not this tensor's.
-  if (nb::inst_ptr<Tensor>(obj)->impl() != t.impl()) return nullptr;
-  Py_INCREF(obj);
-  return obj;
+  if (it == map.end() || wrapped(it->second).impl() != t.impl()) return nullptr;
+  Py_INCREF(it->second);
+  return it->second;
 }
 
 void remember_wrapper(nb::handle wrapper) noexcept {
-  const st::TensorImpl* impl = nb::inst_ptr<Tensor>(wrapper)->impl();
-  nb::object on_death = nb::cpp_function([impl](nb::handle weakref) { forget(impl, weakref.ptr()); });
-  PyObject* weakref = PyWeakref_NewRef(wrapper.ptr(), on_death.ptr());
-  if (weakref == nullptr) {  // the type is not weak-referenceable: no shared wrapper then
-    PyErr_Clear();
-    return;
-  }
-  auto& map = wrappers();
-  if (const auto it = map.find(impl); it != map.end()) {
-    Py_DECREF(it->second);
-    it->second = weakref;
+  auto& w = wrappers();
+  const st::TensorImpl* impl = wrapped(wrapper.ptr()).impl();
+  Py_INCREF(wrapper.ptr());
+  PyObject* previous = nullptr;
+  if (const auto it = w.map.find(impl); it != w.map.end()) {
+    previous = it->second;
+    it->second = wrapper.ptr();
   } else {
-    map.emplace(impl, weakref);
+    w.map.emplace(impl, wrapper.ptr());
   }
+  Py_XDECREF(previous);
+  if (w.map.size() >= w.sweep_at) sweep();
 }
 
 }  // namespace stpy

@@ -54,12 +54,14 @@ nb::object to_list(const Tensor& t);
 std::shared_ptr<nb::object> shared_callable(nb::callable fn);
 
 // Parameters keep one Python object, as in PyTorch: a leaf tensor that requires grad comes back
-// as the same object while that object lives (`lin.weight is lin.weight`, `p in set(params)`,
-// `id(p)` keys). known_wrapper gives that object (a new reference) or nullptr; remember_wrapper
-// records a new one. Other tensors get a fresh wrapper each time, as before.
+// as the same object for as long as the tensor lives (`lin.weight is lin.weight`,
+// `p in set(params)`, `id(p)` keys). known_wrapper gives that object (a new reference) or
+// nullptr; remember_wrapper records a new one. Other tensors get a fresh wrapper each time.
 bool keeps_identity(const Tensor& t) noexcept;
 PyObject* known_wrapper(const Tensor& t) noexcept;
 void remember_wrapper(nb::handle wrapper) noexcept;
+// How many shared wrappers are held now (tests check that dropped parameters release theirs).
+size_t shared_wrapper_count() noexcept;
 
 }  // namespace stpy
 

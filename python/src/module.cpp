@@ -158,6 +158,8 @@ NB_MODULE(_core, m) {
   nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).",
                          nb::is_weak_referenceable());
   bind_tensor(m, cls);
+  m.def("_shared_wrapper_count", &shared_wrapper_count,
+        "How many parameter wrappers the identity registry holds (for tests).");
   bind_ops(m, cls);
   bind_nn(m);
   bind_optim(m);

@@ -53,3 +53,22 @@ def test_other_tensors_stay_values():
     assert p.detach() is not p
     y = p * 2  # a non-leaf: fresh object per access, as before
     assert y is y
+
+
+def test_id_sets_pick_parameters_as_in_torch_and_dropped_models_release_theirs():
+    # The fine-tuning idiom: a set of ids taken earlier still matches later (the objects persist
+    # while the parameters do, as in PyTorch).
+    m = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    head_ids = set(map(id, m[1].parameters()))
+    gc.collect()
+    base = [p for p in m.parameters() if id(p) not in head_ids]
+    assert len(base) == 2 and all(p is q for p, q in zip(base, m[0].parameters()))
+    opt = st.optim.SGD([{"params": base}, {"params": m[1].parameters(), "lr": 0.1}], lr=0.01)
+    assert [len(g["params"]) for g in opt.param_groups] == [2, 2]
+    # Models that come and go do not keep their parameters' wrappers (or tensors) alive.
+    held = st._core._shared_wrapper_count()
+    for _ in range(500):
+        tmp = nn.Linear(16, 16)
+        list(tmp.parameters())
+        del tmp
+    assert st._core._shared_wrapper_count() < held + 200
