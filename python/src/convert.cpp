@@ -442,8 +442,6 @@ void sweep() {
 
 size_t shared_wrapper_count() noexcept { return wrappers().map.size(); }
 
-bool keeps_identity(const Tensor& t) noexcept { return t.defined() && t.requires_grad() && t.is_leaf(); }
-
 PyObject* known_wrapper(const Tensor& t) noexcept {
   auto& map = wrappers().map;
   const auto it = map.find(t.impl());

@@ -57,7 +57,7 @@ std::shared_ptr<nb::object> shared_callable(nb::callable fn);
 // as the same object for as long as the tensor lives (`lin.weight is lin.weight`,
 // `p in set(params)`, `id(p)` keys). known_wrapper gives that object (a new reference) or
 // nullptr; remember_wrapper records a new one. Other tensors get a fresh wrapper each time.
-bool keeps_identity(const Tensor& t) noexcept;
+inline bool keeps_identity(const Tensor& t) noexcept { return t.defined() && t.requires_grad() && t.is_leaf(); }
 PyObject* known_wrapper(const Tensor& t) noexcept;
 void remember_wrapper(nb::handle wrapper) noexcept;
 // How many shared wrappers are held now (tests check that dropped parameters release theirs).

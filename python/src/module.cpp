@@ -155,8 +155,7 @@ NB_MODULE(_core, m) {
       .value("float32", Dtype::Float32)
       .value("float64", Dtype::Float64);
 
-  nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).",
-                         nb::is_weak_referenceable());
+  nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).");
   bind_tensor(m, cls);
   m.def("_shared_wrapper_count", &shared_wrapper_count,
         "How many parameter wrappers the identity registry holds (for tests).");
