@@ -363,16 +363,20 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         return tensor
 
 
+def _xavier_std(op: str, tensor: Tensor, gain: float) -> float:
+    """Glorot's std, gain * sqrt(2 / (fan_in + fan_out)), after the checks both Xavier fills share."""
+    fan_in, fan_out = _fans(op, tensor)
+    _check_floating(op, tensor)
+    return gain * math.sqrt(2.0 / float(fan_in + fan_out))
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: _Generator = None) -> Tensor:
     """Fills ``tensor`` in place with Xavier/Glorot uniform draws U(-bound, bound),
     ``bound = gain * sqrt(6 / (fan_in + fan_out))``, and returns it.
 
     Raises ``SpiralValueError`` for a tensor with fewer than 2 dimensions.
     """
-    fan_in, fan_out = _fans("xavier_uniform_", tensor)
-    _check_floating("xavier_uniform_", tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    bound = math.sqrt(3.0) * std
+    bound = math.sqrt(3.0) * _xavier_std("xavier_uniform_", tensor, gain)
     with no_grad():
         _uniform_into(tensor, -bound, bound, generator)
         return tensor
@@ -384,9 +388,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: _Generator = No
 
     Raises ``SpiralValueError`` for a tensor with fewer than 2 dimensions.
     """
-    fan_in, fan_out = _fans("xavier_normal_", tensor)
-    _check_floating("xavier_normal_", tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = _xavier_std("xavier_normal_", tensor, gain)
     with no_grad():
         _normal_into(tensor, 0.0, std, generator)
         return tensor
