@@ -18,8 +18,9 @@ build=build/asan
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1 -g1"
 # The wgpu backend is left out here: wgpu-native and the Vulkan driver are not instrumented (and
 # RTLD_DEEPBIND, which the backend uses to load Mesa's lavapipe, is refused under ASan); the normal
-# test run covers it.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_WGPU=OFF \
+# test run covers it. MKL is not linked in: this build loads libmkl_rt at run time (when the
+# environment has PyPI's mkl), so the sanitizers cover that path and the normal build the static one.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_WGPU=OFF -DSPIRALTORCH_MKL_STATIC=OFF \
   -DSPIRALTORCH_BUILD_PYTHON=ON -DSPIRALTORCH_BUILD_TESTS=ON -DSPIRALTORCH_BUILD_EXAMPLES=OFF \
   -DSPIRALTORCH_NATIVE_ARCH=OFF \
   -Dnanobind_DIR="$(python -m nanobind --cmake_dir)" -DPython_EXECUTABLE="$(command -v python)" \

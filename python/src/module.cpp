@@ -105,10 +105,12 @@ nb::dict describe_cpu() {
   d["rnn_backend"] = st::nn::onednn::rnn_backend();
   // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
   d["bf16_matmul"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "float32";
-  // Intel oneMKL, loaded at run time when present (pip install "spiraltorch[mkl]").
+  // Intel oneMKL: linked in (mkl-static at build time), else loaded at run time when present.
   if (st::cpu::mkl::available()) {
     d["mkl"] = st::cpu::mkl::version();
-    d["mkl_library"] = st::cpu::mkl::library_path();
+    d["mkl_linkage"] = st::cpu::mkl::linked_statically() ? "static" : "runtime";
+    d["mkl_library"] = st::cpu::mkl::linked_statically() ? nb::object(nb::none())
+                                                         : nb::object(nb::str(st::cpu::mkl::library_path().c_str()));
   } else {
     d["mkl"] = nb::none();
     d["mkl_reason"] = st::cpu::mkl::unavailable_reason();

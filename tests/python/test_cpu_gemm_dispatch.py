@@ -70,13 +70,47 @@ def test_float32_matmul_matches_float64(shape, ta, tb):
 
 
 def test_describe_device_reports_mkl():
-    """MKL's version and file when libmkl_rt loads, else None and the reason (naming the package)."""
+    """MKL's version and how it is reached: linked in ("static", from mkl-static at build time) or
+    libmkl_rt loaded at run time (its file); else None and the reason (naming the packages)."""
     if INFO["mkl"] is None:
         assert "libmkl_rt" in INFO["mkl_reason"] and "pip install mkl" in INFO["mkl_reason"]
+        assert "mkl_linkage" not in INFO
     else:
         assert INFO["mkl"][:4].isdigit(), INFO["mkl"]
-        assert os.path.basename(INFO["mkl_library"]).startswith("libmkl_rt.so")
-        assert os.path.exists(INFO["mkl_library"]) or "/" not in INFO["mkl_library"]
+        assert INFO["mkl_linkage"] in ("static", "runtime")
+        if INFO["mkl_linkage"] == "static":
+            assert INFO["mkl_library"] is None
+        else:
+            assert os.path.basename(INFO["mkl_library"]).startswith("libmkl_rt.so")
+            assert os.path.exists(INFO["mkl_library"]) or "/" not in INFO["mkl_library"]
+
+
+def _runtime_mkl():
+    """PyPI's libmkl_rt in this environment, or None."""
+    for name in ("libmkl_rt.so.3", "libmkl_rt.so.2"):
+        path = os.path.join(sys.prefix, "lib", name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+@pytest.mark.skipif(INFO.get("mkl_linkage") != "static" or _runtime_mkl() is None,
+                    reason="needs MKL linked in and PyPI's mkl in the environment")
+def test_named_libmkl_rt_replaces_the_linked_copy():
+    """In a build with MKL linked in, SPIRALTORCH_MKL_LIBRARY still names a libmkl_rt to load instead;
+    its products agree with NumPy like the linked copy's."""
+    code = ("import numpy as np, spiraltorch as st\nd = st.describe_device('cpu')\n"
+            "print(d['mkl_linkage'], d['mkl_library'], d['mkl'])\n"
+            "r = np.random.default_rng(0); a = r.standard_normal((4, 130, 70)); b = r.standard_normal((70, 90))\n"
+            "for dt in (np.float32, np.float64):\n"
+            "    got = (st.tensor(a.astype(dt)) @ st.tensor(b.astype(dt))).numpy()\n"
+            "    err = np.abs(got - a @ b).max()\n"
+            "    assert err < (1e-4 if dt is np.float32 else 1e-10), (dt, err)\n")
+    env = dict(os.environ, SPIRALTORCH_MKL_LIBRARY=_runtime_mkl(), SPIRALTORCH_GEMM_BACKEND="mkl")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    linkage, library, version = r.stdout.split()
+    assert linkage == "runtime" and library == _runtime_mkl() and version[:4].isdigit()
 
 
 def _forced_libraries():

@@ -15,6 +15,24 @@
 #ifndef SPIRALTORCH_MKL_LIBRARY_DIR_HINT
 #define SPIRALTORCH_MKL_LIBRARY_DIR_HINT ""
 #endif
+#ifndef SPIRALTORCH_MKL_STATIC_REASON
+#define SPIRALTORCH_MKL_STATIC_REASON ""
+#endif
+
+#ifdef SPIRALTORCH_MKL_STATIC
+// MKL's own entry points, linked from its static archives (LP64 interface, GNU OpenMP threading
+// layer, both chosen at link time); the CBLAS enumerations pass as int.
+extern "C" {
+void cblas_sgemm(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+void cblas_sgemm_batch_strided(int, int, int, int, int, int, float, const float*, int, int, const float*, int, int,
+                               float, float*, int, int, int);
+void cblas_dgemm_batch_strided(int, int, int, int, int, int, double, const double*, int, int, const double*, int, int,
+                               double, double*, int, int, int);
+int MKL_Set_Num_Threads_Local(int);
+void MKL_Get_Version_String(char*, int);
+}
+#endif
 
 namespace st::cpu::mkl {
 namespace {
@@ -39,13 +57,19 @@ struct Library {
   SgemmStrided sgemm_strided = nullptr;
   DgemmStrided dgemm_strided = nullptr;
   int (*set_num_threads_local)(int) = nullptr;
+  bool linked = false;  // MKL's static archives linked into this library, not libmkl_rt
   std::string path, version, reason;
 };
+
+const char* named_library() {
+  const char* env = std::getenv("SPIRALTORCH_MKL_LIBRARY");
+  return env && *env ? env : nullptr;
+}
 
 std::vector<std::string> candidates() {
   // An explicit file is the only candidate: a user who names one (or a bad one, to keep MKL out)
   // gets that or nothing.
-  if (const char* env = std::getenv("SPIRALTORCH_MKL_LIBRARY"); env && *env) return {env};
+  if (const char* env = named_library()) return {env};
   std::vector<std::string> out;
   std::vector<std::filesystem::path> dirs;
   // The installed module lives in <prefix>/lib/pythonX.Y/site-packages/spiraltorch/, and pip puts the
@@ -63,10 +87,32 @@ std::vector<std::string> candidates() {
   return out;
 }
 
+// "Intel(R) oneAPI Math Kernel Library Version 2026.2-Product Build 20260915 ..." -> "2026.2"
+std::string version_of(void (*get_version)(char*, int)) {
+  char text[256] = {};
+  get_version(text, static_cast<int>(sizeof text) - 1);
+  const std::string full(text);
+  const size_t at = full.find("Version ");
+  return at == std::string::npos ? full : full.substr(at + 8, full.find_first_of("- ", at + 8) - (at + 8));
+}
+
 const Library& library() {
   static std::once_flag once;
   static Library lib;
   std::call_once(once, [] {
+#ifdef SPIRALTORCH_MKL_STATIC
+    // The linked copy unless the user names a file to load instead (or a missing one, to keep MKL out).
+    if (!named_library()) {
+      lib.sgemm = cblas_sgemm;
+      lib.dgemm = cblas_dgemm;
+      lib.sgemm_strided = cblas_sgemm_batch_strided;
+      lib.dgemm_strided = cblas_dgemm_batch_strided;
+      lib.set_num_threads_local = MKL_Set_Num_Threads_Local;
+      lib.linked = true;
+      lib.version = version_of(MKL_Get_Version_String);
+      return;
+    }
+#endif
     // MKL's GNU threading layer calls GOMP_* from the process's libgomp, which this library
     // loaded as its own dependency (not in the global scope when Python loaded the module
     // with RTLD_LOCAL): promote it so MKL's layer resolves to the same OpenMP runtime.
@@ -74,8 +120,10 @@ const Library& library() {
     const detail::OpenedLibrary opened = detail::open_first(candidates());
     void* const handle = opened.handle;
     if (!handle) {
-      lib.reason = "libmkl_rt could not be loaded (pip install mkl, or set SPIRALTORCH_MKL_LIBRARY)" +
-                   (opened.tried.empty() ? std::string() : "; tried:" + opened.tried);
+      lib.reason =
+          std::string(*SPIRALTORCH_MKL_STATIC_REASON ? "not linked: " SPIRALTORCH_MKL_STATIC_REASON "; " : "") +
+          "libmkl_rt could not be loaded (pip install mkl, or set SPIRALTORCH_MKL_LIBRARY)" +
+          (opened.tried.empty() ? std::string() : "; tried:" + opened.tried);
       return;
     }
     lib.path = opened.path;
@@ -97,12 +145,7 @@ const Library& library() {
     set_interface(kInterfaceLp64);
     const char* layer = std::getenv("MKL_THREADING_LAYER");
     if (layer == nullptr || *layer == '\0') set_threading(kThreadingGnu);
-    char text[256] = {};
-    get_version(text, static_cast<int>(sizeof text) - 1);
-    // "Intel(R) oneAPI Math Kernel Library Version 2026.2-Product Build 20260915 ..." -> "2026.2"
-    const std::string full(text);
-    const size_t at = full.find("Version ");
-    lib.version = at == std::string::npos ? full : full.substr(at + 8, full.find_first_of("- ", at + 8) - (at + 8));
+    lib.version = version_of(get_version);
   });
   return lib;
 }
@@ -121,6 +164,7 @@ int checked_int(int64_t v, const char* what, int64_t m, int64_t n, int64_t k) {
 bool available() { return library().reason.empty(); }
 std::string version() { return available() ? library().version : std::string(); }
 std::string library_path() { return available() ? library().path : std::string(); }
+bool linked_statically() { return library().linked; }
 std::string unavailable_reason() { return library().reason; }
 
 void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,

@@ -73,7 +73,9 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Abs: return unary_loop<S, S>(x, out, [](T v) { return std::fabs(v); });
     case UnaryOp::Sign:
       return unary_loop<S, S>(x, out, [](T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
-    case UnaryOp::Exp: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexp(v); });
+    case UnaryOp::Exp:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexp_normal(v); },
+                              [](T v) { return exp_normal_range(v); }, [](T v) { return std::exp(v); });
     case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog(v); });
     case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog1p(v); });
     case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexpm1(v); });
