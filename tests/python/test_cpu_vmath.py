@@ -26,6 +26,11 @@ def _inputs(name):
         "atanh": [u(-0.9999, 0.9999, 100000), u(-1e-4, 1e-4, 50000), [1.0, -1.0, 2.0, -2.0, 0.0, -0.0, np.nan]],
         "erf": [u(-6, 6, 100000), u(-1e-3, 1e-3, 50000), [0.0, -0.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan, 0.5, -0.5]],
         "exp": [u(-104, 89, 100000), u(-1, 1, 50000), [0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, -103.5]],
+        # sigmoid below -87 (results going subnormal, 0 below -88.72 as in PyTorch) is not held to ulps
+        "sigmoid": [u(-87, 100, 100000), u(-1, 1, 50000),
+                    [0.0, -0.0, np.inf, -np.inf, np.nan, -87.0, 87.0, 88.0]],
+        "tanh": [u(-10, 10, 100000), u(-1e-3, 1e-3, 50000), u(-0.7, 0.7, 50000),
+                 [0.0, -0.0, np.inf, -np.inf, np.nan, 0.625, -0.625, 44.0, -44.0, 100.0]],
     }.get(name)
     if f is None:  # sin, cos, tan: the floats nearest multiples of pi/2 (where the reduction cancels) and
         # inputs beyond the vectorised range (|x| >= 1e6, which libm reduces)
@@ -38,11 +43,12 @@ def _inputs(name):
 
 REFERENCE = {"log": np.log, "log1p": np.log1p, "expm1": np.expm1, "atanh": np.arctanh,
              "erf": np.vectorize(math.erf, otypes=[np.float64]), "exp": np.exp,
-             "sin": np.sin, "cos": np.cos, "tan": np.tan}
+             "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+             "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x))}
 # Largest error seen over these inputs is below each bound (log 0.8, log1p 2.2, expm1 2.4,
 # atanh 2.9, erf 2.5, sin 1.6, cos 1.5, tan 3.2 ulp); exp's own bound from its polynomial.
 MAX_ULP = {"log": 1.5, "log1p": 3.0, "expm1": 3.0, "atanh": 3.5, "erf": 3.0, "exp": 3.0,
-           "sin": 2.0, "cos": 2.0, "tan": 3.5}
+           "sin": 2.0, "cos": 2.0, "tan": 3.5, "tanh": 4.0, "sigmoid": 4.0}
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))

@@ -76,7 +76,9 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
     case UnaryOp::Exp:
       return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexp_normal(v); },
                               [](T v) { return exp_normal_range(v); }, [](T v) { return std::exp(v); });
-    case UnaryOp::Log: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog(v); });
+    case UnaryOp::Log:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog_normal(v); },
+                              [](T v) { return log_normal_range(v); }, [](T v) { return std::log(v); });
     case UnaryOp::Log1p: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vlog1p(v); });
     case UnaryOp::Expm1: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vexpm1(v); });
     case UnaryOp::Sqrt: return unary_loop<S, S>(x, out, [](T v) { return std::sqrt(v); });
@@ -94,11 +96,15 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
                               [](T v) { return std::tan(v); });
     case UnaryOp::Tanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vtanh(v); });
     case UnaryOp::Atanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vatanh(v); });
-    case UnaryOp::Sigmoid: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsigmoid(v); });
+    case UnaryOp::Sigmoid:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vsigmoid_normal(v); },
+                              [](T v) { return sigmoid_normal_range(v); }, [](T v) { return vsigmoid(v); });
     case UnaryOp::Relu: return unary_loop<S, S>(x, out, [](T v) { return v > 0 ? v : (v != v ? v : T(0)); });
     case UnaryOp::Gelu: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vgelu(v); });
     case UnaryOp::GeluTanh: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return vgelu_tanh(v); });
-    case UnaryOp::Silu: return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return v * vsigmoid(v); });
+    case UnaryOp::Silu:
+      return unary_loop<S, S>(x, out, [](T v) ST_VINLINE_LAMBDA { return v * vsigmoid_normal(v); },
+                              [](T v) { return sigmoid_normal_range(v); }, [](T v) { return v * vsigmoid(v); });
     case UnaryOp::Softplus:  // p0 = beta, p1 = threshold
       return unary_loop<S, S>(x, out, [a, b](T v) { return v * a > b ? v : std::log1p(std::exp(v * a)) / a; });
     case UnaryOp::LeakyRelu: return unary_loop<S, S>(x, out, [a](T v) { return v > 0 ? v : v * a; });

@@ -46,7 +46,19 @@ ST_VINLINE float vexp(float x) {
   return x != x ? x : y;
 }
 
-// erfc(z) for z >= 0 (Chebyshev fit, fractional error < 1.2e-7).
+// exp(x) for x in [-87, 88] (exp_normal_range), where 2^n is a normal float and one scale is
+// exact: what vexp computes there with ten fewer instructions (no clamps, no two-step scale, no
+// selects for inf/0/NaN), for loops that send the other inputs to libm (the Exp op's fix-up pass)
+// and for callers whose argument stays in range (tanh and erf).
+ST_VINLINE bool exp_normal_range(float x) { return x >= -87.0f && x <= 88.0f; }
+ST_VINLINE float vexp_normal(float x) {
+  float n;
+  const float p = vexp_reduced(x, n);
+  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+}
+
+// erfc(z) for 0 <= z <= 9 (Chebyshev fit, fractional error < 1.2e-7); exp's argument stays
+// above -87 there, so the normal-range exp serves.
 ST_VINLINE float verfc_pos(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
   const float poly =
@@ -57,18 +69,7 @@ ST_VINLINE float verfc_pos(float z) {
                      t * (-0.18628806f +
                           t * (0.27886807f +
                                t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-  return t * vexp(poly);
-}
-
-// exp(x) for x in [-87, 88] (exp_normal_range), where 2^n is a normal float and one scale is
-// exact: what vexp computes there with ten fewer instructions (no clamps, no two-step scale, no
-// selects for inf/0/NaN), for loops that send the other inputs to libm (the Exp op's fix-up pass)
-// and for callers whose argument stays in range (tanh's).
-ST_VINLINE bool exp_normal_range(float x) { return x >= -87.0f && x <= 88.0f; }
-ST_VINLINE float vexp_normal(float x) {
-  float n;
-  const float p = vexp_reduced(x, n);
-  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  return t * vexp_normal(poly);
 }
 
 ST_VINLINE float vtanh(float x) {
@@ -80,13 +81,17 @@ ST_VINLINE float vtanh(float x) {
           z * x +
       x;
   const float e = vexp_normal(2.0f * (ax > 44.0f ? 44.0f : ax));  // argument in [0, 88]
-  float big = 1.0f - 2.0f / (e + 1.0f);
-  big = x < 0 ? -big : big;
-  const float y = ax < 0.625f ? small : big;
+  const float big = 1.0f - 2.0f / (e + 1.0f);
+  // tanh is odd: the sign from x (also keeps tanh(-0) = -0, which the polynomial loses).
+  const float y = std::copysign(ax < 0.625f ? std::fabs(small) : big, x);
   return x != x ? x : y;
 }
 
 ST_VINLINE float vsigmoid(float x) { return 1.0f / (1.0f + vexp(-x)); }
+// sigmoid(x) for x >= -87 (sigmoid_normal_range): exp(-x) in the normal range (x above 87 gives
+// exactly 1 either way), for loops that send the other inputs (NaN, x < -87) to libm.
+ST_VINLINE bool sigmoid_normal_range(float x) { return x >= -87.0f; }
+ST_VINLINE float vsigmoid_normal(float x) { return 1.0f / (1.0f + vexp_normal(x > 87.0f ? -87.0f : -x)); }
 
 // exp(x) for x <= 0 (or NaN): the range GELU's erfc needs. Results below 2^-126 flush to
 // that scale's neighbourhood instead of going subnormal, which saves vexp's clamps and
@@ -129,14 +134,11 @@ ST_VINLINE float vgelu_tanh_grad(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
 }
 
-// log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = f - f^2/2 + f^3 P(f), f = m - 1
-// (Cephes' logf polynomial), e ln2 added in two parts; subnormals are scaled up first. Special
-// values as libm: log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN propagates.
-ST_VINLINE float vlog(float x) {
-  const bool sub = x < 1.17549435e-38f;
-  const float xs = sub ? x * 8388608.0f : x;  // 2^23
-  const uint32_t ix = std::bit_cast<uint32_t>(xs);
-  int32_t e = static_cast<int32_t>(ix >> 23) - 127 - (sub ? 23 : 0);
+// log of m 2^e from a positive float's bits ix (e_adjust subtracted from the exponent field),
+// with m in [sqrt(1/2), sqrt(2)): log(m) = f - f^2/2 + f^3 P(f), f = m - 1 (Cephes' logf
+// polynomial), e ln2 added in two parts.
+ST_VINLINE float vlog_bits(uint32_t ix, int32_t e_adjust) {
+  int32_t e = static_cast<int32_t>(ix >> 23) - 127 - e_adjust;
   float m = std::bit_cast<float>((ix & 0x007fffffu) | 0x3f800000u);  // [1, 2)
   const bool big = m > 1.41421356f;
   m = big ? m * 0.5f : m;
@@ -155,12 +157,25 @@ ST_VINLINE float vlog(float x) {
   y = y * f * z;
   const float fe = static_cast<float>(e);
   y = y - 2.12194440e-4f * fe - 0.5f * z;
-  float r = f + y + 0.693359375f * fe;
+  return f + y + 0.693359375f * fe;
+}
+
+// log(x) for every float; subnormals are scaled up first. Special values as libm: log(0) = -inf,
+// log(x < 0) = NaN, log(inf) = inf, NaN propagates.
+ST_VINLINE float vlog(float x) {
+  const bool sub = x < 1.17549435e-38f;
+  const float xs = sub ? x * 8388608.0f : x;  // 2^23
+  float r = vlog_bits(std::bit_cast<uint32_t>(xs), sub ? 23 : 0);
   r = x == 0.0f ? -INFINITY : r;
   r = x < 0.0f ? NAN : r;
   r = x == INFINITY ? INFINITY : r;
   return x != x ? x : r;
 }
+
+// log(x) for positive normal finite x (log_normal_range) without vlog's scaling and selects, for
+// loops that send the other inputs to libm (the Log op's fix-up pass).
+ST_VINLINE bool log_normal_range(float x) { return x >= 1.17549435e-38f && x <= 3.40282347e38f; }
+ST_VINLINE float vlog_normal(float x) { return vlog_bits(std::bit_cast<uint32_t>(x), 0); }
 
 // log(1 + x) as log(u) x / (u - 1), u = 1 + x rounded: the quotient corrects u's rounding
 // (Goldberg), so small x keep full relative accuracy.
@@ -197,7 +212,8 @@ ST_VINLINE float verf(float x) {
   const float series =
       1.1283791671f * x *
       (1.0f - x2 * (0.3333333333f - x2 * (0.1f - x2 * (0.0238095238f - x2 * (0.0046296296f - x2 * 0.0007575758f)))));
-  const float e = 1.0f - verfc_pos(a);
+  // erf(x) rounds to +-1 from |x| = 4 on (erfc(4) = 1.5e-8 is below half an ulp of 1).
+  const float e = 1.0f - verfc_pos(a < 4.0f ? a : 4.0f);
   const float big = x < 0 ? -e : e;
   return x != x ? x : (a < 0.5f ? series : big);
 }
@@ -252,12 +268,16 @@ ST_VINLINE double verf(double x) { return std::erf(x); }
 ST_VINLINE double vexp(double x) { return std::exp(x); }
 ST_VINLINE bool exp_normal_range(double) { return true; }
 ST_VINLINE double vexp_normal(double x) { return std::exp(x); }
+ST_VINLINE bool log_normal_range(double) { return true; }
+ST_VINLINE double vlog_normal(double x) { return std::log(x); }
+ST_VINLINE bool sigmoid_normal_range(double) { return true; }
 ST_VINLINE double vtanh(double x) { return std::tanh(x); }
 ST_VINLINE double vsin(double x) { return std::sin(x); }
 ST_VINLINE double vcos(double x) { return std::cos(x); }
 ST_VINLINE double vtan(double x) { return std::tan(x); }
 ST_VINLINE bool trig_fast_range(double) { return true; }
 ST_VINLINE double vsigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+ST_VINLINE double vsigmoid_normal(double x) { return vsigmoid(x); }
 ST_VINLINE double vgelu(double x) { return 0.5 * x * std::erfc(-x * 0.70710678118654752440); }
 ST_VINLINE double vgelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
