@@ -95,6 +95,25 @@ void bind_nn_conv(nb::module_& nn) {
      nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1,
      "1-d convolution over (N, C, L) or (C, L) input; weight (out, C/groups, k).");
 
+  nn.def("conv_transpose2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
+                                nb::handle padding, nb::handle output_padding, int64_t groups, nb::handle dilation) {
+    const char* op = "conv_transpose2d";
+    return conv_transpose2d(x, w, opt_tensor(b), to_pair(stride, op, "stride"), to_pair(padding, op, "padding"),
+                            to_pair(output_padding, op, "output_padding"), groups, to_pair(dilation, op, "dilation"));
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = 1,
+     nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1, nb::arg("dilation") = 1,
+     "2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W) input; weight (C_in, C_out/groups, kh, kw). "
+     "Returns (N, C_out, (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1, ...).");
+
+  nn.def("conv_transpose1d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
+                                nb::handle padding, nb::handle output_padding, int64_t groups, nb::handle dilation) {
+    const char* op = "conv_transpose1d";
+    return conv_transpose1d(x, w, opt_tensor(b), to_int1(stride, op, "stride"), to_int1(padding, op, "padding"),
+                            to_int1(output_padding, op, "output_padding"), groups, to_int1(dilation, op, "dilation"));
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = 1,
+     nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1, nb::arg("dilation") = 1,
+     "1-d transposed convolution over (N, C_in, L) or (C_in, L) input; weight (C_in, C_out/groups, k).");
+
   nn.def("max_pool2d", [](const Tensor& x, nb::handle kernel, nb::handle stride, nb::handle padding,
                           nb::handle dilation, bool ceil_mode, bool return_indices) -> nb::object {
     auto [out, idx] = max_pool2d_with_indices(x, to_pair(kernel, "max_pool2d", "kernel_size"),

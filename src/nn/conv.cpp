@@ -28,21 +28,6 @@ void check_conv_float(const Tensor& x, const char* op) {
   }
 }
 
-namespace {
-
-struct ConvSpec {
-  Pair stride, pad_begin, pad_end, dilation;
-  int64_t groups;
-};
-
-// The raw (no autograd) pieces of a conv2d on contiguous NCHW data.
-struct ConvPlan {
-  int64_t N, C, H, W, O, kh, kw, OH, OW, groups, Cg, Og, K, L;
-  bool direct;     // 1x1 kernel, stride 1, no padding: the input is its own column matrix
-  bool depthwise;  // one input and one output channel per group: a direct sliding-window kernel
-  Conv2dGeom geom;
-};
-
 ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s) {
   ConvPlan p{};
   p.N = xs[0], p.C = xs[1], p.H = xs[2], p.W = xs[3];
@@ -63,6 +48,8 @@ ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s) {
                       p.L,          rows * p.L};
   return p;
 }
+
+namespace {
 
 // Column matrix (C*kh*kw, nb*L) of batch items [n0, n0 + nb) of x: column n*L + l of row
 // (c*kh + i)*kw + j holds the input under kernel tap (i, j) of channel c at output position l
@@ -99,6 +86,8 @@ Tensor to_channel_major(const Tensor& y, const ConvPlan& p) {
   backend_of(y).copy(permute(reshape(y, {p.N, p.O, p.L}), {1, 0, 2}), out);
   return out;
 }
+
+}  // namespace
 
 Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvPlan& p) {
   auto& be = backend_of(x);
@@ -146,7 +135,6 @@ Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, con
   return out;
 }
 
-// Gradients of conv2d; any of gx/gw/gb may be skipped.
 std::vector<Tensor> conv2d_backward_raw(const Tensor& gy_in, const Tensor& x, const Tensor& w, bool has_bias,
                                         bool need_x, bool need_w, bool need_b, const ConvPlan& p) {
   auto& be = backend_of(x);
@@ -223,6 +211,8 @@ std::vector<Tensor> conv2d_backward_raw(const Tensor& gy_in, const Tensor& x, co
   }
   return {gx, gw, gb};
 }
+
+namespace {
 
 // oneDNN takes float32 CPU convolutions with at least one element everywhere; the rest
 // (float64, CUDA, empty tensors, or the switch set to im2col) stay on the im2col path.

@@ -27,6 +27,17 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
               const std::string& padding, int64_t dilation = 1, int64_t groups = 1);
 
+// Transposed convolutions (the input gradient of the conv2d / conv1d with the same weight and
+// settings), PyTorch's argument order. x (N, C_in, H, W) or unbatched; weight (C_in, C_out/groups,
+// kh, kw); bias (C_out,) or undefined. Output size (H - 1) stride - 2 padding + dilation (kh - 1) +
+// output_padding + 1; output_padding must be smaller than the stride.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, Pair stride = {1, 1},
+                        Pair padding = {0, 0}, Pair output_padding = {0, 0}, int64_t groups = 1,
+                        Pair dilation = {1, 1});
+// x (N, C_in, L) or (C_in, L); weight (C_in, C_out/groups, k).
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
+                        int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1, int64_t dilation = 1);
+
 // Max pooling; `stride` defaults to the kernel size. Returns values and int64 indices
 // into each flattened input plane (h * W + w), like PyTorch's return_indices=True.
 std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, Pair kernel_size,

@@ -1215,6 +1215,16 @@ def conv1d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bi
     1-d convolution over (N, C, L) or (C, L) input; weight (out, C/groups, k).
     """
 
+def conv_transpose2d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None, stride: object = 1, padding: object = 0, output_padding: object = 0, groups: int = 1, dilation: object = 1) -> spiraltorch._core.Tensor:
+    """
+    2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W) input; weight (C_in, C_out/groups, kh, kw). Returns (N, C_out, (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1, ...).
+    """
+
+def conv_transpose1d(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None, stride: object = 1, padding: object = 0, output_padding: object = 0, groups: int = 1, dilation: object = 1) -> spiraltorch._core.Tensor:
+    """
+    1-d transposed convolution over (N, C_in, L) or (C_in, L) input; weight (C_in, C_out/groups, k).
+    """
+
 def max_pool2d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, return_indices: bool = False) -> object:
     """
     2-d max pooling; stride defaults to kernel_size. return_indices=True also returns the int64 argmax positions in each flattened input plane.

@@ -456,3 +456,8 @@ from .padding_upsample import (  # noqa: E402,F401
 
 __all__ = sorted(set(__all__) | {"ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
                                  "ReplicationPad1d", "ReplicationPad2d", "Upsample", "ZeroPad2d"})
+
+# torch.nn's transposed convolutions over the native functional forms.
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d  # noqa: E402,F401
+
+__all__ = sorted(set(__all__) | {"ConvTranspose1d", "ConvTranspose2d"})

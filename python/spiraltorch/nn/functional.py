@@ -50,6 +50,8 @@ __all__ = [
     # convolution and pooling (nn_conv.cpp)
     "conv1d",
     "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
