@@ -108,6 +108,19 @@ void bind_nn_norm(nb::module_& nn) {
       nb::arg("input"), nb::arg("num_groups"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
       nb::arg("eps") = 1e-5, "Group normalisation of (N, C, *) inputs; weight and bias are (C,) when given.");
   nn.def(
+      "instance_norm",
+      [](const Tensor& x, std::optional<Tensor> running_mean, std::optional<Tensor> running_var,
+         std::optional<Tensor> weight, std::optional<Tensor> bias, bool use_input_stats, double momentum, double eps) {
+        return snn::instance_norm(x, undef(running_mean), undef(running_var), undef(weight), undef(bias),
+                                  use_input_stats, momentum, eps);
+      },
+      nb::arg("input"), nb::arg("running_mean") = nb::none(), nb::arg("running_var") = nb::none(),
+      nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(), nb::arg("use_input_stats") = true,
+      nb::arg("momentum") = 0.1, nb::arg("eps") = 1e-5,
+      "Instance normalisation of (N, C, *spatial): each (sample, channel) over its spatial dims, then weight/bias "
+      "(C,). use_input_stats=False normalises with the running stats; otherwise given running stats move toward "
+      "the batch average of the instance means and unbiased variances (in place).");
+  nn.def(
       "rms_norm",
       [](const Tensor& x, nb::handle normalized_shape, std::optional<Tensor> weight, std::optional<double> eps) {
         return snn::rms_norm(x, normalized_shape_of(normalized_shape), undef(weight), eps);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/loss.h"
 
@@ -80,6 +81,52 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   affine_shape[0] = c;  // (C, 1, ..., 1) broadcasts over the trailing dims
   if (weight.defined()) y = mul(y, reshape(weight, affine_shape));
   if (bias.defined()) y = add(y, reshape(bias, affine_shape));
+  return y;
+}
+
+Tensor instance_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                     const Tensor& bias, bool use_input_stats, double momentum, double eps) {
+  const char* op = "instance_norm";
+  check_floating_input(input, op);
+  if (input.dim() < 3) {
+    throw ShapeError("instance_norm: expected an input of shape (N, C, *spatial) with at least one spatial dim, got " +
+                     shape_str(input.shape()));
+  }
+  const int64_t n = input.shape()[0], c = input.shape()[1];
+  if (running_mean.defined() != running_var.defined()) {
+    throw ValueError("instance_norm: running_mean and running_var must be given together");
+  }
+  for (const Tensor* t : {&running_mean, &running_var}) {
+    if (t->defined() && t->shape() != Shape{c}) {
+      throw ShapeError(std::string("instance_norm: ") + (t == &running_mean ? "running_mean" : "running_var") +
+                       " of shape " + shape_str(t->shape()) + " does not match the " + std::to_string(c) +
+                       " channels of input " + shape_str(input.shape()));
+    }
+  }
+  if (!use_input_stats) {
+    if (!running_mean.defined()) {
+      throw ValueError("instance_norm: use_input_stats=False needs running_mean and running_var");
+    }
+    return batch_norm(input, running_mean, running_var, weight, bias, false, momentum, eps);
+  }
+  const Tensor y = group_norm(input, c, weight, bias, eps);  // checks weight, bias and eps
+  if (running_mean.defined()) {
+    int64_t per_instance = 1;
+    for (int64_t d = 2; d < input.dim(); ++d) per_instance *= input.shape()[d];
+    if (per_instance <= 1) {
+      throw ValueError(
+          "instance_norm: expected more than 1 spatial element per channel to update running stats, "
+          "got input of shape " +
+          shape_str(input.shape()));
+    }
+    NoGradGuard ng;
+    const Tensor flat = reshape(input.detach(), {n, c, per_instance});
+    Tensor rm = running_mean, rv = running_var;
+    const Tensor batch_mean = mean(mean(flat, {2}), {0});
+    const Tensor batch_var = mean(var(flat, {2}, 1.0), {0});
+    copy_(rm, add(mul(rm, 1.0 - momentum), mul(batch_mean.to(rm.dtype()), momentum)));
+    copy_(rv, add(mul(rv, 1.0 - momentum), mul(batch_var.to(rv.dtype()), momentum)));
+  }
   return y;
 }
 

@@ -15,6 +15,15 @@ namespace st::nn {
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
 
+// Instance normalisation of (N, C, *spatial): each (sample, channel) over its spatial dims (group_norm
+// with C groups), then weight/bias (C,) when given. use_input_stats=false normalises with
+// running_mean/running_var instead (batch_norm's evaluation). With use_input_stats and running stats
+// given, they move in place toward the batch average of the instances' means and unbiased variances:
+// r = (1 - momentum) r + momentum * stat (PyTorch's rule).
+Tensor instance_norm(const Tensor& input, const Tensor& running_mean = {}, const Tensor& running_var = {},
+                     const Tensor& weight = {}, const Tensor& bias = {}, bool use_input_stats = true,
+                     double momentum = 0.1, double eps = 1e-5);
+
 // x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight. eps unset means the
 // machine epsilon of the input's dtype (PyTorch's default); weight, when given, has normalized_shape.
 Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = {},

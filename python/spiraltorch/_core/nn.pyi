@@ -1192,6 +1192,11 @@ def group_norm(input: spiraltorch._core.Tensor, num_groups: int, weight: spiralt
     Group normalisation of (N, C, *) inputs; weight and bias are (C,) when given.
     """
 
+def instance_norm(input: spiraltorch._core.Tensor, running_mean: spiraltorch._core.Tensor | None = None, running_var: spiraltorch._core.Tensor | None = None, weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-05) -> spiraltorch._core.Tensor:
+    """
+    Instance normalisation of (N, C, *spatial): each (sample, channel) over its spatial dims, then weight/bias (C,). use_input_stats=False normalises with the running stats; otherwise given running stats move toward the batch average of the instance means and unbiased variances (in place).
+    """
+
 def rms_norm(input: spiraltorch._core.Tensor, normalized_shape: object, weight: spiraltorch._core.Tensor | None = None, eps: float | None = None) -> spiraltorch._core.Tensor:
     """
     x / sqrt(mean(x^2 over the trailing normalized_shape dims) + eps) * weight; eps=None is the dtype's epsilon.

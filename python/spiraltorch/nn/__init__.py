@@ -461,3 +461,8 @@ __all__ = sorted(set(__all__) | {"ConstantPad1d", "ConstantPad2d", "ReflectionPa
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d  # noqa: E402,F401
 
 __all__ = sorted(set(__all__) | {"ConvTranspose1d", "ConvTranspose2d"})
+
+# torch.nn's instance normalisation over the native functional form.
+from .instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402,F401
+
+__all__ = sorted(set(__all__) | {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})

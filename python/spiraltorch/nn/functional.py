@@ -44,6 +44,7 @@ __all__ = [
     "softmin",
     # normalisation (nn_norm.cpp)
     "group_norm",
+    "instance_norm",
     "rms_norm",
     "normalize",
     "cosine_similarity",
