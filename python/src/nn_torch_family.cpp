@@ -8,6 +8,7 @@
 #include "nn_bind.h"
 #include "spiraltorch/nn/bilinear.h"
 #include "spiraltorch/nn/channel_dropout.h"
+#include "spiraltorch/nn/embedding_bag.h"
 #include "spiraltorch/nn/pixel_shuffle.h"
 #include "spiraltorch/nn/pooling_extra.h"
 #include "spiraltorch/nn/rnn_cell.h"
@@ -76,6 +77,23 @@ std::optional<Tensor> opt_param(const Tensor& t) { return t.defined() ? std::opt
 
 void bind_nn_torch_family(nb::module_& nn) {
   using namespace st::nn;
+
+  // ---- embedding bags ----
+  nn.def("embedding_bag", [](const Tensor& input, const Tensor& weight, std::optional<Tensor> offsets,
+                             std::optional<double> max_norm, double norm_type, bool scale_grad_by_freq,
+                             const std::string& mode, bool sparse, std::optional<Tensor> per_sample_weights,
+                             bool include_last_offset, std::optional<int64_t> padding_idx) {
+    if (max_norm) throw st::ValueError("embedding_bag: max_norm is not supported (renormalise the weight instead)");
+    if (scale_grad_by_freq) throw st::ValueError("embedding_bag: scale_grad_by_freq is not supported");
+    if (sparse) throw st::ValueError("embedding_bag: sparse gradients are not supported (the gradient is dense)");
+    return embedding_bag(weight, input, offsets ? *offsets : Tensor(), mode,
+                         per_sample_weights ? *per_sample_weights : Tensor(), include_last_offset, padding_idx);
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("offsets") = nb::none(), nb::arg("max_norm") = nb::none(),
+     nb::arg("norm_type") = 2.0, nb::arg("scale_grad_by_freq") = false, nb::arg("mode") = "mean",
+     nb::arg("sparse") = false, nb::arg("per_sample_weights") = nb::none(), nb::arg("include_last_offset") = false,
+     nb::arg("padding_idx") = nb::none(),
+     "Sums, means or maxima of bags of rows of weight: input 2-D (bags, length), or 1-D with offsets where each "
+     "bag starts. Returns (bags, embedding_dim); empty bags give zeros, padding_idx entries are left out.");
 
   // ---- pools ----
   nn.def("max_pool1d", [](const Tensor& x, nb::handle kernel, nb::handle stride, nb::handle padding,

@@ -1910,6 +1910,11 @@ class LoraLinear(Module):
 
     def base_state_dict(self) -> dict: ...
 
+def embedding_bag(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, offsets: spiraltorch._core.Tensor | None = None, max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = 'mean', sparse: bool = False, per_sample_weights: spiraltorch._core.Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None) -> spiraltorch._core.Tensor:
+    """
+    Sums, means or maxima of bags of rows of weight: input 2-D (bags, length), or 1-D with offsets where each bag starts. Returns (bags, embedding_dim); empty bags give zeros, padding_idx entries are left out.
+    """
+
 def max_pool1d(input: spiraltorch._core.Tensor, kernel_size: object, stride: object | None = None, padding: object = 0, dilation: object = 1, ceil_mode: bool = False, return_indices: bool = False) -> object:
     """
     1-d max pooling over (N, C, L) or (C, L); stride defaults to kernel_size. return_indices=True also returns the int64 argmax positions along L.

@@ -466,3 +466,8 @@ __all__ = sorted(set(__all__) | {"ConvTranspose1d", "ConvTranspose2d"})
 from .instance_norm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402,F401
 
 __all__ = sorted(set(__all__) | {"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+
+# torch.nn.EmbeddingBag over the native functional form.
+from .embedding_bag import EmbeddingBag  # noqa: E402,F401
+
+__all__ = sorted(set(__all__) | {"EmbeddingBag"})

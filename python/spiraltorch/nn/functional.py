@@ -57,6 +57,7 @@ __all__ = [
     "avg_pool2d",
     "adaptive_avg_pool2d",
     # torch-family layers (nn_torch_family.cpp)
+    "embedding_bag",
     "max_pool1d",
     "avg_pool1d",
     "adaptive_avg_pool1d",
