@@ -1,5 +1,6 @@
 // spiraltorch._core.nn: sequence layers — LSTM, GRU, MultiheadAttention,
-// TransformerEncoderLayer, TransformerEncoder — and scaled_dot_product_attention.
+// TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
+// Transformer — and scaled_dot_product_attention.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -216,6 +217,144 @@ void bind_nn_seq(nb::module_& nn) {
       .def("__repr__", [](const snn::TransformerEncoder& m) {
         return "TransformerEncoder(num_layers=" + std::to_string(m.num_layers()) +
                (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
+      });
+
+  auto tdl_forward = [](snn::TransformerDecoderLayer& self, const Tensor& tgt, const Tensor& memory,
+                        std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,
+                        std::optional<Tensor> tgt_key_padding_mask, std::optional<Tensor> memory_key_padding_mask,
+                        bool tgt_is_causal, bool memory_is_causal) {
+    return self.forward_full(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                             tgt_is_causal, memory_is_causal);
+  };
+  nb::class_<snn::TransformerDecoderLayer, Module>(
+      nn, "TransformerDecoderLayer",
+      "torch.nn.TransformerDecoderLayer with the same children (self_attn, multihead_attn, linear1, dropout, linear2, "
+      "norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.\n\nNOTE: batch_first defaults to True "
+      "here. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
+      "memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.")
+      .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
+           nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+           nb::arg("activation") = "relu", nb::arg("batch_first") = true, nb::arg("norm_first") = false,
+           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
+      .def("forward", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
+           nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
+           nb::arg("memory_is_causal") = false)
+      .def("__call__", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
+           nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
+           nb::arg("memory_is_causal") = false)
+      .def_prop_ro("self_attn", &snn::TransformerDecoderLayer::self_attn)
+      .def_prop_ro("multihead_attn", &snn::TransformerDecoderLayer::multihead_attn)
+      .def_prop_ro("linear1", &snn::TransformerDecoderLayer::linear1)
+      .def_prop_ro("linear2", &snn::TransformerDecoderLayer::linear2)
+      .def_prop_ro("norm1", &snn::TransformerDecoderLayer::norm1)
+      .def_prop_ro("norm2", &snn::TransformerDecoderLayer::norm2)
+      .def_prop_ro("norm3", &snn::TransformerDecoderLayer::norm3)
+      .def_prop_ro("dropout", &snn::TransformerDecoderLayer::dropout)
+      .def_prop_ro("dropout1", &snn::TransformerDecoderLayer::dropout1)
+      .def_prop_ro("dropout2", &snn::TransformerDecoderLayer::dropout2)
+      .def_prop_ro("dropout3", &snn::TransformerDecoderLayer::dropout3)
+      .def_prop_ro("norm_first", &snn::TransformerDecoderLayer::norm_first)
+      .def_prop_ro("activation", &snn::TransformerDecoderLayer::activation)
+      .def("__repr__", [](const snn::TransformerDecoderLayer& m) {
+        return "TransformerDecoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
+               std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
+               std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() + "'" +
+               (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
+      })
+      .def("clone", &snn::TransformerDecoderLayer::clone,
+           "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
+
+  auto td_forward = [](snn::TransformerDecoder& self, const Tensor& tgt, const Tensor& memory,
+                       std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,
+                       std::optional<Tensor> tgt_key_padding_mask, std::optional<Tensor> memory_key_padding_mask,
+                       std::optional<bool> tgt_is_causal, bool memory_is_causal) {
+    return self.forward_full(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
+                             tgt_is_causal.value_or(false), memory_is_causal);
+  };
+  nb::class_<snn::TransformerDecoder, Module>(
+      nn, "TransformerDecoder",
+      "torch.nn.TransformerDecoder: num_layers independent copies of decoder_layer, applied in order, then norm if "
+      "given. Children: layers (indexable) and norm.\n\nforward(tgt, memory, tgt_mask=None, memory_mask=None, "
+      "tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False).")
+      .def("__init__", [](snn::TransformerDecoder* self, const snn::TransformerDecoderLayer& layer, int64_t num_layers,
+                          std::shared_ptr<Module> norm, std::string name) {
+        new (self) snn::TransformerDecoder(layer, num_layers, std::move(norm), std::move(name));
+      }, nb::arg("decoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(), nb::arg("name") = "")
+      .def("forward", td_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
+           nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal").none() = nb::none(),
+           nb::arg("memory_is_causal") = false)
+      .def("__call__", td_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
+           nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal").none() = nb::none(),
+           nb::arg("memory_is_causal") = false)
+      .def_prop_ro("num_layers", &snn::TransformerDecoder::num_layers)
+      .def_prop_ro("norm", &snn::TransformerDecoder::norm)
+      .def_prop_ro("layers", [](const snn::TransformerDecoder& m) {
+        std::vector<std::shared_ptr<snn::TransformerDecoderLayer>> out;
+        for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
+        return out;
+      }, "The layers, in order (a list).")
+      .def("__repr__", [](const snn::TransformerDecoder& m) {
+        return "TransformerDecoder(num_layers=" + std::to_string(m.num_layers()) +
+               (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
+      });
+
+  auto tr_forward = [](snn::Transformer& self, const Tensor& src, const Tensor& tgt, std::optional<Tensor> src_mask,
+                       std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,
+                       std::optional<Tensor> src_key_padding_mask, std::optional<Tensor> tgt_key_padding_mask,
+                       std::optional<Tensor> memory_key_padding_mask, std::optional<bool> src_is_causal,
+                       std::optional<bool> tgt_is_causal, bool memory_is_causal) {
+    return self.forward_full(src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
+                             memory_key_padding_mask, src_is_causal.value_or(false), tgt_is_causal.value_or(false),
+                             memory_is_causal);
+  };
+  nb::class_<snn::Transformer, Module>(
+      nn, "Transformer",
+      "torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices "
+      "Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys.\n\nNOTE: batch_first "
+      "defaults to True here. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, "
+      "src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, "
+      "tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.")
+      .def("__init__", [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
+                          int64_t num_decoder_layers, int64_t dim_feedforward, double dropout,
+                          const std::string& activation, nb::handle custom_encoder, nb::handle custom_decoder,
+                          double layer_norm_eps, bool batch_first, bool norm_first, bool bias, std::string name) {
+        if (!custom_encoder.is_none() || !custom_decoder.is_none()) {
+          throw st::ValueError("Transformer: custom_encoder/custom_decoder are not supported");
+        }
+        if (!bias) throw st::ValueError("Transformer: bias=False is not supported");
+        new (self) snn::Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, dropout,
+                                    activation, layer_norm_eps, batch_first, norm_first, std::move(name));
+      }, nb::arg("d_model") = 512, nb::arg("nhead") = 8, nb::arg("num_encoder_layers") = 6,
+         nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+         nb::arg("activation") = "relu", nb::arg("custom_encoder").none() = nb::none(),
+         nb::arg("custom_decoder").none() = nb::none(), nb::arg("layer_norm_eps") = 1e-5,
+         nb::arg("batch_first") = true, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "")
+      .def("forward", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
+           nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
+           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false)
+      .def("__call__", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
+           nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
+           nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
+           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false)
+      .def_prop_ro("encoder", &snn::Transformer::encoder)
+      .def_prop_ro("decoder", &snn::Transformer::decoder)
+      .def_prop_ro("d_model", &snn::Transformer::d_model)
+      .def_prop_ro("nhead", &snn::Transformer::nhead)
+      .def_prop_ro("batch_first", &snn::Transformer::batch_first)
+      .def_static("generate_square_subsequent_mask",
+                  [](int64_t sz) { return snn::causal_mask(sz, sz, Dtype::Float32, st::Device()); }, nb::arg("sz"),
+                  "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above.")
+      .def("__repr__", [](const snn::Transformer& m) {
+        return "Transformer(d_model=" + std::to_string(m.d_model()) + ", nhead=" + std::to_string(m.nhead()) +
+               ", num_encoder_layers=" + std::to_string(m.encoder()->num_layers()) + ", num_decoder_layers=" +
+               std::to_string(m.decoder()->num_layers()) + name_suffix(m) + ")";
       });
 
   nn.def("scaled_dot_product_attention",

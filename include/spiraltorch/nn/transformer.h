@@ -1,8 +1,9 @@
 #pragma once
-// The Transformer encoder block of PyTorch (torch.nn.TransformerEncoderLayer) with
-// the same children and parameter names: self_attn (MultiheadAttention), linear1,
-// dropout, linear2, norm1, norm2, dropout1, dropout2, so a torch state dict loads
-// with the same keys ("self_attn::in_proj_weight", "self_attn.out_proj::weight",
+// PyTorch's Transformer blocks (torch.nn.TransformerEncoderLayer / TransformerEncoder /
+// TransformerDecoderLayer / TransformerDecoder / Transformer) with the same children and
+// parameter names: self_attn (MultiheadAttention), linear1, dropout, linear2, norm1, norm2,
+// dropout1, dropout2 (the decoder adds multihead_attn, norm3, dropout3), so a torch state
+// dict loads with the same keys ("self_attn::in_proj_weight", "self_attn.out_proj::weight",
 // "linear1::weight", "norm1::weight", ...).
 //
 // Difference from PyTorch, on purpose: batch_first defaults to TRUE ((batch, seq,
@@ -81,6 +82,108 @@ class TransformerEncoder : public Module {
   std::shared_ptr<Sequential> container_;
   std::vector<std::shared_ptr<TransformerEncoderLayer>> layers_;
   std::shared_ptr<Module> norm_;
+};
+
+// torch.nn.TransformerDecoderLayer: self-attention over tgt, attention from tgt to memory (the
+// encoder's output), then the feed-forward block, each with a residual.
+class TransformerDecoderLayer : public Module {
+ public:
+  TransformerDecoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward = 2048, double dropout = 0.1,
+                          const std::string& activation = "relu", bool batch_first = true, bool norm_first = false,
+                          double layer_norm_eps = 1e-5, std::string name = "");
+  // Post-norm: x = norm1(x + SA(x)); x = norm2(x + MHA(x, memory)); x = norm3(x + FF(x)).
+  // Pre-norm: x = x + SA(norm1(x)); x = x + MHA(norm2(x), memory); x = x + FF(norm3(x)).
+  // Masks as TransformerEncoderLayer's: tgt_mask (T, T), memory_mask (T, S), key padding masks
+  // (batch, T) / (batch, S); tgt_is_causal / memory_is_causal without a mask apply the causal one.
+  Tensor forward_full(const Tensor& tgt, const Tensor& memory, const std::optional<Tensor>& tgt_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_mask = std::nullopt,
+                      const std::optional<Tensor>& tgt_key_padding_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_key_padding_mask = std::nullopt, bool tgt_is_causal = false,
+                      bool memory_is_causal = false);
+  // Decoding without memory is not defined: forward(input) raises, use forward_full.
+  Tensor forward(const Tensor& input) override;
+  std::string type_name() const override { return "TransformerDecoderLayer"; }
+  std::shared_ptr<TransformerDecoderLayer> clone() const;
+
+  bool norm_first() const { return norm_first_; }
+  const std::string& activation() const { return activation_; }
+  std::shared_ptr<MultiheadAttention> self_attn() const { return self_attn_; }
+  std::shared_ptr<MultiheadAttention> multihead_attn() const { return multihead_attn_; }
+  std::shared_ptr<Linear> linear1() const { return linear1_; }
+  std::shared_ptr<Linear> linear2() const { return linear2_; }
+  std::shared_ptr<LayerNorm> norm1() const { return norm1_; }
+  std::shared_ptr<LayerNorm> norm2() const { return norm2_; }
+  std::shared_ptr<LayerNorm> norm3() const { return norm3_; }
+  std::shared_ptr<Dropout> dropout() const { return dropout_; }
+  std::shared_ptr<Dropout> dropout1() const { return dropout1_; }
+  std::shared_ptr<Dropout> dropout2() const { return dropout2_; }
+  std::shared_ptr<Dropout> dropout3() const { return dropout3_; }
+
+ private:
+  std::string activation_;
+  bool norm_first_;
+  std::shared_ptr<MultiheadAttention> self_attn_, multihead_attn_;
+  std::shared_ptr<Linear> linear1_, linear2_;
+  std::shared_ptr<Dropout> dropout_, dropout1_, dropout2_, dropout3_;
+  std::shared_ptr<LayerNorm> norm1_, norm2_, norm3_;
+};
+
+// torch.nn.TransformerDecoder: num_layers independent copies of `layer`, then `norm` if given.
+// Children "layers" (keys "layers.0.multihead_attn::in_proj_weight") and "norm".
+class TransformerDecoder : public Module {
+ public:
+  TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers, std::shared_ptr<Module> norm = nullptr,
+                     std::string name = "");
+  // The masks go to every layer (see TransformerDecoderLayer::forward_full).
+  Tensor forward_full(const Tensor& tgt, const Tensor& memory, const std::optional<Tensor>& tgt_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_mask = std::nullopt,
+                      const std::optional<Tensor>& tgt_key_padding_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_key_padding_mask = std::nullopt, bool tgt_is_causal = false,
+                      bool memory_is_causal = false);
+  Tensor forward(const Tensor& input) override;
+  std::string type_name() const override { return "TransformerDecoder"; }
+
+  int64_t num_layers() const { return static_cast<int64_t>(layers_.size()); }
+  std::shared_ptr<TransformerDecoderLayer> layer(int64_t index) const;
+  std::shared_ptr<Sequential> layers() const { return container_; }
+  std::shared_ptr<Module> norm() const { return norm_; }
+
+ private:
+  std::shared_ptr<Sequential> container_;
+  std::vector<std::shared_ptr<TransformerDecoderLayer>> layers_;
+  std::shared_ptr<Module> norm_;
+};
+
+// torch.nn.Transformer: an encoder of num_encoder_layers layers and a decoder of
+// num_decoder_layers, each closed by a LayerNorm (children "encoder" and "decoder", keys as
+// PyTorch's: "encoder.layers.0.self_attn::in_proj_weight", "decoder.norm::weight"); every
+// parameter with more than one dim starts Xavier-uniform, as PyTorch resets them.
+class Transformer : public Module {
+ public:
+  Transformer(int64_t d_model = 512, int64_t nhead = 8, int64_t num_encoder_layers = 6, int64_t num_decoder_layers = 6,
+              int64_t dim_feedforward = 2048, double dropout = 0.1, const std::string& activation = "relu",
+              double layer_norm_eps = 1e-5, bool batch_first = true, bool norm_first = false, std::string name = "");
+  // decoder(tgt, encoder(src, src_mask, src_key_padding_mask), tgt_mask, memory_mask, ...).
+  Tensor forward_full(const Tensor& src, const Tensor& tgt, const std::optional<Tensor>& src_mask = std::nullopt,
+                      const std::optional<Tensor>& tgt_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_mask = std::nullopt,
+                      const std::optional<Tensor>& src_key_padding_mask = std::nullopt,
+                      const std::optional<Tensor>& tgt_key_padding_mask = std::nullopt,
+                      const std::optional<Tensor>& memory_key_padding_mask = std::nullopt, bool src_is_causal = false,
+                      bool tgt_is_causal = false, bool memory_is_causal = false);
+  Tensor forward(const Tensor& input) override;
+  std::string type_name() const override { return "Transformer"; }
+  std::shared_ptr<TransformerEncoder> encoder() const { return encoder_; }
+  std::shared_ptr<TransformerDecoder> decoder() const { return decoder_; }
+  int64_t d_model() const { return d_model_; }
+  int64_t nhead() const { return nhead_; }
+  bool batch_first() const { return batch_first_; }
+
+ private:
+  int64_t d_model_, nhead_;
+  bool batch_first_;
+  std::shared_ptr<TransformerEncoder> encoder_;
+  std::shared_ptr<TransformerDecoder> decoder_;
 };
 
 }  // namespace st::nn

@@ -1535,6 +1535,124 @@ class TransformerEncoder(Module):
 
     def __repr__(self) -> str: ...
 
+class TransformerDecoderLayer(Module):
+    """
+    torch.nn.TransformerDecoderLayer with the same children (self_attn, multihead_attn, linear1, dropout, linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.
+
+    NOTE: batch_first defaults to True here. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = True, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
+
+    def forward(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool = False, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool = False, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def self_attn(self) -> MultiheadAttention: ...
+
+    @property
+    def multihead_attn(self) -> MultiheadAttention: ...
+
+    @property
+    def linear1(self) -> Linear: ...
+
+    @property
+    def linear2(self) -> Linear: ...
+
+    @property
+    def norm1(self) -> LayerNorm: ...
+
+    @property
+    def norm2(self) -> LayerNorm: ...
+
+    @property
+    def norm3(self) -> LayerNorm: ...
+
+    @property
+    def dropout(self) -> Dropout: ...
+
+    @property
+    def dropout1(self) -> Dropout: ...
+
+    @property
+    def dropout2(self) -> Dropout: ...
+
+    @property
+    def dropout3(self) -> Dropout: ...
+
+    @property
+    def norm_first(self) -> bool: ...
+
+    @property
+    def activation(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def clone(self) -> TransformerDecoderLayer:
+        """
+        A new layer with this one's configuration, copies of its current values and its train/eval mode.
+        """
+
+class TransformerDecoder(Module):
+    """
+    torch.nn.TransformerDecoder: num_layers independent copies of decoder_layer, applied in order, then norm if given. Children: layers (indexable) and norm.
+
+    forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False).
+    """
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None, name: str = '') -> None: ...
+
+    def forward(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def num_layers(self) -> int: ...
+
+    @property
+    def norm(self) -> Module: ...
+
+    @property
+    def layers(self) -> list[TransformerDecoderLayer]:
+        """The layers, in order (a list)."""
+
+    def __repr__(self) -> str: ...
+
+class Transformer(Module):
+    """
+    torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys.
+
+    NOTE: batch_first defaults to True here. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', custom_encoder: object | None = None, custom_decoder: object | None = None, layer_norm_eps: float = 1e-05, batch_first: bool = True, norm_first: bool = False, bias: bool = True, name: str = '') -> None: ...
+
+    def forward(self, src: spiraltorch._core.Tensor, tgt: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, src_is_causal: bool | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    def __call__(self, src: spiraltorch._core.Tensor, tgt: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, src_is_causal: bool | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
+
+    @property
+    def encoder(self) -> TransformerEncoder: ...
+
+    @property
+    def decoder(self) -> TransformerDecoder: ...
+
+    @property
+    def d_model(self) -> int: ...
+
+    @property
+    def nhead(self) -> int: ...
+
+    @property
+    def batch_first(self) -> bool: ...
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int) -> spiraltorch._core.Tensor:
+        """A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above."""
+
+    def __repr__(self) -> str: ...
+
 def scaled_dot_product_attention(query: spiraltorch._core.Tensor, key: spiraltorch._core.Tensor, value: spiraltorch._core.Tensor, attn_mask: spiraltorch._core.Tensor | None = None, dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None) -> spiraltorch._core.Tensor:
     """
     softmax(q k^T * scale + mask) v like torch.nn.functional.scaled_dot_product_attention: attn_mask is bool (True = may attend) or float (added); is_causal masks keys after each query; scale defaults to 1/sqrt(head_dim).
