@@ -1,6 +1,7 @@
 // The rest of torch.optim's optimizers (Adamax, NAdam, RAdam, Adadelta, Rprop) and
 // torch.optim.lr_scheduler's schedules, bound into spiraltorch._core.optim. The updates and
 // schedules are C++ (include/spiraltorch/optim/); this file only converts arguments.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 
 #include <utility>
@@ -9,6 +10,7 @@
 #include "spiraltorch/optim/adadelta.h"
 #include "spiraltorch/optim/adamax.h"
 #include "spiraltorch/optim/asgd.h"
+#include "spiraltorch/optim/lbfgs.h"
 #include "spiraltorch/optim/lr_schedulers.h"
 #include "spiraltorch/optim/nadam.h"
 #include "spiraltorch/optim/radam.h"
@@ -129,6 +131,36 @@ void bind_optim_torch_compat(nb::module_& m) {
           },
           nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lambd") = 1e-4, nb::arg("alpha") = 0.75,
           nb::arg("t0") = 1e6, nb::arg("weight_decay") = 0.0, nb::kw_only(), nb::arg("maximize") = false);
+
+  nb::class_<LBFGS, Optimizer>(
+      m, "LBFGS",
+      "torch.optim.LBFGS: limited-memory BFGS over all parameters (one group); step(closure) runs up to max_iter "
+      "iterations, calling closure (zero_grad, forward, backward, return the loss) as needed, and returns the "
+      "first loss. line_search_fn=None or 'strong_wolfe'.")
+      .def(
+          "__init__",
+          [](LBFGS* self, nb::handle params, double lr, int64_t max_iter, std::optional<int64_t> max_eval,
+             double tolerance_grad, double tolerance_change, int64_t history_size, nb::handle line_search_fn) {
+            const std::string ls = line_search_fn.is_none() ? std::string() : nb::cast<std::string>(line_search_fn);
+            new (self) LBFGS(optim_groups_from_py(params), lr, max_iter, max_eval.value_or(-1), tolerance_grad,
+                             tolerance_change, history_size, ls);
+          },
+          nb::arg("params"), nb::arg("lr") = 1.0, nb::arg("max_iter") = 20, nb::arg("max_eval").none() = nb::none(),
+          nb::arg("tolerance_grad") = 1e-7, nb::arg("tolerance_change") = 1e-9, nb::arg("history_size") = 100,
+          nb::arg("line_search_fn").none() = nb::none())
+      .def("step", [](LBFGS& o, nb::object closure) -> nb::object {
+        if (closure.is_none()) throw st::ValueError("LBFGS: step() needs a closure that recomputes the loss");
+        nb::object first;
+        auto call = [&]() -> double {
+          nb::object r = closure();
+          if (!first.is_valid()) first = r;
+          if (nb::isinstance<Tensor>(r)) return nb::cast<Tensor>(r).item();
+          return nb::cast<double>(nb::float_(r));
+        };
+        o.step(call);
+        return first;
+      }, nb::sig("def step(self, closure: object = None) -> object"), nb::arg("closure").none() = nb::none(),
+         "Runs the LBFGS iterations; returns what the first closure call returned (the loss before the update).");
 
   // ---- schedules ----
   using Opt = std::shared_ptr<Optimizer>;

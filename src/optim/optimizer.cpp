@@ -285,6 +285,11 @@ void Optimizer::apply_updates() {
   queue_->flush();
 }
 
+ParamState& Optimizer::mutable_state(const Tensor& param) {
+  settle();
+  return state_[param.impl()];
+}
+
 const ParamState* Optimizer::state_of(const Tensor& param) const {
   settle();
   auto it = state_.find(param.impl());

@@ -108,6 +108,9 @@ class Optimizer {
   // written): the queued kernels can then skip on a device-side flag.
   virtual bool device_updates_queued() const { return false; }
   detail::UpdateQueue& update_queue() { return *queue_; }
+  // The state of `param`, created empty on first use (for optimizers that keep their own
+  // schedule of updates, like LBFGS).
+  ParamState& mutable_state(const Tensor& param);
 
  private:
   std::vector<std::shared_ptr<ParamGroup>> groups_;

@@ -191,6 +191,18 @@ class ASGD(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.01, lambd: float = 0.0001, alpha: float = 0.75, t0: float = 1000000.0, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
 
+class LBFGS(Optimizer):
+    """
+    torch.optim.LBFGS: limited-memory BFGS over all parameters (one group); step(closure) runs up to max_iter iterations, calling closure (zero_grad, forward, backward, return the loss) as needed, and returns the first loss. line_search_fn=None or 'strong_wolfe'.
+    """
+
+    def __init__(self, params: object, lr: float = 1.0, max_iter: int = 20, max_eval: int | None = None, tolerance_grad: float = 1e-07, tolerance_change: float = 1e-09, history_size: int = 100, line_search_fn: object | None = None) -> None: ...
+
+    def step(self, closure: object = None) -> object:
+        """
+        Runs the LBFGS iterations; returns what the first closure call returned (the loss before the update).
+        """
+
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch); chainable."""
 
