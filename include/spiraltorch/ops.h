@@ -1,6 +1,7 @@
 #pragma once
 // The functional API. Every op checks its arguments, dispatches to the tensor's
 // backend and records an autograd node when an input requires a gradient.
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -208,6 +209,10 @@ Tensor& copy_(Tensor& x, const Tensor& src);
 Tensor& clamp_(Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max);
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, Scalar value);
 // Fills with random values in place (used by initialisers); never recorded.
+// x = f(x) written into x's memory under autograd's in-place rules: f runs on a private copy
+// when x is part of a graph (what f's backward saves is not overwritten) and x then carries f's
+// history; a leaf that requires grad is refused (op names the caller). Returns x.
+Tensor& apply_inplace_(Tensor& x, const std::function<Tensor(const Tensor&)>& f, const char* op);
 Tensor& uniform_(Tensor& x, double low, double high);
 Tensor& normal_(Tensor& x, double mean, double std);
 

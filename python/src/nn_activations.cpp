@@ -1,6 +1,6 @@
 // spiraltorch._core.nn: PyTorch's other activation layers (LeakyReLU ... Softmin) and their
-// functional forms. inplace=True is refused with a ValueError: every result here is computed
-// out of place, and saying so beats silently ignoring the request.
+// functional forms. inplace=True writes the result into the input (InplaceOption in
+// include/spiraltorch/nn/activation.h).
 #include "nn_bind.h"
 #include "spiraltorch/nn/activation.h"
 
@@ -10,28 +10,34 @@ namespace {
 
 using st::nn::Module;
 
+// PyTorch's repr suffix for inplace layers.
+std::string inplace_suffix(bool inplace) { return inplace ? ", inplace=True" : ""; }
+
+// f(x), or f(x) written into x (the functional forms' inplace=True).
+Tensor maybe_inplace(const Tensor& x, bool inplace, const char* op, const std::function<Tensor(const Tensor&)>& f) {
+  if (!inplace) return f(x);
+  Tensor target = x;
+  return st::apply_inplace_(target, f, op);
+}
+
 // Python's repr of a float ("0.01", "1.0", "1e-05"), as torch's extra_repr prints it.
 std::string py_float(double v) { return nb::cast<std::string>(nb::repr(nb::float_(v))); }
 
-void refuse_inplace(bool inplace, const char* op) {
-  if (inplace) {
-    throw st::ValueError(std::string(op) +
-                         ": inplace=True is not supported (the result is always a new tensor); pass inplace=False");
-  }
-}
-
 // A parameter-free layer: Cls(inplace=False, name='') where the layer takes inplace.
+// show_inplace: whether repr says inplace=True (PyTorch's Hardswish/Hardsigmoid do not).
 template <class Cls>
-void plain(nb::module_& nn, const char* name, const char* doc, bool takes_inplace) {
+void plain(nb::module_& nn, const char* name, const char* doc, bool takes_inplace, bool show_inplace = true) {
   nb::class_<Cls, Module> cls(nn, name, doc);
   if (takes_inplace) {
     cls.def(
         "__init__",
-        [name](Cls* self, bool inplace, std::string module_name) {
-          refuse_inplace(inplace, name);
+        [](Cls* self, bool inplace, std::string module_name) {
           new (self) Cls(std::move(module_name));
+          self->set_inplace(inplace);
         },
         nb::arg("inplace") = false, nb::arg("name") = "");
+    cls.def_prop_ro("inplace", &Cls::inplace);
+    if (show_inplace) cls.def("extra_repr", [](const Cls& m) { return std::string(m.inplace() ? "inplace=True" : ""); });
   } else {
     cls.def(nb::init<std::string>(), nb::arg("name") = "");
   }
@@ -45,8 +51,8 @@ void bind_nn_activations(nb::module_& nn) {
   // ---------------------------------------------------------------- layers
   plain<snn::SELU>(nn, "SELU", "scale * elu(x, alpha) with alpha = 1.6733, scale = 1.0507 (self-normalising).", true);
   plain<snn::Mish>(nn, "Mish", "x * tanh(softplus(x)).", true);
-  plain<snn::Hardswish>(nn, "Hardswish", "x * clamp(x + 3, 0, 6) / 6.", true);
-  plain<snn::Hardsigmoid>(nn, "Hardsigmoid", "clamp(x + 3, 0, 6) / 6.", true);
+  plain<snn::Hardswish>(nn, "Hardswish", "x * clamp(x + 3, 0, 6) / 6.", true, false);
+  plain<snn::Hardsigmoid>(nn, "Hardsigmoid", "clamp(x + 3, 0, 6) / 6.", true, false);
   plain<snn::ReLU6>(nn, "ReLU6", "min(max(x, 0), 6).", true);
   plain<snn::LogSigmoid>(nn, "LogSigmoid", "log(sigmoid(x)), computed as -softplus(-x).", false);
   plain<snn::Softsign>(nn, "Softsign", "x / (1 + |x|).", false);
@@ -56,34 +62,39 @@ void bind_nn_activations(nb::module_& nn) {
       .def(
           "__init__",
           [](snn::LeakyReLU* self, double negative_slope, bool inplace, std::string name) {
-            refuse_inplace(inplace, "LeakyReLU");
             new (self) snn::LeakyReLU(negative_slope, std::move(name));
+            self->set_inplace(inplace);
           },
           nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false, nb::arg("name") = "")
       .def_prop_ro("negative_slope", &snn::LeakyReLU::negative_slope)
-      .def("extra_repr", [](const snn::LeakyReLU& m) { return "negative_slope=" + py_float(m.negative_slope()); });
+      .def_prop_ro("inplace", &snn::LeakyReLU::inplace)
+      .def("extra_repr", [](const snn::LeakyReLU& m) {
+        return "negative_slope=" + py_float(m.negative_slope()) + inplace_suffix(m.inplace());
+      });
 
   nb::class_<snn::ELU, Module>(nn, "ELU", "x for x > 0, alpha * (exp(x) - 1) otherwise.")
       .def(
           "__init__",
           [](snn::ELU* self, double alpha, bool inplace, std::string name) {
-            refuse_inplace(inplace, "ELU");
             new (self) snn::ELU(alpha, std::move(name));
+            self->set_inplace(inplace);
           },
           nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
       .def_prop_ro("alpha", &snn::ELU::alpha)
-      .def("extra_repr", [](const snn::ELU& m) { return "alpha=" + py_float(m.alpha()); });
+      .def_prop_ro("inplace", &snn::ELU::inplace)
+      .def("extra_repr", [](const snn::ELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); });
 
   nb::class_<snn::CELU, Module>(nn, "CELU", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0.")
       .def(
           "__init__",
           [](snn::CELU* self, double alpha, bool inplace, std::string name) {
-            refuse_inplace(inplace, "CELU");
             new (self) snn::CELU(alpha, std::move(name));
+            self->set_inplace(inplace);
           },
           nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
       .def_prop_ro("alpha", &snn::CELU::alpha)
-      .def("extra_repr", [](const snn::CELU& m) { return "alpha=" + py_float(m.alpha()); });
+      .def_prop_ro("inplace", &snn::CELU::inplace)
+      .def("extra_repr", [](const snn::CELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); });
 
   nb::class_<snn::Softplus, Module>(nn, "Softplus",
                                     "log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.")
@@ -100,28 +111,30 @@ void bind_nn_activations(nb::module_& nn) {
       .def(
           "__init__",
           [](snn::Hardtanh* self, double min_val, double max_val, bool inplace, std::string name) {
-            refuse_inplace(inplace, "Hardtanh");
             new (self) snn::Hardtanh(min_val, max_val, std::move(name));
+            self->set_inplace(inplace);
           },
           nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
       .def_prop_ro("min_val", &snn::Hardtanh::min_val)
       .def_prop_ro("max_val", &snn::Hardtanh::max_val)
+      .def_prop_ro("inplace", &snn::Hardtanh::inplace)
       .def("extra_repr", [](const snn::Hardtanh& m) {
-        return "min_val=" + py_float(m.min_val()) + ", max_val=" + py_float(m.max_val());
+        return "min_val=" + py_float(m.min_val()) + ", max_val=" + py_float(m.max_val()) + inplace_suffix(m.inplace());
       });
 
   nb::class_<snn::Threshold, Module>(nn, "Threshold", "x where x > threshold, value elsewhere.")
       .def(
           "__init__",
           [](snn::Threshold* self, double threshold, double value, bool inplace, std::string name) {
-            refuse_inplace(inplace, "Threshold");
             new (self) snn::Threshold(threshold, value, std::move(name));
+            self->set_inplace(inplace);
           },
           nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false, nb::arg("name") = "")
       .def_prop_ro("threshold", &snn::Threshold::threshold)
       .def_prop_ro("value", &snn::Threshold::value)
+      .def_prop_ro("inplace", &snn::Threshold::inplace)
       .def("extra_repr", [](const snn::Threshold& m) {
-        return "threshold=" + py_float(m.threshold()) + ", value=" + py_float(m.value());
+        return "threshold=" + py_float(m.threshold()) + ", value=" + py_float(m.value()) + inplace_suffix(m.inplace());
       });
 
   nb::class_<snn::PReLU, Module>(nn, "PReLU",
@@ -153,31 +166,27 @@ void bind_nn_activations(nb::module_& nn) {
   nn.def(
       "leaky_relu",
       [](const Tensor& x, double negative_slope, bool inplace) {
-        refuse_inplace(inplace, "leaky_relu");
-        return st::leaky_relu(x, negative_slope);
+        return maybe_inplace(x, inplace, "leaky_relu", [&](const Tensor& in) { return st::leaky_relu(in, negative_slope); });
       },
       nb::arg("input"), nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false,
       "x for x > 0, negative_slope * x otherwise.");
   nn.def(
       "elu",
       [](const Tensor& x, double alpha, bool inplace) {
-        refuse_inplace(inplace, "elu");
-        return st::elu(x, alpha);
+        return maybe_inplace(x, inplace, "elu", [&](const Tensor& in) { return st::elu(in, alpha); });
       },
       nb::arg("input"), nb::arg("alpha") = 1.0, nb::arg("inplace") = false,
       "x for x > 0, alpha * (exp(x) - 1) otherwise.");
   nn.def(
       "selu",
       [](const Tensor& x, bool inplace) {
-        refuse_inplace(inplace, "selu");
-        return st::selu(x);
+        return maybe_inplace(x, inplace, "selu", [&](const Tensor& in) { return st::selu(in); });
       },
       nb::arg("input"), nb::arg("inplace") = false, "scale * elu(x, alpha) with PyTorch's SELU constants.");
   nn.def(
       "celu",
       [](const Tensor& x, double alpha, bool inplace) {
-        refuse_inplace(inplace, "celu");
-        return st::celu(x, alpha);
+        return maybe_inplace(x, inplace, "celu", [&](const Tensor& in) { return st::celu(in, alpha); });
       },
       nb::arg("input"), nb::arg("alpha") = 1.0, nb::arg("inplace") = false,
       "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).");
@@ -192,37 +201,32 @@ void bind_nn_activations(nb::module_& nn) {
   nn.def(
       "mish",
       [](const Tensor& x, bool inplace) {
-        refuse_inplace(inplace, "mish");
-        return st::mish(x);
+        return maybe_inplace(x, inplace, "mish", [&](const Tensor& in) { return st::mish(in); });
       },
       nb::arg("input"), nb::arg("inplace") = false, "x * tanh(softplus(x)).");
   nn.def(
       "hardswish",
       [](const Tensor& x, bool inplace) {
-        refuse_inplace(inplace, "hardswish");
-        return st::hardswish(x);
+        return maybe_inplace(x, inplace, "hardswish", [&](const Tensor& in) { return st::hardswish(in); });
       },
       nb::arg("input"), nb::arg("inplace") = false, "x * clamp(x + 3, 0, 6) / 6.");
   nn.def(
       "hardsigmoid",
       [](const Tensor& x, bool inplace) {
-        refuse_inplace(inplace, "hardsigmoid");
-        return st::hardsigmoid(x);
+        return maybe_inplace(x, inplace, "hardsigmoid", [&](const Tensor& in) { return st::hardsigmoid(in); });
       },
       nb::arg("input"), nb::arg("inplace") = false, "clamp(x + 3, 0, 6) / 6.");
   nn.def(
       "hardtanh",
       [](const Tensor& x, double min_val, double max_val, bool inplace) {
-        refuse_inplace(inplace, "hardtanh");
-        return st::hardtanh(x, min_val, max_val);
+        return maybe_inplace(x, inplace, "hardtanh", [&](const Tensor& in) { return st::hardtanh(in, min_val, max_val); });
       },
       nb::arg("input"), nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false,
       "clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.");
   nn.def(
       "relu6",
       [](const Tensor& x, bool inplace) {
-        refuse_inplace(inplace, "relu6");
-        return st::relu6(x);
+        return maybe_inplace(x, inplace, "relu6", [&](const Tensor& in) { return st::relu6(in); });
       },
       nb::arg("input"), nb::arg("inplace") = false, "min(max(x, 0), 6).");
   nn.def(
@@ -233,8 +237,7 @@ void bind_nn_activations(nb::module_& nn) {
   nn.def(
       "threshold",
       [](const Tensor& x, double threshold, double value, bool inplace) {
-        refuse_inplace(inplace, "threshold");
-        return st::threshold(x, threshold, value);
+        return maybe_inplace(x, inplace, "threshold", [&](const Tensor& in) { return st::threshold(in, threshold, value); });
       },
       nb::arg("input"), nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false,
       "x where x > threshold, value elsewhere.");

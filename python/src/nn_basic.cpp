@@ -77,16 +77,29 @@ void bind_nn_basic(nb::module_& nn) {
   nb::class_<snn::Dropout, Module>(nn, "Dropout",
                                    "Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); "
                                    "the identity in eval mode.")
-      .def("__init__", [](snn::Dropout* self, double p, std::string name, std::optional<uint64_t> seed, bool training) {
+      .def("__init__", [](snn::Dropout* self, double p, nb::handle inplace_or_name, std::string name,
+                          std::optional<uint64_t> seed, bool training) {
+        // PyTorch's Dropout(p, inplace); a string in that place is the name this API took there before.
+        bool inplace = false;
+        if (nb::isinstance<nb::str>(inplace_or_name)) {
+          name = nb::cast<std::string>(inplace_or_name);
+        } else if (!inplace_or_name.is_none()) {
+          inplace = nb::cast<bool>(inplace_or_name);
+        }
         new (self) snn::Dropout(p, std::move(name), seed);
+        self->set_inplace(inplace);
         self->train(training);
-      }, nb::arg("p") = 0.5, nb::arg("name") = "", nb::kw_only(), nb::arg("seed") = nb::none(),
-         nb::arg("training") = true,
-         "seed= gives the layer its own Philox stream (the same masks on every run); training=False starts in eval mode.")
+      }, nb::arg("p") = 0.5, nb::arg("inplace").none() = false, nb::arg("name") = "", nb::kw_only(),
+         nb::arg("seed") = nb::none(), nb::arg("training") = true,
+         "inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream "
+         "(the same masks on every run); training=False starts in eval mode.")
+      .def_prop_ro("inplace", &snn::Dropout::inplace)
       .def_prop_ro("p", &snn::Dropout::p)
       .def_prop_ro("probability", &snn::Dropout::p, "The original's name for p.")
       .def_prop_ro("seed", &snn::Dropout::seed)
-      .def("__repr__", [](const snn::Dropout& m) { return "Dropout(p=" + fmt_double(m.p()) + name_suffix(m) + ")"; });
+      .def("__repr__", [](const snn::Dropout& m) {
+        return "Dropout(p=" + fmt_double(m.p()) + (m.inplace() ? ", inplace=True" : "") + name_suffix(m) + ")";
+      });
 
   nb::class_<snn::Embedding, Module>(nn, "Embedding",
                                      "Lookup table: weight (num_embeddings, embedding_dim) ~ N(0, 1); "
@@ -103,16 +116,24 @@ void bind_nn_basic(nb::module_& nn) {
         return s + name_suffix(m) + ")";
       });
 
-  nb::class_<snn::ReLU, Module>(nn, "ReLU", "max(x, 0).")
-      .def(nb::init<std::string>(), nb::arg("name") = "")
-      .def("__repr__", [](const snn::ReLU&) { return std::string("ReLU()"); });
+  nb::class_<snn::ReLU, Module>(nn, "ReLU", "max(x, 0). inplace=True writes the result into the input.")
+      .def("__init__", [](snn::ReLU* self, bool inplace, std::string name) {
+        new (self) snn::ReLU(std::move(name));
+        self->set_inplace(inplace);
+      }, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("inplace", &snn::ReLU::inplace)
+      .def("__repr__", [](const snn::ReLU& m) { return std::string(m.inplace() ? "ReLU(inplace=True)" : "ReLU()"); });
   nb::class_<snn::GELU, Module>(nn, "GELU", "Gaussian error linear unit; approximate='none' (erf) or 'tanh'.")
       .def(nb::init<std::string, std::string>(), nb::arg("approximate") = "none", nb::arg("name") = "")
       .def_prop_ro("approximate", &snn::GELU::approximate)
       .def("__repr__", [](const snn::GELU& m) { return "GELU(approximate='" + m.approximate() + "')"; });
-  nb::class_<snn::SiLU, Module>(nn, "SiLU", "x * sigmoid(x).")
-      .def(nb::init<std::string>(), nb::arg("name") = "")
-      .def("__repr__", [](const snn::SiLU&) { return std::string("SiLU()"); });
+  nb::class_<snn::SiLU, Module>(nn, "SiLU", "x * sigmoid(x). inplace=True writes the result into the input.")
+      .def("__init__", [](snn::SiLU* self, bool inplace, std::string name) {
+        new (self) snn::SiLU(std::move(name));
+        self->set_inplace(inplace);
+      }, nb::arg("inplace") = false, nb::arg("name") = "")
+      .def_prop_ro("inplace", &snn::SiLU::inplace)
+      .def("__repr__", [](const snn::SiLU& m) { return std::string(m.inplace() ? "SiLU(inplace=True)" : "SiLU()"); });
   nb::class_<snn::Tanh, Module>(nn, "Tanh", "tanh(x).")
       .def(nb::init<std::string>(), nb::arg("name") = "")
       .def("__repr__", [](const snn::Tanh&) { return std::string("Tanh()"); });
@@ -197,8 +218,16 @@ void bind_nn_basic(nb::module_& nn) {
      "Batch normalisation over dim 1; in training updates running_mean/running_var in place.");
   nn.def("gelu", [](const Tensor& x, const std::string& approximate) { return snn::gelu(x, approximate); },
          nb::arg("input"), nb::arg("approximate") = "none");
-  nn.def("relu", [](const Tensor& x) { return st::relu(x); }, nb::arg("input"));
-  nn.def("silu", [](const Tensor& x) { return st::silu(x); }, nb::arg("input"));
+  nn.def("relu", [](const Tensor& x, bool inplace) {
+    if (!inplace) return st::relu(x);
+    Tensor target = x;
+    return st::apply_inplace_(target, [](const Tensor& in) { return st::relu(in); }, "relu");
+  }, nb::arg("input"), nb::arg("inplace") = false, "max(x, 0); inplace=True writes it into x.");
+  nn.def("silu", [](const Tensor& x, bool inplace) {
+    if (!inplace) return st::silu(x);
+    Tensor target = x;
+    return st::apply_inplace_(target, [](const Tensor& in) { return st::silu(in); }, "silu");
+  }, nb::arg("input"), nb::arg("inplace") = false, "x * sigmoid(x); inplace=True writes it into x.");
   nn.def("tanh", [](const Tensor& x) { return st::tanh(x); }, nb::arg("input"));
   nn.def("sigmoid", [](const Tensor& x) { return st::sigmoid(x); }, nb::arg("input"));
   nn.def("softmax", [](const Tensor& x, int64_t dim) { return st::softmax(x, dim); }, nb::arg("input"),

@@ -5,7 +5,9 @@
 
 namespace st::nn {
 
-Tensor ReLU::forward(const Tensor& input) { return relu(input); }
+Tensor ReLU::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return relu(x); }, "ReLU");
+}
 
 GELU::GELU(std::string approximate, std::string name) : Module(std::move(name)), approximate_(std::move(approximate)) {
   if (approximate_ != "none" && approximate_ != "tanh") {
@@ -15,7 +17,9 @@ GELU::GELU(std::string approximate, std::string name) : Module(std::move(name)),
 
 Tensor GELU::forward(const Tensor& input) { return st::gelu(input, approximate_ == "tanh"); }
 
-Tensor SiLU::forward(const Tensor& input) { return silu(input); }
+Tensor SiLU::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return silu(x); }, "SiLU");
+}
 Tensor Tanh::forward(const Tensor& input) { return tanh(input); }
 Tensor Sigmoid::forward(const Tensor& input) { return sigmoid(input); }
 
@@ -31,21 +35,37 @@ Tensor Softmax::forward(const Tensor& input) {
 
 // ---- PyTorch's other activation layers ----
 
-Tensor SELU::forward(const Tensor& input) { return selu(input); }
-Tensor Mish::forward(const Tensor& input) { return mish(input); }
-Tensor Hardswish::forward(const Tensor& input) { return hardswish(input); }
-Tensor Hardsigmoid::forward(const Tensor& input) { return hardsigmoid(input); }
-Tensor ReLU6::forward(const Tensor& input) { return relu6(input); }
+Tensor SELU::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return selu(x); }, "SELU");
+}
+Tensor Mish::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return mish(x); }, "Mish");
+}
+Tensor Hardswish::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return hardswish(x); }, "Hardswish");
+}
+Tensor Hardsigmoid::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return hardsigmoid(x); }, "Hardsigmoid");
+}
+Tensor ReLU6::forward(const Tensor& input) {
+  return apply_fn(input, [](const Tensor& x) { return relu6(x); }, "ReLU6");
+}
 Tensor LogSigmoid::forward(const Tensor& input) { return logsigmoid(input); }
 Tensor Softsign::forward(const Tensor& input) { return softsign(input); }
 Tensor Tanhshrink::forward(const Tensor& input) { return tanhshrink(input); }
-Tensor LeakyReLU::forward(const Tensor& input) { return leaky_relu(input, negative_slope_); }
-Tensor ELU::forward(const Tensor& input) { return elu(input, alpha_); }
+Tensor LeakyReLU::forward(const Tensor& input) {
+  return apply_fn(input, [this](const Tensor& x) { return leaky_relu(x, negative_slope_); }, "LeakyReLU");
+}
+Tensor ELU::forward(const Tensor& input) {
+  return apply_fn(input, [this](const Tensor& x) { return elu(x, alpha_); }, "ELU");
+}
 
 CELU::CELU(double alpha, std::string name) : Module(std::move(name)), alpha_(alpha) {
   if (alpha == 0.0) throw ValueError("CELU: alpha must be nonzero, got 0");
 }
-Tensor CELU::forward(const Tensor& input) { return celu(input, alpha_); }
+Tensor CELU::forward(const Tensor& input) {
+  return apply_fn(input, [this](const Tensor& x) { return celu(x, alpha_); }, "CELU");
+}
 
 Softplus::Softplus(double beta, double threshold, std::string name)
     : Module(std::move(name)), beta_(beta), threshold_(threshold) {
@@ -63,9 +83,13 @@ Hardtanh::Hardtanh(double min_val, double max_val, std::string name)
                      std::to_string(max_val) + ")");
   }
 }
-Tensor Hardtanh::forward(const Tensor& input) { return hardtanh(input, min_val_, max_val_); }
+Tensor Hardtanh::forward(const Tensor& input) {
+  return apply_fn(input, [this](const Tensor& x) { return hardtanh(x, min_val_, max_val_); }, "Hardtanh");
+}
 
-Tensor Threshold::forward(const Tensor& input) { return st::threshold(input, threshold_, value_); }
+Tensor Threshold::forward(const Tensor& input) {
+  return apply_fn(input, [this](const Tensor& x) { return st::threshold(x, threshold_, value_); }, "Threshold");
+}
 
 PReLU::PReLU(int64_t num_parameters, double init, std::string name)
     : Module(std::move(name)), num_parameters_(num_parameters) {

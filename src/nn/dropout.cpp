@@ -11,6 +11,10 @@ Dropout::Dropout(double p, std::string name, std::optional<uint64_t> seed) : Mod
   }
 }
 
-Tensor Dropout::forward(const Tensor& input) { return dropout(input, p_, is_training(), generator_ ? &*generator_ : nullptr); }
+Tensor Dropout::forward(const Tensor& input) {
+  Generator* gen = generator_ ? &*generator_ : nullptr;
+  if (!is_training()) return input;  // nothing to write in eval mode, in place or not
+  return apply_fn(input, [&](const Tensor& x) { return dropout(x, p_, true, gen); }, "Dropout");
+}
 
 }  // namespace st::nn

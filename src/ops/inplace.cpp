@@ -176,6 +176,19 @@ Tensor& div_(Tensor& x, const Tensor& o) {
 Tensor& add_(Tensor& x, Scalar o) { return add_(x, wrap_scalar(o, x)); }
 Tensor& mul_(Tensor& x, Scalar o) { return mul_(x, wrap_scalar(o, x)); }
 
+Tensor& apply_inplace_(Tensor& x, const std::function<Tensor(const Tensor&)>& f, const char* op) {
+  check_inplace(x, op);
+  const bool graph = grad_enabled() && x.requires_grad();
+  const Tensor value = f(graph ? x.clone() : x.detach());
+  if (value.shape() != x.shape()) {
+    throw ShapeError(std::string(op) + ": an in-place result must keep the input's shape " + shape_str(x.shape()) +
+                     ", got " + shape_str(value.shape()));
+  }
+  if (graph) return commit(x, value.to(x.dtype()));
+  NoGradGuard ng;
+  return commit(x, value.to(x.dtype()));
+}
+
 Tensor& zero_(Tensor& x) { return fill_(x, 0); }
 
 bool is_graph_view(const Tensor& x) {

@@ -3,10 +3,30 @@
 #include <string>
 
 #include "spiraltorch/nn/module.h"
+#include "spiraltorch/ops.h"
 
 namespace st::nn {
 
-class ReLU : public Module {
+// PyTorch's inplace=True for elementwise layers: the result is written into the input tensor
+// (autograd-correct: the layer computes on a private copy when the input is part of a graph,
+// so what its backward saved is not overwritten, and the input then carries the layer's history;
+// a leaf that requires grad is refused as in PyTorch). Same values either way; the memory PyTorch
+// saves with it is not saved here.
+class InplaceOption {
+ public:
+  void set_inplace(bool inplace) { inplace_ = inplace; }
+  bool inplace() const { return inplace_; }
+
+ protected:
+  // f(input), or f(input) written into input when inplace() (op names the layer in errors).
+  template <typename F>
+  Tensor apply_fn(const Tensor& input, const F& f, const char* op) const;
+
+ private:
+  bool inplace_ = false;
+};
+
+class ReLU : public Module, public InplaceOption {
  public:
   explicit ReLU(std::string name = "") : Module(std::move(name)) {}
   Tensor forward(const Tensor& input) override;
@@ -25,7 +45,7 @@ class GELU : public Module {
   std::string approximate_;
 };
 
-class SiLU : public Module {
+class SiLU : public Module, public InplaceOption {
  public:
   explicit SiLU(std::string name = "") : Module(std::move(name)) {}
   Tensor forward(const Tensor& input) override;
@@ -61,7 +81,7 @@ class Softmax : public Module {
 
 // Layers without settings.
 #define ST_PLAIN_ACTIVATION(Cls)                                     \
-  class Cls : public Module {                                        \
+  class Cls : public Module, public InplaceOption {                  \
    public:                                                           \
     explicit Cls(std::string name = "") : Module(std::move(name)) {} \
     Tensor forward(const Tensor& input) override;                    \
@@ -77,7 +97,7 @@ ST_PLAIN_ACTIVATION(Softsign)
 ST_PLAIN_ACTIVATION(Tanhshrink)
 #undef ST_PLAIN_ACTIVATION
 
-class LeakyReLU : public Module {
+class LeakyReLU : public Module, public InplaceOption {
  public:
   explicit LeakyReLU(double negative_slope = 0.01, std::string name = "")
       : Module(std::move(name)), negative_slope_(negative_slope) {}
@@ -89,7 +109,7 @@ class LeakyReLU : public Module {
   double negative_slope_;
 };
 
-class ELU : public Module {
+class ELU : public Module, public InplaceOption {
  public:
   explicit ELU(double alpha = 1.0, std::string name = "") : Module(std::move(name)), alpha_(alpha) {}
   Tensor forward(const Tensor& input) override;
@@ -101,7 +121,7 @@ class ELU : public Module {
 };
 
 // alpha must be nonzero (ValueError).
-class CELU : public Module {
+class CELU : public Module, public InplaceOption {
  public:
   explicit CELU(double alpha = 1.0, std::string name = "");
   Tensor forward(const Tensor& input) override;
@@ -126,7 +146,7 @@ class Softplus : public Module {
 };
 
 // min_val <= max_val (ValueError otherwise).
-class Hardtanh : public Module {
+class Hardtanh : public Module, public InplaceOption {
  public:
   explicit Hardtanh(double min_val = -1.0, double max_val = 1.0, std::string name = "");
   Tensor forward(const Tensor& input) override;
@@ -138,7 +158,7 @@ class Hardtanh : public Module {
   double min_val_, max_val_;
 };
 
-class Threshold : public Module {
+class Threshold : public Module, public InplaceOption {
  public:
   Threshold(double threshold, double value, std::string name = "")
       : Module(std::move(name)), threshold_(threshold), value_(value) {}
@@ -197,5 +217,12 @@ class Softmin : public Module {
  private:
   int64_t dim_;
 };
+
+template <typename F>
+Tensor InplaceOption::apply_fn(const Tensor& input, const F& f, const char* op) const {
+  if (!inplace_) return f(input);
+  Tensor target = input;
+  return apply_inplace_(target, f, op);
+}
 
 }  // namespace st::nn

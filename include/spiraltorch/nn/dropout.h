@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "spiraltorch/generator.h"
+#include "spiraltorch/nn/activation.h"
 #include "spiraltorch/nn/module.h"
 
 namespace st::nn {
@@ -9,7 +10,7 @@ namespace st::nn {
 // In training mode zeroes each element with probability p and scales the kept ones
 // by 1/(1-p); in eval mode the identity. Masks come from the global generator, or
 // from the layer's own Philox stream when it was given a seed (reproducible masks).
-class Dropout : public Module {
+class Dropout : public Module, public InplaceOption {
  public:
   explicit Dropout(double p = 0.5, std::string name = "", std::optional<uint64_t> seed = std::nullopt);
   Tensor forward(const Tensor& input) override;

@@ -729,10 +729,13 @@ class Dropout(Module):
     Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); the identity in eval mode.
     """
 
-    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None, training: bool = True) -> None:
+    def __init__(self, p: float = 0.5, inplace: object | None = False, name: str = '', *, seed: int | None = None, training: bool = True) -> None:
         """
-        seed= gives the layer its own Philox stream (the same masks on every run); training=False starts in eval mode.
+        inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream (the same masks on every run); training=False starts in eval mode.
         """
+
+    @property
+    def inplace(self) -> bool: ...
 
     @property
     def p(self) -> float: ...
@@ -768,9 +771,12 @@ class Embedding(Module):
     def __repr__(self) -> str: ...
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0). inplace=True writes the result into the input."""
 
-    def __init__(self, name: str = '') -> None: ...
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def __repr__(self) -> str: ...
 
@@ -785,9 +791,12 @@ class GELU(Module):
     def __repr__(self) -> str: ...
 
 class SiLU(Module):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x). inplace=True writes the result into the input."""
 
-    def __init__(self, name: str = '') -> None: ...
+    def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def __repr__(self) -> str: ...
 
@@ -868,9 +877,11 @@ def batch_norm(input: spiraltorch._core.Tensor, running_mean: spiraltorch._core.
 
 def gelu(input: spiraltorch._core.Tensor, approximate: str = 'none') -> spiraltorch._core.Tensor: ...
 
-def relu(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+def relu(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """max(x, 0); inplace=True writes it into x."""
 
-def silu(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
+def silu(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """x * sigmoid(x); inplace=True writes it into x."""
 
 def tanh(input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
 
@@ -889,25 +900,46 @@ class SELU(Module):
 
     def __init__(self, inplace: bool = False, name: str = '') -> None: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
+    def extra_repr(self) -> str: ...
+
 class Mish(Module):
     """x * tanh(softplus(x))."""
 
     def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def inplace(self) -> bool: ...
+
+    def extra_repr(self) -> str: ...
 
 class Hardswish(Module):
     """x * clamp(x + 3, 0, 6) / 6."""
 
     def __init__(self, inplace: bool = False, name: str = '') -> None: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
 class Hardsigmoid(Module):
     """clamp(x + 3, 0, 6) / 6."""
 
     def __init__(self, inplace: bool = False, name: str = '') -> None: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
 class ReLU6(Module):
     """min(max(x, 0), 6)."""
 
     def __init__(self, inplace: bool = False, name: str = '') -> None: ...
+
+    @property
+    def inplace(self) -> bool: ...
+
+    def extra_repr(self) -> str: ...
 
 class LogSigmoid(Module):
     """log(sigmoid(x)), computed as -softplus(-x)."""
@@ -932,6 +964,9 @@ class LeakyReLU(Module):
     @property
     def negative_slope(self) -> float: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
     def extra_repr(self) -> str: ...
 
 class ELU(Module):
@@ -942,6 +977,9 @@ class ELU(Module):
     @property
     def alpha(self) -> float: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
     def extra_repr(self) -> str: ...
 
 class CELU(Module):
@@ -951,6 +989,9 @@ class CELU(Module):
 
     @property
     def alpha(self) -> float: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def extra_repr(self) -> str: ...
 
@@ -982,6 +1023,9 @@ class Hardtanh(Module):
     @property
     def max_val(self) -> float: ...
 
+    @property
+    def inplace(self) -> bool: ...
+
     def extra_repr(self) -> str: ...
 
 class Threshold(Module):
@@ -994,6 +1038,9 @@ class Threshold(Module):
 
     @property
     def value(self) -> float: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def extra_repr(self) -> str: ...
 
