@@ -28,6 +28,36 @@ void check_conv_float(const Tensor& x, const char* op) {
   }
 }
 
+bool check_conv2d_operands(const Tensor& input, const Tensor& weight, const ConvSpec& s, const char* weight_layout,
+                           const char* op) {
+  if (input.dim() != 4) {
+    throw ShapeError(std::string(op) + ": expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape " +
+                     shape_str(input.shape()));
+  }
+  if (weight.dim() != 4) {
+    throw ShapeError(std::string(op) + ": expected a 4-d weight " + weight_layout + ", got shape " +
+                     shape_str(weight.shape()));
+  }
+  detail::check_same_device(input, weight, op);
+  const bool half = input.dtype() == Dtype::Float16 || input.dtype() == Dtype::BFloat16;
+  if (!half) check_conv_float(input, op);
+  if (weight.dtype() != input.dtype()) {
+    throw DtypeError(std::string(op) + ": input is " + dtype_name(input.dtype()) + " but weight is " +
+                     dtype_name(weight.dtype()));
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (s.stride[d] <= 0) throw ValueError(std::string(op) + ": stride must be positive, got " + pair_str(s.stride));
+    if (s.dilation[d] <= 0) {
+      throw ValueError(std::string(op) + ": dilation must be positive, got " + pair_str(s.dilation));
+    }
+    if (s.pad_begin[d] < 0 || s.pad_end[d] < 0) {
+      throw ValueError(std::string(op) + ": padding must be non-negative, got " + pair_str(s.pad_begin));
+    }
+  }
+  if (s.groups <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(s.groups));
+  return half;
+}
+
 ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s) {
   ConvPlan p{};
   p.N = xs[0], p.C = xs[1], p.H = xs[2], p.W = xs[3];
@@ -252,29 +282,7 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
   if (input.dim() == 3) {
     return squeeze(conv2d_impl(unsqueeze(input, 0), weight, bias, s, op), 0);
   }
-  if (input.dim() != 4) {
-    throw ShapeError(std::string(op) + ": expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape " +
-                     shape_str(input.shape()));
-  }
-  if (weight.dim() != 4) {
-    throw ShapeError(std::string(op) + ": expected a 4-d weight (out_channels, in_channels/groups, kh, kw), got shape " +
-                     shape_str(weight.shape()));
-  }
-  detail::check_same_device(input, weight, op);
-  const bool half = input.dtype() == Dtype::Float16 || input.dtype() == Dtype::BFloat16;
-  if (!half) check_conv_float(input, op);
-  if (weight.dtype() != input.dtype()) {
-    throw DtypeError(std::string(op) + ": input is " + dtype_name(input.dtype()) + " but weight is " +
-                     dtype_name(weight.dtype()));
-  }
-  for (int d = 0; d < 2; ++d) {
-    if (s.stride[d] <= 0) throw ValueError(std::string(op) + ": stride must be positive, got " + pair_str(s.stride));
-    if (s.dilation[d] <= 0)
-      throw ValueError(std::string(op) + ": dilation must be positive, got " + pair_str(s.dilation));
-    if (s.pad_begin[d] < 0 || s.pad_end[d] < 0)
-      throw ValueError(std::string(op) + ": padding must be non-negative, got " + pair_str(s.pad_begin));
-  }
-  if (s.groups <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(s.groups));
+  const bool half = check_conv2d_operands(input, weight, s, "(out_channels, in_channels/groups, kh, kw)", op);
   const int64_t C = input.shape()[1], O = weight.shape()[0];
   if (C % s.groups != 0 || O % s.groups != 0) {
     throw ValueError(std::string(op) + ": in_channels (" + std::to_string(C) + ") and out_channels (" +

@@ -26,6 +26,12 @@ struct ConvPlan {
   backend::Conv2dGeom geom;
 };
 
+// The checks conv2d and conv_transpose2d share on 4-d input and weight (weight_layout names the
+// weight's dims in the message): same device, a float input (or a half type), the weight's dtype
+// equal to the input's, positive stride and dilation, non-negative padding, positive groups.
+// Returns whether the input is a half type.
+bool check_conv2d_operands(const Tensor& input, const Tensor& weight, const ConvSpec& s, const char* weight_layout,
+                           const char* op);
 // The plan of a conv2d of input shape xs (N, C, H, W) with weight shape ws (O, C/groups, kh, kw).
 ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s);
 // The raw (no autograd) im2col + GEMM forward on contiguous x, w and (optional) b: (N, O, OH, OW).

@@ -26,32 +26,9 @@ Tensor conv_transpose2d_impl(const Tensor& input_in, const Tensor& weight_in, co
   const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
                bias = autocast::to_lower(bias_in);
   if (input.dim() == 3) return squeeze(conv_transpose2d_impl(unsqueeze(input, 0), weight, bias, t, op), 0);
-  if (input.dim() != 4) {
-    throw ShapeError(std::string(op) + ": expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape " +
-                     shape_str(input.shape()));
-  }
-  if (weight.dim() != 4) {
-    throw ShapeError(std::string(op) +
-                     ": expected a 4-d weight (in_channels, out_channels/groups, kh, kw), got shape " +
-                     shape_str(weight.shape()));
-  }
-  detail::check_same_device(input, weight, op);
-  const bool half = input.dtype() == Dtype::Float16 || input.dtype() == Dtype::BFloat16;
-  if (!half) check_conv_float(input, op);
-  if (weight.dtype() != input.dtype()) {
-    throw DtypeError(std::string(op) + ": input is " + dtype_name(input.dtype()) + " but weight is " +
-                     dtype_name(weight.dtype()));
-  }
   const ConvSpec& s = t.conv;
-  if (s.groups <= 0) throw ValueError(std::string(op) + ": groups must be positive, got " + std::to_string(s.groups));
+  const bool half = check_conv2d_operands(input, weight, s, "(in_channels, out_channels/groups, kh, kw)", op);
   for (int d = 0; d < 2; ++d) {
-    if (s.stride[d] <= 0) throw ValueError(std::string(op) + ": stride must be positive, got " + pair_str(s.stride));
-    if (s.dilation[d] <= 0) {
-      throw ValueError(std::string(op) + ": dilation must be positive, got " + pair_str(s.dilation));
-    }
-    if (s.pad_begin[d] < 0) {
-      throw ValueError(std::string(op) + ": padding must be non-negative, got " + pair_str(s.pad_begin));
-    }
     // PyTorch allows output_padding < max(stride, dilation); only below the stride is the extra
     // border outside every window, which is what this op's conv2d plan covers.
     if (t.output_padding[d] < 0 || t.output_padding[d] >= s.stride[d]) {

@@ -4,16 +4,65 @@
 
 namespace st::nn {
 
+namespace detail {
+
+void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who) {
+  if (activation != "relu" && activation != "gelu") {
+    throw ValueError(std::string(who) + ": activation should be 'relu' or 'gelu', got '" + activation + "'");
+  }
+  if (dim_feedforward <= 0) {
+    throw ValueError(std::string(who) + ": dim_feedforward must be positive, got " + std::to_string(dim_feedforward));
+  }
+}
+
+Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2,
+                    const std::string& activation) {
+  Tensor y = linear1(x);
+  y = activation == "gelu" ? gelu(y) : relu(y);
+  return linear2(dropout(y));
+}
+
+template <typename Layer>
+std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num_layers, Sequential& container,
+                                                 const char* who) {
+  if (num_layers <= 0) {
+    throw ValueError(std::string(who) + ": num_layers must be positive, got " + std::to_string(num_layers));
+  }
+  std::vector<std::shared_ptr<Layer>> layers;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    layers.push_back(layer.clone());
+    layers.back()->set_name("");  // keyed by index inside "layers"
+    container.add(layers.back());
+  }
+  return layers;
+}
+
+template <typename Layer>
+std::shared_ptr<Layer> layer_at(const std::vector<std::shared_ptr<Layer>>& layers, int64_t index, const char* who) {
+  const auto n = static_cast<int64_t>(layers.size());
+  if (index < -n || index >= n) {
+    throw IndexError(std::string(who) + ": layer index " + std::to_string(index) + " is out of range for " +
+                     std::to_string(n) + " layers");
+  }
+  return layers[static_cast<size_t>(index < 0 ? index + n : index)];
+}
+
+template std::vector<std::shared_ptr<TransformerEncoderLayer>> clone_layers(const TransformerEncoderLayer&, int64_t,
+                                                                            Sequential&, const char*);
+template std::vector<std::shared_ptr<TransformerDecoderLayer>> clone_layers(const TransformerDecoderLayer&, int64_t,
+                                                                            Sequential&, const char*);
+template std::shared_ptr<TransformerEncoderLayer> layer_at(const std::vector<std::shared_ptr<TransformerEncoderLayer>>&,
+                                                           int64_t, const char*);
+template std::shared_ptr<TransformerDecoderLayer> layer_at(const std::vector<std::shared_ptr<TransformerDecoderLayer>>&,
+                                                           int64_t, const char*);
+
+}  // namespace detail
+
 TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward,
                                                  double dropout, const std::string& activation, bool batch_first,
                                                  bool norm_first, double layer_norm_eps, std::string name)
     : Module(std::move(name)), activation_(activation), norm_first_(norm_first) {
-  if (activation != "relu" && activation != "gelu") {
-    throw ValueError("TransformerEncoderLayer: activation should be 'relu' or 'gelu', got '" + activation + "'");
-  }
-  if (dim_feedforward <= 0) {
-    throw ValueError("TransformerEncoderLayer: dim_feedforward must be positive, got " + std::to_string(dim_feedforward));
-  }
+  detail::check_block_args(activation, dim_feedforward, "TransformerEncoderLayer");
   // Registration order follows PyTorch's attribute order (the state-dict order).
   self_attn_ = std::make_shared<MultiheadAttention>(d_model, nhead, dropout, true, batch_first);
   register_module("self_attn", self_attn_);
@@ -39,9 +88,7 @@ Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optio
     return (*dropout1_)(self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first);
   };
   auto ff = [&](const Tensor& x) {
-    Tensor y = (*linear1_)(x);
-    y = activation_ == "gelu" ? gelu(y) : relu(y);
-    return (*dropout2_)((*linear2_)((*dropout_)(y)));
+    return (*dropout2_)(detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_));
   };
   Tensor x = src;
   if (norm_first_) {
@@ -55,9 +102,9 @@ Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optio
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {
-  auto copy = std::make_shared<TransformerEncoderLayer>(
-      self_attn_->embed_dim(), self_attn_->num_heads(), linear1_->out_features(), dropout_->p(), activation_,
-      self_attn_->batch_first(), norm_first_, norm1_->eps(), name());
+  auto copy = std::make_shared<TransformerEncoderLayer>(self_attn_->embed_dim(), self_attn_->num_heads(),
+                                                        linear1_->out_features(), dropout_->p(), activation_,
+                                                        self_attn_->batch_first(), norm_first_, norm1_->eps(), name());
   copy->load_state_dict(state_dict());  // copies the values: the layers share nothing afterwards
   copy->train(is_training());
   return copy;
@@ -66,26 +113,14 @@ std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
                                        std::shared_ptr<Module> norm, std::string name)
     : Module(std::move(name)), norm_(std::move(norm)) {
-  if (num_layers <= 0) {
-    throw ValueError("TransformerEncoder: num_layers must be positive, got " + std::to_string(num_layers));
-  }
   container_ = std::make_shared<Sequential>();
-  for (int64_t i = 0; i < num_layers; ++i) {
-    layers_.push_back(layer.clone());
-    layers_.back()->set_name("");  // keyed by index inside "layers"
-    container_->add(layers_.back());
-  }
+  layers_ = detail::clone_layers(layer, num_layers, *container_, "TransformerEncoder");
   register_module("layers", container_);
   if (norm_) register_module("norm", norm_);
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoder::layer(int64_t index) const {
-  const int64_t n = num_layers();
-  if (index < -n || index >= n) {
-    throw IndexError("TransformerEncoder: layer index " + std::to_string(index) + " is out of range for " +
-                     std::to_string(n) + " layers");
-  }
-  return layers_[static_cast<size_t>(index < 0 ? index + n : index)];
+  return detail::layer_at(layers_, index, "TransformerEncoder");
 }
 
 Tensor TransformerEncoder::forward_full(const Tensor& src, const std::optional<Tensor>& mask, bool is_causal,

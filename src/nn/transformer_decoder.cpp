@@ -8,13 +8,7 @@ TransformerDecoderLayer::TransformerDecoderLayer(int64_t d_model, int64_t nhead,
                                                  double dropout, const std::string& activation, bool batch_first,
                                                  bool norm_first, double layer_norm_eps, std::string name)
     : Module(std::move(name)), activation_(activation), norm_first_(norm_first) {
-  if (activation != "relu" && activation != "gelu") {
-    throw ValueError("TransformerDecoderLayer: activation should be 'relu' or 'gelu', got '" + activation + "'");
-  }
-  if (dim_feedforward <= 0) {
-    throw ValueError("TransformerDecoderLayer: dim_feedforward must be positive, got " +
-                     std::to_string(dim_feedforward));
-  }
+  detail::check_block_args(activation, dim_feedforward, "TransformerDecoderLayer");
   // Registration order follows PyTorch's attribute order (the state-dict order).
   self_attn_ = std::make_shared<MultiheadAttention>(d_model, nhead, dropout, true, batch_first);
   register_module("self_attn", self_attn_);
@@ -56,10 +50,9 @@ Tensor TransformerDecoderLayer::forward_full(const Tensor& tgt, const Tensor& me
             .first);
   };
   auto ff = [&](const Tensor& x) {
-    Tensor y = (*linear1_)(x);
-    y = activation_ == "gelu" ? gelu(y) : relu(y);
-    return (*dropout3_)((*linear2_)((*dropout_)(y)));
+    return (*dropout3_)(detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_));
   };
+
   Tensor x = tgt;
   if (norm_first_) {
     x = add(x, sa((*norm1_)(x)));
@@ -89,26 +82,14 @@ std::shared_ptr<TransformerDecoderLayer> TransformerDecoderLayer::clone() const 
 TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers,
                                        std::shared_ptr<Module> norm, std::string name)
     : Module(std::move(name)), norm_(std::move(norm)) {
-  if (num_layers <= 0) {
-    throw ValueError("TransformerDecoder: num_layers must be positive, got " + std::to_string(num_layers));
-  }
   container_ = std::make_shared<Sequential>();
-  for (int64_t i = 0; i < num_layers; ++i) {
-    layers_.push_back(layer.clone());
-    layers_.back()->set_name("");  // keyed by index inside "layers"
-    container_->add(layers_.back());
-  }
+  layers_ = detail::clone_layers(layer, num_layers, *container_, "TransformerDecoder");
   register_module("layers", container_);
   if (norm_) register_module("norm", norm_);
 }
 
 std::shared_ptr<TransformerDecoderLayer> TransformerDecoder::layer(int64_t index) const {
-  const int64_t n = num_layers();
-  if (index < -n || index >= n) {
-    throw IndexError("TransformerDecoder: layer index " + std::to_string(index) + " is out of range for " +
-                     std::to_string(n) + " layers");
-  }
-  return layers_[static_cast<size_t>(index < 0 ? index + n : index)];
+  return detail::layer_at(layers_, index, "TransformerDecoder");
 }
 
 Tensor TransformerDecoder::forward_full(const Tensor& tgt, const Tensor& memory, const std::optional<Tensor>& tgt_mask,

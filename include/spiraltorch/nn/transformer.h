@@ -59,6 +59,21 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm1_, norm2_;
 };
 
+namespace detail {
+// num_layers independent copies of `layer` (layer.clone()), unnamed, added to `container` in order
+// (the keys "0", "1", ... of PyTorch's ModuleList); who names the stack in errors.
+template <typename Layer>
+std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num_layers, Sequential& container,
+                                                 const char* who);
+// ValueError naming `who` unless activation is "relu" or "gelu" and dim_feedforward is positive.
+void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who);
+// The feed-forward block linear2(dropout(act(linear1(x)))).
+Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2, const std::string& activation);
+// layers[index], negative indices counting from the end; IndexError naming `who` otherwise.
+template <typename Layer>
+std::shared_ptr<Layer> layer_at(const std::vector<std::shared_ptr<Layer>>& layers, int64_t index, const char* who);
+}  // namespace detail
+
 // torch.nn.TransformerEncoder: num_layers independent copies of `layer` (same configuration
 // and starting values, as PyTorch deep-copies it), applied in order, then `norm` if given.
 // Children: "layers" (a Sequential of the copies, keys "layers.0.self_attn::in_proj_weight")
