@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "nn_bind.h"
+#include "spiraltorch/nn/ctc_loss.h"
 #include "spiraltorch/nn/loss_torch_family.h"
 
 namespace stpy {
@@ -47,9 +48,37 @@ void def_call3(Cls& cls, const char* a, const char* b, const char* c) {
       .def_prop_ro("reduction", [](const C& self) { return reduction_name(self.reduction()); });
 }
 
+// Sequence lengths given as a tensor, a list/tuple of ints or one int (one sequence).
+std::vector<int64_t> lengths_of(nb::handle h, const char* what) {
+  if (nb::isinstance<Tensor>(h)) {
+    const Tensor t = nb::cast<Tensor>(h);
+    if (st::is_floating(t.dtype())) {
+      throw st::DtypeError(std::string("ctc_loss: ") + what + " must hold integers, got " + st::dtype_name(t.dtype()));
+    }
+    return st::to_device(reshape(t, {t.numel()}), st::Device{}).to(st::Dtype::Int64).to_vector<int64_t>();
+  }
+  if (nb::isinstance<nb::int_>(h)) return {nb::cast<int64_t>(h)};
+  std::vector<int64_t> out;
+  for (nb::handle v : h) out.push_back(nb::cast<int64_t>(v));
+  return out;
+}
+
 }  // namespace
 
 void bind_nn_loss_torch_family(nb::module_& nn) {
+  nn.def(
+      "ctc_loss",
+      [](const Tensor& log_probs, nb::handle targets, nb::handle input_lengths, nb::handle target_lengths,
+         int64_t blank, const std::string& reduction, bool zero_infinity) {
+        return ctc_loss(log_probs, index_of(targets), lengths_of(input_lengths, "input_lengths"),
+                        lengths_of(target_lengths, "target_lengths"), blank, red(reduction, "ctc_loss"),
+                        zero_infinity);
+      },
+      nb::arg("log_probs"), nb::arg("targets"), nb::arg("input_lengths"), nb::arg("target_lengths"),
+      nb::arg("blank") = 0, nb::arg("reduction") = "mean", nb::arg("zero_infinity") = false,
+      "Connectionist Temporal Classification loss of log_probs (T, N, C) (log-softmax outputs) against targets "
+      "(N, S) padded or 1-D concatenated, with each sample's input and target lengths; 'mean' divides each loss by "
+      "its target length before averaging.");
   // ---- functional (torch.nn.functional signatures; deprecated size_average/reduce left out) ----
   nn.def(
       "binary_cross_entropy",

@@ -457,6 +457,11 @@ class TripletLoss(Loss):
 
 TripletMarginLoss: TypeAlias = TripletLoss
 
+def ctc_loss(log_probs: spiraltorch._core.Tensor, targets: object, input_lengths: object, target_lengths: object, blank: int = 0, reduction: str = 'mean', zero_infinity: bool = False) -> spiraltorch._core.Tensor:
+    """
+    Connectionist Temporal Classification loss of log_probs (T, N, C) (log-softmax outputs) against targets (N, S) padded or 1-D concatenated, with each sample's input and target lengths; 'mean' divides each loss by its target length before averaging.
+    """
+
 def binary_cross_entropy(input: spiraltorch._core.Tensor, target: object, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Binary cross-entropy -w (t log x + (1 - t) log(1 - x)) of probabilities x in [0, 1] (logs clamped at -100).

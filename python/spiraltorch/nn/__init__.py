@@ -471,3 +471,8 @@ __all__ = sorted(set(__all__) | {"InstanceNorm1d", "InstanceNorm2d", "InstanceNo
 from .embedding_bag import EmbeddingBag  # noqa: E402,F401
 
 __all__ = sorted(set(__all__) | {"EmbeddingBag"})
+
+# torch.nn.CTCLoss over the native functional form.
+from .ctc import CTCLoss  # noqa: E402,F401
+
+__all__ = sorted(set(__all__) | {"CTCLoss"})

@@ -83,6 +83,7 @@ __all__ = [
     "triplet_margin_loss",
     # torch's remaining losses (nn_loss_torch_family.cpp)
     "binary_cross_entropy",
+    "ctc_loss",
     "kl_div",
     "smooth_l1_loss",
     "soft_margin_loss",
