@@ -227,6 +227,35 @@ void bind_nn_torch_family(nb::module_& nn) {
       .def_prop_ro("p", &Dropout2d::p)
       .def("__repr__", [](const Dropout2d& m) { return "Dropout2d(p=" + fmt_p(m.p()) + ")"; });
 
+  nn.def("alpha_dropout", [](const Tensor& x, double p, bool training, bool inplace) {
+    if (inplace) throw st::ValueError("alpha_dropout: inplace=True is not supported");
+    return alpha_dropout(x, p, training);
+  }, nb::arg("input"), nb::arg("p") = 0.5, nb::arg("training") = false, nb::arg("inplace") = false,
+     "Alpha dropout for SELU networks (keeps zero mean and unit variance); the identity unless training.");
+  nn.def("feature_alpha_dropout", [](const Tensor& x, double p, bool training, bool inplace) {
+    if (inplace) throw st::ValueError("feature_alpha_dropout: inplace=True is not supported");
+    return feature_alpha_dropout(x, p, training);
+  }, nb::arg("input"), nb::arg("p") = 0.5, nb::arg("training") = false, nb::arg("inplace") = false,
+     "Alpha dropout of whole channels of (N, C, *) input; the identity unless training.");
+  nb::class_<AlphaDropout, Module>(nn, "AlphaDropout",
+                                   "Alpha dropout (SELU networks): zero mean and unit variance kept; the identity "
+                                   "in eval mode.")
+      .def("__init__", [](AlphaDropout* self, double p, bool inplace, std::string name, std::optional<uint64_t> seed) {
+        if (inplace) throw st::ValueError("AlphaDropout: inplace=True is not supported");
+        new (self) AlphaDropout(p, std::move(name), seed);
+      }, nb::arg("p") = 0.5, nb::arg("inplace") = false, nb::arg("name") = "", nb::kw_only(),
+         nb::arg("seed") = nb::none())
+      .def_prop_ro("p", &AlphaDropout::p)
+      .def("__repr__", [](const AlphaDropout& m) { return m.type_name() + "(p=" + fmt_p(m.p()) + ")"; });
+  nb::class_<FeatureAlphaDropout, AlphaDropout>(nn, "FeatureAlphaDropout",
+                                                "Alpha dropout of whole channels of (N, C, *) input (SELU networks).")
+      .def("__init__", [](FeatureAlphaDropout* self, double p, bool inplace, std::string name,
+                          std::optional<uint64_t> seed) {
+        if (inplace) throw st::ValueError("FeatureAlphaDropout: inplace=True is not supported");
+        new (self) FeatureAlphaDropout(p, std::move(name), seed);
+      }, nb::arg("p") = 0.5, nb::arg("inplace") = false, nb::arg("name") = "", nb::kw_only(),
+         nb::arg("seed") = nb::none());
+
   // ---- bilinear ----
   nn.def("bilinear", [](const Tensor& a, const Tensor& b, const Tensor& w, std::optional<Tensor> bias) {
     return bilinear(a, b, w, bias ? *bias : Tensor());

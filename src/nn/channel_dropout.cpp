@@ -1,5 +1,7 @@
 #include "spiraltorch/nn/channel_dropout.h"
 
+#include <cmath>
+
 #include "spiraltorch/error.h"
 #include "spiraltorch/ops.h"
 
@@ -37,6 +39,54 @@ Tensor channel_dropout(const Tensor& input, int64_t spatial_dims, double p, bool
   Tensor keep = ge(rand(ms, mdt, gen), full(ms, p, mdt));
   Tensor mask = to_device(mul(cast(keep, input.dtype()), 1.0 / (1.0 - p)), input.device());
   return mul(input, mask);
+}
+
+namespace {
+
+// The shared body of alpha_dropout (one draw per element) and feature_alpha_dropout (per channel).
+Tensor alpha_dropout_impl(const Tensor& input, double p, bool training, Generator* gen, bool feature) {
+  const char* op = feature ? "feature_alpha_dropout" : "alpha_dropout";
+  if (!input.defined()) throw ValueError(std::string(op) + ": input is required");
+  check_p(p, op);
+  if (!is_floating(input.dtype())) {
+    throw DtypeError(std::string(op) + ": expected a floating-point input, got " + dtype_name(input.dtype()));
+  }
+  if (feature && input.dim() < 2) {
+    throw ShapeError(std::string(op) + ": expected an input of shape (N, C, *), got " + shape_str(input.shape()));
+  }
+  if (!training || p == 0.0) return input;
+  if (p == 1.0) return mul(input, 0.0);
+  constexpr double kAlpha = 1.7580993408473766;  // SELU's scale * alpha
+  const double a = 1.0 / std::sqrt((kAlpha * kAlpha * p + 1.0) * (1.0 - p));
+  Shape ms = input.shape();
+  if (feature) {
+    for (int64_t d = 2; d < input.dim(); ++d) ms[static_cast<size_t>(d)] = 1;
+  }
+  const Dtype mdt = input.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+  const Tensor keep = to_device(cast(ge(rand(ms, mdt, gen), full(ms, p, mdt)), input.dtype()), input.device());
+  // a (x keep + (-alpha)(1 - keep)) + a alpha p = x (a keep) + a alpha (keep - 1 + p).
+  const Tensor shift = mul(add(keep, p - 1.0), a * kAlpha);
+  return add(mul(input, mul(keep, a)), shift);
+}
+
+}  // namespace
+
+Tensor alpha_dropout(const Tensor& input, double p, bool training, Generator* gen) {
+  return alpha_dropout_impl(input, p, training, gen, false);
+}
+
+Tensor feature_alpha_dropout(const Tensor& input, double p, bool training, Generator* gen) {
+  return alpha_dropout_impl(input, p, training, gen, true);
+}
+
+AlphaDropout::AlphaDropout(double p, bool feature, std::string name, std::optional<uint64_t> seed)
+    : Module(std::move(name)), p_(p), feature_(feature) {
+  check_p(p, feature ? "FeatureAlphaDropout" : "AlphaDropout");
+  if (seed) generator_.emplace(*seed);
+}
+
+Tensor AlphaDropout::forward(const Tensor& input) {
+  return alpha_dropout_impl(input, p_, is_training(), generator_ ? &*generator_ : nullptr, feature_);
 }
 
 Tensor dropout1d(const Tensor& input, double p, bool training, Generator* gen) {

@@ -2229,6 +2229,33 @@ class Dropout2d(Module):
 
     def __repr__(self) -> str: ...
 
+def alpha_dropout(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """
+    Alpha dropout for SELU networks (keeps zero mean and unit variance); the identity unless training.
+    """
+
+def feature_alpha_dropout(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> spiraltorch._core.Tensor:
+    """
+    Alpha dropout of whole channels of (N, C, *) input; the identity unless training.
+    """
+
+class AlphaDropout(Module):
+    """
+    Alpha dropout (SELU networks): zero mean and unit variance kept; the identity in eval mode.
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False, name: str = '', *, seed: int | None = None) -> None: ...
+
+    @property
+    def p(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+class FeatureAlphaDropout(AlphaDropout):
+    """Alpha dropout of whole channels of (N, C, *) input (SELU networks)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False, name: str = '', *, seed: int | None = None) -> None: ...
+
 def bilinear(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bias: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor:
     """
     y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o].

@@ -66,6 +66,8 @@ __all__ = [
     "pixel_unshuffle",
     "dropout1d",
     "dropout2d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
     "bilinear",
     # attention (nn_seq.cpp)
     "scaled_dot_product_attention",
