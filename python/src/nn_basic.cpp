@@ -77,15 +77,9 @@ void bind_nn_basic(nb::module_& nn) {
   nb::class_<snn::Dropout, Module>(nn, "Dropout",
                                    "Zeroes elements with probability p in training (scaling the rest by 1/(1-p)); "
                                    "the identity in eval mode.")
-      .def("__init__", [](snn::Dropout* self, double p, nb::handle inplace_or_name, std::string name,
+      .def("__init__", [](snn::Dropout* self, double p, nb::handle inplace_arg, std::string name,
                           std::optional<uint64_t> seed, bool training) {
-        // PyTorch's Dropout(p, inplace); a string in that place is the name this API took there before.
-        bool inplace = false;
-        if (nb::isinstance<nb::str>(inplace_or_name)) {
-          name = nb::cast<std::string>(inplace_or_name);
-        } else if (!inplace_or_name.is_none()) {
-          inplace = nb::cast<bool>(inplace_or_name);
-        }
+        const bool inplace = inplace_or_name(inplace_arg, name);
         new (self) snn::Dropout(p, std::move(name), seed);
         self->set_inplace(inplace);
         self->train(training);

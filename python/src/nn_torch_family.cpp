@@ -213,19 +213,35 @@ void bind_nn_torch_family(nb::module_& nn) {
          "Zeroes whole channels of (N, C, H, W) or (C, H, W) with probability p, scaling the rest by 1/(1-p), "
          "when training; the identity otherwise.");
   nb::class_<Dropout1d, Module>(nn, "Dropout1d", "Channel-wise dropout of (N, C, L) input in training mode.")
-      .def("__init__", [](Dropout1d* self, double p, std::string name, std::optional<uint64_t> seed) {
+      .def("__init__", [](Dropout1d* self, double p, nb::handle inplace_arg, std::string name,
+                          std::optional<uint64_t> seed) {
+        const bool inplace = inplace_or_name(inplace_arg, name);
         new (self) Dropout1d(p, std::move(name), seed);
-      }, nb::arg("p") = 0.5, nb::arg("name") = "", nb::kw_only(), nb::arg("seed") = nb::none(),
-         "seed= gives the layer its own Philox stream (reproducible masks).")
+        self->set_inplace(inplace);
+      }, nb::arg("p") = 0.5, nb::arg("inplace").none() = false, nb::arg("name") = "", nb::kw_only(),
+         nb::arg("seed") = nb::none(),
+         "inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream "
+         "(reproducible masks).")
       .def_prop_ro("p", &Dropout1d::p)
-      .def("__repr__", [](const Dropout1d& m) { return "Dropout1d(p=" + fmt_p(m.p()) + ")"; });
+      .def_prop_ro("inplace", &Dropout1d::inplace)
+      .def("__repr__", [](const Dropout1d& m) {
+        return "Dropout1d(p=" + fmt_p(m.p()) + (m.inplace() ? ", inplace=True" : "") + ")";
+      });
   nb::class_<Dropout2d, Module>(nn, "Dropout2d", "Channel-wise dropout of (N, C, H, W) input in training mode.")
-      .def("__init__", [](Dropout2d* self, double p, std::string name, std::optional<uint64_t> seed) {
+      .def("__init__", [](Dropout2d* self, double p, nb::handle inplace_arg, std::string name,
+                          std::optional<uint64_t> seed) {
+        const bool inplace = inplace_or_name(inplace_arg, name);
         new (self) Dropout2d(p, std::move(name), seed);
-      }, nb::arg("p") = 0.5, nb::arg("name") = "", nb::kw_only(), nb::arg("seed") = nb::none(),
-         "seed= gives the layer its own Philox stream (reproducible masks).")
+        self->set_inplace(inplace);
+      }, nb::arg("p") = 0.5, nb::arg("inplace").none() = false, nb::arg("name") = "", nb::kw_only(),
+         nb::arg("seed") = nb::none(),
+         "inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream "
+         "(reproducible masks).")
       .def_prop_ro("p", &Dropout2d::p)
-      .def("__repr__", [](const Dropout2d& m) { return "Dropout2d(p=" + fmt_p(m.p()) + ")"; });
+      .def_prop_ro("inplace", &Dropout2d::inplace)
+      .def("__repr__", [](const Dropout2d& m) {
+        return "Dropout2d(p=" + fmt_p(m.p()) + (m.inplace() ? ", inplace=True" : "") + ")";
+      });
 
   nn.def("alpha_dropout", [](const Tensor& x, double p, bool training, bool inplace) {
     if (inplace) throw st::ValueError("alpha_dropout: inplace=True is not supported");

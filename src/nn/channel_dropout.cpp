@@ -103,7 +103,9 @@ Dropout1d::Dropout1d(double p, std::string name, std::optional<uint64_t> seed) :
 }
 
 Tensor Dropout1d::forward(const Tensor& input) {
-  return dropout1d(input, p_, is_training(), generator_ ? &*generator_ : nullptr);
+  if (!is_training()) return input;
+  Generator* gen = generator_ ? &*generator_ : nullptr;
+  return apply_fn(input, [&](const Tensor& x) { return dropout1d(x, p_, true, gen); }, "Dropout1d");
 }
 
 Dropout2d::Dropout2d(double p, std::string name, std::optional<uint64_t> seed) : Module(std::move(name)), p_(p) {
@@ -112,7 +114,9 @@ Dropout2d::Dropout2d(double p, std::string name, std::optional<uint64_t> seed) :
 }
 
 Tensor Dropout2d::forward(const Tensor& input) {
-  return dropout2d(input, p_, is_training(), generator_ ? &*generator_ : nullptr);
+  if (!is_training()) return input;
+  Generator* gen = generator_ ? &*generator_ : nullptr;
+  return apply_fn(input, [&](const Tensor& x) { return dropout2d(x, p_, true, gen); }, "Dropout2d");
 }
 
 }  // namespace st::nn

@@ -73,3 +73,15 @@ def test_dropout_inplace():
     z = st.ones(5)
     assert d(z).numpy().tolist() == [1.0] * 5
     assert st.nn.Dropout(0.2, "named").name == "named"  # the earlier positional name still works
+
+
+@pytest.mark.parametrize("name,shape", [("Dropout1d", (4, 6, 5)), ("Dropout2d", (4, 6, 3, 3))])
+def test_channel_dropout_inplace(name, shape):
+    st.manual_seed(1)
+    d = getattr(st.nn, name)(0.5, inplace=True)
+    assert repr(d) == repr(getattr(torch.nn, name)(0.5, inplace=True)) and d.inplace
+    x = st.ones(*shape)
+    y = d(x)
+    np.testing.assert_array_equal(x.numpy(), y.numpy())
+    assert set(np.unique(x.numpy())) == {0.0, 2.0}
+    assert getattr(st.nn, name)(0.3, "named").name == "named"

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "spiraltorch/generator.h"
+#include "spiraltorch/nn/activation.h"
 #include "spiraltorch/nn/module.h"
 
 namespace st::nn {
@@ -48,7 +49,7 @@ class FeatureAlphaDropout : public AlphaDropout {
       : AlphaDropout(p, true, std::move(name), seed) {}
 };
 
-class Dropout1d : public Module {
+class Dropout1d : public Module, public InplaceOption {
  public:
   explicit Dropout1d(double p = 0.5, std::string name = "", std::optional<uint64_t> seed = std::nullopt);
   Tensor forward(const Tensor& input) override;
@@ -60,7 +61,7 @@ class Dropout1d : public Module {
   std::optional<Generator> generator_;
 };
 
-class Dropout2d : public Module {
+class Dropout2d : public Module, public InplaceOption {
  public:
   explicit Dropout2d(double p = 0.5, std::string name = "", std::optional<uint64_t> seed = std::nullopt);
   Tensor forward(const Tensor& input) override;

@@ -2210,22 +2210,32 @@ def dropout2d(input: spiraltorch._core.Tensor, p: float = 0.5, training: bool = 
 class Dropout1d(Module):
     """Channel-wise dropout of (N, C, L) input in training mode."""
 
-    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None) -> None:
-        """seed= gives the layer its own Philox stream (reproducible masks)."""
+    def __init__(self, p: float = 0.5, inplace: object | None = False, name: str = '', *, seed: int | None = None) -> None:
+        """
+        inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream (reproducible masks).
+        """
 
     @property
     def p(self) -> float: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def __repr__(self) -> str: ...
 
 class Dropout2d(Module):
     """Channel-wise dropout of (N, C, H, W) input in training mode."""
 
-    def __init__(self, p: float = 0.5, name: str = '', *, seed: int | None = None) -> None:
-        """seed= gives the layer its own Philox stream (reproducible masks)."""
+    def __init__(self, p: float = 0.5, inplace: object | None = False, name: str = '', *, seed: int | None = None) -> None:
+        """
+        inplace=True writes the result into the input (in training); seed= gives the layer its own Philox stream (reproducible masks).
+        """
 
     @property
     def p(self) -> float: ...
+
+    @property
+    def inplace(self) -> bool: ...
 
     def __repr__(self) -> str: ...
 
