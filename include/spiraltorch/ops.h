@@ -88,6 +88,10 @@ Tensor tanh(const Tensor& x);
 Tensor atanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor erf(const Tensor& x);
+// log |Gamma(x)| and its derivative digamma (psi), PyTorch's values at the poles (lgamma +inf,
+// digamma -inf at 0 and NaN at the negative integers); integer inputs give float32.
+Tensor lgamma(const Tensor& x);
+Tensor digamma(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x, bool tanh_approximation = false);
 Tensor silu(const Tensor& x);

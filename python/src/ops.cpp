@@ -363,6 +363,8 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   ST_UNARY("atanh", st::atanh);
   ST_UNARY("sigmoid", st::sigmoid);
   ST_UNARY("erf", st::erf);
+  ST_UNARY("lgamma", st::lgamma);
+  ST_UNARY("digamma", st::digamma);
   ST_UNARY("relu", st::relu);
   ST_UNARY("silu", st::silu);
   ST_UNARY("floor", st::floor);
