@@ -56,7 +56,7 @@ from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, 
 from .session import SpiralSession  # noqa: F401
 from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
 from . import spiralk  # noqa: F401
-from . import linalg  # noqa: F401
+from . import linalg, special  # noqa: F401
 from . import _legacy_rl
 
 _legacy_rl.install()  # `import rl` -> spiraltorch.rl, unless another rl module exists
