@@ -43,17 +43,17 @@ __global__ void attn_softmax_kernel(const T* s, T* p, A* lse, int64_t L, int64_t
   const T* x = s + r * S;
   T* y = p + r * S;
   A m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = fmax(m, scale * static_cast<A>(to_f(x[j])));
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = fmax(m, scale * convert<A>(x[j]));
   m = block_reduce<A>(m, sh, true);
   A sum = 0;
   if (n > 0 && isfinite(m)) {
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(scale * static_cast<A>(to_f(x[j])) - m);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(scale * convert<A>(x[j]) - m);
   }
   sum = block_reduce<A>(sum, sh, false);
   const bool ok = n > 0 && isfinite(m);
   const A inv = ok ? A(1) / sum : A(0);
   for (int64_t j = threadIdx.x; j < S; j += blockDim.x) {
-    const A v = ok && j < n ? exp(scale * static_cast<A>(to_f(x[j])) - m) * inv : A(0);
+    const A v = ok && j < n ? exp(scale * convert<A>(x[j]) - m) * inv : A(0);
     y[j] = convert<T>(v);
   }
   if (threadIdx.x == 0) lse[r] = n == 0 ? A(-INFINITY) : (ok ? m + log(sum) : m);
@@ -70,9 +70,9 @@ __global__ void attn_softmax_backward_kernel(T* s, T* dp, const A* lse, const A*
   T* const x = s + r * S;
   T* const y = dp + r * S;
   for (int j = threadIdx.x; j < S; j += blockDim.x) {
-    const A pj = any && j < visible ? exp(scale * static_cast<A>(to_f(x[j])) - l) : A(0);
+    const A pj = any && j < visible ? exp(scale * convert<A>(x[j]) - l) : A(0);
     x[j] = convert<T>(pj);
-    y[j] = convert<T>(scale * pj * (static_cast<A>(to_f(y[j])) - dl));
+    y[j] = convert<T>(scale * pj * (convert<A>(y[j]) - dl));
   }
 }
 

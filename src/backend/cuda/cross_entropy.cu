@@ -18,11 +18,11 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* l
   const int64_t r = blockIdx.x;
   const T* xr = x + r * cols;
   A m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmax(m, static_cast<A>(to_f(xr[j])));
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmax(m, convert<A>(xr[j]));
   m = block_reduce(m, [](A a, A b) { return a > b ? a : b; }, A(-INFINITY));
   A s = 0;
   const A shift = m == -INFINITY ? A(0) : m;  // all -inf: lse = -inf
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += exp(static_cast<A>(to_f(xr[j])) - shift);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += exp(convert<A>(xr[j]) - shift);
   s = block_reduce(s, [](A a, A b) { return a + b; }, A(0));
   if (threadIdx.x == 0) {
     const A l = shift + log(s);
@@ -30,7 +30,7 @@ __global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* l
     lse[r] = l;
     // a target out of range (the op layer checks, unless the host copy's range vouched for it)
     // gives NaN, never a read past the row
-    loss[r] = y == ignore_index ? A(0) : y < 0 || y >= cols ? A(NAN) : scale * (l - static_cast<A>(to_f(xr[y])));
+    loss[r] = y == ignore_index ? A(0) : y < 0 || y >= cols ? A(NAN) : scale * (l - convert<A>(xr[y]));
   }
 }
 
@@ -43,7 +43,7 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int64_t* t, cons
   const T* xr = x + r * cols;
   T* dr = dx + r * cols;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const A p = exp(static_cast<A>(to_f(xr[j])) - l);
+    const A p = exp(convert<A>(xr[j]) - l);
     dr[j] = convert<T>(gr * (p - (j == y ? A(1) : A(0))));
   }
 }
