@@ -100,6 +100,16 @@ void bind_nn_basic(nb::module_& nn) {
                                      "the padding_idx row is zero and gets no gradient.")
       .def(nb::init<int64_t, int64_t, std::optional<int64_t>, std::string>(), nb::arg("num_embeddings"),
            nb::arg("embedding_dim"), nb::arg("padding_idx") = nb::none(), nb::arg("name") = "")
+      .def_static("from_pretrained", [](const Tensor& embeddings, bool freeze, std::optional<int64_t> padding_idx,
+                                         std::optional<double> max_norm, double, bool scale_grad_by_freq, bool sparse) {
+        if (max_norm || scale_grad_by_freq || sparse) {
+          throw st::ValueError("Embedding.from_pretrained: max_norm, scale_grad_by_freq and sparse are not supported");
+        }
+        return snn::Embedding::from_pretrained(embeddings, freeze, padding_idx);
+      }, nb::arg("embeddings"), nb::arg("freeze") = true, nb::arg("padding_idx") = nb::none(),
+         nb::arg("max_norm") = nb::none(), nb::arg("norm_type") = 2.0, nb::arg("scale_grad_by_freq") = false,
+         nb::arg("sparse") = false,
+         "An Embedding whose weight is embeddings (2-D, the same memory), trainable unless freeze.")
       .def_prop_ro("weight", &snn::Embedding::weight)
       .def_prop_ro("num_embeddings", &snn::Embedding::num_embeddings)
       .def_prop_ro("embedding_dim", &snn::Embedding::embedding_dim)

@@ -29,6 +29,22 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optiona
   register_parameter("weight", w);
 }
 
+std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& embeddings, bool freeze,
+                                                      std::optional<int64_t> padding_idx, std::string name) {
+  if (!embeddings.defined() || embeddings.dim() != 2) {
+    throw ShapeError("Embedding.from_pretrained: embeddings must be 2-D (num_embeddings, embedding_dim), got " +
+                     (embeddings.defined() ? shape_str(embeddings.shape()) : std::string("an undefined tensor")));
+  }
+  if (!is_floating(embeddings.dtype())) {
+    throw DtypeError(std::string("Embedding.from_pretrained: embeddings must be floating, got ") +
+                     dtype_name(embeddings.dtype()));
+  }
+  auto m = std::make_shared<Embedding>(embeddings.shape()[0], embeddings.shape()[1], padding_idx, std::move(name));
+  // A new leaf over the same storage: the caller's tensor keeps its own requires_grad.
+  m->register_parameter("weight", embeddings.detach(), !freeze);
+  return m;
+}
+
 Tensor Embedding::forward(const Tensor& indices) {
   if (!indices.defined()) throw ValueError(type_name() + ": input is undefined");
   if (indices.dtype() != Dtype::Int64 && indices.dtype() != Dtype::Int32) {

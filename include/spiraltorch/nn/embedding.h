@@ -1,4 +1,5 @@
 #pragma once
+#include <memory>
 #include <optional>
 
 #include "spiraltorch/nn/module.h"
@@ -13,6 +14,10 @@ class Embedding : public Module {
  public:
   Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = {},
             std::string name = "");
+  // An Embedding whose weight is `embeddings` (2-D; the same memory, as PyTorch's from_pretrained),
+  // trainable unless freeze; the padding_idx row is kept as given.
+  static std::shared_ptr<Embedding> from_pretrained(const Tensor& embeddings, bool freeze = true,
+                                                    std::optional<int64_t> padding_idx = {}, std::string name = "");
   Tensor forward(const Tensor& indices) override;
   std::string type_name() const override { return "Embedding"; }
   int64_t num_embeddings() const { return num_; }

@@ -761,6 +761,12 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, name: str = '') -> None: ...
 
+    @staticmethod
+    def from_pretrained(embeddings: spiraltorch._core.Tensor, freeze: bool = True, padding_idx: int | None = None, max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Embedding:
+        """
+        An Embedding whose weight is embeddings (2-D, the same memory), trainable unless freeze.
+        """
+
     @property
     def weight(self) -> spiraltorch._core.Tensor: ...
 

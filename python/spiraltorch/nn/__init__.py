@@ -452,10 +452,10 @@ from . import functional, init, utils  # noqa: E402,F401
 # torch.nn's padding layers and Upsample over functional.pad / interpolate.
 from .padding_upsample import (  # noqa: E402,F401
     ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Upsample,
-    ZeroPad2d)
+    ZeroPad1d, ZeroPad2d)
 
 __all__ = sorted(set(__all__) | {"ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-                                 "ReplicationPad1d", "ReplicationPad2d", "Upsample", "ZeroPad2d"})
+                                 "ReplicationPad1d", "ReplicationPad2d", "Upsample", "ZeroPad1d", "ZeroPad2d"})
 
 # torch.nn's transposed convolutions over the native functional forms.
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d  # noqa: E402,F401

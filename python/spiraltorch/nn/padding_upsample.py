@@ -61,6 +61,16 @@ class ConstantPad2d(_PadNd):
         super().__init__(padding, float(value), name)
 
 
+class ZeroPad1d(ConstantPad1d):
+    """Pads the last dim with zeros; ``padding`` is an int or (left, right)."""
+
+    def __init__(self, padding: Any, name: str = "") -> None:
+        super().__init__(padding, 0.0, name)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
 class ZeroPad2d(ConstantPad2d):
     """Pads the last two dims with zeros; ``padding`` is an int or (left, right, top, bottom)."""
 
@@ -126,4 +136,4 @@ class Upsample(Module):
 
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
-           "ReplicationPad2d", "Upsample", "ZeroPad2d"]
+           "ReplicationPad2d", "Upsample", "ZeroPad1d", "ZeroPad2d"]
