@@ -13,13 +13,6 @@ using st::nn::Module;
 // PyTorch's repr suffix for inplace layers.
 std::string inplace_suffix(bool inplace) { return inplace ? ", inplace=True" : ""; }
 
-// f(x), or f(x) written into x (the functional forms' inplace=True).
-Tensor maybe_inplace(const Tensor& x, bool inplace, const char* op, const std::function<Tensor(const Tensor&)>& f) {
-  if (!inplace) return f(x);
-  Tensor target = x;
-  return st::apply_inplace_(target, f, op);
-}
-
 // Python's repr of a float ("0.01", "1.0", "1e-05"), as torch's extra_repr prints it.
 std::string py_float(double v) { return nb::cast<std::string>(nb::repr(nb::float_(v))); }
 

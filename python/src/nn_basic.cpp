@@ -223,14 +223,10 @@ void bind_nn_basic(nb::module_& nn) {
   nn.def("gelu", [](const Tensor& x, const std::string& approximate) { return snn::gelu(x, approximate); },
          nb::arg("input"), nb::arg("approximate") = "none");
   nn.def("relu", [](const Tensor& x, bool inplace) {
-    if (!inplace) return st::relu(x);
-    Tensor target = x;
-    return st::apply_inplace_(target, [](const Tensor& in) { return st::relu(in); }, "relu");
+    return maybe_inplace(x, inplace, "relu", [](const Tensor& in) { return st::relu(in); });
   }, nb::arg("input"), nb::arg("inplace") = false, "max(x, 0); inplace=True writes it into x.");
   nn.def("silu", [](const Tensor& x, bool inplace) {
-    if (!inplace) return st::silu(x);
-    Tensor target = x;
-    return st::apply_inplace_(target, [](const Tensor& in) { return st::silu(in); }, "silu");
+    return maybe_inplace(x, inplace, "silu", [](const Tensor& in) { return st::silu(in); });
   }, nb::arg("input"), nb::arg("inplace") = false, "x * sigmoid(x); inplace=True writes it into x.");
   nn.def("tanh", [](const Tensor& x) { return st::tanh(x); }, nb::arg("input"));
   nn.def("sigmoid", [](const Tensor& x) { return st::sigmoid(x); }, nb::arg("input"));

@@ -1,9 +1,11 @@
 #pragma once
 // Registration hooks of the nn binding files; each lives in its own .cpp.
+#include <functional>
 #include <string>
 
 #include "convert.h"
 #include "spiraltorch/nn/module.h"
+#include "spiraltorch/ops.h"
 
 namespace stpy {
 
@@ -15,6 +17,14 @@ inline bool inplace_or_name(nb::handle value, std::string& name) {
     return false;
   }
   return !value.is_none() && nb::cast<bool>(value);
+}
+
+// f(x), or f(x) written into x (the functional forms' inplace=True; st::apply_inplace_).
+inline Tensor maybe_inplace(const Tensor& x, bool inplace, const char* op,
+                            const std::function<Tensor(const Tensor&)>& f) {
+  if (!inplace) return f(x);
+  Tensor target = x;
+  return st::apply_inplace_(target, f, op);
 }
 
 // A state dict from a Python dict or a sequence of (key, value) pairs.

@@ -18,12 +18,6 @@ namespace st::nn {
 
 namespace {
 
-std::string shape_text(const Shape& s) {
-  std::string out("(");
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
 // Which bag each kept entry belongs to, and which entries are kept (padding_idx entries are not).
 struct BagLayout {
   int64_t bags = 0;
@@ -78,7 +72,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const Tensor& of
   if (!weight.defined() || !input.defined()) throw ValueError(std::string(op) + ": weight and input are required");
   if (weight.dim() != 2) {
     throw ShapeError(std::string(op) + ": weight must be 2-D (num_embeddings, embedding_dim), got shape " +
-                     shape_text(weight.shape()));
+                     shape_str(weight.shape()));
   }
   if (mode != "sum" && mode != "mean" && mode != "max") {
     throw ValueError(std::string(op) + ": mode must be 'sum', 'mean' or 'max', got '" + mode + "'");
@@ -99,7 +93,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const Tensor& of
   if (input.dim() == 2) {
     if (offsets.defined()) {
       throw ValueError(std::string(op) + ": offsets must be None for 2-D input (each row is a bag), got shape " +
-                       shape_text(offsets.shape()));
+                       shape_str(offsets.shape()));
     }
     if (include_last_offset) {
       throw ValueError(std::string(op) + ": include_last_offset applies to 1-D input with offsets, not to 2-D input");
@@ -112,7 +106,7 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const Tensor& of
     offs = to_device(offsets, Device{}).to(Dtype::Int64).to_vector<int64_t>();
   } else {
     throw ShapeError(std::string(op) + ": expected 1-D indices with offsets or 2-D (bags, length) indices, got shape " +
-                     shape_text(input.shape()));
+                     shape_str(input.shape()));
   }
   const Tensor flat = reshape(input.to(Dtype::Int64), {input.numel()});
   const std::vector<int64_t> idx = to_device(flat, Device{}).to_vector<int64_t>();
@@ -128,8 +122,8 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& input, const Tensor& of
                        "'");
     }
     if (per_sample_weights.shape() != input.shape()) {
-      throw ShapeError(std::string(op) + ": per_sample_weights of shape " + shape_text(per_sample_weights.shape()) +
-                       " must match input of shape " + shape_text(input.shape()));
+      throw ShapeError(std::string(op) + ": per_sample_weights of shape " + shape_str(per_sample_weights.shape()) +
+                       " must match input of shape " + shape_str(input.shape()));
     }
   }
   const bool no_bags = input.dim() == 2 && input.shape()[0] == 0;

@@ -1,5 +1,7 @@
 #include "ops/common.h"
 
+#include <optional>
+
 namespace st {
 
 using detail::backend_of;
@@ -184,8 +186,8 @@ Tensor& apply_inplace_(Tensor& x, const std::function<Tensor(const Tensor&)>& f,
     throw ShapeError(std::string(op) + ": an in-place result must keep the input's shape " + shape_str(x.shape()) +
                      ", got " + shape_str(value.shape()));
   }
-  if (graph) return commit(x, value.to(x.dtype()));
-  NoGradGuard ng;
+  std::optional<NoGradGuard> ng;  // without a graph, the write records nothing
+  if (!graph) ng.emplace();
   return commit(x, value.to(x.dtype()));
 }
 

@@ -312,7 +312,7 @@ double LBFGS::step(const std::function<double()>& closure) {
 
     int64_t ls_evals = 0;
     if (line_search) {
-      const Tensor x0 = flat.values().clone();
+      const Tensor x0 = flat.values();  // cat copies: a snapshot
       auto evaluate = [&](double step) {
         flat.add(step, d);
         const double f = call();
