@@ -4,7 +4,8 @@ of Python plugins with shared configuration and services.
 Every listener receives one dict with ``"ts"`` (UNIX seconds at dispatch) and ``"type"``, plus
 the event's fields: ``TensorOp`` (``op_name``, ``input_shape``, ``output_shape``; published by the
 built-in ops in C++ and by ``spiraltorch.ops.execute``), ``EpochStart`` (``epoch``) and ``EpochEnd`` (``epoch``, ``loss``;
-published by ``nn.ModuleTrainer.train_epoch``), ``PluginLoaded``/``PluginUnloaded``
+published by ``nn.ModuleTrainer.train_epoch``), ``TrainerStep`` (one per batch of that epoch, from
+C++: ``epoch``, ``step``, ``samples``, ``loss``, ``skipped``, ...), ``PluginLoaded``/``PluginUnloaded``
 (``plugin_id``), ``SystemInit``/``SystemShutdown``, and custom types from ``publish`` (``event_type``
 and ``payload``). Listeners run synchronously on the publishing thread, type-specific ones first
 (in subscription order), then ``"*"`` (wildcard) ones; a listener that raises is reported on
@@ -47,11 +48,14 @@ _EVENT_TYPES = {
                 "through spiraltorch.ops.execute); keys: op_name, input_shape, output_shape",
     "EpochStart": "nn.ModuleTrainer.train_epoch started; keys: epoch (1-based)",
     "EpochEnd": "nn.ModuleTrainer.train_epoch finished; keys: epoch, loss (the epoch's average loss)",
+    "TrainerStep": "one batch of nn.ModuleTrainer.train_epoch (published in C++); keys: epoch, step, samples, loss, "
+                   "skipped, and band_above, band_here, band_beneath, lr_scale once the gradient was computed",
     "*": "wildcard: every event",
 }
 _BUILTIN_KEYS = {"SystemInit": (), "SystemShutdown": (), "PluginLoaded": ("plugin_id",),
                  "PluginUnloaded": ("plugin_id",), "TensorOp": ("op_name", "input_shape", "output_shape"),
-                 "EpochStart": ("epoch",), "EpochEnd": ("epoch", "loss")}
+                 "EpochStart": ("epoch",), "EpochEnd": ("epoch", "loss"),
+                 "TrainerStep": ("epoch", "step", "samples", "loss", "skipped")}
 
 # Guards the plugin registry, configuration and services below; the event bus has its own lock in C++.
 _lock = threading.RLock()

@@ -194,6 +194,7 @@ void bind_train(nb::module_& nn) {
       .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate)
       .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm)
       .def_prop_ro("epoch", &ModuleTrainer::epoch)
+      .def_prop_ro("steps", &ModuleTrainer::steps, "Batches train_epoch has taken, across epochs (skipped ones included).")
       .def("set_trace", [](ModuleTrainer& t, nb::handle path, bool append) {
         t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer", append));
       }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false,

@@ -7,6 +7,7 @@
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/ops.h"
+#include "spiraltorch/runtime/events.h"
 #include "spiraltorch/wgpu.h"
 
 namespace st::train {
@@ -14,6 +15,23 @@ namespace st::train {
 namespace {
 // Gradient norms are summed in float64 where the device has it.
 Dtype reduction_dtype(const Tensor& g) { return g.device().has_float64() ? Dtype::Float64 : Dtype::Float32; }
+
+// The TrainerStep event of one batch (see module_trainer.h); energy and lr_scale only when known.
+void publish_step(int64_t epoch, int64_t step, const Tensor& x, double loss, bool skipped,
+                  const std::array<double, 3>* energy, double lr_scale) {
+  if (!events::has_listeners(ModuleTrainer::kStepEvent)) return;
+  events::Event e;
+  e.type = ModuleTrainer::kStepEvent;
+  e.fields = {{"epoch", epoch}, {"step", step}, {"samples", x.dim() > 0 ? x.shape()[0] : int64_t{1}},
+              {"loss", loss}, {"skipped", skipped}};
+  if (energy) {
+    e.fields.emplace_back("band_above", (*energy)[0]);
+    e.fields.emplace_back("band_here", (*energy)[1]);
+    e.fields.emplace_back("band_beneath", (*energy)[2]);
+    e.fields.emplace_back("lr_scale", lr_scale);
+  }
+  events::publish(std::move(e));
+}
 
 void check_rate(double v, const char* what) {
   if (!(v > 0) || !std::isfinite(v)) {
@@ -153,10 +171,12 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     const Tensor pred = module(x);
     const Tensor l = loss(pred, y);
     const double value = l.item();
+    ++steps_;
     if (!std::isfinite(value)) {
       ++stats.skipped_steps;
       zero(module);
       if (trace_) emit({"step", 0, ++trace_step_, epoch_, {{"trainer.loss", value}, {"trainer.skipped", 1.0}}, {}, {}});
+      publish_step(epoch_, steps_, x, value, true, nullptr, lr_scale_);
       continue;
     }
     const Tensor g = grad({l}, {pred}, {}, true)[0];
@@ -207,6 +227,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
              {"trainer.band_here", energy[1]}, {"trainer.band_beneath", energy[2]}, {"trainer.lr_scale", lr_scale_}},
             {}, {}});
     }
+    publish_step(epoch_, steps_, x, value, !stepped, &energy, lr_scale_);
   }
   stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
   if (desire_ && desire_->trainer) stats.desire_summary = desire_->trainer->drain_summary();

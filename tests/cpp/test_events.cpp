@@ -2,13 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <string>
 #include <vector>
 
+#include "spiraltorch/nn/linear.h"
 #include "spiraltorch/ops.h"
 #include "spiraltorch/runtime/events.h"
+#include "spiraltorch/train/module_trainer.h"
 
 using namespace st;
 namespace ev = st::events;
@@ -120,4 +123,61 @@ TEST(EventBus, ConcurrentPublishAndSubscribe) {
   EXPECT_EQ(delivered.load(), 2000);
   EXPECT_EQ(ev::listener_count(), 0u);
   EXPECT_FALSE(ev::tensor_op_listened());
+}
+
+TEST(EventBus, ModuleTrainerPublishesTrainerStepPerBatch) {
+  const BusGuard guard;
+  train::ModuleTrainer trainer("cpu", -1.0, 1e-2, 1e-1);
+  const auto schedule = trainer.roundtable(4, 1, train::RoundtableConfig{1, 1, 1, 1e-5});
+  manual_seed(0);
+  nn::Linear model(3, 1);
+  const Tensor x = rand({4, 3}), y = rand({4, 1});
+  auto loss = [](const Tensor& p, const Tensor& t) { return mean(square(sub(p, t))); };
+  int given = 0;
+  auto batches = [&](Tensor& xi, Tensor& yi) {
+    if (given == 2) return false;
+    xi = x, yi = y, ++given;
+    return true;
+  };
+  trainer.train_epoch(model, loss, batches, schedule);  // nobody listens: nothing published, steps counted
+  EXPECT_EQ(trainer.steps(), 2);
+  std::vector<ev::Event> seen;
+  const uint64_t id = ev::subscribe(train::ModuleTrainer::kStepEvent, [&](const ev::Event& e) { seen.push_back(e); });
+  given = 0;
+  const train::EpochStats stats = trainer.train_epoch(model, loss, batches, schedule);
+  EXPECT_TRUE(ev::unsubscribe(train::ModuleTrainer::kStepEvent, id));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].type, "TrainerStep");
+  EXPECT_EQ(std::get<int64_t>(*seen[0].find("epoch")), 2);
+  EXPECT_EQ(std::get<int64_t>(*seen[0].find("step")), 3);
+  EXPECT_EQ(std::get<int64_t>(*seen[1].find("step")), 4);
+  EXPECT_EQ(std::get<int64_t>(*seen[1].find("samples")), 4);
+  EXPECT_FALSE(std::get<bool>(*seen[1].find("skipped")));
+  ASSERT_NE(seen[1].find("band_above"), nullptr);
+  EXPECT_EQ(std::get<double>(*seen[1].find("lr_scale")), 1.0);
+  const double l0 = std::get<double>(*seen[0].find("loss")), l1 = std::get<double>(*seen[1].find("loss"));
+  EXPECT_DOUBLE_EQ(stats.total_loss, l0 + l1);
+  EXPECT_LT(l1, l0);
+  EXPECT_EQ(trainer.steps(), 4);
+}
+
+TEST(EventBus, ModuleTrainerReportsASkippedBatch) {
+  const BusGuard guard;
+  train::ModuleTrainer trainer("cpu", -1.0, 1e-2, 1e-1);
+  const auto schedule = trainer.roundtable(2, 1, train::RoundtableConfig{1, 1, 1, 1e-5});
+  nn::Linear model(3, 1);
+  std::vector<ev::Event> seen;
+  ev::subscribe("TrainerStep", [&](const ev::Event& e) { seen.push_back(e); });
+  bool given = false;
+  const auto stats = trainer.train_epoch(model, [](const Tensor& p, const Tensor&) { return mul(sum(p), std::numeric_limits<double>::quiet_NaN()); },
+                                         [&](Tensor& xi, Tensor& yi) {
+                                           if (given) return false;
+                                           xi = rand({2, 3}), yi = rand({2, 1}), given = true;
+                                           return true;
+                                         }, schedule);
+  EXPECT_EQ(stats.skipped_steps, 1);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(std::get<bool>(*seen[0].find("skipped")));
+  EXPECT_EQ(seen[0].find("band_above"), nullptr);
+  EXPECT_EQ(std::get<int64_t>(*seen[0].find("samples")), 2);
 }

@@ -85,6 +85,15 @@ class ModuleTrainer {
   std::optional<double> real_learning_rate() const { return real_lr_; }
   std::optional<double> grad_clip_max_norm() const { return clip_; }
   int64_t epoch() const { return epoch_; }
+  // Batches train_epoch has taken, across epochs (skipped ones included).
+  int64_t steps() const { return steps_; }
+  // While anything listens (spiraltorch/runtime/events.h), each batch of train_epoch publishes a
+  // "TrainerStep" event after its update: epoch, step (steps() after the batch), samples (the
+  // input's first dim, 1 for a scalar), loss, skipped (true when the loss or a gradient was not
+  // finite and nothing changed) and, for a batch that got as far as its gradient,
+  // band_above/here/beneath and lr_scale. Progress bars and TensorBoard writers follow training
+  // through it; with no listener it costs one check per batch.
+  static constexpr const char* kStepEvent = "TrainerStep";
   // An optional JSONL trace (docs/traces.md). train_epoch writes one "step" event per batch
   // (trainer.loss, trainer.skipped, trainer.band_above/here/beneath, trainer.lr_scale) and an "epoch"
   // event (trainer.average_loss, trainer.total_loss, trainer.batches, trainer.skipped_steps,
@@ -106,7 +115,7 @@ class ModuleTrainer {
   std::optional<SpectralLearningRatePolicy> spectral_;
   std::optional<nn::DesireTelemetryBundle> desire_;
   double lr_scale_ = 1.0;  // set per batch by the spectral policy
-  int64_t epoch_ = 0;
+  int64_t epoch_ = 0, steps_ = 0;
   std::shared_ptr<io::TraceWriter> trace_;
   int64_t trace_step_ = 0, trace_errors_ = 0;
   void emit(io::TraceEvent event);

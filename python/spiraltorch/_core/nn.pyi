@@ -2561,6 +2561,10 @@ class ModuleTrainer:
     @property
     def epoch(self) -> int: ...
 
+    @property
+    def steps(self) -> int:
+        """Batches train_epoch has taken, across epochs (skipped ones included)."""
+
     def set_trace(self, path: object, *, append: bool = False) -> None:
         """
         Writes a JSONL trace (docs/traces.md) to path (truncated unless append): a "step" event per batch, an "epoch" event per train_epoch, an "eval" event per evaluate_epoch.
