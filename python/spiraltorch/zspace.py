@@ -167,9 +167,20 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
     #: The original's checkpoint label; its states carry the same vectors and are accepted too.
     UPSTREAM_CONTRACT = _zs.UPSTREAM_CONTRACT
 
-    def __init__(self, z_dim: int = 4, *, topos: Any = None, **kwargs: Any) -> None:
+    def __init__(self, z_dim: int = 4, *, topos: Any = None, writer: Any = None, **kwargs: Any) -> None:
         super().__init__(z_dim, topos=as_topos(topos, "ZSpaceTrainer"), **kwargs)
         self.last_inference: ZSpaceInference | None = None
+        #: A ``spiraltorch.utils.tensorboard.SummaryWriter`` (or None): each step writes
+        #: ``zspace/objective`` and ``zspace/z_norm`` (|z| after the step) at the trainer's step count.
+        self.writer = writer
+
+    def _log_steps(self, objectives: list[float]) -> None:
+        if self.writer is None or not objectives:
+            return
+        step = int(self.state_dict()["step"])
+        for i, objective in enumerate(objectives):
+            self.writer.add_scalar("zspace/objective", objective, step - len(objectives) + 1 + i)
+        self.writer.add_scalar("zspace/z_norm", math.sqrt(sum(v * v for v in self.state)), step)
 
     def reset(self) -> None:
         super().reset()
@@ -177,12 +188,16 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
 
     def step(self, metrics: Any) -> float:
         """One Adam step on z; returns the objective before the update (see the class docs)."""
-        return super().step(_canonical_metrics(metrics, "ZSpaceTrainer.step"))
+        objective = super().step(_canonical_metrics(metrics, "ZSpaceTrainer.step"))
+        self._log_steps([objective])
+        return objective
 
     def step_batch(self, samples: Iterable[Any]) -> list[float]:
         """``step`` on each sample in turn; returns the objectives. All or nothing: when a sample is
         refused the trainer is left as it was before the batch."""
-        return super().step_batch([_canonical_metrics(s, "ZSpaceTrainer.step_batch") for s in samples])
+        objectives = super().step_batch([_canonical_metrics(s, "ZSpaceTrainer.step_batch") for s in samples])
+        self._log_steps(list(objectives))
+        return objectives
 
     def _telemetry(self, partial: Any, telemetry: Any, who: str) -> dict[str, float]:
         tele = _flatten_telemetry(telemetry, who)
@@ -207,6 +222,7 @@ class ZSpaceTrainer(_zs.ZSpaceTrainer):
         tele = self._telemetry(partial, telemetry, "ZSpaceTrainer.infer_partial")
         objective, inference = self._step_partial(obs, float(smoothing), tele or None)
         self.last_inference = _inference(inference)
+        self._log_steps([objective])
         return objective
 
     def load_state_dict(self, state: dict[str, Any], *, strict: bool = True) -> None:

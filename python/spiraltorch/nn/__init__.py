@@ -28,13 +28,41 @@ from . import parallel  # noqa: E402,F401
 class ModuleTrainer(_native.ModuleTrainer):
     """The native roundtable trainer (see ``spiraltorch._core.nn.ModuleTrainer``);
     ``train_epoch`` also publishes the ``EpochStart``/``EpochEnd`` plugin events
-    (``spiraltorch.plugin``) when anything listens."""
+    (``spiraltorch.plugin``) when anything listens.
+
+    ``progress`` shows a bar per ``train_epoch`` on a terminal (``spiraltorch.utils.progress``);
+    ``writer`` (a ``spiraltorch.utils.tensorboard.SummaryWriter``) gets ``train/loss`` per update
+    (step = batches taken) and ``epoch/train_loss``/``epoch/skipped_steps`` per epoch, plus
+    ``epoch/eval_loss`` from ``evaluate_epoch``. Both follow the C++ loop through its
+    ``TrainerStep`` events; both can be changed later as attributes."""
+
+    def __init__(self, *args: Any, writer: Any = None, progress: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writer, self.progress = writer, progress
 
     def train_epoch(self, *args: Any, **kwargs: Any) -> Any:
+        from ..utils._observe import StepWatch
+        from ..utils.progress import epoch_samples
+
         epoch = self.epoch + 1
+        writer = getattr(self, "writer", None)
+        batches = args[2] if len(args) > 2 else kwargs.get("batches")
         plugin._emit("EpochStart", epoch=epoch)
-        stats = super().train_epoch(*args, **kwargs)
+        with StepWatch(epoch_samples(batches), f"epoch {epoch}", getattr(self, "progress", True), writer):
+            stats = super().train_epoch(*args, **kwargs)
         plugin._emit("EpochEnd", epoch=epoch, loss=float(stats.average_loss))
+        if writer is not None:
+            if stats.batches:
+                writer.add_scalar("epoch/train_loss", stats.average_loss, epoch)
+            writer.add_scalar("epoch/skipped_steps", stats.skipped_steps, epoch)
+            writer.flush()
+        return stats
+
+    def evaluate_epoch(self, *args: Any, **kwargs: Any) -> Any:
+        stats = super().evaluate_epoch(*args, **kwargs)
+        writer = getattr(self, "writer", None)
+        if writer is not None and stats.batches:
+            writer.add_scalar("epoch/eval_loss", stats.average_loss, self.epoch)
         return stats
 
 

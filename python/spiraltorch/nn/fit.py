@@ -1,8 +1,10 @@
 """A modern training loop: ``fit(model, loss, optimizer, train_loader, ...)``.
 
-Progress goes to tqdm when it is installed and to plain lines otherwise. Each epoch
+On a terminal each epoch shows a progress bar (``spiraltorch.utils.progress``: tqdm when it is
+installed, a one-line counter otherwise) with ETA, samples/s and the running loss. Each epoch
 reports the mean training loss, and, with ``val_loader``, the validation loss and
-(for integer class targets) accuracy. ``EarlyStopping`` stops when the monitored
+(for integer class targets) accuracy. ``writer`` (a ``spiraltorch.utils.tensorboard.SummaryWriter``)
+receives ``train/loss`` per batch and ``epoch/*`` per epoch. ``EarlyStopping`` stops when the monitored
 value has not improved for ``patience`` epochs; ``restore_best`` puts back the
 weights of the best epoch; ``checkpoint_path`` saves them with ``spiraltorch.nn.save``
 when that is available.
@@ -11,13 +13,13 @@ when that is available.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from .. import _core
 from ..autograd import no_grad
+from ..utils.progress import Progress, batch_samples, epoch_samples
 
 Tensor = _core.Tensor
 
@@ -76,17 +78,6 @@ class EarlyStopping(Callback):
         return self.stale > self.patience
 
 
-def _progress(iterable: Iterable, total: Optional[int], desc: str, enabled: bool):
-    if not enabled:
-        return iterable
-    try:
-        from tqdm import tqdm  # type: ignore
-
-        return tqdm(iterable, total=total, desc=desc, leave=False)
-    except ImportError:
-        return iterable
-
-
 def evaluate(model: Any, loss: Callable[[Tensor, Tensor], Tensor], loader: Iterable) -> Dict[str, Optional[float]]:
     """Mean loss over ``loader`` and, for integer targets with (N, C) predictions, accuracy."""
     was_training = model.training
@@ -109,6 +100,26 @@ def evaluate(model: Any, loss: Callable[[Tensor, Tensor], Tensor], loader: Itera
     }
 
 
+def _write_epoch(writer: Any, result: EpochResult, optimizer: Any, samples: int) -> None:
+    """The epoch's scalars, at step = epoch."""
+    step = result.epoch
+    if math.isfinite(result.train_loss):
+        writer.add_scalar("epoch/train_loss", result.train_loss, step)
+    if result.val_loss is not None:
+        writer.add_scalar("epoch/val_loss", result.val_loss, step)
+    if result.val_accuracy is not None:
+        writer.add_scalar("epoch/val_accuracy", result.val_accuracy, step)
+    try:
+        lr = float(optimizer.param_groups[0]["lr"])
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        lr = None
+    if lr is not None:
+        writer.add_scalar("epoch/lr", lr, step)
+    if result.seconds > 0 and samples:
+        writer.add_scalar("epoch/samples_per_second", samples / result.seconds, step)
+    writer.flush()
+
+
 def fit(
     model: Any,
     loss: Callable[[Tensor, Tensor], Tensor],
@@ -122,38 +133,50 @@ def fit(
     checkpoint_path: Optional[str] = None,
     progress: bool = True,
     log: Callable[[str], None] = print,
+    writer: Any = None,
 ) -> FitHistory:
     """Trains ``model`` for ``epochs`` epochs and returns a ``FitHistory``.
 
     Each step: ``optimizer.zero_grad()``, forward, ``loss(pred, target).backward()``,
     ``optimizer.step()``. A batch whose loss is not finite is skipped (no update) and
     counted in ``skipped_steps``. ``scheduler.step()`` runs once per epoch when given.
+    ``progress`` shows a bar on a terminal and the per-epoch lines (through ``log``).
+    ``writer`` (a ``SummaryWriter``) gets ``train/loss`` at each update (step = batches seen,
+    from 1) and, at step = epoch, ``epoch/train_loss``, ``epoch/val_loss``,
+    ``epoch/val_accuracy``, ``epoch/lr`` (the first parameter group's) and ``epoch/samples_per_second``.
     """
     if epochs < 1:
         raise _core.SpiralValueError(f"fit: epochs must be >= 1, got {epochs}")
     history = FitHistory()
     best_state = None
-    interactive = progress and sys.stderr.isatty()
+    global_step = 0
     for epoch in range(1, epochs + 1):
         model.train(True)
         start = time.perf_counter()
         total, batches, skipped = 0.0, 0, 0
-        total_batches = len(train_loader) if hasattr(train_loader, "__len__") else None
-        for x, y in _progress(train_loader, total_batches, f"epoch {epoch}", interactive):
-            optimizer.zero_grad()
-            value = loss(model(x), y)
-            scalar = float(value.item())
-            if not math.isfinite(scalar):
-                skipped += 1
-                continue
-            value.backward()
-            stepped = optimizer.step()
-            # False, or a StepResult whose verdict is False (None: an optimizer without one)
-            if stepped is not None and not stepped:
-                skipped += 1
-                continue
-            total += scalar
-            batches += 1
+        with Progress(epoch_samples(train_loader), desc=f"epoch {epoch}/{epochs}", enable=progress) as bar:
+            for x, y in train_loader:
+                global_step += 1
+                optimizer.zero_grad()
+                value = loss(model(x), y)
+                scalar = float(value.item())
+                bar.update(batch_samples(x))
+                if not math.isfinite(scalar):
+                    skipped += 1
+                    continue
+                value.backward()
+                stepped = optimizer.step()
+                # False, or a StepResult whose verdict is False (None: an optimizer without one)
+                if stepped is not None and not stepped:
+                    skipped += 1
+                    continue
+                total += scalar
+                batches += 1
+                if writer is not None:
+                    writer.add_scalar("train/loss", scalar, global_step)
+                if bar.shown:
+                    bar.set_postfix(loss=total / batches)
+            seen = bar.n
         if scheduler is not None:
             scheduler.step()
         result = EpochResult(epoch, total / batches if batches else math.nan, time.perf_counter() - start,
@@ -162,6 +185,8 @@ def fit(
             metrics = evaluate(model, loss, val_loader)
             result.val_loss, result.val_accuracy = metrics["loss"], metrics["accuracy"]
         history.epochs.append(result)
+        if writer is not None:
+            _write_epoch(writer, result, optimizer, seen)
         line = f"epoch {epoch}/{epochs}  train_loss {result.train_loss:.4f}"
         if result.val_loss is not None:
             line += f"  val_loss {result.val_loss:.4f}"
