@@ -96,7 +96,7 @@ def _wordnet_nouns(directory: str) -> Tuple[Dict[str, str], Dict[str, List[str]]
 
 
 def wordnet_closure(subtree: str = "mammal", instance_hypernyms: bool = True,
-                    directory: Optional[str] = None) -> Tuple[List[str], "_core.Tensor"]:
+                    directory: Optional[str] = None, progress: bool = True) -> Tuple[List[str], "_core.Tensor"]:
     """The transitive closure of WordNet 3.0's noun hypernymy, read directly from ``data.noun``.
 
     ``subtree="noun"`` gives every noun synset; ``"mammal"`` (or any synset name such as
@@ -105,6 +105,7 @@ def wordnet_closure(subtree: str = "mammal", instance_hypernyms: bool = True,
     instance-of links (a named entity to its class). Returns ``(names, edges)``: nltk-style synset
     names (``'mammal.n.01'``) sorted, and an (E, 2) int64 tensor of (node, ancestor) indices into
     ``names``. FileNotFoundError if WordNet is not installed (``apt-get install wordnet-base``).
+    ``progress`` shows a bar over the synsets on a terminal (``spiraltorch.utils.progress``).
     """
     directory = directory or find_wordnet()
     if directory is None:
@@ -133,7 +134,9 @@ def wordnet_closure(subtree: str = "mammal", instance_hypernyms: bool = True,
             stack.pop()
         return ancestors[root]
 
-    for off in names:
+    from .utils.progress import track
+
+    for off in track(names, desc="wordnet closure", unit="synsets", enable=progress):
         closure(off)
     if subtree == "noun":
         keep = set(names)

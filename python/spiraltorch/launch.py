@@ -100,6 +100,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     env["MASTER_ADDR"] = ns.master_addr
     env["MASTER_PORT"] = str(ns.master_port or _free_port())
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // ns.nproc)))
+    if sys.stderr.isatty():  # the ranks write to pipes: let rank 0 draw progress bars (utils/progress.py)
+        env.setdefault("SPIRALTORCH_PROGRESS", "1")
     with tempfile.TemporaryDirectory(prefix="spiral-run-") as error_dir:
         env[_ERROR_DIR] = error_dir
         cmd: List[str] = [mpirun, "-np", str(ns.nproc), "--oversubscribe", "--bind-to", "none",

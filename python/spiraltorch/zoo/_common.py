@@ -55,6 +55,8 @@ def run_classifier(doc: str, build: Callable[[int, int], "st.nn.Module"], flatte
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--limit", type=int, default=0, help="use only the first N training images")
+    parser.add_argument("--logdir", default=None,
+                        help="write a TensorBoard run here (losses, accuracy, a grid of test inputs)")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -65,6 +67,20 @@ def run_classifier(doc: str, build: Callable[[int, int], "st.nn.Module"], flatte
     print(f"{name}: {x_train.shape[0]} train / {x_test.shape[0]} test, {classes} classes")
     model = build(x_train.shape[1], classes)
     train, test = loaders(x_train, y_train, x_test, y_test, args.batch)
+    writer = None
+    if args.logdir:
+        from spiraltorch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(args.logdir)
     history = nn.fit(model, nn.CategoricalCrossEntropy(), optim.Adam(model.parameters(), lr=args.lr), train,
-                     epochs=args.epochs, val_loader=test)
-    report(name, history, nn.evaluate(model, nn.CategoricalCrossEntropy(), test), started)
+                     epochs=args.epochs, val_loader=test, writer=writer)
+    metrics = nn.evaluate(model, nn.CategoricalCrossEntropy(), test)
+    if writer is not None:
+        if x_test.ndim == 4:  # (standardised) images, shown rescaled to [0, 1]
+            shown = x_test[:32]
+            writer.add_images("test_inputs", (shown - shown.min()) / (shown.max() - shown.min()), len(history.epochs))
+        writer.add_hparams({"lr": args.lr, "batch": args.batch, "epochs": args.epochs},
+                           {"hparam/test_accuracy": metrics["accuracy"], "hparam/test_loss": metrics["loss"]},
+                           run_name="hparams")
+        writer.close()
+    report(name, history, metrics, started)

@@ -23,6 +23,7 @@ from typing import Any, Dict, Optional, Sequence
 
 import spiraltorch as st
 from spiraltorch import nn, optim
+from spiraltorch.utils.progress import progress
 
 ARCHS = ("wave_rnn", "wave_gate", "lstm", "transformer")
 VOCAB = 256
@@ -135,6 +136,7 @@ def train(arch: str, steps: int, batch: int = 32, seq: int = 128, lr: float = 3e
     out = open(jsonl, "a") if jsonl else None
     began = time.perf_counter()
     recent = []
+    bar = progress(steps * batch, desc=arch, unit="windows")
     for step in range(1, steps + 1):
         starts = st.randint(0, data.shape[0] - seq - 1, (batch,), generator=gen)
         offs = starts.unsqueeze(1) + st.arange(seq + 1).unsqueeze(0)
@@ -146,12 +148,15 @@ def train(arch: str, steps: int, batch: int = 32, seq: int = 128, lr: float = 3e
         opt.step()
         recent.append(float(loss) / math.log(2))
         recent = recent[-50:]
+        bar.update(batch)
+        bar.set_postfix(bits=sum(recent) / len(recent))
         if log_every and step % log_every == 0:
             line = {"arch": arch, "step": step, "train_bits": sum(recent) / len(recent),
                     "seconds": time.perf_counter() - began}
-            print(json.dumps(line), flush=True)
+            bar.print(json.dumps(line))
             if out:
                 out.write(json.dumps(line) + "\n")
+    bar.close()
     seconds = time.perf_counter() - began
     result = {
         "arch": arch, "params": parameter_count(model), "steps": steps, "batch": batch, "seq": seq,

@@ -16,6 +16,7 @@ import time
 
 import spiraltorch as st
 from spiraltorch import nn, optim
+from spiraltorch.utils.progress import progress
 
 TEXT = (
     "A spiral is a curve that winds around a centre while moving away from it. "
@@ -80,6 +81,7 @@ def main() -> None:
         began = time.perf_counter()
         order = starts[st.argsort(st.rand(starts.shape[0]))][:windows]
         total, batches = 0.0, 0
+        bar = progress(windows, desc=f"epoch {epoch}/{args.epochs}", unit="windows")
         for b in range(0, windows, args.batch):
             offs = order[b : b + args.batch].unsqueeze(1) + st.arange(args.seq + 1).unsqueeze(0)
             chunk = data[offs.reshape(-1)].reshape(offs.shape[0], args.seq + 1)
@@ -91,6 +93,9 @@ def main() -> None:
             opt.step()
             total += loss.item()
             batches += 1
+            bar.update(int(offs.shape[0]))
+            bar.set_postfix(loss=total / batches)
+        bar.close()
         mean = total / batches
         line = f"epoch {epoch}  loss {mean:.3f}  perplexity {math.exp(mean):.2f}  ({time.perf_counter() - began:.1f} s)"
         if valid is not None:

@@ -10,6 +10,7 @@ import argparse
 
 import spiraltorch as st
 from spiraltorch import nn
+from spiraltorch.utils.progress import progress
 
 
 def main() -> None:
@@ -27,7 +28,7 @@ def main() -> None:
     hidden = nn.Sequential(nn.Linear(1, 32, name="hidden"))
     hidden.attach_hypergrad(curvature=-1.0, learning_rate=args.lr)
     trainer = nn.ModuleTrainer(backend="cpu", curvature=-1.0, hyper_learning_rate=args.lr,
-                               fallback_learning_rate=args.lr / 5)
+                               fallback_learning_rate=args.lr / 5, progress=False)  # one bar for the run
     schedule = trainer.roundtable(args.batch, 1, nn.RoundtableConfig(top_k=4, mid_k=8, bottom_k=4))
 
     class Tanh(nn.Module):
@@ -36,10 +37,14 @@ def main() -> None:
 
     model = nn.Sequential(hidden, Tanh(), nn.Linear(32, 1, name="out"))
     mse = lambda pred, target: ((pred - target) ** 2).mean()  # noqa: E731
+    bar = progress(args.epochs * x.shape[0], desc="train")
     for epoch in range(1, args.epochs + 1):
         stats = trainer.train_epoch(model, mse, batches, schedule)
+        bar.update(x.shape[0])
+        bar.set_postfix(epoch=epoch, mse=stats.average_loss)
         if epoch == 1 or epoch % 50 == 0 or epoch == args.epochs:
-            print(f"epoch {epoch:4d}  mse {stats.average_loss:.5f}  bands {stats.band_energy}")
+            bar.print(f"epoch {epoch:4d}  mse {stats.average_loss:.5f}  bands {stats.band_energy}")
+    bar.close()
     with st.no_grad():
         final = mse(model(x), y).item()
     print(f"final mse {final:.5f} (noise floor 0.0025)")

@@ -25,6 +25,7 @@ import numpy as np
 
 import spiraltorch as st
 from spiraltorch.datasets import wordnet_closure
+from spiraltorch.utils.progress import Progress
 
 
 def _save(path: str, weight: "st.Tensor") -> None:
@@ -55,6 +56,8 @@ def main() -> None:
                         help="epochs between progress lines (0: ~10 lines, or one a minute with --minutes)")
     parser.add_argument("--checkpoint", default=None, help="save the weights here (.npy) at each progress line")
     parser.add_argument("--resume", default=None, help="start from weights saved by --checkpoint")
+    parser.add_argument("--logdir", default=None,
+                        help="write a TensorBoard run here: the loss per epoch and the final points for the projector")
     parser.add_argument("--eval-every", type=float, default=0.0,
                         help="with --minutes: also print mean rank / MAP every this many minutes (0: only at the end)")
     args = parser.parse_args()
@@ -74,16 +77,27 @@ def main() -> None:
 
     def metrics_line(weight: "st.Tensor") -> str:
         m = st.geometry.reconstruction_metrics(weight, edges, curvature=args.curvature, geometry=args.geometry)
+    bar = Progress(epochs * edges.shape[0] if not args.minutes else None, desc="train", unit="edges")
+    writer = None
+    if args.logdir:
+        from spiraltorch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(args.logdir)
+
         return f"mean rank {m['mean_rank']:.3f}, MAP {m['map']:.4f}"
 
+        bar.update(edges.shape[0])
+        bar.set_postfix(epoch=epoch, loss=loss)
+        if writer is not None:
+            writer.add_scalar("train/loss", loss, epoch)
     def progress(epoch: int, loss: float, seconds: float) -> None:
         state["train_s"] += seconds
         now = time.perf_counter()
         due = (epoch % every == 0) if every else (now - state["last_print"] >= 60)
         if epoch == 1 or due or epoch == epochs:
             state["last_print"] = now
-            print(f"epoch {epoch:6d}  loss {loss:.4f}  {seconds:.3f} s/epoch  {state['train_s'] / 60:.1f} min "
-                  f"trained", flush=True)
+            bar.print(f"epoch {epoch:6d}  loss {loss:.4f}  {seconds:.3f} s/epoch  {state['train_s'] / 60:.1f} min "
+                      f"trained")
 
     # Checkpoints and interim evaluations need the weights, which fit publishes when it returns:
     # with a budget the run is split into chunks of `chunk` minutes that continue the same schedule.
@@ -124,6 +138,10 @@ def main() -> None:
             print(f"after {done} epochs ({state['train_s'] / 60:.1f} min): {metrics_line(model.weight)}", flush=True)
         if not budget_s:
             break
+    bar.close()
+    if writer is not None:  # the points in the ball, labelled by synset, for TensorBoard's projector
+        writer.add_embedding(model, metadata=names, global_step=done, tag=f"wordnet_{args.subtree}")
+        writer.close()
     per_epoch = sum(r["seconds"] for r in reports) / max(len(reports), 1)
     evaluated = time.perf_counter()
     line = metrics_line(model.weight)

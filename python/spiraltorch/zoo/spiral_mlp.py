@@ -11,6 +11,7 @@ import time
 
 import spiraltorch as st
 from spiraltorch.datasets import make_spirals
+from spiraltorch.utils.progress import progress
 
 
 def init_linear(fan_in: int, fan_out: int) -> tuple:
@@ -47,6 +48,7 @@ def main() -> None:
 
     start = time.perf_counter()
     n = x_train.shape[0]
+    bar = progress(args.epochs * n, desc="train")
     for epoch in range(1, args.epochs + 1):
         order = st.argsort(st.rand(n))
         total, batches = 0.0, 0
@@ -63,10 +65,13 @@ def main() -> None:
                     p.sub_(v, alpha=args.lr)
             total += loss.item()
             batches += 1
+            bar.update(int(idx.shape[0]))
+        bar.set_postfix(epoch=epoch, loss=total / batches)
         if epoch == 1 or epoch % 10 == 0 or epoch == args.epochs:
             with st.no_grad():
                 acc = (forward(x_test).argmax(dim=1) == y_test).float().mean().item()
-            print(f"epoch {epoch:3d}  loss {total / batches:.4f}  test accuracy {acc:.3f}")
+            bar.print(f"epoch {epoch:3d}  loss {total / batches:.4f}  test accuracy {acc:.3f}")
+    bar.close()
     elapsed = time.perf_counter() - start
     with st.no_grad():
         acc = (forward(x_test).argmax(dim=1) == y_test).float().mean().item()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import spiraltorch as st
 from spiraltorch.vision import (ChronoSnapshot, SpiralTorchVision, ZSpaceStreamFrame, ZSpaceStreamFrameAggregator,
                                 stream_vision_training)
+from spiraltorch.utils.progress import track
 from spiraltorch.zoo import _stream
 
 
@@ -46,8 +47,9 @@ def main() -> None:
     aggregator = ZSpaceStreamFrameAggregator(max_depth=args.depth)
     vision = SpiralTorchVision(args.depth, args.canvas, args.canvas, alpha=0.35, temporal=6)
     trainer = st.ZSpaceTrainer(z_dim=args.z_dim, lr=args.lr, lam_frac=args.lam_frac)
-    records = stream_vision_training(vision, frames, aggregator=aggregator, trainer=trainer,
-                                     flush_every=args.flush_every, keep_depth=args.keep_depth, dt=args.dt)
+    records = stream_vision_training(vision, track(frames, desc="stream", unit="frames"), aggregator=aggregator,
+                                     trainer=trainer, flush_every=args.flush_every, keep_depth=args.keep_depth,
+                                     dt=args.dt)
     extra = {"native_frames": args.native_frames, "aggregator_used": True, "aggregator_depth": len(aggregator),
              "frames_seen": aggregator.frames_seen, "last_stream_metadata": aggregator.telemetry_report()}
     out = _stream.summary("zspace_stream_frame_aggregator", source, args, records, vision, trainer, extra)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import spiraltorch as st
 from spiraltorch.vision import SpiralTorchVision, stream_vision_training
+from spiraltorch.utils.progress import track
 from spiraltorch.zoo import _stream
 
 
@@ -18,7 +19,8 @@ def main() -> None:
     source, frames = _stream.frames(args)
     vision = SpiralTorchVision(args.depth, args.canvas, args.canvas, alpha=0.35, temporal=6)
     trainer = st.ZSpaceTrainer(z_dim=args.z_dim, lr=args.lr, lam_frac=args.lam_frac)
-    records = stream_vision_training(vision, frames, trainer=trainer, flush_every=args.flush_every, final_flush=True)
+    records = stream_vision_training(vision, track(frames, desc="stream", unit="frames"), trainer=trainer,
+                                     flush_every=args.flush_every, final_flush=True)
     out = _stream.summary("zspace_stream_online_vision", source, args, records, vision, trainer, {})
     _stream.emit(out, records, args.output)
 

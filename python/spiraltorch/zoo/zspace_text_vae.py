@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import spiraltorch as st
 from spiraltorch import nn, optim
+from spiraltorch.utils.progress import progress
 
 
 def text_windows(data: bytes, window: int, limit: int) -> List[str]:
@@ -55,11 +56,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         began = time.perf_counter()
         order = st.argsort(st.rand(train.shape[0]))
         vae.train()
-        for b in range(0, train.shape[0], args.batch):
-            loss, stats = vae.loss(train[order[b : b + args.batch]], kl_weight=args.kl_weight)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        with progress(train.shape[0], desc=f"epoch {epoch}/{args.epochs}", unit="windows") as bar:
+            for b in range(0, train.shape[0], args.batch):
+                loss, stats = vae.loss(train[order[b : b + args.batch]], kl_weight=args.kl_weight)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                bar.update(min(args.batch, train.shape[0] - b))
+                bar.set_postfix(loss=stats["weighted_loss"])
         vae.eval()
         v = vae.evaluate(valid, kl_weight=args.kl_weight)
         prior = vae.prior_recon_loss(valid)
