@@ -56,10 +56,10 @@ def main() -> None:
                         help="epochs between progress lines (0: ~10 lines, or one a minute with --minutes)")
     parser.add_argument("--checkpoint", default=None, help="save the weights here (.npy) at each progress line")
     parser.add_argument("--resume", default=None, help="start from weights saved by --checkpoint")
-    parser.add_argument("--logdir", default=None,
-                        help="write a TensorBoard run here: the loss per epoch and the final points for the projector")
     parser.add_argument("--eval-every", type=float, default=0.0,
                         help="with --minutes: also print mean rank / MAP every this many minutes (0: only at the end)")
+    parser.add_argument("--logdir", default=None,
+                        help="write a TensorBoard run here: the loss per epoch and the final points for the projector")
     args = parser.parse_args()
     epochs = args.epochs if args.epochs is not None else (10 ** 9 if args.minutes else 500)
 
@@ -77,6 +77,8 @@ def main() -> None:
 
     def metrics_line(weight: "st.Tensor") -> str:
         m = st.geometry.reconstruction_metrics(weight, edges, curvature=args.curvature, geometry=args.geometry)
+        return f"mean rank {m['mean_rank']:.3f}, MAP {m['map']:.4f}"
+
     bar = Progress(epochs * edges.shape[0] if not args.minutes else None, desc="train", unit="edges")
     writer = None
     if args.logdir:
@@ -84,14 +86,12 @@ def main() -> None:
 
         writer = SummaryWriter(args.logdir)
 
-        return f"mean rank {m['mean_rank']:.3f}, MAP {m['map']:.4f}"
-
+    def progress(epoch: int, loss: float, seconds: float) -> None:
+        state["train_s"] += seconds
         bar.update(edges.shape[0])
         bar.set_postfix(epoch=epoch, loss=loss)
         if writer is not None:
             writer.add_scalar("train/loss", loss, epoch)
-    def progress(epoch: int, loss: float, seconds: float) -> None:
-        state["train_s"] += seconds
         now = time.perf_counter()
         due = (epoch % every == 0) if every else (now - state["last_print"] >= 60)
         if epoch == 1 or due or epoch == epochs:
