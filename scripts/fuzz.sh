@@ -20,7 +20,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_CO
   -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_ONEDNN=OFF -DSPIRALTORCH_NATIVE_ARCH=OFF \
   -DSPIRALTORCH_BUILD_EXAMPLES=OFF -DSPIRALTORCH_BUILD_FUZZERS=ON >/dev/null
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors json bincode manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors json bincode manifest structure spiralk)
 ninja -C "$build" "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1"

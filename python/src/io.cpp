@@ -5,6 +5,7 @@
 #include "nn_bind.h"
 #include "spiraltorch/io/checkpoint.h"
 #include "spiraltorch/io/safetensors.h"
+#include "spiraltorch/io/structure.h"
 
 namespace stpy {
 
@@ -110,6 +111,139 @@ void def_format(nb::module_& m, const char* name, const char* format, Saver save
   }, nb::arg("path"), (std::string("Reads a ") + format + " state dict; returns (dict of name -> Tensor, metadata dict).").c_str());
 }
 
+// st.save's object -> Structure, tensors collected under fresh keys "t0", "t1", ...
+// NumPy arrays and scalars are stored as tensors and marked, so load gives them back as NumPy.
+io::Structure structure_from_py(nb::handle obj, io::NamedTensors& tensors, const std::string& where, int depth) {
+  using Kind = io::Structure::Kind;
+  if (depth > io::kMaxStructureDepth) {
+    throw st::ValueError("save: " + where + " is nested more than " + std::to_string(io::kMaxStructureDepth) +
+                         " levels deep (or the object contains itself)");
+  }
+  io::Structure s;
+  auto add_tensor = [&](const Tensor& t, io::Structure::TensorOrigin origin) {
+    s.kind = Kind::Tensor;
+    s.text = "t" + std::to_string(tensors.size());
+    s.boolean = t.requires_grad();
+    s.origin = origin;
+    tensors.emplace_back(s.text, t.detach());
+  };
+  const nb::handle type = obj.type();
+  const std::string module = nb::hasattr(type, "__module__") ? nb::cast<std::string>(nb::str(type.attr("__module__"))) : "";
+  if (nb::isinstance<Tensor>(obj)) {
+    add_tensor(nb::cast<Tensor>(obj), io::Structure::TensorOrigin::Tensor);
+  } else if (module == "numpy" && nb::hasattr(obj, "__array_interface__")) {
+    nb::module_ np = nb::module_::import_("numpy");
+    const bool scalar = !nb::isinstance(obj, np.attr("ndarray"));
+    nb::object arr = np.attr("asarray")(obj);
+    nb::object dt = arr.attr("dtype");
+    const std::string kind = nb::cast<std::string>(dt.attr("kind"));
+    if (kind.find_first_of("biufcUS") != 0) {
+      throw st::DtypeError("save: cannot store the NumPy value at " + where + " (dtype " +
+                           nb::cast<std::string>(nb::str(dt)) + "): only booleans, numbers and fixed-width strings "
+                           "are stored, never objects (no pickle)");
+    }
+    // Stored little-endian; a big-endian array comes back as the same values in the native order.
+    if (nb::cast<std::string>(dt.attr("byteorder")) == ">") {
+      arr = arr.attr("astype")(dt.attr("newbyteorder")("<"));
+      dt = arr.attr("dtype");
+    }
+    const auto origin = scalar ? io::Structure::TensorOrigin::NumpyScalar : io::Structure::TensorOrigin::NumpyArray;
+    const std::string name = nb::cast<std::string>(dt.attr("name"));
+    static const std::set<std::string> native = {"bool", "uint8", "int32", "int64", "float16", "float32", "float64"};
+    if (native.count(name)) {
+      add_tensor(tensor_from_data(arr, std::nullopt), origin);
+    } else {
+      // No Tensor dtype holds it: its raw bytes, with NumPy's dtype string and shape.
+      nb::object raw = np.attr("frombuffer")(arr.attr("tobytes")(), "uint8");
+      add_tensor(tensor_from_data(raw, std::nullopt), origin);
+      s.numpy_dtype = nb::cast<std::string>(dt.attr("str"));
+      for (nb::handle d : arr.attr("shape")) s.shape.push_back(nb::cast<int64_t>(d));
+      if (io::numpy_itemsize(s.numpy_dtype) == 0) {
+        throw st::DtypeError("save: cannot store the NumPy value at " + where + " (dtype " + s.numpy_dtype + ")");
+      }
+    }
+  } else if (obj.is_none()) {
+    s.kind = Kind::None;
+  } else if (PyBool_Check(obj.ptr())) {
+    s.kind = Kind::Bool, s.boolean = obj.ptr() == Py_True;
+  } else if (PyLong_Check(obj.ptr())) {
+    s.kind = Kind::Int;
+    if (!nb::try_cast<int64_t>(obj, s.integer)) throw st::ValueError("save: the integer at " + where + " does not fit in int64");
+  } else if (PyFloat_Check(obj.ptr())) {
+    s.kind = Kind::Float, s.number = nb::cast<double>(obj);
+  } else if (PyUnicode_Check(obj.ptr())) {
+    s.kind = Kind::String, s.text = utf8_of(obj, "save", "string");
+  } else if (PyDict_Check(obj.ptr())) {
+    s.kind = Kind::Dict;
+    for (auto [k, v] : nb::borrow<nb::dict>(obj)) {
+      io::Structure key;
+      if (PyUnicode_Check(k.ptr())) {
+        key.kind = Kind::String, key.text = utf8_of(k, "save", "dictionary key");
+      } else if (PyLong_Check(k.ptr()) && !PyBool_Check(k.ptr()) && nb::try_cast<int64_t>(k, key.integer)) {
+        key.kind = Kind::Int;
+      } else {
+        throw st::DtypeError("save: dictionary keys must be str or int64, got " +
+                             nb::cast<std::string>(nb::str(k.type().attr("__name__"))) + " at " + where);
+      }
+      const std::string at = where + "[" + nb::cast<std::string>(nb::repr(k)) + "]";
+      s.entries.emplace_back(std::move(key), structure_from_py(v, tensors, at, depth + 1));
+    }
+  } else if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+    s.kind = PyList_Check(obj.ptr()) ? Kind::List : Kind::Tuple;
+    size_t i = 0;
+    for (nb::handle item : obj) {
+      s.items.push_back(structure_from_py(item, tensors, where + "[" + std::to_string(i++) + "]", depth + 1));
+    }
+  } else {
+    throw st::DtypeError("save: cannot store " + nb::cast<std::string>(nb::str(type.attr("__name__"))) + " at " + where +
+                         "; st.save takes tensors, NumPy arrays and dicts, lists, tuples, str, int, float, bool and "
+                         "None made of them (no pickle)");
+  }
+  return s;
+}
+
+nb::object structure_to_py(const io::Structure& s, nb::dict tensors) {
+  using Kind = io::Structure::Kind;
+  switch (s.kind) {
+    case Kind::None: return nb::none();
+    case Kind::Bool: return nb::bool_(s.boolean);
+    case Kind::Int: return nb::int_(s.integer);
+    case Kind::Float: return nb::float_(s.number);
+    case Kind::String: return nb::str(s.text.data(), s.text.size());
+    case Kind::Tensor: {
+      nb::object t = tensors[nb::str(s.text.data(), s.text.size())];
+      if (s.origin != io::Structure::TensorOrigin::Tensor) {
+        nb::module_ np = nb::module_::import_("numpy");
+        nb::object arr = t.attr("numpy")();
+        // NumPy's canonical type for the dtype (int64, not the equal-sized longlong the buffer names).
+        arr = arr.attr("view")(np.attr("dtype")(arr.attr("dtype").attr("str")));
+        if (!s.numpy_dtype.empty()) {  // raw bytes (their count checked by decode_structure)
+          arr = np.attr("frombuffer")(arr.attr("tobytes")(), s.numpy_dtype).attr("reshape")(nb::tuple(nb::cast(s.shape)));
+          arr = arr.attr("copy")();
+        }
+        return s.origin == io::Structure::TensorOrigin::NumpyScalar ? nb::object(arr[nb::tuple()]) : arr;
+      }
+      if (s.boolean) t.attr("requires_grad_")(true);
+      return t;
+    }
+    case Kind::Dict: {
+      nb::dict d;
+      for (const auto& [k, v] : s.entries) {
+        nb::object key = k.kind == Kind::String ? nb::object(nb::str(k.text.data(), k.text.size())) : nb::object(nb::int_(k.integer));
+        d[key] = structure_to_py(v, tensors);
+      }
+      return d;
+    }
+    case Kind::List:
+    case Kind::Tuple: {
+      nb::list items;
+      for (const auto& item : s.items) items.append(structure_to_py(item, tensors));
+      return s.kind == Kind::List ? nb::object(items) : nb::object(nb::tuple(items));
+    }
+  }
+  return nb::none();
+}
+
 }  // namespace
 
 void bind_io(nb::module_& root) {
@@ -172,6 +306,32 @@ void bind_io(nb::module_& root) {
         nb::arg("data"));
   m.def("load_bincode_bytes", [](nb::handle data) { return checkpoint_to_py(io::load_bincode_bytes(bytes_arg(data))); },
         nb::arg("data"));
+
+  m.def("temporary_host_tag", &io::temporary_host_tag,
+        "The tag (16 hex digits) naming this host and PID namespace in the names of atomic saves' temporaries\n"
+        "(`.<file>.tmp-<tag>-<pid>-<n>`): only temporaries of this tag whose process is gone, or any a day old,\n"
+        "are removed by later saves.");
+  m.def("encode_structure", [](nb::handle obj) {
+    io::NamedTensors tensors;
+    const io::Structure s = structure_from_py(obj, tensors, "obj", 0);
+    nb::dict named;
+    for (const auto& [k, t] : tensors) named[nb::str(k.c_str(), k.size())] = nb::cast(t);
+    return nb::make_tuple(nb::str(io::encode_structure(s).c_str()), named);
+  }, nb::arg("obj"),
+     "st.save's encoding of obj (tensors, NumPy arrays and scalars, and dicts, lists, tuples, str, int, float, bool\n"
+     "and None made of them): returns (structure JSON, {key: Tensor}). TypeError/DtypeError for anything else.");
+  m.def("decode_structure", [](const std::string& text, nb::dict tensors) {
+    std::map<std::string, uint64_t> keys;
+    for (auto [k, v] : tensors) {
+      if (!nb::isinstance<nb::str>(k) || !nb::isinstance<Tensor>(v)) throw st::DtypeError("decode_structure: tensors must map str to Tensor");
+      const Tensor& t = nb::cast<const Tensor&>(v);
+      keys[nb::cast<std::string>(k)] = static_cast<uint64_t>(t.numel()) * t.itemsize();
+    }
+    const io::Structure s = io::decode_structure(text, keys);
+    return structure_to_py(s, tensors);
+  }, nb::arg("text"), nb::arg("tensors"),
+     "Rebuilds what encode_structure described from its JSON and the file's tensors. Data only: any malformed\n"
+     "description raises CheckpointError.");
 
   m.def("write_manifest", [](nb::handle weights, const std::string& format, nb::handle tensors,
                              std::optional<std::string> module_type, nb::handle metadata) {

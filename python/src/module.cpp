@@ -10,6 +10,7 @@
 #include "backend/cpu/gemm_library.h"
 #include "backend/cpu/mkl_runtime.h"
 #include "convert.h"
+#include "spiraltorch/threads.h"
 #include "nn/conv_onednn.h"
 #include "nn/matmul_onednn.h"
 #include "nn/rnn_onednn.h"
@@ -388,12 +389,9 @@ NB_MODULE(_core, m) {
     for (auto& g : grads) go.push_back(g ? *g : Tensor());
     st::run_backward(outputs, go, retain_graph, false);
   });
-  m.def("get_num_threads", []() { return omp_get_max_threads(); });
-  m.def("set_num_threads", [](int n) {
-    if (n < 1) throw st::ValueError("set_num_threads: need at least one thread, got " + std::to_string(n));
-    omp_set_num_threads(n);
-    scipy_openblas_set_num_threads(n);
-  }, nb::arg("n"));
+  m.def("get_num_threads", &st::get_num_threads, "The number of threads CPU kernels use.");
+  m.def("set_num_threads", &st::set_num_threads, nb::arg("n"),
+        "Sets the number of threads CPU kernels use; ValueError (the setting unchanged) outside [1, 4 per processor].");
   m.def("_describe_cpu", &describe_cpu);
   // The oneDNN headers the build compiled against (None without oneDNN); the tests check
   // that describe_device reports a matching library.

@@ -31,11 +31,12 @@ void bind_trace(nb::module_& root) {
   m.attr("VERSION") = st::io::kTraceVersion;
   using W = st::io::TraceWriter;
   nb::class_<W>(m, "TraceWriter",
-                "TraceWriter(path, source, *, append=False): appends trace events to a JSONL file, one whole line per "
-                "write (docs/traces.md).")
-      .def("__init__", [](W* self, nb::handle path, const std::string& source, bool append) {
-        new (self) W(fs_path(path), source, append);
-      }, nb::arg("path"), nb::arg("source"), nb::kw_only(), nb::arg("append") = false)
+                "TraceWriter(path, source, *, append=False, overwrite=False): writes trace events to a JSONL file, one "
+                "whole line per write (docs/traces.md). An existing file is refused unless append=True (add to it) or "
+                "overwrite=True (replace it).")
+      .def("__init__", [](W* self, nb::handle path, const std::string& source, bool append, bool overwrite) {
+        new (self) W(fs_path(path), source, st::io::trace_mode(append, overwrite));
+      }, nb::arg("path"), nb::arg("source"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false)
       .def("write",
            [](W& w, const std::string& event, std::optional<int64_t> step, std::optional<int64_t> epoch,
               nb::handle metrics, nb::handle config, std::optional<std::vector<std::string>> notes,

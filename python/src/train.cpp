@@ -195,10 +195,12 @@ void bind_train(nb::module_& nn) {
       .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm)
       .def_prop_ro("epoch", &ModuleTrainer::epoch)
       .def_prop_ro("steps", &ModuleTrainer::steps, "Batches train_epoch has taken, across epochs (skipped ones included).")
-      .def("set_trace", [](ModuleTrainer& t, nb::handle path, bool append) {
-        t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer", append));
-      }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false,
-         "Writes a JSONL trace (docs/traces.md) to path (truncated unless append): a \"step\" event per batch, "
+      .def("set_trace", [](ModuleTrainer& t, nb::handle path, bool append, bool overwrite) {
+        t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer",
+                                                          st::io::trace_mode(append, overwrite)));
+      }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false,
+         "Writes a JSONL trace (docs/traces.md) to path (an existing file is refused unless append=True or "
+         "overwrite=True): a \"step\" event per batch, "
          "an \"epoch\" event per train_epoch, an \"eval\" event per evaluate_epoch.")
       .def("clear_trace", [](ModuleTrainer& t) { t.set_trace(nullptr); }, "Stops tracing (closes the file).")
       .def_prop_ro("trace_path", [](const ModuleTrainer& t) -> std::optional<std::string> {

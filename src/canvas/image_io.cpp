@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <string_view>
 
 #include "spiraltorch/error.h"
 #include "spiraltorch/io/checkpoint.h"
@@ -51,12 +52,15 @@ void put_be32(std::string& out, uint32_t v) {
   out.append(b, 4);
 }
 
-void put_chunk(std::string& out, const char type[4], const std::string& data) {
+void put_chunk(std::string& out, const char type[4], std::string_view data) {
+  if (data.size() > kPngMaxChunk) {
+    throw ValueError("encode_png: a chunk holds at most 2^31 - 1 bytes, got " + std::to_string(data.size()));
+  }
   put_be32(out, static_cast<uint32_t>(data.size()));
-  std::string body(type, 4);
-  body += data;
-  out += body;
-  put_be32(out, crc32(body.data(), body.size()));
+  const size_t body = out.size();
+  out.append(type, 4);
+  out.append(data);
+  put_be32(out, crc32(out.data() + body, out.size() - body));
 }
 
 // The zlib stream of raw: zlib's compress2 when linked, else stored deflate blocks (at most
@@ -137,7 +141,7 @@ std::string encode_ppm(const Tensor& rgba) {
   return out;
 }
 
-std::string encode_png(const Tensor& rgba) {
+std::string encode_png(const Tensor& rgba, size_t idat_chunk_bytes) {
   int64_t h = 0, w = 0;
   const std::string px = surface_bytes(rgba, "encode_png", h, w);
   if (h > 0x7fffffff || w > 0x7fffffff) {
@@ -156,7 +160,12 @@ std::string encode_png(const Tensor& rgba) {
   put_be32(ihdr, static_cast<uint32_t>(h));
   ihdr += std::string("\x08\x06\x00\x00\x00", 5);  // 8 bits, RGBA, deflate, adaptive filtering, no interlace
   put_chunk(out, "IHDR", ihdr);
-  put_chunk(out, "IDAT", zlib_stream(raw));
+  // The zlib stream spans as many IDAT chunks as the chunk length limit needs (PNG 11.2.4).
+  const std::string z = zlib_stream(raw);
+  const size_t per_chunk = std::clamp<size_t>(idat_chunk_bytes, 1, kPngMaxChunk);
+  for (size_t pos = 0; pos < z.size(); pos += per_chunk) {
+    put_chunk(out, "IDAT", std::string_view(z).substr(pos, per_chunk));
+  }
   put_chunk(out, "IEND", std::string());
   return out;
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
@@ -52,14 +53,23 @@ bool depth_ok(const char* b, const char* e, int limit) {
 
 }  // namespace
 
-json parse_json(const char* begin, const char* end, const std::string& what, const std::string& path) {
+json parse_json(const char* begin, const char* end, const std::string& what, const std::string& path,
+                uint64_t max_values) {
   if (!depth_ok(begin, end, kMaxJsonDepth)) {
     fail(what, path, "invalid JSON: nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
   std::vector<std::set<std::string>> keys;
   std::string duplicate;
   bool has_duplicate = false;
+  uint64_t values = 0;
   json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) -> bool {
+    // The parsed document takes ~10x the text's memory: stop counting past the limit instead
+    // of materialising a hostile array of millions of numbers.
+    if ((ev == json::parse_event_t::value || ev == json::parse_event_t::object_start ||
+         ev == json::parse_event_t::array_start) &&
+        ++values > max_values) {
+      fail(what, path, "JSON document holds more than " + std::to_string(max_values) + " values (the limit for this file)");
+    }
     switch (ev) {
       case json::parse_event_t::object_start:
         keys.emplace_back();
@@ -210,8 +220,17 @@ int open_regular_file(const std::string& path, const std::string& what, uint64_t
 // Files
 
 std::string read_file(const std::string& path, const std::string& what) {
+  return detail::read_file_capped(path, what, UINT64_MAX);
+}
+
+std::string detail::read_file_capped(const std::string& path, const std::string& what, uint64_t max_bytes) {
   uint64_t size = 0;
   const int fd = detail::open_regular_file(path, what, size);
+  if (size > max_bytes) {
+    ::close(fd);
+    detail::fail(what, path, "file has " + std::to_string(size) + " bytes, more than the limit of " +
+                                 std::to_string(max_bytes) + " for this kind of file");
+  }
   std::string out;
   out.resize(static_cast<size_t>(size));
   size_t done = 0;
@@ -229,21 +248,117 @@ std::string read_file(const std::string& path, const std::string& what) {
   return out;
 }
 
+namespace detail {
+
+namespace {
+
+// This machine and PID namespace, in 16 hex digits: a PID in a temporary's name means
+// something only where it was written (another host or container sharing the directory has
+// its own PIDs), so a temporary is ours to judge only when this tag matches.
+std::string compute_host_tag() {
+  auto first_line = [](const char* file) {
+    std::string s;
+    if (const int fd = ::open(file, O_RDONLY | O_CLOEXEC); fd >= 0) {
+      char buf[256];
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) s.assign(buf, static_cast<size_t>(n));
+      ::close(fd);
+    }
+    return s.substr(0, s.find('\n'));
+  };
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  char ns[128] = {0};
+  if (::readlink("/proc/self/ns/pid", ns, sizeof ns - 1) < 0) ns[0] = 0;
+  const std::string who = std::string(host) + "\n" + first_line("/proc/sys/kernel/random/boot_id") + "\n" + ns;
+  return sha256_hex(who.data(), who.size()).substr(0, 16);
+}
+
+bool process_alive(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+
+std::filesystem::path save_target(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return path;
+  // A save through a link replaces the file it points to and keeps the link, as writing
+  // through it with open() would (torch.save does); a dangling link names the file to create.
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  return ec ? path : resolved;
+}
+
+std::filesystem::path temporary_for(const std::filesystem::path& target) {
+  static std::atomic<uint64_t> counter{0};
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  return dir / ("." + target.filename().string() + ".tmp-" + temporary_host_tag() + "-" + std::to_string(::getpid()) + "-" +
+                std::to_string(counter.fetch_add(1)));
+}
+
+std::vector<Temporary> temporaries_of(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  std::vector<Temporary> out;
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp-";
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const size_t dots = name.find_first_not_of('.');
+    if (dots == 0 || dots == std::string::npos || name.compare(dots, prefix.size(), prefix) != 0) continue;
+    // .<name>.tmp-<host tag>-<pid>-<n>; names without a host tag (older versions) are foreign.
+    const std::string rest = name.substr(dots + prefix.size());
+    bool ours = false;
+    pid_t pid = 0;
+    if (rest.size() > 17 && rest.compare(0, 16, temporary_host_tag()) == 0 && rest[16] == '-') {
+      char* endp = nullptr;
+      const long v = std::strtol(rest.c_str() + 17, &endp, 10);
+      ours = endp != rest.c_str() + 17 && *endp == '-' && v > 0;
+      pid = static_cast<pid_t>(v);
+    }
+    std::error_code tec;
+    const auto written = fs::last_write_time(it->path(), tec);
+    const bool old = !tec && now - written > kForeignTemporaryAge;
+    out.push_back({it->path(), ours && !process_alive(pid) ? true : old, tec ? now : written});
+  }
+  return out;
+}
+
+void fsync_directory(const std::filesystem::path& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void keep_mode(const std::filesystem::path& replaced, int fd) {
+  struct stat sb {};
+  if (::stat(replaced.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) ::fchmod(fd, sb.st_mode & 07777);
+}
+
+}  // namespace detail
+
+const std::string& temporary_host_tag() {
+  static const std::string tag = detail::compute_host_tag();
+  return tag;
+}
+
 void write_file_atomic(const std::string& path, const std::string& what,
                        const std::function<void(const ByteSink&)>& body) {
   namespace fs = std::filesystem;
-  static std::atomic<uint64_t> counter{0};
-  const fs::path target(path);
-  if (target.filename().empty()) detail::fail(what, path, "not a file path");
+  if (fs::path(path).filename().empty()) detail::fail(what, path, "not a file path");
+  const fs::path target = detail::save_target(fs::path(path));
   std::error_code ec;
   if (fs::is_directory(target, ec)) detail::fail(what, path, "is a directory");
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter.fetch_add(1)));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  const fs::path tmp = detail::temporary_for(target);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
     detail::fail(what, path, "cannot create a temporary file in '" + dir.string() + "': " + std::strerror(errno));
   }
+  detail::keep_mode(target, fd);  // replacing a file keeps its permissions
   bool open = true;
   try {
     const ByteSink sink = [&](const void* data, size_t n) {
@@ -268,12 +383,7 @@ void write_file_atomic(const std::string& path, const std::string& what,
     ::unlink(tmp.c_str());
     throw;
   }
-  // Make the rename durable; failure here does not undo a completed write.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  detail::fsync_directory(dir);
 }
 
 using st::Sha256;

@@ -164,7 +164,7 @@ void fill_from_json(const json& data, Tensor& t, const std::string& path, const 
 }
 
 Checkpoint parse_json_state(const std::string& text, const std::string& path) {
-  const json root = detail::parse_json(text.data(), text.data() + text.size(), kJson, path);
+  const json root = detail::parse_json(text.data(), text.data() + text.size(), kJson, path, detail::kMaxJsonStateValues);
   if (!root.is_object()) fail(kJson, path, "top level is not an object");
   if (!root.contains("format") || root["format"] != kJsonFormatName) {
     fail(kJson, path, "not a SpiralTorch JSON state dict (\"format\" is not \"" + std::string(kJsonFormatName) + "\")");
@@ -352,8 +352,16 @@ void save_json(const std::string& path, const NamedTensors& tensors, const Metad
   write_file_atomic(path, kJson, [&](const ByteSink& sink) { sink(text.data(), text.size()); });
 }
 
-Checkpoint load_json(const std::string& path) { return parse_json_state(read_file(path, kJson), path); }
-Checkpoint load_json_bytes(const std::string& bytes, const std::string& label) { return parse_json_state(bytes, label); }
+Checkpoint load_json(const std::string& path) {
+  return parse_json_state(detail::read_file_capped(path, kJson, detail::kMaxJsonStateBytes), path);
+}
+Checkpoint load_json_bytes(const std::string& bytes, const std::string& label) {
+  if (bytes.size() > detail::kMaxJsonStateBytes) {
+    fail(kJson, label, std::to_string(bytes.size()) + " bytes, more than the limit of " +
+                           std::to_string(detail::kMaxJsonStateBytes) + " for a JSON state dict");
+  }
+  return parse_json_state(bytes, label);
+}
 
 std::string save_bincode_bytes(const NamedTensors& tensors, const Metadata& metadata) {
   NamedTensors views;
@@ -478,7 +486,9 @@ Manifest parse_manifest_bytes(const std::string& text, const std::string& mpath)
 
 namespace {
 
-Manifest parse_manifest(const std::string& mpath) { return parse_manifest_bytes(read_file(mpath, kManifest), mpath); }
+Manifest parse_manifest(const std::string& mpath) {
+  return parse_manifest_bytes(detail::read_file_capped(mpath, kManifest, detail::kMaxManifestBytes), mpath);
+}
 
 // Empty when the weights match the manifest, else why not.
 std::string mismatch(const Manifest& m) {
@@ -491,29 +501,6 @@ std::string mismatch(const Manifest& m) {
   if (sha256_file(m.weights_path) != m.sha256) return "sha256 of the weights file does not match the manifest";
   return {};
 }
-
-// Temporaries of `target` in its directory (write_file_atomic's `.<name>.tmp-PID-N`, also
-// nested ones a saver makes when given a temporary path), with the PID that wrote them.
-std::vector<std::pair<std::filesystem::path, pid_t>> temporaries_of(const std::filesystem::path& target) {
-  namespace fs = std::filesystem;
-  std::vector<std::pair<fs::path, pid_t>> out;
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string prefix = target.filename().string() + ".tmp-";
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const size_t dots = name.find_first_not_of('.');
-    if (dots == 0 || dots == std::string::npos || name.compare(dots, prefix.size(), prefix) != 0) continue;
-    const char* p = name.c_str() + dots + prefix.size();
-    char* endp = nullptr;
-    const long pid = std::strtol(p, &endp, 10);
-    if (endp == p || *endp != '-' || pid <= 0) continue;
-    out.emplace_back(it->path(), static_cast<pid_t>(pid));
-  }
-  return out;
-}
-
-bool process_alive(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM; }
 
 }  // namespace
 
@@ -535,14 +522,11 @@ Manifest read_manifest(const std::string& mpath, bool verify) {
   if (why.empty()) return out;
   // A save killed between renaming the weights and the manifest leaves the new manifest in
   // a complete temporary; the newest one that matches the weights names the current pair.
-  auto candidates = temporaries_of(fs::path(mpath));
-  std::error_code ec;
-  std::sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
-    return fs::last_write_time(a.first, ec) > fs::last_write_time(b.first, ec);
-  });
-  for (const auto& [tmp, pid] : candidates) {
+  auto candidates = detail::temporaries_of(fs::path(mpath));
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.written > b.written; });
+  for (const auto& candidate : candidates) {
     try {
-      Manifest m = parse_manifest(tmp.string());
+      Manifest m = parse_manifest(candidate.path.string());
       m.weights_path = (fs::path(mpath).parent_path() / fs::path(m.weights_path).filename()).string();
       if (m.weights_path == out.weights_path && mismatch(m).empty()) return m;
     } catch (const CheckpointError&) {
@@ -556,9 +540,9 @@ std::string save_with_manifest(const std::string& path, const std::string& forma
                                const std::function<void(const std::string&)>& save, const NamedTensors& tensors,
                                const std::optional<std::string>& module_type, const Metadata& metadata) {
   namespace fs = std::filesystem;
-  static std::atomic<uint64_t> counter{0};
-  const fs::path target(path);
-  if (target.filename().empty()) fail(format, path, "not a file path");
+  if (fs::path(path).filename().empty()) fail(format, path, "not a file path");
+  // The manifest stays beside `path` and names it; the weights replace the file it resolves to.
+  const fs::path target = detail::save_target(fs::path(path));
   const std::string mpath = manifest_path(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
 
@@ -566,8 +550,8 @@ std::string save_with_manifest(const std::string& path, const std::string& forma
   // (the killed save had renamed its weights already), then delete the rest.
   // Hashing the weights costs a read of the file, so only when there is something to promote.
   std::error_code ec;
-  auto stale = temporaries_of(fs::path(mpath));
-  std::erase_if(stale, [](const auto& t) { return process_alive(t.second); });
+  auto stale = detail::temporaries_of(fs::path(mpath));
+  std::erase_if(stale, [](const auto& t) { return !t.removable; });
   if (!stale.empty() && fs::exists(target, ec)) {
     bool consistent = false;
     try {
@@ -575,29 +559,32 @@ std::string save_with_manifest(const std::string& path, const std::string& forma
     } catch (const CheckpointError&) {
       // No usable manifest: a stale one may still describe the weights.
     }
-    for (const auto& [tmp, pid] : stale) {
+    for (const auto& t : stale) {
       if (consistent) break;
       try {
-        Manifest m = parse_manifest(tmp.string());
-        if (mismatch(m).empty() && ::rename(tmp.c_str(), mpath.c_str()) == 0) consistent = true;
+        Manifest m = parse_manifest(t.path.string());
+        if (mismatch(m).empty() && ::rename(t.path.c_str(), mpath.c_str()) == 0) consistent = true;
       } catch (const CheckpointError&) {
         // Incomplete: deleted below.
       }
     }
   }
   for (const fs::path& t : {target, fs::path(mpath)}) {
-    for (const auto& [tmp, pid] : temporaries_of(t)) {
-      if (!process_alive(pid)) fs::remove(tmp, ec);
+    for (const auto& tmp : detail::temporaries_of(t)) {
+      if (tmp.removable) fs::remove(tmp.path, ec);
     }
   }
 
-  const std::string tag = ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  const fs::path wtmp = dir / ("." + target.filename().string() + tag);
-  const fs::path mtmp = dir / ("." + fs::path(mpath).filename().string() + tag);
+  const fs::path wtmp = detail::temporary_for(target);
+  const fs::path mtmp = detail::temporary_for(fs::path(mpath));
   try {
     save(wtmp.string());
+    if (const int fd = ::open(wtmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+      detail::keep_mode(target, fd);  // replacing the weights keeps their permissions
+      ::close(fd);
+    }
     const std::string text =
-        manifest_text(mpath, wtmp.string(), target.filename().string(), format, tensors, module_type, metadata);
+        manifest_text(mpath, wtmp.string(), fs::path(path).filename().string(), format, tensors, module_type, metadata);
     write_file_atomic(mtmp.string(), kManifest, [&](const ByteSink& sink) { sink(text.data(), text.size()); });
     // Weights first: until the manifest follows, read_manifest finds the new pair through
     // the complete manifest temporary.
@@ -612,11 +599,8 @@ std::string save_with_manifest(const std::string& path, const std::string& forma
     fs::remove(mtmp, ec);
     throw;
   }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  detail::fsync_directory(dir);
+  if (const fs::path mdir = fs::path(mpath).parent_path(); mdir != dir) detail::fsync_directory(mdir.empty() ? "." : mdir);
   return mpath;
 }
 

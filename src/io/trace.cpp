@@ -48,8 +48,13 @@ std::string trace_line(const TraceEvent& e, const std::string& source) {
   return j.dump(-1, ' ', false, detail::ordered_json::error_handler_t::replace);
 }
 
-TraceWriter::TraceWriter(std::string path, std::string source, bool append)
-    : path_(std::move(path)), source_(std::move(source)) {
+TraceMode trace_mode(bool append, bool overwrite) {
+  if (append && overwrite) throw ValueError("TraceWriter: append=True and overwrite=True contradict each other");
+  return append ? TraceMode::Append : overwrite ? TraceMode::Overwrite : TraceMode::Create;
+}
+
+TraceWriter::TraceWriter(std::string path, std::string source, TraceMode mode)
+    : path_(std::move(path)), source_(std::move(source)), mode_(mode) {
   if (path_.empty()) throw ValueError("TraceWriter: the trace path is empty");
   if (source_.empty()) throw ValueError("TraceWriter: the source name is empty");
   // The file is opened by the first write, so a trainer or session whose construction fails after
@@ -65,11 +70,18 @@ TraceWriter::TraceWriter(std::string path, std::string source, bool append)
   if (::access(dir.c_str(), W_OK) != 0) {
     throw SpiralError("TraceWriter: cannot open '" + path_ + "': " + std::strerror(errno));
   }
-  truncate_ = !append;
+  if (mode_ == TraceMode::Create && fs::exists(fs::symlink_status(target, ec))) throw_exists("TraceWriter");
+}
+
+void TraceWriter::throw_exists(const std::string& op) const {
+  throw SpiralError(op + ": '" + path_ + "' already exists; pass append=True to add to it or overwrite=True to " +
+                    "replace it (the default never erases an earlier trace)");
 }
 
 void TraceWriter::open_file() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate_ ? O_TRUNC : 0), 0666);
+  const int how = mode_ == TraceMode::Create ? O_EXCL : mode_ == TraceMode::Overwrite ? O_TRUNC : 0;
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | how, 0666);
+  if (fd_ < 0 && errno == EEXIST) throw_exists("TraceWriter.write");
   if (fd_ < 0) throw SpiralError("TraceWriter.write: cannot open '" + path_ + "': " + std::strerror(errno));
 }
 
@@ -111,7 +123,8 @@ std::vector<TraceEvent> read_trace(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = "line " + std::to_string(lineno);
     const detail::json j = detail::parse_json(line.data(), line.data() + line.size(), "read_trace", path + ":" + where);
-    if (!j.is_object() || j.value("schema", "") != kTraceSchema || !j.contains("version") ||
+    if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() || j["schema"] != kTraceSchema ||
+        !j.contains("version") ||
         !j["version"].is_number_integer() || !j.contains("event") || !j["event"].is_string()) {
       detail::fail("read_trace", path, where + " is not a spiraltorch.trace event");
     }

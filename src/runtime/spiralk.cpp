@@ -257,16 +257,26 @@ class Parser {
     return make(Kind::Block, open, "", std::move(stmts));
   }
 
+  // An if / else if / else chain is one node, kids = {cond, block, cond, block, ..., else block}, parsed
+  // in a loop: a chain of any length neither recurses here nor builds a deep tree to evaluate or free.
   NodePtr if_statement() {
     const Token& kw = next();
-    NodePtr cond = expr();
-    NodePtr then = block("after the condition of 'if'");
-    NodePtr otherwise = make(Kind::Block, kw);
-    if (is_word("else")) {
+    std::vector<NodePtr> kids;
+    for (;;) {
+      kids.push_back(expr());
+      kids.push_back(block("after the condition of 'if'"));
+      if (!is_word("else")) {
+        kids.push_back(make(Kind::Block, kw));
+        break;
+      }
       next();
-      otherwise = is_word("if") ? make(Kind::Block, peek(), "", {if_statement()}) : block("after 'else'");
+      if (!is_word("if")) {
+        kids.push_back(block("after 'else'"));
+        break;
+      }
+      next();
     }
-    return make(Kind::If, kw, "", {cond, then, otherwise});
+    return make(Kind::If, kw, "", std::move(kids));
   }
 
   NodePtr soft_rule() {
@@ -433,6 +443,7 @@ class Evaluator {
   explicit Evaluator(const Variables& vars) : base_(vars) {}
 
   void run(const Node& n, Result& out) {
+    const DepthGuard guard(*this, n);
     switch (n.kind) {
       case Kind::Block: {
         scopes_.emplace_back();
@@ -465,8 +476,11 @@ class Evaluator {
         return;
       }
       case Kind::If: {
-        run(boolean(*n.kids[0], "the condition of 'if'") ? *n.kids[1] : *n.kids[2], out);
-        return;
+        const size_t last = n.kids.size() - 1;
+        for (size_t i = 0; i < last; i += 2) {
+          if (boolean(*n.kids[i], "the condition of 'if'")) return run(*n.kids[i + 1], out);
+        }
+        return run(*n.kids[last], out);
       }
       case Kind::Unison: {
         if (out.unison_kind && *out.unison_kind != n.text) {
@@ -483,6 +497,20 @@ class Evaluator {
   }
 
  private:
+  // The parser bounds nesting already; this bound keeps a tree built any other way from overflowing the stack.
+  static constexpr int kMaxDepth = 1000;
+  struct DepthGuard {
+    Evaluator& e;
+    DepthGuard(Evaluator& evaluator, const Node& n) : e(evaluator) {
+      if (++e.depth_ > kMaxDepth) {
+        --e.depth_;
+        throw SpiralKError(n.line, n.column, "nesting is too deep to evaluate");
+      }
+    }
+    ~DepthGuard() { --e.depth_; }
+  };
+  int depth_ = 0;
+
   double number(const Node& n, const std::string& what) {
     const Value v = eval(n);
     if (!std::holds_alternative<double>(v)) {
@@ -510,6 +538,7 @@ class Evaluator {
   }
 
   Value eval(const Node& n) {
+    const DepthGuard guard(*this, n);
     switch (n.kind) {
       case Kind::Number: return n.number;
       case Kind::Bool: return n.number != 0.0;

@@ -93,12 +93,13 @@ TEST(Reliability, ManifestPairSurvivesAKillBetweenRenames) {
   TempDir other;
   const std::string mp2 = io::save_with_manifest(other / "m.safetensors", "safetensors", saver(v2), v2);
   fs::copy_file(other / "m.safetensors", w, fs::copy_options::overwrite_existing);
-  const std::string dead_tmp = d / ".m.safetensors.manifest.json.tmp-999999999-0";
+  const std::string tag = io::temporary_host_tag();
+  const std::string dead_tmp = d / (".m.safetensors.manifest.json.tmp-" + tag + "-999999999-0");
   fs::copy_file(mp2, dead_tmp);
   const io::Manifest m = io::read_manifest(mp);
   EXPECT_EQ(m.sha256, io::sha256_file(w));
   // A stale weights temporary is removed by the next save, and the promoted manifest with it.
-  { std::ofstream(d / ".m.safetensors.tmp-999999999-3") << "junk"; }
+  { std::ofstream(d / (".m.safetensors.tmp-" + tag + "-999999999-3")) << "junk"; }
   io::save_with_manifest(w, "safetensors", saver(v1), v1);
   for (const auto& e : fs::directory_iterator(d.path)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();

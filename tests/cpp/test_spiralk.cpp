@@ -67,6 +67,26 @@ TEST(SpiralK, ErrorsNameLineAndColumn) {
   EXPECT_NE(error_of("wg: " + deep), "");  // deep nesting is an error, not a crash
 }
 
+// An `else if` chain used to recurse once per branch in the parser (no depth guard) and in the
+// evaluator: ~50,000 branches overflowed the stack while parsing, ~20,000 while evaluating.
+TEST(SpiralK, LongElseIfChainsParseAndEvaluateWithoutRecursion) {
+  constexpr int kBranches = 100000;
+  std::string src;
+  for (int i = 0; i < kBranches; ++i) src += (i ? " else if c == " : "if c == ") + std::to_string(i) + " { wg: " + std::to_string(i) + "; }";
+  src += " else { wg: -1; }";
+  const auto p = sk::Program::parse(src);
+  EXPECT_EQ(std::get<double>(p.eval({{"c", 0.0}}).hard.at(0).second), 0.0);
+  EXPECT_EQ(std::get<double>(p.eval({{"c", 77777.0}}).hard.at(0).second), 77777.0);
+  EXPECT_EQ(std::get<double>(p.eval({{"c", kBranches - 1.0}}).hard.at(0).second), kBranches - 1.0);
+  EXPECT_EQ(std::get<double>(p.eval({{"c", -5.0}}).hard.at(0).second), -1.0);  // the final else
+  // Without a final else no branch assigns anything.
+  EXPECT_TRUE(sk::Program::parse("if c == 1 { wg: 1; } else if c == 2 { wg: 2; }").eval({{"c", 3.0}}).hard.empty());
+  // Nesting inside the branches is still bounded.
+  std::string nested;
+  for (int i = 0; i < 5000; ++i) nested += "if true { ";
+  EXPECT_NE(error_of(nested), "");
+}
+
 TEST(SpiralK, RewriteChangesPlanFieldsAndValidates) {
   const RankPlan p = plan_rank(RankKind::Fft, 256, 4096, 64, "wgpu", {.lane_width = 32, .subgroup = true});
   EXPECT_EQ(p.rewrite_with_spiralk("if c >= 1024 { tile_cols: 1024; }\n").choice.fft_tile, 1024);

@@ -45,7 +45,7 @@ TEST(Trace, WriterAndReaderRoundTrip) {
   EXPECT_EQ(events[1].timestamp, 2.0);
   ASSERT_EQ(events[1].metrics.size(), 2u);
   // Append mode keeps what is there.
-  { io::TraceWriter(path, "Test", true).write({"eval", 3.0, {}, {}, {}, {}, {}}); }
+  { io::TraceWriter(path, "Test", io::TraceMode::Append).write({"eval", 3.0, {}, {}, {}, {}, {}}); }
   EXPECT_EQ(io::read_trace(path).size(), 3u);
   // A line from a newer schema version, or not of this schema, is refused with its line number.
   { std::ofstream(path, std::ios::app) << "{\"schema\":\"spiraltorch.trace\",\"version\":99,\"event\":\"step\"}\n"; }

@@ -1,12 +1,15 @@
 #include "fuzz_inputs.h"
 
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 #include "spiraltorch/error.h"
 #include "spiraltorch/io/checkpoint.h"
 #include "spiraltorch/io/safetensors.h"
+#include "spiraltorch/io/structure.h"
+#include "spiraltorch/runtime/spiralk.h"
 
 namespace st::fuzz {
 namespace {
@@ -71,11 +74,37 @@ void manifest_input(const uint8_t* data, size_t size) {
   }
 }
 
+void structure_input(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::map<std::string, uint64_t> keys = {{"t0", 0}, {"t1", 8}, {"t2", 16}};
+  io::Structure s;
+  try {
+    s = io::decode_structure(text, keys);
+  } catch (const CheckpointError&) {
+    return;
+  }
+  // What load accepts, save can write, and that text is a fixed point (text, so NaN compares).
+  const std::string once = io::encode_structure(s);
+  require(io::encode_structure(io::decode_structure(once, keys)) == once, "structure round trip");
+}
+
+void spiralk_input(const uint8_t* data, size_t size) {
+  const std::string_view src(reinterpret_cast<const char*>(data), size);
+  try {
+    const spiralk::Program p = spiralk::Program::parse(src);
+    p.eval({{"c", 4096.0}, {"r", 8.0}, {"k", 32.0}, {"sg", true}, {"name", std::string("cuda")}});
+  } catch (const spiralk::SpiralKError&) {
+    // rejected with a positioned error: fine
+  }
+}
+
 InputFn input_fn(std::string_view target) {
   if (target == "safetensors") return safetensors_input;
   if (target == "json") return json_input;
   if (target == "bincode") return bincode_input;
   if (target == "manifest") return manifest_input;
+  if (target == "structure") return structure_input;
+  if (target == "spiralk") return spiralk_input;
   return nullptr;
 }
 

@@ -15,8 +15,13 @@ void safetensors_input(const uint8_t* data, size_t size);
 void json_input(const uint8_t* data, size_t size);
 void bincode_input(const uint8_t* data, size_t size);
 void manifest_input(const uint8_t* data, size_t size);
+// st.load's structure decoder (io::decode_structure): CheckpointError or a round trip.
+void structure_input(const uint8_t* data, size_t size);
+// The SpiralK parser and evaluator: SpiralKError or a result, never a crash.
+void spiralk_input(const uint8_t* data, size_t size);
 
-// The function for a target name ("safetensors", "json", "bincode", "manifest"), or nullptr.
+// The function for a target name ("safetensors", "json", "bincode", "manifest", "structure", "spiralk"),
+// or nullptr.
 using InputFn = void (*)(const uint8_t*, size_t);
 InputFn input_fn(std::string_view target);
 

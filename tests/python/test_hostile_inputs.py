@@ -273,6 +273,7 @@ def _dead_pid() -> int:
 @pytest.mark.parametrize("ext", ["safetensors", "bin", "json"])
 def test_manifest_pair_survives_a_kill_between_renames(tmp_path, ext):
     dead = _dead_pid()
+    tag = st._core.io.temporary_host_tag()  # temporaries of this host: a dead PID's may be removed
     run(f"""
     import shutil
     d = {str(tmp_path)!r}
@@ -285,15 +286,15 @@ def test_manifest_pair_survives_a_kill_between_renames(tmp_path, ext):
     # new weights, the old manifest, and the new manifest complete in its temporary.
     shutil.copy(os.path.join(new_dir, "model.{ext}"), path)
     shutil.copy(os.path.join(new_dir, "model.{ext}.manifest.json"),
-                os.path.join(d, ".model.{ext}.manifest.json.tmp-{dead}-0"))
+                os.path.join(d, ".model.{ext}.manifest.json.tmp-{tag}-{dead}-0"))
     state = st.nn.load(manifest)
     assert state["w"].tolist() == [1.0] * 4
     # Without the temporary the mismatch is reported, not hidden.
-    os.rename(os.path.join(d, ".model.{ext}.manifest.json.tmp-{dead}-0"), os.path.join(d, "keep"))
+    os.rename(os.path.join(d, ".model.{ext}.manifest.json.tmp-{tag}-{dead}-0"), os.path.join(d, "keep"))
     expect(st.CheckpointError, lambda: st.nn.load(manifest), "does not match")
-    os.rename(os.path.join(d, "keep"), os.path.join(d, ".model.{ext}.manifest.json.tmp-{dead}-0"))
+    os.rename(os.path.join(d, "keep"), os.path.join(d, ".model.{ext}.manifest.json.tmp-{tag}-{dead}-0"))
     # The next save promotes it (so a kill in that save still leaves a pair) and cleans up.
-    with open(os.path.join(d, ".model.{ext}.tmp-{dead}-7"), "wb") as f:
+    with open(os.path.join(d, ".model.{ext}.tmp-{tag}-{dead}-7"), "wb") as f:
         f.write(b"x" * 1000)
     st.nn.save(path, {{"w": st.full((4,), 2.0)}})
     assert st.nn.load(manifest)["w"].tolist() == [2.0] * 4

@@ -1,6 +1,7 @@
 #pragma once
 // Encoders for 8-bit RGBA surfaces: binary PPM (P6) and PNG (colour type 6, 8 bits per channel).
 #include <cstdint>
+#include <cstddef>
 #include <string>
 
 #include "spiraltorch/tensor.h"
@@ -10,10 +11,13 @@ namespace st::canvas {
 // A (height, width, 4) uint8 tensor as P6 bytes: "P6\n<w> <h>\n255\n" then RGB triplets. PPM has no
 // alpha channel, so each colour is composited over black (c * a / 255, rounded).
 std::string encode_ppm(const Tensor& rgba);
-// A (height, width, 4) uint8 tensor as PNG bytes: signature, IHDR, one IDAT holding the
-// zlib stream of the filter-0 scanlines, IEND. Compressed with the system zlib when the build found
+// PNG's limit on a chunk's length.
+inline constexpr size_t kPngMaxChunk = 0x7fffffff;
+// A (height, width, 4) uint8 tensor as PNG bytes: signature, IHDR, IDAT chunks holding the
+// zlib stream of the filter-0 scanlines (split every idat_chunk_bytes, at most kPngMaxChunk; a
+// smaller value only serves tests), IEND. Compressed with the system zlib when the build found
 // it, else stored (uncompressed) deflate blocks with our own Adler-32; chunk CRCs are CRC-32.
-std::string encode_png(const Tensor& rgba);
+std::string encode_png(const Tensor& rgba, size_t idat_chunk_bytes = kPngMaxChunk);
 // The CRC-32 (ISO 3309 / PNG) and Adler-32 (RFC 1950) checksums, exposed for tests.
 uint32_t crc32(const void* data, size_t size, uint32_t crc = 0);
 uint32_t adler32(const void* data, size_t size, uint32_t adler = 1);

@@ -91,6 +91,10 @@ std::string sha256_file(const std::string& path);
 using ByteSink = std::function<void(const void*, size_t)>;
 void write_file_atomic(const std::string& path, const std::string& what,
                        const std::function<void(const ByteSink&)>& body);
+// Temporaries are named `.<file>.tmp-<tag>-<pid>-<n>`, the tag (16 hex digits) naming this host and
+// PID namespace: a later save removes a temporary left by a dead process of this tag, and another
+// tag's temporaries only once they are a day old (that host's save may still be writing).
+const std::string& temporary_host_tag();
 // Reads a whole file (CheckpointError on failure).
 std::string read_file(const std::string& path, const std::string& what);
 

@@ -32,13 +32,21 @@ struct TraceEvent {
 // The event as one line of JSON (no trailing newline).
 std::string trace_line(const TraceEvent& event, const std::string& source);
 
+// What a trace writer does with a file already at its path. Create, the default, refuses it (a
+// re-run with the same path must not erase the earlier trace unasked); Append adds to it;
+// Overwrite replaces it.
+enum class TraceMode : uint8_t { Create, Append, Overwrite };
+// The mode for the flags append / overwrite (ValueError when both are set).
+TraceMode trace_mode(bool append, bool overwrite);
+
 // Appends events to a JSONL file. The constructor checks the path (its directory exists and is
-// writable); the first write creates the file (truncated unless append). Each event is one write(2) of a whole line on an O_APPEND descriptor, so a reader
+// writable, and under Create no file is there yet); the first write creates the file (with O_EXCL
+// under Create). Each event is one write(2) of a whole line on an O_APPEND descriptor, so a reader
 // never sees half a line of a completed write and a crash loses at most the line being written.
 // Not copyable; share one writer between a trainer and its caller through a shared_ptr.
 class TraceWriter {
  public:
-  TraceWriter(std::string path, std::string source, bool append = false);
+  TraceWriter(std::string path, std::string source, TraceMode mode = TraceMode::Create);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
@@ -52,8 +60,9 @@ class TraceWriter {
  private:
   std::string path_, source_;
   void open_file();
+  [[noreturn]] void throw_exists(const std::string& op) const;
   int fd_ = -1;
-  bool truncate_ = true;
+  TraceMode mode_ = TraceMode::Create;
   int64_t written_ = 0;
 };
 

@@ -90,17 +90,17 @@ def _save(path: PathLike, target: Any, fmt: str, metadata: Optional[Dict[str, st
     return p
 
 
-def _load_state(path: str, fmt: str, *, copy: bool = True) -> Tuple[StateDict, Dict[str, str]]:
+def _load_state(path: str, fmt: str) -> Tuple[StateDict, Dict[str, str]]:
     if fmt == "manifest":
         info = _io.read_manifest(path, verify=True)
-        tensors, meta = _load_state(info["weights_path"], info["format"], copy=copy)
+        tensors, meta = _load_state(info["weights_path"], info["format"])
         expected = {e["name"]: (e["dtype"], tuple(e["shape"])) for e in info["tensors"]}
         got = {k: (t.dtype, tuple(t.shape)) for k, t in tensors.items()}
         if expected and expected != got:
             raise CheckpointError(f"manifest: {path}: the weights' keys, dtypes or shapes differ from the manifest")
         return tensors, meta
     if fmt == "safetensors":
-        return _io.load_safetensors(path, copy=copy)
+        return _io.load_safetensors(path)
     if fmt == "json":
         return _io.load_json(path)
     return _io.load_bincode(path)
@@ -128,8 +128,9 @@ def load(path: PathLike, target: Any = None, *, strict: bool = True) -> Any:
     is loaded in place (validated first, so a failed load leaves it unchanged) and returned."""
     p = os.fspath(path)
     fmt = _format_of(p, for_save=False)
-    # A module copies the values in anyway, so the mapped file is enough there.
-    state, _ = _load_state(p, fmt, copy=target is None)
+    # Read with copies (pread), never a memory map: the values are copied into the module anyway,
+    # and a map of a file rewritten during the load faults (SIGBUS) instead of raising.
+    state, _ = _load_state(p, fmt)
     return _finish(state, target, strict)
 
 
@@ -144,10 +145,12 @@ def save_safetensors(path: PathLike, target: Any, *, metadata: Optional[Dict[str
 
 
 def load_safetensors(path: PathLike, target: Any = None, *, strict: bool = True, copy: bool = True) -> Any:
-    """Loads a .safetensors file, a directory or a sharded ``*.index.json``. ``copy=False``
-    returns tensors that alias a copy-on-write memory map of the file, which must then stay
-    unchanged while they live (truncating it makes reads fault with SIGBUS)."""
-    state, _ = _io.load_safetensors(os.fspath(path), copy=copy and target is None)
+    """Loads a .safetensors file, a directory or a sharded ``*.index.json``: the state dict, or
+    ``target`` loaded in place and returned. ``copy=False`` (without a target) returns tensors that
+    alias a copy-on-write memory map of the file: no copy, but the file must stay unchanged while
+    they live (a truncated or rewritten file makes reads fault with SIGBUS and kills the process).
+    With a target the file is always read with copies."""
+    state, _ = _io.load_safetensors(os.fspath(path), copy=copy or target is not None)
     return _finish(state, target, strict)
 
 
