@@ -133,7 +133,8 @@ def _run(lib: str, ranks: int, args: argparse.Namespace, tmp: str) -> float:
     if ranks == 0:
         cmd = [sys.executable] + me
     elif lib == "spiraltorch":
-        cmd = [sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", str(ranks)] + me
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []  # spiral-run refuses root otherwise
+        cmd = [sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", str(ranks), *root] + me
     else:
         from spiraltorch.launch import _free_port
 

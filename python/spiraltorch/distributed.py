@@ -59,10 +59,13 @@ _previous_excepthook: Any = None
 def _exit_on_uncaught(exc_type: Any, exc: Any, tb: Any) -> None:
     """Prints the traceback, then ends the process at once: a rank that raised must not wait in
     MPI_Finalize for ranks blocked in a collective; its launcher (mpirun) then ends the job."""
-    (_previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(1)
+    from .launch import _flush_output
+
+    try:
+        (_previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
+    finally:
+        _flush_output()  # os._exit skips every flush: buffered prints would be lost
+        os._exit(1)
 
 
 def init_process_group(backend: str = "mpi", *, rank: Optional[int] = None, world_size: Optional[int] = None,

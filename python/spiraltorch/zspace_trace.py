@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import _core
+from ._atomic import atomic_write
 
 __all__ = ["SCHEMA", "VERSION", "Trace", "TraceEvent", "TraceWriter", "compare", "load_trace", "plot_trace",
            "summarize"]
@@ -263,17 +264,8 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, path: str | os.PathLike[str]) -> str:
-    """Saves a figure as PNG atomically (temporary file in the same directory, then rename)."""
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    tmp = os.path.join(directory, f".{os.path.basename(target)}.tmp-{os.getpid()}")
-    try:
-        fig.savefig(tmp, format="png", dpi=100)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    """Saves a figure as PNG atomically (``spiraltorch._atomic``: fresh temporary, fsync, rename)."""
+    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
 
 
 def plot_trace(trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str],

@@ -34,6 +34,10 @@ def _load_script(name: str):
     return mod
 
 
+# spiral-run refuses to start ranks as root unless told to (CI and containers run as root).
+AS_ROOT = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+
+
 def spiral_run(args, tmp_path, timeout=240):
     """Runs ``spiral-run --nproc-per-node 2 <args>`` with the spiraltorch under test; returns
     the completed process (stdout and stderr as text)."""
@@ -41,7 +45,7 @@ def spiral_run(args, tmp_path, timeout=240):
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(st.__file__)))
     env["PYTHONPATH"] = os.pathsep.join([pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
     env["OMP_NUM_THREADS"] = "1"
-    cmd = [sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", "2", *args]
+    cmd = [sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", "2", *AS_ROOT, *args]
     return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
 
 
@@ -145,6 +149,8 @@ def test_launcher_arguments_and_console_script():
         launch._parse(["--nproc-per-node", "0", "x.py"])
     ns = launch._parse(["--nproc-per-node", "3", "--timeout", "5", "train.py", "--lr", "0.1"])
     assert (ns.nproc, ns.timeout, ns.target, ns.args) == (3, 5.0, "train.py", ["--lr", "0.1"])
+    assert not ns.allow_run_as_root
+    assert launch._parse(["--allow-run-as-root", "train.py"]).allow_run_as_root
 
 
 @needs_mpi
@@ -280,7 +286,7 @@ def test_sigterm_to_the_launcher_ends_every_rank(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(st.__file__)))] +
                                         [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.Popen([sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", "2", str(script),
+    proc = subprocess.Popen([sys.executable, "-m", "spiraltorch.launch", "--nproc-per-node", "2", *AS_ROOT, str(script),
                              str(tmp_path)], env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60

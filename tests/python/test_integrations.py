@@ -115,6 +115,7 @@ def test_onnx_export_matches_onnxruntime(case, tmp_path):
 
 
 def test_onnx_embedding_int64_and_static_batch(tmp_path):
+    pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
     model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(12, 2))
     idx = rng.integers(0, 10, (3, 3)).astype(np.int64)
@@ -155,6 +156,8 @@ def test_onnx_unmappable_layers_are_named(tmp_path):
 
 
 def test_verify_onnx_reports_a_mismatch(tmp_path):
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
     model = nn.Sequential(nn.Linear(3, 2))
     x = rng.standard_normal((2, 3)).astype(np.float32)
     integ.export_onnx(model, x, tmp_path / "m.onnx")
@@ -242,12 +245,16 @@ def test_factory_bundles_for_python_modules(tmp_path):
     out = integ.save_model_bundle(model, tmp_path / "bundle", input_shape=(None, 3), factory=f"{src}:build")
     assert (out / "mymodel.py").is_file()
     x = rng.standard_normal((4, 3)).astype(np.float32)
-    np.testing.assert_array_equal(_eval_out(integ.load_model_bundle(out), x), _eval_out(model, x))
+    # The factory is Python code from the bundle: it runs only when the caller says so.
+    with pytest.raises(st.CheckpointError, match="trust_code=True"):
+        integ.load_model_bundle(out)
+    np.testing.assert_array_equal(_eval_out(integ.load_model_bundle(out, trust_code=True), x), _eval_out(model, x))
     with pytest.raises(st.SpiralValueError, match="file.py:function"):
         architecture.load_factory("no_colon")
 
 
 def test_deployment_card(tmp_path):
+    pytest.importorskip("onnx")
     model = nn.Sequential(nn.Linear(4, 3), nn.Softmax())
     x = rng.standard_normal((2, 4)).astype(np.float32)
     integ.export_onnx(model, x, tmp_path / "m.onnx")
@@ -516,6 +523,7 @@ def test_ray_tune_finds_better_lr_and_stops_the_bad_trial(tmp_path):
 
 
 def test_spiral_export_cli(tmp_path, capsys):
+    pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
     st.manual_seed(6)
     model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),

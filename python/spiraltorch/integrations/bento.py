@@ -2,7 +2,9 @@
 
 ``bentoml_save_model(model, "name")`` creates a model in the local store
 (``bentoml.models.create``; the store lives under ``$BENTOML_HOME``) holding a SpiralTorch
-model bundle (safetensors weights + architecture). ``bentoml_load_model(tag)`` rebuilds it.
+model bundle (safetensors weights + architecture). ``bentoml_load_model(tag)`` rebuilds it; a
+model saved with a Python ``factory`` runs that code when loaded, so loading it (and the runner
+and service built on it) needs ``trust_code=True``, as for ``load_model_bundle``.
 ``bentoml_runner(tag)`` is a (legacy API) ``bentoml.Runner`` whose ``predict`` method runs the
 model on a batch; ``bentoml_service(tag)`` is a BentoML service class with a ``/predict``
 endpoint that takes ``{"inputs": nested list}`` and returns the nested-list output, ready for
@@ -59,15 +61,16 @@ def bentoml_save_model(
     return bentoml.models.get(bento_model.tag)
 
 
-def bentoml_load_model(tag: Any) -> Any:
+def bentoml_load_model(tag: Any, *, trust_code: bool = False) -> Any:
     """The SpiralTorch module stored under ``tag`` (``"name"`` for the latest version,
-    ``"name:version"`` or a ``bentoml.Model``), in eval mode."""
+    ``"name:version"`` or a ``bentoml.Model``), in eval mode. A model saved with a factory is
+    refused with ``CheckpointError`` unless ``trust_code=True`` (its factory runs Python code)."""
     bentoml = _bentoml()
     bento_model = tag if hasattr(tag, "path") and hasattr(tag, "tag") else bentoml.models.get(tag)
     if bento_model.info.module != MODULE_NAME:
         raise _core.SpiralValueError(f"bentoml_load_model: {bento_model.tag} was saved by {bento_model.info.module!r}, "
                                      f"not {MODULE_NAME!r}")
-    return load_model_bundle(bento_model.path)
+    return load_model_bundle(bento_model.path, trust_code=trust_code)
 
 
 def _predict(model: Any, meta: Dict[str, Any], inputs: Any) -> List[Any]:
@@ -87,10 +90,11 @@ def _predict(model: Any, meta: Dict[str, Any], inputs: Any) -> List[Any]:
     return out.numpy().tolist()
 
 
-def bentoml_runner(tag: Any, *, name: Optional[str] = None) -> Any:
+def bentoml_runner(tag: Any, *, name: Optional[str] = None, trust_code: bool = False) -> Any:
     """A ``bentoml.Runner`` (legacy runner API) serving the stored model: ``predict`` takes a
     batch (array or nested list) and returns the output as a nested list. Call
-    ``runner.init_local()`` to run it in this process (tests, notebooks)."""
+    ``runner.init_local()`` to run it in this process (tests, notebooks). ``trust_code``: as
+    for ``bentoml_load_model``."""
     bentoml = _bentoml()
     from bentoml.legacy import Runnable, Runner  # type: ignore
 
@@ -101,7 +105,7 @@ def bentoml_runner(tag: Any, *, name: Optional[str] = None) -> Any:
         SUPPORTS_CPU_MULTI_THREADING = True
 
         def __init__(self) -> None:
-            self.model = bentoml_load_model(bento_model)
+            self.model = bentoml_load_model(bento_model, trust_code=trust_code)
             self.meta = read_bundle_meta(bento_model.path)
 
         @Runnable.method(batchable=True, batch_dim=0)
@@ -111,10 +115,11 @@ def bentoml_runner(tag: Any, *, name: Optional[str] = None) -> Any:
     return Runner(SpiralTorchRunnable, name=name or f"{bento_model.tag.name}_runner", models=[bento_model])
 
 
-def bentoml_service(tag: Any, *, name: Optional[str] = None) -> Any:
+def bentoml_service(tag: Any, *, name: Optional[str] = None, trust_code: bool = False) -> Any:
     """A BentoML service class (``@bentoml.service``) for the stored model with one API,
     ``predict(inputs: list) -> list``, exposed as ``POST /predict`` taking
-    ``{"inputs": nested list}``. The model is loaded when the service starts."""
+    ``{"inputs": nested list}``. The model is loaded when the service starts. ``trust_code``:
+    as for ``bentoml_load_model``."""
     bentoml = _bentoml()
     bento_model = bentoml.models.get(tag)
     service_name = name or f"{bento_model.tag.name}_service"
@@ -125,7 +130,7 @@ def bentoml_service(tag: Any, *, name: Optional[str] = None) -> Any:
         def __init__(self) -> None:
             ref = self.model_ref  # BentoML resolves the reference to the stored model
             path = pathlib.Path(ref.path if hasattr(ref, "path") else ref.stored.path)
-            self.model = load_model_bundle(path)
+            self.model = load_model_bundle(path, trust_code=trust_code)
             self.meta = read_bundle_meta(path)
 
         @bentoml.api

@@ -17,6 +17,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 import numpy as np
 
 from .. import _core
+from .._atomic import atomic_write_text
 from .architecture import UnsupportedLayerError, describe_architecture, sha256_of
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -97,9 +98,7 @@ def deployment_card(
 def write_deployment_card(card: Mapping[str, Any], path: PathLike) -> pathlib.Path:
     """Writes ``card`` as indented JSON atomically and returns the path."""
     target = pathlib.Path(path)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(card, indent=2, sort_keys=False) + "\n")
-    os.replace(tmp, target)
+    atomic_write_text(target, json.dumps(card, indent=2, sort_keys=False) + "\n")
     return target
 
 

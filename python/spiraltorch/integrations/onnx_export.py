@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import math
 import os
-import pathlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .. import _core
+from .._atomic import atomic_write_bytes
 from .architecture import UnsupportedLayerError, layer_kind
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -499,10 +499,7 @@ def export_onnx(
     proto.ir_version = min(proto.ir_version, 10)
     onnx.checker.check_model(proto, full_check=True)
     if path is not None:
-        target = pathlib.Path(path)
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(proto.SerializeToString())
-        os.replace(tmp, target)
+        atomic_write_bytes(path, proto.SerializeToString())
     return proto
 
 

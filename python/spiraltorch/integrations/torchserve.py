@@ -7,6 +7,13 @@ modules, the factory file), generates ``spiraltorch_handler.py`` and runs
 archive, builds one instance, calls ``initialize(context)`` and then ``handle(batch, context)``
 for each batch of requests; ``SpiralTorchHandler`` implements that protocol on SpiralTorch.
 
+Trust: a ``.mar`` archive is code (TorchServe imports its handler), so whether a bundle's
+Python factory may run is decided when the archive is built. ``torchserve_archive(factory=...)``
+(``spiral-export torchserve --factory``, or ``--bundle`` with ``--trust-code``) names the factory
+itself and writes a handler with ``trust_code = True``; otherwise ``SpiralTorchHandler`` loads only
+bundles described by data, unless the worker's environment has ``SPIRALTORCH_TRUST_CODE=1``
+(TorchServe workers inherit the environment of ``torchserve --start``).
+
 Request bodies are JSON (bytes or already decoded): a nested list, or ``{"inputs": list}``.
 A body whose rank is the model input's rank is a batch, one rank less is one sample; all
 requests of a TorchServe batch run in one forward pass. Each response is the nested-list
@@ -28,11 +35,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _core
+from .._atomic import atomic_write_text
 from .architecture import WEIGHTS_FILE, ARCHITECTURE_FILE, load_model_bundle, read_bundle_meta, save_model_bundle
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 HANDLER_FILE = "spiraltorch_handler.py"
+TRUST_ENV = "SPIRALTORCH_TRUST_CODE"
 _HANDLER_SOURCE = '''"""TorchServe handler for a SpiralTorch model (written by spiraltorch.integrations.torchserve_archive)."""
 from spiraltorch.integrations.torchserve import SpiralTorchHandler
 
@@ -40,6 +49,15 @@ from spiraltorch.integrations.torchserve import SpiralTorchHandler
 class ModelHandler(SpiralTorchHandler):
     """Serves the model bundle stored in this archive."""
 '''
+# Added for an archive built with a factory: whoever built it named that code.
+_HANDLER_TRUST = '''
+    # The archive was built from a factory its builder named (torchserve_archive(factory=...)).
+    trust_code = True
+'''
+
+
+def _env_trusts_code() -> bool:
+    return os.environ.get(TRUST_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def apply_preprocessing(batch: np.ndarray, preprocessing: Dict[str, Any]) -> np.ndarray:
@@ -59,7 +77,13 @@ def apply_preprocessing(batch: np.ndarray, preprocessing: Dict[str, Any]) -> np.
 
 class SpiralTorchHandler:
     """TorchServe custom handler (``initialize`` / ``preprocess`` / ``inference`` /
-    ``postprocess`` / ``handle``) that runs a SpiralTorch model bundle."""
+    ``postprocess`` / ``handle``) that runs a SpiralTorch model bundle.
+
+    ``trust_code`` (class attribute, False here): whether a bundle that names a Python factory
+    may run it. The handler ``torchserve_archive`` writes for a factory sets it; otherwise
+    ``SPIRALTORCH_TRUST_CODE=1`` in the worker's environment allows it."""
+
+    trust_code: bool = False
 
     def __init__(self) -> None:
         self.initialized = False
@@ -77,7 +101,7 @@ class SpiralTorchHandler:
         self.meta = read_bundle_meta(model_dir)
         if serialized != self.meta["weights"]:
             raise _core.CheckpointError(f"SpiralTorchHandler: archive serves {serialized!r}, bundle records {self.meta['weights']!r}")
-        self.model = load_model_bundle(model_dir)
+        self.model = load_model_bundle(model_dir, trust_code=bool(self.trust_code) or _env_trusts_code())
         self.context = context
         self.initialized = True
 
@@ -179,9 +203,10 @@ def torchserve_archive(
     """Builds ``<export_path>/<model_name>.mar`` with ``torch-model-archiver``: the model's
     safetensors weights as the serialized file, its architecture (or ``factory`` file for a
     Python module), the generated handler and ``extra_files``. ``input_shape`` (``None`` for
-    the batch axis) lets the handler tell one sample from a batch. Returns the archive path;
-    raises ``FileExistsError`` when it exists and ``force`` is false, ``SpiralError`` with the
-    archiver's output when it fails."""
+    the batch axis) lets the handler tell one sample from a batch. With ``factory`` (code you
+    name) the handler is written with ``trust_code = True`` so the server runs it. Returns the
+    archive path; raises ``FileExistsError`` when it exists and ``force`` is false,
+    ``SpiralError`` with the archiver's output when it fails."""
     if not model_name or any(c in model_name for c in "/\\ "):
         raise _core.SpiralValueError(f"torchserve_archive: invalid model name {model_name!r}")
     out_dir = pathlib.Path(export_path)
@@ -194,7 +219,7 @@ def torchserve_archive(
         bundle = save_model_bundle(model, pathlib.Path(tmp) / "bundle", input_shape=input_shape, input_dtype=input_dtype,
                                    preprocessing=preprocessing, factory=factory)
         handler = pathlib.Path(tmp) / HANDLER_FILE
-        handler.write_text(_HANDLER_SOURCE)
+        atomic_write_text(handler, _HANDLER_SOURCE + (_HANDLER_TRUST if factory is not None else ""))
         extras = [str(p) for p in sorted(bundle.iterdir()) if p.name != WEIGHTS_FILE] + [str(p) for p in extra_files]
         cmd = command + ["--model-name", model_name, "--version", str(version), "--serialized-file",
                          str(bundle / WEIGHTS_FILE), "--handler", str(handler), "--extra-files", ",".join(extras),

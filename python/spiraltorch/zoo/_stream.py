@@ -8,6 +8,7 @@ import math
 from typing import Any, Dict, List, Tuple
 
 import spiraltorch as st
+from spiraltorch._atomic import atomic_write_text
 from spiraltorch.data import find_fashion_mnist, load_fashion_mnist
 from spiraltorch.vision import moving_digit_stream
 
@@ -60,5 +61,4 @@ def emit(out: Dict[str, Any], records: List[Dict[str, Any]], path: str | None) -
     print(json.dumps(out, indent=2))
     if path:
         trace = [{k: r[k] for k in ("update_index", "aggregated_frames", "energy", "change", "loss")} for r in records]
-        with open(path, "w") as f:
-            json.dump(dict(out, updates_trace=trace), f, indent=2)
+        atomic_write_text(path, json.dumps(dict(out, updates_trace=trace), indent=2))

@@ -18,20 +18,18 @@ Run: spiral-model-zoo run poincare_wordnet -- --subtree mammal --dim 10 --epochs
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
 
 import spiraltorch as st
+from spiraltorch._atomic import atomic_write
 from spiraltorch.datasets import wordnet_closure
 from spiraltorch.utils.progress import Progress
 
 
 def _save(path: str, weight: "st.Tensor") -> None:
-    tmp = path + ".tmp.npy"
-    np.save(tmp, weight.numpy())
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: np.save(f, weight.numpy()))
 
 
 def main() -> None:
