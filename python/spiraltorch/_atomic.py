@@ -7,7 +7,9 @@ planted there in advance is never followed or overwritten), is flushed and ``fsy
 the permission bits of the file it replaces (or ``0o666 & ~umask`` for a new file, what a plain
 ``open`` gives), and is renamed over the target; the directory is then ``fsync``-ed so the
 rename survives a crash. A reader sees the old file or the new one, never a partial one; on any
-error the temporary is removed and the old file is left as it was.
+error the temporary is removed and the old file is left as it was. A target that is a symlink
+keeps the link: the file it points to is replaced (a dangling link names the file to create),
+as writing through it with ``open`` would, and as the C++ writers do.
 
 Only the standard library is used here, so any module may import it early.
 """
@@ -75,12 +77,13 @@ def atomic_write(path: PathLike, write: Callable[[BinaryIO], object], *, mode: O
     """Replaces ``path`` atomically with what ``write(f)`` writes to the binary file object
     ``f`` (a fresh ``mkstemp`` temporary in the same directory, fsync-ed, then renamed over
     ``path``). The new file keeps the permission bits of the file it replaces, or gets ``mode``
-    when given, else ``0o666 & ~umask``. A symlink at ``path`` is replaced by the file, never
-    written through. Returns ``path`` as a string; on error the temporary is removed and
-    ``path`` is unchanged."""
-    target = os.fspath(path)
-    if isinstance(target, bytes):
-        target = os.fsdecode(target)
+    when given, else ``0o666 & ~umask``. When ``path`` is a symlink the file it points to is
+    replaced and the link kept. Returns ``path`` as a string; on error the temporary is removed
+    and ``path`` is unchanged."""
+    given = os.fspath(path)
+    if isinstance(given, bytes):
+        given = os.fsdecode(given)
+    target = os.path.realpath(given) if os.path.islink(given) else given
     directory = os.path.dirname(os.path.abspath(target))
     base = os.path.basename(target)
     if not base:
@@ -102,7 +105,7 @@ def atomic_write(path: PathLike, write: Callable[[BinaryIO], object], *, mode: O
             pass
         raise
     fsync_directory(directory)
-    return target
+    return given
 
 
 def atomic_write_bytes(path: PathLike, data: bytes, *, mode: Optional[int] = None) -> str:

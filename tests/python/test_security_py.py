@@ -358,11 +358,16 @@ def test_atomic_writer_keeps_modes_and_never_follows_planted_links(tmp_path):
     assert victim.read_text() == "untouched"
     assert (tmp_path / f".card.json.tmp-{os.getpid()}").is_symlink()
     assert isinstance(integ.load_model_bundle(bundle_dir), nn.Sequential)
-    # A link at the target itself is replaced by the file, not written through.
+    # A link at the target itself is kept and the file it points to replaced (as the C++ writers
+    # do, and as open() would write through it), with that file's mode.
+    linked = tmp_path / "linked.json"
+    linked.write_text("old")
+    os.chmod(linked, 0o640)
     link = tmp_path / "link.json"
-    link.symlink_to(victim)
+    link.symlink_to(linked)
     _atomic.atomic_write_text(link, "new")
-    assert not link.is_symlink() and link.read_text() == "new" and victim.read_text() == "untouched"
+    assert link.is_symlink() and linked.read_text() == "new" and stat.S_IMODE(os.stat(linked).st_mode) == 0o640
+    assert victim.read_text() == "untouched"
     # A failing writer leaves the old file and no temporary.
     before = sorted(p.name for p in tmp_path.iterdir())
 
