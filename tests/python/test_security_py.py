@@ -204,7 +204,19 @@ def test_factory_paths_that_leave_the_bundle_are_refused_even_with_trust(tmp_pat
     _edit_meta(bundle, factory="link.py:build")
     with pytest.raises(st.CheckpointError, match="outside the bundle directory"):
         integ.load_model_bundle(bundle, trust_code=True)
+    # Trusted code must also be code nobody else could have changed (the plugin directories' rule).
+    _edit_meta(bundle, factory="mymodel.py:build")
+    os.chmod(bundle, 0o777)
+    with pytest.raises(st.CheckpointError, match="world-writable"):
+        integ.load_model_bundle(bundle, trust_code=True)
+    os.chmod(bundle, 0o755)
+    os.chmod(bundle / "mymodel.py", 0o666)
+    with pytest.raises(st.CheckpointError, match=r"mymodel\.py' is world-writable"):
+        integ.load_model_bundle(bundle, trust_code=True)
     assert not marker.exists()
+    os.chmod(bundle / "mymodel.py", 0o644)
+    integ.load_model_bundle(bundle, trust_code=True)
+    assert marker.exists()
 
 
 def test_malformed_bundle_metadata_raises_checkpoint_error(tmp_path):

@@ -674,7 +674,9 @@ def bundle_factory(directory: PathLike, meta: Optional[Dict[str, Any]] = None, *
     """The factory a bundle names, ready for ``load_factory``: a ``.py`` file resolved inside
     the bundle (an absolute path, ``..`` or a symlink out of it raises ``CheckpointError``), or
     a ``package.module:function``. Without ``trust_code=True`` it raises ``CheckpointError``
-    naming the factory, since loading it runs Python code the bundle chose."""
+    naming the factory, since loading it runs Python code the bundle chose; a factory file or
+    bundle directory that is world-writable or owned by another non-root user is refused even
+    with it, as plugin directories are."""
     base = pathlib.Path(directory)
     meta = read_bundle_meta(base) if meta is None else meta
     factory = meta.get("factory")
@@ -693,6 +695,13 @@ def bundle_factory(directory: PathLike, meta: Optional[Dict[str, Any]] = None, *
         path = _inside(base, target, "factory file")
         if not path.is_file():
             raise _core.CheckpointError(f"load_model_bundle: {where!r}: the factory file {target!r} is not in the bundle")
+        from ..plugin import _untrusted  # the rule plugin directories follow
+
+        for place in (path.parent, path):
+            why = _untrusted(os.stat(place))
+            if why:
+                raise _core.CheckpointError(f"load_model_bundle: refusing to run the factory file {str(path)!r}: "
+                                            f"{str(place)!r} {why}")
         return f"{path}:{func}"
     if not all(part.isidentifier() for part in target.split(".")):
         raise _core.CheckpointError(f"load_model_bundle: {where!r}: {target!r} is neither a .py file nor a module name")
