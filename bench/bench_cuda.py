@@ -140,7 +140,7 @@ def main():
     # ---- transformer encoder layer training step ----
     try:
         Bt, T, E, NH = 32, 256, 512, 8
-        enc = st.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0).to("cuda") if hasattr(st.nn, "TransformerEncoderLayer") else None
+        enc = st.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0, batch_first=True).to("cuda") if hasattr(st.nn, "TransformerEncoderLayer") else None
         if enc is not None:
             eo = st.optim.Adam(enc.parameters(), lr=1e-4)
             tenc = torch.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0, batch_first=True).cuda()

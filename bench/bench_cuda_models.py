@@ -225,7 +225,8 @@ def st_gpt(vocab, d, heads, layers, T, device="cuda"):
             self.tok = st.nn.Embedding(vocab, d)
             self.pos = st.nn.Embedding(T, d)
             self.blocks = st.nn.ModuleList(
-                [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True)
+                [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
+                                               batch_first=True)
                  for _ in range(layers)])
             self.norm = st.nn.LayerNorm(d)
             self.head = st.nn.Linear(d, vocab, bias=False)

@@ -42,7 +42,7 @@ def copy_weights(sm, tm) -> None:
 def run_pair(sm, tm, x: np.ndarray, call_st, call_torch, repeats: int):
     sx = st.tensor(x, requires_grad=True)
     tx = torch.tensor(x, requires_grad=True)
-    sparams = sm.parameters()
+    sparams = list(sm.parameters())
 
     def st_fwd():
         with st.no_grad():
@@ -80,14 +80,14 @@ def main() -> None:
     x = rng.standard_normal((32, 50, 128)).astype(np.float32)
     for kind in ("LSTM", "GRU"):
         tm = getattr(torch.nn, kind)(128, 256, batch_first=True)
-        sm = getattr(snn, kind)(128, 256)
+        sm = getattr(snn, kind)(128, 256, batch_first=True)
         copy_weights(sm, tm)
         rows.append((f"{kind} b32 s50 128->256",
                      *run_pair(sm, tm, x, lambda m, v: m(v)[0], lambda m, v: m(v)[0], args.repeats)))
 
     x = rng.standard_normal((32, 64, 256)).astype(np.float32)
     tm = torch.nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0, batch_first=True)
-    sm = snn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0)
+    sm = snn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0, batch_first=True)
     copy_weights(sm, tm)
     tm.eval()
     sm.eval()

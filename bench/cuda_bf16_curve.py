@@ -23,7 +23,8 @@ class ByteGPT(st.nn.Module):
         self.tok = st.nn.Embedding(256, d)
         self.pos = st.nn.Embedding(T, d)
         self.blocks = st.nn.ModuleList(
-            [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True)
+            [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
+                                          batch_first=True)
              for _ in range(layers)])
         self.norm = st.nn.LayerNorm(d)
         self.head = st.nn.Linear(d, 256, bias=False)

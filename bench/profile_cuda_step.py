@@ -35,7 +35,7 @@ def build(model):
             to.step()
         return st_step, torch_step
     Bt, T, E, NH = 32, 256, 512, 8
-    enc = st.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0).to("cuda")
+    enc = st.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0, batch_first=True).to("cuda")
     tenc = torch.nn.TransformerEncoderLayer(E, NH, 4 * E, dropout=0.0, batch_first=True).cuda()
     eo, teo = st.optim.Adam(enc.parameters(), lr=1e-4), torch.optim.Adam(tenc.parameters(), lr=1e-4)
     txe = torch.randn(Bt, T, E, device="cuda")

@@ -119,6 +119,29 @@ _NATIVE_FUNCTIONS = [
 for _name in _NATIVE_FUNCTIONS:
     globals()[_name] = getattr(_core, _name)
 del _name
+
+
+def _register_native_modules() -> None:
+    """Every native submodule imports by its dotted name (``import spiraltorch.sot``,
+    ``from spiraltorch._core.nn import Linear``): the extension creates them as attributes only,
+    so they are entered in ``sys.modules`` under the package's own names (never another's)."""
+    import sys
+    import types
+
+    def visit(module: types.ModuleType) -> None:
+        for attr in dir(module):
+            sub = getattr(module, attr, None)
+            if isinstance(sub, types.ModuleType) and sub.__name__.startswith(module.__name__ + "."):
+                sys.modules.setdefault(sub.__name__, sub)
+                visit(sub)
+
+    visit(_core)
+    for name, value in list(globals().items()):
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{_core.__name__}.{name}":
+            sys.modules.setdefault(f"{__name__}.{name}", value)  # st.sot -> spiraltorch.sot
+
+
+_register_native_modules()
 OpenTopos = OpenCartesianTopos  # noqa: F821 - the original's alias (native class)
 ZSpaceProjector = nn.ZSpaceProjector
 # The seed's top-level names for the attentionless layers and the desire adapter.

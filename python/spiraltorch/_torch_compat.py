@@ -402,6 +402,53 @@ def _clamp_max(self: Tensor, max: Any) -> Tensor:
     return _core.clamp(self, max=max)
 
 
+class _LegacyTensorType(type):
+    """isinstance(t, torch.FloatTensor) is True for a tensor of that dtype on any device."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == getattr(_core.dtype, cls._dtype_name)
+
+
+def _legacy_tensor_type(name: str, dtype_name: str) -> type:
+    def __new__(cls: type, *args: Any, device: Any = None) -> Tensor:
+        dtype = getattr(_core.dtype, dtype_name)
+        if len(args) == 1 and not isinstance(args[0], int):
+            return _core.tensor(args[0], dtype=dtype, device=device)  # FloatTensor(data)
+        return _core.zeros(*args, dtype=dtype, device=device)  # FloatTensor(2, 3): PyTorch leaves it uninitialised
+
+    doc = (f"torch.{name}: the legacy constructor, {name}(data) = tensor(data, dtype={dtype_name}) and "
+           f"{name}(*sizes) = a {dtype_name} tensor of that shape (zero-filled); isinstance(t, {name}) checks "
+           "the dtype.")
+    return _LegacyTensorType(name, (), {"__new__": __new__, "__doc__": doc, "_dtype_name": dtype_name})
+
+
+FloatTensor = _legacy_tensor_type("FloatTensor", "float32")
+DoubleTensor = _legacy_tensor_type("DoubleTensor", "float64")
+HalfTensor = _legacy_tensor_type("HalfTensor", "float16")
+BFloat16Tensor = _legacy_tensor_type("BFloat16Tensor", "bfloat16")
+LongTensor = _legacy_tensor_type("LongTensor", "int64")
+IntTensor = _legacy_tensor_type("IntTensor", "int32")
+ByteTensor = _legacy_tensor_type("ByteTensor", "uint8")
+BoolTensor = _legacy_tensor_type("BoolTensor", "bool")
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",
+            mode: Optional[str] = None, options: Optional[dict] = None, disable: bool = False) -> Any:
+    """``torch.compile`` for code written for PyTorch 2: returns ``model`` itself (a module or a
+    function), ready to call; as a decorator (``@compile`` or ``@compile(mode=...)``) it returns
+    the function. SpiralTorch has no graph compiler: every call runs eagerly through the native
+    ops, which is what ``torch.compile`` promises to compute. The returned object is the one given,
+    so its state_dict keys carry no ``_orig_mod.`` prefix."""
+    for key, value in (("mode", mode), ("backend", backend)):
+        if value is not None and not isinstance(value, str) and not callable(value):
+            raise TypeError(f"compile: {key} must be a string, got {type(value).__name__}")
+    if model is None:
+        return lambda fn: fn
+    if not callable(model):
+        raise TypeError(f"compile: expected a module or a function, got {type(model).__name__}")
+    return model
+
+
 def install(namespace: dict) -> None:
     """Attaches the Tensor methods and puts the functions into the package namespace."""
     T = Tensor
@@ -433,5 +480,7 @@ def install(namespace: dict) -> None:
     T.addcdiv = addcdiv
     T.type_as = _type_as
     for name in ("inference_mode", "flip", "roll", "isclose", "addmm", "baddbmm", "lerp", "nonzero", "where",
-                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique", "addcmul", "addcdiv"):
+                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique", "addcmul", "addcdiv",
+                 "compile", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+                 "ByteTensor", "BoolTensor"):
         namespace[name] = globals()[name]

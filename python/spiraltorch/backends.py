@@ -9,7 +9,14 @@ runs with, or ``None`` when it has none.
 ``st.backends.cuda`` holds the attention switch: ``enable_flash_sdp(bool)`` /
 ``flash_sdp_enabled()`` choose whether ``scaled_dot_product_attention`` on CUDA may take the fused
 flash kernels (float16/bfloat16, head dims 32/64/128; default on) instead of GEMMs around a
-materialised (L, S) softmax.
+materialised (L, S) softmax; and ``cuda.matmul.allow_tf32``, the TF32 switch of float32 CUDA
+matmuls (the same switch as ``st.cuda.set_allow_tf32``; off by default, as in PyTorch).
+
+``st.backends.mps`` answers like PyTorch's on a machine without Apple's Metal backend
+(``is_available()`` and ``is_built()`` are False): SpiralTorch has no MPS backend.
+
+Every switch exists in every build; where the backend is absent it keeps its value and
+changes nothing, so ``torch.backends.cuda.matmul.allow_tf32 = True`` runs on a CPU-only machine.
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from typing import Optional
 
 from . import _core
 
-__all__ = ["cuda", "cudnn"]
+__all__ = ["cuda", "cudnn", "mps"]
 
 
 class _CudnnSwitches:
@@ -38,6 +45,19 @@ class _CudnnSwitches:
     @benchmark.setter
     def benchmark(self, value: bool) -> None:
         _core._cudnn_set_benchmark(bool(value))
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether convolutions must pick deterministic algorithms (PyTorch's switch). SpiralTorch's
+        CUDA convolutions already use only deterministic cuDNN algorithms, so this holds the value
+        set and changes nothing."""
+        return self._deterministic
+
+    @deterministic.setter
+    def deterministic(self, value: bool) -> None:
+        self._deterministic = bool(value)
+
+    _deterministic = False
 
     @property
     def allow_tf32(self) -> bool:
@@ -63,8 +83,52 @@ class _CudnnSwitches:
 cudnn = _CudnnSwitches()
 
 
+class _CudaMatmulSwitches:
+    """``torch.backends.cuda.matmul``: ``allow_tf32`` lets float32 CUDA matmuls use TF32 tensor
+    cores (the switch behind ``st.cuda.set_allow_tf32``). The reduced-precision-reduction switches
+    are accepted and keep their value; SpiralTorch's half-precision GEMMs always accumulate in
+    float32, which is what their default (and safest) setting asks for."""
+
+    def __init__(self) -> None:
+        self._fp16_reduction = True
+        self._bf16_reduction = True
+
+    @property
+    def allow_tf32(self) -> bool:
+        return _core._cuda_allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, value: bool) -> None:
+        _core._cuda_set_allow_tf32(bool(value))
+
+    @property
+    def allow_fp16_reduced_precision_reduction(self) -> bool:
+        return self._fp16_reduction
+
+    @allow_fp16_reduced_precision_reduction.setter
+    def allow_fp16_reduced_precision_reduction(self, value: bool) -> None:
+        self._fp16_reduction = bool(value)
+
+    @property
+    def allow_bf16_reduced_precision_reduction(self) -> bool:
+        return self._bf16_reduction
+
+    @allow_bf16_reduced_precision_reduction.setter
+    def allow_bf16_reduced_precision_reduction(self, value: bool) -> None:
+        self._bf16_reduction = bool(value)
+
+    def __repr__(self) -> str:
+        return f"matmul(allow_tf32={self.allow_tf32})"
+
+
 class _CudaSwitches:
-    """Process-wide CUDA attention settings, spelled like ``torch.backends.cuda``."""
+    """Process-wide CUDA attention and matmul settings, spelled like ``torch.backends.cuda``."""
+
+    matmul = _CudaMatmulSwitches()
+
+    def is_built(self) -> bool:
+        """True when this SpiralTorch was built with its CUDA backend."""
+        return _core._cuda_is_built()
 
     def enable_flash_sdp(self, enabled: bool) -> None:
         """Allow (True) or forbid (False) the fused flash attention kernels for the next calls."""
@@ -79,3 +143,19 @@ class _CudaSwitches:
 
 
 cuda = _CudaSwitches()
+
+
+class _MpsSwitches:
+    """``torch.backends.mps`` on a library without an MPS backend: nothing is available."""
+
+    def is_available(self) -> bool:
+        return False
+
+    def is_built(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "mps(available=False)"
+
+
+mps = _MpsSwitches()

@@ -16,7 +16,8 @@ __all__ = [
     "synchronize", "get_device_name", "get_device_properties", "get_device_capability", "mem_get_info",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
     "Stream", "Event", "current_stream", "default_stream", "stream", "set_allow_tf32", "allow_tf32",
-    "CUDAGraph", "graph", "is_current_stream_capturing",
+    "CUDAGraph", "graph", "is_current_stream_capturing", "manual_seed", "manual_seed_all", "seed", "seed_all",
+    "initial_seed", "is_bf16_supported", "amp",
 ]
 
 
@@ -269,3 +270,68 @@ def graph(cuda_graph: CUDAGraph, device: Union[None, int, str] = None) -> Iterat
         cuda_graph.reset()
         raise
     cuda_graph.capture_end()
+
+
+# ---- seeds ----
+# SpiralTorch has one Philox generator for every device: CUDA tensors draw from it too (the
+# numbers are made on the host), so seeding "the CUDA generator" means seeding that one when a
+# CUDA device is there. Without one, PyTorch silently ignores these calls, and so do we: a CPU
+# program that calls torch.cuda.manual_seed(s) after torch.manual_seed(s) keeps its stream.
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds the generator CUDA tensors draw from (the global one) when CUDA is available;
+    silently ignored otherwise, as in PyTorch."""
+    if is_available():
+        _core.manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    """``manual_seed`` for every GPU: there is one generator, so the same call."""
+    manual_seed(seed)
+
+
+def seed() -> None:
+    """Seeds the CUDA generator with a non-deterministic number (ignored without CUDA)."""
+    if is_available():
+        import random
+
+        _core.manual_seed(random.SystemRandom().getrandbits(63))
+
+
+def seed_all() -> None:
+    seed()
+
+
+def initial_seed() -> int:
+    """The seed of the generator CUDA tensors draw from (the global one)."""
+    return _core.initial_seed()
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True when a CUDA device is available and runs bfloat16 (compute capability 8.0 or higher,
+    or any device when emulation counts, as PyTorch's answer)."""
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability()[0] >= 8
+
+
+class _AmpNamespace:
+    """``torch.cuda.amp`` (PyTorch's older spelling): ``autocast(...)`` is
+    ``st.autocast("cuda", ...)`` and ``GradScaler(...)`` is ``st.amp.GradScaler("cuda", ...)``."""
+
+    @staticmethod
+    def autocast(enabled: bool = True, dtype: Any = None, cache_enabled: Optional[bool] = None) -> Any:
+        from .amp import autocast as _autocast
+
+        return _autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    @staticmethod
+    def GradScaler(init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                   growth_interval: int = 2000, enabled: bool = True) -> Any:
+        from .amp import GradScaler as _GradScaler
+
+        return _GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+amp = _AmpNamespace()

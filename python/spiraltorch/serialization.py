@@ -55,14 +55,17 @@ def _read(f: PathOrBuffer) -> Tuple[Dict[str, Any], Dict[str, str]]:
     return _core.io.load_safetensors_bytes(f.read())
 
 
-def load(f: PathOrBuffer, map_location: Any = None, *, weights_only: bool = True) -> Any:
+def load(f: PathOrBuffer, map_location: Any = None, *, weights_only: Optional[bool] = None, mmap: Any = None,
+         **kwargs: Any) -> Any:
     """Reads what ``save`` wrote (or any safetensors file) from a path or binary file
     object. Returns the saved object: a ``{key: Tensor}`` dict for a state dict or a plain
-    safetensors file, otherwise the saved tensor/structure. ``map_location`` ("cpu",
-    "cuda:0") moves every tensor there. ``weights_only`` is accepted for PyTorch
-    compatibility; loading never unpickles, so it is always weights-only."""
-    if not weights_only:
-        raise ValueError("load: weights_only=False would mean unpickling; SpiralTorch files never hold pickles")
+    safetensors file, otherwise the saved tensor/structure (NumPy arrays come back as NumPy
+    arrays). ``map_location`` ("cpu", "cuda:0", a device) moves every tensor there.
+    ``weights_only`` (True or False) and ``mmap`` are accepted for PyTorch compatibility and
+    change nothing: the file never holds a pickle, so there is no code that weights_only=False
+    could let run, and loading is always data only."""
+    if kwargs:
+        raise TypeError(f"load() got an unexpected keyword argument '{next(iter(kwargs))}'")
     tensors, meta = _read(f)
     if map_location is not None:
         device = str(map_location)

@@ -84,6 +84,171 @@ nb::list named_modules_py(nb::handle self, const std::string& prefix) {
   return out;
 }
 
+// ---- PyTorch's attribute semantics for every Module (native layers and Python subclasses) ----
+// Children, parameters and buffers live in the C++ module, never in the instance __dict__:
+// assignment registers or replaces them, reading falls back to them (__getattr__), del removes
+// them. A parameter or buffer that is removed, or registered as None, stays as an undefined
+// placeholder (state dicts and iteration skip it); None-valued entries read as None through a
+// None in the instance __dict__, so a deleted entry raises AttributeError like PyTorch.
+
+std::string type_name_of(nb::handle self) { return nb::cast<std::string>(self.type().attr("__name__")); }
+
+std::shared_ptr<Module> own_child(const Module& m, const std::string& slot) {
+  for (const auto& [s, c] : m.children()) {
+    if (s == slot) return c;
+  }
+  return nullptr;
+}
+
+// The instance __dict__ (every Module has one: the base class has dynamic attributes).
+nb::object instance_dict(nb::handle self) {
+  PyObject* d = PyObject_GenericGetDict(self.ptr(), nullptr);
+  if (!d) {
+    PyErr_Clear();
+    return nb::none();
+  }
+  return nb::steal(d);
+}
+
+void drop_plain(nb::handle self, nb::handle name) {
+  nb::object d = instance_dict(self);
+  if (!d.is_none() && PyDict_Contains(d.ptr(), name.ptr()) == 1) PyDict_DelItem(d.ptr(), name.ptr());
+}
+
+// Stores `value` as a plain attribute, bypassing class-level descriptors when the class defines
+// the name itself (a native read-only property such as Linear.bias already reads the registry).
+void store_plain(nb::handle self, nb::handle name, nb::handle value) {
+  if (_PyType_Lookup(reinterpret_cast<PyTypeObject*>(self.type().ptr()), name.ptr()) != nullptr) {
+    if (PyObject_GenericSetAttr(self.ptr(), name.ptr(), value.ptr()) == 0) return;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw nb::python_error();
+    PyErr_Clear();  // a read-only property: the registry already answers for it
+    return;
+  }
+  if (PyObject_GenericSetAttr(self.ptr(), name.ptr(), value.ptr()) != 0) throw nb::python_error();
+}
+
+bool defined_entry(Tensor* t) { return t != nullptr && t->defined(); }
+
+// module.name = value with torch.nn.Module.__setattr__'s rules.
+void module_setattr(nb::handle self, nb::str name_obj, nb::handle value) {
+  const std::string name = nb::cast<std::string>(name_obj);
+  const bool is_module = nb::isinstance<Module>(value);
+  const bool is_tensor = nb::isinstance<Tensor>(value);
+  if (!nb::inst_ready(self)) {
+    if (is_module) {
+      throw nb::attribute_error(("cannot assign module '" + name + "' before Module.__init__() call").c_str());
+    }
+    if (PyObject_GenericSetAttr(self.ptr(), name_obj.ptr(), value.ptr()) != 0) throw nb::python_error();
+    return;
+  }
+  Module& m = nb::cast<Module&>(self);
+  const std::shared_ptr<Module> child = own_child(m, name);
+  Tensor* param = m.find_parameter(name);
+  Tensor* buffer = m.find_buffer(name);
+  const std::string what = nb::cast<std::string>(value.type().attr("__name__"));
+  if (is_module) {
+    if (param) m.register_parameter(name, Tensor(), false);
+    if (buffer) m.register_buffer(name, Tensor(), m.is_persistent_buffer(name));
+    m.register_module(name, nb::cast<std::shared_ptr<Module>>(value));
+    drop_plain(self, name_obj);
+    return;
+  }
+  if (is_tensor) {
+    Tensor t = nb::cast<Tensor>(value);
+    if (buffer && !param) {  // assigning to a buffer replaces it, keeping its persistence
+      m.register_buffer(name, t, m.is_persistent_buffer(name));
+      drop_plain(self, name_obj);
+      return;
+    }
+    if (param || (t.requires_grad() && t.is_leaf())) {  // a parameter (nn.Parameter is a leaf requiring grad)
+      if (child) m.remove_child(name);
+      m.register_parameter(name, t, t.requires_grad());
+      drop_plain(self, name_obj);
+      return;
+    }
+    if (child) {
+      throw nb::type_error(("cannot assign 'Tensor' as child module '" + name + "' (Module or None expected)").c_str());
+    }
+    store_plain(self, name_obj, value);
+    return;
+  }
+  if (value.is_none()) {
+    if (child) m.remove_child(name);
+    if (param) m.register_parameter(name, Tensor(), false);
+    if (buffer) m.register_buffer(name, Tensor(), m.is_persistent_buffer(name));
+    store_plain(self, name_obj, value);
+    return;
+  }
+  if (child) {
+    throw nb::type_error(("cannot assign '" + what + "' as child module '" + name + "' (Module or None expected)").c_str());
+  }
+  if (defined_entry(param)) {
+    throw nb::type_error(("cannot assign '" + what + "' as parameter '" + name + "' (Parameter or None expected)").c_str());
+  }
+  if (defined_entry(buffer)) {
+    throw nb::type_error(("cannot assign '" + what + "' as buffer '" + name + "' (Tensor or None expected)").c_str());
+  }
+  store_plain(self, name_obj, value);
+}
+
+// Called when normal lookup fails: the module's own children, parameters and buffers by name.
+nb::object module_getattr(nb::handle self, const std::string& name) {
+  if (nb::inst_ready(self) && !(name.size() > 4 && name.rfind("__", 0) == 0)) {
+    Module& m = nb::cast<Module&>(self);
+    if (std::shared_ptr<Module> c = own_child(m, name)) return nb::cast(c);
+    if (Tensor* p = m.find_parameter(name); defined_entry(p)) return nb::cast(*p);
+    if (Tensor* b = m.find_buffer(name); defined_entry(b)) return nb::cast(*b);
+  }
+  throw nb::attribute_error(("'" + type_name_of(self) + "' object has no attribute '" + name + "'").c_str());
+}
+
+void module_delattr(nb::handle self, nb::str name_obj) {
+  const std::string name = nb::cast<std::string>(name_obj);
+  if (nb::inst_ready(self)) {
+    Module& m = nb::cast<Module&>(self);
+    bool found = false;
+    if (own_child(m, name)) {
+      m.remove_child(name);
+      found = true;
+    }
+    if (m.find_parameter(name)) {
+      m.register_parameter(name, Tensor(), false);
+      found = true;
+    }
+    if (m.find_buffer(name)) {
+      m.register_buffer(name, Tensor(), m.is_persistent_buffer(name));
+      found = true;
+    }
+    if (found) {
+      drop_plain(self, name_obj);
+      return;
+    }
+  }
+  if (PyObject_GenericSetAttr(self.ptr(), name_obj.ptr(), nullptr) != 0) throw nb::python_error();
+}
+
+// An iterator over a list (PyTorch's parameters(), children(), ... are generators).
+nb::object iter_of(nb::handle seq) { return nb::steal(PyObject_GetIter(seq.ptr())); }
+
+// The submodule at a dotted path of attribute names ("" is the module itself).
+nb::object submodule_at(nb::handle self, const std::string& target, const char* op) {
+  nb::object cur = nb::borrow(self);
+  if (target.empty()) return cur;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = target.find('.', start);
+    const std::string part = target.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::shared_ptr<Module> c = own_child(nb::cast<Module&>(cur), part);
+    if (!c) {
+      throw nb::attribute_error((std::string(op) + ": " + type_name_of(cur) + " has no submodule '" + part +
+                                 "' (looking up '" + target + "')").c_str());
+    }
+    cur = nb::cast(c);
+    if (dot == std::string::npos) return cur;
+    start = dot + 1;
+  }
+}
+
 // Handle returned by register_*_hook: remove() (or leaving a with-block) unregisters.
 struct RemovableHandle {
   nb::object module;
@@ -121,8 +286,38 @@ void bind_nn(nb::module_& parent) {
       .def("remove", &RemovableHandle::remove)
       .def("__enter__", [](nb::handle h) { return nb::borrow(h); })
       .def("__exit__", [](RemovableHandle& h, nb::args) { h.remove(); });
-  nb::class_<Module, PyModule>(m, "Module", "Base of every layer; Python subclasses override forward().")
+  nb::class_<Module, PyModule>(m, "Module", "Base of every layer; Python subclasses override forward().",
+                               nb::dynamic_attr())
       .def(nb::init<std::string>(), nb::arg("name") = "")
+      .def("__setattr__", &module_setattr, nb::arg("name"), nb::arg("value").none(),
+           "Assigning a Module registers (or replaces) a child, a parameter (a leaf that requires grad) registers "
+           "or replaces a parameter, a tensor assigned to a buffer's name replaces the buffer; anything else is a "
+           "plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).")
+      .def("__getattr__", &module_getattr, nb::arg("name"), "The module's own child, parameter or buffer called name.")
+      .def("__delattr__", &module_delattr, nb::arg("name"), "Removes a child, parameter, buffer or plain attribute.")
+      .def("add_module", [](nb::handle self, nb::str name, nb::handle module) {
+        if (!module.is_none() && !nb::isinstance<Module>(module)) {
+          throw nb::type_error((type_name_of(module) + " is not a Module subclass").c_str());
+        }
+        module_setattr(self, name, module);
+      }, nb::arg("name"), nb::arg("module").none(), "Registers module (or None) as the child `name`.")
+      .def("register_module", [](nb::handle self, nb::str name, nb::handle module) {
+        if (!module.is_none() && !nb::isinstance<Module>(module)) {
+          throw nb::type_error((type_name_of(module) + " is not a Module subclass").c_str());
+        }
+        module_setattr(self, name, module);
+      }, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
+      .def("get_submodule", [](nb::handle self, const std::string& target) {
+        return submodule_at(self, target, "get_submodule");
+      }, nb::arg("target"), "The submodule at a dotted path of attribute names ('encoder.layers.0').")
+      .def("get_parameter", [](nb::handle self, const std::string& target) -> nb::object {
+        const size_t dot = target.rfind('.');
+        nb::object owner = submodule_at(self, dot == std::string::npos ? "" : target.substr(0, dot), "get_parameter");
+        const std::string name = dot == std::string::npos ? target : target.substr(dot + 1);
+        Tensor* p = nb::cast<Module&>(owner).find_parameter(name);
+        if (!defined_entry(p)) throw nb::attribute_error(("get_parameter: '" + target + "' is not a parameter").c_str());
+        return nb::cast(*p);
+      }, nb::arg("target"), "The parameter at a dotted path ('encoder.layers.0.linear1.weight').")
       .def("forward", &Module::forward, nb::arg("input"))
       .def("__call__", [](Module& self, const Tensor& x) { return self(x); }, nb::arg("input"),
            "forward(input) with the registered hooks around it.")
@@ -132,47 +327,79 @@ void bind_nn(nb::module_& parent) {
         self.register_module(slot, std::move(child));
       })
       .def("_remove_child", &Module::remove_child)
-      .def("register_parameter", [](Module& self, const std::string& name, std::optional<Tensor> t) {
-        if (t) self.register_parameter(name, *t, t->requires_grad() || st::is_floating(t->dtype()));
-      }, nb::arg("name"), nb::arg("param").none())
-      .def("register_buffer", [](Module& self, const std::string& name, const Tensor& t, bool persistent) {
-        self.register_buffer(name, t, persistent);
-      }, nb::arg("name"), nb::arg("tensor"), nb::arg("persistent") = true,
+      .def("register_parameter", [](nb::handle self, nb::str name, std::optional<Tensor> t) {
+        Module& m = nb::cast<Module&>(self);
+        const std::string key = nb::cast<std::string>(name);
+        if (own_child(m, key)) m.remove_child(key);
+        if (t) {
+          m.register_parameter(key, *t, t->requires_grad() || st::is_floating(t->dtype()));
+          drop_plain(self, name);
+        } else {  // a None parameter: the attribute reads None, state dicts leave it out
+          m.register_parameter(key, Tensor(), false);
+          store_plain(self, name, nb::none());
+        }
+      }, nb::arg("name"), nb::arg("param").none(), "Registers (or replaces) a parameter; None registers the name "
+         "with no value (the attribute reads None).")
+      .def("register_buffer", [](nb::handle self, nb::str name, std::optional<Tensor> t, bool persistent) {
+        Module& m = nb::cast<Module&>(self);
+        const std::string key = nb::cast<std::string>(name);
+        if (own_child(m, key)) m.remove_child(key);
+        if (Tensor* p = m.find_parameter(key); defined_entry(p)) {
+          throw nb::key_error(("attribute '" + key + "' already exists as a parameter").c_str());
+        }
+        m.register_buffer(key, t ? *t : Tensor(), persistent);
+        if (t) {
+          drop_plain(self, name);
+        } else {
+          store_plain(self, name, nb::none());
+        }
+      }, nb::arg("name"), nb::arg("tensor").none(), nb::arg("persistent") = true,
          "Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless "
-         "persistent=False.")
+         "persistent=False; the attribute `name` reads it.")
       .def("_is_persistent_buffer", &Module::is_persistent_buffer, nb::arg("name"))
-      .def("named_parameters", [](const Module& self, const std::string& prefix, bool recurse) {
-        return prefixed(self.named_parameters(recurse), prefix);
-      }, nb::arg("prefix") = "", nb::arg("recurse") = true,
-         "(key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); shared parameters once.")
-      .def("parameters", [](const Module& self, bool recurse) { return self.parameters(recurse); },
-           nb::arg("recurse") = true, "Every parameter below this module (or its own, recurse=False), each once.")
+      // The iteration methods return iterators, as PyTorch's generators (next(m.parameters()) works;
+      // list(...) when a list is needed).
+      .def("named_parameters", [](const Module& self, const std::string& prefix, bool recurse, bool remove_duplicate) {
+        st::nn::StateDict all = prefixed(self.named_parameters(recurse), prefix);
+        if (remove_duplicate) {  // a tied parameter appears once, under its first key
+          std::set<st::TensorImpl*> seen;
+          std::erase_if(all, [&](const auto& e) { return !seen.insert(e.second.impl()).second; });
+        }
+        return iter_of(nb::cast(all));
+      }, nb::arg("prefix") = "", nb::arg("recurse") = true, nb::arg("remove_duplicate") = true,
+         "An iterator of (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); a shared "
+         "parameter once unless remove_duplicate=False.")
+      .def("parameters", [](const Module& self, bool recurse) { return iter_of(nb::cast(self.parameters(recurse))); },
+           nb::arg("recurse") = true,
+           "An iterator over every parameter below this module (or its own, recurse=False), each once.")
       .def("named_buffers", [](const Module& self, const std::string& prefix, bool recurse) {
-        return prefixed(self.named_buffers(recurse), prefix);
-      }, nb::arg("prefix") = "", nb::arg("recurse") = true)
+        return iter_of(nb::cast(prefixed(self.named_buffers(recurse), prefix)));
+      }, nb::arg("prefix") = "", nb::arg("recurse") = true, "An iterator of (key, buffer) pairs.")
       .def("buffers", [](const Module& self, bool recurse) {
         std::vector<Tensor> out;
         for (auto& [k, t] : self.named_buffers(recurse)) out.push_back(t);
-        return out;
-      }, nb::arg("recurse") = true)
+        return iter_of(nb::cast(out));
+      }, nb::arg("recurse") = true, "An iterator over the buffers.")
       .def("children", [](const Module& self) {
         std::vector<std::shared_ptr<Module>> out;
         for (auto& [k, c] : self.children()) out.push_back(c);
-        return out;
-      })
+        return iter_of(nb::cast(out));
+      }, "An iterator over the direct children.")
       .def("named_children", [](const Module& self) {
         std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
         for (auto& [k, c] : self.children()) out.emplace_back(self.child_key(k, *c), c);
-        return out;
-      })
-      .def("named_modules", [](nb::handle self, const std::string& prefix) { return named_modules_py(self, prefix); },
-           nb::arg("prefix") = "",
-           "(path, module) for this module and every descendant, depth-first, each module once.")
+        return iter_of(nb::cast(out));
+      }, "An iterator of (key, child) pairs.")
+      .def("named_modules", [](nb::handle self, nb::handle memo, const std::string& prefix, bool) {
+        (void)memo;
+        return iter_of(named_modules_py(self, prefix));
+      }, nb::arg("memo").none() = nb::none(), nb::arg("prefix") = "", nb::arg("remove_duplicate") = true,
+           "An iterator of (path, module) for this module and every descendant, depth-first, each module once.")
       .def("modules", [](nb::handle self) {
         nb::list out;
         for (nb::handle item : named_modules_py(self, "")) out.append(item[1]);
-        return out;
-      }, "This module and every descendant, depth-first, each once.")
+        return iter_of(out);
+      }, "An iterator over this module and every descendant, depth-first, each once.")
       .def("apply", [](nb::handle self, nb::callable fn) {
         // Children before parents, like PyTorch (used for custom initialisation).
         std::function<void(nb::handle)> visit = [&](nb::handle obj) {
@@ -243,18 +470,55 @@ void bind_nn(nb::module_& parent) {
       .def_prop_ro("training", [](const Module& self) { return self.is_training(); })
       .def("zero_grad", [](Module& self, bool set_to_none) { self.zero_grad(set_to_none); },
            nb::arg("set_to_none") = true, "Drops every parameter's .grad (set_to_none) or zeroes it in place.")
-      .def("to", [](nb::handle self, nb::handle target) {
-        // A device name, or a device object (st.device) that prints as one.
-        if (nb::isinstance<nb::str>(target) || (nb::hasattr(target, "type") && nb::hasattr(target, "index"))) {
-          const std::string s = nb::cast<std::string>(nb::str(target));
-          if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
-            nb::cast<Module&>(self).to(st::Device::parse(s));
-            return nb::borrow(self);
+      .def("to", [](nb::handle self, nb::args args, nb::kwargs kwargs) {
+        // to(device), to(dtype), to(tensor), to(device, dtype), to(device=..., dtype=..., non_blocking=...):
+        // a device is a name or a device object that prints as one (st.device); a tensor gives both.
+        std::vector<nb::handle> targets(args.begin(), args.end());
+        for (auto [k, v] : kwargs) {
+          const std::string key = nb::cast<std::string>(k);
+          if (key == "device" || key == "dtype" || key == "tensor") {
+            targets.push_back(v);
+          } else if (key != "non_blocking" && key != "memory_format" && key != "copy") {
+            throw nb::type_error(("to() got an unexpected keyword argument '" + key + "'").c_str());
           }
         }
-        nb::cast<Module&>(self).to(to_dtype(target));
+        Module& m = nb::cast<Module&>(self);
+        for (nb::handle target : targets) {
+          if (target.is_none() || PyBool_Check(target.ptr())) continue;  // positional non_blocking
+          if (nb::isinstance<Tensor>(target)) {
+            const Tensor& t = nb::cast<const Tensor&>(target);
+            m.to(t.device());
+            if (st::is_floating(t.dtype())) m.to(t.dtype());
+            continue;
+          }
+          if (nb::isinstance<nb::str>(target) || (nb::hasattr(target, "type") && nb::hasattr(target, "index"))) {
+            const std::string s = nb::cast<std::string>(nb::str(target));
+            if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
+              m.to(st::Device::parse(s));
+              continue;
+            }
+          }
+          m.to(to_dtype(target));
+        }
         return nb::borrow(self);
-      }, nb::arg("target"))
+      }, nb::arg("args"), nb::arg("kwargs"),
+         "Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self.")
+      .def("float", [](nb::handle self) {
+        nb::cast<Module&>(self).to(Dtype::Float32);
+        return nb::borrow(self);
+      }, "Converts floating parameters and buffers to float32 in place; returns self.")
+      .def("double", [](nb::handle self) {
+        nb::cast<Module&>(self).to(Dtype::Float64);
+        return nb::borrow(self);
+      }, "Converts floating parameters and buffers to float64 in place; returns self.")
+      .def("half", [](nb::handle self) {
+        nb::cast<Module&>(self).to(Dtype::Float16);
+        return nb::borrow(self);
+      }, "Converts floating parameters and buffers to float16 in place; returns self.")
+      .def("bfloat16", [](nb::handle self) {
+        nb::cast<Module&>(self).to(Dtype::BFloat16);
+        return nb::borrow(self);
+      }, "Converts floating parameters and buffers to bfloat16 in place; returns self.")
       .def("attach_hypergrad", [](Module& self, double curvature, double learning_rate) {
         self.attach_hypergrad(curvature, learning_rate);
       }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
@@ -301,6 +565,23 @@ void bind_nn(nb::module_& parent) {
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
     return st::nn::linear(x, w, b ? *b : Tensor());
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
+
+  // A Python subclass of a native layer that overrides forward is called through its forward, as
+  // torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own forward
+  // (e.g. Transformer's (src, tgt, ...)), which would bypass `class Model(nn.Transformer)`'s. The
+  // base's __init_subclass__ gives such a subclass a __call__ that runs self.forward(*args, **kwargs).
+  nb::object call_forward = nb::cpp_function(
+      [](nb::handle self, nb::args args, nb::kwargs kwargs) { return self.attr("forward")(*args, **kwargs); },
+      nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
+      "Runs self.forward(*args, **kwargs) (a Python subclass's forward).");
+  nb::object init_subclass = nb::cpp_function(
+      [call_forward](nb::handle cls, nb::kwargs) {
+        auto native = [](nb::handle fn) { return nb::hasattr(fn, "__nb_signature__"); };
+        nb::object call = cls.attr("__call__"), forward = cls.attr("forward");
+        if (native(call) && !native(forward)) nb::setattr(cls, "__call__", call_forward);
+      },
+      nb::name("__init_subclass__"), nb::arg("cls"), nb::arg("kwargs"));
+  nb::setattr(m.attr("Module"), "__init_subclass__", nb::steal(PyClassMethod_New(init_subclass.ptr())));
 
   bind_nn_layers(m);
   bind_train(m);

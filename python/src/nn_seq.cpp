@@ -47,10 +47,12 @@ std::string rnn_repr(const st::nn::RNNBase& m) {
   return s + name_suffix(m) + ")";
 }
 
-// Parameters as attributes (lstm.weight_ih_l0), like torch.
-nb::object param_getattr(Module& m, const std::string& name) {
-  if (Tensor* p = m.find_parameter(name)) return nb::cast(*p);
-  throw nb::attribute_error(("'" + m.type_name() + "' object has no attribute '" + name + "'").c_str());
+// The child registered under `slot` (what `module.<slot> = ...` last assigned), or None.
+nb::object registered_child(const Module& m, const std::string& slot) {
+  for (const auto& [s, c] : m.children()) {
+    if (s == slot) return nb::cast(c);
+  }
+  return nb::none();
 }
 
 }  // namespace
@@ -66,7 +68,6 @@ void bind_nn_seq(nb::module_& nn) {
       .def_prop_ro("batch_first", &snn::RNNBase::batch_first)
       .def_prop_ro("dropout", &snn::RNNBase::dropout)
       .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; })
-      .def("__getattr__", &param_getattr)
       .def("__repr__", &rnn_repr);
 
   auto lstm_forward = [](snn::LSTM& self, const Tensor& input, nb::handle h0) {
@@ -87,11 +88,11 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::LSTM, snn::RNNBase>(
       nn, "LSTM",
       "Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; "
-      "gate order i, f, g, o).\n\nNOTE: batch_first defaults to True here (input (batch, seq, feature)); pass "
-      "batch_first=False for PyTorch's (seq, batch, feature). forward(input, h0=None) returns "
+      "gate order i, f, g, o).\n\nbatch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass "
+      "batch_first=True for (batch, seq, feature). forward(input, h0=None) returns "
       "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
-           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = true,
+           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
            nb::arg("dropout") = 0.0, nb::arg("name") = "")
       .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none())
       .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none());
@@ -102,10 +103,10 @@ void bind_nn_seq(nb::module_& nn) {
   };
   nb::class_<snn::GRU, snn::RNNBase>(
       nn, "GRU",
-      "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nNOTE: batch_first defaults to True here "
-      "(input (batch, seq, feature)). forward(input, h0=None) returns (output, h_n).")
+      "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nbatch_first defaults to False as in "
+      "PyTorch (input (seq, batch, feature)). forward(input, h0=None) returns (output, h_n).")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
-           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = true,
+           nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
            nb::arg("dropout") = 0.0, nb::arg("name") = "")
       .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none())
       .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none());
@@ -123,12 +124,12 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::MultiheadAttention, Module>(
       nn, "MultiheadAttention",
       "Multi-head attention with torch.nn.MultiheadAttention's parameters (in_proj_weight, in_proj_bias, "
-      "out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).\n\nNOTE: batch_first "
-      "defaults to True here. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, "
+      "out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).\n\nbatch_first "
+      "defaults to False as in PyTorch. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, "
       "is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. "
       "is_causal without attn_mask applies the causal mask.")
       .def(nb::init<int64_t, int64_t, double, bool, bool, std::string>(), nb::arg("embed_dim"), nb::arg("num_heads"),
-           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = true, nb::arg("name") = "")
+           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = false, nb::arg("name") = "")
       .def("forward", mha_forward, nb::arg("query"), nb::arg("key").none() = nb::none(),
            nb::arg("value").none() = nb::none(), nb::arg("attn_mask").none() = nb::none(),
            nb::arg("key_padding_mask").none() = nb::none(), nb::arg("need_weights") = true,
@@ -158,12 +159,12 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::TransformerEncoderLayer, Module>(
       nn, "TransformerEncoderLayer",
       "torch.nn.TransformerEncoderLayer with the same children (self_attn, linear1, dropout, linear2, norm1, norm2, "
-      "dropout1, dropout2) and parameter names.\n\nNOTE: batch_first defaults to True here. forward(src, "
+      "dropout1, dropout2) and parameter names.\n\nbatch_first defaults to False as in PyTorch. forward(src, "
       "src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without "
       "src_mask applies the causal mask.")
       .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
            nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-           nb::arg("activation") = "relu", nb::arg("batch_first") = true, nb::arg("norm_first") = false,
+           nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
       .def("forward", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false)
@@ -229,12 +230,12 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::TransformerDecoderLayer, Module>(
       nn, "TransformerDecoderLayer",
       "torch.nn.TransformerDecoderLayer with the same children (self_attn, multihead_attn, linear1, dropout, linear2, "
-      "norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.\n\nNOTE: batch_first defaults to True "
-      "here. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
+      "norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.\n\nbatch_first defaults to False as "
+      "in PyTorch. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
       "memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.")
       .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
            nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-           nb::arg("activation") = "relu", nb::arg("batch_first") = true, nb::arg("norm_first") = false,
+           nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
       .def("forward", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
@@ -307,6 +308,19 @@ void bind_nn_seq(nb::module_& nn) {
                        std::optional<Tensor> src_key_padding_mask, std::optional<Tensor> tgt_key_padding_mask,
                        std::optional<Tensor> memory_key_padding_mask, std::optional<bool> src_is_causal,
                        std::optional<bool> tgt_is_causal, bool memory_is_causal) {
+    // A subclass may have replaced (or deleted) the children; the native forward needs its own.
+    for (const auto& [slot, own] : {std::pair<std::string, const Module*>{"encoder", self.encoder().get()},
+                                    std::pair<std::string, const Module*>{"decoder", self.decoder().get()}}) {
+      const Module* current = nullptr;
+      for (const auto& [s, c] : self.children()) {
+        if (s == slot) current = c.get();
+      }
+      if (current != own) {
+        throw st::ValueError("Transformer.forward: the child '" + slot + "' was replaced (by " +
+                             (current ? current->type_name() : std::string("None")) +
+                             "); call the children yourself in the subclass's forward");
+      }
+    }
     return self.forward_full(src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask,
                              memory_key_padding_mask, src_is_causal.value_or(false), tgt_is_causal.value_or(false),
                              memory_is_causal);
@@ -314,8 +328,9 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::Transformer, Module>(
       nn, "Transformer",
       "torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices "
-      "Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys.\n\nNOTE: batch_first "
-      "defaults to True here. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, "
+      "Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys (a subclass may replace them, as PyTorch's "
+      "word_language_model replaces decoder with a Linear; forward then refuses to run).\n\nbatch_first "
+      "defaults to False as in PyTorch. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, "
       "src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, "
       "tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.")
       .def("__init__", [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
@@ -332,7 +347,7 @@ void bind_nn_seq(nb::module_& nn) {
          nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
          nb::arg("activation") = "relu", nb::arg("custom_encoder").none() = nb::none(),
          nb::arg("custom_decoder").none() = nb::none(), nb::arg("layer_norm_eps") = 1e-5,
-         nb::arg("batch_first") = true, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "")
+         nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "")
       .def("forward", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
@@ -343,8 +358,10 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
            nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false)
-      .def_prop_ro("encoder", &snn::Transformer::encoder)
-      .def_prop_ro("decoder", &snn::Transformer::decoder)
+      .def_prop_ro("encoder", [](const snn::Transformer& m) { return registered_child(m, "encoder"); },
+                   "The child 'encoder' (a TransformerEncoder unless a subclass replaced it).")
+      .def_prop_ro("decoder", [](const snn::Transformer& m) { return registered_child(m, "decoder"); },
+                   "The child 'decoder' (a TransformerDecoder unless a subclass replaced it).")
       .def_prop_ro("d_model", &snn::Transformer::d_model)
       .def_prop_ro("nhead", &snn::Transformer::nhead)
       .def_prop_ro("batch_first", &snn::Transformer::batch_first)

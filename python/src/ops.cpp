@@ -548,6 +548,12 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("one_hot", [](const Tensor& a, int64_t n) { return st::one_hot(a, n); }, nb::arg("input"), nb::arg("num_classes") = -1);
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) { return st::allclose(a, b, rtol, atol); },
         nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8);
+  // torch.equal / Tensor.equal: same shape and every element equal (a Python bool).
+  auto equal = [](const Tensor& a, const Tensor& b) {
+    return a.shape() == b.shape() && (a.numel() == 0 || st::all(st::eq(a, b)).item() != 0.0);
+  };
+  m.def("equal", equal, nb::arg("input"), nb::arg("other"), "True when both tensors have the same shape and values.");
+  cls.def("equal", equal, nb::arg("other"), "True when both tensors have the same shape and values.");
 
   // ---- in place ----
   cls.def("add_", [](Tensor& a, nb::handle b, nb::handle alpha) -> Tensor {

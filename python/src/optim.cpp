@@ -251,6 +251,74 @@ std::vector<Tensor> params_arg(nb::handle h) { return tensors_of(h); }
 std::vector<ParamGroup> optim_groups_from_py(nb::handle params) { return groups_from_py(params); }
 void bind_optim_torch_compat(nb::module_& m);
 
+namespace {
+
+// inspect.signature(cls) for a native class, built from the text signature nanobind keeps for its
+// (single) __init__ ("def __init__(self, params: object, lr: float = \\0, *, fused: object | None = None)";
+// \\N refers to the N-th stored default). Python's inspect cannot read nanobind functions, and
+// training scripts probe optimizers with it ("'fused' in inspect.signature(torch.optim.AdamW).parameters").
+void set_init_signature(nb::handle cls) {
+  nb::object sigs = nb::getattr(cls.attr("__init__"), "__nb_signature__", nb::none());
+  if (sigs.is_none() || nb::len(sigs) != 1) return;  // overloaded constructors keep no single signature
+  const std::string text = nb::cast<std::string>(sigs[0][0]);
+  nb::object defaults = sigs[0][2];
+  const size_t open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return;
+  std::vector<std::string> pieces;
+  int depth = 0;
+  std::string cur;
+  for (char c : text.substr(open + 1, close - open - 1)) {
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      pieces.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) pieces.push_back(cur);
+  nb::object inspect = nb::module_::import_("inspect");
+  nb::object P = inspect.attr("Parameter");
+  nb::object kind = P.attr("POSITIONAL_OR_KEYWORD");
+  nb::list params;
+  for (std::string piece : pieces) {
+    piece.erase(0, piece.find_first_not_of(' '));
+    if (piece.empty() || piece == "self" || piece == "/") continue;
+    if (piece == "*") {
+      kind = P.attr("KEYWORD_ONLY");
+      continue;
+    }
+    nb::object this_kind = kind;
+    if (piece.rfind("**", 0) == 0) {
+      this_kind = P.attr("VAR_KEYWORD");
+      piece.erase(0, 2);
+    } else if (piece.rfind('*', 0) == 0) {
+      this_kind = P.attr("VAR_POSITIONAL");
+      piece.erase(0, 1);
+      kind = P.attr("KEYWORD_ONLY");
+    }
+    const std::string name = piece.substr(0, piece.find_first_of(": ="));
+    nb::object def = P.attr("empty");
+    if (const size_t eq = piece.find(" = "); eq != std::string::npos) {
+      const std::string value = piece.substr(eq + 3);
+      if (value.size() > 1 && value[0] == '\\') {
+        def = defaults[std::stoi(value.substr(1))];
+      } else if (value == "None") {
+        def = nb::none();
+      } else if (value == "True" || value == "False") {
+        def = nb::bool_(value == "True");
+      }
+    }
+    nb::kwargs kw;
+    kw["default"] = def;
+    params.append(P(name, this_kind, **kw));
+  }
+  nb::setattr(cls, "__signature__", inspect.attr("Signature")(params));
+}
+
+}  // namespace
+
 void bind_optim(nb::module_& root) {
   nb::module_ m = root.def_submodule("optim", "Optimizers, learning-rate schedules and gradient clipping.");
 
@@ -353,12 +421,15 @@ void bind_optim(nb::module_& root) {
         return s + ")";
       });
 
+  // foreach= and fused= (SGD, Adam, AdamW, RMSprop, Adagrad) choose among PyTorch's implementations of the same
+  // update; every SpiralTorch step is one native loop per parameter, so they are accepted and change nothing.
   nb::class_<SGD, Optimizer>(m, "SGD", "torch.optim.SGD: momentum, dampening, weight decay, Nesterov.")
       .def("__init__", [](SGD* self, nb::handle params, double lr, double momentum, double dampening,
-                          double weight_decay, bool nesterov, bool maximize) {
+                          double weight_decay, bool nesterov, bool maximize, nb::handle, nb::handle) {
         new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
-         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false);
+         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
+         nb::arg("fused").none() = nb::none());
 
   nb::class_<st::optim::RiemannianSGD, Optimizer>(
       m, "RiemannianSGD",
@@ -377,12 +448,13 @@ void bind_optim(nb::module_& root) {
   };
   nb::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam (L2 weight decay added to the gradient).")
       .def("__init__", [betas_of](Adam* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize) {
+                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle) {
         auto [b1, b2] = betas_of(betas);
         new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
-         nb::arg("maximize") = false);
+         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
+         nb::arg("fused").none() = nb::none());
   nb::class_<st::optim::RiemannianAdam, Optimizer>(
       m, "RiemannianAdam",
       "Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second "
@@ -396,26 +468,29 @@ void bind_optim(nb::module_& root) {
 
   nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
       .def("__init__", [betas_of](AdamW* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize) {
+                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle) {
         auto [b1, b2] = betas_of(betas);
         new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 1e-2, nb::arg("amsgrad") = false, nb::kw_only(),
-         nb::arg("maximize") = false);
+         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
+         nb::arg("fused").none() = nb::none());
   nb::class_<RMSprop, Optimizer>(m, "RMSprop", "torch.optim.RMSprop (optionally centered, with momentum).")
       .def("__init__", [](RMSprop* self, nb::handle params, double lr, double alpha, double eps, double weight_decay,
-                          double momentum, bool centered, bool maximize) {
+                          double momentum, bool centered, bool maximize, nb::handle, nb::handle) {
         new (self) RMSprop(groups_from_py(params), lr, alpha, eps, weight_decay, momentum, centered, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("alpha") = 0.99, nb::arg("eps") = 1e-8,
          nb::arg("weight_decay") = 0.0, nb::arg("momentum") = 0.0, nb::arg("centered") = false, nb::kw_only(),
-         nb::arg("maximize") = false);
+         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
+         nb::arg("fused").none() = nb::none());
   nb::class_<Adagrad, Optimizer>(m, "Adagrad", "torch.optim.Adagrad.")
       .def("__init__", [](Adagrad* self, nb::handle params, double lr, double lr_decay, double weight_decay,
-                          double initial_accumulator_value, double eps, bool maximize) {
+                          double initial_accumulator_value, double eps, bool maximize, nb::handle, nb::handle) {
         new (self) Adagrad(groups_from_py(params), lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lr_decay") = 0.0, nb::arg("weight_decay") = 0.0,
          nb::arg("initial_accumulator_value") = 0.0, nb::arg("eps") = 1e-10, nb::kw_only(),
-         nb::arg("maximize") = false);
+         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
+         nb::arg("fused").none() = nb::none());
 
   // ---- schedules ----
   nb::class_<LRScheduler>(m, "LRScheduler", "Base of the learning-rate schedules (torch.optim.lr_scheduler).")
@@ -471,6 +546,13 @@ void bind_optim(nb::module_& root) {
          nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
 
   bind_optim_torch_compat(m);
+  for (nb::handle name : nb::list(m.attr("__dict__").attr("keys")())) {
+    nb::object cls = m.attr(name);
+    if (PyType_Check(cls.ptr()) && PyObject_IsSubclass(cls.ptr(), m.attr("Optimizer").ptr()) == 1 &&
+        !cls.is(m.attr("Optimizer"))) {
+      set_init_signature(cls);
+    }
+  }
 
   // ---- clipping ----
   m.def("clip_grad_norm_", [](nb::handle parameters, double max_norm, double norm_type, bool error_if_nonfinite) {

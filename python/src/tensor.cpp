@@ -340,6 +340,19 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (st::is_floating(t.dtype()) || t.numel() != 1) throw nb::type_error("only integer scalar tensors can be used as an index");
         return static_cast<int64_t>(t.item());
       })
+      .def("__format__", [](nb::handle self, nb::str spec) -> nb::object {
+        // Like PyTorch: a 0-d tensor formats as its Python number (f"{loss:.4f}"); any other tensor
+        // takes only the empty spec (its str).
+        if (nb::cast<const Tensor&>(self).dim() == 0) {
+          nb::object value = self.attr("item")();
+          PyObject* out = PyObject_Format(value.ptr(), spec.ptr());
+          if (!out) throw nb::python_error();
+          return nb::steal(out);
+        }
+        if (nb::len(spec) == 0) return nb::str(self);
+        throw nb::type_error("unsupported format string passed to Tensor.__format__ (only 0-d tensors format as "
+                             "numbers)");
+      }, nb::arg("format_spec"))
       // --- autograd ---
       .def_prop_rw("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
                    [](Tensor& t, bool v) { t.set_requires_grad(v); })

@@ -67,7 +67,8 @@ def test_backward_frees_saved_tensors_while_the_output_lives():
 
 def test_transformer_layer_saves_17_activation_units():
     B, T, d, h = 2, 64, 128, 4
-    layer = st.nn.TransformerEncoderLayer(d, h, 4 * d, dropout=0.0, activation="gelu", norm_first=True)
+    layer = st.nn.TransformerEncoderLayer(d, h, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
+                                          batch_first=True)
     x = st.randn(B, T, d)
     unit = B * T * d * 4
     gc.collect()

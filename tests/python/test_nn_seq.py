@@ -206,7 +206,7 @@ def test_rnn_params_init_and_attrs():
     assert keys == [f"enc::{p}_l{k}" for k in range(2) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
     assert tuple(m.weight_ih_l0.shape) == (64, 10)
     assert tuple(m.weight_hh_l1.shape) == (64, 16)
-    assert m.batch_first is True
+    assert m.batch_first is False  # PyTorch's default: (seq, batch, feature)
     bound = 1 / np.sqrt(16)
     for _, p in m.named_parameters():
         a = to_np(p)
@@ -237,7 +237,7 @@ def test_rnn_double_backward_refused():
 
 
 def test_rnn_half_precision_runs():
-    m = nn.LSTM(3, 4)
+    m = nn.LSTM(3, 4, batch_first=True)
     m.to(st.bfloat16)
     out, (h, c) = m(st.randn(2, 5, 3).to(st.bfloat16))
     assert out.dtype == st.bfloat16 and tuple(h.shape) == (1, 2, 4)
@@ -442,7 +442,7 @@ def test_mha_init_like_torch():
 
 def test_mha_finite_differences():
     st.manual_seed(3)
-    m = nn.MultiheadAttention(4, 2)
+    m = nn.MultiheadAttention(4, 2, batch_first=True)
     m.to(st.float64)
     names = ["in_proj_weight", "in_proj_bias"]
     params = [to_np(m.in_proj_weight), to_np(m.in_proj_bias)]
@@ -531,7 +531,7 @@ def test_transformer_encoder_layer_structure():
 
 def test_transformer_causal_blocks_future():
     st.manual_seed(4)
-    m = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    m = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
     x = np.random.default_rng(0).normal(size=(1, 6, 8)).astype(np.float32)
     y1 = to_np(m(st.tensor(x), is_causal=True))
     x2 = x.copy()
@@ -543,7 +543,7 @@ def test_transformer_causal_blocks_future():
 
 def test_transformer_finite_differences():
     st.manual_seed(5)
-    m = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu", norm_first=True)
+    m = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu", norm_first=True, batch_first=True)
     m.to(st.float64)
     x = np.random.default_rng(9).normal(size=(2, 3, 4))
     lin_w = to_np(m.linear1.weight)
@@ -573,7 +573,7 @@ def test_transformer_encoder_matches_torch(dtype, with_norm, mask):
     tm = tm.to(torch.float64 if npdt == np.float64 else torch.float32)
     for p in tm.parameters():  # the copies start equal in torch too: make them differ
         torch.nn.init.normal_(p, std=0.3)
-    sl = nn.TransformerEncoderLayer(D, h, F, dropout=0.0, norm_first=True)
+    sl = nn.TransformerEncoderLayer(D, h, F, dropout=0.0, norm_first=True, batch_first=True)
     sm = nn.TransformerEncoder(sl, L, norm=nn.LayerNorm(D) if with_norm else None)
     sm.to(stdt)
     copy_from_torch(sm, tm)
@@ -601,7 +601,7 @@ def test_transformer_encoder_matches_torch(dtype, with_norm, mask):
 
 def test_transformer_encoder_copies_are_independent():
     st.manual_seed(7)
-    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
     enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8), name="enc")
     assert enc.num_layers == 2 and len(enc.layers) == 2
     keys = list(enc.state_dict())

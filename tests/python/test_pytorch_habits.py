@@ -53,8 +53,8 @@ def test_modules_and_named_modules_match_pytorch_structure():
     assert s_names == t_names == ["", "flatten", "stack", "stack.0", "stack.1", "stack.2"]
     assert [type(m).__name__ for m in s.modules()][1:] == [type(m).__name__ for m in t.modules()][1:]
     # The Python objects come back, not copies: the root is the module itself.
-    assert s.modules()[0] is s
-    assert s.named_modules()[2][1] is s.stack
+    assert next(s.modules()) is s
+    assert list(s.named_modules())[2][1] is s.stack
 
 
 def test_named_modules_on_native_roots_and_shared_children():
@@ -62,22 +62,39 @@ def test_named_modules_on_native_roots_and_shared_children():
     assert [k for k, _ in lin.named_modules()] == [""]
     shared = nn.Linear(2, 2)
     seq = nn.Sequential(shared, nn.ReLU(), shared) if False else nn.Sequential(shared, nn.ReLU())
-    assert len(seq.modules()) == 3
+    assert len(list(seq.modules())) == 3
     lstm = nn.LSTM(3, 4)
-    assert lstm.modules()[0] is lstm
+    assert next(lstm.modules()) is lstm
 
 
 def test_children_parameters_recurse_and_buffers():
     s, t = pair()
     assert [type(c).__name__ for c in s.children()] == [type(c).__name__ for c in t.children()]
-    assert len(s.parameters()) == len(list(t.parameters())) == 4
-    assert len(s.parameters(recurse=False)) == len(list(t.parameters(recurse=False))) == 0
-    assert len(s.stack[0].parameters(recurse=False)) == 2
+    assert len(list(s.parameters())) == len(list(t.parameters())) == 4
+    assert len(list(s.parameters(recurse=False))) == len(list(t.parameters(recurse=False))) == 0
+    assert len(list(s.stack[0].parameters(recurse=False))) == 2
     bn = nn.BatchNorm1d(3)
     tbn = torch.nn.BatchNorm1d(3)
-    assert len(bn.buffers()) >= 2
+    assert len(list(bn.buffers())) >= 2
     assert {tuple(b.shape) for b in bn.buffers()} >= {tuple(b.shape) for b in tbn.buffers() if b.dim() == 1}
     assert [k for k, _ in s.named_parameters(prefix="model.")][0].startswith("model.")
+
+
+def test_iteration_methods_return_iterators_like_pytorch():
+    s, t = pair()
+    for name in ("parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                 "modules", "named_modules"):
+        it, tit = getattr(s, name)(), getattr(t, name)()
+        assert iter(it) is it and iter(tit) is tit, name  # iterators, not lists
+        with pytest.raises(TypeError):
+            len(it)
+    assert next(s.parameters()) is list(s.parameters())[0]
+    # a tied parameter appears once (remove_duplicate=True), as in PyTorch
+    a, b = nn.Linear(3, 3), nn.Linear(3, 3)
+    b.weight = a.weight
+    tied = nn.Sequential(a, b)
+    assert len(list(tied.parameters())) == 3 and len(list(tied.named_parameters())) == 3
+    assert len(list(tied.named_parameters(remove_duplicate=False))) == 4
 
 
 def test_apply_visits_children_before_parent_like_pytorch():
@@ -427,9 +444,43 @@ def test_save_load_tensor_and_nested_objects(tmp_path):
     with pytest.raises(TypeError, match="cannot store object"):
         st.save({"x": object()}, tmp_path / "bad.st")
     assert not (tmp_path / "bad.st").exists()
-    with pytest.raises(ValueError, match="weights_only=False"):
-        st.load(tmp_path / "t.st", weights_only=False)
+    # weights_only=False changes nothing: the file holds no pickle, so loading stays data only.
+    assert st.load(tmp_path / "t.st", weights_only=False).tolist() == [[1.0, 2.0]]
     assert st.load(tmp_path / "t.st", map_location="cpu").device == "cpu"
+
+
+def test_save_load_numpy_arrays_and_scalars(tmp_path):
+    import numpy as np
+    data = np.sin(np.arange(12, dtype=np.float64).reshape(3, 4))
+    st.save(data, tmp_path / "a.pt")  # a bare array, as time_sequence_prediction saves its data
+    back = st.load(tmp_path / "a.pt")
+    assert isinstance(back, np.ndarray) and back.dtype == np.float64 and np.array_equal(back, data)
+    obj = {"x": np.arange(5, dtype=np.uint16), "big": np.arange(3, dtype=">i4"), "flags": np.array([True, False]),
+           "names": np.array(["ab", "c"]), "empty": np.zeros((0, 3), np.float32), "n": np.int64(7),
+           "f": np.float32(0.5), "w": st.ones(2), "config": {"lr": 0.1, "layers": [2, 3]}}
+    st.save(obj, tmp_path / "c.pt")
+    got = st.load(tmp_path / "c.pt", weights_only=False)
+    for k in ("x", "flags", "names", "empty"):
+        assert got[k].dtype == obj[k].dtype and got[k].shape == obj[k].shape and np.array_equal(got[k], obj[k]), k
+    assert got["big"].tolist() == [0, 1, 2] and got["big"].dtype == np.dtype("<i4")
+    assert type(got["n"]) is np.int64 and got["n"] == 7 and type(got["f"]) is np.float32 and got["f"] == 0.5
+    assert got["w"].tolist() == [1.0, 1.0] and got["config"] == {"lr": 0.1, "layers": [2, 3]}
+    with pytest.raises(TypeError, match="dtype object"):
+        st.save({"o": np.array([object()])}, tmp_path / "bad.pt")
+
+
+def test_load_refuses_a_hostile_numpy_description(tmp_path):
+    import json as _json
+    import numpy as np
+    st.save({"x": np.arange(4, dtype=np.int32)}, tmp_path / "c.pt")
+    tensors, meta = st._core.io.load_safetensors(str(tmp_path / "c.pt"), copy=True)
+    desc = _json.loads(meta["spiraltorch.structure"])
+    for bad in ({"dtype": "O"}, {"dtype": "|V8"}, {"shape": [5]}, {"shape": [-4]}, {"dtype": 3}):
+        entry = dict(desc["dict"][0][1], **bad)
+        evil = {"spiraltorch.structure": _json.dumps({"dict": [[{"str": "x"}, entry]]})}
+        st._core.io.save_safetensors(str(tmp_path / "evil.pt"), tensors, evil, manifest=False)
+        with pytest.raises(st.CheckpointError):
+            st.load(tmp_path / "evil.pt")
 
 
 def test_save_reads_a_pytorch_safetensors_file(tmp_path):

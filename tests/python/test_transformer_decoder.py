@@ -77,7 +77,8 @@ def test_decoder_stack_and_transformer_match_torch():
     B, T, S, D, h, F = 2, 3, 4, 8, 2, 12
     tl = torch.nn.TransformerDecoderLayer(D, h, F, dropout=0.0, batch_first=True)
     tm = torch.nn.TransformerDecoder(tl, 2, norm=torch.nn.LayerNorm(D)).double()
-    sm = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, h, F, dropout=0.0), 2, norm=nn.LayerNorm(D))
+    sm = nn.TransformerDecoder(nn.TransformerDecoderLayer(D, h, F, dropout=0.0, batch_first=True), 2,
+                               norm=nn.LayerNorm(D))
     sm.to(st.float64)
     _copy_from_torch(sm, tm)
     g = np.random.default_rng(4)
@@ -87,7 +88,7 @@ def test_decoder_stack_and_transformer_match_torch():
               tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(T, dtype=torch.float64)))
 
     tt = torch.nn.Transformer(D, h, 2, 1, F, dropout=0.0, batch_first=True).double()
-    ss = nn.Transformer(D, h, 2, 1, F, dropout=0.0)
+    ss = nn.Transformer(D, h, 2, 1, F, dropout=0.0, batch_first=True)
     ss.to(st.float64)
     _copy_from_torch(ss, tt)
     src = g.normal(size=(B, S, D))
@@ -123,7 +124,7 @@ def test_errors_name_the_layer():
         nn.TransformerDecoderLayer(8, 2, activation="tanh")
     with pytest.raises(ValueError, match="num_layers must be positive"):
         nn.TransformerDecoder(layer, 0)
-    model = nn.Transformer(8, 2, 1, 1, 16)
+    model = nn.Transformer(8, 2, 1, 1, 16, batch_first=True)
     with pytest.raises(st.ShapeError, match=r"Transformer: the batch number of src \(2\) and tgt \(3\)"):
         model(st.randn(2, 4, 8), st.randn(3, 4, 8))
     with pytest.raises(st.ShapeError, match=r"equal to d_model \(8\)"):
@@ -135,7 +136,7 @@ def test_a_small_transformer_learns_to_copy():
     st.manual_seed(0)
     V, D, L = 6, 32, 5
     emb, pos, out = nn.Embedding(V + 1, D), nn.Embedding(L, D), nn.Linear(D, V)
-    model = nn.Transformer(D, 4, 1, 1, 64, dropout=0.0)
+    model = nn.Transformer(D, 4, 1, 1, 64, dropout=0.0, batch_first=True)
     params = [p for m in (emb, pos, model, out) for p in m.parameters()]
     where = st.arange(L)
     opt = st.optim.Adam(params, lr=3e-3)

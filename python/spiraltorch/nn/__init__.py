@@ -122,16 +122,6 @@ def _own_buffer(module: Any, name: str) -> Any:
     return None
 
 
-def _module_getattr(self: Any, name: str) -> Any:
-    """Registered buffers read as attributes (``self.mask`` after ``register_buffer("mask", ...)``),
-    as in PyTorch; called only when normal attribute lookup fails."""
-    if not name.startswith("__"):
-        t = _own_buffer(self, name)
-        if t is not None:
-            return t
-    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-
 def _module_get_buffer(self: Any, target: str) -> Any:
     """The buffer at ``target`` (a dotted path: ``"block.norm.running_mean"``), like
     torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none."""
@@ -147,7 +137,6 @@ def _module_get_buffer(self: Any, target: str) -> Any:
     return t
 
 
-_native.Module.__getattr__ = _module_getattr
 _native.Module.get_buffer = _module_get_buffer
 _native.Module.extra_repr = _extra_repr
 _native.Module.__repr__ = _module_repr
@@ -159,9 +148,12 @@ _native.Linear.extra_repr = _linear_extra_repr
 class Module(_native.Module):
     """Base class for Python-defined modules.
 
-    Attribute assignment registers child modules (keyed by attribute name unless the
-    child has an explicit ``name``) and leaf tensors that require grad (parameters),
-    so ``named_parameters()``/``state_dict()`` see them with ``<attr>::<param>`` keys.
+    Attribute assignment follows torch.nn.Module's rules for every module, native layers and
+    their subclasses included (the native ``__setattr__``/``__getattr__``/``__delattr__``):
+    child modules register under their attribute name (unless the child has an explicit
+    ``name``), leaf tensors that require grad (parameters) register as parameters, a tensor
+    assigned to a buffer's name replaces the buffer, so ``named_parameters()``/``state_dict()``
+    see them with ``<attr>::<param>`` keys.
 
     Calling the module runs ``forward`` with the registered hooks around it. A call
     with one tensor runs through the native call (forward, forward pre-hooks and full
@@ -173,17 +165,6 @@ class Module(_native.Module):
     def __init__(self, name: str = "") -> None:
         super().__init__(name)
         object.__setattr__(self, "_py_hooks", {})
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        if isinstance(value, Tensor) and _own_buffer(self, key) is not None:
-            # Assigning to a registered buffer replaces it, keeping its persistence (PyTorch's rule).
-            self.register_buffer(key, value, persistent=self._is_persistent_buffer(key))
-            return
-        if isinstance(value, _native.Module):
-            self._register_module(key, value)
-        elif isinstance(value, Tensor) and value.requires_grad and value.is_leaf:
-            self.register_parameter(key, value)
-        super().__setattr__(key, value)
 
     def _hooks_of(self, kind: str) -> list:
         return [fn for k, fn in self.__dict__.get("_py_hooks", {}).values() if k == kind]

@@ -56,7 +56,7 @@ class ByteLM(nn.Module):
             self.embed = nn.Embedding(VOCAB, 128)
             self.pos = nn.Embedding(seq, 128)
             self.layers = nn.Sequential(*[
-                nn.TransformerEncoderLayer(128, 4, dim_feedforward=128, dropout=0.0, norm_first=True)
+                nn.TransformerEncoderLayer(128, 4, dim_feedforward=128, dropout=0.0, norm_first=True, batch_first=True)
                 for _ in range(2)])
             self.norm = nn.LayerNorm(128)
             width = 128
