@@ -432,6 +432,108 @@ ByteTensor = _legacy_tensor_type("ByteTensor", "uint8")
 BoolTensor = _legacy_tensor_type("BoolTensor", "bool")
 
 
+_MATMUL_PRECISION = ["high"]  # what set_float32_matmul_precision last asked for, when TF32 is on
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """torch.set_float32_matmul_precision: "highest" keeps float32 CUDA matmuls in full float32,
+    "high" and "medium" let them use TF32 tensor cores (the switch of ``st.cuda.set_allow_tf32`` and
+    ``st.backends.cuda.matmul.allow_tf32``). CPU matmuls are float32 either way."""
+    if precision not in ("highest", "high", "medium"):
+        raise _core.SpiralValueError(f"set_float32_matmul_precision: expected 'highest', 'high' or 'medium', "
+                                     f"got {precision!r}")
+    _core._cuda_set_allow_tf32(precision != "highest")
+    if precision != "highest":
+        _MATMUL_PRECISION[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """"highest" unless float32 CUDA matmuls may use TF32 (then what was set: "high" or "medium")."""
+    return _MATMUL_PRECISION[0] if _core._cuda_allow_tf32() else "highest"
+
+
+_DETERMINISTIC = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """torch.use_deterministic_algorithms: recorded (``are_deterministic_algorithms_enabled``). No
+    SpiralTorch op switches algorithms on it: random numbers come from the counter-based Philox
+    generator (the same for any thread count) and CUDA convolutions use deterministic cuDNN
+    algorithms."""
+    _DETERMINISTIC["mode"], _DETERMINISTIC["warn_only"] = bool(mode), bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _DETERMINISTIC["mode"]
+
+
+def get_rng_state() -> Tensor:
+    """The global generator's state as a uint8 tensor (its seed and offset, 16 little-endian bytes),
+    for checkpoints: ``set_rng_state`` restores it and the same numbers follow."""
+    seed, offset = _core._get_rng_state()
+    raw = int(seed).to_bytes(8, "little") + int(offset).to_bytes(8, "little")
+    return _core.tensor(list(raw), dtype=_core.dtype.uint8)
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restores a state from ``get_rng_state``."""
+    raw = bytes(int(v) for v in new_state.tolist())
+    if len(raw) != 16:
+        raise _core.SpiralValueError(f"set_rng_state: expected the 16-byte state of get_rng_state, got {len(raw)} bytes")
+    _core._set_rng_state(int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little"))
+
+
+def seed() -> int:
+    """Seeds the global generator with a non-deterministic number and returns it (torch.seed)."""
+    import random
+
+    value = random.SystemRandom().getrandbits(63)
+    _core.manual_seed(value)
+    return value
+
+
+class finfo:
+    """torch.finfo(dtype): bits, eps, max, min, tiny (= smallest_normal) and resolution of a floating
+    dtype (float32 by default)."""
+
+    _BF16 = dict(bits=16, eps=0.0078125, max=3.3895313892515355e38, min=-3.3895313892515355e38,
+                 tiny=1.1754943508222875e-38, resolution=0.01)
+
+    def __init__(self, type: Any = None) -> None:
+        dtype = _core.dtype.float32 if type is None else type
+        if dtype == _core.dtype.bfloat16:
+            info = dict(self._BF16)
+        else:
+            names = {_core.dtype.float16: "float16", _core.dtype.float32: "float32", _core.dtype.float64: "float64"}
+            if dtype not in names:
+                raise TypeError(f"finfo: {dtype} is not a floating dtype")
+            f = np.finfo(names[dtype])
+            info = dict(bits=int(f.bits), eps=float(f.eps), max=float(f.max), min=float(f.min),
+                        tiny=float(f.tiny), resolution=10.0 ** -int(f.precision))
+        self.dtype = dtype
+        self.bits, self.eps, self.max, self.min = info["bits"], info["eps"], info["max"], info["min"]
+        self.tiny = self.smallest_normal = info["tiny"]
+        self.resolution = info["resolution"]
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo(dtype): bits, min and max of an integer dtype."""
+
+    def __init__(self, type: Any) -> None:
+        names = {_core.dtype.uint8: "uint8", _core.dtype.int32: "int32", _core.dtype.int64: "int64"}
+        if type not in names:
+            raise TypeError(f"iinfo: {type} is not an integer dtype")
+        i = np.iinfo(names[type])
+        self.dtype, self.bits, self.min, self.max = type, int(i.bits), int(i.min), int(i.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, backend: Any = "inductor",
             mode: Optional[str] = None, options: Optional[dict] = None, disable: bool = False) -> Any:
     """``torch.compile`` for code written for PyTorch 2: returns ``model`` itself (a module or a
@@ -482,5 +584,7 @@ def install(namespace: dict) -> None:
     for name in ("inference_mode", "flip", "roll", "isclose", "addmm", "baddbmm", "lerp", "nonzero", "where",
                  "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique", "addcmul", "addcdiv",
                  "compile", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
-                 "ByteTensor", "BoolTensor"):
+                 "ByteTensor", "BoolTensor", "set_float32_matmul_precision", "get_float32_matmul_precision",
+                 "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "get_rng_state",
+                 "set_rng_state", "seed", "finfo", "iinfo"):
         namespace[name] = globals()[name]

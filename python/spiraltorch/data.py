@@ -134,12 +134,33 @@ class DataLoader:
     ``batch_sampler`` (an iterable of index lists such as ``BatchSampler``) gives whole batches
     and excludes ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``. An
     ``IterableDataset`` is read in its own order and cut into batches of ``batch_size``.
+
+    PyTorch's worker options: ``num_workers=N`` (N > 0) loads ahead on one background thread,
+    ``prefetch_factor * N`` batches deep (default 2 per worker) unless ``prefetch`` is given: the data
+    is read concurrently with training as with PyTorch's worker processes, but in this process (no
+    worker processes, so ``worker_init_fn`` is not taken). ``pin_memory``, ``persistent_workers``,
+    ``timeout`` and ``multiprocessing_context`` are accepted and change nothing (batches for CUDA go
+    through pinned buffers with ``device="cuda"``).
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False, drop_last: bool = False,
                  collate_fn: Optional[Callable[[List[Any]], Any]] = None, generator: Any = None,
-                 prefetch: int = 0, device: Any = None, sampler: Any = None, batch_sampler: Any = None) -> None:
+                 prefetch: Optional[int] = None, device: Any = None, sampler: Any = None, batch_sampler: Any = None,
+                 num_workers: int = 0, pin_memory: bool = False, prefetch_factor: Optional[int] = None,
+                 persistent_workers: bool = False, timeout: float = 0, multiprocessing_context: Any = None,
+                 pin_memory_device: str = "") -> None:
         from .utils._datasets import IterableDataset
+
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+            raise _core.SpiralValueError(f"DataLoader: num_workers must be a non-negative int, got {num_workers!r}")
+        if prefetch_factor is not None and (num_workers == 0 or not isinstance(prefetch_factor, int)
+                                            or prefetch_factor < 1):
+            raise _core.SpiralValueError("DataLoader: prefetch_factor needs num_workers > 0 and must be a positive "
+                                         f"int, got {prefetch_factor!r}")
+        if prefetch is None:
+            prefetch = (prefetch_factor or 2) * num_workers if num_workers else 0
+        self.num_workers = num_workers
+        self.pin_memory = bool(pin_memory)
 
         if sampler is not None and shuffle:
             raise _core.SpiralValueError("DataLoader: sampler and shuffle=True exclude each other (the sampler orders)")

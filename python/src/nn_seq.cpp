@@ -8,6 +8,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdio>
+#include <functional>
+#include <tuple>
 
 #include "nn_bind.h"
 #include "spiraltorch/nn/attention.h"
@@ -55,6 +57,50 @@ nb::object registered_child(const Module& m, const std::string& slot) {
   return nb::none();
 }
 
+// An LSTM/GRU over a PackedSequence (nn.utils.rnn): PyTorch's cuDNN packed layout, run as one native
+// step per time index on the sequences still running (batch_sizes[t] of them, longest first), so every
+// sequence stops at its own length: outputs at its valid steps and h_n (c_n) from its last one, exactly
+// as a run on that sequence alone. h0 and h_n are in the caller's batch order (sorted_indices /
+// unsorted_indices permute). `step(x_t, h, c)` runs one step on (1, n, F) seq-first input (laid out for
+// the module's batch_first) and returns (output (n, H), h, c); c is undefined for the GRU.
+using PackedStep = std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)>;
+
+std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::nn::RNNBase& m, std::optional<Tensor> h0,
+                                                  std::optional<Tensor> c0, bool has_cell, const PackedStep& step) {
+  const Tensor data = nb::cast<Tensor>(packed.attr("data"));
+  const Tensor batch_sizes = nb::cast<Tensor>(packed.attr("batch_sizes"));
+  const nb::object sorted = packed.attr("sorted_indices"), unsorted = packed.attr("unsorted_indices");
+  if (data.dim() != 2) throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
+  const std::vector<int64_t> sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
+  if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
+  const int64_t B = sizes[0], L = m.num_layers(), H = m.hidden_size();
+  auto initial = [&](const std::optional<Tensor>& given) {
+    if (!given) return st::zeros({L, B, H}, data.dtype(), data.device());
+    return sorted.is_none() ? *given : st::index_select(*given, 1, nb::cast<Tensor>(sorted));
+  };
+  Tensor h = initial(h0), c = has_cell ? initial(c0) : Tensor();
+  std::vector<Tensor> outs;
+  int64_t offset = 0;
+  for (const int64_t n : sizes) {
+    if (n <= 0 || n > B) throw st::ValueError(m.type_name() + ": batch_sizes must be positive and non-increasing");
+    const Tensor x = st::unsqueeze(st::narrow(data, 0, offset, n), m.batch_first() ? 1 : 0);
+    auto [y, h_new, c_new] = step(x, st::narrow(h, 1, 0, n), has_cell ? st::narrow(c, 1, 0, n) : Tensor());
+    outs.push_back(y);
+    h = n < B ? st::cat({h_new, st::narrow(h, 1, n, B - n)}, 1) : h_new;
+    if (has_cell) c = n < B ? st::cat({c_new, st::narrow(c, 1, n, B - n)}, 1) : c_new;
+    offset += n;
+  }
+  if (offset != data.size(0)) throw st::ShapeError(m.type_name() + ": batch_sizes do not add up to the data's length");
+  if (!unsorted.is_none()) {
+    h = st::index_select(h, 1, nb::cast<Tensor>(unsorted));
+    if (has_cell) c = st::index_select(c, 1, nb::cast<Tensor>(unsorted));
+  }
+  nb::object out = packed.type()(st::cat(outs, 0), batch_sizes, sorted, unsorted);
+  return {out, h, c};
+}
+
+bool is_packed(nb::handle x) { return !nb::isinstance<Tensor>(x) && nb::hasattr(x, "batch_sizes") && nb::hasattr(x, "data"); }
+
 }  // namespace
 
 void bind_nn_seq(nb::module_& nn) {
@@ -70,7 +116,7 @@ void bind_nn_seq(nb::module_& nn) {
       .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; })
       .def("__repr__", &rnn_repr);
 
-  auto lstm_forward = [](snn::LSTM& self, const Tensor& input, nb::handle h0) {
+  auto lstm_forward = [](snn::LSTM& self, nb::handle input_obj, nb::handle h0) -> nb::object {
     std::optional<Tensor> h, c;
     if (!h0.is_none()) {
       if (nb::isinstance<Tensor>(h0)) {
@@ -82,14 +128,24 @@ void bind_nn_seq(nb::module_& nn) {
         c = opt_tensor(seq[1], "LSTM: c_0");
       }
     }
-    auto [out, hc] = self.forward_full(input, h, c);
+    if (is_packed(input_obj)) {
+      const int64_t H = self.hidden_size();
+      auto [out, hn, cn] = run_packed(input_obj, self, h, c, true,
+                                      [&](const Tensor& x, const Tensor& hp, const Tensor& cp) {
+                                        auto [y, state] = self.forward_full(x, hp, cp);
+                                        return std::make_tuple(st::reshape(y, {-1, H}), state.first, state.second);
+                                      });
+      return nb::make_tuple(out, nb::make_tuple(hn, cn));
+    }
+    auto [out, hc] = self.forward_full(nb::cast<Tensor>(input_obj), h, c);
     return nb::make_tuple(out, nb::make_tuple(hc.first, hc.second));
   };
   nb::class_<snn::LSTM, snn::RNNBase>(
       nn, "LSTM",
       "Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; "
       "gate order i, f, g, o).\n\nbatch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass "
-      "batch_first=True for (batch, seq, feature). forward(input, h0=None) returns "
+      "batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then "
+      "packed too). forward(input, h0=None) returns "
       "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
@@ -97,14 +153,23 @@ void bind_nn_seq(nb::module_& nn) {
       .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none())
       .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none());
 
-  auto gru_forward = [](snn::GRU& self, const Tensor& input, std::optional<Tensor> h0) {
-    auto [out, hn] = self.forward_full(input, h0);
+  auto gru_forward = [](snn::GRU& self, nb::handle input_obj, std::optional<Tensor> h0) -> nb::object {
+    if (is_packed(input_obj)) {
+      const int64_t H = self.hidden_size();
+      auto [out, hn, unused] = run_packed(input_obj, self, h0, std::nullopt, false,
+                                          [&](const Tensor& x, const Tensor& hp, const Tensor&) {
+                                            auto [y, state] = self.forward_full(x, hp);
+                                            return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
+                                          });
+      return nb::make_tuple(out, hn);
+    }
+    auto [out, hn] = self.forward_full(nb::cast<Tensor>(input_obj), h0);
     return nb::make_tuple(out, hn);
   };
   nb::class_<snn::GRU, snn::RNNBase>(
       nn, "GRU",
       "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nbatch_first defaults to False as in "
-      "PyTorch (input (seq, batch, feature)). forward(input, h0=None) returns (output, h_n).")
+      "PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
            nb::arg("dropout") = 0.0, nb::arg("name") = "")

@@ -260,3 +260,56 @@ def test_distributed_and_parallel_import_paths():
     from spiraltorch.nn.parallel import DistributedDataParallel  # noqa: F401
 
     assert callable(init_process_group) and st.accelerator.is_available() == st.cuda.is_available()
+
+
+@needs_torch
+def test_precision_determinism_rng_state_and_type_info():
+    import torch
+
+    for dt, tdt in ((st.float32, torch.float32), (st.float64, torch.float64), (st.float16, torch.float16),
+                    (st.bfloat16, torch.bfloat16)):
+        a, b = st.finfo(dt), torch.finfo(tdt)
+        assert (a.bits, a.eps, a.max, a.min, a.tiny, a.resolution) == (b.bits, b.eps, b.max, b.min, b.tiny,
+                                                                        b.resolution), dt
+    for dt, tdt in ((st.int64, torch.int64), (st.int32, torch.int32), (st.uint8, torch.uint8)):
+        assert (st.iinfo(dt).min, st.iinfo(dt).max) == (torch.iinfo(tdt).min, torch.iinfo(tdt).max)
+    assert st.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == "highest"
+    st.set_float32_matmul_precision("high")
+    assert st.get_float32_matmul_precision() == "high" and st.backends.cuda.matmul.allow_tf32
+    st.set_float32_matmul_precision("highest")
+    assert not st.backends.cuda.matmul.allow_tf32
+    st.use_deterministic_algorithms(True)
+    assert st.are_deterministic_algorithms_enabled()
+    st.use_deterministic_algorithms(False)
+    state = st.get_rng_state()
+    first = st.rand(4)
+    st.set_rng_state(state)
+    assert st.rand(4).tolist() == first.tolist()
+    assert isinstance(st.seed(), int)
+
+
+def test_parameter_list_and_dict():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ws = nn.ParameterList([nn.Parameter(st.ones(2)) for _ in range(2)])
+            self.d = nn.ParameterDict({"a": nn.Parameter(st.zeros(1))})
+
+    m = M()
+    assert list(m.state_dict()) == ["ws::0", "ws::1", "d::a"]
+    m.ws.append(nn.Parameter(st.ones(3)))
+    m.d["b"] = nn.Parameter(st.ones(1))
+    assert len(m.ws) == 3 and m.ws[-1].shape == (3,) and [p.shape for p in m.ws][0] == (2,)
+    assert list(m.d) == ["a", "b"] and "b" in m.d and len(list(m.parameters())) == 5
+    del m.d["a"]
+    assert list(m.d.keys()) == ["b"] and "d::a" not in m.state_dict()
+
+
+def test_dataloader_takes_pytorch_worker_options():
+    from spiraltorch.utils.data import DataLoader, TensorDataset
+
+    ds = TensorDataset(st.arange(10.0), st.arange(10))
+    batches = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True, persistent_workers=True, prefetch_factor=2)
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    with pytest.raises(ValueError, match="prefetch_factor"):
+        DataLoader(ds, prefetch_factor=2)

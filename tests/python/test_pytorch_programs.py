@@ -168,6 +168,7 @@ CHECKS = {
     "conv_autoencoder": exact(5e-3, 1e-6),  # 32 Adam steps through convolutions amplify rounding
     "regression_random_split": check_random_split,
     "char_lstm_generator": exact(1e-3, 1e-5),
+    "packed_sequence_classifier": exact(1e-3, 1e-5),
 }
 
 

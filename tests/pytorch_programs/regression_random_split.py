@@ -1,5 +1,5 @@
 """A custom Dataset split with random_split(generator=torch.Generator().manual_seed(42)),
-loaded with shuffling DataLoaders, a regression MLP trained with SGD + momentum + weight
+loaded with shuffling DataLoaders (two persistent workers), a regression MLP trained with SGD + momentum + weight
 decay and a MultiStepLR schedule, evaluation in a function decorated with
 @torch.inference_mode(), clip_grad_value_, parameters_to_vector / vector_to_parameters,
 and the weights averaged over the last epochs. The split and the shuffling come from each
@@ -40,7 +40,8 @@ torch.manual_seed(0)
 dataset = WaveDataset(600)
 train_set, val_set = random_split(dataset, [480, 120], generator=torch.Generator().manual_seed(42))
 assert len(train_set) == 480 and len(val_set) == 120
-train_loader = DataLoader(train_set, batch_size=32, shuffle=True, drop_last=True)
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True, drop_last=True, num_workers=2,
+                          persistent_workers=True, pin_memory=False)
 val_loader = DataLoader(val_set, batch_size=64)
 model = nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 1))
 loss_fn = nn.MSELoss()

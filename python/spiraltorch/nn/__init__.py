@@ -355,6 +355,104 @@ class ModuleDict(Module):
         raise NotImplementedError("ModuleDict has no forward: look its modules up and call them")
 
 
+class ParameterList(Module):
+    """torch.nn.ParameterList: parameters registered under "0", "1", ... (keys ``<list>::0``), indexable
+    and iterable. A tensor that does not require grad is registered as a parameter that requires it
+    when floating (as ``nn.Parameter`` would make it)."""
+
+    def __init__(self, values: Any = None, name: str = "") -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_count", 0)
+        for v in values or ():
+            self.append(v)
+
+    def append(self, value: Tensor) -> "ParameterList":
+        if not isinstance(value, Tensor):
+            raise TypeError(f"ParameterList.append: expected a Tensor, got {type(value).__name__}")
+        self.register_parameter(str(self._count), value)
+        object.__setattr__(self, "_count", self._count + 1)
+        return self
+
+    def extend(self, values: Any) -> "ParameterList":
+        for v in values:
+            self.append(v)
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        items = list(self.parameters(recurse=False))
+        if isinstance(index, slice):
+            return ParameterList(items[index])
+        return items[index]
+
+    def __setitem__(self, index: int, value: Tensor) -> None:
+        n = self._count
+        if not -n <= index < n:
+            raise IndexError(f"ParameterList: index {index} is out of range for {n} parameters")
+        self.register_parameter(str(index % n), value)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Any:
+        return self.parameters(recurse=False)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ParameterList has no forward: use its parameters in your module's forward")
+
+
+class ParameterDict(Module):
+    """torch.nn.ParameterDict: parameters by string key (keys ``<dict>::<key>``), in insertion order."""
+
+    def __init__(self, parameters: Any = None, name: str = "") -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_keys", [])
+        if parameters is not None:
+            self.update(parameters)
+
+    def __setitem__(self, key: str, value: Tensor) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"ParameterDict: keys must be non-empty strings, got {key!r}")
+        self.register_parameter(key, value)
+        if key not in self._keys:
+            self._keys.append(key)
+
+    def update(self, parameters: Any) -> None:
+        for key, value in (parameters.items() if hasattr(parameters, "items") else parameters):
+            self[key] = value
+
+    def __getitem__(self, key: str) -> Tensor:
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._keys:
+            raise KeyError(key)
+        delattr(self, key)
+        self._keys.remove(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._keys))
+
+    def keys(self) -> Any:
+        return list(self._keys)
+
+    def values(self) -> Any:
+        return [self[k] for k in self._keys]
+
+    def items(self) -> Any:
+        return [(k, self[k]) for k in self._keys]
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ParameterDict has no forward: look its parameters up in your module's forward")
+
+
 # The original's spelling of ReLU (same class: isinstance checks agree).
 Relu = _native.ReLU
 
@@ -426,7 +524,7 @@ class Unflatten(Module):
 __all__ = sorted(
     [n for n in dir(_native) if not n.startswith("_") and n != "Module"]
     + ["Callback", "EarlyStopping", "EpochResult", "FitHistory", "Module", "ModuleDict", "ModuleList", "ModuleTrainer",
-       "Parameter", "Pool2d",
+       "Parameter", "ParameterDict", "ParameterList", "Pool2d",
        "Relu", "Unflatten", "evaluate", "fit", "load", "load_bincode", "load_json", "load_safetensors", "save", "save_bincode",
        "save_json", "save_safetensors"]
 )

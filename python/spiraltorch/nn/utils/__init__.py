@@ -1,5 +1,5 @@
-"""Gradient clipping and parameter/vector conversion (``spiraltorch.nn.utils``, like
-``torch.nn.utils``).
+"""Gradient clipping, parameter/vector conversion and sequence packing (``spiraltorch.nn.utils``,
+like ``torch.nn.utils``; the packing is in ``spiraltorch.nn.utils.rnn``).
 
 ``clip_grad_norm_`` and ``clip_grad_value_`` add PyTorch's argument handling (a single
 tensor or any iterable, ``'inf'`` as a string, ``foreach``) around the native
@@ -14,9 +14,10 @@ import types
 import warnings
 from typing import Iterable, List, Optional, Union
 
-from .. import _core
-from .._core import Tensor
-from ..autograd import no_grad
+from ... import _core
+from ..._core import Tensor
+from ...autograd import no_grad
+from . import rnn  # noqa: F401
 
 __all__ = [
     "clip_grad_norm_",
@@ -24,6 +25,7 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]
 
