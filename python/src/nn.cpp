@@ -570,10 +570,22 @@ void bind_nn(nb::module_& parent) {
   // torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own forward
   // (e.g. Transformer's (src, tgt, ...)), which would bypass `class Model(nn.Transformer)`'s. The
   // base's __init_subclass__ gives such a subclass a __call__ that runs self.forward(*args, **kwargs).
+  // A call with one tensor runs the forward pre-hooks and forward hooks around it (full backward hooks
+  // need the native call of a Module subclass and do not run here).
   nb::object call_forward = nb::cpp_function(
-      [](nb::handle self, nb::args args, nb::kwargs kwargs) { return self.attr("forward")(*args, **kwargs); },
+      [](nb::handle self, nb::args args, nb::kwargs kwargs) -> nb::object {
+        Module& m = nb::cast<Module&>(self);
+        if (!m.has_hooks() || nb::len(args) != 1 || nb::len(kwargs) != 0 || !nb::isinstance<Tensor>(args[0])) {
+          return self.attr("forward")(*args, **kwargs);
+        }
+        const Tensor x = m.run_forward_pre_hooks(nb::cast<Tensor>(args[0]));
+        nb::object y = self.attr("forward")(x);
+        if (!nb::isinstance<Tensor>(y)) return y;
+        return nb::cast(m.run_forward_hooks(x, nb::cast<Tensor>(y)));
+      },
       nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
-      "Runs self.forward(*args, **kwargs) (a Python subclass's forward).");
+      "Runs self.forward(*args, **kwargs) (a Python subclass's forward), with the forward pre-hooks and "
+      "forward hooks around a single-tensor call.");
   nb::object init_subclass = nb::cpp_function(
       [call_forward](nb::handle cls, nb::kwargs) {
         auto native = [](nb::handle fn) { return nb::hasattr(fn, "__nb_signature__"); };

@@ -313,3 +313,15 @@ def test_dataloader_takes_pytorch_worker_options():
     assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     with pytest.raises(ValueError, match="prefetch_factor"):
         DataLoader(ds, prefetch_factor=2)
+
+
+def test_forward_hooks_on_a_subclass_of_a_native_layer():
+    m = MaskedLinear(3, 2)
+    seen = []
+    pre = m.register_forward_pre_hook(lambda mod, args: seen.append(("pre", tuple(args[0].shape))))
+    post = m.register_forward_hook(lambda mod, args, out: out * 0)
+    y = m(st.ones(4, 3))
+    assert seen == [("pre", (4, 3))] and m.calls == 1 and y.abs().sum().item() == 0.0
+    pre.remove()
+    post.remove()
+    assert m(st.ones(4, 3)).abs().sum().item() > 0
