@@ -1,6 +1,8 @@
 # The CUDA backend (src/backend/cuda/*.cu). SPIRALTORCH_CUDA=AUTO builds it when
-# check_language(CUDA) finds a compiler; a build without it compiles
-# src/backend/cuda/cuda_stub.cpp instead, which reports CUDA as unavailable and why.
+# check_language(CUDA) finds a compiler and the machine has an NVIDIA driver (a compiler alone,
+# as on CPU-only hosts with the toolkit installed, would spend ~40% of the build's CPU time on
+# kernels nothing there can run); ON builds it wherever a compiler is found. A build without it
+# compiles src/backend/cuda/cuda_stub.cpp instead, which reports CUDA as unavailable and why.
 include(CheckLanguage)
 set(SPIRALTORCH_WITH_CUDA OFF)
 set(SPIRALTORCH_CUDA_REASON "")
@@ -9,7 +11,11 @@ if(_st_cuda_mode STREQUAL "OFF")
   set(SPIRALTORCH_CUDA_REASON "the CUDA backend was disabled at build time (SPIRALTORCH_CUDA=OFF)")
 else()
   check_language(CUDA)
-  if(CMAKE_CUDA_COMPILER)
+  if(CMAKE_CUDA_COMPILER AND _st_cuda_mode STREQUAL "AUTO" AND NOT EXISTS /proc/driver/nvidia/version
+     AND NOT EXISTS /dev/nvidiactl)
+    string(CONCAT SPIRALTORCH_CUDA_REASON "the build machine has a CUDA compiler but no NVIDIA driver, so "
+      "SPIRALTORCH_CUDA=AUTO left the backend out (configure with -DSPIRALTORCH_CUDA=ON to build it anyway)")
+  elseif(CMAKE_CUDA_COMPILER)
     set(SPIRALTORCH_WITH_CUDA ON)
   elseif(_st_cuda_mode STREQUAL "ON")
     message(FATAL_ERROR "SPIRALTORCH_CUDA=ON but no CUDA compiler was found")
@@ -113,7 +119,9 @@ function(spiraltorch_configure_cuda target)
   endif()
   if(SPIRALTORCH_WITH_CUDA)
     target_compile_definitions(${target} PUBLIC SPIRALTORCH_WITH_CUDA=1)
-    target_link_libraries(${target} PUBLIC CUDA::cudart)
+    # Not part of the installed interface: the public headers use no CUDA type.
+    target_link_libraries(${target} PUBLIC $<BUILD_INTERFACE:CUDA::cudart>)
+    target_link_libraries(${target} PRIVATE CUDA::cudart)
     if(TARGET CUDA::cublas AND TARGET CUDA::cublasLt)
       target_link_libraries(${target} PRIVATE CUDA::cublas CUDA::cublasLt)
       target_compile_definitions(${target} PRIVATE SPIRALTORCH_HAVE_CUBLAS=1)

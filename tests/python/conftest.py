@@ -436,3 +436,19 @@ def _restore_global_state():
     st.set_grad_enabled(True)
     st.set_num_threads(threads)
     st.cuda.set_allow_tf32(tf32)
+
+
+@pytest.fixture(scope="session")
+def bentoml_in_tmp(tmp_path_factory):
+    """(bentoml, home): bentoml imported with its model store in a temp dir. BENTOML_HOME is read
+    when bentoml is first imported, so every test file shares this one store."""
+    home = tmp_path_factory.mktemp("bentoml")
+    old = os.environ.get("BENTOML_HOME")
+    os.environ["BENTOML_HOME"] = str(home)
+    try:
+        yield pytest.importorskip("bentoml"), home
+    finally:
+        if old is None:
+            os.environ.pop("BENTOML_HOME", None)
+        else:
+            os.environ["BENTOML_HOME"] = old

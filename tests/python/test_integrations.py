@@ -399,21 +399,6 @@ def test_spiral_torch_handler_protocol(tmp_path):
         handler.handle([{"body": {"x": 1}}], Context())
 
 
-@pytest.fixture(scope="module")
-def bentoml_in_tmp(tmp_path_factory):
-    """bentoml, imported with its model store (BENTOML_HOME, read at import) in a temp dir."""
-    home = tmp_path_factory.mktemp("bentoml")
-    old = os.environ.get("BENTOML_HOME")
-    os.environ["BENTOML_HOME"] = str(home)
-    try:
-        yield pytest.importorskip("bentoml"), home
-    finally:
-        if old is None:
-            os.environ.pop("BENTOML_HOME", None)
-        else:
-            os.environ["BENTOML_HOME"] = old
-
-
 def test_bentoml_store_runner_and_service(bentoml_in_tmp):
     bentoml, home = bentoml_in_tmp
     TestClient = pytest.importorskip("starlette.testclient").TestClient

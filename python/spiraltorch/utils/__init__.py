@@ -1,12 +1,14 @@
-"""PyTorch's ``torch.utils`` spellings: ``spiraltorch.utils.data`` and ``checkpoint``."""
+"""PyTorch's ``torch.utils`` spellings: ``spiraltorch.utils.data``, ``checkpoint`` and
+``cmake_prefix_path`` (the CMake prefix of the C++ SDK inside the installed package)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from .. import _core
+from .._sdk import cmake_prefix_path
 from . import data  # noqa: F401
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "cmake_prefix_path", "data"]
 
 
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Any = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Callable, Tuple
 
@@ -25,6 +26,8 @@ def classification_data(flatten: bool, limit: int = 0) -> Tuple[str, st.Tensor, 
         if flatten:
             x_train, x_test = x_train.reshape(x_train.shape[0], -1), x_test.reshape(x_test.shape[0], -1)
         return "fashion-mnist", x_train.contiguous(), y_train, x_test.contiguous(), y_test, 10
+    print("Fashion-MNIST is not installed (Debian: apt-get install dataset-fashion-mnist, or set "
+          "SPIRALTORCH_FASHION_MNIST); training on the built-in 3-class spirals instead", file=sys.stderr)
     x, y = make_spirals(samples_per_class=1000, classes=3, noise=0.2, seed=1)
     perm = st.argsort(st.rand(x.shape[0]))
     x, y = x[perm], y[perm]
