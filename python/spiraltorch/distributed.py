@@ -74,11 +74,16 @@ def init_process_group(backend: str = "mpi", *, rank: Optional[int] = None, worl
 
     ``rank``/``world_size`` default to the launcher's ``RANK``/``WORLD_SIZE``; for "mpi" they
     must agree with MPI's own numbering. ``timeout`` (seconds) bounds every wait on a
-    collective. ``device`` (nccl): this rank's GPU, by default ``LOCAL_RANK``. With more than
+    collective. ``device`` (nccl): this rank's GPU, by default ``LOCAL_RANK``. ``"gloo"`` (PyTorch's CPU
+    backend) means "mpi", the CPU backend here. With more than
     one rank, an uncaught exception then ends this process at once (after printing it), so the
     job fails instead of hanging.
     """
     global _previous_excepthook
+    if backend == "gloo":
+        # PyTorch's name for its CPU backend: SpiralTorch's CPU collectives are Open MPI's, so a
+        # program written for torch.distributed on the CPU runs unchanged (started by spiral-run).
+        backend = "mpi"
     _d.init_process_group(backend, rank=-1 if rank is None else rank, world_size=-1 if world_size is None else world_size,
                           init_method=init_method, timeout=timeout, device=-1 if device is None else device)
     if _d.get_world_size() > 1 and sys.excepthook is not _exit_on_uncaught:

@@ -73,8 +73,8 @@ def test_backends_and_errors_without_a_group():
         dist.get_rank()
     with pytest.raises(st.SpiralError, match="not initialised"):
         dist.all_reduce(st.ones(2))
-    with pytest.raises(st.SpiralValueError, match="backend must be 'mpi' or 'nccl', got 'gloo'"):
-        dist.init_process_group("gloo")
+    with pytest.raises(st.SpiralValueError, match="backend must be 'mpi' or 'nccl', got 'ucc'"):
+        dist.init_process_group("ucc")  # ("gloo", PyTorch's CPU backend, means "mpi": test_pytorch_programs' ddp)
     with pytest.raises(st.SpiralValueError, match="init_method must be 'env://'"):
         dist.init_process_group("mpi", init_method="tcp://127.0.0.1:1234")
     with pytest.raises(st.SpiralValueError, match="timeout must be a positive number"):

@@ -325,3 +325,12 @@ def test_forward_hooks_on_a_subclass_of_a_native_layer():
     pre.remove()
     post.remove()
     assert m(st.ones(4, 3)).abs().sum().item() > 0
+
+
+def test_ddp_takes_pytorch_arguments_and_names_what_it_refuses():
+    from spiraltorch.nn.parallel import DistributedDataParallel as DDP
+
+    with pytest.raises(ValueError, match="find_unused_parameters=True"):
+        DDP(nn.Linear(2, 2), device_ids=None, find_unused_parameters=True)
+    with pytest.raises(ValueError, match="one device per process"):
+        DDP(nn.Linear(2, 2), device_ids=[0, 1])

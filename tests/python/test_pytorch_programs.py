@@ -24,10 +24,14 @@ import sys
 
 import pytest
 
-from conftest import PY_DIR, needs_torch
+from conftest import PY_DIR, needs_torch, st
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(os.path.dirname(HERE), "pytorch_programs")
+
+# Programs started as two processes by a launcher: torch.distributed.run for torch, spiral-run
+# (python -m spiraltorch.launch, over Open MPI) for SpiralTorch; the launcher is not program code.
+DISTRIBUTED = {"ddp_trainer"}
 
 _IMPORT = re.compile(r"^(\s*)(import|from)\s+torch(\.[\w.]+)?(\s.*)?$")
 
@@ -63,8 +67,15 @@ def run_both(name: str, tmp_path) -> tuple:
     env.setdefault("OMP_NUM_THREADS", "1")  # the two runs share the machine's cores
     procs = {}
     for lib, file in (("torch", path), ("spiraltorch", str(spiral_path))):
-        procs[lib] = subprocess.Popen([sys.executable, file], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
+        cmd = [sys.executable, file]
+        if name in DISTRIBUTED:  # two ranks, each library's launcher (torchrun / spiral-run)
+            launcher = (["-m", "torch.distributed.run", "--standalone"] if lib == "torch" else
+                        ["-m", "spiraltorch.launch"] + (["--allow-run-as-root"] if os.geteuid() == 0 else []))
+            cmd = [sys.executable, *launcher, "--nproc-per-node", "2", file]
+        cwd = tmp_path / lib  # each run writes its own files (checkpoints, snapshots)
+        cwd.mkdir()
+        procs[lib] = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True)
     results = {}
     for lib, proc in procs.items():
         out, err = proc.communicate(timeout=300)
@@ -169,6 +180,7 @@ CHECKS = {
     "regression_random_split": check_random_split,
     "char_lstm_generator": exact(1e-3, 1e-5),
     "packed_sequence_classifier": exact(1e-3, 1e-5),
+    "ddp_trainer": exact(1e-4, 1e-6),
 }
 
 
@@ -189,5 +201,7 @@ def test_swap_imports_touches_only_imports():
 @needs_torch
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_program(name, tmp_path):
+    if name in DISTRIBUTED and not st.distributed.is_available("mpi"):
+        pytest.skip("SpiralTorch's CPU collectives need Open MPI: " + st.distributed.unavailable_reason("mpi"))
     torch_result, spiral_result = run_both(name, tmp_path)
     CHECKS[name](torch_result, spiral_result)

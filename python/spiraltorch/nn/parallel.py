@@ -20,7 +20,8 @@ __all__ = ["DistributedDataParallel"]
 
 
 class DistributedDataParallel(_core.distributed.DistributedDataParallel):
-    """``DistributedDataParallel(module, *, bucket_cap_mb=25.0, broadcast_buffers=True)``.
+    """``DistributedDataParallel(module, device_ids=None, output_device=None, *, bucket_cap_mb=25.0,
+    broadcast_buffers=True)``.
 
     The wrapped module is ``.module`` (its keys read ``module.<key>``). A call with one tensor
     runs the native forward; other calls prepare the reducer and pass everything to the module.
@@ -29,9 +30,23 @@ class DistributedDataParallel(_core.distributed.DistributedDataParallel):
     ``synced_steps`` report what the reducer did.
     """
 
-    def __init__(self, module: Any, *, bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True) -> None:
+    def __init__(self, module: Any, device_ids: Any = None, output_device: Any = None, dim: int = 0, *,
+                 bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True, find_unused_parameters: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False) -> None:
+        """PyTorch's arguments: ``device_ids``/``output_device`` name the one device the module already
+        lives on (a list of one index or None; the batches come to it as the caller moves them),
+        ``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing, and
+        ``find_unused_parameters=True`` is refused: every parameter must receive a gradient in each
+        synchronised backward (the reducer waits for all of them)."""
         if not isinstance(module, _core.nn.Module):
             raise _core.DtypeError(f"DistributedDataParallel: expected a Module, got {type(module).__name__}")
+        if device_ids is not None and len(list(device_ids)) > 1:
+            raise _core.SpiralValueError("DistributedDataParallel: one device per process (device_ids of length 1)")
+        if dim != 0:
+            raise _core.SpiralValueError("DistributedDataParallel: batches are split along dim 0 only")
+        if find_unused_parameters:
+            raise _core.SpiralValueError("DistributedDataParallel: find_unused_parameters=True is not supported; every "
+                                         "parameter must get a gradient in each synchronised backward")
         super().__init__(module, bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers)
 
     @property
