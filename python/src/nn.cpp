@@ -115,16 +115,17 @@ void drop_plain(nb::handle self, nb::handle name) {
   if (!d.is_none() && PyDict_Contains(d.ptr(), name.ptr()) == 1) PyDict_DelItem(d.ptr(), name.ptr());
 }
 
-// Stores `value` as a plain attribute, bypassing class-level descriptors when the class defines
-// the name itself (a native read-only property such as Linear.bias already reads the registry).
-void store_plain(nb::handle self, nb::handle name, nb::handle value) {
-  if (_PyType_Lookup(reinterpret_cast<PyTypeObject*>(self.type().ptr()), name.ptr()) != nullptr) {
-    if (PyObject_GenericSetAttr(self.ptr(), name.ptr(), value.ptr()) == 0) return;
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw nb::python_error();
-    PyErr_Clear();  // a read-only property: the registry already answers for it
+// Stores `value` as a plain attribute (object.__setattr__: a property's setter runs, a read-only one
+// raises). `registered`: the name is a registered entry just cleared to None, and a read-only class
+// property for it (Linear.bias) already reads None from the registry, so its refusal is not an error.
+void store_plain(nb::handle self, nb::handle name, nb::handle value, bool registered = false) {
+  if (PyObject_GenericSetAttr(self.ptr(), name.ptr(), value.ptr()) == 0) return;
+  if (registered && PyErr_ExceptionMatches(PyExc_AttributeError) &&
+      _PyType_Lookup(reinterpret_cast<PyTypeObject*>(self.type().ptr()), name.ptr()) != nullptr) {
+    PyErr_Clear();
     return;
   }
-  if (PyObject_GenericSetAttr(self.ptr(), name.ptr(), value.ptr()) != 0) throw nb::python_error();
+  throw nb::python_error();
 }
 
 bool defined_entry(Tensor* t) { return t != nullptr && t->defined(); }
@@ -176,7 +177,7 @@ void module_setattr(nb::handle self, nb::str name_obj, nb::handle value) {
     if (child) m.remove_child(name);
     if (param) m.register_parameter(name, Tensor(), false);
     if (buffer) m.register_buffer(name, Tensor(), m.is_persistent_buffer(name));
-    store_plain(self, name_obj, value);
+    store_plain(self, name_obj, value, child || param || buffer);
     return;
   }
   if (child) {
@@ -189,6 +190,14 @@ void module_setattr(nb::handle self, nb::str name_obj, nb::handle value) {
     throw nb::type_error(("cannot assign '" + what + "' as buffer '" + name + "' (Tensor or None expected)").c_str());
   }
   store_plain(self, name_obj, value);
+}
+
+// add_module / register_module: a Module (or None) as the child `name`.
+void add_module(nb::handle self, nb::str name, nb::handle module) {
+  if (!module.is_none() && !nb::isinstance<Module>(module)) {
+    throw nb::type_error((type_name_of(module) + " is not a Module subclass").c_str());
+  }
+  module_setattr(self, name, module);
 }
 
 // Called when normal lookup fails: the module's own children, parameters and buffers by name.
@@ -295,18 +304,9 @@ void bind_nn(nb::module_& parent) {
            "plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).")
       .def("__getattr__", &module_getattr, nb::arg("name"), "The module's own child, parameter or buffer called name.")
       .def("__delattr__", &module_delattr, nb::arg("name"), "Removes a child, parameter, buffer or plain attribute.")
-      .def("add_module", [](nb::handle self, nb::str name, nb::handle module) {
-        if (!module.is_none() && !nb::isinstance<Module>(module)) {
-          throw nb::type_error((type_name_of(module) + " is not a Module subclass").c_str());
-        }
-        module_setattr(self, name, module);
-      }, nb::arg("name"), nb::arg("module").none(), "Registers module (or None) as the child `name`.")
-      .def("register_module", [](nb::handle self, nb::str name, nb::handle module) {
-        if (!module.is_none() && !nb::isinstance<Module>(module)) {
-          throw nb::type_error((type_name_of(module) + " is not a Module subclass").c_str());
-        }
-        module_setattr(self, name, module);
-      }, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
+      .def("add_module", &add_module, nb::arg("name"), nb::arg("module").none(),
+           "Registers module (or None) as the child `name`.")
+      .def("register_module", &add_module, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
       .def("get_submodule", [](nb::handle self, const std::string& target) {
         return submodule_at(self, target, "get_submodule");
       }, nb::arg("target"), "The submodule at a dotted path of attribute names ('encoder.layers.0').")
@@ -336,7 +336,7 @@ void bind_nn(nb::module_& parent) {
           drop_plain(self, name);
         } else {  // a None parameter: the attribute reads None, state dicts leave it out
           m.register_parameter(key, Tensor(), false);
-          store_plain(self, name, nb::none());
+          store_plain(self, name, nb::none(), true);
         }
       }, nb::arg("name"), nb::arg("param").none(), "Registers (or replaces) a parameter; None registers the name "
          "with no value (the attribute reads None).")
@@ -351,7 +351,7 @@ void bind_nn(nb::module_& parent) {
         if (t) {
           drop_plain(self, name);
         } else {
-          store_plain(self, name, nb::none());
+          store_plain(self, name, nb::none(), true);
         }
       }, nb::arg("name"), nb::arg("tensor").none(), nb::arg("persistent") = true,
          "Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless "

@@ -112,6 +112,35 @@ def test_setattr_getattr_delattr_follow_pytorch():
     tied = nn.Linear(2, 2)
     tied.weight = lin.weight  # weight tying
     assert tied.weight is lin.weight
+    tied.bias = None  # a native layer's parameter cleared: its property reads None
+    assert tied.bias is None and tied(st.ones(1, 2)).shape == (1, 2)
+
+
+def test_properties_and_class_attributes_on_subclasses_behave_as_in_python():
+    m = MaskedLinear(3, 2)
+    with pytest.raises(AttributeError):
+        m.density = 0.5  # a read-only property refuses, as object.__setattr__ does
+    with pytest.raises(AttributeError):
+        m.density = None
+
+    class Scaled(nn.Module):
+        scale = 1.0  # a class-level default, shadowed per instance
+
+        def __init__(self):
+            super().__init__()
+            self._t = 1.0
+
+        @property
+        def t(self):
+            return self._t
+
+        @t.setter
+        def t(self, value):
+            self._t = 2 * value
+
+    s = Scaled()
+    s.scale, s.t = 3.0, 5.0
+    assert s.scale == 3.0 and Scaled.scale == 1.0 and s.t == 10.0
 
 
 def test_attribute_assignment_before_init_is_refused_for_modules():
