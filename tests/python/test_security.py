@@ -208,6 +208,16 @@ def test_st_save_round_trips_numpy_arrays_and_plain_values(tmp_path):
     assert "dict" in meta
 
 
+def test_encode_and_decode_structure_directly():
+    io = st._core.io
+    text, tensors = io.encode_structure({"a": [1, 2.5, None, "x"], "t": st.ones(2), 3: (True,)})
+    assert sorted(tensors) == ["t0"] and json.loads(text)["dict"][0][0] == {"str": "a"}
+    back = io.decode_structure(text, tensors)
+    assert back["a"] == [1, 2.5, None, "x"] and back[3] == (True,) and back["t"].tolist() == [1.0, 1.0]
+    with pytest.raises(st.CheckpointError, match="does not hold"):
+        io.decode_structure(text, {})
+
+
 def test_st_save_refuses_what_it_cannot_store_without_pickle(tmp_path):
     with pytest.raises(TypeError, match="cannot store set"):
         st.save({"x": {1, 2}}, tmp_path / "a.safetensors")
