@@ -175,3 +175,18 @@ def test_module_trainer_bar_follows_trainer_steps(no_tqdm, monkeypatch):
     err.seek(0)
     quiet.train_epoch(model, nn.MSELoss(), batches, quiet.roundtable(4, 1))
     assert err.getvalue() == ""
+
+
+def test_progress_class_counts_while_hidden_and_prints_above_the_bar(no_tqdm):
+    hidden = prog.Progress(10, file=io.StringIO())  # not a terminal: nothing shown, still counted
+    hidden.update(3)
+    assert (hidden.n, hidden.shown, hidden.backend) == (3, False, None)
+    hidden.close()
+    out = FakeTTY()
+    bar = prog.Progress(5, desc="frames", unit="frames", file=out, min_interval=0.0)
+    bar.update(2)
+    lines = io.StringIO()
+    bar.print("epoch 1 done", file=lines)
+    bar.close()
+    assert bar.backend == "counter" and bar.n == 2 and "frames: 2/5 frames" in out.getvalue()
+    assert lines.getvalue() == "epoch 1 done\n"
