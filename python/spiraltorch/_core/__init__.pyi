@@ -510,6 +510,9 @@ class Tensor:
 
     def triu(self, diagonal: int = 0) -> Tensor: ...
 
+    def equal(self, other: Tensor) -> bool:
+        """True when both tensors have the same shape and values."""
+
     @property
     def is_floating_point(self) -> bool: ...
 
@@ -769,6 +772,9 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor: ...
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool: ...
 
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and values."""
+
 def to_device(arg0: Tensor, arg1: str, /) -> Tensor: ...
 
 def is_autocast_enabled(device_type: str = 'cuda') -> bool:
@@ -972,6 +978,10 @@ def is_grad_enabled() -> bool: ...
 
 def set_grad_enabled(mode: bool) -> None: ...
 
-def get_num_threads() -> int: ...
+def get_num_threads() -> int:
+    """The number of threads CPU kernels use."""
 
-def set_num_threads(n: int) -> None: ...
+def set_num_threads(n: int) -> None:
+    """
+    Sets the number of threads CPU kernels use; ValueError (the setting unchanged) outside [1, 4 per processor].
+    """

@@ -49,6 +49,25 @@ def load_json_bytes(data: object) -> tuple: ...
 
 def load_bincode_bytes(data: object) -> tuple: ...
 
+def temporary_host_tag() -> str:
+    """
+    The tag (16 hex digits) naming this host and PID namespace in the names of atomic saves' temporaries
+    (`.<file>.tmp-<tag>-<pid>-<n>`): only temporaries of this tag whose process is gone, or any a day old,
+    are removed by later saves.
+    """
+
+def encode_structure(obj: object) -> tuple:
+    """
+    st.save's encoding of obj (tensors, NumPy arrays and scalars, and dicts, lists, tuples, str, int, float, bool
+    and None made of them): returns (structure JSON, {key: Tensor}). TypeError/DtypeError for anything else.
+    """
+
+def decode_structure(text: str, tensors: dict) -> object:
+    """
+    Rebuilds what encode_structure described from its JSON and the file's tensors. Data only: any malformed
+    description raises CheckpointError.
+    """
+
 def write_manifest(weights_path: object, format: str, tensors: object, module_type: str | None = None, metadata: object | None = None) -> str:
     """Writes <weights_path>.manifest.json; returns its path."""
 

@@ -9,7 +9,6 @@ from spiraltorch.nn import (
     _module_cpu as cpu,
     _module_cuda as cuda,
     _module_get_buffer as get_buffer,
-    _module_getattr as __getattr__,
     _module_repr as __repr__
 )
 
@@ -31,6 +30,31 @@ class Module:
 
     def __init__(self, name: str = '') -> None: ...
 
+    def __setattr__(self, name: str, value: object | None) -> None:
+        """
+        Assigning a Module registers (or replaces) a child, a parameter (a leaf that requires grad) registers or replaces a parameter, a tensor assigned to a buffer's name replaces the buffer; anything else is a plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).
+        """
+
+    def __getattr__(self, name: str) -> object:
+        """The module's own child, parameter or buffer called name."""
+
+    def __delattr__(self, name: str) -> None:
+        """Removes a child, parameter, buffer or plain attribute."""
+
+    def add_module(self, name: str, module: object | None) -> None:
+        """Registers module (or None) as the child `name`."""
+
+    def register_module(self, name: str, module: object | None) -> None:
+        """Alias of add_module."""
+
+    def get_submodule(self, target: str) -> object:
+        """
+        The submodule at a dotted path of attribute names ('encoder.layers.0').
+        """
+
+    def get_parameter(self, target: str) -> object:
+        """The parameter at a dotted path ('encoder.layers.0.linear1.weight')."""
+
     def forward(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor: ...
 
     def __call__(self, input: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
@@ -42,38 +66,47 @@ class Module:
     @name.setter
     def name(self, arg: str, /) -> None: ...
 
-    def register_parameter(self, name: str, param: spiraltorch._core.Tensor | None) -> None: ...
-
-    def register_buffer(self, name: str, tensor: spiraltorch._core.Tensor, persistent: bool = True) -> None:
+    def register_parameter(self, name: str, param: spiraltorch._core.Tensor | None) -> None:
         """
-        Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless persistent=False.
+        Registers (or replaces) a parameter; None registers the name with no value (the attribute reads None).
         """
 
-    def named_parameters(self, prefix: str = '', recurse: bool = True) -> list[tuple[str, spiraltorch._core.Tensor]]:
+    def register_buffer(self, name: str, tensor: spiraltorch._core.Tensor | None, persistent: bool = True) -> None:
         """
-        (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); shared parameters once.
-        """
-
-    def parameters(self, recurse: bool = True) -> list[spiraltorch._core.Tensor]:
-        """
-        Every parameter below this module (or its own, recurse=False), each once.
+        Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless persistent=False; the attribute `name` reads it.
         """
 
-    def named_buffers(self, prefix: str = '', recurse: bool = True) -> list[tuple[str, spiraltorch._core.Tensor]]: ...
-
-    def buffers(self, recurse: bool = True) -> list[spiraltorch._core.Tensor]: ...
-
-    def children(self) -> list[Module]: ...
-
-    def named_children(self) -> list[tuple[str, Module]]: ...
-
-    def named_modules(self, prefix: str = '') -> list:
+    def named_parameters(self, prefix: str = '', recurse: bool = True, remove_duplicate: bool = True) -> object:
         """
-        (path, module) for this module and every descendant, depth-first, each module once.
+        An iterator of (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); a shared parameter once unless remove_duplicate=False.
         """
 
-    def modules(self) -> list:
-        """This module and every descendant, depth-first, each once."""
+    def parameters(self, recurse: bool = True) -> object:
+        """
+        An iterator over every parameter below this module (or its own, recurse=False), each once.
+        """
+
+    def named_buffers(self, prefix: str = '', recurse: bool = True) -> object:
+        """An iterator of (key, buffer) pairs."""
+
+    def buffers(self, recurse: bool = True) -> object:
+        """An iterator over the buffers."""
+
+    def children(self) -> object:
+        """An iterator over the direct children."""
+
+    def named_children(self) -> object:
+        """An iterator of (key, child) pairs."""
+
+    def named_modules(self, memo: object | None = None, prefix: str = '', remove_duplicate: bool = True) -> object:
+        """
+        An iterator of (path, module) for this module and every descendant, depth-first, each module once.
+        """
+
+    def modules(self) -> object:
+        """
+        An iterator over this module and every descendant, depth-first, each once.
+        """
 
     def apply(self, fn: Callable) -> object:
         """Calls fn(module) on every submodule, then on this one; returns self."""
@@ -113,7 +146,30 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drops every parameter's .grad (set_to_none) or zeroes it in place."""
 
-    def to(self, target: object) -> object: ...
+    def to(self, *args, **kwargs) -> object:
+        """
+        Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self.
+        """
+
+    def float(self) -> object:
+        """
+        Converts floating parameters and buffers to float32 in place; returns self.
+        """
+
+    def double(self) -> object:
+        """
+        Converts floating parameters and buffers to float64 in place; returns self.
+        """
+
+    def half(self) -> object:
+        """
+        Converts floating parameters and buffers to float16 in place; returns self.
+        """
+
+    def bfloat16(self) -> object:
+        """
+        Converts floating parameters and buffers to bfloat16 in place; returns self.
+        """
 
     def attach_hypergrad(self, *, curvature: float = -1.0, learning_rate: float = 0.05) -> None:
         """
@@ -126,6 +182,9 @@ class Module:
     def hypergrad(self) -> object: ...
 
     def num_parameters(self) -> int: ...
+
+    @classmethod
+    def __init_subclass__(cls, **kwargs) -> None: ...
 
     def state_dict_compatibility(self, external: object, *, allow_missing: object | None = None, allow_extra: bool = True) -> dict:
         """
@@ -1449,44 +1508,42 @@ class RNNBase(Module):
     @property
     def bidirectional(self) -> bool: ...
 
-    def __getattr__(self, arg: str, /) -> object: ...
-
     def __repr__(self) -> str: ...
 
 class LSTM(RNNBase):
     """
     Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; gate order i, f, g, o).
 
-    NOTE: batch_first defaults to True here (input (batch, seq, feature)); pass batch_first=False for PyTorch's (seq, batch, feature). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.
+    batch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then packed too). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = True, dropout: float = 0.0, name: str = '') -> None: ...
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, name: str = '') -> None: ...
 
-    def forward(self, input: spiraltorch._core.Tensor, h0: object | None = None) -> tuple: ...
+    def forward(self, input: object, h0: object | None = None) -> object: ...
 
-    def __call__(self, input: spiraltorch._core.Tensor, h0: object | None = None) -> tuple: ...
+    def __call__(self, input: object, h0: object | None = None) -> object: ...
 
 class GRU(RNNBase):
     """
     Multi-layer GRU with PyTorch's parameters (gate order r, z, n).
 
-    NOTE: batch_first defaults to True here (input (batch, seq, feature)). forward(input, h0=None) returns (output, h_n).
+    batch_first defaults to False as in PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = True, dropout: float = 0.0, name: str = '') -> None: ...
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, name: str = '') -> None: ...
 
-    def forward(self, input: spiraltorch._core.Tensor, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+    def forward(self, input: object, h0: spiraltorch._core.Tensor | None = None) -> object: ...
 
-    def __call__(self, input: spiraltorch._core.Tensor, h0: spiraltorch._core.Tensor | None = None) -> tuple: ...
+    def __call__(self, input: object, h0: spiraltorch._core.Tensor | None = None) -> object: ...
 
 class MultiheadAttention(Module):
     """
     Multi-head attention with torch.nn.MultiheadAttention's parameters (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).
 
-    NOTE: batch_first defaults to True here. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. is_causal without attn_mask applies the causal mask.
+    batch_first defaults to False as in PyTorch. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. is_causal without attn_mask applies the causal mask.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = True, name: str = '') -> None: ...
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False, name: str = '') -> None: ...
 
     def forward(self, query: spiraltorch._core.Tensor, key: spiraltorch._core.Tensor | None = None, value: spiraltorch._core.Tensor | None = None, attn_mask: spiraltorch._core.Tensor | None = None, key_padding_mask: spiraltorch._core.Tensor | None = None, need_weights: bool = True, is_causal: bool = False, average_attn_weights: bool = True) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor | None]: ...
 
@@ -1522,10 +1579,10 @@ class TransformerEncoderLayer(Module):
     """
     torch.nn.TransformerEncoderLayer with the same children (self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2) and parameter names.
 
-    NOTE: batch_first defaults to True here. forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without src_mask applies the causal mask.
+    batch_first defaults to False as in PyTorch. forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without src_mask applies the causal mask.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = True, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
 
     def forward(self, src: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool = False) -> spiraltorch._core.Tensor: ...
 
@@ -1597,10 +1654,10 @@ class TransformerDecoderLayer(Module):
     """
     torch.nn.TransformerDecoderLayer with the same children (self_attn, multihead_attn, linear1, dropout, linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.
 
-    NOTE: batch_first defaults to True here. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.
+    batch_first defaults to False as in PyTorch. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = True, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None: ...
 
     def forward(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool = False, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
 
@@ -1679,22 +1736,28 @@ class TransformerDecoder(Module):
 
 class Transformer(Module):
     """
-    torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys.
+    torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys (a subclass may replace them, as PyTorch's word_language_model replaces decoder with a Linear; forward then refuses to run).
 
-    NOTE: batch_first defaults to True here. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.
+    batch_first defaults to False as in PyTorch. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.
     """
 
-    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', custom_encoder: object | None = None, custom_decoder: object | None = None, layer_norm_eps: float = 1e-05, batch_first: bool = True, norm_first: bool = False, bias: bool = True, name: str = '') -> None: ...
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', custom_encoder: object | None = None, custom_decoder: object | None = None, layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, name: str = '') -> None: ...
 
     def forward(self, src: spiraltorch._core.Tensor, tgt: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, src_is_causal: bool | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
 
     def __call__(self, src: spiraltorch._core.Tensor, tgt: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, src_is_causal: bool | None = None, tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> spiraltorch._core.Tensor: ...
 
     @property
-    def encoder(self) -> TransformerEncoder: ...
+    def encoder(self) -> object:
+        """
+        The child 'encoder' (a TransformerEncoder unless a subclass replaced it).
+        """
 
     @property
-    def decoder(self) -> TransformerDecoder: ...
+    def decoder(self) -> object:
+        """
+        The child 'decoder' (a TransformerDecoder unless a subclass replaced it).
+        """
 
     @property
     def d_model(self) -> int: ...
@@ -2565,9 +2628,9 @@ class ModuleTrainer:
     def steps(self) -> int:
         """Batches train_epoch has taken, across epochs (skipped ones included)."""
 
-    def set_trace(self, path: object, *, append: bool = False) -> None:
+    def set_trace(self, path: object, *, append: bool = False, overwrite: bool = False) -> None:
         """
-        Writes a JSONL trace (docs/traces.md) to path (truncated unless append): a "step" event per batch, an "epoch" event per train_epoch, an "eval" event per evaluate_epoch.
+        Writes a JSONL trace (docs/traces.md) to path (an existing file is refused unless append=True or overwrite=True): a "step" event per batch, an "epoch" event per train_epoch, an "eval" event per evaluate_epoch.
         """
 
     def clear_trace(self) -> None:

@@ -1,6 +1,7 @@
 """Optimizers, learning-rate schedules and gradient clipping."""
 
 from collections.abc import Sequence
+import inspect
 
 import spiraltorch._core
 
@@ -81,7 +82,9 @@ class Optimizer:
 class SGD(Optimizer):
     """torch.optim.SGD: momentum, dampening, weight decay, Nesterov."""
 
-    def __init__(self, params: object, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False) -> None: ...
+    def __init__(self, params: object, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False, foreach: object | None = None, fused: object | None = None) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class RiemannianSGD(Optimizer):
     """
@@ -90,10 +93,14 @@ class RiemannianSGD(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class Adam(Optimizer):
     """torch.optim.Adam (L2 weight decay added to the gradient)."""
 
-    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False) -> None: ...
+    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False, foreach: object | None = None, fused: object | None = None) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class RiemannianAdam(Optimizer):
     """
@@ -102,20 +109,28 @@ class RiemannianAdam(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class AdamW(Adam):
     """torch.optim.AdamW: Adam with decoupled weight decay."""
 
-    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False) -> None: ...
+    def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False, foreach: object | None = None, fused: object | None = None) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class RMSprop(Optimizer):
     """torch.optim.RMSprop (optionally centered, with momentum)."""
 
-    def __init__(self, params: object, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-08, weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *, maximize: bool = False) -> None: ...
+    def __init__(self, params: object, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-08, weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *, maximize: bool = False, foreach: object | None = None, fused: object | None = None) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class Adagrad(Optimizer):
     """torch.optim.Adagrad."""
 
-    def __init__(self, params: object, lr: float = 0.01, lr_decay: float = 0.0, weight_decay: float = 0.0, initial_accumulator_value: float = 0.0, eps: float = 1e-10, *, maximize: bool = False) -> None: ...
+    def __init__(self, params: object, lr: float = 0.01, lr_decay: float = 0.0, weight_decay: float = 0.0, initial_accumulator_value: float = 0.0, eps: float = 1e-10, *, maximize: bool = False, foreach: object | None = None, fused: object | None = None) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class LRScheduler:
     """Base of the learning-rate schedules (torch.optim.lr_scheduler)."""
@@ -164,6 +179,8 @@ class Adamax(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.002, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class NAdam(Optimizer):
     """
     torch.optim.NAdam: Adam with Nesterov momentum and a momentum schedule.
@@ -171,25 +188,35 @@ class NAdam(Optimizer):
 
     def __init__(self, params: object, lr: float = 0.002, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, momentum_decay: float = 0.004, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class RAdam(Optimizer):
     """torch.optim.RAdam: rectified Adam."""
 
     def __init__(self, params: object, lr: float = 0.001, betas: object = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class Adadelta(Optimizer):
     """torch.optim.Adadelta."""
 
     def __init__(self, params: object, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-06, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class Rprop(Optimizer):
     """torch.optim.Rprop: sign-based steps with per-element step sizes."""
 
     def __init__(self, params: object, lr: float = 0.01, etas: object = (0.5, 1.2), step_sizes: object = (1e-06, 50.0), *, maximize: bool = False) -> None: ...
 
+    __signature__: inspect.Signature = ...
+
 class ASGD(Optimizer):
     """torch.optim.ASGD: averaged SGD (the average is the state's 'ax')."""
 
     def __init__(self, params: object, lr: float = 0.01, lambd: float = 0.0001, alpha: float = 0.75, t0: float = 1000000.0, weight_decay: float = 0.0, *, maximize: bool = False) -> None: ...
+
+    __signature__: inspect.Signature = ...
 
 class LBFGS(Optimizer):
     """
@@ -202,6 +229,8 @@ class LBFGS(Optimizer):
         """
         Runs the LBFGS iterations; returns what the first closure call returned (the loss before the update).
         """
+
+    __signature__: inspect.Signature = ...
 
 class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch); chainable."""
