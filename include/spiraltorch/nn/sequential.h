@@ -1,4 +1,6 @@
 #pragma once
+#include <type_traits>
+
 #include "spiraltorch/nn/module.h"
 
 namespace st::nn {
@@ -7,6 +9,12 @@ namespace st::nn {
 class Sequential : public Module {
  public:
   explicit Sequential(std::string name = "") : Module(std::move(name)) {}
+  // The layers in order, like torch.nn.Sequential(a, b, ...): Sequential(make_shared<Linear>(...), ...).
+  template <typename... Layers>
+    requires(sizeof...(Layers) > 0 && (std::is_base_of_v<Module, Layers> && ...))
+  explicit Sequential(std::shared_ptr<Layers>... layers) {
+    (add(std::move(layers)), ...);
+  }
   void add(std::shared_ptr<Module> layer);
   Tensor forward(const Tensor& input) override;
   std::string type_name() const override { return "Sequential"; }

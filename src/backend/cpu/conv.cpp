@@ -123,6 +123,44 @@ void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) {
   });
 }
 
+namespace {
+
+// The 2x2, stride-2 window without padding or dilation (the common pooling) over one plane, with the
+// general loop's choice: the first maximum in row-major window order, or the last NaN. Branch-free,
+// so the value loop vectorises; it writes the window position 0-3 and the indices come after.
+template <typename T>
+void max_pool2x2_plane(const T* in, const Pool2dGeom& g, T* o, int64_t* id) {
+  constexpr int64_t kChunk = 256;
+  int32_t code[kChunk];
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const T* __restrict r0 = in + 2 * oh * g.W;
+    const T* __restrict r1 = r0 + g.W;
+    T* __restrict orow = o + oh * g.OW;
+    int64_t* __restrict irow = id + oh * g.OW;
+    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += kChunk) {
+      const int64_t n = std::min(kChunk, g.OW - ow0);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t w = 2 * (ow0 + j);
+        const T b = r0[w + 1], c = r1[w], d = r1[w + 1];
+        T m = r0[w];
+        int32_t k = 0;
+        bool t = b > m || b != b;
+        m = t ? b : m, k = t ? 1 : k;
+        t = c > m || c != c;
+        m = t ? c : m, k = t ? 2 : k;
+        t = d > m || d != d;
+        m = t ? d : m, k = t ? 3 : k;
+        orow[ow0 + j] = m;
+        code[j] = k;
+      }
+      for (int64_t j = 0; j < n; ++j)
+        irow[ow0 + j] = (2 * oh + (code[j] >> 1)) * g.W + 2 * (ow0 + j) + (code[j] & 1);
+    }
+  }
+}
+
+}  // namespace
+
 void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) {
   dispatch_float(x.dtype(), "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
@@ -130,6 +168,14 @@ void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& ou
     T* op = out.data<T>();
     int64_t* ip = indices.data<int64_t>();
     const int threads = num_threads_for(planes * g.OH * g.OW * g.kh * g.kw);
+    const bool two_by_two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
+                            g.dh == 1 && g.dw == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W;
+    if (two_by_two) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int64_t p = 0; p < planes; ++p)
+        max_pool2x2_plane<T>(xp + p * g.H * g.W, g, op + p * g.OH * g.OW, ip + p * g.OH * g.OW);
+      return;
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t p = 0; p < planes; ++p) {
       const T* in = xp + p * g.H * g.W;
