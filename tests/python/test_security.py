@@ -364,9 +364,29 @@ def test_bentoml_factory_models_need_trust_code(tmp_path, bentoml_in_tmp):  # th
     assert not marker.exists()
     x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32)
     np.testing.assert_array_equal(_out(integ.bentoml_load_model(str(saved.tag), trust_code=True), x), _out(model, x))
-    runner = integ.bentoml_runner("spiral-doubler", trust_code=True)
-    runner.init_local(quiet=True)
-    np.testing.assert_allclose(runner.predict.run(x), _out(model, x), rtol=1e-6)
+    # The runner in a fresh interpreter: BentoML keeps process-wide state, and once another test has
+    # started a service in this process it can no longer build runners.
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "want.npy", _out(model, x))
+    script = textwrap.dedent(f"""
+        import numpy as np, spiraltorch as st
+        from spiraltorch import integrations as integ
+        x = np.load({str(tmp_path / 'x.npy')!r})
+        runner = integ.bentoml_runner("spiral-doubler")
+        try:
+            runner.init_local(quiet=True)
+            raise SystemExit("a runner of a factory model started without trust_code")
+        except st.CheckpointError:
+            pass
+        runner = integ.bentoml_runner("spiral-doubler", trust_code=True)
+        runner.init_local(quiet=True)
+        np.testing.assert_allclose(runner.predict.run(x), np.load({str(tmp_path / 'want.npy')!r}), rtol=1e-6)
+        print("ok")
+    """)
+    env = _env()
+    env["BENTOML_HOME"] = os.environ["BENTOML_HOME"]
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout[-2000:] + p.stderr[-3000:]
 
 
 def test_archive_handler_trusts_only_a_factory_its_builder_named():
