@@ -119,7 +119,7 @@ Tensor parse_idx(std::string_view bytes, const std::string& label) {
   size_t pos = 0;
   return parse([&](void* dst, size_t n) {
     const size_t take = std::min(n, bytes.size() - pos);
-    std::memcpy(dst, bytes.data() + pos, take);
+    if (take > 0) std::memcpy(dst, bytes.data() + pos, take);  // an empty tensor's data may be null
     pos += take;
     return take;
   }, label, bytes.size());
