@@ -13,11 +13,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 variant="${1:-default}"
-defines=()
+# Release wheels run on any x86-64 of their tag: no -march=native (until the per-capability CPU kernels
+# land, their vector code is the compiler's baseline).
+defines=(-Ccmake.define.SPIRALTORCH_NATIVE_ARCH=OFF)
 case "$variant" in
   default) ;;
-  cpu) defines=(-Ccmake.define.SPIRALTORCH_WGPU=OFF -Ccmake.define.SPIRALTORCH_CUDA=OFF) ;;
-  cuda) defines=(-Ccmake.define.SPIRALTORCH_CUDA=ON) ;;
+  cpu) defines+=(-Ccmake.define.SPIRALTORCH_WGPU=OFF -Ccmake.define.SPIRALTORCH_CUDA=OFF) ;;
+  cuda) defines+=(-Ccmake.define.SPIRALTORCH_CUDA=ON) ;;
   *) echo "build_wheel.sh: unknown variant '$variant' (default, cpu, cuda)" >&2; exit 2 ;;
 esac
 raw="dist/raw-$variant"
