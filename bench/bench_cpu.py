@@ -237,6 +237,7 @@ def machine_info():
         "logical_cores": d.get("logical_cores"),
         "st_threads": d.get("threads"),
         "simd": d.get("simd"),
+        "cpu_capability": d.get("cpu_capability"),
         "st_blas": f"{d.get('blas')} core={d.get('blas_core')} threads={d.get('blas_threads')}",
         "st_gemm": (f"{d.get('gemm_backend')} -> " + ", ".join(f"{k}: {v}" for k, v in d.get("gemm_dispatch", {}).items())
                     + f"; oneDNN {d.get('onednn')}; MKL {d.get('mkl') or 'not loaded'}"),
@@ -259,7 +260,8 @@ def render(info, results):
     out = []
     out.append("## Machine")
     out.append("")
-    out.append(f"- CPU: {info['cpu_model']}, {info['logical_cores']} logical cores, SIMD {info['simd']}")
+    out.append(f"- CPU: {info['cpu_model']}, {info['logical_cores']} logical cores, SIMD {info['simd']}, "
+               f"SpiralTorch CPU kernels {info.get('cpu_capability') or 'compiled for this host (-march=native)'}")
     out.append(f"- SpiralTorch threads: {info['st_threads']}; BLAS: {info['st_blas']}")
     out.append(f"- SpiralTorch GEMM dispatch: {info['st_gemm']}")
     out.append(f"- torch {info['torch_version']} (threads: {info['torch_threads']}); "

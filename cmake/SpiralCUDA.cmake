@@ -133,7 +133,7 @@ function(spiraltorch_configure_cuda target)
       target_link_libraries(${target} PRIVATE ${SPIRALTORCH_CUDNN_LIBRARY})
       target_compile_definitions(${target} PRIVATE SPIRALTORCH_HAVE_CUDNN=1)
     endif()
-    # The C++ flags of the library (-Wall, -march=native, ...) are not nvcc flags.
+    # The C++ flags of the library (-Wall, -march=x86-64-v2, ...) are not nvcc flags.
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda --expt-relaxed-constexpr -Xcompiler=-fno-math-errno
         -Xcompiler=-Wno-deprecated-declarations>)

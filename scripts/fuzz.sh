@@ -17,7 +17,7 @@ runs="${RUNS:-10000000}"
 cc="${CLANG:-$(command -v clang++ || command -v clang++-14)}"
 build=build/fuzz
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cc" \
-  -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_SHARED=OFF -DSPIRALTORCH_ONEDNN=OFF -DSPIRALTORCH_NATIVE_ARCH=OFF \
+  -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_SHARED=OFF -DSPIRALTORCH_ONEDNN=OFF \
   -DSPIRALTORCH_BUILD_EXAMPLES=OFF -DSPIRALTORCH_BUILD_FUZZERS=ON >/dev/null
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(safetensors json bincode manifest structure spiralk)

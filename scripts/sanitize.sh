@@ -22,7 +22,6 @@ flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 # environment has PyPI's mkl), so the sanitizers cover that path and the normal build the static one.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSPIRALTORCH_CUDA=OFF -DSPIRALTORCH_SHARED=OFF -DSPIRALTORCH_WGPU=OFF -DSPIRALTORCH_MKL_STATIC=OFF \
   -DSPIRALTORCH_BUILD_PYTHON=ON -DSPIRALTORCH_BUILD_TESTS=ON -DSPIRALTORCH_BUILD_EXAMPLES=OFF \
-  -DSPIRALTORCH_NATIVE_ARCH=OFF \
   -Dnanobind_DIR="$(python -m nanobind --cmake_dir)" -DPython_EXECUTABLE="$(command -v python)" \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \

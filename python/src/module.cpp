@@ -54,6 +54,7 @@ std::string cpu_model() {
   return "unknown";
 }
 
+// The widest vector ISA of this CPU (what it could run, whatever the kernels use).
 std::string simd_level() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -68,18 +69,6 @@ std::string simd_level() {
 #endif
 }
 
-std::string compiled_simd() {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX2__)
-  return "avx2";
-#elif defined(__AVX__)
-  return "avx";
-#else
-  return "baseline";
-#endif
-}
-
 nb::dict describe_cpu() {
   nb::dict d;
   d["backend"] = "cpu";
@@ -89,7 +78,12 @@ nb::dict describe_cpu() {
   d["logical_cores"] = static_cast<int>(std::thread::hardware_concurrency());
   d["threads"] = omp_get_max_threads();
   d["simd"] = simd_level();
-  d["compiled_simd"] = compiled_simd();
+  // The vectorised kernels in use (chosen at first use from the CPU, or SPIRALTORCH_CPU_CAPABILITY)
+  // and every capability this build has that this CPU runs (src/backend/cpu/dispatch.h).
+  d["cpu_capability"] = st::cpu_capability();
+  nb::list caps;
+  for (const std::string& c : st::cpu_capabilities()) caps.append(c);
+  d["cpu_capabilities"] = caps;
   d["blas"] = "OpenBLAS (scipy-openblas32)";
   d["blas_config"] = std::string(scipy_openblas_get_config());
   d["blas_core"] = std::string(scipy_openblas_get_corename());

@@ -1,9 +1,10 @@
 // Functional forms of the basic layers: layer_norm (fused forward, analytic backward),
 // embedding, dropout, batch_norm, gelu by name.
 //
-// The fused loops below are CPU loops; on other devices layer_norm and dropout call the
-// backend's fused entries and embedding runs as a composite op (see the "device path"
-// blocks); batch_norm always goes through the backend table.
+// layer_norm and batch_norm run the backend's fused kernels on every device (the CPU's in
+// src/backend/cpu/layer_norm.cpp); the embedding-gradient and dropout-mask loops below are CPU
+// loops, and on other devices dropout calls the backend's fused entry and embedding runs as a
+// composite op (see the "device path" blocks).
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/autocast.h"
 
@@ -29,114 +30,6 @@ namespace {
 void require_float(const Tensor& t, const char* op, const char* what) {
   if (t.defined() && !is_floating(t.dtype())) {
     throw DtypeError(std::string(op) + ": expected a floating " + what + ", got " + dtype_name(t.dtype()));
-  }
-}
-
-// ---------------------------------------------------------------- layer_norm kernels
-
-template <typename T>
-void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows, int64_t cols,
-                double eps) {
-  const int threads = cpu::num_threads_for(rows * cols * 4);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t j = 0; j < cols; ++j) s += xr[j];
-    const double mu = s / static_cast<double>(cols);
-    double v = 0;
-#pragma omp simd reduction(+ : v)
-    for (int64_t j = 0; j < cols; ++j) {
-      const double d = xr[j] - mu;
-      v += d * d;
-    }
-    const double rs = 1.0 / std::sqrt(v / static_cast<double>(cols) + eps);
-    const T m = static_cast<T>(mu), rst = static_cast<T>(rs);
-    if (w && b) {
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst * w[j] + b[j];
-    } else if (w) {
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst * w[j];
-    } else if (b) {
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst + b[j];
-    } else {
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) * rst;
-    }
-    mean_out[r] = m;
-    rstd_out[r] = rst;
-  }
-}
-
-// dx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)); dw = sum_rows g*xhat; db = sum_rows g.
-template <typename T>
-void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db,
-                 int64_t rows, int64_t cols) {
-  const int threads = cpu::num_threads_for(rows * cols * 6);
-  const bool want_params = dw || db;
-  std::vector<T> partial;  // per-thread sums in T: a thread covers rows / threads rows
-  if (want_params) partial.assign(static_cast<size_t>(threads) * 2 * cols, T(0));
-  const double inv_n = 1.0 / static_cast<double>(cols);
-#pragma omp parallel num_threads(threads)
-  {
-    const int tid = omp_get_thread_num();
-    T* pw = want_params ? partial.data() + static_cast<size_t>(tid) * 2 * cols : nullptr;
-    T* pb = want_params ? pw + cols : nullptr;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* gr = g + r * cols;
-      const T* xr = x + r * cols;
-      const T m = mean[r], rs = rstd[r];
-      if (dx) {
-        double s1 = 0, s2 = 0;
-        if (w) {
-#pragma omp simd reduction(+ : s1, s2)
-          for (int64_t j = 0; j < cols; ++j) {
-            const T gw = gr[j] * w[j];
-            s1 += gw;
-            s2 += gw * ((xr[j] - m) * rs);
-          }
-        } else {
-#pragma omp simd reduction(+ : s1, s2)
-          for (int64_t j = 0; j < cols; ++j) {
-            s1 += gr[j];
-            s2 += gr[j] * ((xr[j] - m) * rs);
-          }
-        }
-        const T a = static_cast<T>(s1 * inv_n), c = static_cast<T>(s2 * inv_n);
-        T* dr = dx + r * cols;
-        if (w) {
-#pragma omp simd
-          for (int64_t j = 0; j < cols; ++j) dr[j] = rs * (gr[j] * w[j] - a - (xr[j] - m) * rs * c);
-        } else {
-#pragma omp simd
-          for (int64_t j = 0; j < cols; ++j) dr[j] = rs * (gr[j] - a - (xr[j] - m) * rs * c);
-        }
-      }
-      if (want_params) {
-#pragma omp simd
-        for (int64_t j = 0; j < cols; ++j) {
-          pw[j] += gr[j] * ((xr[j] - m) * rs);
-          pb[j] += gr[j];
-        }
-      }
-    }
-  }
-  if (want_params) {
-#pragma omp parallel for num_threads(cpu::num_threads_for(cols * threads)) schedule(static)
-    for (int64_t j = 0; j < cols; ++j) {
-      double sw = 0, sb = 0;
-      for (int t = 0; t < threads; ++t) {
-        sw += partial[static_cast<size_t>(t) * 2 * cols + j];
-        sb += partial[static_cast<size_t>(t) * 2 * cols + cols + j];
-      }
-      if (dw) dw[j] = static_cast<T>(sw);
-      if (db) db[j] = static_cast<T>(sb);
-    }
   }
 }
 
@@ -218,14 +111,8 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
   Tensor out = Tensor::empty(input.shape(), compute, input.device());
   Tensor mean_t = Tensor::empty({rows}, compute, input.device());
   Tensor rstd_t = Tensor::empty({rows}, compute, input.device());
-  if (rows > 0 && cols > 0 && input.device().type != DeviceType::CPU) {  // device path
+  if (rows > 0 && cols > 0) {
     backend::backend_for(input.device()).layer_norm(xc, wc, bc, rows, cols, eps, out, mean_t, rstd_t);
-  } else if (rows > 0 && cols > 0) {
-    ST_DISPATCH_FLOAT(compute, [&] {
-      ln_forward<scalar_t>(xc.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
-                           bc.defined() ? bc.data<scalar_t>() : nullptr, out.data<scalar_t>(),
-                           mean_t.data<scalar_t>(), rstd_t.data<scalar_t>(), rows, cols, eps);
-    });
   }
   if (compute != dt) out = cast_raw(out, dt);
 
@@ -263,15 +150,8 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
              Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
              Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
              Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
-             if (rows > 0 && cols > 0 && input.device().type != DeviceType::CPU) {  // device path
+             if (rows > 0 && cols > 0) {
                backend::backend_for(input.device()).layer_norm_backward(gc, xc, mean_t, rstd_t, wc, rows, cols, dx, dw, db);
-             } else if (rows > 0 && cols > 0) {
-               ST_DISPATCH_FLOAT(compute, [&] {
-                 ln_backward<scalar_t>(gc.data<scalar_t>(), xc.data<scalar_t>(), mean_t.data<scalar_t>(),
-                                       rstd_t.data<scalar_t>(), wc.defined() ? wc.data<scalar_t>() : nullptr,
-                                       gx ? dx.data<scalar_t>() : nullptr, gw ? dw.data<scalar_t>() : nullptr,
-                                       gb ? db.data<scalar_t>() : nullptr, rows, cols);
-               });
              } else {
                if (gw) zero_(dw);
                if (gb) zero_(db);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/cpu/softmax_rows.h"
+#include "backend/cpu/kernels.h"
 #include "nn/loss_device.h"
 #include "ops/common.h"
 

@@ -11,7 +11,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -98,4 +98,4 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
   });
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

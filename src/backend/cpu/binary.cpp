@@ -5,7 +5,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 using backend::BinaryOp;
 
@@ -233,4 +233,4 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   ST_DISPATCH_ARITH(a.dtype(), [&] { arith<scalar_t>(op, a, b, out); });
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

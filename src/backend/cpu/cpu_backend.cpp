@@ -105,7 +105,15 @@ class CpuBackend final : public Backend {
     cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
 
-  // ---- batch norm ----
+  // ---- layer norm / batch norm ----
+  void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) override {
+    cpu::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
+  }
+  void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                           int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
+    cpu::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+  }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                         Tensor& var) override {
     cpu::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);

@@ -1,24 +1,25 @@
 #pragma once
 // CPU kernel entry points; CpuBackend (cpu_backend.cpp) exposes them through the
-// Backend table.
+// Backend table. The vectorised ones are compiled once per CPU capability and called through
+// the table chosen at run time (dispatch.h); the rest are compiled once, for the baseline.
 #include "backend/backend.h"
+#include "backend/cpu/dispatch.h"
 
 namespace st::cpu {
 
-void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
-void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1);
-void copy(const Tensor& src, Tensor& dst);
-void fill(Tensor& dst, Scalar value);
-void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
-void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);
-void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
-                Tensor& indices);
+// ---- dispatched per CPU capability (dispatch.h): elementwise (binary.cpp, unary.cpp, copy.cpp),
+// reductions (reduce.cpp), softmax (softmax.cpp), layer norm (layer_norm.cpp), batch norm
+// (batch_norm.cpp), attention softmax (attention.cpp), Adam/AdamW over every slot, contiguous
+// float32 or float64 tensors of one dtype (optim.cpp), LSTM/GRU recurrences (rnn.cpp), the
+// cross-entropy rows (loss_rows.cpp) ----
+ST_CPU_DISPATCHED_KERNELS(ST_CPU_DECLARE_KERNEL)
+
+// ---- compiled once ----
+
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch);
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
-void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
-void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
 
 // ---- indexing kernels (indexing.cpp) ----
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
@@ -51,31 +52,5 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const ba
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                       Tensor& gw);
-
-// ---- batch norm (batch_norm.cpp) ----
-void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
-                      Tensor& var);
-void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
-                      int64_t n, int64_t c, int64_t l, Tensor& y);
-void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                         int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);
-
-// ---- attention softmax (attention.cpp) ----
-void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
-                       Tensor& lse);
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal);
-
-// ---- optimizers (optim.cpp) ----
-// One Adam/AdamW step over every slot (contiguous float32 or float64 tensors of one dtype).
-void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
-
-// ---- recurrent kernels (rnn.cpp) ----
-void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
-void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
-                   const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
-void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
-void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
-                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
 
 }  // namespace st::cpu

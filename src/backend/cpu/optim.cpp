@@ -9,7 +9,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -89,4 +89,4 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

@@ -6,7 +6,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 using backend::ReduceOp;
 
@@ -105,8 +105,8 @@ struct Reducer {
   // vectorise with the loads; sums flush the lanes into double every kBlock values (128 adds per
   // lane, so float rounding stays ~1e-7 relative): load speed instead of the latency of a
   // float->double convert-and-add chain.
-  // float16 goes through F16C's 8-wide conversions (halves_to_floats) into a small buffer first: GCC
-  // vectorises Half's bit-manipulating conversion poorly inside these loops (2.3x slower).
+  // float16 goes through F16C's conversions (add_halves, halves_to_floats): GCC vectorises Half's
+  // bit-manipulating conversion poorly inside these loops (2.3x slower).
   static constexpr int64_t kLanes = 32, kBlock = 4096;
   // n values as floats: float32 in place, float16 through F16C, bfloat16 widened into buf. (A copy
   // loop for float32 compiles into a memcpy call.)
@@ -129,10 +129,7 @@ struct Reducer {
       float lane[kLanes] = {};
       for (; i < e; i += kLanes) {
         if constexpr (std::is_same_v<T, Half>) {
-          float v[kLanes];
-          halves_to_floats(x + i, kLanes, v);  // F16C, elem_io.h
-#pragma omp simd
-          for (int64_t l = 0; l < kLanes; ++l) lane[l] += v[l];
+          add_halves(lane, x + i, kLanes);  // F16C, elem_io.h
         } else {
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l) lane[l] += load_elem<T>(x[i + l]);
@@ -323,4 +320,4 @@ void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t 
   ST_DISPATCH_ARITH(x.dtype(), [&] { arg_typed<scalar_t>(is_max, x, outer, r, inner, values, indices); });
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

@@ -11,7 +11,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -346,4 +346,4 @@ void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const 
   });
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

@@ -7,7 +7,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 using backend::UnaryOp;
 
@@ -180,4 +180,4 @@ void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY

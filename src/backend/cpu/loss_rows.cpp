@@ -1,16 +1,15 @@
-#pragma once
 // SIMD row kernels of the float32 softmax cross-entropy (src/nn/loss.cpp) over one contiguous
-// row of logits: max, sum of exponentials (accumulated in double) and the logits' gradient. vexp
-// vectorises only where the including file is compiled with -fno-trapping-math (CMakeLists.txt).
+// row of logits: max, sum of exponentials (accumulated in double) and the logits' gradient.
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu {
+namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 // max_i x[i]; NaNs are skipped here (they reach the sum below and make the row NaN there).
-inline float row_max(const float* x, int64_t n) {
+float row_max(const float* x, int64_t n) {
   float m = -INFINITY;
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -18,7 +17,7 @@ inline float row_max(const float* x, int64_t n) {
 }
 
 // sum_i exp(x[i] - shift), each exponential in float32, the sum in float64.
-inline double row_sum_exp(const float* x, int64_t n, float shift) {
+double row_sum_exp(const float* x, int64_t n, float shift) {
   double s = 0;
 #pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += static_cast<double>(vexp(x[i] - shift));
@@ -27,7 +26,7 @@ inline double row_sum_exp(const float* x, int64_t n, float shift) {
 
 // gx[i] = g * (a * exp(x[i] - lse) - b * w[i]) (w = 1 when null): the gradient of a softmax
 // cross-entropy row before the target's own term is added.
-inline void row_ce_grad(const float* x, const float* w, int64_t n, float lse, float g, float a, float b, float* gx) {
+void row_ce_grad(const float* x, const float* w, int64_t n, float lse, float g, float a, float b, float* gx) {
   if (w) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) gx[i] = g * (a * vexp(x[i] - lse) - b * w[i]);
@@ -37,4 +36,4 @@ inline void row_ce_grad(const float* x, const float* w, int64_t n, float lse, fl
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::cpu::CPU_CAPABILITY
