@@ -13,9 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 variant="${1:-default}"
-# Release wheels run on any x86-64 of their tag: no -march=native (until the per-capability CPU kernels
-# land, their vector code is the compiler's baseline).
-defines=(-Ccmake.define.SPIRALTORCH_NATIVE_ARCH=OFF)
+# Release wheels run on any x86-64 of their tag: the library targets x86-64-v2 and its vector kernels are
+# compiled per capability (baseline, avx2, avx512) and chosen at run time (cmake/SpiralCpuKernels.cmake).
+defines=()
 case "$variant" in
   default) ;;
   cpu) defines+=(-Ccmake.define.SPIRALTORCH_WGPU=OFF -Ccmake.define.SPIRALTORCH_CUDA=OFF) ;;
