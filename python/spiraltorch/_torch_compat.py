@@ -270,7 +270,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """A uniformly random permutation of ``0 .. n-1`` (int64 unless dtype says otherwise)."""
+    """A uniformly random permutation of 0, 1, ..., n-1 (int64 unless dtype says otherwise)."""
     if n < 0:
         raise _core.SpiralValueError(f"randperm: n must be non-negative, got {n}")
     kw = {"generator": generator} if generator is not None else {}

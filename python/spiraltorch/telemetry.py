@@ -27,7 +27,8 @@ _DISTRICTS = {
 
 
 def metric_root_token(name: str) -> str:
-    """The first non-empty piece of ``name`` split on ``. : / - _``, lower-cased ("" if none)."""
+    """The first non-empty piece of ``name`` when split at any of the characters ``.:/-_``,
+    lower-cased ("" if none)."""
     for piece in re.split(r"[.:/\-_]", name):
         if piece.strip():
             return piece.strip().lower()
@@ -286,10 +287,10 @@ def training_telemetry_projection(*, step: float | None = None, max_steps: float
     * ``stability = 1 / (1 + psi_gain * grad_norm)`` -- 1 for a vanishing gradient, towards 0 as it grows;
     * ``drs = tanh(learning_rate * learning_rate_scale)`` -- the step-size drive.
 
-    Returns ``{"observation": the given scalars, "metrics": the partial metrics, "telemetry":
-    {"trainer.<name>": value} (the scalars plus ``progress``, ``loss_delta`` and
-    ``relative_improvement`` when defined), "partial": a ZSpacePartialBundle of both (origin
-    "training_telemetry")}``, ready for ``ZSpaceTrainer.step_partial`` or a
+    Returns a dict: ``"observation"`` (the given scalars), ``"metrics"`` (the partial metrics),
+    ``"telemetry"`` (``{"trainer.<name>": value}``: the scalars plus ``progress``, ``loss_delta`` and
+    ``relative_improvement`` when defined) and ``"partial"`` (a ZSpacePartialBundle of both, origin
+    ``"training_telemetry"``), ready for ``ZSpaceTrainer.step_partial`` or a
     ``ZSpaceInferencePipeline``. Negative or non-finite inputs where they make no sense (max_steps <= 0,
     step or epoch < 0, step > max_steps, grad_norm or learning_rate < 0, non-positive gains or scale)
     raise ``SpiralValueError`` naming the values."""
