@@ -464,6 +464,7 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in effect (torch's name; the flag as last set)."""
     return _DETERMINISTIC["mode"]
 
 

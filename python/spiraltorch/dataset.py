@@ -216,6 +216,8 @@ def prefetch_iter(make_items: Callable[[], Iterable[T]], depth: int) -> Iterator
 
 
 def from_vec(samples: Iterable[Any]) -> DataLoader:
+    """A ``DataLoader`` over ``samples``, each an (input, target) pair of tensors or of anything
+    ``st.tensor`` accepts (the original's name for ``DataLoader.from_samples``)."""
     return DataLoader.from_samples(samples)
 
 
@@ -248,6 +250,8 @@ def byte_lm_corpus_windows(docs: Iterable[str | bytes], context: int) -> list[Pa
 
 
 def byte_lm_sample_stats(samples: Sequence[Pair]) -> dict[str, int]:
+    """Counts over (input, target) samples: ``{"samples": n, "active_rows": input rows summed,
+    "target_rows": target rows summed}`` (a 0-d tensor counts as one row)."""
     return {"samples": len(samples), "active_rows": sum(_rows(x) for x, _ in samples),
             "target_rows": sum(_rows(y) for _, y in samples)}
 

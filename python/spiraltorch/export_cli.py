@@ -96,6 +96,9 @@ def _example(args: argparse.Namespace, model: Any, meta: Optional[dict]) -> np.n
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``spiral-export`` command (``argv`` defaults to ``sys.argv[1:]``; ``onnx``, ``card``,
+    ``torchserve`` or ``layers``, see the module docstring). Prints the paths it wrote and returns
+    the exit status: 0, 1 when onnxruntime disagrees beyond ``--atol``, 2 on an error."""
     doc = __doc__ or ""
     summary, details = doc.split("\n\n", 1)
     ap = argparse.ArgumentParser(prog="spiral-export", description=summary, epilog=details,

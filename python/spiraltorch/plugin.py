@@ -300,16 +300,19 @@ def set_config(key: str, value: str) -> None:
 
 
 def get_config(key: str) -> str | None:
+    """The shared setting ``key`` (a string), or None when it is not set."""
     with _lock:
         return _config.get(key)
 
 
 def unset_config(key: str) -> bool:
+    """Removes the shared setting ``key``; True when it was set."""
     with _lock:
         return _config.pop(key, None) is not None
 
 
 def list_config(prefix: str | None = None) -> dict[str, str]:
+    """A copy of the shared settings whose keys start with ``prefix`` (all when None)."""
     with _lock:
         return {k: v for k, v in _config.items() if prefix is None or k.startswith(prefix)}
 
@@ -332,16 +335,19 @@ def register_service(name: str, obj: Any) -> None:
 
 
 def get_service(name: str) -> Any:
+    """The object registered as shared service ``name``, or None."""
     with _lock:
         return _services.get(name)
 
 
 def list_services() -> list[str]:
+    """The names of the registered shared services, sorted."""
     with _lock:
         return sorted(_services)
 
 
 def unregister_service(name: str) -> bool:
+    """Removes shared service ``name``; True when it was registered."""
     with _lock:
         return _services.pop(name, None) is not None
 
@@ -495,11 +501,14 @@ def unregister_plugin(plugin_id: str) -> bool:
 
 
 def list_plugins() -> list[str]:
+    """The ids of the registered plugins, sorted."""
     with _lock:
         return sorted(_plugins)
 
 
 def plugin_metadata(plugin_id: str) -> dict[str, Any] | None:
+    """A copy of a registered plugin's metadata (id, version, name, description, author,
+    dependencies, capabilities), or None for an unknown id."""
     with _lock:
         entry = _plugins.get(plugin_id)
         return None if entry is None else json.loads(json.dumps(entry.meta))

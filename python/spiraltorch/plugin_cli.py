@@ -18,6 +18,9 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``spiral-plugin`` command (``argv`` defaults to ``sys.argv[1:]``): loads the plugins named
+    by ``--load-entrypoints``/``--load-path``, then lists, graphs or explains them or validates their
+    dependencies. Returns the exit status: 0, 1 when ``validate`` finds a problem, 2 on an error."""
     ap = argparse.ArgumentParser(prog="spiral-plugin", description=__doc__.splitlines()[0])
     ap.add_argument("--load-entrypoints", action="append", default=[], metavar="GROUP",
                     help="load the plugins installed distributions advertise in this entry-point group (repeatable)")

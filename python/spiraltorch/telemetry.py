@@ -46,6 +46,9 @@ def infer_district(name: str) -> str:
 
 @dataclass(frozen=True)
 class AtlasMetric:
+    """One named value of an ``AtlasFrame``; ``district`` None means the district follows from
+    the name's root token (``resolved_district``)."""
+
     name: str
     value: float
     district: str | None = None

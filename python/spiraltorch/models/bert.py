@@ -39,6 +39,9 @@ __all__ = [
 
 @dataclass
 class BertConfig:
+    """The sizes of a BERT encoder, with Hugging Face's ``config.json`` field names (MiniLM-L6's
+    values by default); ``from_json`` reads such a file and ignores the fields it does not know."""
+
     vocab_size: int = 30522
     hidden_size: int = 384
     num_hidden_layers: int = 6
@@ -60,6 +63,9 @@ class BertConfig:
 
 
 class BertEmbeddings(nn.Module):
+    """Word + position + token-type embeddings, then LayerNorm and dropout: ids ``(batch, seq)``
+    (int64) -> ``(batch, seq, hidden_size)``; token types default to 0."""
+
     def __init__(self, cfg: BertConfig) -> None:
         super().__init__()
         self.word = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
@@ -117,6 +123,10 @@ class BertLayer(nn.Module):
 
 
 class BertModel(nn.Module):
+    """A BERT encoder: ``BertEmbeddings`` and ``num_hidden_layers`` post-LN ``BertLayer`` blocks.
+    ``forward`` returns the last hidden states, ``embed`` the mean-pooled (and L2-normalised)
+    sentence embeddings; padding positions (attention_mask 0) are masked out of the attention."""
+
     def __init__(self, cfg: BertConfig) -> None:
         super().__init__()
         self.config = cfg
@@ -150,6 +160,8 @@ def _as_ids(x: Any) -> Tensor:
 
 
 def mean_pool(hidden: Tensor, mask: Tensor) -> Tensor:
+    """The mean of ``hidden`` ``(batch, seq, hidden)`` over the positions where ``mask``
+    ``(batch, seq)`` is 1, as ``(batch, hidden)`` (a row with no attended position gives zeros)."""
     m = mask.unsqueeze(-1)
     summed = (hidden * m).sum(1)
     counts = m.sum(1).clamp(min=1e-9)
@@ -157,6 +169,8 @@ def mean_pool(hidden: Tensor, mask: Tensor) -> Tensor:
 
 
 def l2_normalize(x: Tensor, eps: float = 1e-12) -> Tensor:
+    """``x`` divided by the Euclidean norm of its last dimension (at least ``eps``), so each row
+    has norm 1."""
     return x / (x * x).sum(-1, keepdim=True).sqrt().clamp(min=eps)
 
 

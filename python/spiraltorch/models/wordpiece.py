@@ -42,6 +42,12 @@ def _is_cjk(cp: int) -> bool:
 
 
 class WordPieceTokenizer:
+    """BERT's WordPiece tokenizer over a vocabulary (a ``vocab.txt`` path or a list of tokens, the
+    id being the position). ``tokenize`` gives the WordPiece tokens, ``encode`` the ids wrapped in
+    ``[CLS]``/``[SEP]``, ``decode`` the text back, and calling it on texts gives the padded batch
+    dict (``input_ids``, ``attention_mask``, ``token_type_ids``) ``BertModel`` takes. A special token
+    missing from the vocabulary raises ``ValueError``."""
+
     def __init__(
         self,
         vocab: str | Path | Sequence[str],

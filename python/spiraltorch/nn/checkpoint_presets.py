@@ -54,6 +54,13 @@ I = r"(?P<i>\d+)"
 
 @dataclass(frozen=True)
 class Preset:
+    """How one checkpoint family's keys map onto SpiralTorch's: ``rules`` are (regex over the
+    external key, target template, transform) triples; ``signature`` the key patterns that identify
+    the family for ``"auto"`` (all must match) and ``exclude`` those that rule it out; ``ignore``
+    the buffers that are never weights; ``tied`` fills a target from another source when its own is
+    absent (a head tied to the embedding); ``resizable`` the targets ``resize=True`` may crop or pad.
+    The presets themselves are in ``PRESETS``."""
+
     name: str
     # (regex over the HF key, target template using the regex groups, transform)
     rules: tuple[tuple[str, str, str], ...]

@@ -31,6 +31,8 @@ def freeze(model: Any, *, keep: Iterable[str] = ()) -> None:
 
 
 def trainable_parameters(model: Any) -> list:
+    """The parameters of ``model`` that require grad, in ``parameters()`` order (after
+    ``apply_lora``: the adapters and whatever was left unfrozen), for the optimizer."""
     return [p for p in model.parameters() if p.requires_grad]
 
 
@@ -64,12 +66,16 @@ def _modules(model: Any):
 
 
 def merge_all(model: Any) -> None:
+    """Merges every unmerged ``LoraLinear`` in ``model`` (the adapter's update added into its
+    weight, for inference without the extra matmuls)."""
     for m in _modules(model):
         if isinstance(m, _native.LoraLinear) and not m.merged:
             m.merge()
 
 
 def unmerge_all(model: Any) -> None:
+    """Undoes ``merge_all``: every merged ``LoraLinear`` subtracts its adapter's update from its
+    weight again, so training can continue."""
     for m in _modules(model):
         if isinstance(m, _native.LoraLinear) and m.merged:
             m.unmerge()

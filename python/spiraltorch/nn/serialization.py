@@ -141,6 +141,9 @@ def load_with_metadata(path: PathLike) -> Tuple[StateDict, Dict[str, str]]:
 
 
 def save_safetensors(path: PathLike, target: Any, *, metadata: Optional[Dict[str, str]] = None, manifest: bool = True) -> str:
+    """Saves ``target`` (a Module's ``state_dict()``, a dict or ``(key, tensor)`` pairs) as
+    safetensors whatever the extension of ``path``, atomically, with ``metadata`` in its header and
+    (unless ``manifest=False``) ``<path>.manifest.json``. Returns ``path``."""
     return _save(path, target, "safetensors", metadata, manifest)
 
 

@@ -172,6 +172,9 @@ def train(arch: str, steps: int, batch: int = 32, seq: int = 128, lr: float = 3e
 
 
 def cli(argv: Optional[Sequence[str]] = None, default_arch: str = "wave_rnn") -> Dict[str, Any]:
+    """The command line of the byte-LM recipes: parses ``argv`` (default ``sys.argv[1:]``; ``--arch``
+    defaults to ``default_arch``), runs ``train`` and prints and returns its result (parameters,
+    bytes/s, validation and unigram bits per byte)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", choices=ARCHS, default=default_arch)
     parser.add_argument("--steps", type=int, default=600)

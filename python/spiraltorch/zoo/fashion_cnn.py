@@ -11,6 +11,8 @@ from spiraltorch.zoo._common import run_classifier
 
 
 def build(channels: int, classes: int) -> nn.Module:
+    """The recipe's CNN for ``channels`` x 28 x 28 images: conv(3x3, 32)-ReLU-maxpool, conv(3x3, 64)-
+    ReLU-maxpool, then Linear(64*7*7, 128)-ReLU-Linear(128, ``classes``) giving logits."""
     return nn.Sequential(
         nn.Conv2d(channels, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -19,6 +21,8 @@ def build(channels: int, classes: int) -> nn.Module:
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run fashion_cnn -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     run_classifier(__doc__, build, flatten=False, epochs=3, need_fashion=True)
 
 

@@ -11,6 +11,8 @@ from spiraltorch.zoo._common import run_classifier
 
 
 def build(features: int, classes: int) -> nn.Module:
+    """The recipe's MLP: Linear(``features``, 256)-ReLU-Dropout(0.1)-Linear(256, 128)-ReLU-
+    Linear(128, ``classes``), giving logits for flattened inputs."""
     return nn.Sequential(
         nn.Linear(features, 256), nn.ReLU(), nn.Dropout(0.1),
         nn.Linear(256, 128), nn.ReLU(),
@@ -19,6 +21,8 @@ def build(features: int, classes: int) -> nn.Module:
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run fashion_mlp -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     run_classifier(__doc__, build, flatten=True, epochs=15)
 
 

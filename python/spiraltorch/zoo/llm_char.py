@@ -32,6 +32,9 @@ TEXT = (
 
 
 class CharLM(nn.Module):
+    """Embedding(``vocab``, 32) -> LSTM(32, ``hidden``, batch_first) -> Linear(``hidden``, ``vocab``):
+    token ids ``(batch, seq)`` to next-token logits ``(batch, seq, vocab)``."""
+
     def __init__(self, vocab: int, hidden: int) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab, 32)
@@ -44,6 +47,8 @@ class CharLM(nn.Module):
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run llm_char -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--seq", type=int, default=48)

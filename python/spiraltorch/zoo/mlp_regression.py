@@ -14,6 +14,8 @@ from spiraltorch.utils.progress import progress
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run mlp_regression -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--batch", type=int, default=32)

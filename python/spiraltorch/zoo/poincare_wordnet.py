@@ -33,6 +33,8 @@ def _save(path: str, weight: "st.Tensor") -> None:
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run poincare_wordnet -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--subtree", default="mammal", help="'mammal', 'noun' or a synset name such as dog.n.01")
     parser.add_argument("--dim", type=int, default=10)

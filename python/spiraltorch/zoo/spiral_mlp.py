@@ -15,6 +15,8 @@ from spiraltorch.utils.progress import progress
 
 
 def init_linear(fan_in: int, fan_out: int) -> tuple:
+    """A linear layer as raw tensors ``(w, b)``: ``w`` (fan_in, fan_out) and ``b`` (fan_out,) drawn
+    uniformly from [-1/sqrt(fan_in), 1/sqrt(fan_in)] (PyTorch's Linear default), requiring grad."""
     bound = 1.0 / math.sqrt(fan_in)
     w = st.rand(fan_in, fan_out) * (2 * bound) - bound
     b = st.rand(fan_out) * (2 * bound) - bound
@@ -22,6 +24,8 @@ def init_linear(fan_in: int, fan_out: int) -> tuple:
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run spiral_mlp -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--epochs", type=int, default=60)
     parser.add_argument("--batch", type=int, default=64)

@@ -12,6 +12,8 @@ from spiraltorch.zoo import byte_lm
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run wave_rnn_lm -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     byte_lm.cli(default_arch="wave_rnn")
 
 

@@ -35,6 +35,8 @@ def _with_snapshots(frames: list) -> list:
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run zspace_stream_frame_aggregator -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     p = _stream.parser(__doc__, steps=24, flush_every=3, depth=4, seed=77, z_dim=6, lr=3e-3)
     p.add_argument("--native-frames", action="store_true", help="frames carry their own ChronoSnapshot")
     p.add_argument("--keep-depth", type=int, default=None, help="prune the ring to this many slices per frame")

@@ -15,6 +15,8 @@ from spiraltorch.zoo import _stream
 
 
 def main() -> None:
+    """Runs the recipe from the command line (``spiral-model-zoo run zspace_stream_online_vision -- --help`` lists its options;
+    the module docstring says what it trains and prints)."""
     args = _stream.parser(__doc__, steps=32, flush_every=2, depth=4, seed=2026, z_dim=8, lr=5e-3).parse_args()
     source, frames = _stream.frames(args)
     vision = SpiralTorchVision(args.depth, args.canvas, args.canvas, alpha=0.35, temporal=6)
