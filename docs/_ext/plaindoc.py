@@ -78,6 +78,7 @@ def _structure(lines: List[str]) -> List[str]:
     literal_indent = None  # inside a literal block (after '::'): lines indented deeper than this
     keep_indent = None  # inside a napoleon section body: structure left to napoleon
     list_indent = None  # inside a bullet list: the indentation of its markers
+    pending_literal = None  # indentation of a line that ended in '::' (a literal block follows)
     prev = ""
     for raw in lines:
         line = raw.rstrip()
@@ -93,6 +94,16 @@ def _structure(lines: List[str]) -> List[str]:
                 out.append("")
         if keep_indent is not None and not blank and ind <= keep_indent:
             keep_indent = None
+        if pending_literal is not None and not blank:
+            if ind > pending_literal:
+                # The docstring's own literal block (after '::'): verbatim.
+                literal_indent, pending_literal = pending_literal, None
+                if out and out[-1].strip():
+                    out.append("")
+                out.append(line)
+                prev = line
+                continue
+            pending_literal = None
         if blank:
             out.append("")
             prev = ""
@@ -113,7 +124,8 @@ def _structure(lines: List[str]) -> List[str]:
                 prev = line
                 continue
             out.append("")
-        if keep_indent is None and _NAPOLEON.match(line):
+        if keep_indent is None and (_NAPOLEON.match(line) or stripped.startswith(".. ")):
+            # A napoleon section header, or an explicit directive written in reST: kept as is.
             keep_indent = ind
             out.append(line)
             prev = line
@@ -155,6 +167,8 @@ def _structure(lines: List[str]) -> List[str]:
         elif prev.strip() and ind < _indent(prev):
             out.append("")
         out.append(_ESC + line)
+        if line.rstrip().endswith("::"):
+            pending_literal = ind
         prev = line
     return out
 
