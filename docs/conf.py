@@ -41,7 +41,6 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.napoleon",
     "plaindoc",
 ]
 
@@ -68,8 +67,6 @@ autodoc_docstring_signature = True
 autodoc_typehints = "signature"
 autodoc_inherit_docstrings = True
 autosummary_generate = False
-napoleon_google_docstring = True
-napoleon_numpy_docstring = True
 
 html_theme = "furo"
 html_title = f"SpiralTorch {release}".strip()

@@ -3,10 +3,11 @@
 The package's docstrings (the native ones from the nanobind bindings above all) are written for
 ``help()``: formulas such as ``|x|``, ``2*x`` or ``x_i`` and indented continuation lines would
 be misread as reStructuredText markup (substitutions, emphasis, references, block quotes).
-Before autodoc (and napoleon) render a docstring this extension escapes those characters outside
-literal spans and makes indentation structural: an indented block after a line ending in ``:``
-becomes a literal block, other indented blocks and ``>>>`` examples are set off by blank lines.
-Double-backtick literals, interpreted text and roles (``:class:`x```) are kept as written.
+Before autodoc renders a docstring this extension escapes those characters outside literal spans
+and makes indentation structural: an indented block after a line ending in ``:`` (``Example:``)
+becomes a literal block, ``*``/``-`` items become a list, other indented blocks and ``>>>``
+examples are set off by blank lines. Double-backtick literals, interpreted text and roles
+(``:class:`x```), a docstring's own ``::`` literal blocks and explicit directives are kept.
 """
 
 from __future__ import annotations
@@ -14,11 +15,6 @@ from __future__ import annotations
 import re
 from typing import List
 
-# Sections napoleon renders itself; their indented bodies are left alone.
-_NAPOLEON = re.compile(
-    r"^\s*(Args|Arguments|Parameters|Params|Returns?|Raises|Yields?|Examples?|Notes?|Attributes|"
-    r"Keyword Args|Keyword Arguments|Other Parameters|See Also|Warnings?|Todo|References|Methods):\s*$"
-)
 # Spans kept verbatim: ``literal``, :role:`text`, `interpreted`.
 _SPAN = re.compile(r"``.+?``|:[\w:.-]+:`[^`]+`|`[^`]+`", re.S)
 _TRAILING_UNDERSCORE = re.compile(r"(?<=\w)_(?!\w)")
@@ -76,7 +72,7 @@ def plain_to_rst(lines: List[str]) -> List[str]:
 def _structure(lines: List[str]) -> List[str]:
     out: List[str] = []
     literal_indent = None  # inside a literal block (after '::'): lines indented deeper than this
-    keep_indent = None  # inside a napoleon section body: structure left to napoleon
+    keep_indent = None  # inside the body of an explicit directive
     list_indent = None  # inside a bullet list: the indentation of its markers
     pending_literal = None  # indentation of a line that ended in '::' (a literal block follows)
     prev = ""
@@ -124,8 +120,8 @@ def _structure(lines: List[str]) -> List[str]:
                 prev = line
                 continue
             out.append("")
-        if keep_indent is None and (_NAPOLEON.match(line) or stripped.startswith(".. ")):
-            # A napoleon section header, or an explicit directive written in reST: kept as is.
+        if keep_indent is None and stripped.startswith(".. "):
+            # An explicit directive written in reST: kept as is, its body escaped like text.
             keep_indent = ind
             out.append(line)
             prev = line
@@ -178,6 +174,6 @@ def _process(app, what, name, obj, options, lines):
 
 
 def setup(app):
-    # Before napoleon (priority 500), which then sees escaped text with its sections intact.
+    # Before other handlers of the event (default priority 500).
     app.connect("autodoc-process-docstring", _process, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -36,8 +36,6 @@ def test_generated_pages_have_an_entry_for_every_public_name():
     assert not missing, f"{len(missing)} public names without a reference entry: {missing[:20]}"
 
 
-# Sphinx 9's own napoleon still reads autodoc options as a mapping.
-@pytest.mark.filterwarnings("ignore:The mapping interface for autodoc options")
 def test_sphinx_documents_every_public_name(tmp_path, monkeypatch):
     pytest.importorskip("sphinx")
     pytest.importorskip("myst_parser")
@@ -57,3 +55,81 @@ def test_sphinx_documents_every_public_name(tmp_path, monkeypatch):
     assert not missing, f"{len(missing)} public names have no entry in the reference: {missing[:20]}"
     text = warnings.read_text()
     assert not text.strip(), f"the API reference builds with warnings:\n{text[:4000]}"
+
+
+# Public Python-level names still without a docstring, left to the work on spiraltorch/cuda.py in
+# progress when this test was written. The test fails when one of them gains a docstring, so the
+# list only shrinks.
+PENDING_DOCSTRINGS = {
+    f"spiraltorch.cuda.{n}" for n in (
+        "Event", "allow_tf32", "current_device", "current_stream", "default_stream", "device_count",
+        "get_device_capability", "get_device_name", "get_device_properties", "is_available", "is_built",
+        "max_memory_allocated", "mem_get_info", "memory_allocated", "memory_reserved",
+        "reset_peak_memory_stats", "seed_all", "set_device", "synchronize", "unavailable_reason",
+    )
+}
+
+
+def test_public_python_names_have_docstrings():
+    import dataclasses
+
+    import apigen
+
+    missing = set()
+    for module, items in apigen.plan().items():
+        mod = apigen.module_object(module)
+        for name, kind, home in items:
+            if home is not None or kind in ("module", "data"):
+                continue
+            obj = getattr(mod, name)
+            if (getattr(obj, "__module__", "") or "").startswith("spiraltorch._core"):
+                continue  # native: the bindings' docstrings (tests/python/test_stub_signatures.py)
+            doc = obj.__doc__ or ""
+            if dataclasses.is_dataclass(obj) and doc.startswith(obj.__name__ + "("):
+                doc = ""  # the dataclass' generated signature is not a description
+            if not doc.strip():
+                missing.add(f"{module}.{name}")
+    assert not missing - PENDING_DOCSTRINGS, f"public names without a docstring: {sorted(missing - PENDING_DOCSTRINGS)}"
+    assert not PENDING_DOCSTRINGS - missing, f"documented now, drop from PENDING: {sorted(PENDING_DOCSTRINGS - missing)}"
+
+
+def test_plain_docstrings_read_as_written():
+    docutils_core = pytest.importorskip("docutils.core")
+    from plaindoc import plain_to_rst
+
+    doc = (
+        "Norm |x|^2 of 2*x, see add_ and x_i; ``a*b`` stays literal.\n"
+        "Example:\n"
+        "    y = f(x)  # |y| <= 1\n"
+        "Terms:\n"
+        "* first, with a\n"
+        "  continuation\n"
+        "* second\n"
+        "\n"
+        "Code::\n"
+        "\n"
+        "    def g(*args):\n"
+        "        return args\n"
+        "\n"
+        ">>> 1 + 1\n"
+        "2\n"
+    )
+    rst = "\n".join(plain_to_rst(doc.splitlines()))
+    errors = []
+    out = docutils_core.publish_parts(
+        rst, writer="html",
+        settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": _Collect(errors)},
+    )["body"]
+    assert not errors, "".join(errors)
+    for text in ("|x|^2 of 2*x, see add_ and x_i", "literal\">a*b<", "y = f(x)  # |y| &lt;= 1",
+                 "def g(*args):", "&gt;&gt;&gt; 1 + 1"):
+        assert text in out, (text, out)
+    assert out.count("<li>") == 2 and "continuation" in out
+
+
+class _Collect:
+    def __init__(self, sink):
+        self.sink = sink
+
+    def write(self, text):
+        self.sink.append(text)
