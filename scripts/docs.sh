@@ -21,11 +21,12 @@ start=$(date +%s)
 python -m sphinx -b html -W --keep-going -q -j auto docs "$out"
 echo "docs: built $out in $(( $(date +%s) - start )) s"
 
-# Chromium refuses to run as root without --no-sandbox; a private profile keeps runs apart.
+# Chromium refuses to run as root without --no-sandbox; a private profile keeps runs apart, and a
+# time limit keeps a hung browser from holding up the test command.
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 chrome() {
-  chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
     --user-data-dir="$profile" "$@" 2>/dev/null
 }
 site="file://$(pwd)/$out"
