@@ -16,7 +16,8 @@ __all__ = [
     "synchronize", "get_device_name", "get_device_properties", "get_device_capability", "mem_get_info",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "empty_cache",
     "Stream", "Event", "current_stream", "default_stream", "stream", "set_allow_tf32", "allow_tf32",
-    "CUDAGraph", "graph", "is_current_stream_capturing", "manual_seed", "manual_seed_all", "seed", "seed_all",
+    "CUDAGraph", "graph", "make_graphed_step", "is_current_stream_capturing", "manual_seed", "manual_seed_all",
+    "seed", "seed_all",
     "initial_seed", "is_bf16_supported", "amp",
 ]
 
@@ -35,65 +36,81 @@ def _index(device: Union[None, int, str]) -> int:
 
 
 def is_built() -> bool:
+    """True when this build has the CUDA backend compiled in (a GPU may still be missing)."""
     return _core._cuda_is_built()
 
 
 def is_available() -> bool:
+    """True when the CUDA backend is built and a usable GPU is present."""
     return _core._cuda_is_available()
 
 
 def unavailable_reason() -> str:
+    """Why CUDA is not available (empty when it is): not built, no driver, no device."""
     return _core._cuda_unavailable_reason()
 
 
 def device_count() -> int:
+    """Number of visible CUDA devices (0 without CUDA)."""
     return _core._cuda_device_count()
 
 
 def current_device() -> int:
+    """Index of this thread's current CUDA device."""
     return _core._cuda_current_device()
 
 
 def set_device(device: Union[int, str]) -> None:
+    """Makes ``device`` (an index, ``"cuda"`` or ``"cuda:N"``) this thread's current CUDA device."""
     _core._cuda_set_device(max(_index(device), 0))
 
 
 def synchronize(device: Union[None, int, str] = None) -> None:
+    """Waits until all work queued on ``device`` (default: the current one) has finished."""
     _core._cuda_synchronize(_index(device))
 
 
 def get_device_properties(device: Union[None, int, str] = None) -> Dict[str, Any]:
+    """The device's properties as a dict: name, total_memory, major, minor, multi_processor_count,
+    l2_cache_size, driver_version, runtime_version."""
     i = _index(device)
     return _core._cuda_properties(current_device() if i < 0 else i)
 
 
 def get_device_name(device: Union[None, int, str] = None) -> str:
+    """The device's name, e.g. ``'NVIDIA H100 80GB HBM3'``."""
     return get_device_properties(device)["name"]
 
 
 def get_device_capability(device: Union[None, int, str] = None):
+    """The device's compute capability as ``(major, minor)``, e.g. ``(9, 0)`` on Hopper."""
     p = get_device_properties(device)
     return (p["major"], p["minor"])
 
 
 def mem_get_info(device: Union[None, int, str] = None):
+    """``(free, total)`` bytes of device memory, as the driver reports them."""
     i = _index(device)
     return _core._cuda_mem_get_info(current_device() if i < 0 else i)
 
 
 def memory_allocated(device: Union[None, int, str] = None) -> int:
+    """Bytes held by live SpiralTorch tensors on the device (0 without CUDA)."""
     return _core._cuda_memory_allocated(_index(device)) if is_available() else 0
 
 
 def max_memory_allocated(device: Union[None, int, str] = None) -> int:
+    """Peak of ``memory_allocated`` since the start or the last ``reset_peak_memory_stats`` (0 without CUDA)."""
     return _core._cuda_max_memory_allocated(_index(device)) if is_available() else 0
 
 
 def memory_reserved(device: Union[None, int, str] = None) -> int:
+    """Bytes the caching allocator holds from the driver: live blocks plus cached free ones (0 without CUDA)."""
     return _core._cuda_memory_reserved(_index(device)) if is_available() else 0
 
 
 def reset_peak_memory_stats(device: Union[None, int, str] = None) -> None:
+    """Restarts ``max_memory_allocated`` from the current allocation (no-op without CUDA)."""
     if is_available():
         _core._cuda_reset_peak_memory_stats(_index(device))
 
@@ -104,6 +121,7 @@ def empty_cache() -> None:
 
 
 def allow_tf32() -> bool:
+    """Whether float32 matmuls may run on TF32 tensor cores (see ``set_allow_tf32``)."""
     return _core._cuda_allow_tf32()
 
 
@@ -123,18 +141,23 @@ class Stream:
         self.cuda_stream = _core._cuda_stream_create(self.device, priority) if _handle is None else _handle
 
     def synchronize(self) -> None:
+        """Waits until all work queued on this stream has finished."""
         _core._cuda_stream_synchronize(self.cuda_stream)
 
     def query(self) -> bool:
+        """True when all work queued on this stream has finished."""
         return _core._cuda_stream_query(self.cuda_stream)
 
     def wait_event(self, event: "Event") -> None:
+        """Makes work queued later on this stream wait for ``event`` (no host wait)."""
         _core._cuda_stream_wait_event(self.cuda_stream, event._handle)
 
     def wait_stream(self, other: "Stream") -> None:
+        """Makes work queued later on this stream wait for the work queued so far on ``other``."""
         self.wait_event(other.record_event())
 
     def record_event(self, event: Optional["Event"] = None) -> "Event":
+        """Records ``event`` (a new one by default) on this stream and returns it."""
         event = event or Event()
         event.record(self)
         return event
@@ -157,20 +180,27 @@ class Stream:
 
 
 class Event:
+    """A CUDA event: a marker in a stream's work, for waiting on it and timing between two
+    (``enable_timing=True``, then ``start.elapsed_time(end)``) like ``torch.cuda.Event``."""
+
     def __init__(self, enable_timing: bool = False, device: Union[None, int, str] = None):
         i = _index(device)
         self._handle = _core._cuda_event_create(current_device() if i < 0 else i, bool(enable_timing))
 
     def record(self, stream: Optional[Stream] = None) -> None:
+        """Marks this point of ``stream``'s work (default: the current stream)."""
         _core._cuda_event_record(self._handle, (stream or current_stream()).cuda_stream)
 
     def synchronize(self) -> None:
+        """Waits until the work recorded before this event has finished."""
         _core._cuda_event_synchronize(self._handle)
 
     def query(self) -> bool:
+        """True when the work recorded before this event has finished."""
         return _core._cuda_event_query(self._handle)
 
     def wait(self, stream: Optional[Stream] = None) -> None:
+        """Makes work queued later on ``stream`` (default: the current one) wait for this event."""
         (stream or current_stream()).wait_event(self)
 
     def elapsed_time(self, end: "Event") -> float:
@@ -186,12 +216,14 @@ class Event:
 
 
 def current_stream(device: Union[None, int, str] = None) -> Stream:
+    """This thread's current stream on ``device`` (default: the current device)."""
     i = _index(device)
     i = current_device() if i < 0 else i
     return Stream(i, _handle=_core._cuda_current_stream(i))
 
 
 def default_stream(device: Union[None, int, str] = None) -> Stream:
+    """The device's default (legacy) stream."""
     i = _index(device)
     return Stream(current_device() if i < 0 else i, _handle=0)
 
@@ -225,17 +257,19 @@ class CUDAGraph:
     keep them alive and copy new data into them (``x.copy_(batch)``) before ``replay()``.
     Inside a capture nothing may synchronise with the host: no ``.item()``, no host-side checks
     (index bounds checks of cross-entropy, gather and embedding are skipped there, optimizers skip
-    their non-finite check);
-    Adam/AdamW refuse to be captured since their bias correction depends on the step count.
-    Run a few warm-up steps before capturing so optimizer state exists."""
+    their non-finite check on the host: the update kernels read it on the device instead);
+    Adam/AdamW are captured only when built with ``capturable=True`` (their step count then lives
+    on the device). Run a few warm-up steps before capturing so optimizer state exists."""
 
     def __init__(self) -> None:
         self._g = _core._CUDAGraph()
 
     def capture_begin(self, device: Union[None, int, str] = None) -> None:
+        """Starts recording this thread's work on ``device`` into the graph (``graph()`` does this for a block)."""
         self._g.capture_begin(_index(device))
 
     def capture_end(self) -> None:
+        """Ends the recording and instantiates the graph; raises if something captured was not capturable."""
         self._g.capture_end()
 
     def replay(self) -> None:
@@ -247,6 +281,7 @@ class CUDAGraph:
         self._g.reset()
 
     def is_captured(self) -> bool:
+        """True once a capture has ended successfully (until ``reset()``)."""
         return bool(self._g.is_captured())
 
     def num_nodes(self) -> int:
@@ -270,6 +305,58 @@ def graph(cuda_graph: CUDAGraph, device: Union[None, int, str] = None) -> Iterat
         cuda_graph.reset()
         raise
     cuda_graph.capture_end()
+
+
+class _GraphedStep:
+    """The callable ``make_graphed_step`` returns: each call is one step of ``step_fn``."""
+
+    def __init__(self, step_fn: Callable[[], Any], warmup: int, device: Union[None, int, str]) -> None:
+        self._fn = step_fn
+        self._warmup = warmup
+        self._device = device
+        self._calls = 0
+        self._out: Any = None
+        self.graph = CUDAGraph()
+
+    def __call__(self) -> Any:
+        if self._calls < self._warmup:
+            self._calls += 1
+            return self._fn()
+        if not self.graph.is_captured():
+            with graph(self.graph, self._device):
+                self._out = self._fn()
+        # A capture records without running: the capturing call replays too, so every call is one step.
+        self.graph.replay()
+        self._calls += 1
+        return self._out
+
+    def is_captured(self) -> bool:
+        return self.graph.is_captured()
+
+    def __repr__(self) -> str:
+        return f"make_graphed_step({getattr(self._fn, '__name__', 'step')}, calls={self._calls}, graph={self.graph!r})"
+
+
+def make_graphed_step(step_fn: Callable[[], Any], *, warmup: int = 3,
+                      device: Union[None, int, str] = None) -> Callable[[], Any]:
+    """Turns a whole training step (forward, backward, optimizer update) into one CUDA graph launch.
+
+    ``step_fn`` takes no arguments and reads its batch from static tensors that the caller refills
+    (``x.copy_(batch)``) before each call. Each call of the returned function is one training step:
+    the first ``warmup`` calls run ``step_fn`` eagerly (they create gradients and optimizer state,
+    which must exist before the capture), the next captures it into a ``CUDAGraph`` and replays
+    it, later calls only replay. The return value is ``step_fn``'s (for replays: the tensors
+    returned by the captured call, e.g. the loss, rewritten by every replay). The step must be
+    capturable: no host reads (``.item()``) inside it, SGD or ``Adam``/``AdamW`` with
+    ``capturable=True``, and the learning rate fixed (a scheduler's change after capture is not
+    seen by the graph). The graph is ``.graph`` on the returned object."""
+    if not isinstance(warmup, int) or warmup < 1:
+        raise _core.SpiralValueError(
+            f"make_graphed_step: warmup must be an int >= 1 (optimizer state must exist before the capture), "
+            f"got {warmup!r}")
+    if not callable(step_fn):
+        raise TypeError(f"make_graphed_step: step_fn must be callable, got {type(step_fn).__name__}")
+    return _GraphedStep(step_fn, warmup, device)
 
 
 # ---- seeds ----
@@ -300,6 +387,7 @@ def seed() -> None:
 
 
 def seed_all() -> None:
+    """``seed()`` for every GPU: there is one generator, so the same call."""
     seed()
 
 

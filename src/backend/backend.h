@@ -197,10 +197,11 @@ class Backend {
   virtual bool has_flash_attention() const { return false; }
   // Fused (flash) attention: q (B, H, L, d), k and v (B, H, S, d), one float dtype, any strides
   // with a unit last one (head views of a packed projection are read in place). Writes out
-  // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L) float32
-  // = each row's log-sum-exp of the scaled, masked scores (-inf and a zero output for a row
-  // with nothing visible) through their own strides, with no (L, S) buffer. Returns false,
-  // having written nothing, where this backend has no kernel for these operands.
+  // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L), float32
+  // (float64 for float64 operands) = each row's log-sum-exp of the scaled, masked scores (-inf and
+  // a zero output for a row with nothing visible) through their own strides, with no (L, S)
+  // buffer. Returns false, having written nothing, where this backend has no kernel for these
+  // operands.
   virtual bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
                                Tensor& out, Tensor& lse) {
     return false;
@@ -256,14 +257,19 @@ class Backend {
   // same in all slots); undefined vmax / buf mean no amsgrad / no momentum. `skip`, when set,
   // points at one int32 on this device (a flag_nonfinite flag): nothing is written when it holds
   // a nonzero value, so a step can be skipped without the host reading the flag first.
+  // device_step (Adam(capturable=True)): every slot's `step` (a one-element tensor of the slot's
+  // dtype on this device) is incremented by the update itself and the bias correction is taken
+  // from it there, step_size then holding the learning rate and bc2_sqrt unused: the host passes
+  // no per-step number, so the launch can be captured into a CUDA graph and replayed.
   struct AdamArgs {
     double step_size, beta1, beta2, eps, weight_decay, decay, bc2_sqrt;
     bool amsgrad, maximize, decoupled;
     const int32_t* skip = nullptr;
+    bool device_step = false;
     bool operator==(const AdamArgs&) const = default;
   };
   struct AdamSlot {
-    Tensor param, grad, m, v, vmax;
+    Tensor param, grad, m, v, vmax, step;
   };
   virtual void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a);
   struct SgdArgs {

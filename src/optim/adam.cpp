@@ -9,10 +9,11 @@
 namespace st::optim {
 
 Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2, double eps, double weight_decay,
-           bool amsgrad, bool maximize, bool decoupled_weight_decay)
+           bool amsgrad, bool maximize, bool decoupled_weight_decay, bool capturable)
     : Optimizer({}, {{"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay},
                      {"amsgrad", amsgrad ? 1.0 : 0.0}, {"maximize", maximize ? 1.0 : 0.0},
-                     {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0}}) {
+                     {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0},
+                     {"capturable", capturable ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& g : groups) add_param_group(std::move(g));
 }
@@ -22,11 +23,30 @@ void Adam::validate(const Options& o) const {
   detail::check_adam_options(o, type_name());
 }
 
+Shape Adam::buffer_shape(const Tensor& param, const std::string& buffer) const {
+  return buffer == "device_step" ? Shape{} : param.shape();
+}
+
+namespace {
+
+// A state dict saved before the option existed has no "capturable" key: plain Adam.
+bool capturable_group(const ParamGroup& group) {
+  const auto it = group.options.find("capturable");
+  return it != group.options.end() && it->second != 0.0;
+}
+
+}  // namespace
+
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
-  if (st::detail::capturing(param.device())) {
+  const bool capturable = capturable_group(group);
+  if (!capturable && st::detail::capturing(param.device())) {
     throw SpiralError(type_name() + ".step: cannot be captured into a CUDA graph: its bias correction depends on "
                       "the step count (" + std::to_string(state.step + 1) + " next), which every replay would "
-                      "repeat; capture the forward and backward only, or use SGD in the captured step");
+                      "repeat; construct it with capturable=True (the step count then lives on the device)");
+  }
+  if (capturable && param.device().type != DeviceType::CUDA && param.device().type != DeviceType::CPU) {
+    throw SpiralError(type_name() + "(capturable=True): parameters must be on a CUDA device or the CPU, got " +
+                      param.device().str());
   }
   const double lr = group.get("lr"), beta1 = group.get("beta1"), beta2 = group.get("beta2"), eps = group.get("eps"),
                wd = group.get("weight_decay");
@@ -35,16 +55,29 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   Tensor m = detail::buffer(state, "exp_avg", param);
   Tensor v = detail::buffer(state, "exp_avg_sq", param);
   Tensor vmax = amsgrad ? detail::buffer(state, "max_exp_avg_sq", param) : Tensor();
+  // Every device, the CPU included, runs the backend's multi-tensor update: the step's slots are
+  // queued here and launched together when the optimizer flushes.
+  if (capturable) {
+    // The count continues from the host's (a state loaded from a plain Adam); the kernel increments it.
+    auto it = state.buffers.find("device_step");
+    if (it == state.buffers.end() || it->second.dtype() != param.dtype() || it->second.device() != param.device()) {
+      const double from = it == state.buffers.end() ? static_cast<double>(state.step) : it->second.item();
+      state.buffers.insert_or_assign("device_step", scalar_tensor(from, param.dtype(), param.device()));
+    }
+    backend::Backend::AdamArgs args{lr, beta1, beta2, eps, wd, 1.0 - lr * wd, 0.0, amsgrad, maximize, decoupled};
+    args.device_step = true;
+    update_queue().adam.push(param.device(), param.dtype(), args,
+                             {param, grad.contiguous(), m, v, vmax, state.buffers.at("device_step")});
+    return;
+  }
   const int64_t step = ++state.step;
   const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(step));
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const double step_size = lr / bc1;
   const double bc2_sqrt = std::sqrt(bc2);
-  // Every device, the CPU included, runs the backend's multi-tensor update: the step's slots are
-  // queued here and launched together when the optimizer flushes.
   const backend::Backend::AdamArgs args{
       step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
-  update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax});
+  update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax, Tensor()});
 }
 
 }  // namespace st::optim

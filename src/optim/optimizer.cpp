@@ -169,6 +169,21 @@ std::optional<Device> Optimizer::deferrable_device() const {
   return device;
 }
 
+std::optional<Device> Optimizer::captured_device() const {
+  if (!device_updates_queued()) return std::nullopt;
+  std::optional<Device> device;
+  for (const auto& g : groups_) {
+    for (const Tensor& p : g->params) {
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
+      device = grad.device();
+    }
+  }
+  if (!device || !st::detail::capturing(*device)) return std::nullopt;
+  return device;
+}
+
 void Optimizer::restore(StateSnapshot before) const {
   // Logically const: the step being undone never happened.
   auto& state = const_cast<std::map<const TensorImpl*, ParamState>&>(state_);
@@ -247,6 +262,31 @@ StepResult Optimizer::step() {
     pending_ = std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), flag, std::nullopt});
     pending_before_ = std::move(before);
     return StepResult(pending_);
+  }
+  if (const auto device = captured_device()) {
+    // The host cannot read a flag inside a capture: the update kernels read it on the device, so
+    // every replay with a non-finite gradient changes nothing, as an eager step (replays are not
+    // counted in skipped_steps()).
+    std::vector<Tensor> grads;
+    for (const auto& g : groups_) {
+      for (const Tensor& p : g->params) {
+        const Tensor grad = p.grad();
+        if (!grad.defined()) continue;
+        if (const Tensor c = checked_view(grad); c.defined()) grads.push_back(c);
+      }
+    }
+    Tensor flag = zeros({1}, Dtype::Int32, *device);
+    backend::backend_for(*device).flag_nonfinite(grads, flag);
+    NoGradGuard ng;
+    queue_->skip = flag.data<int32_t>();
+    try {
+      apply_updates();
+    } catch (...) {
+      *queue_ = detail::UpdateQueue{};
+      throw;
+    }
+    queue_->skip = nullptr;
+    return true;
   }
   if (!grads_finite()) {
     ++skipped_steps_;

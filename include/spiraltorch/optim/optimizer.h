@@ -130,6 +130,9 @@ class Optimizer {
   void apply_updates();
   // The device all gradients are on when the non-finite check can run there (see step()).
   std::optional<Device> deferrable_device() const;
+  // The device all gradients are on while its stream is being captured into a CUDA graph, for an
+  // optimizer whose updates are queued (they can then skip on a device-side non-finite flag).
+  std::optional<Device> captured_device() const;
   // Applies a pending verdict: a skipped step's state changes are undone and counted.
   void settle() const;
   void restore(StateSnapshot before) const;

@@ -63,6 +63,25 @@ void adam_dispatch(const backend::Backend::AdamSlot& s, const backend::Backend::
 
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a) {
   if (a.skip && *a.skip != 0) return;
+  if (a.device_step) {
+    // Adam(capturable=True): each slot's own count, advanced here; the same double-precision
+    // bias correction as the host path, so both give the same numbers.
+    for (const auto& s : slots) {
+      const bool f64 = s.step.dtype() == Dtype::Float64;
+      const double k = (f64 ? *s.step.data<double>() : *s.step.data<float>()) + 1.0;
+      if (f64) {
+        *s.step.data<double>() = k;
+      } else {
+        *s.step.data<float>() = static_cast<float>(k);
+      }
+      backend::Backend::AdamArgs one = a;
+      one.device_step = false;
+      one.step_size = a.step_size / (1.0 - std::pow(a.beta1, k));
+      one.bc2_sqrt = std::sqrt(1.0 - std::pow(a.beta2, k));
+      adam_update(std::span<const backend::Backend::AdamSlot>(&s, 1), one);
+    }
+    return;
+  }
   struct Work {
     int64_t slot, begin, end;
   };

@@ -97,18 +97,42 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
     const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
     const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0, ams = a.amsgrad;
     const int32_t* skip = a.skip;
+    // Adam(capturable=True): a first launch advances each slot's device step count and writes its
+    // (step_size, bc2_sqrt) pair, in double as the host path computes them, into `coef`; the update
+    // then reads the pair, so no per-step number comes from the host and the launches can be
+    // captured into a CUDA graph.
+    Tensor coef;
+    if (a.device_step) {
+      coef = Tensor::empty({static_cast<int64_t>(2 * slots.size())}, dt, slots.front().param.device());
+      T* c = static_cast<T*>(coef.raw_data());
+      const double lr = a.step_size, beta1 = a.beta1, beta2 = a.beta2;
+      auto steps = [&](size_t k) { return std::array<T*, 2>{ptr_or_null<T>(slots[k].step), c + 2 * k}; };
+      launch_foreach<T, 2>(slots.size(), steps, std::vector<int64_t>(slots.size(), 1),
+                           [=] __device__(const ForeachPack<T, 2>& pk, int s, int64_t) {
+                             if (skip && *skip != 0) return;
+                             const double k = static_cast<double>(pk.ptr[0][s][0]) + 1.0;
+                             pk.ptr[0][s][0] = static_cast<T>(k);
+                             pk.ptr[1][s][0] = static_cast<T>(lr / (1.0 - pow(beta1, k)));
+                             pk.ptr[1][s][1] = static_cast<T>(sqrt(1.0 - pow(beta2, k)));
+                           });
+    }
+    T* const coef_base = coef.defined() ? static_cast<T*>(coef.raw_data()) : nullptr;
     auto arrays = [&](size_t k) {
       const auto& s = slots[k];
-      return std::array<T*, 5>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.m),
-                               ptr_or_null<T>(s.v), ams ? ptr_or_null<T>(s.vmax) : nullptr};
+      return std::array<T*, 6>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.m),
+                               ptr_or_null<T>(s.v), ams ? ptr_or_null<T>(s.vmax) : nullptr,
+                               coef_base ? coef_base + 2 * k : nullptr};
     };
-    launch_foreach<T, 5>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 5>& pk, int s, int64_t i) {
+    launch_foreach<T, 6>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 6>& pk, int s, int64_t i) {
       if (skip && *skip != 0) return;
       T* p = pk.ptr[0][s];
       const T* g = pk.ptr[1][s];
       T* mp = pk.ptr[2][s];
       T* vp = pk.ptr[3][s];
       T* vm = pk.ptr[4][s];
+      const T* cf = pk.ptr[5][s];
+      const T step_neg = cf ? -cf[0] : neg_step;
+      const T bc2s = cf ? cf[1] : bcs;
       T gi = maximize ? -g[i] : g[i];
       T pi = p[i];
       if (decoupled) {
@@ -124,11 +148,11 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
       if (vm) {
         const T mx = vm[i] > vi ? vm[i] : vi;
         vm[i] = mx;
-        denom = sqrt(mx) / bcs + eps;
+        denom = sqrt(mx) / bc2s + eps;
       } else {
-        denom = sqrt(vi) / bcs + eps;
+        denom = sqrt(vi) / bc2s + eps;
       }
-      p[i] = pi + neg_step * (mi / denom);
+      p[i] = pi + step_neg * (mi / denom);
     });
   });
 }

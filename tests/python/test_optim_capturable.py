@@ -1,0 +1,205 @@
+"""Adam/AdamW(capturable=True) and st.cuda.make_graphed_step.
+
+capturable=True keeps each parameter's step count on its device (state 'device_step') and lets
+the update kernel advance it, so the update equals torch's Adam/AdamW and a CUDA graph can capture
+the optimizer step. make_graphed_step captures a whole training step (forward, backward, AdamW)
+and replays it; a graphed run equals the eager run step by step. CPU tests run everywhere; CUDA
+tests skip cleanly without a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import spiraltorch as st
+import spiraltorch.nn.functional as F
+from conftest import HAVE_CUDA, CUDA_SKIP_REASON, to_np
+
+needs_cuda = pytest.mark.skipif(not HAVE_CUDA, reason=CUDA_SKIP_REASON)
+
+
+def _grads(steps, shape, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) * (1 + k) for k in range(steps)]
+
+
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_capturable_matches_torch_on_cpu(cls, amsgrad):
+    w0 = np.random.default_rng(1).standard_normal((4, 3))
+    p = st.tensor(w0.copy(), dtype=st.float64, requires_grad=True)
+    tp = torch.tensor(w0.copy(), dtype=torch.float64, requires_grad=True)
+    opt = getattr(st.optim, cls)([p], lr=0.05, weight_decay=0.02, amsgrad=amsgrad, capturable=True)
+    topt = getattr(torch.optim, cls)([tp], lr=0.05, weight_decay=0.02, amsgrad=amsgrad)
+    for g in _grads(7, (4, 3), 2):
+        p.grad = st.tensor(g, dtype=st.float64)
+        tp.grad = torch.tensor(g)
+        assert opt.step()
+        topt.step()
+        np.testing.assert_allclose(to_np(p.detach()), tp.detach().numpy(), rtol=1e-12, atol=1e-14)
+    state = opt.state_of(p)
+    assert float(state["device_step"].item()) == 7.0 and state["device_step"].shape == ()
+    assert opt.param_groups[0]["capturable"] is True
+
+
+def test_capturable_skips_non_finite_and_round_trips_its_state():
+    p = st.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    opt = st.optim.AdamW([p], lr=0.1, capturable=True)
+    p.grad = st.tensor([0.5, -0.5, 1.0])
+    assert opt.step()
+    before = to_np(p.detach()).copy()
+    p.grad = st.tensor([0.5, float("nan"), 1.0])
+    assert not opt.step()
+    np.testing.assert_array_equal(to_np(p.detach()), before)
+    assert float(opt.state_of(p)["device_step"].item()) == 1.0 and opt.skipped_steps == 1
+
+    sd = opt.state_dict()
+    assert float(sd["state"][0]["device_step"].item()) == 1.0
+    q = st.tensor(before.tolist(), requires_grad=True)
+    fresh = st.optim.AdamW([q], lr=0.1, capturable=True)
+    fresh.load_state_dict(sd)
+    for g in ([0.2, 0.1, -0.3], [1.0, 2.0, 3.0]):
+        p.grad, q.grad = st.tensor(g), st.tensor(g)
+        opt.step()
+        fresh.step()
+        np.testing.assert_array_equal(to_np(q.detach()), to_np(p.detach()))
+    assert float(fresh.state_of(q)["device_step"].item()) == 3.0
+
+
+def test_plain_state_loaded_into_capturable_continues_the_count():
+    w = [0.3, -0.7]
+    a, b = st.tensor(w, requires_grad=True), st.tensor(w, requires_grad=True)
+    plain, dev = st.optim.Adam([a], lr=0.1), st.optim.Adam([b], lr=0.1, capturable=True)
+    a.grad = st.tensor([1.0, -1.0])
+    plain.step()
+    b.grad = st.tensor([1.0, -1.0])
+    dev.step()
+    sd = plain.state_dict()
+    sd["param_groups"][0]["capturable"] = True
+    c = st.tensor(to_np(a.detach()).tolist(), requires_grad=True)
+    cont = st.optim.Adam([c], lr=0.1, capturable=True)
+    cont.load_state_dict(sd)
+    for g in ([0.4, 0.2], [-1.0, 0.5]):
+        b.grad, c.grad = st.tensor(g), st.tensor(g)
+        dev.step()
+        cont.step()
+    np.testing.assert_allclose(to_np(c.detach()), to_np(b.detach()), rtol=1e-6)
+    assert float(cont.state_of(c)["device_step"].item()) == 3.0
+
+
+def test_make_graphed_step_checks_its_arguments():
+    with pytest.raises(ValueError, match="make_graphed_step: warmup must be an int >= 1"):
+        st.cuda.make_graphed_step(lambda: None, warmup=0)
+    with pytest.raises(TypeError, match="make_graphed_step: step_fn must be callable"):
+        st.cuda.make_graphed_step(3)
+
+
+@pytest.mark.skipif(HAVE_CUDA, reason="checks the build without a usable GPU")
+def test_make_graphed_step_without_cuda_runs_warmup_then_refuses():
+    calls = []
+    step = st.cuda.make_graphed_step(lambda: calls.append(1) or len(calls), warmup=2)
+    assert step() == 1 and step() == 2  # the warm-up calls run eagerly
+    with pytest.raises(st.DeviceUnavailableError, match="CUDAGraph.capture_begin"):
+        step()
+    assert not step.is_captured()
+
+
+def _model(seed):
+    st.manual_seed(seed)
+    return st.nn.Sequential(st.nn.Linear(24, 64), st.nn.GELU(), st.nn.LayerNorm(64), st.nn.Linear(64, 7)).to("cuda")
+
+
+def _batches(n, seed=5):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((32, 24)).astype(np.float32), rng.integers(0, 7, 32)) for _ in range(n)]
+
+
+@needs_cuda
+def test_capturable_adamw_on_cuda_equals_plain_adamw():
+    a, b = _model(3), _model(3)
+    opt_a = st.optim.AdamW(a.parameters(), lr=1e-2, weight_decay=0.05)
+    opt_b = st.optim.AdamW(b.parameters(), lr=1e-2, weight_decay=0.05, capturable=True)
+    for xb, yb in _batches(4):
+        x, y = st.tensor(xb).cuda(), st.tensor(yb).cuda()
+        for m, o in ((a, opt_a), (b, opt_b)):
+            o.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            o.step()
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters()):
+        np.testing.assert_allclose(to_np(pb.detach().cpu()), to_np(pa.detach().cpu()), rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+
+
+@needs_cuda
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_graph_captured_adamw_step_equals_eager_step_by_step(amsgrad):
+    """The whole step (zero_grad, forward, cross-entropy, backward, AdamW) captured once with
+    st.cuda.CUDAGraph and replayed: after every step the weights equal the eager run's."""
+    batches = _batches(7)
+    eager, graphed = _model(11), _model(11)
+    opt_e = st.optim.AdamW(eager.parameters(), lr=1e-2, weight_decay=0.01, amsgrad=amsgrad, capturable=True)
+    opt_g = st.optim.AdamW(graphed.parameters(), lr=1e-2, weight_decay=0.01, amsgrad=amsgrad, capturable=True)
+    static_x, static_y = st.tensor(batches[0][0]).cuda(), st.tensor(batches[0][1]).cuda()
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    step(eager, opt_e, static_x, static_y)
+    step(graphed, opt_g, static_x, static_y)  # warm-up: creates gradients and state outside the capture
+    g = st.cuda.CUDAGraph()
+    with st.cuda.graph(g):
+        static_loss = step(graphed, opt_g, static_x, static_y)
+    for xb, yb in batches[1:]:
+        x, y = st.tensor(xb).cuda(), st.tensor(yb).cuda()
+        loss_e = step(eager, opt_e, x, y)
+        static_x.copy_(x)
+        static_y.copy_(y)
+        g.replay()
+        assert static_loss.item() == pytest.approx(loss_e.item(), rel=1e-6, abs=1e-7)
+        for (name, pe), (_, pg) in zip(eager.named_parameters(), graphed.named_parameters()):
+            np.testing.assert_allclose(to_np(pg.detach().cpu()), to_np(pe.detach().cpu()), rtol=1e-6, atol=1e-7,
+                                       err_msg=name)
+    steps = {float(opt_g.state_of(p)["device_step"].item()) for p in graphed.parameters()}
+    assert steps == {float(len(batches))}
+
+
+@needs_cuda
+def test_make_graphed_step_equals_eager_step_by_step_and_skips_non_finite():
+    batches = _batches(8, seed=9)
+    eager, graphed = _model(21), _model(21)
+    opt_e = st.optim.AdamW(eager.parameters(), lr=5e-3, capturable=True)
+    opt_g = st.optim.AdamW(graphed.parameters(), lr=5e-3, capturable=True)
+    static_x, static_y = st.tensor(batches[0][0]).cuda(), st.tensor(batches[0][1]).cuda()
+
+    def train_step():
+        opt_g.zero_grad()
+        loss = F.cross_entropy(graphed(static_x), static_y)
+        loss.backward()
+        opt_g.step()
+        return loss
+
+    graphed_step = st.cuda.make_graphed_step(train_step, warmup=2)
+    for k, (xb, yb) in enumerate(batches):
+        x, y = st.tensor(xb).cuda(), st.tensor(yb).cuda()
+        if k == 5:  # a poisoned batch: both runs skip the update
+            x = x * float("nan")
+        opt_e.zero_grad()
+        loss_e = F.cross_entropy(eager(x), y)
+        loss_e.backward()
+        opt_e.step()
+        static_x.copy_(x)
+        static_y.copy_(y)
+        loss_g = graphed_step()
+        assert graphed_step.is_captured() == (k >= 2)
+        if k != 5:
+            assert loss_g.item() == pytest.approx(loss_e.item(), rel=1e-6, abs=1e-7)
+        for (name, pe), (_, pg) in zip(eager.named_parameters(), graphed.named_parameters()):
+            np.testing.assert_allclose(to_np(pg.detach().cpu()), to_np(pe.detach().cpu()), rtol=1e-6, atol=1e-7,
+                                       err_msg=f"{name} after step {k}")
+    assert graphed_step.graph.num_nodes() > 10
+    assert {float(opt_g.state_of(p)["device_step"].item()) for p in graphed.parameters()} == {7.0}
