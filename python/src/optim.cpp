@@ -21,7 +21,8 @@ namespace {
 using namespace st::optim;
 
 const std::set<std::string>& flag_keys() {
-  static const std::set<std::string> keys{"nesterov", "amsgrad", "centered", "maximize", "decoupled_weight_decay"};
+  static const std::set<std::string> keys{"nesterov", "amsgrad", "centered", "maximize", "decoupled_weight_decay",
+                                          "capturable"};
   return keys;
 }
 
@@ -448,13 +449,15 @@ void bind_optim(nb::module_& root) {
   };
   nb::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam (L2 weight decay added to the gradient).")
       .def("__init__", [betas_of](Adam* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle) {
+                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle,
+                                  bool capturable) {
         auto [b1, b2] = betas_of(betas);
-        new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
+        new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, false, capturable);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
          nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none());
+         nb::arg("fused").none() = nb::none(),
+         nb::arg("capturable") = false);
   nb::class_<st::optim::RiemannianAdam, Optimizer>(
       m, "RiemannianAdam",
       "Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second "
@@ -468,13 +471,15 @@ void bind_optim(nb::module_& root) {
 
   nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
       .def("__init__", [betas_of](AdamW* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle) {
+                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle,
+                                  bool capturable) {
         auto [b1, b2] = betas_of(betas);
-        new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize);
+        new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, capturable);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 1e-2, nb::arg("amsgrad") = false, nb::kw_only(),
          nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none());
+         nb::arg("fused").none() = nb::none(),
+         nb::arg("capturable") = false);
   nb::class_<RMSprop, Optimizer>(m, "RMSprop", "torch.optim.RMSprop (optionally centered, with momentum).")
       .def("__init__", [](RMSprop* self, nb::handle params, double lr, double alpha, double eps, double weight_decay,
                           double momentum, bool centered, bool maximize, nb::handle, nb::handle) {
