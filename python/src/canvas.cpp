@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "convert.h"
+#include "toolkit_args.h"
 #include "spiraltorch/canvas/canvas_projector.h"
 #include "spiraltorch/canvas/image_io.h"
 
@@ -48,19 +49,20 @@ void bind_canvas(nb::module_& root) {
            },
            nb::arg("height") = 64, nb::arg("width") = 64, nb::kw_only(), nb::arg("colormap") = "heat",
            nb::arg("normalization") = "minmax")
-      .def_prop_ro("height", &P::height)
-      .def_prop_ro("width", &P::width)
-      .def_prop_ro("colormap", [](const P& p) { return cv::colormap_name(p.options().colormap); })
+      .def_prop_ro("height", &P::height, "Canvas rows.")
+      .def_prop_ro("width", &P::width, "Canvas columns.")
+      .def_prop_ro("colormap", [](const P& p) { return cv::colormap_name(p.options().colormap); },
+                   "'heat', 'grayscale' or 'diverging'.")
       .def_prop_ro("normalization", [](const P& p) {
         return p.options().normalization == cv::Normalization::MinMax ? "minmax" : "symmetric";
-      })
+      }, "'minmax' or 'symmetric'.")
       .def_prop_ro("has_surface", &P::has_surface, "True once something was rendered.")
-      .def("render", [](P& p, nb::handle field) { return p.render(as_tensor(field)); }, nb::arg("field"),
+      .def("render", [](P& p, ArrayDataArg field) { return p.render(as_tensor(field)); }, nb::arg("field"),
            "Renders a 2-D field (Tensor, NumPy array or nested lists) and returns the (height, width, 4) uint8 "
            "surface; a refused field changes nothing.")
       .def("render_radial", &P::render_radial, nb::arg("frequency") = 3.0, nb::arg("decay") = 2.0,
            "Renders radial_energy_field(height, width, frequency, decay); returns the surface.")
-      .def("render_trajectory", [](P& p, nb::handle points, double sigma) {
+      .def("render_trajectory", [](P& p, ArrayDataArg points, double sigma) {
         return p.render_trajectory(as_tensor(points), sigma);
       }, nb::arg("points"), nb::arg("sigma") = 1.5,
          "Renders trajectory_field(points, height, width, sigma) (an (N, D) Z-space trajectory); returns the surface.")
@@ -77,7 +79,7 @@ void bind_canvas(nb::module_& root) {
            "canvas.mean_intensity, intensity_std, energy, field_min, field_max, finite_fraction, spectral_power, "
            "spectral_centroid, dc_fraction of the last render (see the C++ header for the formulas).")
       .def("emit_atlas_frame",
-           [](const P& p, nb::object route, std::optional<double> timestamp, int64_t bound) {
+           [](const P& p, AtlasRouteArg route, std::optional<double> timestamp, int64_t bound) {
              using clock = std::chrono::system_clock;
              const double ts = timestamp ? *timestamp
                                          : std::chrono::duration<double>(clock::now().time_since_epoch()).count();
@@ -95,9 +97,9 @@ void bind_canvas(nb::module_& root) {
            "Builds a telemetry.AtlasFrame of metrics() at timestamp (seconds, default now; finite and >= 0), with a "
            "note naming the canvas, pushes it into route (a telemetry.AtlasRoute, keeping the last bound frames; "
            "0 keeps all; None pushes nowhere) and returns it.")
-      .def("write_ppm", [](const P& p, nb::handle path) { cv::write_ppm(fs_path(path), p.surface()); },
+      .def("write_ppm", [](const P& p, PathLikeArg path) { cv::write_ppm(fs_path(path), p.surface()); },
            nb::arg("path"), "Writes the surface as binary PPM (P6; colours composited over black), atomically.")
-      .def("write_png", [](const P& p, nb::handle path) { cv::write_png(fs_path(path), p.surface()); },
+      .def("write_png", [](const P& p, PathLikeArg path) { cv::write_png(fs_path(path), p.surface()); },
            nb::arg("path"), "Writes the surface as an RGBA PNG, atomically.")
       .def("__repr__", [](const P& p) {
         return "CanvasProjector(height=" + std::to_string(p.height()) + ", width=" + std::to_string(p.width()) +
@@ -107,7 +109,7 @@ void bind_canvas(nb::module_& root) {
         nb::arg("frequency") = 3.0, nb::arg("decay") = 2.0,
         "exp(-decay r^2) (1 + cos(2 pi frequency r)) / 2 on a (height, width) grid, float64; r is the distance "
         "from the centre over half the shorter side.");
-  m.def("trajectory_field", [](nb::handle points, int64_t h, int64_t w, double sigma) {
+  m.def("trajectory_field", [](ArrayDataArg points, int64_t h, int64_t w, double sigma) {
     return cv::trajectory_field(as_tensor(points), h, w, sigma);
   }, nb::arg("points"), nb::arg("height"), nb::arg("width"), nb::arg("sigma") = 1.5,
         "Gaussian splats (sigma pixels, weight (i + 1) / N) of the first two coordinates of an (N, D) trajectory, "
@@ -116,10 +118,12 @@ void bind_canvas(nb::module_& root) {
         "P6 bytes of a (height, width, 4) uint8 surface (colours composited over black).");
   m.def("encode_png", [](const Tensor& s) { return to_bytes(cv::encode_png(s)); }, nb::arg("surface"),
         "PNG bytes (RGBA, 8 bits) of a (height, width, 4) uint8 surface.");
-  m.def("write_ppm", [](nb::handle path, const Tensor& s) { cv::write_ppm(fs_path(path), s); }, nb::arg("path"),
-        nb::arg("surface"));
-  m.def("write_png", [](nb::handle path, const Tensor& s) { cv::write_png(fs_path(path), s); }, nb::arg("path"),
-        nb::arg("surface"));
+  m.def("write_ppm", [](PathLikeArg path, const Tensor& s) { cv::write_ppm(fs_path(path), s); }, nb::arg("path"),
+        nb::arg("surface"),
+        "Writes a (height, width, 4) uint8 surface to path as binary PPM (P6; colours composited over black), "
+        "atomically (temporary file, then rename).");
+  m.def("write_png", [](PathLikeArg path, const Tensor& s) { cv::write_png(fs_path(path), s); }, nb::arg("path"),
+        nb::arg("surface"), "Writes a (height, width, 4) uint8 surface to path as an RGBA PNG, atomically.");
   m.def("png_uses_zlib", &cv::png_uses_zlib, "True when PNGs are deflate-compressed with the system zlib "
                                              "(else stored blocks).");
 }

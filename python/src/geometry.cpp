@@ -1,10 +1,12 @@
 // spiraltorch._core.geometry: the Poincare-ball operations of src/geometry (row-wise; each row
 // of a 2-d tensor, or each vector along the last dim, is a point of the ball of curvature c < 0).
 #include "convert.h"
+#include "toolkit_args.h"
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/geometry/poincare_embedding.h"
 
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/string.h>
 
 namespace stpy {
 
@@ -17,6 +19,9 @@ Tensor as_edges(nb::handle edges) {
 }
 
 namespace g = st::geometry;
+
+// fit's callback(epoch, loss, seconds), or None (a plain object at run time).
+using EpochCallbackArg = nb::typed<nb::object, nb::typed<nb::callable, void(int64_t, double, double)>>;
 
 g::NegativeSampling sampling_of(const std::string& s, const char* arg) {
   if (s == "uniform") return g::NegativeSampling::Uniform;
@@ -41,8 +46,8 @@ void bind_embedding(nb::module_& m) {
            nb::kw_only(), nb::arg("geometry") = "poincare",
            "Rows start uniform in [-1e-3, 1e-3]^dim, drawn from `seed`. geometry='euclidean' is the paper's\n"
            "baseline: d(u, v) = |u - v|^2 and plain SGD in R^dim, everything else the same.")
-      .def("fit", [](g::PoincareEmbedding& self, nb::handle edges, int64_t epochs, double lr, int64_t negatives,
-                     int64_t burn_in, int64_t batch_size, int threads, nb::object callback, bool verbose,
+      .def("fit", [](g::PoincareEmbedding& self, ArrayDataArg edges, int64_t epochs, double lr, int64_t negatives,
+                     int64_t burn_in, int64_t batch_size, int threads, EpochCallbackArg callback, bool verbose,
                      const std::string& burn_in_sampling, const std::string& sampling, const std::string& schedule,
                      double final_lr_fraction, std::optional<double> max_seconds) {
         const Tensor e = as_edges(edges);
@@ -110,17 +115,17 @@ void bind_embedding(nb::module_& m) {
            "Poincare geometry; checked before anything changes.")
       .def_prop_ro("geometry", [](const g::PoincareEmbedding& self) {
         return self.geometry() == g::EmbeddingGeometry::Euclidean ? "euclidean" : "poincare";
-      })
+      }, "'poincare' or 'euclidean' (the paper's baseline).")
       .def_prop_ro("weight", &g::PoincareEmbedding::weight, "(num_nodes, dim) float64 tensor, rows = nodes.")
-      .def_prop_ro("num_nodes", &g::PoincareEmbedding::num_nodes)
-      .def_prop_ro("dim", &g::PoincareEmbedding::dim)
-      .def_prop_ro("curvature", &g::PoincareEmbedding::curvature)
-      .def_prop_ro("seed", &g::PoincareEmbedding::seed)
+      .def_prop_ro("num_nodes", &g::PoincareEmbedding::num_nodes, "The number of embedded nodes (rows of weight).")
+      .def_prop_ro("dim", &g::PoincareEmbedding::dim, "The embedding dimension (columns of weight).")
+      .def_prop_ro("curvature", &g::PoincareEmbedding::curvature, "The ball's curvature c < 0.")
+      .def_prop_ro("seed", &g::PoincareEmbedding::seed, "The seed of the initial weights and of the sampling.")
       .def("__repr__", [](const g::PoincareEmbedding& self) {
         return "PoincareEmbedding(num_nodes=" + std::to_string(self.num_nodes()) + ", dim=" +
                std::to_string(self.dim()) + ", curvature=" + std::to_string(self.curvature()) + ")";
       });
-  m.def("reconstruction_metrics", [](const Tensor& weight, nb::handle edges, double curvature,
+  m.def("reconstruction_metrics", [](const Tensor& weight, ArrayDataArg edges, double curvature,
                                       const std::string& geometry) {
     const Tensor e = as_edges(edges);
     const auto geo = geometry_of(geometry, "reconstruction_metrics");

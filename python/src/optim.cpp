@@ -1,12 +1,15 @@
 // spiraltorch._core.optim: optimizers with parameter groups, LR schedules and
 // gradient clipping. Updates follow torch.optim's formulas and run in C++.
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/variant.h>
 
 #include <cmath>
 #include <set>
 
 #include "convert.h"
+#include "optim_args.h"
 #include "spiraltorch/optim/adagrad.h"
 #include "spiraltorch/optim/adam.h"
 #include "spiraltorch/optim/lr_scheduler.h"
@@ -328,64 +331,80 @@ void bind_optim(nb::module_& root) {
       .def("__getitem__", [](const ParamGroup& g, const std::string& key) -> nb::object {
         if (key == "params") return nb::cast(g.params);
         return option_value(g.options, key);
-      })
+      }, nb::sig("def __getitem__(self, key: str, /) -> list[spiraltorch._core.Tensor] | float | bool | tuple[float, float]"),
+         "group[key]: 'params' (the list of tensors), an option as a float, a flag as a bool, or a pair "
+         "('betas', 'etas', 'step_sizes') as a tuple. KeyError for an option the group does not have.")
       .def("__setitem__", [](ParamGroup& g, const std::string& key, nb::handle value) {
         if (key == "params") {
           g.params = tensors_of(value);
         } else {
           set_option(g.options, key, value);
         }
-      })
+      }, nb::sig("def __setitem__(self, key: str, value: collections.abc.Iterable[spiraltorch._core.Tensor] | "
+                 "float | bool | tuple[float, float] | spiraltorch._core.Tensor | None, /) -> None"),
+         "group[key] = value: sets an option (a number, a bool, a 0-d tensor, or a pair for 'betas'/'etas'/"
+         "'step_sizes'; None leaves it unchanged) or replaces 'params'. ValueError for a non-finite or negative "
+         "'lr'/'weight_decay' or a pair of the wrong length; the group is unchanged then.")
       .def("__contains__", [](const ParamGroup& g, const std::string& key) {
         const PairOption* p = pair_named(key);
         return key == "params" || (p ? g.options.count(p->first) > 0 : g.options.count(key) > 0);
-      })
+      }, nb::arg("key"), "key in group: 'params' or an option the group has.")
       .def("get", [](const ParamGroup& g, const std::string& key, nb::object dflt) -> nb::object {
         if (key == "params") return nb::cast(g.params);
         const PairOption* p = pair_named(key);
         if (p ? !g.options.count(p->first) : !g.options.count(key)) return dflt;
         return option_value(g.options, key);
-      }, nb::arg("key"), nb::arg("default") = nb::none())
+      }, nb::sig("def get(self, key: str, default: typing.Any = None) -> typing.Any"), nb::arg("key"),
+         nb::arg("default") = nb::none(), "group[key], or default when the group has no such option (like dict.get).")
       .def("keys", [](const ParamGroup& g) {
         std::vector<std::string> k = option_keys(g.options);
         k.insert(k.begin(), "params");
         return k;
-      })
+      }, "'params' followed by the option names (pairs such as 'betas' under one name).")
       .def("items", [](const ParamGroup& g) {
         nb::list out;
         out.append(nb::make_tuple("params", nb::cast(g.params)));
         for (const std::string& k : option_keys(g.options)) out.append(nb::make_tuple(k, option_value(g.options, k)));
         return out;
-      })
-      .def("to_dict", [](const ParamGroup& g) { return group_to_dict(g, nullptr); })
+      }, nb::sig("def items(self) -> list[tuple[str, typing.Any]]"), "(key, group[key]) for every key in keys().")
+      .def("to_dict", [](const ParamGroup& g) { return group_to_dict(g, nullptr); },
+           nb::sig("def to_dict(self) -> dict[str, typing.Any]"),
+           "A plain dict copy of the group: {'params': [tensors], 'lr': ..., ...} (the tensors are the live ones).")
       .def("__repr__", [](const ParamGroup& g) {
         return "ParamGroup(" + nb::cast<std::string>(nb::repr(group_to_dict(g, nullptr))) + ")";
-      });
+      }, "ParamGroup({...}) with the group's dict.");
 
   nb::class_<st::optim::StepResult>(m, "StepResult",
                                     "What Optimizer.step() did when its verdict is still on the device (wgpu): "
                                     "bool(result) reads it (waiting for that step's work only) and is True when "
                                     "the update was applied, False when a non-finite gradient made it skip.")
-      .def("__bool__", [](const st::optim::StepResult& r) { return static_cast<bool>(r); })
-      .def("__eq__", [](const st::optim::StepResult& r, bool b) { return static_cast<bool>(r) == b; })
+      .def("__bool__", [](const st::optim::StepResult& r) { return static_cast<bool>(r); },
+           "True when the update was applied (reads the device verdict on first use).")
+      .def("__eq__", [](const st::optim::StepResult& r, bool b) { return static_cast<bool>(r) == b; },
+           nb::arg("other"), "bool(self) == other.")
       .def_prop_ro("known", &st::optim::StepResult::known, "True when bool() needs no device read.")
       .def("__repr__", [](const st::optim::StepResult& r) {
         return r.known() ? std::string(static_cast<bool>(r) ? "StepResult(True)" : "StepResult(False)")
                          : std::string("StepResult(pending)");
-      });
+      }, "StepResult(True), StepResult(False), or StepResult(pending) while the verdict is on the device.");
 
   nb::class_<Optimizer>(m, "Optimizer",
                         "Base of the optimizers. step() first checks every gradient is finite; if one is not, "
                         "nothing is updated, skipped_steps grows and step() returns False.")
-      .def_prop_ro("param_groups", [](const Optimizer& o) { return o.param_groups(); })
+      .def_prop_ro("param_groups", [](const Optimizer& o) { return o.param_groups(); },
+                   "The live parameter groups; group['lr'] = x changes the rate used by the next step().")
       .def_prop_ro("defaults", [](const Optimizer& o) {
         nb::dict d;
         for (const std::string& k : option_keys(o.defaults())) d[k.c_str()] = option_value(o.defaults(), k);
         return d;
-      })
-      .def("add_param_group", [](Optimizer& o, nb::handle group) { o.add_param_group(group_from_dict(group)); },
-           nb::arg("param_group"))
-      .def("zero_grad", &Optimizer::zero_grad, nb::arg("set_to_none") = true)
+      }, nb::sig("def defaults(self) -> dict[str, typing.Any]"),
+         "The constructor's options (a copy): what a group added without them gets.")
+      .def("add_param_group", [](Optimizer& o, StateDictArg group) { o.add_param_group(group_from_dict(group)); },
+           nb::arg("param_group"),
+           "Adds a group {'params': tensors, option: value, ...}; missing options come from defaults. ValueError "
+           "when it has no 'params' or a parameter is already in a group.")
+      .def("zero_grad", &Optimizer::zero_grad, nb::arg("set_to_none") = true,
+           "Clears every parameter's gradient: drops it (set_to_none=True, p.grad is None) or fills it with zeros.")
       .def("step", [](Optimizer& o, nb::object closure) -> nb::object {
         if (!closure.is_none()) {
           st::EnableGradGuard eg;
@@ -394,16 +413,25 @@ void bind_optim(nb::module_& root) {
         st::optim::StepResult r = o.step();
         if (r.known()) return nb::bool_(static_cast<bool>(r));
         return nb::cast(std::move(r));
-      }, nb::sig("def step(self, closure: object | None = None) -> bool | spiraltorch._core.optim.StepResult"),
+      }, nb::sig("def step(self, closure: collections.abc.Callable[[], typing.Any] | None = None) -> "
+                 "bool | spiraltorch._core.optim.StepResult"),
          nb::arg("closure") = nb::none(),
-         "Applies one update; returns False (and changes nothing) when a gradient is not finite. Adam, AdamW and "
-         "SGD on wgpu check on the device and return a StepResult whose bool() reads the verdict when asked.")
-      .def_prop_ro("skipped_steps", &Optimizer::skipped_steps)
-      .def("grads_finite", &Optimizer::grads_finite)
+         "Applies one update to every parameter with a gradient (closure, if given, is called first with grad "
+         "enabled, e.g. to recompute the loss). Returns True; returns False and changes nothing when a gradient "
+         "holds NaN/Inf (skipped_steps grows). Adam, AdamW and SGD on wgpu check on the device and return a "
+         "StepResult whose bool() reads the verdict when asked.")
+      .def_prop_ro("skipped_steps", &Optimizer::skipped_steps,
+                   "How many step() calls were skipped for a non-finite gradient.")
+      .def("grads_finite", &Optimizer::grads_finite, "True when every defined gradient is finite (no NaN/Inf).")
       .def("state_dict", [](const Optimizer& o) { return state_to_py(o.state_dict(), o.type_name()); },
-           "{'state': {index: {'step', buffers...}}, 'param_groups': [...], 'skipped_steps': n} (buffers are copies).")
-      .def("load_state_dict", [](Optimizer& o, nb::handle d) { o.load_state_dict(state_from_py_dict(d)); },
-           nb::arg("state_dict"))
+           nb::sig("def state_dict(self) -> dict[str, typing.Any]"),
+           "{'state': {index: {'step': n, buffer: Tensor, ...}}, 'param_groups': [{..., 'params': [indices]}], "
+           "'skipped_steps': n, 'type': name}; parameters are numbered in group order like PyTorch and buffers "
+           "are copies.")
+      .def("load_state_dict", [](Optimizer& o, StateDictArg d) { o.load_state_dict(state_from_py_dict(d)); },
+           nb::arg("state_dict"),
+           "Restores a state_dict() (also PyTorch's layout). CheckpointError when it lacks 'state'/'param_groups' "
+           "or does not match the groups or parameter shapes; a failed load changes nothing.")
       .def("state_of", [](const Optimizer& o, const Tensor& p) -> nb::object {
         const ParamState* s = o.state_of(p);
         if (!s) return nb::dict();
@@ -411,7 +439,8 @@ void bind_optim(nb::module_& root) {
         e["step"] = s->step;
         for (const auto& [k, t] : s->buffers) e[k.c_str()] = nb::cast(t);
         return e;
-      }, nb::arg("param"), "The live state of one parameter ({} before its first update).")
+      }, nb::sig("def state_of(self, param: spiraltorch._core.Tensor) -> dict[str, typing.Any]"), nb::arg("param"),
+         "The live state of one parameter: {'step': n, buffer name: Tensor, ...} ({} before its first update).")
       .def("__repr__", [](const Optimizer& o) {
         std::string s = o.type_name() + "(";
         for (size_t i = 0; i < o.param_groups().size(); ++i) {
@@ -420,13 +449,13 @@ void bind_optim(nb::module_& root) {
           s += (i ? ", " : "") + nb::cast<std::string>(nb::repr(d));
         }
         return s + ")";
-      });
+      }, "Name(options of each group).");
 
   // foreach= and fused= (SGD, Adam, AdamW, RMSprop, Adagrad) choose among PyTorch's implementations of the same
   // update; every SpiralTorch step is one native loop per parameter, so they are accepted and change nothing.
   nb::class_<SGD, Optimizer>(m, "SGD", "torch.optim.SGD: momentum, dampening, weight decay, Nesterov.")
-      .def("__init__", [](SGD* self, nb::handle params, double lr, double momentum, double dampening,
-                          double weight_decay, bool nesterov, bool maximize, nb::handle, nb::handle) {
+      .def("__init__", [](SGD* self, ParamsArg params, double lr, double momentum, double dampening,
+                          double weight_decay, bool nesterov, bool maximize, FlagArg, FlagArg) {
         new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
          nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
@@ -436,20 +465,20 @@ void bind_optim(nb::module_& root) {
       m, "RiemannianSGD",
       "Riemannian SGD (Becigneul & Ganea 2019): manifold parameters (nn.ManifoldParameter) step along "
       "Poincare-ball geodesics with transported momentum; other parameters get plain SGD.")
-      .def("__init__", [](st::optim::RiemannianSGD* self, nb::handle params, double lr, double momentum,
+      .def("__init__", [](st::optim::RiemannianSGD* self, ParamsArg params, double lr, double momentum,
                           double dampening, double weight_decay, bool nesterov) {
         new (self) st::optim::RiemannianSGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov);
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
          nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
 
-  auto betas_of = [](nb::handle b) {
+  auto betas_of = [](FloatPairArg b) {
     nb::sequence seq = nb::borrow<nb::sequence>(b);
     if (nb::len(seq) != 2) throw st::ValueError("betas must be a pair of floats");
     return std::pair<double, double>(nb::cast<double>(seq[0]), nb::cast<double>(seq[1]));
   };
   nb::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam (L2 weight decay added to the gradient).")
-      .def("__init__", [betas_of](Adam* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle,
+      .def("__init__", [betas_of](Adam* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
+                                  double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
                                   bool capturable) {
         auto [b1, b2] = betas_of(betas);
         new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, false, capturable);
@@ -462,7 +491,7 @@ void bind_optim(nb::module_& root) {
       m, "RiemannianAdam",
       "Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second "
       "moments of the Riemannian norm, exp-map steps and transported first moments; others plain Adam.")
-      .def("__init__", [betas_of](st::optim::RiemannianAdam* self, nb::handle params, double lr, nb::handle betas,
+      .def("__init__", [betas_of](st::optim::RiemannianAdam* self, ParamsArg params, double lr, FloatPairArg betas,
                                   double eps, double weight_decay, bool amsgrad) {
         auto [b1, b2] = betas_of(betas);
         new (self) st::optim::RiemannianAdam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad);
@@ -470,8 +499,8 @@ void bind_optim(nb::module_& root) {
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false);
 
   nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
-      .def("__init__", [betas_of](AdamW* self, nb::handle params, double lr, nb::handle betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, nb::handle, nb::handle,
+      .def("__init__", [betas_of](AdamW* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
+                                  double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
                                   bool capturable) {
         auto [b1, b2] = betas_of(betas);
         new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, capturable);
@@ -481,16 +510,16 @@ void bind_optim(nb::module_& root) {
          nb::arg("fused").none() = nb::none(),
          nb::arg("capturable") = false);
   nb::class_<RMSprop, Optimizer>(m, "RMSprop", "torch.optim.RMSprop (optionally centered, with momentum).")
-      .def("__init__", [](RMSprop* self, nb::handle params, double lr, double alpha, double eps, double weight_decay,
-                          double momentum, bool centered, bool maximize, nb::handle, nb::handle) {
+      .def("__init__", [](RMSprop* self, ParamsArg params, double lr, double alpha, double eps, double weight_decay,
+                          double momentum, bool centered, bool maximize, FlagArg, FlagArg) {
         new (self) RMSprop(groups_from_py(params), lr, alpha, eps, weight_decay, momentum, centered, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("alpha") = 0.99, nb::arg("eps") = 1e-8,
          nb::arg("weight_decay") = 0.0, nb::arg("momentum") = 0.0, nb::arg("centered") = false, nb::kw_only(),
          nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
          nb::arg("fused").none() = nb::none());
   nb::class_<Adagrad, Optimizer>(m, "Adagrad", "torch.optim.Adagrad.")
-      .def("__init__", [](Adagrad* self, nb::handle params, double lr, double lr_decay, double weight_decay,
-                          double initial_accumulator_value, double eps, bool maximize, nb::handle, nb::handle) {
+      .def("__init__", [](Adagrad* self, ParamsArg params, double lr, double lr_decay, double weight_decay,
+                          double initial_accumulator_value, double eps, bool maximize, FlagArg, FlagArg) {
         new (self) Adagrad(groups_from_py(params), lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
       }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lr_decay") = 0.0, nb::arg("weight_decay") = 0.0,
          nb::arg("initial_accumulator_value") = 0.0, nb::arg("eps") = 1e-10, nb::kw_only(),
@@ -499,17 +528,23 @@ void bind_optim(nb::module_& root) {
 
   // ---- schedules ----
   nb::class_<LRScheduler>(m, "LRScheduler", "Base of the learning-rate schedules (torch.optim.lr_scheduler).")
-      .def("step", [](LRScheduler& s, nb::object epoch) {
+      .def("step", [](LRScheduler& s, nb::typed<nb::object, int64_t> epoch) {
         if (!epoch.is_none()) throw st::ValueError("LRScheduler.step: the epoch argument is not supported");
         s.step();
-      }, nb::arg("epoch") = nb::none())
-      .def("get_last_lr", &LRScheduler::get_last_lr)
-      .def_prop_ro("last_epoch", &LRScheduler::last_epoch)
-      .def_prop_ro("base_lrs", &LRScheduler::base_lrs)
-      .def_prop_ro("optimizer", &LRScheduler::optimizer)
-      .def("state_dict", [](const LRScheduler& s) { return sched_to_py(s); })
-      .def("load_state_dict", [](LRScheduler& s, nb::handle d) { s.load_state_dict(sched_from_py(d)); },
-           nb::arg("state_dict"));
+      }, nb::arg("epoch") = nb::none(),
+         "Advances one epoch (or iteration) and writes the new rates into the optimizer's groups. Call it after "
+         "optimizer.step(). Passing epoch raises ValueError (PyTorch deprecated it).")
+      .def("get_last_lr", &LRScheduler::get_last_lr, "The rates the last step wrote, one per parameter group.")
+      .def_prop_ro("last_epoch", &LRScheduler::last_epoch, "The epoch count: 0 after construction, +1 per step().")
+      .def_prop_ro("base_lrs", &LRScheduler::base_lrs, "Each group's initial rate ('initial_lr').")
+      .def_prop_ro("optimizer", &LRScheduler::optimizer, "The optimizer whose rates this schedule sets.")
+      .def("state_dict", [](const LRScheduler& s) { return sched_to_py(s); },
+           nb::sig("def state_dict(self) -> dict[str, typing.Any]"),
+           "{'last_epoch', '_step_count', 'base_lrs', '_last_lr', hyperparameters..., 'type'} (PyTorch's keys).")
+      .def("load_state_dict", [](LRScheduler& s, StateDictArg d) { s.load_state_dict(sched_from_py(d)); },
+           nb::arg("state_dict"),
+           "Restores a state_dict() (epoch count, base and last rates) and writes the restored rates into the "
+           "groups.");
 
   nb::class_<StepLR, LRScheduler>(m, "StepLR", "lr = base_lr * gamma ** (epoch // step_size).")
       .def(nb::init<std::shared_ptr<Optimizer>, int64_t, double>(), nb::arg("optimizer"), nb::arg("step_size"),
@@ -523,8 +558,13 @@ void bind_optim(nb::module_& root) {
                                         "then constant.")
       .def(nb::init<std::shared_ptr<Optimizer>, int64_t, double>(), nb::arg("optimizer"), nb::arg("warmup_steps"),
            nb::arg("start_factor") = 1.0 / 3.0);
-  nb::class_<OneCycleLR, LRScheduler>(m, "OneCycleLR", "The 1cycle policy, like torch.optim.lr_scheduler.OneCycleLR.")
-      .def("__init__", [](OneCycleLR* self, std::shared_ptr<Optimizer> opt, nb::handle max_lr,
+  nb::class_<OneCycleLR, LRScheduler>(m, "OneCycleLR",
+                                      "The 1cycle policy, like torch.optim.lr_scheduler.OneCycleLR: the rate rises "
+                                      "from max_lr / div_factor to max_lr over pct_start of total_steps, then "
+                                      "anneals ('cos' or 'linear') to max_lr / div_factor / final_div_factor; "
+                                      "momentum (or beta1) cycles the other way when cycle_momentum. Give "
+                                      "total_steps, or epochs and steps_per_epoch (ValueError otherwise).")
+      .def("__init__", [](OneCycleLR* self, std::shared_ptr<Optimizer> opt, FloatOrListArg max_lr,
                           std::optional<int64_t> total_steps, std::optional<int64_t> epochs,
                           std::optional<int64_t> steps_per_epoch, double pct_start, const std::string& anneal_strategy,
                           bool cycle_momentum, double base_momentum, double max_momentum, double div_factor,
@@ -560,7 +600,7 @@ void bind_optim(nb::module_& root) {
   }
 
   // ---- clipping ----
-  m.def("clip_grad_norm_", [](nb::handle parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
+  m.def("clip_grad_norm_", [](TensorsArg parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
     const std::vector<Tensor> params = params_arg(parameters);
     const double total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
     st::Dtype dt = st::Dtype::Float32;
@@ -574,10 +614,14 @@ void bind_optim(nb::module_& root) {
     }
     return st::scalar_tensor(total, dt, dev);
   }, nb::arg("parameters"), nb::arg("max_norm"), nb::arg("norm_type") = 2.0, nb::arg("error_if_nonfinite") = false,
-     "Scales gradients so their joint norm is at most max_norm; returns the norm before clipping (a 0-d tensor).");
-  m.def("clip_grad_value_", [](nb::handle parameters, double clip_value) {
+     "Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf "
+     "and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping "
+     "as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a "
+     "NaN/Inf norm raises instead of scaling.");
+  m.def("clip_grad_value_", [](TensorsArg parameters, double clip_value) {
     clip_grad_value_(params_arg(parameters), clip_value);
-  }, nb::arg("parameters"), nb::arg("clip_value"));
+  }, nb::arg("parameters"), nb::arg("clip_value"),
+     "Clamps every gradient element to [-clip_value, clip_value] in place (torch.nn.utils.clip_grad_value_).");
 }
 
 }  // namespace stpy

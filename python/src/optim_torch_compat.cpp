@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "convert.h"
+#include "optim_args.h"
 #include "spiraltorch/optim/adadelta.h"
 #include "spiraltorch/optim/adamax.h"
 #include "spiraltorch/optim/asgd.h"
@@ -72,7 +73,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<Adamax, Optimizer>(m, "Adamax", "torch.optim.Adamax: Adam with the infinity norm.")
       .def(
           "__init__",
-          [](Adamax* self, nb::handle params, double lr, nb::handle betas, double eps, double weight_decay,
+          [](Adamax* self, ParamsArg params, double lr, FloatPairArg betas, double eps, double weight_decay,
              bool maximize) {
             auto [b1, b2] = pair_of(betas, "Adamax: betas");
             new (self) Adamax(optim_groups_from_py(params), lr, b1, b2, eps, weight_decay, maximize);
@@ -82,7 +83,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<NAdam, Optimizer>(m, "NAdam", "torch.optim.NAdam: Adam with Nesterov momentum and a momentum schedule.")
       .def(
           "__init__",
-          [](NAdam* self, nb::handle params, double lr, nb::handle betas, double eps, double weight_decay,
+          [](NAdam* self, ParamsArg params, double lr, FloatPairArg betas, double eps, double weight_decay,
              double momentum_decay, bool decoupled_weight_decay, bool maximize) {
             auto [b1, b2] = pair_of(betas, "NAdam: betas");
             new (self) NAdam(optim_groups_from_py(params), lr, b1, b2, eps, weight_decay, momentum_decay,
@@ -94,7 +95,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<RAdam, Optimizer>(m, "RAdam", "torch.optim.RAdam: rectified Adam.")
       .def(
           "__init__",
-          [](RAdam* self, nb::handle params, double lr, nb::handle betas, double eps, double weight_decay,
+          [](RAdam* self, ParamsArg params, double lr, FloatPairArg betas, double eps, double weight_decay,
              bool decoupled_weight_decay, bool maximize) {
             auto [b1, b2] = pair_of(betas, "RAdam: betas");
             new (self)
@@ -106,7 +107,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<Adadelta, Optimizer>(m, "Adadelta", "torch.optim.Adadelta.")
       .def(
           "__init__",
-          [](Adadelta* self, nb::handle params, double lr, double rho, double eps, double weight_decay, bool maximize) {
+          [](Adadelta* self, ParamsArg params, double lr, double rho, double eps, double weight_decay, bool maximize) {
             new (self) Adadelta(optim_groups_from_py(params), lr, rho, eps, weight_decay, maximize);
           },
           nb::arg("params"), nb::arg("lr") = 1.0, nb::arg("rho") = 0.9, nb::arg("eps") = 1e-6,
@@ -114,7 +115,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<Rprop, Optimizer>(m, "Rprop", "torch.optim.Rprop: sign-based steps with per-element step sizes.")
       .def(
           "__init__",
-          [](Rprop* self, nb::handle params, double lr, nb::handle etas, nb::handle step_sizes, bool maximize) {
+          [](Rprop* self, ParamsArg params, double lr, FloatPairArg etas, FloatPairArg step_sizes, bool maximize) {
             auto [em, ep] = pair_of(etas, "Rprop: etas");
             auto [lo, hi] = pair_of(step_sizes, "Rprop: step_sizes");
             new (self) Rprop(optim_groups_from_py(params), lr, em, ep, lo, hi, maximize);
@@ -125,7 +126,7 @@ void bind_optim_torch_compat(nb::module_& m) {
   nb::class_<ASGD, Optimizer>(m, "ASGD", "torch.optim.ASGD: averaged SGD (the average is the state's 'ax').")
       .def(
           "__init__",
-          [](ASGD* self, nb::handle params, double lr, double lambd, double alpha, double t0, double weight_decay,
+          [](ASGD* self, ParamsArg params, double lr, double lambd, double alpha, double t0, double weight_decay,
              bool maximize) {
             new (self) ASGD(optim_groups_from_py(params), lr, lambd, alpha, t0, weight_decay, maximize);
           },
@@ -139,8 +140,8 @@ void bind_optim_torch_compat(nb::module_& m) {
       "first loss. line_search_fn=None or 'strong_wolfe'.")
       .def(
           "__init__",
-          [](LBFGS* self, nb::handle params, double lr, int64_t max_iter, std::optional<int64_t> max_eval,
-             double tolerance_grad, double tolerance_change, int64_t history_size, nb::handle line_search_fn) {
+          [](LBFGS* self, ParamsArg params, double lr, int64_t max_iter, std::optional<int64_t> max_eval,
+             double tolerance_grad, double tolerance_change, int64_t history_size, nb::typed<nb::handle, std::optional<std::string>> line_search_fn) {
             const std::string ls = line_search_fn.is_none() ? std::string() : nb::cast<std::string>(line_search_fn);
             new (self) LBFGS(optim_groups_from_py(params), lr, max_iter, max_eval.value_or(-1), tolerance_grad,
                              tolerance_change, history_size, ls);
@@ -159,8 +160,12 @@ void bind_optim_torch_compat(nb::module_& m) {
         };
         o.step(call);
         return first;
-      }, nb::sig("def step(self, closure: object = None) -> object"), nb::arg("closure").none() = nb::none(),
-         "Runs the LBFGS iterations; returns what the first closure call returned (the loss before the update).");
+      }, nb::sig("def step(self, closure: collections.abc.Callable[[], spiraltorch._core.Tensor | float] | None = None) "
+                 "-> spiraltorch._core.Tensor | float"),
+         nb::arg("closure").none() = nb::none(),
+         "Runs up to max_iter LBFGS iterations, calling closure (zero_grad, forward, backward, return the loss) "
+         "as needed; returns what the first closure call returned (the loss before the update). ValueError "
+         "without a closure.");
 
   // ---- schedules ----
   using Opt = std::shared_ptr<Optimizer>;
@@ -169,7 +174,7 @@ void bind_optim_torch_compat(nb::module_& m) {
                                        "lr = base_lr * gamma ** (number of milestones <= epoch); chainable.")
       .def(nb::init<Opt, std::vector<int64_t>, double>(), nb::arg("optimizer"), nb::arg("milestones"),
            nb::arg("gamma") = 0.1)
-      .def_prop_ro("milestones", &MultiStepLR::milestones);
+      .def_prop_ro("milestones", &MultiStepLR::milestones, "The sorted epochs at which the rate is multiplied by gamma.");
   nb::class_<ExponentialLR, LRScheduler>(m, "ExponentialLR", "lr = base_lr * gamma ** epoch; chainable.")
       .def(nb::init<Opt, double>(), nb::arg("optimizer"), nb::arg("gamma"));
   nb::class_<LinearLR, LRScheduler>(m, "LinearLR",
@@ -189,14 +194,14 @@ void bind_optim_torch_compat(nb::module_& m) {
       "SGDR: cosine annealing to eta_min over T_i epochs, restarting with T_i = T_0 * T_mult ** restarts.")
       .def(nb::init<Opt, int64_t, int64_t, double>(), nb::arg("optimizer"), nb::arg("T_0"), nb::arg("T_mult") = 1,
            nb::arg("eta_min") = 0.0)
-      .def_prop_ro("T_cur", &CosineAnnealingWarmRestarts::T_cur)
-      .def_prop_ro("T_i", &CosineAnnealingWarmRestarts::T_i);
+      .def_prop_ro("T_cur", &CosineAnnealingWarmRestarts::T_cur, "Epochs since the last restart.")
+      .def_prop_ro("T_i", &CosineAnnealingWarmRestarts::T_i, "The length of the current cycle in epochs.");
   nb::class_<LambdaLR, LRScheduler>(m, "LambdaLR",
                                     "lr = base_lr * lr_lambda(epoch), one callable or one per group. The "
                                     "callables are not part of state_dict().")
       .def(
           "__init__",
-          [](LambdaLR* self, Opt opt, nb::handle lr_lambda) {
+          [](LambdaLR* self, Opt opt, LambdaArg lr_lambda) {
             new (self) LambdaLR(std::move(opt), lambdas_of(lr_lambda, "LambdaLR"));
           },
           nb::arg("optimizer"), nb::arg("lr_lambda"));
@@ -205,7 +210,7 @@ void bind_optim_torch_compat(nb::module_& m) {
                                          "per group).")
       .def(
           "__init__",
-          [](MultiplicativeLR* self, Opt opt, nb::handle lr_lambda) {
+          [](MultiplicativeLR* self, Opt opt, LambdaArg lr_lambda) {
             new (self) MultiplicativeLR(std::move(opt), lambdas_of(lr_lambda, "MultiplicativeLR"));
           },
           nb::arg("optimizer"), nb::arg("lr_lambda"));
@@ -226,7 +231,7 @@ void bind_optim_torch_compat(nb::module_& m) {
       .def(
           "__init__",
           [](ReduceLROnPlateau* self, Opt opt, const std::string& mode, double factor, int64_t patience,
-             double threshold, const std::string& threshold_mode, int64_t cooldown, nb::handle min_lr, double eps) {
+             double threshold, const std::string& threshold_mode, int64_t cooldown, FloatOrListArg min_lr, double eps) {
             std::vector<double> min_lrs;
             if (nb::isinstance<nb::list>(min_lr) || nb::isinstance<nb::tuple>(min_lr)) {
               min_lrs = nb::cast<std::vector<double>>(min_lr);
@@ -241,18 +246,23 @@ void bind_optim_torch_compat(nb::module_& m) {
           nb::arg("min_lr") = 0.0, nb::arg("eps") = 1e-8)
       .def(
           "step",
-          [](ReduceLROnPlateau& s, nb::handle metrics, nb::object epoch) {
+          [](ReduceLROnPlateau& s, nb::typed<nb::handle, std::variant<double, Tensor>> metrics,
+             nb::typed<nb::object, int64_t> epoch) {
             if (!epoch.is_none()) throw st::ValueError("ReduceLROnPlateau.step: the epoch argument is not supported");
             s.step(metric_value(metrics));
           },
-          nb::arg("metrics"), nb::arg("epoch") = nb::none(), "Records the metric of the epoch that just ended.")
-      .def("get_last_lr", &ReduceLROnPlateau::get_last_lr)
-      .def_prop_ro("optimizer", &ReduceLROnPlateau::optimizer)
-      .def_prop_ro("last_epoch", &ReduceLROnPlateau::last_epoch)
-      .def_prop_ro("best", &ReduceLROnPlateau::best)
-      .def_prop_ro("num_bad_epochs", &ReduceLROnPlateau::num_bad_epochs)
-      .def_prop_ro("in_cooldown", &ReduceLROnPlateau::in_cooldown)
-      .def_prop_ro("min_lrs", &ReduceLROnPlateau::min_lrs)
+          nb::arg("metrics"), nb::arg("epoch") = nb::none(),
+          "Records the metric of the epoch that just ended (a number or a 0-d tensor) and reduces the rates when "
+          "it has not improved for more than patience epochs. Passing epoch raises ValueError.")
+      .def("get_last_lr", &ReduceLROnPlateau::get_last_lr, "The current rate of each parameter group.")
+      .def_prop_ro("optimizer", &ReduceLROnPlateau::optimizer, "The optimizer whose rates this schedule sets.")
+      .def_prop_ro("last_epoch", &ReduceLROnPlateau::last_epoch, "The number of step(metrics) calls so far.")
+      .def_prop_ro("best", &ReduceLROnPlateau::best, "The best metric seen (inf/-inf before the first step).")
+      .def_prop_ro("num_bad_epochs", &ReduceLROnPlateau::num_bad_epochs,
+                   "Epochs since the metric last improved on best.")
+      .def_prop_ro("in_cooldown", &ReduceLROnPlateau::in_cooldown,
+                   "True while the cooldown after a reduction is running (bad epochs are not counted).")
+      .def_prop_ro("min_lrs", &ReduceLROnPlateau::min_lrs, "The floor of each group's rate.")
       .def("is_better", &ReduceLROnPlateau::is_better, nb::arg("a"), nb::arg("best"),
            "Whether metric a improves on best under the mode and threshold.")
       .def("state_dict",
@@ -270,10 +280,13 @@ void bind_optim_torch_compat(nb::module_& m) {
              for (const auto& [k, v] : s.hyperparameters()) d[k.c_str()] = v;
              d["type"] = "ReduceLROnPlateau";
              return d;
-           })
+           },
+           nb::sig("def state_dict(self) -> dict[str, typing.Any]"),
+           "{'last_epoch', 'best', 'num_bad_epochs', 'cooldown_counter', '_last_lr', 'min_lrs', 'mode', "
+           "'threshold_mode', hyperparameters..., 'type'}.")
       .def(
           "load_state_dict",
-          [](ReduceLROnPlateau& s, nb::handle obj) {
+          [](ReduceLROnPlateau& s, StateDictArg obj) {
             nb::dict d = nb::borrow<nb::dict>(obj);
             for (const char* k : {"last_epoch", "best", "num_bad_epochs", "cooldown_counter"}) {
               if (!d.contains(k))
@@ -287,7 +300,9 @@ void bind_optim_torch_compat(nb::module_& m) {
             if (d.contains("_last_lr")) st.last_lrs = nb::cast<std::vector<double>>(d["_last_lr"]);
             s.load_state_dict(st);
           },
-          nb::arg("state_dict"));
+          nb::arg("state_dict"),
+          "Restores a state_dict(); CheckpointError when 'last_epoch', 'best', 'num_bad_epochs' or "
+          "'cooldown_counter' is missing.");
 }
 
 }  // namespace stpy

@@ -1,10 +1,13 @@
 // ModuleTrainer, the roundtable schedule and the curvature scheduler (spiraltorch.nn).
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "nn_bind.h"
 #include "spiraltorch/train/module_trainer.h"
@@ -27,6 +30,11 @@ ModuleTrainer::BatchSource batch_source(nb::iterator& it) {
     return true;
   };
 }
+
+// Signature-only names for the stubs (plain Python objects at run time).
+using LossArg = nb::typed<nb::object, nb::typed<nb::callable, Tensor(Tensor, Tensor)>>;
+using BatchesArg = nb::typed<nb::handle, nb::typed<nb::iterable, std::tuple<Tensor, Tensor>>>;
+using PathArg = nb::typed<nb::handle, std::filesystem::path>;
 
 ModuleTrainer::Loss loss_fn(nb::object loss) {
   return [loss](const Tensor& pred, const Tensor& target) { return nb::cast<Tensor>(loss(pred, target)); };
@@ -52,47 +60,58 @@ void bind_train(nb::module_& nn) {
         c->validate();
       }, nb::kw_only(), nb::arg("top_k") = 8, nb::arg("mid_k") = 8, nb::arg("bottom_k") = 8,
          nb::arg("here_tolerance") = 1e-5, nb::arg("band_weights") = std::array<double, 3>{1.0, 1.0, 1.0})
-      .def_ro("top_k", &RoundtableConfig::top_k)
-      .def_ro("mid_k", &RoundtableConfig::mid_k)
-      .def_ro("bottom_k", &RoundtableConfig::bottom_k)
-      .def_ro("here_tolerance", &RoundtableConfig::here_tolerance)
-      .def_ro("band_weights", &RoundtableConfig::band_weights)
+      .def_ro("top_k", &RoundtableConfig::top_k, "How many of the largest |g| entries form the Above band.")
+      .def_ro("mid_k", &RoundtableConfig::mid_k, "The Here band's nominal size (Here is what Above/Beneath leave).")
+      .def_ro("bottom_k", &RoundtableConfig::bottom_k, "How many of the smallest remaining |g| entries form Beneath.")
+      .def_ro("here_tolerance", &RoundtableConfig::here_tolerance, "Entries with |g| <= this are always Here.")
+      .def_ro("band_weights", &RoundtableConfig::band_weights, "Gradient scale of the (Above, Here, Beneath) bands.")
       .def("__repr__", [](const RoundtableConfig& c) {
         return "RoundtableConfig(top_k=" + std::to_string(c.top_k) + ", mid_k=" + std::to_string(c.mid_k) +
                ", bottom_k=" + std::to_string(c.bottom_k) + ", here_tolerance=" + std::to_string(c.here_tolerance) + ")";
       });
 
-  nb::class_<RoundtableSchedule>(nn, "RoundtableSchedule", "Splits output gradients into Above/Here/Beneath bands.")
-      .def("above_k", &RoundtableSchedule::above_k)
-      .def("here_k", &RoundtableSchedule::here_k)
-      .def("beneath_k", &RoundtableSchedule::beneath_k)
+  nb::class_<RoundtableSchedule>(nn, "RoundtableSchedule",
+                                 "Splits an output gradient into bands by rank of |g| over the flattened gradient: "
+                                 "Above = the above_k largest, Beneath = the beneath_k smallest of the rest, Here = "
+                                 "the others (and every |g| <= here_tolerance). Made by ModuleTrainer.roundtable().")
+      .def("above_k", &RoundtableSchedule::above_k, "The Above band's size (top_k clamped to [1, cols]).")
+      .def("here_k", &RoundtableSchedule::here_k, "The Here band's nominal size (mid_k clamped to [1, cols]).")
+      .def("beneath_k", &RoundtableSchedule::beneath_k, "The Beneath band's size (bottom_k clamped to [1, cols]).")
       .def("band_energy", [](const RoundtableSchedule& s, const Tensor& g) {
         const auto e = s.band_energy(g);
-        return nb::make_tuple(e[0], e[1], e[2]);
+        return std::make_tuple(e[0], e[1], e[2]);
       }, nb::arg("gradient"), "Sum of |g| in each band: (above, here, beneath).")
       .def("classify", [](const RoundtableSchedule& s, const Tensor& g) {
         static const char* names[] = {"above", "here", "beneath"};
-        nb::list out;
-        for (Band b : s.classify(g)) out.append(names[static_cast<int>(b)]);
+        std::vector<std::string> out;
+        for (Band b : s.classify(g)) out.emplace_back(names[static_cast<int>(b)]);
         return out;
-      }, nb::arg("gradient"))
-      .def("weight_mask", &RoundtableSchedule::weight_mask, nb::arg("gradient"))
+      }, nb::arg("gradient"),
+         "The band of every element of the flattened gradient: 'above', 'here' or 'beneath' (ties: larger |g|, "
+         "then lower index, ranks higher).")
+      .def("weight_mask", &RoundtableSchedule::weight_mask, nb::arg("gradient"),
+           "A tensor shaped like gradient holding each element's band weight (config.band_weights).")
       .def("__repr__", [](const RoundtableSchedule& s) {
         return "RoundtableSchedule(above_k=" + std::to_string(s.above_k()) + ", here_k=" + std::to_string(s.here_k()) +
                ", beneath_k=" + std::to_string(s.beneath_k()) + ")";
       });
 
   nb::class_<EpochStats>(nn, "EpochStats", "What one epoch did; average_loss is the plain mean of batch losses.")
-      .def_ro("batches", &EpochStats::batches)
-      .def_ro("total_loss", &EpochStats::total_loss)
-      .def_ro("average_loss", &EpochStats::average_loss)
-      .def_ro("skipped_steps", &EpochStats::skipped_steps)
-      .def_ro("seconds", &EpochStats::seconds)
-      .def_prop_ro("band_energy", [](const EpochStats& s) { return bands(s.band_energy); })
+      .def_ro("batches", &EpochStats::batches, "Batches the epoch took.")
+      .def_ro("total_loss", &EpochStats::total_loss, "Sum of the finite batch losses.")
+      .def_ro("average_loss", &EpochStats::average_loss, "The plain mean of the batch losses.")
+      .def_ro("skipped_steps", &EpochStats::skipped_steps,
+              "Batches whose loss or gradients were not finite (nothing was updated for them).")
+      .def_ro("seconds", &EpochStats::seconds, "Wall-clock time of the epoch.")
+      .def_prop_ro("band_energy", [](const EpochStats& s) { return bands(s.band_energy); },
+                   nb::sig("def band_energy(self) -> dict[str, float]"),
+                   "Sum of |g| per roundtable band over the epoch: {'above', 'here', 'beneath'}.")
       .def_prop_ro("desire_summary", [](const EpochStats& s) -> nb::object {
         return s.desire_summary ? nb::cast(*s.desire_summary) : nb::none();
-      }, "The desire trainer bridge's summary drained at the end of the epoch, or None.")
+      }, nb::sig("def desire_summary(self) -> dict[str, float] | None"),
+         "The desire trainer bridge's summary drained at the end of the epoch, or None.")
       .def_prop_ro("desire_multipliers", [](const EpochStats& s) { return bands(s.desire_multipliers); },
+                   nb::sig("def desire_multipliers(self) -> dict[str, float]"),
                    "The band multipliers (above, here, beneath) from the desire roundtable bridge last applied.")
       .def("__repr__", [](const EpochStats& s) {
         return "EpochStats(batches=" + std::to_string(s.batches) + ", total_loss=" + std::to_string(s.total_loss) +
@@ -107,9 +126,11 @@ void bind_train(nb::module_& nn) {
       }, nb::kw_only(), nb::arg("initial") = nb::none(), nb::arg("min_curvature") = -1.5,
          nb::arg("max_curvature") = -0.2, nb::arg("target_pressure") = 0.05, nb::arg("step") = 0.05,
          nb::arg("tolerance") = 0.05, nb::arg("smoothing") = 0.2, nb::arg("proportional_gain") = 1.0)
-      .def_prop_ro("current", &CurvatureScheduler::current)
-      .def_prop_ro("last_pressure", &CurvatureScheduler::last_pressure)
-      .def("sync", &CurvatureScheduler::sync)
+      .def_prop_ro("current", &CurvatureScheduler::current, "The current curvature (negative).")
+      .def_prop_ro("last_pressure", &CurvatureScheduler::last_pressure,
+                   "The smoothed pressure (EMA of observed mean |g|), or None before the first observation.")
+      .def("sync", &CurvatureScheduler::sync, nb::arg("curvature"),
+           "Sets the curvature (clamped into [min_curvature, max_curvature]) and restarts the pressure history.")
       .def("observe_pressure", [](CurvatureScheduler& s, double p) {
         const auto d = s.observe_pressure(p);
         nb::dict out;
@@ -118,7 +139,10 @@ void bind_train(nb::module_& nn) {
         out["curvature"] = d.curvature;
         out["changed"] = d.changed;
         return out;
-      });
+      }, nb::sig("def observe_pressure(self, pressure: float) -> dict[str, float | bool]"), nb::arg("pressure"),
+         "Smooths pressure (ema += smoothing * (p - ema)); when |ema - target_pressure| > tolerance moves the "
+         "curvature by proportional_gain * error clamped to +-step and to the bounds. Returns {'raw_pressure', "
+         "'smoothed_pressure', 'curvature', 'changed'}. ValueError for a non-finite pressure.");
 
   nb::class_<SpectralLearningRatePolicy>(nn, "SpectralLearningRatePolicy",
                                          "Heuristic LR scale from roundtable band energies: (target / smoothed "
@@ -130,9 +154,11 @@ void bind_train(nb::module_& nn) {
       }, nb::kw_only(), nb::arg("smoothing") = 0.2, nb::arg("target_concentration") = 0.5, nb::arg("gain") = 0.5,
          nb::arg("lr_bounds") = std::make_pair(0.1, 6.0), nb::arg("max_lr_step") = 1.4)
       .def("observe", [](SpectralLearningRatePolicy& p, double a, double h, double b) { return p.observe({a, h, b}); },
-           nb::arg("above"), nb::arg("here"), nb::arg("beneath"))
-      .def_prop_ro("last_scale", &SpectralLearningRatePolicy::last_scale)
-      .def_prop_ro("concentration", &SpectralLearningRatePolicy::concentration);
+           nb::arg("above"), nb::arg("here"), nb::arg("beneath"),
+           "Observes one batch's band energies and returns the learning-rate scale for that batch.")
+      .def_prop_ro("last_scale", &SpectralLearningRatePolicy::last_scale, "The scale the last observe() returned.")
+      .def_prop_ro("concentration", &SpectralLearningRatePolicy::concentration,
+                   "The smoothed above / (above + here + beneath) share, or None before the first observe().");
 
   nb::class_<ModuleTrainer>(nn, "ModuleTrainer",
                             "Native training loop: Riemannian (Poincare-ball) steps for modules with an attached "
@@ -141,61 +167,83 @@ void bind_train(nb::module_& nn) {
            nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 1e-2, nb::arg("fallback_learning_rate") = 1e-2)
       .def("roundtable", [](const ModuleTrainer& t, int64_t rows, int64_t cols, std::optional<RoundtableConfig> cfg) {
         return t.roundtable(rows, cols, cfg.value_or(RoundtableConfig{}));
-      }, nb::arg("rows"), nb::arg("cols"), nb::arg("config") = nb::none())
-      .def("train_epoch", [](ModuleTrainer& t, st::nn::Module& model, nb::object loss, nb::handle batches,
+      }, nb::arg("rows"), nb::arg("cols"), nb::arg("config") = nb::none(),
+         "The roundtable schedule for outputs of shape (rows, cols) (config defaults to RoundtableConfig()).")
+      .def("train_epoch", [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches,
                              const RoundtableSchedule& schedule) {
         nb::iterator it = nb::iter(batches);
         return t.train_epoch(model, loss_fn(loss), batch_source(it), schedule);
-      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"), nb::arg("schedule"))
-      .def("evaluate_epoch", [](ModuleTrainer& t, st::nn::Module& model, nb::object loss, nb::handle batches) {
+      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"), nb::arg("schedule"),
+         "One pass over batches ((input, target) pairs of tensors or array-likes): forward, loss(prediction, "
+         "target), backward, roundtable band weighting of the output gradient, then one update per batch "
+         "(batches with a non-finite loss or gradient are skipped and counted). Moves model and batches to the "
+         "backend's device. Returns EpochStats.")
+      .def("evaluate_epoch", [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches) {
         nb::iterator it = nb::iter(batches);
         return t.evaluate_epoch(model, loss_fn(loss), batch_source(it));
-      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"))
-      .def("prepare", &ModuleTrainer::prepare, nb::arg("model"))
-      .def("zero", &ModuleTrainer::zero, nb::arg("model"))
+      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"),
+         "The mean loss over batches without gradients or updates; returns EpochStats.")
+      .def("prepare", &ModuleTrainer::prepare, nb::arg("model"),
+           "Attaches a hypergrad (the trainer's curvature and hyper_learning_rate) to every parameter of model.")
+      .def("zero", &ModuleTrainer::zero, nb::arg("model"), "Clears the gradients of model's parameters.")
       .def("step", &ModuleTrainer::step, nb::arg("model"),
            "Applies one update from .grad; returns False (and changes nothing) if a gradient is not finite.")
       .def("enable_desire_telemetry", &ModuleTrainer::enable_desire_telemetry, nb::arg("bundle"),
            "Each batch's roundtable band weights are multiplied by the bundle's roundtable impulse (above, here, "
            "beneath); each epoch drains its trainer bridge into EpochStats.desire_summary.")
-      .def("disable_desire_telemetry", &ModuleTrainer::disable_desire_telemetry)
-      .def_prop_ro("desire_telemetry_enabled", [](const ModuleTrainer& t) { return t.desire_telemetry().has_value(); })
-      .def("enable_realgrad", &ModuleTrainer::enable_realgrad, nb::arg("learning_rate"))
-      .def("disable_realgrad", &ModuleTrainer::disable_realgrad)
-      .def("set_grad_clip_max_norm", &ModuleTrainer::set_grad_clip_max_norm, nb::arg("max_norm"))
-      .def("clear_grad_clip_max_norm", &ModuleTrainer::clear_grad_clip_max_norm)
-      .def("enable_curvature_scheduler", &ModuleTrainer::enable_curvature_scheduler, nb::arg("scheduler"))
-      .def("disable_curvature_scheduler", &ModuleTrainer::disable_curvature_scheduler)
+      .def("disable_desire_telemetry", &ModuleTrainer::disable_desire_telemetry, "Undoes enable_desire_telemetry.")
+      .def_prop_ro("desire_telemetry_enabled", [](const ModuleTrainer& t) { return t.desire_telemetry().has_value(); },
+                   "True while a desire telemetry bundle is attached.")
+      .def("enable_realgrad", &ModuleTrainer::enable_realgrad, nb::arg("learning_rate"),
+           "A Euclidean step of learning_rate: parameters without a hypergrad use it instead of "
+           "fallback_learning_rate, those with one take it after their Riemannian step (then clipped into the "
+           "ball). ValueError unless positive and finite.")
+      .def("disable_realgrad", &ModuleTrainer::disable_realgrad, "Undoes enable_realgrad.")
+      .def("set_grad_clip_max_norm", &ModuleTrainer::set_grad_clip_max_norm, nb::arg("max_norm"),
+           "Clips the joint gradient norm to max_norm before every update (ValueError unless finite and > 0).")
+      .def("clear_grad_clip_max_norm", &ModuleTrainer::clear_grad_clip_max_norm, "Stops gradient clipping.")
+      .def("enable_curvature_scheduler", &ModuleTrainer::enable_curvature_scheduler, nb::arg("scheduler"),
+           "Each batch feeds its mean |g| to scheduler and trains with the curvature it returns.")
+      .def("disable_curvature_scheduler", &ModuleTrainer::disable_curvature_scheduler,
+           "Keeps the current curvature fixed from now on.")
       .def("curvature_metrics", [](const ModuleTrainer& t) -> nb::object {
         if (!t.curvature_scheduler() || !t.curvature_scheduler()->last_pressure()) return nb::none();
         nb::dict d;
         d["smoothed_pressure"] = *t.curvature_scheduler()->last_pressure();
         d["curvature"] = t.curvature();
         return d;
-      })
+      }, nb::sig("def curvature_metrics(self) -> dict[str, float] | None"),
+         "{'smoothed_pressure', 'curvature'} from the curvature scheduler, or None before it observed a batch.")
       .def("enable_spectral_learning_rate", [](ModuleTrainer& t, std::optional<SpectralLearningRatePolicy> p) {
         t.enable_spectral_learning_rate(p.value_or(SpectralLearningRatePolicy({})));
-      }, nb::arg("policy") = nb::none())
-      .def("disable_spectral_learning_rate", &ModuleTrainer::disable_spectral_learning_rate)
+      }, nb::arg("policy") = nb::none(),
+         "Scales each batch's learning rates by policy.observe(band energies) (default policy when None).")
+      .def("disable_spectral_learning_rate", &ModuleTrainer::disable_spectral_learning_rate,
+           "Back to unscaled learning rates.")
       .def("spectral_metrics", [](const ModuleTrainer& t) -> nb::object {
         if (!t.spectral_policy() || !t.spectral_policy()->concentration()) return nb::none();
         nb::dict d;
         d["concentration"] = *t.spectral_policy()->concentration();
         d["lr_scale"] = t.spectral_policy()->last_scale();
         return d;
-      })
-      .def("mul_learning_rate", &ModuleTrainer::mul_learning_rate, nb::arg("model"), nb::arg("factor"))
-      .def_prop_ro("requested_backend", &ModuleTrainer::requested_backend)
-      .def_prop_ro("backend", &ModuleTrainer::requested_backend)
-      .def_prop_ro("effective_backend", &ModuleTrainer::effective_backend)
-      .def_prop_ro("curvature", &ModuleTrainer::curvature)
-      .def_prop_ro("hyper_learning_rate", &ModuleTrainer::hyper_learning_rate)
-      .def_prop_ro("fallback_learning_rate", &ModuleTrainer::fallback_learning_rate)
-      .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate)
-      .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm)
-      .def_prop_ro("epoch", &ModuleTrainer::epoch)
+      }, nb::sig("def spectral_metrics(self) -> dict[str, float] | None"),
+         "{'concentration', 'lr_scale'} from the spectral policy, or None before it observed a batch.")
+      .def("mul_learning_rate", &ModuleTrainer::mul_learning_rate, nb::arg("model"), nb::arg("factor"),
+           "Multiplies every learning rate (the trainer's and those of model's attached hypergrads) by factor.")
+      .def_prop_ro("requested_backend", &ModuleTrainer::requested_backend, "The backend asked for ('cpu', 'auto', ...).")
+      .def_prop_ro("backend", &ModuleTrainer::requested_backend, "Same as requested_backend.")
+      .def_prop_ro("effective_backend", &ModuleTrainer::effective_backend, "The device backend training runs on.")
+      .def_prop_ro("curvature", &ModuleTrainer::curvature, "The Poincare-ball curvature of hypergrad steps (< 0).")
+      .def_prop_ro("hyper_learning_rate", &ModuleTrainer::hyper_learning_rate,
+                   "The Riemannian step size of parameters with a hypergrad.")
+      .def_prop_ro("fallback_learning_rate", &ModuleTrainer::fallback_learning_rate,
+                   "The SGD step size of parameters without a hypergrad.")
+      .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate,
+                   "The realgrad rate set by enable_realgrad, or None.")
+      .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm, "The clipping norm, or None.")
+      .def_prop_ro("epoch", &ModuleTrainer::epoch, "Epochs train_epoch has completed.")
       .def_prop_ro("steps", &ModuleTrainer::steps, "Batches train_epoch has taken, across epochs (skipped ones included).")
-      .def("set_trace", [](ModuleTrainer& t, nb::handle path, bool append, bool overwrite) {
+      .def("set_trace", [](ModuleTrainer& t, PathArg path, bool append, bool overwrite) {
         t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer",
                                                           st::io::trace_mode(append, overwrite)));
       }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false,

@@ -7,7 +7,11 @@
 
 #include <cstdio>
 
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
 #include "convert.h"
+#include "toolkit_args.h"
 #include "spiraltorch/zspace/amegagrad.h"
 #include "spiraltorch/zspace/complex_tensor.h"
 #include "spiraltorch/zspace/desire_control.h"
@@ -67,7 +71,8 @@ void bind_complex_tensor(nb::module_& m) {
                                "and rounded once to complex64; mixed dtypes give complex128, as in NumPy.")
       .def(
           "__init__",
-          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::object data, nb::handle dtype) {
+          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::typed<nb::object, argdoc::NpArray> data,
+             nb::typed<nb::handle, argdoc::NpDtype> dtype) {
             const z::ComplexDtype dt = complex_dtype_of(dtype, "ComplexTensor");
             if (data.is_none()) {
               new (self) z::ComplexTensor(rows, cols, dt);
@@ -80,10 +85,12 @@ void bind_complex_tensor(nb::module_& m) {
             new (self) z::ComplexTensor(rows, cols, std::move(vals), dt);
           },
           nb::arg("rows"), nb::arg("cols"), nb::arg("data") = nb::none(), nb::kw_only(),
-          nb::arg("dtype") = "complex128")
+          nb::arg("dtype") = "complex128",
+          "A (rows, cols) matrix: zeros when data is None, else rows * cols complex numbers (row-major, any "
+          "iterable or array; complex() of each). dtype 'complex64' or 'complex128' (DtypeError otherwise).")
       .def_static(
           "from_numpy",
-          [](nb::handle array) {
+          [](nb::typed<nb::handle, argdoc::NpArray> array) {
             const nb::object np = nb::module_::import_("numpy");
             const nb::object a = np.attr("asarray")(array);
             if (nb::cast<int>(a.attr("ndim")) != 2) {
@@ -101,7 +108,7 @@ void bind_complex_tensor(nb::module_& m) {
           nb::arg("array"), "A ComplexTensor from a 2-d array (complex64 stays complex64, anything else complex128).")
       .def_prop_ro("dtype", [](const z::ComplexTensor& t) { return z::complex_dtype_name(t.dtype()); },
                    "'complex64' or 'complex128'.")
-      .def("to", [](const z::ComplexTensor& t, nb::handle dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
+      .def("to", [](const z::ComplexTensor& t, nb::typed<nb::handle, argdoc::NpDtype> dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
            nb::arg("dtype"), "The same values in another dtype (rounded when narrowing).")
       .def("numpy", [](const z::ComplexTensor& t) {
         const nb::object np = nb::module_::import_("numpy");
@@ -109,8 +116,8 @@ void bind_complex_tensor(nb::module_& m) {
         for (const auto& v : t.data()) vals.append(nb::cast(v));
         return np.attr("array")(vals, z::complex_dtype_name(t.dtype())).attr("reshape")(t.rows(), t.cols());
       }, "A NumPy array of the tensor's dtype (a copy).")
-      .def("shape", &z::ComplexTensor::shape)
-      .def("data", [](const z::ComplexTensor& t) { return t.data(); })
+      .def("shape", &z::ComplexTensor::shape, "(rows, cols).")
+      .def("data", [](const z::ComplexTensor& t) { return t.data(); }, "The entries as a flat row-major list of complex.")
       .def("to_tensor", &z::ComplexTensor::to_tensor, "The real (rows, 2 * cols) tensor [re, im, re, im, ...] per row (float32).")
       .def("conj", &z::ComplexTensor::conj, "The complex conjugate.")
       .def("abs", &z::ComplexTensor::abs, "|z| per entry as a (rows, cols) float64 tensor.")
@@ -132,27 +139,29 @@ void bind_complex_tensor(nb::module_& m) {
 void bind_gradient_summary(nb::module_& m) {
   using S = z::GradientSummary;
   nb::class_<S>(m, "GradientSummary", "Statistics of a gradient's finite entries (accumulated in float64).")
-      .def("__init__", [](S* self, nb::handle values) { new (self) S(to_doubles(values)); }, nb::arg("values"))
-      .def_static("from_values", [](nb::handle values) { return S(to_doubles(values)); }, nb::arg("values"))
-      .def("count", &S::count)
-      .def("sum", &S::sum)
-      .def("l1", &S::l1)
-      .def("sum_squares", &S::sum_squares)
-      .def("l2", &S::l2)
-      .def("linf", &S::linf)
-      .def("mean", &S::mean)
-      .def("mean_abs", &S::mean_abs)
-      .def("rms", &S::rms)
-      .def("min", &S::min)
-      .def("max", &S::max)
-      .def("support_width", &S::support_width)
-      .def("positive_count", &S::positive_count)
-      .def("negative_count", &S::negative_count)
-      .def("zero_count", &S::zero_count)
-      .def("near_zero_count", &S::near_zero_count)
+      .def("__init__", [](S* self, FloatSeqArg values) { new (self) S(to_doubles(values)); }, nb::arg("values"),
+           "The statistics of values (float() of each item); non-finite values are dropped.")
+      .def_static("from_values", [](FloatSeqArg values) { return S(to_doubles(values)); }, nb::arg("values"),
+                  "Same as GradientSummary(values).")
+      .def("count", &S::count, "The number of finite entries.")
+      .def("sum", &S::sum, "The exactly rounded sum (as math.fsum).")
+      .def("l1", &S::l1, "sum |g|.")
+      .def("sum_squares", &S::sum_squares, "sum g^2.")
+      .def("l2", &S::l2, "sqrt(sum g^2).")
+      .def("linf", &S::linf, "max |g|.")
+      .def("mean", &S::mean, "sum / count.")
+      .def("mean_abs", &S::mean_abs, "l1 / count.")
+      .def("rms", &S::rms, "sqrt(sum_squares / count).")
+      .def("min", &S::min, "The smallest entry.")
+      .def("max", &S::max, "The largest entry.")
+      .def("support_width", &S::support_width, "max - min.")
+      .def("positive_count", &S::positive_count, "Entries > 0.")
+      .def("negative_count", &S::negative_count, "Entries < 0.")
+      .def("zero_count", &S::zero_count, "Entries == 0.")
+      .def("near_zero_count", &S::near_zero_count, "Entries with |g| <= 1e-5.")
       .def("activation", &S::activation, "The fraction of entries with |g| > 1e-5.")
       .def("variance", &S::variance, "Population variance.")
-      .def("std", &S::std)
+      .def("std", &S::std, "Population standard deviation.")
       .def("sign_lean", &S::sign_lean, "(positive - negative) / count.")
       .def("sign_entropy", &S::sign_entropy,
            "Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins).")
@@ -168,7 +177,10 @@ void bind_gradient_summary(nb::module_& m) {
                }
              }
              return d;
-           })
+           },
+           nb::sig("def as_dict(self) -> dict[str, float]"),
+           "{name: value} for count, sum, l1, l2, linf, mean, mean_abs, rms, min, max, support_width, activation, "
+           "variance, std, sign_lean, sign_entropy, kurtosis.")
       .def("__repr__", [](const S& s) {
         return "GradientSummary(count=" + std::to_string(s.count()) + ", l2=" + fmt6g(s.l2()) +
                ", mean_abs=" + fmt6g(s.mean_abs()) + ")";
@@ -185,15 +197,15 @@ void bind_encoder(nb::module_& m) {
                 "linguistic content: it is a deterministic feature map (s is real, so X_{N-j} = conj(X_j) and\n"
                 "half the output mirrors the other half; code points equal modulo 1024 collide).")
       .def(nb::init<double, double>(), nb::arg("curvature"), nb::arg("temperature"))
-      .def("curvature", &E::curvature)
-      .def("temperature", &E::temperature)
+      .def("curvature", &E::curvature, "The ball's curvature (< 0).")
+      .def("temperature", &E::temperature, "T, the signal's scale.")
       .def(
           "encode_wave",
-          [](const E& e, nb::handle text) { return e.encode_wave(text_arg(text, "LanguageWaveEncoder")); },
+          [](const E& e, TextArg text) { return e.encode_wave(text_arg(text, "LanguageWaveEncoder")); },
           nb::arg("text"), "The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters.")
       .def(
           "encode_z_space",
-          [](const E& e, nb::handle text) { return e.encode_z_space(text_arg(text, "LanguageWaveEncoder")); },
+          [](const E& e, TextArg text) { return e.encode_z_space(text_arg(text, "LanguageWaveEncoder")); },
           nb::arg("text"), "The text as a (1, 2N) float32 point inside the ball of curvature curvature().");
 }
 
@@ -221,8 +233,8 @@ void bind_tapes(nb::module_& m) {
                 "the step sees what was applied); the next accumulate_* starts again from zero, and apply\n"
                 "without new accumulation does not move the weights. pending_gradient() is what the next\n"
                 "apply would use.")
-      .def("shape", &T::shape)
-      .def("learning_rate", &T::learning_rate)
+      .def("shape", &T::shape, "(rows, cols) of the tape.")
+      .def("learning_rate", &T::learning_rate, "The step size of apply().")
       .def("scale_learning_rate", &T::scale_learning_rate, nb::arg("factor"),
            "Multiplies the learning rate by factor (ignored unless positive and finite).")
       .def("set_learning_rate", &T::set_learning_rate, nb::arg("learning_rate"),
@@ -232,7 +244,7 @@ void bind_tapes(nb::module_& m) {
            "or, when nothing has been accumulated since, the gradient that apply last used.")
       .def("applied", &T::applied, "True when gradient() is the last applied gradient (nothing accumulated since).")
       .def("pending_gradient", &T::pending_gradient, "The gradient the next apply would use (zeros right after an apply).")
-      .def("summary", &T::summary)
+      .def("summary", &T::summary, "GradientSummary of gradient().")
       .def("reset", &T::reset, "Clears the gradient (pending and last applied).")
       .def(
           "accumulate_wave", [](T& t, nb::handle wave) { t.accumulate_wave(tensor_arg(t, wave, "accumulate_wave")); },
@@ -252,7 +264,7 @@ void bind_tapes(nb::module_& m) {
           "Adds prediction - target, the gradient of 1/2 |prediction - target|^2.")
       .def(
           "absorb_text",
-          [](T& t, const z::LanguageWaveEncoder& enc, nb::handle text) {
+          [](T& t, const z::LanguageWaveEncoder& enc, TextArg text) {
             t.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
           },
           nb::arg("encoder"), nb::arg("text"),
@@ -298,7 +310,7 @@ void bind_tapes(nb::module_& m) {
            },
            nb::arg("curvature"), nb::arg("learning_rate"), nb::arg("rows"), nb::arg("cols"), nb::kw_only(),
            nb::arg("topos") = nb::none())
-      .def("curvature", &z::Hypergrad::curvature)
+      .def("curvature", &z::Hypergrad::curvature, "The ball's curvature (< 0).")
       .def("retune", &z::Hypergrad::retune, nb::arg("curvature"), nb::arg("learning_rate"),
            "New curvature and learning rate; clears the tape.");
 
@@ -389,7 +401,7 @@ void bind_trainer(nb::module_& m) {
                  "Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.")
       .def(
           "__init__",
-          [](Tr* self, nb::handle z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,
+          [](Tr* self, nb::typed<nb::handle, int64_t> z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,
              double lam_drs, double lr, double beta1, double beta2, double eps, const std::string& projection,
              const std::optional<z::OpenCartesianTopos>& topos) {
             if (!nb::isinstance<nb::int_>(z_dim) || nb::isinstance<nb::bool_>(z_dim) || nb::cast<int64_t>(z_dim) <= 0) {
@@ -421,13 +433,15 @@ void bind_trainer(nb::module_& m) {
           nb::arg("gradient_projection") = "tile_or_truncate", nb::arg("topos") = nb::none())
       .def_prop_ro("topos", [](const Tr& t) { return t.options().topos; },
                    "The OpenCartesianTopos guarding every step (z saturated after each update), or None.")
-      .def_prop_ro("z_dim", [](const Tr& t) { return t.options().z_dim; })
-      .def_prop_ro("alpha", [](const Tr& t) { return t.options().alpha; })
-      .def_prop_ro("lr", [](const Tr& t) { return t.options().lr; })
-      .def_prop_ro("beta1", [](const Tr& t) { return t.options().beta1; })
-      .def_prop_ro("beta2", [](const Tr& t) { return t.options().beta2; })
-      .def_prop_ro("eps", [](const Tr& t) { return t.options().eps; })
-      .def_prop_ro("lam_frac", [](const Tr& t) { return t.options().lam_frac; })
+      .def_prop_ro("z_dim", [](const Tr& t) { return t.options().z_dim; }, "The length of z.")
+      .def_prop_ro("alpha", [](const Tr& t) { return t.options().alpha; },
+                   "The order of the fractional spectral penalty R_alpha(z).")
+      .def_prop_ro("lr", [](const Tr& t) { return t.options().lr; }, "Adam's step size.")
+      .def_prop_ro("beta1", [](const Tr& t) { return t.options().beta1; }, "Adam's first-moment decay.")
+      .def_prop_ro("beta2", [](const Tr& t) { return t.options().beta2; }, "Adam's second-moment decay.")
+      .def_prop_ro("eps", [](const Tr& t) { return t.options().eps; }, "Adam's denominator epsilon.")
+      .def_prop_ro("lam_frac", [](const Tr& t) { return t.options().lam_frac; },
+                   "The weight of the fractional penalty in the objective and the update.")
       .def_prop_ro("lambdas",
                    [](const Tr& t) {
                      const auto& o = t.options();
@@ -437,19 +451,28 @@ void bind_trainer(nb::module_& m) {
                      d["stability"] = o.lam_stab;
                      d["drs"] = o.lam_drs;
                      return d;
-                   })
+                   },
+                   nb::sig("def lambdas(self) -> dict[str, float]"),
+                   "The objective's weights {'speed', 'memory', 'stability', 'drs'}.")
       .def_prop_ro("gradient_projection",
                    [](const Tr& t) {
                      return t.options().gradient_projection == Tr::GradientProjection::Exact ? "exact" : "tile_or_truncate";
-                   })
+                   },
+                   "'tile_or_truncate' (the gradient metric is tiled/truncated to z_dim) or 'exact' (it must be z_dim "
+                   "long).")
       .def_prop_ro("state", [](const Tr& t) { return t.state(); }, "The latent z.")
-      .def("reset", &Tr::reset)
+      .def("reset", &Tr::reset, "z, Adam's moments, the step count and the last inference back to their initial values.")
       .def(
-          "step", [](Tr& t, nb::handle metrics) { return t.step(to_metrics(metrics, "ZSpaceTrainer.step")); },
-          nb::arg("metrics"), "One Adam step on z; returns the objective before the update.")
+          "step", [](Tr& t, MetricsArg metrics) { return t.step(to_metrics(metrics, "ZSpaceTrainer.step")); },
+          nb::arg("metrics"),
+          "One Adam step on z. metrics: speed, memory, stability, drs (or their aliases) as numbers and an "
+          "optional 'gradient' sequence; the direction is tanh(gradient) (tiled or truncated to z_dim) plus "
+          "lam_frac times the penalty direction. Returns the objective before the update (lam_speed tanh(speed) + "
+          "lam_mem tanh(memory) + lam_stab tanh(stability) + lam_drs tanh(drs) + lam_frac R_alpha(z)). ValueError "
+          "for an unknown or non-finite metric; a non-finite update raises and changes nothing.")
       .def(
           "step_batch",
-          [](Tr& t, nb::handle samples) {
+          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::iterable, nb::typed<nb::dict, std::string, argdoc::Any>>> samples) {
             std::vector<z::ObservedMetrics> batch;
             for (nb::handle s : nb::iter(samples)) batch.push_back(to_metrics(s, "ZSpaceTrainer.step_batch"));
             return t.step_batch(batch);
@@ -499,10 +522,12 @@ void bind_trainer(nb::module_& m) {
              d["step"] = s.step;
              d["hyperparams"] = hp;
              return d;
-           })
+           },
+           nb::sig("def state_dict(self) -> dict[str, typing.Any]"),
+           "{'version': 1, 'z', 'moment', 'velocity' (lists of z_dim floats), 'step', 'hyperparams'}.")
       .def(
           "load_state_dict",
-          [](Tr& t, nb::handle state_h, bool strict) {
+          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::dict, std::string, argdoc::Any>> state_h, bool strict) {
             const std::string who = "ZSpaceTrainer.load_state_dict";
             if (!nb::isinstance<nb::dict>(state_h)) {
               throw nb::type_error(
@@ -539,7 +564,10 @@ void bind_trainer(nb::module_& m) {
             }
             t.load_state_dict(up, strict);
           },
-          nb::arg("state"), nb::kw_only(), nb::arg("strict") = true);
+          nb::arg("state"), nb::kw_only(), nb::arg("strict") = true,
+          "Restores a state_dict() (or the original's checkpoint). Everything is checked before anything is "
+          "written: CheckpointError for an unknown version, a missing vector (strict; otherwise the current one "
+          "stays), a vector that is not z_dim long or not finite, a negative velocity entry or step.");
   m.attr("STATE_VERSION") = Tr::kStateVersion;
   m.attr("UPSTREAM_CONTRACT") = Tr::kUpstreamContract;
 }
@@ -559,28 +587,30 @@ void bind_amegagrad(nb::module_& m) {
                 "balance (RMS ratio, clamped to [0, 16]), sharpness (|kurtosis - 3|, <= 4), stability (1 minus the\n"
                 "relative pressure gap), saturation (largest |g|), activation, sign alignment and entropy.")
       .def(nb::init<const z::GradientSummary&, const z::GradientSummary&>(), nb::arg("hyper"), nb::arg("real"))
-      .def("penalty_gain", &I::penalty_gain)
-      .def_ro("hyper_pressure", &I::hyper_pressure)
-      .def_ro("real_pressure", &I::real_pressure)
-      .def_ro("balance", &I::balance)
-      .def_ro("sharpness", &I::sharpness)
-      .def_ro("stability", &I::stability)
-      .def_ro("saturation", &I::saturation)
-      .def_ro("activation", &I::activation)
-      .def_ro("sign_alignment", &I::sign_alignment)
-      .def_ro("sign_entropy", &I::sign_entropy)
-      .def_ro("hyper_std", &I::hyper_std)
-      .def_ro("real_std", &I::real_std);
+      .def("penalty_gain", &I::penalty_gain,
+           "1 + weighted imbalance, instability, sharpness, sign mismatch and dormancy, in [1, 3.5].")
+      .def_ro("hyper_pressure", &I::hyper_pressure, "mean |H|.")
+      .def_ro("real_pressure", &I::real_pressure, "mean |R|.")
+      .def_ro("balance", &I::balance, "rms(H) / rms(R), clamped to [0, 16].")
+      .def_ro("sharpness", &I::sharpness, "|kurtosis - 3| of the gradients, at most 4.")
+      .def_ro("stability", &I::stability, "1 minus the relative gap between the two pressures.")
+      .def_ro("saturation", &I::saturation, "The largest |g| of either gradient.")
+      .def_ro("activation", &I::activation, "The mean fraction of entries with |g| > 1e-5.")
+      .def_ro("sign_alignment", &I::sign_alignment, "1 - |sign_lean(H) - sign_lean(R)| / 2, in [0, 1].")
+      .def_ro("sign_entropy", &I::sign_entropy, "The mean sign entropy of H and R, in [0, 1].")
+      .def_ro("hyper_std", &I::hyper_std, "std(H).")
+      .def_ro("real_std", &I::real_std, "std(R).");
   nb::class_<C>(m, "DesireGradientControl",
                 "Rate scales for the two tapes (and the penalty gain) derived from an interpretation; a labelled\n"
                 "heuristic (clamped blends of gradient statistics), not a learned or optimal rule.")
       .def(nb::init<const I&, double>(), nb::arg("interpretation"), nb::arg("gain") = 1.0)
-      .def("hyper_rate_scale", &C::hyper_rate_scale)
-      .def("real_rate_scale", &C::real_rate_scale)
-      .def("penalty_gain", &C::penalty_gain)
-      .def("events", &C::events)
-      .def_prop_ro("quality_gain", &C::quality_gain)
-      .def_prop_ro("interpretation", &C::interpretation)
+      .def("hyper_rate_scale", &C::hyper_rate_scale, "The factor applied to the Hypergrad tape's base rate.")
+      .def("real_rate_scale", &C::real_rate_scale, "The factor applied to the Realgrad tape's base rate.")
+      .def("penalty_gain", &C::penalty_gain, "The interpretation's penalty gain.")
+      .def("events", &C::events,
+           "'lr_increase' or 'lr_decrease', then 'quality_weight' when the quality gain is positive.")
+      .def_prop_ro("quality_gain", &C::quality_gain, "The weight of the quality term (the gain argument, clamped).")
+      .def_prop_ro("interpretation", &C::interpretation, "The DesireGradientInterpretation it was derived from.")
       .def("__repr__", [](const C& c) {
         return "DesireGradientControl(hyper_rate_scale=" + fmt5f(c.hyper_rate_scale()) +
                ", real_rate_scale=" + fmt5f(c.real_rate_scale()) + ", penalty_gain=" + fmt5f(c.penalty_gain()) + ")";
@@ -592,21 +622,25 @@ void bind_amegagrad(nb::module_& m) {
            nb::arg("rows"), nb::arg("cols"), nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 0.05,
            nb::arg("real_learning_rate") = 0.01, nb::arg("gain") = 1.0, nb::arg("topos") = nb::none())
       .def_prop_ro("topos", [](const A& a) { return a.topos(); }, "The guard of both tapes, or None.")
-      .def("shape", &A::shape)
-      .def_prop_ro("curvature", &A::curvature)
-      .def_prop_ro("hyper_learning_rate", &A::hyper_learning_rate)
-      .def_prop_ro("real_learning_rate", &A::real_learning_rate)
-      .def_prop_ro("gain", &A::gain)
-      .def_prop_ro("hyper", [](A& a) -> z::Hypergrad& { return a.hyper(); }, nb::rv_policy::reference_internal)
-      .def_prop_ro("real", [](A& a) -> z::Realgrad& { return a.real(); }, nb::rv_policy::reference_internal)
-      .def_prop_ro("last_control", [](const A& a) { return a.last_control(); })
-      .def("zero_grad", &A::zero_grad)
-      .def("reset", &A::zero_grad)
+      .def("shape", &A::shape, "(rows, cols) of the tapes.")
+      .def_prop_ro("curvature", &A::curvature, "The Hypergrad tape's curvature (< 0).")
+      .def_prop_ro("hyper_learning_rate", &A::hyper_learning_rate, "The Hypergrad tape's base rate.")
+      .def_prop_ro("real_learning_rate", &A::real_learning_rate, "The Realgrad tape's base rate.")
+      .def_prop_ro("gain", &A::gain, "The default gain of desire_control().")
+      .def_prop_ro("hyper", [](A& a) -> z::Hypergrad& { return a.hyper(); }, nb::rv_policy::reference_internal,
+                   "The Hypergrad tape (a live reference).")
+      .def_prop_ro("real", [](A& a) -> z::Realgrad& { return a.real(); }, nb::rv_policy::reference_internal,
+                   "The Realgrad tape (a live reference).")
+      .def_prop_ro("last_control", [](const A& a) { return a.last_control(); },
+                   "The control the last tune()/step() applied, or None.")
+      .def("zero_grad", &A::zero_grad, "Clears both tapes.")
+      .def("reset", &A::zero_grad, "Same as zero_grad().")
       .def("accumulate_wave", &A::accumulate_wave, nb::arg("wave"), "Adds wave to both tapes.")
-      .def("accumulate_pair", &A::accumulate_pair, nb::arg("prediction"), nb::arg("target"))
+      .def("accumulate_pair", &A::accumulate_pair, nb::arg("prediction"), nb::arg("target"),
+           "Adds prediction - target to both tapes.")
       .def(
           "absorb_text",
-          [](A& a, const z::LanguageWaveEncoder& enc, nb::handle text) {
+          [](A& a, const z::LanguageWaveEncoder& enc, TextArg text) {
             a.absorb_text(enc, text_arg(text, "LanguageWaveEncoder"));
           },
           nb::arg("encoder"), nb::arg("text"),
@@ -624,7 +658,8 @@ void bind_amegagrad(nb::module_& m) {
           "Sets the tapes' rates to base rate x control scale; returns the control.")
       .def(
           "step",
-          [](A& a, nb::object weights, bool tune, std::optional<double> gain, std::optional<C> control) {
+          [](A& a, nb::typed<nb::object, Tensor> weights, bool tune, std::optional<double> gain,
+             std::optional<C> control) -> nb::typed<nb::object, Tensor> {
             if (!nb::isinstance<Tensor>(weights)) {
               throw nb::type_error(("Amegagrad.step: expected a spiraltorch.Tensor, got " +
                                     std::string(nb::type_name(weights.type()).c_str())).c_str());
@@ -723,11 +758,14 @@ void bind_session(nb::module_& m) {
            "Adds prediction - target to the tapes (weights sessions).")
       .def("absorb_text", &Se::absorb_text, nb::arg("encoder"), nb::arg("text"),
            "Adds the encoded text to the tapes (weights sessions).")
-      .def_prop_ro("is_model_session", &Se::is_model_session)
-      .def_prop_ro("hyper_only", [](const Se& s) { return s.options().hyper_only; })
-      .def_prop_ro("curvature", [](const Se& s) { return s.options().curvature; })
-      .def_prop_ro("topos", [](const Se& s) { return s.options().topos; })
-      .def_prop_ro("telemetry_bound", [](const Se& s) { return s.options().telemetry_bound; })
+      .def_prop_ro("is_model_session", &Se::is_model_session,
+                   "True when it steps a model, False when it steps a weights tensor.")
+      .def_prop_ro("hyper_only", [](const Se& s) { return s.options().hyper_only; },
+                   "True when only the Hypergrad tape steps (a HypergradSession).")
+      .def_prop_ro("curvature", [](const Se& s) { return s.options().curvature; }, "The Hypergrad curvature (< 0).")
+      .def_prop_ro("topos", [](const Se& s) { return s.options().topos; }, "The guard of every step, or None.")
+      .def_prop_ro("telemetry_bound", [](const Se& s) { return s.options().telemetry_bound; },
+                   "How many Atlas frames are kept (0: all).")
       .def_prop_ro("weights", [](Se& s) -> Tensor { return s.weights(); },
                    "The weights tensor of a weights session (stepped in place).")
       .def_prop_ro("optimizers", [](Se& s) {
@@ -736,13 +774,13 @@ void bind_session(nb::module_& m) {
         for (auto& o : s.optimizers()) out.append(nb::cast(&o, nb::rv_policy::reference_internal, self));
         return out;
       }, "One Amegagrad per parameter (named_parameters order; one for a weights session).")
-      .def_prop_ro("parameter_names", &Se::parameter_names)
+      .def_prop_ro("parameter_names", &Se::parameter_names, "The model's parameter names, in optimizers order.")
       .def_prop_ro("ztrainer_state", [](const Se& s) -> std::optional<std::vector<double>> {
         if (!s.ztrainer()) return std::nullopt;
         return s.ztrainer()->state();
       }, "The latent z of the session's ZSpaceTrainer (None when z_dim is 0).")
-      .def_prop_ro("steps", &Se::steps)
-      .def_prop_ro("skipped_steps", &Se::skipped_steps)
+      .def_prop_ro("steps", &Se::steps, "Steps taken (skipped ones included).")
+      .def_prop_ro("skipped_steps", &Se::skipped_steps, "Steps skipped for a non-finite loss or gradient.")
       .def_prop_ro("trace_path", [](const Se& s) -> std::optional<std::string> {
         if (!s.options().trace) return std::nullopt;
         return s.options().trace->path();
@@ -772,19 +810,21 @@ void bind_zspace(nb::module_& root) {
   bind_session(m);
   m.def(
       "decode_zspace",
-      [](nb::handle zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); }, nb::arg("z"),
+      [](FloatSeqArg zv, double alpha) { return named_dict(z::decode_zspace(to_doubles(zv), alpha)); },
+      nb::sig("def decode_zspace(z: collections.abc.Iterable[float], alpha: float = 0.35) -> dict[str, float]"),
+      nb::arg("z"),
       nb::arg("alpha") = 0.35, "The metrics a latent z stands for (see spiraltorch.decode_zspace).");
   m.def(
       "fractional_penalty",
-      [](nb::handle zv, double alpha) {
+      [](FloatSeqArg zv, double alpha) {
         const auto p = z::fractional_penalty(to_doubles(zv), alpha);
-        return nb::make_tuple(p.value, p.gradient);
+        return std::make_tuple(p.value, p.gradient);
       },
       nb::arg("z"), nb::arg("alpha"),
       "R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.");
   m.def(
       "canonical_metrics",
-      [](nb::handle metrics, const std::string& who) {
+      [](MetricsArg metrics, const std::string& who) {
         const z::ObservedMetrics obs = to_metrics(metrics, who);
         nb::dict d = named_dict(obs.values());
         if (obs.gradient()) d["gradient"] = nb::cast(*obs.gradient());
@@ -794,21 +834,22 @@ void bind_zspace(nb::module_& root) {
       "The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.");
   m.def(
       "barycentric_weights",
-      [](nb::handle metrics) {
+      [](nb::typed<nb::handle, nb::typed<nb::dict, std::string, double>> metrics) {
         const auto w = z::barycentric_weights(to_named(metrics));
-        return nb::make_tuple(w[0], w[1], w[2]);
+        return std::make_tuple(w[0], w[1], w[2]);
       },
       nb::arg("metrics"), "softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.");
   m.def(
       "infer",
-      [](nb::handle zv, double alpha, nb::handle observed, double smoothing, nb::handle telemetry, const std::string& who) {
+      [](FloatSeqArg zv, double alpha, MetricsArg observed, double smoothing, TelemetryArg telemetry,
+         const std::string& who) {
         return inference_dict(
             z::infer(to_doubles(zv), alpha, to_metrics(observed, who), smoothing, to_named(telemetry), who));
       },
       nb::arg("z"), nb::arg("alpha"), nb::arg("observed"), nb::arg("smoothing"), nb::arg("telemetry").none(),
       nb::arg("who"), "The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.");
   m.def(
-      "dft", [](nb::handle values) { return z::dft(to_doubles(values)); }, nb::arg("values"),
+      "dft", [](FloatSeqArg values) { return z::dft(to_doubles(values)); }, nb::arg("values"),
       "The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.");
 }
 

@@ -43,22 +43,6 @@ PENDING = {
     "linalg",
     # nn*.cpp
     "nn",
-    # zspace / train / biome / optim* / vision / canvas / rec / geometry / rl / sot
-    "zspace",
-    "optim",
-    "vision",
-    "canvas",
-    "rec",
-    "geometry",
-    "rl",
-    "sot",
-    # names in __init__ bound by biome.cpp / zspace.cpp (stay pending after "__init__" is done)
-    "__init__.BarycenterIntermediate",
-    "__init__.ZSpaceBarycenter",
-    "__init__.z_space_barycenter",
-    "__init__.OpenCartesianTopos",
-    "__init__.hypergrad_topos",
-    "__init__.TensorBiome",
 }
 
 # Bindings that are genuinely variadic: "module.name" or "module.Class.method" -> reason.

@@ -1,6 +1,11 @@
 """CanvasProjector: fields rendered into RGBA surfaces (PPM/PNG)."""
 
+import os
+
+import numpy.typing
+
 import spiraltorch._core
+import spiraltorch.telemetry
 
 
 class CanvasProjector:
@@ -18,22 +23,26 @@ class CanvasProjector:
     def __init__(self, height: int = 64, width: int = 64, *, colormap: str = 'heat', normalization: str = 'minmax') -> None: ...
 
     @property
-    def height(self) -> int: ...
+    def height(self) -> int:
+        """Canvas rows."""
 
     @property
-    def width(self) -> int: ...
+    def width(self) -> int:
+        """Canvas columns."""
 
     @property
-    def colormap(self) -> str: ...
+    def colormap(self) -> str:
+        """'heat', 'grayscale' or 'diverging'."""
 
     @property
-    def normalization(self) -> str: ...
+    def normalization(self) -> str:
+        """'minmax' or 'symmetric'."""
 
     @property
     def has_surface(self) -> bool:
         """True once something was rendered."""
 
-    def render(self, field: object) -> spiraltorch._core.Tensor:
+    def render(self, field: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         Renders a 2-D field (Tensor, NumPy array or nested lists) and returns the (height, width, 4) uint8 surface; a refused field changes nothing.
         """
@@ -43,7 +52,7 @@ class CanvasProjector:
         Renders radial_energy_field(height, width, frequency, decay); returns the surface.
         """
 
-    def render_trajectory(self, points: object, sigma: float = 1.5) -> spiraltorch._core.Tensor:
+    def render_trajectory(self, points: spiraltorch._core.Tensor | numpy.typing.ArrayLike, sigma: float = 1.5) -> spiraltorch._core.Tensor:
         """
         Renders trajectory_field(points, height, width, sigma) (an (N, D) Z-space trajectory); returns the surface.
         """
@@ -72,17 +81,17 @@ class CanvasProjector:
         canvas.mean_intensity, intensity_std, energy, field_min, field_max, finite_fraction, spectral_power, spectral_centroid, dc_fraction of the last render (see the C++ header for the formulas).
         """
 
-    def emit_atlas_frame(self, route: object | None, *, timestamp: float | None = None, bound: int = 0) -> object:
+    def emit_atlas_frame(self, route: spiraltorch.telemetry.AtlasRoute | None, *, timestamp: float | None = None, bound: int = 0) -> object:
         """
         Builds a telemetry.AtlasFrame of metrics() at timestamp (seconds, default now; finite and >= 0), with a note naming the canvas, pushes it into route (a telemetry.AtlasRoute, keeping the last bound frames; 0 keeps all; None pushes nowhere) and returns it.
         """
 
-    def write_ppm(self, path: object) -> None:
+    def write_ppm(self, path: str | os.PathLike) -> None:
         """
         Writes the surface as binary PPM (P6; colours composited over black), atomically.
         """
 
-    def write_png(self, path: object) -> None:
+    def write_png(self, path: str | os.PathLike) -> None:
         """Writes the surface as an RGBA PNG, atomically."""
 
     def __repr__(self) -> str: ...
@@ -92,7 +101,7 @@ def radial_energy_field(height: int, width: int, frequency: float = 3.0, decay: 
     exp(-decay r^2) (1 + cos(2 pi frequency r)) / 2 on a (height, width) grid, float64; r is the distance from the centre over half the shorter side.
     """
 
-def trajectory_field(points: object, height: int, width: int, sigma: float = 1.5) -> spiraltorch._core.Tensor:
+def trajectory_field(points: spiraltorch._core.Tensor | numpy.typing.ArrayLike, height: int, width: int, sigma: float = 1.5) -> spiraltorch._core.Tensor:
     """
     Gaussian splats (sigma pixels, weight (i + 1) / N) of the first two coordinates of an (N, D) trajectory, the square [-1, 1]^2 filling the (height, width) canvas, y up; float64.
     """
@@ -105,9 +114,15 @@ def encode_ppm(surface: spiraltorch._core.Tensor) -> bytes:
 def encode_png(surface: spiraltorch._core.Tensor) -> bytes:
     """PNG bytes (RGBA, 8 bits) of a (height, width, 4) uint8 surface."""
 
-def write_ppm(path: object, surface: spiraltorch._core.Tensor) -> None: ...
+def write_ppm(path: str | os.PathLike, surface: spiraltorch._core.Tensor) -> None:
+    """
+    Writes a (height, width, 4) uint8 surface to path as binary PPM (P6; colours composited over black), atomically (temporary file, then rename).
+    """
 
-def write_png(path: object, surface: spiraltorch._core.Tensor) -> None: ...
+def write_png(path: str | os.PathLike, surface: spiraltorch._core.Tensor) -> None:
+    """
+    Writes a (height, width, 4) uint8 surface to path as an RGBA PNG, atomically.
+    """
 
 def png_uses_zlib() -> bool:
     """

@@ -1,5 +1,9 @@
 """Poincare-ball geometry of curvature c < 0 (k = -c), row-wise."""
 
+from collections.abc import Callable
+
+import numpy.typing
+
 import spiraltorch._core
 
 
@@ -63,7 +67,7 @@ class PoincareEmbedding:
         baseline: d(u, v) = |u - v|^2 and plain SGD in R^dim, everything else the same.
         """
 
-    def fit(self, edges: object, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: object | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
+    def fit(self, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: Callable[[int, float, float], None] | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
         """
         Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax
         loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches
@@ -85,27 +89,32 @@ class PoincareEmbedding:
         """
 
     @property
-    def geometry(self) -> str: ...
+    def geometry(self) -> str:
+        """'poincare' or 'euclidean' (the paper's baseline)."""
 
     @property
     def weight(self) -> spiraltorch._core.Tensor:
         """(num_nodes, dim) float64 tensor, rows = nodes."""
 
     @property
-    def num_nodes(self) -> int: ...
+    def num_nodes(self) -> int:
+        """The number of embedded nodes (rows of weight)."""
 
     @property
-    def dim(self) -> int: ...
+    def dim(self) -> int:
+        """The embedding dimension (columns of weight)."""
 
     @property
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The ball's curvature c < 0."""
 
     @property
-    def seed(self) -> int: ...
+    def seed(self) -> int:
+        """The seed of the initial weights and of the sampling."""
 
     def __repr__(self) -> str: ...
 
-def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: object, curvature: float = -1.0, *, geometry: str = 'poincare') -> dict:
+def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, curvature: float = -1.0, *, geometry: str = 'poincare') -> dict:
     """
     The authors' reconstruction protocol: each node's ancestors ranked by Poincare (or, with
     geometry='euclidean', Euclidean) distance among the nodes

@@ -1,7 +1,9 @@
 """Z-space: text encoding, gradient tapes and the latent trainer."""
 
-from collections.abc import Callable, Sequence
-from typing import overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, overload
+
+import numpy.typing
 
 import spiraltorch._core
 import spiraltorch._core.nn
@@ -14,10 +16,13 @@ class ComplexTensor:
     and rounded once to complex64; mixed dtypes give complex128, as in NumPy.
     """
 
-    def __init__(self, rows: int, cols: int, data: object | None = None, *, dtype: object = 'complex128') -> None: ...
+    def __init__(self, rows: int, cols: int, data: numpy.typing.ArrayLike | None = None, *, dtype: numpy.typing.DTypeLike = 'complex128') -> None:
+        """
+        A (rows, cols) matrix: zeros when data is None, else rows * cols complex numbers (row-major, any iterable or array; complex() of each). dtype 'complex64' or 'complex128' (DtypeError otherwise).
+        """
 
     @staticmethod
-    def from_numpy(array: object) -> ComplexTensor:
+    def from_numpy(array: numpy.typing.ArrayLike) -> ComplexTensor:
         """
         A ComplexTensor from a 2-d array (complex64 stays complex64, anything else complex128).
         """
@@ -26,15 +31,17 @@ class ComplexTensor:
     def dtype(self) -> str:
         """'complex64' or 'complex128'."""
 
-    def to(self, dtype: object) -> ComplexTensor:
+    def to(self, dtype: numpy.typing.DTypeLike) -> ComplexTensor:
         """The same values in another dtype (rounded when narrowing)."""
 
     def numpy(self) -> object:
         """A NumPy array of the tensor's dtype (a copy)."""
 
-    def shape(self) -> tuple[int, int]: ...
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols)."""
 
-    def data(self) -> list[complex]: ...
+    def data(self) -> list[complex]:
+        """The entries as a flat row-major list of complex."""
 
     def to_tensor(self) -> spiraltorch._core.Tensor:
         """
@@ -68,42 +75,62 @@ class ComplexTensor:
 class GradientSummary:
     """Statistics of a gradient's finite entries (accumulated in float64)."""
 
-    def __init__(self, values: object) -> None: ...
+    def __init__(self, values: Iterable[float]) -> None:
+        """
+        The statistics of values (float() of each item); non-finite values are dropped.
+        """
 
     @staticmethod
-    def from_values(values: object) -> GradientSummary: ...
+    def from_values(values: Iterable[float]) -> GradientSummary:
+        """Same as GradientSummary(values)."""
 
-    def count(self) -> int: ...
+    def count(self) -> int:
+        """The number of finite entries."""
 
-    def sum(self) -> float: ...
+    def sum(self) -> float:
+        """The exactly rounded sum (as math.fsum)."""
 
-    def l1(self) -> float: ...
+    def l1(self) -> float:
+        """sum |g|."""
 
-    def sum_squares(self) -> float: ...
+    def sum_squares(self) -> float:
+        """sum g^2."""
 
-    def l2(self) -> float: ...
+    def l2(self) -> float:
+        """sqrt(sum g^2)."""
 
-    def linf(self) -> float: ...
+    def linf(self) -> float:
+        """max |g|."""
 
-    def mean(self) -> float: ...
+    def mean(self) -> float:
+        """sum / count."""
 
-    def mean_abs(self) -> float: ...
+    def mean_abs(self) -> float:
+        """l1 / count."""
 
-    def rms(self) -> float: ...
+    def rms(self) -> float:
+        """sqrt(sum_squares / count)."""
 
-    def min(self) -> float: ...
+    def min(self) -> float:
+        """The smallest entry."""
 
-    def max(self) -> float: ...
+    def max(self) -> float:
+        """The largest entry."""
 
-    def support_width(self) -> float: ...
+    def support_width(self) -> float:
+        """max - min."""
 
-    def positive_count(self) -> int: ...
+    def positive_count(self) -> int:
+        """Entries > 0."""
 
-    def negative_count(self) -> int: ...
+    def negative_count(self) -> int:
+        """Entries < 0."""
 
-    def zero_count(self) -> int: ...
+    def zero_count(self) -> int:
+        """Entries == 0."""
 
-    def near_zero_count(self) -> int: ...
+    def near_zero_count(self) -> int:
+        """Entries with |g| <= 1e-5."""
 
     def activation(self) -> float:
         """The fraction of entries with |g| > 1e-5."""
@@ -111,7 +138,8 @@ class GradientSummary:
     def variance(self) -> float:
         """Population variance."""
 
-    def std(self) -> float: ...
+    def std(self) -> float:
+        """Population standard deviation."""
 
     def sign_lean(self) -> float:
         """(positive - negative) / count."""
@@ -126,7 +154,10 @@ class GradientSummary:
         Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate.
         """
 
-    def as_dict(self) -> dict: ...
+    def as_dict(self) -> dict[str, float]:
+        """
+        {name: value} for count, sum, l1, l2, linf, mean, mean_abs, rms, min, max, support_width, activation, variance, std, sign_lean, sign_entropy, kurtosis.
+        """
 
     def __repr__(self) -> str: ...
 
@@ -143,16 +174,18 @@ class LanguageWaveEncoder:
 
     def __init__(self, curvature: float, temperature: float) -> None: ...
 
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The ball's curvature (< 0)."""
 
-    def temperature(self) -> float: ...
+    def temperature(self) -> float:
+        """T, the signal's scale."""
 
-    def encode_wave(self, text: object) -> ComplexTensor:
+    def encode_wave(self, text: str) -> ComplexTensor:
         """
         The DFT X of the text's signal as a (1, N) ComplexTensor, N = number of characters.
         """
 
-    def encode_z_space(self, text: object) -> spiraltorch._core.Tensor:
+    def encode_z_space(self, text: str) -> spiraltorch._core.Tensor:
         """
         The text as a (1, 2N) float32 point inside the ball of curvature curvature().
         """
@@ -168,9 +201,11 @@ class GradientTape:
     apply would use.
     """
 
-    def shape(self) -> tuple[int, int]: ...
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols) of the tape."""
 
-    def learning_rate(self) -> float: ...
+    def learning_rate(self) -> float:
+        """The step size of apply()."""
 
     def scale_learning_rate(self, factor: float) -> None:
         """
@@ -194,7 +229,8 @@ class GradientTape:
     def pending_gradient(self) -> list[float]:
         """The gradient the next apply would use (zeros right after an apply)."""
 
-    def summary(self) -> GradientSummary: ...
+    def summary(self) -> GradientSummary:
+        """GradientSummary of gradient()."""
 
     def reset(self) -> None:
         """Clears the gradient (pending and last applied)."""
@@ -214,7 +250,7 @@ class GradientTape:
     def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None:
         """Adds prediction - target, the gradient of 1/2 |prediction - target|^2."""
 
-    def absorb_text(self, encoder: LanguageWaveEncoder, text: object) -> None:
+    def absorb_text(self, encoder: LanguageWaveEncoder, text: str) -> None:
         """
         Accumulates encoder.encode_z_space(text) (it must have the tape's shape; Hypergrad also
         requires the encoder's curvature to match).
@@ -252,7 +288,8 @@ class Hypergrad(GradientTape):
 
     def __init__(self, curvature: float, learning_rate: float, rows: int, cols: int, *, topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
 
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The ball's curvature (< 0)."""
 
     def retune(self, curvature: float, learning_rate: float) -> None:
         """New curvature and learning rate; clears the tape."""
@@ -273,7 +310,7 @@ class ZSpaceTrainer:
     Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.
     """
 
-    def __init__(self, z_dim: object = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate', topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
+    def __init__(self, z_dim: int = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate', topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
 
     @property
     def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
@@ -282,50 +319,72 @@ class ZSpaceTrainer:
         """
 
     @property
-    def z_dim(self) -> int: ...
+    def z_dim(self) -> int:
+        """The length of z."""
 
     @property
-    def alpha(self) -> float: ...
+    def alpha(self) -> float:
+        """The order of the fractional spectral penalty R_alpha(z)."""
 
     @property
-    def lr(self) -> float: ...
+    def lr(self) -> float:
+        """Adam's step size."""
 
     @property
-    def beta1(self) -> float: ...
+    def beta1(self) -> float:
+        """Adam's first-moment decay."""
 
     @property
-    def beta2(self) -> float: ...
+    def beta2(self) -> float:
+        """Adam's second-moment decay."""
 
     @property
-    def eps(self) -> float: ...
+    def eps(self) -> float:
+        """Adam's denominator epsilon."""
 
     @property
-    def lam_frac(self) -> float: ...
+    def lam_frac(self) -> float:
+        """The weight of the fractional penalty in the objective and the update."""
 
     @property
-    def lambdas(self) -> dict: ...
+    def lambdas(self) -> dict[str, float]:
+        """The objective's weights {'speed', 'memory', 'stability', 'drs'}."""
 
     @property
-    def gradient_projection(self) -> str: ...
+    def gradient_projection(self) -> str:
+        """
+        'tile_or_truncate' (the gradient metric is tiled/truncated to z_dim) or 'exact' (it must be z_dim long).
+        """
 
     @property
     def state(self) -> list[float]:
         """The latent z."""
 
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        """
+        z, Adam's moments, the step count and the last inference back to their initial values.
+        """
 
-    def step(self, metrics: object) -> float:
-        """One Adam step on z; returns the objective before the update."""
+    def step(self, metrics: dict[str, float | Iterable[float]]) -> float:
+        """
+        One Adam step on z. metrics: speed, memory, stability, drs (or their aliases) as numbers and an optional 'gradient' sequence; the direction is tanh(gradient) (tiled or truncated to z_dim) plus lam_frac times the penalty direction. Returns the objective before the update (lam_speed tanh(speed) + lam_mem tanh(memory) + lam_stab tanh(stability) + lam_drs tanh(drs) + lam_frac R_alpha(z)). ValueError for an unknown or non-finite metric; a non-finite update raises and changes nothing.
+        """
 
-    def step_batch(self, samples: object) -> list[float]:
+    def step_batch(self, samples: Iterable[dict[str, Any]]) -> list[float]:
         """
         step() on each sample in turn; returns the objectives. All or nothing: a refused sample leaves the
         trainer as it was before the batch.
         """
 
-    def state_dict(self) -> dict: ...
+    def state_dict(self) -> dict[str, Any]:
+        """
+        {'version': 1, 'z', 'moment', 'velocity' (lists of z_dim floats), 'step', 'hyperparams'}.
+        """
 
-    def load_state_dict(self, state: object, *, strict: bool = True) -> None: ...
+    def load_state_dict(self, state: dict[str, Any], *, strict: bool = True) -> None:
+        """
+        Restores a state_dict() (or the original's checkpoint). Everything is checked before anything is written: CheckpointError for an unknown version, a missing vector (strict; otherwise the current one stays), a vector that is not z_dim long or not finite, a negative velocity entry or step.
+        """
 
 STATE_VERSION: int = 1
 
@@ -340,40 +399,54 @@ class DesireGradientInterpretation:
 
     def __init__(self, hyper: GradientSummary, real: GradientSummary) -> None: ...
 
-    def penalty_gain(self) -> float: ...
+    def penalty_gain(self) -> float:
+        """
+        1 + weighted imbalance, instability, sharpness, sign mismatch and dormancy, in [1, 3.5].
+        """
 
     @property
-    def hyper_pressure(self) -> float: ...
+    def hyper_pressure(self) -> float:
+        """mean |H|."""
 
     @property
-    def real_pressure(self) -> float: ...
+    def real_pressure(self) -> float:
+        """mean |R|."""
 
     @property
-    def balance(self) -> float: ...
+    def balance(self) -> float:
+        """rms(H) / rms(R), clamped to [0, 16]."""
 
     @property
-    def sharpness(self) -> float: ...
+    def sharpness(self) -> float:
+        """|kurtosis - 3| of the gradients, at most 4."""
 
     @property
-    def stability(self) -> float: ...
+    def stability(self) -> float:
+        """1 minus the relative gap between the two pressures."""
 
     @property
-    def saturation(self) -> float: ...
+    def saturation(self) -> float:
+        """The largest |g| of either gradient."""
 
     @property
-    def activation(self) -> float: ...
+    def activation(self) -> float:
+        """The mean fraction of entries with |g| > 1e-5."""
 
     @property
-    def sign_alignment(self) -> float: ...
+    def sign_alignment(self) -> float:
+        """1 - |sign_lean(H) - sign_lean(R)| / 2, in [0, 1]."""
 
     @property
-    def sign_entropy(self) -> float: ...
+    def sign_entropy(self) -> float:
+        """The mean sign entropy of H and R, in [0, 1]."""
 
     @property
-    def hyper_std(self) -> float: ...
+    def hyper_std(self) -> float:
+        """std(H)."""
 
     @property
-    def real_std(self) -> float: ...
+    def real_std(self) -> float:
+        """std(R)."""
 
 class DesireGradientControl:
     """
@@ -383,19 +456,27 @@ class DesireGradientControl:
 
     def __init__(self, interpretation: DesireGradientInterpretation, gain: float = 1.0) -> None: ...
 
-    def hyper_rate_scale(self) -> float: ...
+    def hyper_rate_scale(self) -> float:
+        """The factor applied to the Hypergrad tape's base rate."""
 
-    def real_rate_scale(self) -> float: ...
+    def real_rate_scale(self) -> float:
+        """The factor applied to the Realgrad tape's base rate."""
 
-    def penalty_gain(self) -> float: ...
+    def penalty_gain(self) -> float:
+        """The interpretation's penalty gain."""
 
-    def events(self) -> list[str]: ...
+    def events(self) -> list[str]:
+        """
+        'lr_increase' or 'lr_decrease', then 'quality_weight' when the quality gain is positive.
+        """
 
     @property
-    def quality_gain(self) -> float: ...
+    def quality_gain(self) -> float:
+        """The weight of the quality term (the gain argument, clamped)."""
 
     @property
-    def interpretation(self) -> DesireGradientInterpretation: ...
+    def interpretation(self) -> DesireGradientInterpretation:
+        """The DesireGradientInterpretation it was derived from."""
 
     def __repr__(self) -> str: ...
 
@@ -413,39 +494,50 @@ class Amegagrad:
     def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
         """The guard of both tapes, or None."""
 
-    def shape(self) -> tuple[int, int]: ...
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols) of the tapes."""
 
     @property
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The Hypergrad tape's curvature (< 0)."""
 
     @property
-    def hyper_learning_rate(self) -> float: ...
+    def hyper_learning_rate(self) -> float:
+        """The Hypergrad tape's base rate."""
 
     @property
-    def real_learning_rate(self) -> float: ...
+    def real_learning_rate(self) -> float:
+        """The Realgrad tape's base rate."""
 
     @property
-    def gain(self) -> float: ...
+    def gain(self) -> float:
+        """The default gain of desire_control()."""
 
     @property
-    def hyper(self) -> Hypergrad: ...
+    def hyper(self) -> Hypergrad:
+        """The Hypergrad tape (a live reference)."""
 
     @property
-    def real(self) -> Realgrad: ...
+    def real(self) -> Realgrad:
+        """The Realgrad tape (a live reference)."""
 
     @property
-    def last_control(self) -> DesireGradientControl | None: ...
+    def last_control(self) -> DesireGradientControl | None:
+        """The control the last tune()/step() applied, or None."""
 
-    def zero_grad(self) -> None: ...
+    def zero_grad(self) -> None:
+        """Clears both tapes."""
 
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        """Same as zero_grad()."""
 
     def accumulate_wave(self, wave: spiraltorch._core.Tensor) -> None:
         """Adds wave to both tapes."""
 
-    def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None: ...
+    def accumulate_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor) -> None:
+        """Adds prediction - target to both tapes."""
 
-    def absorb_text(self, encoder: LanguageWaveEncoder, text: object) -> None:
+    def absorb_text(self, encoder: LanguageWaveEncoder, text: str) -> None:
         """
         Encodes text and adds it to both tapes, zero-padded or truncated to rows * cols.
         """
@@ -460,7 +552,7 @@ class Amegagrad:
         Sets the tapes' rates to base rate x control scale; returns the control.
         """
 
-    def step(self, weights: object, *, tune: bool = True, gain: float | None = None, control: DesireGradientControl | None = None) -> object:
+    def step(self, weights: spiraltorch._core.Tensor, *, tune: bool = True, gain: float | None = None, control: DesireGradientControl | None = None) -> spiraltorch._core.Tensor:
         """One combined step on weights (mutated in place and returned)."""
 
 class AmegagradSession:
@@ -488,19 +580,24 @@ class AmegagradSession:
         """Adds the encoded text to the tapes (weights sessions)."""
 
     @property
-    def is_model_session(self) -> bool: ...
+    def is_model_session(self) -> bool:
+        """True when it steps a model, False when it steps a weights tensor."""
 
     @property
-    def hyper_only(self) -> bool: ...
+    def hyper_only(self) -> bool:
+        """True when only the Hypergrad tape steps (a HypergradSession)."""
 
     @property
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The Hypergrad curvature (< 0)."""
 
     @property
-    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None: ...
+    def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
+        """The guard of every step, or None."""
 
     @property
-    def telemetry_bound(self) -> int: ...
+    def telemetry_bound(self) -> int:
+        """How many Atlas frames are kept (0: all)."""
 
     @property
     def weights(self) -> spiraltorch._core.Tensor:
@@ -513,17 +610,20 @@ class AmegagradSession:
         """
 
     @property
-    def parameter_names(self) -> list[str]: ...
+    def parameter_names(self) -> list[str]:
+        """The model's parameter names, in optimizers order."""
 
     @property
     def ztrainer_state(self) -> list[float] | None:
         """The latent z of the session's ZSpaceTrainer (None when z_dim is 0)."""
 
     @property
-    def steps(self) -> int: ...
+    def steps(self) -> int:
+        """Steps taken (skipped ones included)."""
 
     @property
-    def skipped_steps(self) -> int: ...
+    def skipped_steps(self) -> int:
+        """Steps skipped for a non-finite loss or gradient."""
 
     @property
     def trace_path(self) -> str | None:
@@ -533,30 +633,30 @@ class AmegagradSession:
     def trace_errors(self) -> int:
         """Trace writes that failed (the steps went on)."""
 
-def decode_zspace(z: object, alpha: float = 0.35) -> dict:
+def decode_zspace(z: Iterable[float], alpha: float = 0.35) -> dict[str, float]:
     """The metrics a latent z stands for (see spiraltorch.decode_zspace)."""
 
-def fractional_penalty(z: object, alpha: float) -> tuple:
+def fractional_penalty(z: Iterable[float], alpha: float) -> tuple[float, list[float]]:
     """
     R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.
     """
 
-def canonical_metrics(metrics: object, who: str) -> dict:
+def canonical_metrics(metrics: dict[str, float | Iterable[float]], who: str) -> dict:
     """
     The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.
     """
 
-def barycentric_weights(metrics: object) -> tuple:
+def barycentric_weights(metrics: dict[str, float]) -> tuple[float, float, float]:
     """
     softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.
     """
 
-def infer(z: object, alpha: float, observed: object, smoothing: float, telemetry: object | None, who: str) -> dict:
+def infer(z: Iterable[float], alpha: float, observed: dict[str, float | Iterable[float]], smoothing: float, telemetry: dict[str, float] | None, who: str) -> dict:
     """
     The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.
     """
 
-def dft(values: object) -> list[complex]:
+def dft(values: Iterable[float]) -> list[complex]:
     """
     The unnormalised DFT X_k = sum_j x_j exp(-2 pi i k j / n) of a real sequence, in float64.
     """

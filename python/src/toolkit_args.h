@@ -1,0 +1,71 @@
+#pragma once
+// Argument types the toolkit bindings (rl, rec, vision, canvas, zspace, geometry) show in
+// signatures and stubs. At run time each is a plain nb::handle / nb::object that the binding
+// converts itself (tensor_from_data, float(), os.fspath); the nb::typed wrapper only names what
+// is accepted, so help() and the .pyi say `Tensor | numpy.typing.ArrayLike` instead of `object`.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include <filesystem>
+#include <optional>
+#include <variant>
+
+#include "convert.h"
+
+namespace stpy::argdoc {
+struct ArrayData {};  // a tensor, NumPy array or nested sequence (tensor_from_data's input)
+struct FloatSeq {};   // any iterable of numbers
+struct NpArray {};    // numpy.typing.ArrayLike (converted through numpy)
+struct NpDtype {};    // numpy.typing.DTypeLike (a name, a NumPy dtype or scalar type)
+struct Any {};        // any value (typing.Any)
+struct SummaryLike {}; // an object with the summary keys as attributes
+struct AtlasRoute {}; // spiraltorch.telemetry.AtlasRoute (a Python class; only push_bounded is called)
+}  // namespace stpy::argdoc
+namespace nanobind::detail {
+template <> struct type_caster<stpy::argdoc::ArrayData> {
+  static constexpr auto Name = const_name<stpy::Tensor>() + const_name(" | numpy.typing.ArrayLike");
+};
+template <> struct type_caster<stpy::argdoc::FloatSeq> {
+  static constexpr auto Name = const_name("collections.abc.Iterable[float]");
+};
+template <> struct type_caster<stpy::argdoc::NpArray> {
+  static constexpr auto Name = const_name("numpy.typing.ArrayLike");
+};
+template <> struct type_caster<stpy::argdoc::NpDtype> {
+  static constexpr auto Name = const_name("numpy.typing.DTypeLike");
+};
+template <> struct type_caster<stpy::argdoc::Any> {
+  static constexpr auto Name = const_name("typing.Any");
+};
+template <> struct type_caster<stpy::argdoc::SummaryLike> {
+  static constexpr auto Name = const_name("typing.Any");
+};
+template <> struct type_caster<stpy::argdoc::AtlasRoute> {
+  static constexpr auto Name = const_name("spiraltorch.telemetry.AtlasRoute");
+};
+}  // namespace nanobind::detail
+
+namespace stpy {
+
+// A tensor or array-like data.
+using ArrayDataArg = nb::typed<nb::handle, argdoc::ArrayData>;
+// Array-like data for an argument whose default is None (nanobind adds the "| None" itself).
+using OptArrayDataArg = ArrayDataArg;
+// An iterable of numbers, read with float() item by item.
+using FloatSeqArg = nb::typed<nb::handle, argdoc::FloatSeq>;
+// A telemetry route to push frames into, or None.
+using AtlasRouteArg = nb::typed<nb::object, argdoc::AtlasRoute>;  // .none(): nanobind adds "| None"
+// A metrics dict of ZSpaceTrainer: {name: number}, 'gradient' (or an alias) a sequence of numbers.
+using MetricsArg =
+    nb::typed<nb::handle, nb::typed<nb::dict, std::string, std::variant<double, nb::typed<nb::iterable, double>>>>;
+// Flattened telemetry {name: number}, or None.
+using TelemetryArg = nb::typed<nb::handle, nb::typed<nb::dict, std::string, double>>;  // .none() where used
+// A str that the binding checks itself (non-empty, with the error naming the operation).
+using TextArg = nb::typed<nb::handle, std::string>;
+// A file path: str or os.PathLike.
+using PathLikeArg = nb::typed<nb::handle, std::filesystem::path>;
+
+}  // namespace stpy
