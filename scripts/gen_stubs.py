@@ -19,11 +19,21 @@ shutil.rmtree(out, ignore_errors=True)
 subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-O", "python/spiraltorch"],
                check=True, env=dict(os.environ, SPIRALTORCH_STUBGEN="1"))
 init = out / "__init__.pyi"
-text = init.read_text().replace(
-    "    @property\n    @property\n",
-    "    @property\n    def is_floating_point(self) -> bool: ...\n\n    @property\n    def itemsize(self) -> int: ...\n\n",
-)
-init.write_text(text)
+# stubgen writes a bare "@property" line for each property whose getter is a Python function: first
+# the dtype's two (installed by _tensor_extras.py), then Tensor.rows and Tensor.cols (_seed_tensor.py).
+python_properties = [
+    ("is_floating_point", "bool", "Whether the dtype is one of the floating-point types."),
+    ("itemsize", "int", "Bytes per element."),
+    ("rows", "int", "Number of rows of a 2-D tensor (ShapeError for another rank)."),
+    ("cols", "int", "Number of columns of a 2-D tensor (ShapeError for another rank)."),
+]
+lines = init.read_text().split("\n")
+bare = [i for i, line in enumerate(lines[:-1]) if line == "    @property" and not lines[i + 1].startswith("    def ")]
+if len(bare) != len(python_properties):
+    sys.exit(f"gen_stubs: expected {len(python_properties)} bare @property lines in __init__.pyi, found {len(bare)}")
+for i, (name, ret, doc) in zip(bare, python_properties):
+    lines[i] = f'    @property\n    def {name}(self) -> {ret}:\n        """{doc}"""\n'
+init.write_text("\n".join(lines))
 for pyi in out.glob("*.pyi"):
     compile(pyi.read_text(), str(pyi), "exec")
 print("stubs written:", ", ".join(sorted(p.name for p in out.glob("*.pyi"))))

@@ -27,7 +27,7 @@ void bind_amp(nb::module_& m) {
   m.def("_autocast_get_state", [] {
     const st::autocast::State s = st::autocast::state();
     return nb::make_tuple(s.cpu_enabled, s.cpu_dtype, s.cuda_enabled, s.cuda_dtype);
-  });
+  }, "This thread's autocast state: (cpu_enabled, cpu_dtype, cuda_enabled, cuda_dtype).");
   m.def("_autocast_set_state", [](bool cpu_on, Dtype cpu_dt, bool cuda_on, Dtype cuda_dt) {
     for (Dtype dt : {cpu_dt, cuda_dt}) {
       if (dt != Dtype::Float16 && dt != Dtype::BFloat16) {
@@ -35,7 +35,8 @@ void bind_amp(nb::module_& m) {
       }
     }
     st::autocast::set_state(st::autocast::State{cpu_on, cuda_on, cpu_dt, cuda_dt});
-  });
+  }, nb::arg("cpu_enabled"), nb::arg("cpu_dtype"), nb::arg("cuda_enabled"), nb::arg("cuda_dtype"),
+     "Sets this thread's autocast state; ValueError unless both dtypes are float16 or bfloat16.");
   m.def("is_autocast_enabled", [](const std::string& device_type) {
     return st::autocast::is_enabled(autocast_device(device_type));
   }, nb::arg("device_type") = "cuda", "Whether an autocast region is active for device_type on this thread.");
@@ -44,7 +45,7 @@ void bind_amp(nb::module_& m) {
   }, nb::arg("device_type") = "cuda", "The dtype autocast lowers to on device_type (float16 or bfloat16).");
 
   using st::optim::GradScaler;
-  nb::class_<GradScaler>(m, "_GradScaler")
+  nb::class_<GradScaler>(m, "_GradScaler", "The loss scaler behind spiraltorch.amp.GradScaler.")
       .def("__init__", [](GradScaler* self, double init_scale, double growth_factor, double backoff_factor,
                           int64_t growth_interval, bool enabled) {
              new (self) GradScaler(GradScaler::Options{init_scale, growth_factor, backoff_factor, growth_interval,
@@ -74,7 +75,9 @@ void bind_amp(nb::module_& m) {
   m.def("_checkpoint",
         [](const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
            bool preserve_rng_state) { return st::checkpoint(fn, inputs, preserve_rng_state); },
-        nb::arg("fn"), nb::arg("inputs"), nb::arg("preserve_rng_state") = true);
+        nb::arg("fn"), nb::arg("inputs"), nb::arg("preserve_rng_state") = true,
+        "Activation checkpointing: runs fn(inputs) without keeping its intermediates and re-runs it during "
+        "backward (with the same random numbers when preserve_rng_state).");
 }
 
 }  // namespace stpy

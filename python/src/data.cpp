@@ -35,9 +35,11 @@ void bind_data(nb::module_& root) {
                           std::optional<std::vector<std::vector<int64_t>>> offsets) {
         if (offsets) new (self) d::TensorDataset(std::move(fields), std::move(*offsets));
         else new (self) d::TensorDataset(std::move(fields));
-      }, nb::arg("tensors"), nb::arg("offsets") = nb::none())
+      }, nb::arg("tensors"), nb::arg("offsets") = nb::none(),
+         "A dataset of `tensors` (the fields); without offsets every field has one row per sample along dim 0 "
+         "(equal first dims), with offsets[f] (n + 1 ascending row starts) sample i of field f spans several rows.")
       .def("__len__", &d::TensorDataset::size)
-      .def_prop_ro("num_fields", &d::TensorDataset::num_fields)
+      .def_prop_ro("num_fields", &d::TensorDataset::num_fields, "The number of tensors (fields) per sample.")
       .def("field", &d::TensorDataset::field, nb::arg("index"), "The stored tensor of field `index`.")
       .def("rows", &d::TensorDataset::rows, nb::arg("field"), nb::arg("sample"), "Rows sample `sample` has in `field`.")
       .def("gather", [](const d::TensorDataset& ds, std::vector<int64_t> samples, const std::string& device) {
@@ -64,7 +66,7 @@ void bind_data(nb::module_& root) {
         "The sample indices rank `rank` of `world_size` reads in one epoch (see DistributedSampler).");
 
   nb::class_<PyEpoch>(m, "EpochIterator", "One pass over a loader; prefetching runs on a C++ thread.")
-      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__iter__", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def __iter__(self) -> EpochIterator"))
       .def("__next__", [](PyEpoch& e) {
         std::optional<std::vector<Tensor>> b;
         {
@@ -73,7 +75,8 @@ void bind_data(nb::module_& root) {
         }
         if (!b) throw nb::stop_iteration();
         return as_tuple(std::move(*b));
-      })
+      }, nb::sig("def __next__(self) -> tuple[spiraltorch._core.Tensor, ...]"),
+         "The next batch: one tensor per field, rows of the batch's samples concatenated along dim 0.")
       .def("__len__", [](const PyEpoch& e) { return e.it->size(); })
       .def_prop_ro("produced", [](const PyEpoch& e) { return e.it->produced(); },
                    "Batches assembled so far (by the prefetch thread when prefetching).")
@@ -95,7 +98,9 @@ void bind_data(nb::module_& root) {
         o.device = st::Device::parse(device);
         new (self) d::DataLoader(std::move(ds), o);
       }, nb::arg("dataset"), nb::kw_only(), nb::arg("batch_size") = 1, nb::arg("max_rows") = nb::none(),
-         nb::arg("shuffle") = false, nb::arg("drop_last") = false, nb::arg("prefetch") = 0, nb::arg("device") = "cpu")
+         nb::arg("shuffle") = false, nb::arg("drop_last") = false, nb::arg("prefetch") = 0, nb::arg("device") = "cpu",
+         "batch_size samples per batch, or (max_rows) as many samples as fit a budget of rows; drop_last drops "
+         "a short final batch; prefetch > 0 assembles that many batches ahead on a C++ thread, on `device`.")
       .def("__len__", &d::DataLoader::num_batches)
       .def("epoch", [](const d::DataLoader& l, st::Generator* generator, std::optional<std::vector<int64_t>> order) {
         if (order) return PyEpoch{l.epoch(std::move(*order))};

@@ -93,32 +93,55 @@ void bind_distributed(nb::module_& root) {
     nb::gil_scoped_release release;
     dist::init_process_group(o);
   }, nb::arg("backend"), nb::kw_only(), nb::arg("rank") = -1, nb::arg("world_size") = -1,
-     nb::arg("init_method") = "env://", nb::arg("timeout") = 1800.0, nb::arg("device") = -1);
-  m.def("is_initialized", &dist::is_initialized);
+     nb::arg("init_method") = "env://", nb::arg("timeout") = 1800.0, nb::arg("device") = -1,
+     "Joins the default process group: backend 'mpi' (CPU tensors) or 'nccl' (CUDA tensors). rank and "
+     "world_size default (-1) to the RANK / WORLD_SIZE environment or MPI's own; init_method must be 'env://' "
+     "(the launcher's environment); timeout (seconds) bounds every collective, after which it raises "
+     "DistributedError; device is this rank's CUDA device for NCCL (-1: LOCAL_RANK, else the rank, modulo the "
+     "device count). ValueError for a bad backend, init_method or timeout, DeviceUnavailableError for a backend "
+     "this build or machine lacks, SpiralError when a group already exists.");
+  m.def("is_initialized", &dist::is_initialized, "Whether init_process_group has run (and not been destroyed).");
   m.def("destroy_process_group", [] {
     nb::gil_scoped_release release;
     dist::destroy_process_group();
-  });
-  m.def("get_rank", [] { return dist::default_group().rank(); });
-  m.def("get_world_size", [] { return dist::default_group().size(); });
-  m.def("get_backend", [] { return dist::default_group().backend(); });
+  }, "Leaves the default process group (its communicators are freed); init_process_group may run again.");
+  m.def("get_rank", [] { return dist::default_group().rank(); },
+        "This process's rank in the default group (0..world_size-1); SpiralError before init_process_group.");
+  m.def("get_world_size", [] { return dist::default_group().size(); },
+        "The number of ranks in the default group; SpiralError before init_process_group.");
+  m.def("get_backend", [] { return dist::default_group().backend(); },
+        "The default group's backend ('mpi' or 'nccl'); SpiralError before init_process_group.");
 
   m.def("barrier", [](bool async_op) { return finish(dist::default_group().barrier(), async_op); },
-        nb::kw_only(), nb::arg("async_op") = false);
+        nb::kw_only(), nb::arg("async_op") = false, nb::sig("def barrier(*, async_op: bool = False) -> Work | None"),
+        "Waits until every rank reaches the barrier; with async_op=True returns a Work to wait on instead.");
   m.def("all_reduce", [](Tensor& tensor, nb::handle op, bool async_op) {
     const dist::ReduceOp rop = reduce_op_of(op);  // a bad op is reported before a missing group
     return finish(dist::default_group().all_reduce(tensor, rop), async_op);
-  }, nb::arg("tensor"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false);
+  }, nb::arg("tensor"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false,
+     nb::sig("def all_reduce(tensor: spiraltorch._core.Tensor, op: ReduceOp | str = 'sum', *, async_op: bool = False) -> Work | None"),
+     "Reduces `tensor` over all ranks in place (op: 'sum', 'avg', 'max', 'min' or a ReduceOp); every rank ends "
+     "with the result. Returns None, or a Work with async_op=True. ValueError for an unknown op.");
   m.def("broadcast", [](Tensor& tensor, int src, bool async_op) {
     return finish(dist::default_group().broadcast(tensor, src), async_op);
-  }, nb::arg("tensor"), nb::arg("src") = 0, nb::kw_only(), nb::arg("async_op") = false);
+  }, nb::arg("tensor"), nb::arg("src") = 0, nb::kw_only(), nb::arg("async_op") = false,
+     nb::sig("def broadcast(tensor: spiraltorch._core.Tensor, src: int = 0, *, async_op: bool = False) -> Work | None"),
+     "Copies rank src's `tensor` into `tensor` on every other rank (in place). Returns None, or a Work with "
+     "async_op=True.");
   m.def("all_gather_into_tensor", [](Tensor& output, const Tensor& input, bool async_op) {
     return finish(dist::default_group().all_gather(output, input), async_op);
-  }, nb::arg("output"), nb::arg("input"), nb::kw_only(), nb::arg("async_op") = false);
+  }, nb::arg("output"), nb::arg("input"), nb::kw_only(), nb::arg("async_op") = false,
+     nb::sig("def all_gather_into_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, *, async_op: bool = False) -> Work | None"),
+     "Concatenates every rank's `input` along dim 0, in rank order, into `output` (world_size times input's "
+     "first dim). Returns None, or a Work with async_op=True.");
   m.def("reduce_scatter_tensor", [](Tensor& output, const Tensor& input, nb::handle op, bool async_op) {
     const dist::ReduceOp rop = reduce_op_of(op);
     return finish(dist::default_group().reduce_scatter(output, input, rop), async_op);
-  }, nb::arg("output"), nb::arg("input"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false);
+  }, nb::arg("output"), nb::arg("input"), nb::arg("op") = "sum", nb::kw_only(), nb::arg("async_op") = false,
+     nb::sig("def reduce_scatter_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, op: ReduceOp | str = 'sum', *, "
+             "async_op: bool = False) -> Work | None"),
+     "Reduces `input` over the ranks and leaves rank r the r-th of world_size equal dim-0 chunks of the result "
+     "in `output`. Returns None, or a Work with async_op=True.");
 
   nb::class_<dist::DistributedDataParallel, st::nn::Module>(
       m, "DistributedDataParallel",
@@ -127,7 +150,9 @@ void bind_distributed(nb::module_& root) {
                           double bucket_cap_mb, bool broadcast_buffers) {
         nb::gil_scoped_release release;
         new (self) dist::DistributedDataParallel(std::move(module), nullptr, bucket_cap_mb, broadcast_buffers);
-      }, nb::arg("module"), nb::kw_only(), nb::arg("bucket_cap_mb") = 25.0, nb::arg("broadcast_buffers") = true)
+      }, nb::arg("module"), nb::kw_only(), nb::arg("bucket_cap_mb") = 25.0, nb::arg("broadcast_buffers") = true,
+         "Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in "
+         "buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward.")
       .def("_prepare_forward", [](dist::DistributedDataParallel& d) {
         nb::gil_scoped_release release;
         d.prepare_forward();

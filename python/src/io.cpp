@@ -70,11 +70,23 @@ std::string bytes_arg(nb::handle b) {
   return std::string(by.c_str(), by.size());
 }
 
+// How the arguments read in the stubs (nb::sig) of the functions below.
+#define ST_PATH "str | bytes | os.PathLike[str] | os.PathLike[bytes]"
+#define ST_STATE                                                                                   \
+  "collections.abc.Mapping[str, spiraltorch._core.Tensor] | "                                      \
+  "collections.abc.Sequence[tuple[str, spiraltorch._core.Tensor]] | spiraltorch._core.nn.Module"
+#define ST_CHECKPOINT "tuple[dict[str, spiraltorch._core.Tensor], dict[str, str]]"
+#define ST_BYTES "bytes | bytearray | memoryview"
+
 using Saver = void (*)(const std::string&, const io::NamedTensors&, const io::Metadata&);
 using Loader = io::Checkpoint (*)(const std::string&);
 
 void def_format(nb::module_& m, const char* name, const char* format, Saver save, Loader load, bool manifest_default) {
   const std::string save_name = std::string("save_") + name, load_name = std::string("load_") + name;
+  const std::string save_sig = "def " + save_name + "(path: " ST_PATH ", tensors: " ST_STATE
+                               ", metadata: dict[str, str] | None = None, *, manifest: bool = " +
+                               (manifest_default ? "True" : "False") + ", module_type: str | None = None) -> str | None";
+  const std::string load_sig = "def " + load_name + "(path: " ST_PATH ") -> " ST_CHECKPOINT;
   m.def(save_name.c_str(), [save, format, save_name](nb::handle path, nb::handle tensors, nb::handle metadata,
                                                      bool manifest, std::optional<std::string> module_type) {
     const std::string p = path_str(path);
@@ -96,9 +108,11 @@ void def_format(nb::module_& m, const char* name, const char* format, Saver save
     }
     return mp ? nb::object(nb::str(mp->c_str(), mp->size())) : nb::none();
   }, nb::arg("path"), nb::arg("tensors"), nb::arg("metadata") = nb::none(), nb::kw_only(),
-     nb::arg("manifest") = manifest_default, nb::arg("module_type") = nb::none(),
+     nb::arg("manifest") = manifest_default, nb::arg("module_type") = nb::none(), nb::sig(save_sig.c_str()),
      (std::string("Writes a state dict (dict, (key, tensor) pairs or a Module) as ") + format +
-      " atomically; with manifest=True also writes <path>.manifest.json and returns its path.").c_str());
+      " atomically (a temporary file, then rename); with manifest=True also writes <path>.manifest.json and "
+      "returns its path, else returns None. metadata maps str to str (ValueError otherwise); module_type is "
+      "recorded in the manifest (a Module's class name by default).").c_str());
   if (!load) return;
   m.def(load_name.c_str(), [load](nb::handle path) {
     const std::string p = path_str(path);
@@ -108,7 +122,9 @@ void def_format(nb::module_& m, const char* name, const char* format, Saver save
       c = load(p);
     }
     return checkpoint_to_py(c);
-  }, nb::arg("path"), (std::string("Reads a ") + format + " state dict; returns (dict of name -> Tensor, metadata dict).").c_str());
+  }, nb::arg("path"), nb::sig(load_sig.c_str()),
+     (std::string("Reads a ") + format + " state dict; returns (dict of name -> Tensor, metadata dict). "
+      "CheckpointError for a truncated or malformed file.").c_str());
 }
 
 // st.save's object -> Structure, tensors collected under fresh keys "t0", "t1", ...
@@ -262,6 +278,7 @@ void bind_io(nb::module_& root) {
     }
     return checkpoint_to_py(c);
   }, nb::arg("path"), nb::kw_only(), nb::arg("copy") = true,
+     nb::sig("def load_safetensors(path: " ST_PATH ", *, copy: bool = True) -> " ST_CHECKPOINT),
      "Reads a .safetensors file, a directory, or a sharded model.safetensors.index.json; returns\n"
      "(dict of name -> Tensor, metadata dict). By default (copy=True) the tensors own their memory.\n"
      "With copy=False they alias a private copy-on-write memory map of the file: cheap to load, and\n"
@@ -286,13 +303,18 @@ void bind_io(nb::module_& root) {
       entries.append(e);
     }
     return nb::make_tuple(entries, metadata_to_py(h.metadata));
-  }, nb::arg("path"), "Validates a safetensors file's header without reading tensor data; returns (entries, metadata).");
+  }, nb::arg("path"),
+     nb::sig("def safetensors_header(path: " ST_PATH ") -> tuple[list[dict[str, typing.Any]], dict[str, str]]"),
+     "Validates a safetensors file's header without reading tensor data; returns (entries, metadata), each entry "
+     "a dict with name, dtype, shape and data_offsets. CheckpointError for a malformed header.");
 
   m.def("save_safetensors_bytes", [](nb::handle tensors, nb::handle metadata) {
     const std::string s = io::save_safetensors_bytes(named_from_py(tensors, "save_safetensors_bytes"),
                                                      metadata_from_py(metadata, "save_safetensors_bytes"));
     return nb::bytes(s.data(), s.size());
-  }, nb::arg("tensors"), nb::arg("metadata") = nb::none());
+  }, nb::arg("tensors"), nb::arg("metadata") = nb::none(),
+     nb::sig("def save_safetensors_bytes(tensors: " ST_STATE ", metadata: dict[str, str] | None = None) -> bytes"),
+     "The safetensors encoding of a state dict as bytes (what save_safetensors would write).");
   m.def("load_safetensors_bytes", [](nb::handle data) {
     const std::string s = bytes_arg(data);
     io::Checkpoint c;
@@ -301,11 +323,16 @@ void bind_io(nb::module_& root) {
       c = io::load_safetensors_bytes(s);
     }
     return checkpoint_to_py(c);
-  }, nb::arg("data"));
+  }, nb::arg("data"), nb::sig("def load_safetensors_bytes(data: " ST_BYTES ") -> " ST_CHECKPOINT),
+     "Decodes safetensors bytes into (dict of name -> Tensor, metadata dict); CheckpointError when malformed.");
   m.def("load_json_bytes", [](nb::handle data) { return checkpoint_to_py(io::load_json_bytes(bytes_arg(data))); },
-        nb::arg("data"));
+        nb::arg("data"), nb::sig("def load_json_bytes(data: " ST_BYTES ") -> " ST_CHECKPOINT),
+        "Decodes the JSON checkpoint format from bytes into (dict of name -> Tensor, metadata dict); "
+        "CheckpointError when malformed.");
   m.def("load_bincode_bytes", [](nb::handle data) { return checkpoint_to_py(io::load_bincode_bytes(bytes_arg(data))); },
-        nb::arg("data"));
+        nb::arg("data"), nb::sig("def load_bincode_bytes(data: " ST_BYTES ") -> " ST_CHECKPOINT),
+        "Decodes the bincode checkpoint format from bytes into (dict of name -> Tensor, metadata dict); "
+        "CheckpointError when malformed.");
 
   m.def("temporary_host_tag", &io::temporary_host_tag,
         "The tag (16 hex digits) naming this host and PID namespace in the names of atomic saves' temporaries\n"
@@ -317,7 +344,7 @@ void bind_io(nb::module_& root) {
     nb::dict named;
     for (const auto& [k, t] : tensors) named[nb::str(k.c_str(), k.size())] = nb::cast(t);
     return nb::make_tuple(nb::str(io::encode_structure(s).c_str()), named);
-  }, nb::arg("obj"),
+  }, nb::arg("obj"), nb::sig("def encode_structure(obj: typing.Any) -> tuple[str, dict[str, spiraltorch._core.Tensor]]"),
      "st.save's encoding of obj (tensors, NumPy arrays and scalars, and dicts, lists, tuples, str, int, float, bool\n"
      "and None made of them): returns (structure JSON, {key: Tensor}). TypeError/DtypeError for anything else.");
   m.def("decode_structure", [](const std::string& text, nb::dict tensors) {
@@ -330,6 +357,7 @@ void bind_io(nb::module_& root) {
     const io::Structure s = io::decode_structure(text, keys);
     return structure_to_py(s, tensors);
   }, nb::arg("text"), nb::arg("tensors"),
+     nb::sig("def decode_structure(text: str, tensors: dict[str, spiraltorch._core.Tensor]) -> typing.Any"),
      "Rebuilds what encode_structure described from its JSON and the file's tensors. Data only: any malformed\n"
      "description raises CheckpointError.");
 
@@ -338,7 +366,11 @@ void bind_io(nb::module_& root) {
     return io::write_manifest(path_str(weights), format, named_from_py(tensors, "write_manifest"), module_type,
                               metadata_from_py(metadata, "write_manifest"));
   }, nb::arg("weights_path"), nb::arg("format"), nb::arg("tensors"), nb::arg("module_type") = nb::none(),
-     nb::arg("metadata") = nb::none(), "Writes <weights_path>.manifest.json; returns its path.");
+     nb::arg("metadata") = nb::none(),
+     nb::sig("def write_manifest(weights_path: " ST_PATH ", format: str, tensors: " ST_STATE ", module_type: str | None = "
+             "None, metadata: dict[str, str] | None = None) -> str"),
+     "Writes <weights_path>.manifest.json (format, size and sha256 of the weights, tensor names, dtypes and "
+     "shapes); returns its path.");
   m.def("read_manifest", [](nb::handle path, bool verify) {
     const io::Manifest man = io::read_manifest(path_str(path), verify);
     nb::dict d;
@@ -359,9 +391,13 @@ void bind_io(nb::module_& root) {
     d["tensors"] = ts;
     return d;
   }, nb::arg("path"), nb::arg("verify") = true,
+     nb::sig("def read_manifest(path: " ST_PATH ", verify: bool = True) -> dict[str, typing.Any]"),
      "Parses <weights>.manifest.json; verify=True also checks the weights' size and sha256.");
-  m.def("manifest_path", [](nb::handle weights) { return io::manifest_path(path_str(weights)); }, nb::arg("weights_path"));
-  m.def("sha256_file", [](nb::handle path) { return io::sha256_file(path_str(path)); }, nb::arg("path"));
+  m.def("manifest_path", [](nb::handle weights) { return io::manifest_path(path_str(weights)); }, nb::arg("weights_path"),
+        nb::sig("def manifest_path(weights_path: " ST_PATH ") -> str"),
+        "The manifest's path for a weights file: <weights_path>.manifest.json.");
+  m.def("sha256_file", [](nb::handle path) { return io::sha256_file(path_str(path)); }, nb::arg("path"),
+        nb::sig("def sha256_file(path: " ST_PATH ") -> str"), "The SHA-256 of a file's bytes as 64 hex digits.");
   m.attr("MAX_SAFETENSORS_HEADER") = io::kMaxSafetensorsHeader;
 }
 

@@ -220,11 +220,15 @@ void bind_runtime(nb::module_& m) {
   // ---- events
   m.def("_events_subscribe", &subscribe, nb::arg("event_type"), nb::arg("callback"),
         "Subscribes `callback(event_dict)` on the C++ event bus; returns the subscription id.");
-  m.def("_events_unsubscribe", &ev::unsubscribe, nb::arg("event_type"), nb::arg("subscription_id"));
-  m.def("_events_clear", &ev::clear, nb::arg("event_type") = nb::none());
-  m.def("_events_has_listeners", [](const std::string& t) { return ev::has_listeners(t); }, nb::arg("event_type"));
-  m.def("_events_listener_count", &ev::listener_count);
-  m.def("_events_tensor_op_listened", &ev::tensor_op_listened);
+  m.def("_events_unsubscribe", &ev::unsubscribe, nb::arg("event_type"), nb::arg("subscription_id"),
+        "Removes a subscription; returns whether it existed.");
+  m.def("_events_clear", &ev::clear, nb::arg("event_type") = nb::none(),
+        "Removes every subscription of `event_type` (all types when None); returns how many went.");
+  m.def("_events_has_listeners", [](const std::string& t) { return ev::has_listeners(t); }, nb::arg("event_type"),
+        "Whether an event of `event_type` would reach a listener (specific or wildcard).");
+  m.def("_events_listener_count", &ev::listener_count, "The number of subscriptions over all event types.");
+  m.def("_events_tensor_op_listened", &ev::tensor_op_listened,
+        "Whether TensorOp events are listened to (the one atomic load ops pay when nobody listens).");
   // Inside `with _core._SilentOps():` built-in ops on this thread publish no TensorOp: a custom
   // operator built from built-in ones is announced once, as itself.
   struct SilentOps {};
@@ -319,8 +323,10 @@ void bind_runtime(nb::module_& m) {
         return c.align_workgroup(w);
       },
       nb::arg("lane_width"), nb::arg("max_workgroup"), nb::arg("w"));
-  m.def("_rank_resolve_backend", &rt::resolve_backend, nb::arg("backend"));
-  m.def("_rank_runtime_ready", &rt::runtime_ready, nb::arg("backend"));
+  m.def("_rank_resolve_backend", &rt::resolve_backend, nb::arg("backend"),
+        "'auto' -> 'cuda' when usable else 'cpu'; aliases (webgpu, rocm) resolved; ValueError when unknown.");
+  m.def("_rank_runtime_ready", &rt::runtime_ready, nb::arg("backend"),
+        "Whether this process can execute on `backend` (the CPU always; CUDA when built and present).");
 
   // ---- SpiralK
   m.def(
@@ -332,7 +338,8 @@ void bind_runtime(nb::module_& m) {
       "Parses and runs a SpiralK program: {'hard': {field: value}, 'soft': [{field, value, weight}], 'unison_kind'}.");
   m.def("_spiralk_check", [](const std::string& source) { (void)sk::Program::parse(source); }, nb::arg("source"),
         "Parses a SpiralK program; raises SpiralKError at the first syntax error.");
-  m.def("_spiralk_hard_fields", &sk::hard_fields);
+  m.def("_spiralk_hard_fields", &sk::hard_fields,
+        "The hard fields a SpiralK program may assign (canonical names, in documentation order).");
 }
 
 }  // namespace stpy

@@ -290,32 +290,48 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
   nb::class_<st::HookHandle>(m, "TensorHookHandle",
                              "Returned by Tensor.register_hook / register_post_accumulate_grad_hook; remove() "
                              "unregisters the hook (idempotent), as does leaving a with-block.")
-      .def_prop_ro("id", &st::HookHandle::id)
-      .def("remove", &st::HookHandle::remove)
-      .def("__enter__", [](nb::handle h) { return nb::borrow(h); })
-      .def("__exit__", [](st::HookHandle& h, nb::args) { h.remove(); });
+      .def_prop_ro("id", &st::HookHandle::id, "The hook's registration id (unique in this process).")
+      .def("remove", &st::HookHandle::remove, "Unregisters the hook; calling it again does nothing.")
+      .def("__enter__", [](nb::handle h) { return nb::borrow(h); },
+           nb::sig("def __enter__(self) -> TensorHookHandle"))
+      .def("__exit__", [](st::HookHandle& h, nb::args) { h.remove(); },
+           nb::sig("def __exit__(self, *exc_info: typing.Any) -> None"), "Removes the hook.");
   cls.def("__init__", [](Tensor* self, nb::args args, nb::kwargs kwargs) {
         new (self) Tensor(construct_tensor(args, kwargs));
-      }, "Tensor(data), Tensor(rows, cols[, data]), Tensor(shape, data) or keywords data=, shape=, rows=, "
-         "cols=, dtype=, device=, requires_grad= (explicit shape= > rows=/cols= > positional shape).")
-      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.shape()); })
+      }, nb::sig("def __init__(self, *args: typing.Any, data: typing.Any = None, shape: collections.abc.Sequence[int] | None = None, "
+                 "rows: int | None = None, cols: int | None = None, dtype: dtype | str | None = None, "
+                 "device: str | None = None, requires_grad: bool = False) -> None"),
+      "Tensor(data), Tensor(rows, cols[, data]), Tensor(shape, data) or keywords data=, shape=, rows=, "
+         "cols=, dtype=, device=, requires_grad= (explicit shape= > rows=/cols= > positional shape).\n\n"
+         "data is nested lists, a number, a NumPy array or a Tensor (copied); without data the tensor is zeros. "
+         "Raises ShapeError when the number of values does not fill the shape, TypeError on unknown keywords.\n"
+         "Example: Tensor(2, 3, [1, 2, 3, 4, 5, 6]).shape == (2, 3)")
+      .def_prop_ro("shape", [](const Tensor& t) { return make_size(t.shape()); },
+                   nb::for_getter(nb::sig("def shape(self) -> tuple[int, ...]")),
+                   "The sizes of the dims, a tuple that can also be called (t.shape == t.shape()).")
       .def("size", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
         if (dim) return nb::int_(t.size(*dim));
         return make_size(t.shape());
-      }, nb::arg("dim") = nb::none())
-      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); })
-      .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); })
-      .def_prop_ro("ndim", [](const Tensor& t) { return t.dim(); })
-      .def("dim", [](const Tensor& t) { return t.dim(); })
-      .def("numel", [](const Tensor& t) { return t.numel(); })
-      .def("element_size", [](const Tensor& t) { return t.itemsize(); })
+      }, nb::arg("dim") = nb::none(), nb::sig("def size(self, dim: int | None = None) -> tuple[int, ...] | int"),
+         "The shape (a tuple), or the size of dim `dim` (negative counts from the end; IndexError out of range).")
+      .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); }, "The element type.")
+      .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); },
+                   "Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu'.")
+      .def_prop_ro("ndim", [](const Tensor& t) { return t.dim(); }, "The number of dims (0 for a scalar).")
+      .def("dim", [](const Tensor& t) { return t.dim(); }, "The number of dims (0 for a scalar).")
+      .def("numel", [](const Tensor& t) { return t.numel(); }, "The number of elements (the product of the shape).")
+      .def("element_size", [](const Tensor& t) { return t.itemsize(); }, "Bytes per element of the dtype.")
       .def("stride", [](const Tensor& t, std::optional<int64_t> dim) -> nb::object {
         if (dim) return nb::int_(t.strides()[st::wrap_existing_dim(*dim, t.dim(), "stride")]);
         return nb::cast(std::vector<int64_t>(t.strides()));
-      }, nb::arg("dim") = nb::none())
-      .def("storage_offset", [](const Tensor& t) { return t.offset(); })
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
-      .def("is_contiguous", [](const Tensor& t) { return t.is_contiguous(); })
+      }, nb::arg("dim") = nb::none(), nb::sig("def stride(self, dim: int | None = None) -> list[int] | int"),
+         "The strides in elements (a list), or the stride of dim `dim`.")
+      .def("storage_offset", [](const Tensor& t) { return t.offset(); },
+           "The offset of the first element in the storage, in elements.")
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); },
+           "The address of the first element (a device address for CUDA tensors).")
+      .def("is_contiguous", [](const Tensor& t) { return t.is_contiguous(); },
+           "True when the elements are laid out densely in row-major order.")
       .def("__len__", [](const Tensor& t) {
         if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
         return t.shape()[0];
@@ -326,8 +342,11 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
                                st::shape_str(t.shape()));
         }
         return to_list(st::reshape(host(t.detach()), {}));
-      })
-      .def("tolist", [](const Tensor& t) { return to_list(host(t.detach())); })
+      }, nb::sig("def item(self) -> float | int | bool"),
+         "The value of a one-element tensor as a Python float, int or bool (by dtype); ValueError otherwise.")
+      .def("tolist", [](const Tensor& t) { return to_list(host(t.detach())); },
+           nb::sig("def tolist(self) -> list[typing.Any] | float | int | bool"),
+           "The values as nested Python lists (a number for a 0-d tensor), copied to the host.")
       .def("__float__", [](const Tensor& t) { return t.item(); })
       .def("__int__", [](const Tensor& t) { return static_cast<int64_t>(t.item()); })
       .def("__bool__", [](const Tensor& t) {
@@ -352,33 +371,42 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         if (nb::len(spec) == 0) return nb::str(self);
         throw nb::type_error("unsupported format string passed to Tensor.__format__ (only 0-d tensors format as "
                              "numbers)");
-      }, nb::arg("format_spec"))
+      }, nb::arg("format_spec"), nb::sig("def __format__(self, format_spec: str) -> str"))
       // --- autograd ---
       .def_prop_rw("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
-                   [](Tensor& t, bool v) { t.set_requires_grad(v); })
-      .def("requires_grad_", [](Tensor& t, bool v) { t.set_requires_grad(v); return t; }, nb::arg("requires_grad") = true)
+                   [](Tensor& t, bool v) { t.set_requires_grad(v); },
+                   "Whether backward() computes a gradient for this tensor (set it on leaves).")
+      .def("requires_grad_", [](Tensor& t, bool v) { t.set_requires_grad(v); return t; }, nb::arg("requires_grad") = true,
+           "Sets requires_grad in place and returns this tensor.")
       .def_prop_rw("grad", [](const Tensor& t) -> std::optional<Tensor> {
         Tensor g = t.grad();
         if (!g.defined()) return std::nullopt;
         return g;
-      }, [](Tensor& t, std::optional<Tensor> g) { t.set_grad(g ? *g : Tensor()); }, nb::arg("value").none())
+      }, [](Tensor& t, std::optional<Tensor> g) { t.set_grad(g ? *g : Tensor()); }, nb::arg("value").none(),
+         "The gradient accumulated by backward() (a leaf, or a tensor that called retain_grad()), or None.")
       .def_prop_ro("grad_fn", [](const Tensor& t) -> nb::object {
         auto fn = t.grad_fn();
         if (!fn) return nb::none();
         return nb::str(fn->name.c_str());
-      })
-      .def_prop_ro("is_leaf", [](const Tensor& t) { return t.is_leaf(); })
+      }, nb::for_getter(nb::sig("def grad_fn(self) -> str | None")),
+         "The name of the autograd node that produced this tensor (e.g. 'MulBackward'), None for a leaf.")
+      .def_prop_ro("is_leaf", [](const Tensor& t) { return t.is_leaf(); },
+                   "True for tensors not produced by a recorded op (user-created, parameters, detached).")
       .def_prop_ro("manifold_curvature", [](const Tensor& t) -> std::optional<double> {
         return t.manifold_curvature() < 0.0 ? std::optional<double>(t.manifold_curvature()) : std::nullopt;
       }, "The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.")
       .def("_set_manifold_curvature", [](Tensor& t, double c) { t.set_manifold_curvature(c); }, nb::arg("curvature"))
       .def("backward", [](const Tensor& t, std::optional<Tensor> gradient, bool retain_graph, bool create_graph) {
         t.backward(gradient ? *gradient : Tensor(), retain_graph, create_graph);
-      }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false)
-      .def("retain_grad", [](Tensor& t) { t.retain_grad(); })
+      }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false,
+         "Accumulates d(self)/d(leaf) into the .grad of every leaf that requires grad. gradient (same shape) "
+         "is required unless self has one element. retain_graph keeps the graph for another backward; "
+         "create_graph records the backward itself (higher-order gradients).")
+      .def("retain_grad", [](Tensor& t) { t.retain_grad(); },
+           "Keeps .grad on this non-leaf tensor after backward (leaves always keep it).")
       .def("register_hook", [](const Tensor& t, nb::callable hook) {
         return st::register_hook(t, python_grad_hook(std::move(hook)));
-      }, nb::arg("hook"),
+      }, nb::arg("hook"), nb::sig("def register_hook(self, hook: collections.abc.Callable[[Tensor], Tensor | None]) -> TensorHookHandle"),
          "Calls hook(grad) with the gradient each backward computes for this tensor (a leaf: the pass's "
          "summed gradient before it is added to .grad; a non-leaf: before it flows on and into a retained "
          ".grad). Returning a Tensor (same shape, dtype, device) replaces the gradient, None keeps it. Hooks "
@@ -391,26 +419,31 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         });
         return st::HookHandle(id, [id] { st::remove_post_accumulate_grad_hook(id); });
       }, nb::arg("hook"),
+         nb::sig("def register_post_accumulate_grad_hook(self, hook: collections.abc.Callable[[Tensor], None]) -> TensorHookHandle"),
          "Calls hook(tensor) once per backward after this leaf's gradient is fully accumulated into .grad "
          "(not under autograd.grad). Returns a TensorHookHandle.")
-      .def_prop_ro("retains_grad", [](const Tensor& t) { return t.retains_grad(); })
-      .def("detach", [](const Tensor& t) { return t.detach(); })
+      .def_prop_ro("retains_grad", [](const Tensor& t) { return t.retains_grad(); },
+                   "True when retain_grad() was called on this non-leaf tensor.")
+      .def("detach", [](const Tensor& t) { return t.detach(); },
+           "A view sharing storage that is cut from the autograd graph (requires_grad=False).")
       .def("detach_", [](Tensor& t) {
         if (t.impl()->autograd) {
           t.impl()->autograd->grad_fn = nullptr;
           t.impl()->autograd->requires_grad = false;
         }
         return t;
-      })
+      }, "Cuts this tensor from the graph in place (it becomes a leaf with requires_grad=False); returns it.")
       .def_prop_rw("data", [](const Tensor& t) { return t.detach(); }, [](Tensor& t, const Tensor& src) {
         st::NoGradGuard ng;
         Tensor dst = t.detach();
         st::copy_(dst, src);
-      })
+      }, "A detached view of the values; assigning copies src's values in without recording autograd.")
       .def("_version", [](const Tensor& t) { return t.version(); })
       // --- conversions ---
-      .def("contiguous", [](const Tensor& t) { return t.contiguous(); })
-      .def("clone", [](const Tensor& t) { return t.clone(); })
+      .def("contiguous", [](const Tensor& t) { return t.contiguous(); },
+           "This tensor if it is contiguous, else a row-major copy (autograd flows through).")
+      .def("clone", [](const Tensor& t) { return t.clone(); },
+           "A copy with its own contiguous storage; autograd flows through.")
       .def("to", [](const Tensor& t, nb::object target, nb::kwargs kw) {
         nb::object dt = target;
         if (kw.contains("dtype")) dt = kw["dtype"];
@@ -430,23 +463,31 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         }
         if (dt.is_none()) return t;
         return t.to(to_dtype(dt));
-      }, nb::arg("target") = nb::none(), nb::arg("kwargs"))
-      .def("cpu", [](const Tensor& t) { return st::to_device(t, {}); })
+      }, nb::arg("target") = nb::none(), nb::arg("kwargs"),
+         nb::sig("def to(self, target: dtype | str | None = None, *, dtype: dtype | str | None = None, "
+                 "device: str | None = None) -> Tensor"),
+         "Converts to a device ('cpu', 'cuda:0', 'wgpu') and/or a dtype (a dtype, its name, a NumPy/PyTorch "
+         "dtype): to('cuda'), to(st.float64), to(device='cpu', dtype='float16'). Returns self when nothing "
+         "changes; autograd flows through. DeviceUnavailableError for a device that is not there.")
+      .def("cpu", [](const Tensor& t) { return st::to_device(t, {}); }, "A copy on the host (self if already there).")
       .def("cuda", [](const Tensor& t, std::optional<int> device) {
         return st::to_device(t, st::Device(st::DeviceType::CUDA, device ? *device : 0));
-      }, nb::arg("device") = nb::none())
-      .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().type == st::DeviceType::CUDA; })
-      .def("float", [](const Tensor& t) { return t.to(Dtype::Float32); })
-      .def("double", [](const Tensor& t) { return t.to(Dtype::Float64); })
-      .def("half", [](const Tensor& t) { return t.to(Dtype::Float16); })
-      .def("bfloat16", [](const Tensor& t) { return t.to(Dtype::BFloat16); })
-      .def("long", [](const Tensor& t) { return t.to(Dtype::Int64); })
-      .def("int", [](const Tensor& t) { return t.to(Dtype::Int32); })
-      .def("bool", [](const Tensor& t) { return t.to(Dtype::Bool); })
+      }, nb::arg("device") = nb::none(),
+         "A copy on CUDA device `device` (default 0); DeviceUnavailableError without CUDA.")
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().type == st::DeviceType::CUDA; },
+                   "True when the tensor lives on a CUDA device.")
+      .def("float", [](const Tensor& t) { return t.to(Dtype::Float32); }, "A float32 copy (self if already float32).")
+      .def("double", [](const Tensor& t) { return t.to(Dtype::Float64); }, "A float64 copy (self if already float64).")
+      .def("half", [](const Tensor& t) { return t.to(Dtype::Float16); }, "A float16 copy (self if already float16).")
+      .def("bfloat16", [](const Tensor& t) { return t.to(Dtype::BFloat16); }, "A bfloat16 copy (self if already bfloat16).")
+      .def("long", [](const Tensor& t) { return t.to(Dtype::Int64); }, "An int64 copy (floats truncate toward zero).")
+      .def("int", [](const Tensor& t) { return t.to(Dtype::Int32); }, "An int32 copy (floats truncate toward zero).")
+      .def("bool", [](const Tensor& t) { return t.to(Dtype::Bool); }, "A bool copy (nonzero is True).")
       .def("type", [](const Tensor& t, nb::object dt) -> nb::object {
         if (dt.is_none()) return nb::str(st::dtype_name(t.dtype()));
         return nb::cast(t.to(to_dtype(dt)));
-      }, nb::arg("dtype") = nb::none())
+      }, nb::arg("dtype") = nb::none(), nb::sig("def type(self, dtype: dtype | str | None = None) -> str | Tensor"),
+         "Without dtype: the dtype's name ('float32'); with one: the tensor converted to it.")
       .def("numpy", [](const Tensor& t) -> nb::object {
         if (t.requires_grad()) {
           throw st::SpiralError("numpy: can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
@@ -456,13 +497,16 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
           throw st::SpiralError("numpy: tensor is on " + t.device().str() + "; copy it to the host with .cpu() first");
         }
         return numpy_view(t);
-      })
+      }, nb::sig("def numpy(self) -> numpy.typing.NDArray[typing.Any]"),
+         "A NumPy array sharing this host tensor's memory (read-only when the memory is). SpiralError when "
+         "the tensor requires grad or is not on the host; DtypeError for bfloat16.")
       .def("__array__", [](const Tensor& t, nb::object dtype, nb::object copy) {
         if (t.dtype() == Dtype::BFloat16) throw st::DtypeError("__array__: NumPy has no bfloat16; convert with .float() first");
         nb::object arr = numpy_view(host(t.detach()));
         if (!dtype.is_none()) arr = arr.attr("astype")(dtype);
         return arr;
-      }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      }, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+         nb::sig("def __array__(self, dtype: typing.Any = None, copy: bool | None = None) -> numpy.typing.NDArray[typing.Any]"))
       .def("__dlpack__", [](const Tensor& t, nb::kwargs kwargs) {
         nb::object arr = nb::cast(export_array<nb::array_api>(t.detach()));
         if (t.device().type == st::DeviceType::CUDA) {
@@ -494,7 +538,11 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
           return arr.attr("__dlpack__")(**rest);
         }
         return arr.attr("__dlpack__")(**kwargs);
-      }, nb::arg("kwargs"))
+      }, nb::arg("kwargs"),
+         nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
+                 "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing.Any"),
+         "A DLPack capsule of this tensor (the array API protocol); on CUDA the consumer's `stream` is made to "
+         "wait for the work queued on ours.")
       .def("__dlpack_device__", [](const Tensor& t) {
         if (t.device().type == st::DeviceType::CUDA) return nb::make_tuple(2, t.device().index);
         if (t.device().type == st::DeviceType::WGPU) {
@@ -502,7 +550,7 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
                                            ", whose buffers cannot be shared through DLPack; copy it with .cpu() first");
         }
         return nb::make_tuple(1, 0);
-      })
+      }, nb::sig("def __dlpack_device__(self) -> tuple[int, int]"))
       .def("_set_repr_hook", [](nb::object) {});
 
   m.def("from_dlpack", [](nb::handle obj) -> Tensor {
@@ -528,14 +576,14 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       }
     }
     return import_array(obj, as_ndarray(obj, "from_dlpack"));
-  }, nb::arg("ext_tensor"),
+  }, nb::arg("ext_tensor"), nb::sig("def from_dlpack(ext_tensor: typing.Any) -> Tensor"),
      "Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order "
      "its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only "
      "memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise "
      "SpiralError (write to a .clone()), and .numpy() gives a read-only array.");
   m.def("from_numpy", [](nb::handle obj) -> Tensor {
     return import_array(obj, as_ndarray(obj, "from_numpy"));
-  }, nb::arg("array"),
+  }, nb::arg("array"), nb::sig("def from_numpy(array: numpy.typing.NDArray[typing.Any]) -> Tensor"),
      "Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, "
      "np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops "
      "and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.");

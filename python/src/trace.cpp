@@ -36,7 +36,9 @@ void bind_trace(nb::module_& root) {
                 "overwrite=True (replace it).")
       .def("__init__", [](W* self, nb::handle path, const std::string& source, bool append, bool overwrite) {
         new (self) W(fs_path(path), source, st::io::trace_mode(append, overwrite));
-      }, nb::arg("path"), nb::arg("source"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false)
+      }, nb::arg("path"), nb::arg("source"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false,
+         nb::sig("def __init__(self, path: str | bytes | os.PathLike[str] | os.PathLike[bytes], source: str, *, "
+                 "append: bool = False, overwrite: bool = False) -> None"))
       .def("write",
            [](W& w, const std::string& event, std::optional<int64_t> step, std::optional<int64_t> epoch,
               nb::handle metrics, nb::handle config, std::optional<std::vector<std::string>> notes,
@@ -54,11 +56,15 @@ void bind_trace(nb::module_& root) {
            nb::arg("event"), nb::kw_only(), nb::arg("step").none() = nb::none(), nb::arg("epoch").none() = nb::none(),
            nb::arg("metrics").none() = nb::none(), nb::arg("config").none() = nb::none(),
            nb::arg("notes").none() = nb::none(), nb::arg("timestamp").none() = nb::none(),
+           nb::sig("def write(self, event: str, *, step: int | None = None, epoch: int | None = None, "
+                   "metrics: collections.abc.Mapping[str, float] | collections.abc.Iterable[tuple[str, float]] | None = None, "
+                   "config: collections.abc.Mapping[str, float] | collections.abc.Iterable[tuple[str, float]] | None = None, "
+                   "notes: collections.abc.Sequence[str] | None = None, timestamp: float | None = None) -> None"),
            "Writes one event; metrics and config are mappings (or iterables of (name, number) pairs); a timestamp of "
            "None stamps the current time.")
-      .def_prop_ro("path", &W::path)
-      .def_prop_ro("source", &W::source)
-      .def_prop_ro("events_written", &W::events_written);
+      .def_prop_ro("path", &W::path, "The trace file's path.")
+      .def_prop_ro("source", &W::source, "The writer's source name, recorded in every event.")
+      .def_prop_ro("events_written", &W::events_written, "Events written so far by this writer.");
 }
 
 }  // namespace stpy

@@ -9,12 +9,12 @@ namespace stpy {
 
 void bind_wgpu(nb::module_& m) {
   namespace wg = st::wgpu;
-  m.def("_wgpu_is_built", &wg::is_built);
+  m.def("_wgpu_is_built", &wg::is_built, "Whether this build has the wgpu (WebGPU) backend.");
   m.def("_wgpu_is_available", [] {
     nb::gil_scoped_release nogil;  // the first call creates the device
     return wg::is_available();
-  });
-  m.def("_wgpu_unavailable_reason", &wg::unavailable_reason);
+  }, "Whether a WebGPU adapter and device can be created (the first call creates them).");
+  m.def("_wgpu_unavailable_reason", &wg::unavailable_reason, "Why wgpu is unavailable ('' when it is available).");
   m.def("_wgpu_adapter_info", [] {
     const wg::AdapterInfo a = wg::adapter_info();
     nb::dict r;
@@ -38,19 +38,19 @@ void bind_wgpu(nb::module_& m) {
     r["limits"] = lim;
     r["features"] = a.features;
     return r;
-  });
+  }, "The adapter's name, vendor, architecture, driver, backend, ids, limits and features.");
   m.def("_wgpu_synchronize", [] {
     nb::gil_scoped_release nogil;
     wg::synchronize();
-  });
-  m.def("_wgpu_memory_allocated", &wg::memory_allocated);
-  m.def("_wgpu_max_memory_allocated", &wg::max_memory_allocated);
-  m.def("_wgpu_memory_reserved", &wg::memory_reserved);
-  m.def("_wgpu_reset_peak_memory_stats", &wg::reset_peak_memory_stats);
-  m.def("_wgpu_empty_cache", &wg::empty_cache);
-  m.def("_wgpu_pipelines_compiled", &wg::pipelines_compiled);
-  m.def("_wgpu_dispatches", &wg::dispatches);
-  m.def("_wgpu_host_reads", &wg::host_reads);
+  }, "Waits until the wgpu queue has finished all submitted work.");
+  m.def("_wgpu_memory_allocated", &wg::memory_allocated, "Bytes of device buffers handed out to tensors.");
+  m.def("_wgpu_max_memory_allocated", &wg::max_memory_allocated, "The peak of memory_allocated since start or the last reset.");
+  m.def("_wgpu_memory_reserved", &wg::memory_reserved, "Bytes held in device buffers (in use plus cached).");
+  m.def("_wgpu_reset_peak_memory_stats", &wg::reset_peak_memory_stats, "Restarts the peak of max_memory_allocated from the current value.");
+  m.def("_wgpu_empty_cache", &wg::empty_cache, "Destroys cached, unused device buffers.");
+  m.def("_wgpu_pipelines_compiled", &wg::pipelines_compiled, "Compute pipelines created so far (the pipeline cache size).");
+  m.def("_wgpu_dispatches", &wg::dispatches, "Kernels dispatched so far.");
+  m.def("_wgpu_host_reads", &wg::host_reads, "Device-to-host reads so far that waited for the queue to drain.");
 }
 
 }  // namespace stpy

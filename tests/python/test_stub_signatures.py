@@ -35,12 +35,6 @@ STUB_DIR = os.path.join(ROOT, "python", "spiraltorch", "_core")
 
 # Stub modules ("nn") or top-level names of a module ("__init__.TensorBiome") not yet checked.
 PENDING = {
-    # core bindings (tensor, ops, module, linalg, io, data, distributed, runtime, cuda, wgpu, amp)
-    "__init__",
-    "io",
-    "data",
-    "distributed",
-    "linalg",
     # nn*.cpp
     "nn",
 }
@@ -48,6 +42,18 @@ PENDING = {
 # Bindings that are genuinely variadic: "module.name" or "module.Class.method" -> reason.
 VARIADIC = {
     "__init__.einsum": "einsum(equation, *operands) takes any number of operand tensors",
+    "__init__.Tensor.__init__": "Tensor(data), Tensor(rows, cols[, data]) and Tensor(shape, data) are one constructor",
+    "__init__.Tensor.reshape": "the shape comes as varargs or one sequence: x.reshape(2, 3) == x.reshape((2, 3))",
+    "__init__.Tensor.view": "the shape comes as varargs or one sequence (or one dtype)",
+    "__init__.Tensor.expand": "the shape comes as varargs or one sequence",
+    "__init__.Tensor.permute": "the dims come as varargs or one sequence",
+    "__init__.zeros": "the size comes as varargs or one sequence: zeros(2, 3) == zeros((2, 3))",
+    "__init__.ones": "the size comes as varargs or one sequence",
+    "__init__.empty": "the size comes as varargs or one sequence",
+    "__init__.rand": "the size comes as varargs or one sequence",
+    "__init__.randn": "the size comes as varargs or one sequence",
+    "__init__.randint": "randint(high, size) and randint(low, high, size), as in PyTorch",
+    "__init__.TensorHookHandle.__exit__": "the context-manager protocol passes (type, value, traceback)",
 }
 
 # Dunder parameters that Python's data model types as `object`.

@@ -2,6 +2,10 @@
 
 from collections.abc import Callable, Sequence
 import enum
+import types
+from typing import Any
+
+import numpy.typing
 
 from spiraltorch import (
     CheckpointError as CheckpointError,
@@ -75,52 +79,79 @@ class dtype(enum.Enum):
     float64 = 7
 
     @property
-    def is_floating_point(self) -> bool: ...
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is one of the floating-point types."""
 
     @property
-    def itemsize(self) -> int: ...
+    def itemsize(self) -> int:
+        """Bytes per element."""
 
 class Tensor:
     """An N-d strided tensor with autograd (PyTorch semantics)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, data: Any = None, shape: Sequence[int] | None = None, rows: int | None = None, cols: int | None = None, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> None:
         """
         Tensor(data), Tensor(rows, cols[, data]), Tensor(shape, data) or keywords data=, shape=, rows=, cols=, dtype=, device=, requires_grad= (explicit shape= > rows=/cols= > positional shape).
+
+        data is nested lists, a number, a NumPy array or a Tensor (copied); without data the tensor is zeros. Raises ShapeError when the number of values does not fill the shape, TypeError on unknown keywords.
+        Example: Tensor(2, 3, [1, 2, 3, 4, 5, 6]).shape == (2, 3)
         """
 
     @property
-    def shape(self) -> object: ...
+    def shape(self) -> tuple[int, ...]:
+        """
+        The sizes of the dims, a tuple that can also be called (t.shape == t.shape()).
+        """
 
-    def size(self, dim: int | None = None) -> object: ...
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """
+        The shape (a tuple), or the size of dim `dim` (negative counts from the end; IndexError out of range).
+        """
 
     @property
-    def dtype(self) -> dtype: ...
+    def dtype(self) -> dtype:
+        """The element type."""
 
     @property
-    def device(self) -> str: ...
+    def device(self) -> str:
+        """Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu'."""
 
     @property
-    def ndim(self) -> int: ...
+    def ndim(self) -> int:
+        """The number of dims (0 for a scalar)."""
 
-    def dim(self) -> int: ...
+    def dim(self) -> int:
+        """The number of dims (0 for a scalar)."""
 
-    def numel(self) -> int: ...
+    def numel(self) -> int:
+        """The number of elements (the product of the shape)."""
 
-    def element_size(self) -> int: ...
+    def element_size(self) -> int:
+        """Bytes per element of the dtype."""
 
-    def stride(self, dim: int | None = None) -> object: ...
+    def stride(self, dim: int | None = None) -> list[int] | int:
+        """The strides in elements (a list), or the stride of dim `dim`."""
 
-    def storage_offset(self) -> int: ...
+    def storage_offset(self) -> int:
+        """The offset of the first element in the storage, in elements."""
 
-    def data_ptr(self) -> int: ...
+    def data_ptr(self) -> int:
+        """The address of the first element (a device address for CUDA tensors)."""
 
-    def is_contiguous(self) -> bool: ...
+    def is_contiguous(self) -> bool:
+        """True when the elements are laid out densely in row-major order."""
 
     def __len__(self) -> int: ...
 
-    def item(self) -> object: ...
+    def item(self) -> float | int | bool:
+        """
+        The value of a one-element tensor as a Python float, int or bool (by dtype); ValueError otherwise.
+        """
 
-    def tolist(self) -> object: ...
+    def tolist(self) -> list[Any] | float | int | bool:
+        """
+        The values as nested Python lists (a number for a 0-d tensor), copied to the host.
+        """
 
     def __float__(self) -> float: ...
 
@@ -131,22 +162,34 @@ class Tensor:
     def __index__(self) -> int: ...
 
     @property
-    def requires_grad(self) -> bool: ...
+    def requires_grad(self) -> bool:
+        """
+        Whether backward() computes a gradient for this tensor (set it on leaves).
+        """
 
     @requires_grad.setter
     def requires_grad(self, arg: bool, /) -> None: ...
 
     @property
-    def grad(self) -> Tensor | None: ...
+    def grad(self) -> Tensor | None:
+        """
+        The gradient accumulated by backward() (a leaf, or a tensor that called retain_grad()), or None.
+        """
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None: ...
 
     @property
-    def grad_fn(self) -> object: ...
+    def grad_fn(self) -> str | None:
+        """
+        The name of the autograd node that produced this tensor (e.g. 'MulBackward'), None for a leaf.
+        """
 
     @property
-    def is_leaf(self) -> bool: ...
+    def is_leaf(self) -> bool:
+        """
+        True for tensors not produced by a recorded op (user-created, parameters, detached).
+        """
 
     @property
     def manifold_curvature(self) -> float | None:
@@ -154,117 +197,158 @@ class Tensor:
         The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.
         """
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False, create_graph: bool = False) -> None: ...
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False, create_graph: bool = False) -> None:
+        """
+        Accumulates d(self)/d(leaf) into the .grad of every leaf that requires grad. gradient (same shape) is required unless self has one element. retain_graph keeps the graph for another backward; create_graph records the backward itself (higher-order gradients).
+        """
 
-    def retain_grad(self) -> None: ...
+    def retain_grad(self) -> None:
+        """
+        Keeps .grad on this non-leaf tensor after backward (leaves always keep it).
+        """
 
-    def register_hook(self, hook: Callable) -> TensorHookHandle:
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> TensorHookHandle:
         """
         Calls hook(grad) with the gradient each backward computes for this tensor (a leaf: the pass's summed gradient before it is added to .grad; a non-leaf: before it flows on and into a retained .grad). Returning a Tensor (same shape, dtype, device) replaces the gradient, None keeps it. Hooks run in registration order, also under autograd.grad. Returns a TensorHookHandle.
         """
 
-    def register_post_accumulate_grad_hook(self, hook: Callable) -> TensorHookHandle:
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> TensorHookHandle:
         """
         Calls hook(tensor) once per backward after this leaf's gradient is fully accumulated into .grad (not under autograd.grad). Returns a TensorHookHandle.
         """
 
     @property
-    def retains_grad(self) -> bool: ...
+    def retains_grad(self) -> bool:
+        """True when retain_grad() was called on this non-leaf tensor."""
 
-    def detach(self) -> Tensor: ...
+    def detach(self) -> Tensor:
+        """
+        A view sharing storage that is cut from the autograd graph (requires_grad=False).
+        """
 
     @property
-    def data(self) -> Tensor: ...
+    def data(self) -> Tensor:
+        """
+        A detached view of the values; assigning copies src's values in without recording autograd.
+        """
 
     @data.setter
     def data(self, arg: Tensor, /) -> None: ...
 
-    def contiguous(self) -> Tensor: ...
+    def contiguous(self) -> Tensor:
+        """
+        This tensor if it is contiguous, else a row-major copy (autograd flows through).
+        """
 
-    def clone(self) -> Tensor: ...
+    def clone(self) -> Tensor:
+        """A copy with its own contiguous storage; autograd flows through."""
 
-    def to(self, target: object | None = None, **kwargs) -> Tensor: ...
+    def to(self, target: dtype | str | None = None, *, dtype: dtype | str | None = None, device: str | None = None) -> Tensor:
+        """
+        Converts to a device ('cpu', 'cuda:0', 'wgpu') and/or a dtype (a dtype, its name, a NumPy/PyTorch dtype): to('cuda'), to(st.float64), to(device='cpu', dtype='float16'). Returns self when nothing changes; autograd flows through. DeviceUnavailableError for a device that is not there.
+        """
 
-    def cpu(self) -> Tensor: ...
+    def cpu(self) -> Tensor:
+        """A copy on the host (self if already there)."""
 
-    def cuda(self, device: int | None = None) -> Tensor: ...
+    def cuda(self, device: int | None = None) -> Tensor:
+        """
+        A copy on CUDA device `device` (default 0); DeviceUnavailableError without CUDA.
+        """
 
     @property
-    def is_cuda(self) -> bool: ...
+    def is_cuda(self) -> bool:
+        """True when the tensor lives on a CUDA device."""
 
-    def float(self) -> Tensor: ...
+    def float(self) -> Tensor:
+        """A float32 copy (self if already float32)."""
 
-    def double(self) -> Tensor: ...
+    def double(self) -> Tensor:
+        """A float64 copy (self if already float64)."""
 
-    def half(self) -> Tensor: ...
+    def half(self) -> Tensor:
+        """A float16 copy (self if already float16)."""
 
-    def bfloat16(self) -> Tensor: ...
+    def bfloat16(self) -> Tensor:
+        """A bfloat16 copy (self if already bfloat16)."""
 
-    def long(self) -> Tensor: ...
+    def long(self) -> Tensor:
+        """An int64 copy (floats truncate toward zero)."""
 
-    def int(self) -> Tensor: ...
+    def int(self) -> Tensor:
+        """An int32 copy (floats truncate toward zero)."""
 
-    def bool(self) -> Tensor: ...
+    def bool(self) -> Tensor:
+        """A bool copy (nonzero is True)."""
 
-    def type(self, dtype: object | None = None) -> object: ...
+    def type(self, dtype: dtype | str | None = None) -> str | Tensor:
+        """
+        Without dtype: the dtype's name ('float32'); with one: the tensor converted to it.
+        """
 
-    def numpy(self) -> object: ...
+    def numpy(self) -> numpy.typing.NDArray[Any]:
+        """
+        A NumPy array sharing this host tensor's memory (read-only when the memory is). SpiralError when the tensor requires grad or is not on the host; DtypeError for bfloat16.
+        """
 
-    def __array__(self, dtype: object | None = None, copy: object | None = None) -> object: ...
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> numpy.typing.NDArray[Any]: ...
 
-    def __dlpack__(self, **kwargs) -> object: ...
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """
+        A DLPack capsule of this tensor (the array API protocol); on CUDA the consumer's `stream` is made to wait for the work queued on ours.
+        """
 
-    def __dlpack_device__(self) -> tuple: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
 
-    def __add__(self, arg: object, /) -> object: ...
+    def __add__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __radd__(self, arg: object, /) -> object: ...
+    def __radd__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __sub__(self, arg: object, /) -> object: ...
+    def __sub__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rsub__(self, arg: object, /) -> object: ...
+    def __rsub__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __mul__(self, arg: object, /) -> object: ...
+    def __mul__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rmul__(self, arg: object, /) -> object: ...
+    def __rmul__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __truediv__(self, arg: object, /) -> object: ...
+    def __truediv__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rtruediv__(self, arg: object, /) -> object: ...
+    def __rtruediv__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __floordiv__(self, arg: object, /) -> object: ...
+    def __floordiv__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rfloordiv__(self, arg: object, /) -> object: ...
+    def __rfloordiv__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __mod__(self, arg: object, /) -> object: ...
+    def __mod__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rmod__(self, arg: object, /) -> object: ...
+    def __rmod__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __pow__(self, arg: object, /) -> object: ...
+    def __pow__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __rpow__(self, arg: object, /) -> object: ...
+    def __rpow__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __matmul__(self, arg: object, /) -> object: ...
+    def __matmul__(self, other: Tensor | Sequence[Any], /) -> Tensor: ...
 
-    def __rmatmul__(self, arg: object, /) -> object: ...
+    def __rmatmul__(self, other: Tensor | Sequence[Any], /) -> Tensor: ...
 
-    def __eq__(self, arg: object, /) -> object: ...
+    def __eq__(self, other: object, /) -> Tensor: ...
 
-    def __ne__(self, arg: object, /) -> object: ...
+    def __ne__(self, other: object, /) -> Tensor: ...
 
-    def __lt__(self, arg: object, /) -> object: ...
+    def __lt__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __le__(self, arg: object, /) -> object: ...
+    def __le__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __gt__(self, arg: object, /) -> object: ...
+    def __gt__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __ge__(self, arg: object, /) -> object: ...
+    def __ge__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __and__(self, arg: object, /) -> object: ...
+    def __and__(self, other: Tensor | bool | int, /) -> Tensor: ...
 
-    def __or__(self, arg: object, /) -> object: ...
+    def __or__(self, other: Tensor | bool | int, /) -> Tensor: ...
 
-    def __xor__(self, arg: object, /) -> object: ...
+    def __xor__(self, other: Tensor | bool | int, /) -> Tensor: ...
 
     def __neg__(self) -> Tensor: ...
 
@@ -274,253 +358,455 @@ class Tensor:
 
     def __invert__(self) -> Tensor: ...
 
-    def __iadd__(self, arg: object, /) -> Tensor: ...
+    def __iadd__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __isub__(self, arg: object, /) -> Tensor: ...
+    def __isub__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __imul__(self, arg: object, /) -> Tensor: ...
+    def __imul__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __itruediv__(self, arg: object, /) -> Tensor: ...
+    def __itruediv__(self, other: Tensor | float, /) -> Tensor: ...
 
-    def __getitem__(self, arg: object, /) -> Tensor: ...
+    def __getitem__(self, index: int | slice | types.EllipsisType | None | Tensor | Sequence[Any], /) -> Tensor:
+        """
+        Basic indexing (ints, slices with positive steps, None, ...) gives a view; one advanced index (an integer tensor/list, negative entries counting from the end, or a bool mask) gives a copy. IndexError for out-of-range or unsupported indices.
+        """
 
-    def __setitem__(self, arg0: object, arg1: object, /) -> None: ...
+    def __setitem__(self, index: int | slice | types.EllipsisType | None | Tensor | Sequence[Any], value: Tensor | float, /) -> None:
+        """
+        Writes `value` (a number, or a tensor broadcast to the indexed part) in place; with an integer index a repeated position keeps the last write.
+        """
 
     def __hash__(self) -> int: ...
 
-    def mul(self, other: object) -> Tensor: ...
+    def mul(self, other: Tensor | float) -> Tensor:
+        """Elementwise product input * other (broadcasting)."""
 
-    def multiply(self, other: object) -> Tensor: ...
+    def multiply(self, other: Tensor | float) -> Tensor:
+        """Elementwise product input * other (broadcasting); alias of mul."""
 
-    def div(self, other: object) -> Tensor: ...
+    def div(self, other: Tensor | float) -> Tensor:
+        """
+        Elementwise true division input / other (broadcasting); integer inputs give float32.
+        """
 
-    def divide(self, other: object) -> Tensor: ...
+    def divide(self, other: Tensor | float) -> Tensor:
+        """Elementwise true division (broadcasting); alias of div."""
 
-    def true_divide(self, other: object) -> Tensor: ...
+    def true_divide(self, other: Tensor | float) -> Tensor:
+        """Elementwise true division (broadcasting); alias of div."""
 
-    def floor_divide(self, other: object) -> Tensor: ...
+    def floor_divide(self, other: Tensor | float) -> Tensor:
+        """
+        Elementwise floor(input / other), rounding toward minus infinity like Python's //; no gradient.
+        """
 
-    def remainder(self, other: object) -> Tensor: ...
+    def remainder(self, other: Tensor | float) -> Tensor:
+        """
+        Elementwise Python-style modulo: the result has the sign of other (remainder(-7, 3) == 2).
+        """
 
-    def minimum(self, other: object) -> Tensor: ...
+    def minimum(self, other: Tensor | float) -> Tensor:
+        """Elementwise minimum of input and other (NaN propagates)."""
 
-    def maximum(self, other: object) -> Tensor: ...
+    def maximum(self, other: Tensor | float) -> Tensor:
+        """Elementwise maximum of input and other (NaN propagates)."""
 
-    def atan2(self, other: object) -> Tensor: ...
+    def atan2(self, other: Tensor | float) -> Tensor:
+        """
+        Elementwise atan2(input, other): the angle of the point (other, input), in (-pi, pi].
+        """
 
-    def eq(self, other: object) -> Tensor: ...
+    def eq(self, other: Tensor | float) -> Tensor:
+        """Elementwise input == other as a bool tensor."""
 
-    def ne(self, other: object) -> Tensor: ...
+    def ne(self, other: Tensor | float) -> Tensor:
+        """Elementwise input != other as a bool tensor."""
 
-    def lt(self, other: object) -> Tensor: ...
+    def lt(self, other: Tensor | float) -> Tensor:
+        """Elementwise input < other as a bool tensor."""
 
-    def le(self, other: object) -> Tensor: ...
+    def le(self, other: Tensor | float) -> Tensor:
+        """Elementwise input <= other as a bool tensor."""
 
-    def gt(self, other: object) -> Tensor: ...
+    def gt(self, other: Tensor | float) -> Tensor:
+        """Elementwise input > other as a bool tensor."""
 
-    def ge(self, other: object) -> Tensor: ...
+    def ge(self, other: Tensor | float) -> Tensor:
+        """Elementwise input >= other as a bool tensor."""
 
-    def logical_and(self, other: object) -> Tensor: ...
+    def logical_and(self, other: Tensor | float) -> Tensor:
+        """Elementwise logical and (nonzero is true) as a bool tensor."""
 
-    def logical_or(self, other: object) -> Tensor: ...
+    def logical_or(self, other: Tensor | float) -> Tensor:
+        """Elementwise logical or (nonzero is true) as a bool tensor."""
 
-    def logical_xor(self, other: object) -> Tensor: ...
+    def logical_xor(self, other: Tensor | float) -> Tensor:
+        """Elementwise logical exclusive or (nonzero is true) as a bool tensor."""
 
-    def bmm(self, other: object) -> Tensor: ...
+    def bmm(self, other: Tensor) -> Tensor:
+        """
+        Batched matrix product of (b, n, k) and (b, k, m) tensors: (b, n, m). ShapeError otherwise.
+        """
 
-    def add(self, other: object, alpha: object | None = None) -> Tensor: ...
+    def add(self, other: Tensor | float, alpha: float | None = None) -> Tensor:
+        """
+        input + alpha * other, elementwise with broadcasting (alpha defaults to 1).
+        """
 
-    def sub(self, other: object, alpha: object | None = None) -> Tensor: ...
+    def sub(self, other: Tensor | float, alpha: float | None = None) -> Tensor:
+        """
+        input - alpha * other, elementwise with broadcasting (alpha defaults to 1).
+        """
 
-    def subtract(self, other: object, alpha: object | None = None) -> Tensor: ...
+    def subtract(self, other: Tensor | float, alpha: float | None = None) -> Tensor:
+        """input - alpha * other (broadcasting); alias of sub."""
 
-    def pow(self, exponent: object) -> Tensor: ...
+    def pow(self, exponent: Tensor | float) -> Tensor:
+        """Elementwise input ** exponent (a number or a broadcast tensor)."""
 
-    def matmul(self, other: object, backend: str | None = None) -> Tensor: ...
+    def matmul(self, other: Tensor, backend: str | None = None) -> Tensor:
+        """
+        Matrix product with NumPy's rules (1-d vectors, batched and broadcast leading dims). backend: None, 'auto' or 'cpu' run where the tensors are; 'cuda' or 'wgpu' run the product there and return the result on input's device (DeviceUnavailableError when absent). ShapeError when inner dims differ.
+        """
 
-    def mm(self, mat2: Tensor) -> Tensor: ...
+    def mm(self, mat2: Tensor) -> Tensor:
+        """
+        Product of 2-d matrices (n, k) @ (k, m) -> (n, m); ShapeError for other ranks.
+        """
 
-    def neg(self) -> Tensor: ...
+    def neg(self) -> Tensor:
+        """Elementwise -input."""
 
-    def negative(self) -> Tensor: ...
+    def negative(self) -> Tensor:
+        """Elementwise -input; alias of neg."""
 
-    def abs(self) -> Tensor: ...
+    def abs(self) -> Tensor:
+        """Elementwise absolute value."""
 
-    def sign(self) -> Tensor: ...
+    def sign(self) -> Tensor:
+        """Elementwise sign: -1, 0 or 1 (zero gradient)."""
 
-    def exp(self) -> Tensor: ...
+    def exp(self) -> Tensor:
+        """Elementwise e ** input."""
 
-    def log(self) -> Tensor: ...
+    def log(self) -> Tensor:
+        """Elementwise natural logarithm (-inf at 0, NaN below)."""
 
-    def log1p(self) -> Tensor: ...
+    def log1p(self) -> Tensor:
+        """Elementwise log(1 + input), accurate for small input."""
 
-    def expm1(self) -> Tensor: ...
+    def expm1(self) -> Tensor:
+        """Elementwise exp(input) - 1, accurate for small input."""
 
-    def sqrt(self) -> Tensor: ...
+    def sqrt(self) -> Tensor:
+        """Elementwise square root (NaN below 0)."""
 
-    def rsqrt(self) -> Tensor: ...
+    def rsqrt(self) -> Tensor:
+        """Elementwise 1 / sqrt(input)."""
 
-    def square(self) -> Tensor: ...
+    def square(self) -> Tensor:
+        """Elementwise input * input."""
 
-    def reciprocal(self) -> Tensor: ...
+    def reciprocal(self) -> Tensor:
+        """Elementwise 1 / input."""
 
-    def sin(self) -> Tensor: ...
+    def sin(self) -> Tensor:
+        """Elementwise sine (radians)."""
 
-    def cos(self) -> Tensor: ...
+    def cos(self) -> Tensor:
+        """Elementwise cosine (radians)."""
 
-    def tan(self) -> Tensor: ...
+    def tan(self) -> Tensor:
+        """Elementwise tangent (radians)."""
 
-    def tanh(self) -> Tensor: ...
+    def tanh(self) -> Tensor:
+        """Elementwise hyperbolic tangent."""
 
-    def atanh(self) -> Tensor: ...
+    def atanh(self) -> Tensor:
+        """Elementwise inverse hyperbolic tangent (+-inf at +-1, NaN outside)."""
 
-    def sigmoid(self) -> Tensor: ...
+    def sigmoid(self) -> Tensor:
+        """Elementwise logistic function 1 / (1 + exp(-input))."""
 
-    def erf(self) -> Tensor: ...
+    def erf(self) -> Tensor:
+        """Elementwise Gauss error function."""
 
-    def lgamma(self) -> Tensor: ...
+    def lgamma(self) -> Tensor:
+        """Elementwise log |Gamma(input)|."""
 
-    def digamma(self) -> Tensor: ...
+    def digamma(self) -> Tensor:
+        """Elementwise digamma, the derivative of lgamma."""
 
-    def relu(self) -> Tensor: ...
+    def relu(self) -> Tensor:
+        """Elementwise max(input, 0)."""
 
-    def silu(self) -> Tensor: ...
+    def silu(self) -> Tensor:
+        """Elementwise input * sigmoid(input) (swish)."""
 
-    def floor(self) -> Tensor: ...
+    def floor(self) -> Tensor:
+        """Elementwise round toward minus infinity (zero gradient)."""
 
-    def ceil(self) -> Tensor: ...
+    def ceil(self) -> Tensor:
+        """Elementwise round toward plus infinity (zero gradient)."""
 
-    def round(self) -> Tensor: ...
+    def round(self) -> Tensor:
+        """
+        Elementwise round to nearest, ties to even (round(2.5) == 2); zero gradient.
+        """
 
-    def trunc(self) -> Tensor: ...
+    def trunc(self) -> Tensor:
+        """Elementwise round toward zero (zero gradient)."""
 
-    def logical_not(self) -> Tensor: ...
+    def logical_not(self) -> Tensor:
+        """Elementwise logical not (zero is true) as a bool tensor."""
 
-    def isnan(self) -> Tensor: ...
+    def isnan(self) -> Tensor:
+        """Elementwise test for NaN, a bool tensor."""
 
-    def isinf(self) -> Tensor: ...
+    def isinf(self) -> Tensor:
+        """Elementwise test for +-inf, a bool tensor."""
 
-    def isfinite(self) -> Tensor: ...
+    def isfinite(self) -> Tensor:
+        """Elementwise test for a finite value (not NaN or inf), a bool tensor."""
 
-    def t(self) -> Tensor: ...
+    def t(self) -> Tensor:
+        """
+        The dims in reverse order as a view: the transpose of a matrix, a 0-d or 1-d tensor as is.
+        """
 
     @property
-    def T(self) -> Tensor: ...
+    def T(self) -> Tensor:
+        """The dims reversed (a view); the transpose of a matrix."""
 
     @property
-    def mT(self) -> Tensor: ...
+    def mT(self) -> Tensor:
+        """
+        The last two dims swapped (a view): a batch of transposed matrices. Needs at least 2 dims.
+        """
 
-    def gelu(self, approximate: str = 'none') -> Tensor: ...
+    def gelu(self, approximate: str = 'none') -> Tensor:
+        """
+        Elementwise GELU: x * Phi(x) (approximate='none', with erf) or its tanh approximation (approximate='tanh'); ValueError otherwise.
+        """
 
-    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor: ...
+    def softplus(self, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+        """
+        Elementwise log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+        """
 
-    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor: ...
+    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
+        """Elementwise x for x >= 0, negative_slope * x below."""
 
-    def elu(self, alpha: float = 1.0) -> Tensor: ...
+    def elu(self, alpha: float = 1.0) -> Tensor:
+        """Elementwise x for x > 0, alpha * (exp(x) - 1) below."""
 
-    def clamp(self, min: object | None = None, max: object | None = None) -> Tensor: ...
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
+        """
+        Elementwise clamp into [min, max] (either bound may be None); the gradient is 1 inside, 0 outside. DtypeError when a bound is not a number.
+        """
 
-    def clip(self, min: object | None = None, max: object | None = None) -> Tensor: ...
+    def clip(self, min: float | None = None, max: float | None = None) -> Tensor:
+        """Alias of clamp."""
 
-    def masked_fill(self, mask: Tensor, value: object) -> Tensor: ...
+    def masked_fill(self, mask: Tensor, value: float) -> Tensor:
+        """
+        A copy of input with `value` where the bool mask (broadcast to input's shape) is True.
+        """
 
-    def where(self, condition: Tensor, other: object) -> Tensor: ...
+    def where(self, condition: Tensor, other: Tensor | float) -> Tensor:
+        """
+        Elementwise choice: self where condition is True, other elsewhere (broadcasting).
+        """
 
-    def sum(self, dim: object | None = None, keepdim: bool = False, dtype: object | None = None) -> Tensor: ...
+    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False, dtype: dtype | str | None = None) -> Tensor:
+        """
+        The sum over `dim` (all dims by default); keepdim keeps reduced dims as size 1. Integer and bool inputs sum in int64; dtype converts the input first. Example: tensor([[1, 2], [3, 4]]).sum(0) -> [4, 6]
+        """
 
-    def mean(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """The mean over `dim` (all dims by default)."""
 
-    def var(self, dim: object | None = None, unbiased: object | None = None, keepdim: bool = False, correction: object | None = None) -> Tensor: ...
+    def var(self, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, correction: float | None = None) -> Tensor:
+        """
+        The variance over `dim`: sum((x - mean)^2) / (N - correction). correction defaults to 1 (Bessel); unbiased=False means correction 0; correction wins when both are given.
+        """
 
-    def std(self, dim: object | None = None, unbiased: object | None = None, keepdim: bool = False, correction: object | None = None) -> Tensor: ...
+    def std(self, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, correction: float | None = None) -> Tensor:
+        """
+        The standard deviation over `dim`: the square root of var with the same arguments.
+        """
 
-    def prod(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def prod(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """The product over `dim` (all dims by default)."""
 
-    def amax(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def amax(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """
+        The maximum over `dim` (all dims by default), values only; the gradient is shared among ties.
+        """
 
-    def amin(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def amin(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """
+        The minimum over `dim` (all dims by default), values only; the gradient is shared among ties.
+        """
 
-    def max(self, dim: object | None = None, keepdim: bool = False) -> object: ...
+    def max(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+        """
+        max() is the largest element (a 0-d tensor); max(dim) a (values, indices) named tuple along dim; max(other_tensor) the elementwise maximum.
+        """
 
-    def min(self, dim: object | None = None, keepdim: bool = False) -> object: ...
+    def min(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+        """
+        min() is the smallest element (a 0-d tensor); min(dim) a (values, indices) named tuple along dim; min(other_tensor) the elementwise minimum.
+        """
 
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor: ...
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """
+        The int64 index of the largest element along dim (of the flattened tensor when dim is None); the first one among ties.
+        """
 
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor: ...
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """
+        The int64 index of the smallest element along dim (of the flattened tensor when dim is None); the first one among ties.
+        """
 
-    def logsumexp(self, dim: object, keepdim: bool = False) -> Tensor: ...
+    def logsumexp(self, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+        """
+        log(sum(exp(input))) over dim, computed stably (shifted by the maximum).
+        """
 
-    def norm(self, p: object | None = None, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def norm(self, p: float | str | None = None, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """
+        The vector p-norm (sum |x|^p)^(1/p) over dim (all elements by default); p defaults to 2, 'fro' is 2. ValueError for another string.
+        """
 
-    def all(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """True where every element over dim is nonzero (a bool tensor)."""
 
-    def any(self, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
+    def any(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+        """True where some element over dim is nonzero (a bool tensor)."""
 
-    def softmax(self, dim: int = -1) -> Tensor: ...
+    def softmax(self, dim: int = -1) -> Tensor:
+        """exp(x) / sum(exp(x)) along dim, computed stably."""
 
-    def log_softmax(self, dim: int = -1) -> Tensor: ...
+    def log_softmax(self, dim: int = -1) -> Tensor:
+        """log(softmax(x)) along dim, computed stably."""
 
-    def reshape(self, *args) -> Tensor: ...
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """
+        The same elements in shape `shape` (one dim may be -1): a view when the strides allow, else a copy. ShapeError when the element counts differ.
+        """
 
-    def view(self, *args) -> Tensor: ...
+    def view(self, *shape: int | Sequence[int] | dtype) -> Tensor:
+        """
+        A view with shape `shape` sharing storage (ShapeError when the strides do not allow one; use reshape), or view(dtype): the same bytes read as another dtype of the same element size.
+        """
 
-    def expand(self, *args) -> Tensor: ...
+    def expand(self, *shape: int | Sequence[int]) -> Tensor:
+        """
+        A broadcast view with shape `shape` (size-1 dims repeat with stride 0; -1 keeps a dim).
+        """
 
-    def expand_as(self, arg: Tensor, /) -> Tensor: ...
+    def expand_as(self, other: Tensor) -> Tensor:
+        """expand to other's shape."""
 
-    def reshape_as(self, arg: Tensor, /) -> Tensor: ...
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """reshape to other's shape."""
 
-    def view_as(self, arg: Tensor, /) -> Tensor: ...
+    def view_as(self, other: Tensor) -> Tensor:
+        """view with other's shape."""
 
-    def permute(self, *args) -> Tensor: ...
+    def permute(self, *dims: int | Sequence[int]) -> Tensor:
+        """
+        A view with the dims reordered: dim i of the result is dim dims[i] of self.
+        """
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor: ...
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """A view with dims dim0 and dim1 swapped."""
 
-    def squeeze(self, dim: int | None = None) -> Tensor: ...
+    def squeeze(self, dim: int | None = None) -> Tensor:
+        """
+        A view without size-1 dims (all of them, or only dim if it has size 1).
+        """
 
-    def unsqueeze(self, dim: int) -> Tensor: ...
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A view with a new size-1 dim inserted at position dim."""
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Dims start_dim..end_dim merged into one."""
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor: ...
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """A view of elements start..start+length-1 along dim."""
 
-    def select(self, dim: int, index: int) -> Tensor: ...
+    def select(self, dim: int, index: int) -> Tensor:
+        """A view of position `index` along dim, with that dim removed."""
 
-    def split(self, split_size_or_sections: object, dim: int = 0) -> list[Tensor]: ...
+    def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> list[Tensor]:
+        """
+        Views along dim: chunks of split_size_or_sections elements (the last may be smaller), or one per listed size (which must add up to the dim's size).
+        """
 
-    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]: ...
+    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+        """
+        At most `chunks` views along dim, each ceil(size / chunks) long (the last may be shorter).
+        """
 
-    def gather(self, dim: int, index: Tensor) -> Tensor: ...
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """
+        out[i][j] = input[index[i][j]][j] for dim 0 (and so on): values picked along dim by an int64 index of the output's shape.
+        """
 
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor: ...
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """
+        A copy of input with src's values added at the positions index gives along dim (the reverse of gather; repeated positions accumulate).
+        """
 
-    def index_select(self, dim: int, index: Tensor) -> Tensor: ...
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        """
+        The slices along dim at the positions of the 1-d integer tensor index (a copy).
+        """
 
-    def masked_select(self, mask: Tensor) -> Tensor: ...
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """A 1-d tensor of the elements where the bool mask (broadcast) is True."""
 
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> object: ...
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """
+        The k largest (or smallest) elements along dim as a (values, indices) named tuple.
+        """
 
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> object: ...
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+        """
+        The elements sorted along dim as a (values, indices) named tuple. Every sort is stable, so stable= changes nothing.
+        """
 
-    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor: ...
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+        """The int64 indices that sort input along dim (stable)."""
 
-    def cumsum(self, dim: int) -> Tensor: ...
+    def cumsum(self, dim: int) -> Tensor:
+        """Running sums along dim: out[i] = input[0] + ... + input[i]."""
 
-    def tril(self, diagonal: int = 0) -> Tensor: ...
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """
+        A copy of the last two dims' lower triangle (on and below diagonal `diagonal`), zeros above.
+        """
 
-    def triu(self, diagonal: int = 0) -> Tensor: ...
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """
+        A copy of the last two dims' upper triangle (on and above diagonal `diagonal`), zeros below.
+        """
 
     def equal(self, other: Tensor) -> bool:
         """True when both tensors have the same shape and values."""
 
     @property
-    def is_floating_point(self) -> bool: ...
+    def rows(self) -> int:
+        """Number of rows of a 2-D tensor (ShapeError for another rank)."""
 
     @property
-    def itemsize(self) -> int: ...
+    def cols(self) -> int:
+        """Number of columns of a 2-D tensor (ShapeError for another rank)."""
 
     @staticmethod
-    def from_dlpack(ext_tensor: object) -> Tensor:
+    def from_dlpack(ext_tensor: Any) -> Tensor:
         """
         Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
         """
@@ -531,251 +817,452 @@ class TensorHookHandle:
     """
 
     @property
-    def id(self) -> int: ...
+    def id(self) -> int:
+        """The hook's registration id (unique in this process)."""
 
-    def remove(self) -> None: ...
+    def remove(self) -> None:
+        """Unregisters the hook; calling it again does nothing."""
 
-    def __enter__(self) -> object: ...
+    def __enter__(self) -> TensorHookHandle: ...
 
-    def __exit__(self, *args) -> None: ...
+    def __exit__(self, *exc_info: Any) -> None:
+        """Removes the hook."""
 
-def from_dlpack(ext_tensor: object) -> Tensor:
+def from_dlpack(ext_tensor: Any) -> Tensor:
     """
     Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
     """
 
-def from_numpy(array: object) -> Tensor:
+def from_numpy(array: numpy.typing.NDArray[Any]) -> Tensor:
     """
     Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
     """
 
-def mul(input: Tensor, other: object) -> Tensor: ...
+def mul(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise product input * other (broadcasting)."""
 
-def multiply(input: Tensor, other: object) -> Tensor: ...
+def multiply(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise product input * other (broadcasting); alias of mul."""
 
-def div(input: Tensor, other: object) -> Tensor: ...
-
-def divide(input: Tensor, other: object) -> Tensor: ...
-
-def true_divide(input: Tensor, other: object) -> Tensor: ...
-
-def floor_divide(input: Tensor, other: object) -> Tensor: ...
-
-def remainder(input: Tensor, other: object) -> Tensor: ...
-
-def minimum(input: Tensor, other: object) -> Tensor: ...
-
-def maximum(input: Tensor, other: object) -> Tensor: ...
-
-def atan2(input: Tensor, other: object) -> Tensor: ...
-
-def eq(input: Tensor, other: object) -> Tensor: ...
-
-def ne(input: Tensor, other: object) -> Tensor: ...
-
-def lt(input: Tensor, other: object) -> Tensor: ...
-
-def le(input: Tensor, other: object) -> Tensor: ...
-
-def gt(input: Tensor, other: object) -> Tensor: ...
-
-def ge(input: Tensor, other: object) -> Tensor: ...
-
-def logical_and(input: Tensor, other: object) -> Tensor: ...
-
-def logical_or(input: Tensor, other: object) -> Tensor: ...
-
-def logical_xor(input: Tensor, other: object) -> Tensor: ...
-
-def bmm(input: Tensor, other: object) -> Tensor: ...
-
-def add(input: Tensor, other: object, alpha: object | None = None) -> Tensor: ...
-
-def sub(input: Tensor, other: object, alpha: object | None = None) -> Tensor: ...
-
-def subtract(input: Tensor, other: object, alpha: object | None = None) -> Tensor: ...
-
-def pow(input: Tensor, exponent: object) -> Tensor: ...
-
-def matmul(input: Tensor, other: object, backend: str | None = None) -> Tensor: ...
-
-def mm(input: Tensor, mat2: Tensor) -> Tensor: ...
-
-def neg(input: Tensor) -> Tensor: ...
-
-def negative(input: Tensor) -> Tensor: ...
-
-def abs(input: Tensor) -> Tensor: ...
-
-def sign(input: Tensor) -> Tensor: ...
-
-def exp(input: Tensor) -> Tensor: ...
-
-def log(input: Tensor) -> Tensor: ...
-
-def log1p(input: Tensor) -> Tensor: ...
-
-def expm1(input: Tensor) -> Tensor: ...
-
-def sqrt(input: Tensor) -> Tensor: ...
-
-def rsqrt(input: Tensor) -> Tensor: ...
-
-def square(input: Tensor) -> Tensor: ...
-
-def reciprocal(input: Tensor) -> Tensor: ...
-
-def sin(input: Tensor) -> Tensor: ...
-
-def cos(input: Tensor) -> Tensor: ...
-
-def tan(input: Tensor) -> Tensor: ...
-
-def tanh(input: Tensor) -> Tensor: ...
-
-def atanh(input: Tensor) -> Tensor: ...
-
-def sigmoid(input: Tensor) -> Tensor: ...
-
-def erf(input: Tensor) -> Tensor: ...
-
-def lgamma(input: Tensor) -> Tensor: ...
-
-def digamma(input: Tensor) -> Tensor: ...
-
-def relu(input: Tensor) -> Tensor: ...
-
-def silu(input: Tensor) -> Tensor: ...
-
-def floor(input: Tensor) -> Tensor: ...
-
-def ceil(input: Tensor) -> Tensor: ...
-
-def round(input: Tensor) -> Tensor: ...
-
-def trunc(input: Tensor) -> Tensor: ...
-
-def logical_not(input: Tensor) -> Tensor: ...
-
-def isnan(input: Tensor) -> Tensor: ...
-
-def isinf(input: Tensor) -> Tensor: ...
-
-def isfinite(input: Tensor) -> Tensor: ...
-
-def t(input: Tensor) -> Tensor: ...
-
-def gelu(input: Tensor, approximate: str = 'none') -> Tensor: ...
-
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor: ...
-
-def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor: ...
-
-def elu(input: Tensor, alpha: float = 1.0) -> Tensor: ...
-
-def clamp(input: Tensor, min: object | None = None, max: object | None = None) -> Tensor: ...
-
-def clip(input: Tensor, min: object | None = None, max: object | None = None) -> Tensor: ...
-
-def masked_fill(input: Tensor, mask: Tensor, value: object) -> Tensor: ...
-
-def where(condition: Tensor, input: object, other: object) -> Tensor: ...
-
-def sum(input: Tensor, dim: object | None = None, keepdim: bool = False, dtype: object | None = None) -> Tensor: ...
-
-def mean(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def var(input: Tensor, dim: object | None = None, unbiased: object | None = None, keepdim: bool = False, correction: object | None = None) -> Tensor: ...
-
-def std(input: Tensor, dim: object | None = None, unbiased: object | None = None, keepdim: bool = False, correction: object | None = None) -> Tensor: ...
-
-def prod(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def amax(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def amin(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def max(input: Tensor, dim: object | None = None, keepdim: bool = False) -> object: ...
-
-def min(input: Tensor, dim: object | None = None, keepdim: bool = False) -> object: ...
-
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor: ...
-
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor: ...
-
-def logsumexp(input: Tensor, dim: object, keepdim: bool = False) -> Tensor: ...
-
-def norm(input: Tensor, p: object | None = None, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def all(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def any(input: Tensor, dim: object | None = None, keepdim: bool = False) -> Tensor: ...
-
-def softmax(input: Tensor, dim: int = -1) -> Tensor: ...
-
-def log_softmax(input: Tensor, dim: int = -1) -> Tensor: ...
-
-def reshape(input: Tensor, shape: object) -> Tensor: ...
-
-def broadcast_to(input: Tensor, shape: object) -> Tensor: ...
-
-def permute(input: Tensor, dims: object) -> Tensor: ...
-
-def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor: ...
-
-def squeeze(input: Tensor, dim: int | None = None) -> Tensor: ...
-
-def unsqueeze(input: Tensor, dim: int) -> Tensor: ...
-
-def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor: ...
-
-def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor: ...
-
-def select(input: Tensor, dim: int, index: int) -> Tensor: ...
-
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor: ...
-
-def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor: ...
-
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor: ...
-
-def split(input: Tensor, split_size_or_sections: object, dim: int = 0) -> list[Tensor]: ...
-
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> list[Tensor]: ...
-
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor: ...
-
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: ...
-
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor: ...
-
-def masked_select(input: Tensor, mask: Tensor) -> Tensor: ...
-
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> object: ...
-
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> object: ...
-
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor: ...
-
-def cumsum(input: Tensor, dim: int) -> Tensor: ...
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor: ...
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor: ...
-
-def einsum(equation: str, *operands) -> Tensor:
+def div(input: Tensor, other: Tensor | float) -> Tensor:
     """
-    Einstein summation over the operands ('ij,jk->ik', 'bij,bjk->bik', 'ii->i', '...ij,...jk'), with autograd.
+    Elementwise true division input / other (broadcasting); integer inputs give float32.
     """
 
-def one_hot(input: Tensor, num_classes: int = -1) -> Tensor: ...
+def divide(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise true division (broadcasting); alias of div."""
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool: ...
+def true_divide(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise true division (broadcasting); alias of div."""
+
+def floor_divide(input: Tensor, other: Tensor | float) -> Tensor:
+    """
+    Elementwise floor(input / other), rounding toward minus infinity like Python's //; no gradient.
+    """
+
+def remainder(input: Tensor, other: Tensor | float) -> Tensor:
+    """
+    Elementwise Python-style modulo: the result has the sign of other (remainder(-7, 3) == 2).
+    """
+
+def minimum(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise minimum of input and other (NaN propagates)."""
+
+def maximum(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise maximum of input and other (NaN propagates)."""
+
+def atan2(input: Tensor, other: Tensor | float) -> Tensor:
+    """
+    Elementwise atan2(input, other): the angle of the point (other, input), in (-pi, pi].
+    """
+
+def eq(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input == other as a bool tensor."""
+
+def ne(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input != other as a bool tensor."""
+
+def lt(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input < other as a bool tensor."""
+
+def le(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input <= other as a bool tensor."""
+
+def gt(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input > other as a bool tensor."""
+
+def ge(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise input >= other as a bool tensor."""
+
+def logical_and(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise logical and (nonzero is true) as a bool tensor."""
+
+def logical_or(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise logical or (nonzero is true) as a bool tensor."""
+
+def logical_xor(input: Tensor, other: Tensor | float) -> Tensor:
+    """Elementwise logical exclusive or (nonzero is true) as a bool tensor."""
+
+def bmm(input: Tensor, other: Tensor) -> Tensor:
+    """
+    Batched matrix product of (b, n, k) and (b, k, m) tensors: (b, n, m). ShapeError otherwise.
+    """
+
+def add(input: Tensor, other: Tensor | float, alpha: float | None = None) -> Tensor:
+    """
+    input + alpha * other, elementwise with broadcasting (alpha defaults to 1).
+    """
+
+def sub(input: Tensor, other: Tensor | float, alpha: float | None = None) -> Tensor:
+    """
+    input - alpha * other, elementwise with broadcasting (alpha defaults to 1).
+    """
+
+def subtract(input: Tensor, other: Tensor | float, alpha: float | None = None) -> Tensor:
+    """input - alpha * other (broadcasting); alias of sub."""
+
+def pow(input: Tensor, exponent: Tensor | float) -> Tensor:
+    """Elementwise input ** exponent (a number or a broadcast tensor)."""
+
+def matmul(input: Tensor, other: Tensor, backend: str | None = None) -> Tensor:
+    """
+    Matrix product with NumPy's rules (1-d vectors, batched and broadcast leading dims). backend: None, 'auto' or 'cpu' run where the tensors are; 'cuda' or 'wgpu' run the product there and return the result on input's device (DeviceUnavailableError when absent). ShapeError when inner dims differ.
+    """
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """
+    Product of 2-d matrices (n, k) @ (k, m) -> (n, m); ShapeError for other ranks.
+    """
+
+def neg(input: Tensor) -> Tensor:
+    """Elementwise -input."""
+
+def negative(input: Tensor) -> Tensor:
+    """Elementwise -input; alias of neg."""
+
+def abs(input: Tensor) -> Tensor:
+    """Elementwise absolute value."""
+
+def sign(input: Tensor) -> Tensor:
+    """Elementwise sign: -1, 0 or 1 (zero gradient)."""
+
+def exp(input: Tensor) -> Tensor:
+    """Elementwise e ** input."""
+
+def log(input: Tensor) -> Tensor:
+    """Elementwise natural logarithm (-inf at 0, NaN below)."""
+
+def log1p(input: Tensor) -> Tensor:
+    """Elementwise log(1 + input), accurate for small input."""
+
+def expm1(input: Tensor) -> Tensor:
+    """Elementwise exp(input) - 1, accurate for small input."""
+
+def sqrt(input: Tensor) -> Tensor:
+    """Elementwise square root (NaN below 0)."""
+
+def rsqrt(input: Tensor) -> Tensor:
+    """Elementwise 1 / sqrt(input)."""
+
+def square(input: Tensor) -> Tensor:
+    """Elementwise input * input."""
+
+def reciprocal(input: Tensor) -> Tensor:
+    """Elementwise 1 / input."""
+
+def sin(input: Tensor) -> Tensor:
+    """Elementwise sine (radians)."""
+
+def cos(input: Tensor) -> Tensor:
+    """Elementwise cosine (radians)."""
+
+def tan(input: Tensor) -> Tensor:
+    """Elementwise tangent (radians)."""
+
+def tanh(input: Tensor) -> Tensor:
+    """Elementwise hyperbolic tangent."""
+
+def atanh(input: Tensor) -> Tensor:
+    """Elementwise inverse hyperbolic tangent (+-inf at +-1, NaN outside)."""
+
+def sigmoid(input: Tensor) -> Tensor:
+    """Elementwise logistic function 1 / (1 + exp(-input))."""
+
+def erf(input: Tensor) -> Tensor:
+    """Elementwise Gauss error function."""
+
+def lgamma(input: Tensor) -> Tensor:
+    """Elementwise log |Gamma(input)|."""
+
+def digamma(input: Tensor) -> Tensor:
+    """Elementwise digamma, the derivative of lgamma."""
+
+def relu(input: Tensor) -> Tensor:
+    """Elementwise max(input, 0)."""
+
+def silu(input: Tensor) -> Tensor:
+    """Elementwise input * sigmoid(input) (swish)."""
+
+def floor(input: Tensor) -> Tensor:
+    """Elementwise round toward minus infinity (zero gradient)."""
+
+def ceil(input: Tensor) -> Tensor:
+    """Elementwise round toward plus infinity (zero gradient)."""
+
+def round(input: Tensor) -> Tensor:
+    """
+    Elementwise round to nearest, ties to even (round(2.5) == 2); zero gradient.
+    """
+
+def trunc(input: Tensor) -> Tensor:
+    """Elementwise round toward zero (zero gradient)."""
+
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise logical not (zero is true) as a bool tensor."""
+
+def isnan(input: Tensor) -> Tensor:
+    """Elementwise test for NaN, a bool tensor."""
+
+def isinf(input: Tensor) -> Tensor:
+    """Elementwise test for +-inf, a bool tensor."""
+
+def isfinite(input: Tensor) -> Tensor:
+    """Elementwise test for a finite value (not NaN or inf), a bool tensor."""
+
+def t(input: Tensor) -> Tensor:
+    """
+    The dims in reverse order as a view: the transpose of a matrix, a 0-d or 1-d tensor as is.
+    """
+
+def gelu(input: Tensor, approximate: str = 'none') -> Tensor:
+    """
+    Elementwise GELU: x * Phi(x) (approximate='none', with erf) or its tanh approximation (approximate='tanh'); ValueError otherwise.
+    """
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """
+    Elementwise log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.
+    """
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """Elementwise x for x >= 0, negative_slope * x below."""
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """Elementwise x for x > 0, alpha * (exp(x) - 1) below."""
+
+def clamp(input: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
+    """
+    Elementwise clamp into [min, max] (either bound may be None); the gradient is 1 inside, 0 outside. DtypeError when a bound is not a number.
+    """
+
+def clip(input: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
+    """Alias of clamp."""
+
+def masked_fill(input: Tensor, mask: Tensor, value: float) -> Tensor:
+    """
+    A copy of input with `value` where the bool mask (broadcast to input's shape) is True.
+    """
+
+def where(condition: Tensor, input: Tensor | float, other: Tensor | float) -> Tensor:
+    """
+    Elementwise choice: input where condition is True, other elsewhere (all three broadcast). A number takes the dtype of the tensor operand (float32 when both are numbers).
+    """
+
+def sum(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False, dtype: dtype | str | None = None) -> Tensor:
+    """
+    The sum over `dim` (all dims by default); keepdim keeps reduced dims as size 1. Integer and bool inputs sum in int64; dtype converts the input first. Example: tensor([[1, 2], [3, 4]]).sum(0) -> [4, 6]
+    """
+
+def mean(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """The mean over `dim` (all dims by default)."""
+
+def var(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, correction: float | None = None) -> Tensor:
+    """
+    The variance over `dim`: sum((x - mean)^2) / (N - correction). correction defaults to 1 (Bessel); unbiased=False means correction 0; correction wins when both are given.
+    """
+
+def std(input: Tensor, dim: int | Sequence[int] | None = None, unbiased: bool | None = None, keepdim: bool = False, correction: float | None = None) -> Tensor:
+    """
+    The standard deviation over `dim`: the square root of var with the same arguments.
+    """
+
+def prod(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """The product over `dim` (all dims by default)."""
+
+def amax(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """
+    The maximum over `dim` (all dims by default), values only; the gradient is shared among ties.
+    """
+
+def amin(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """
+    The minimum over `dim` (all dims by default), values only; the gradient is shared among ties.
+    """
+
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+    """
+    max() is the largest element (a 0-d tensor); max(dim) a (values, indices) named tuple along dim; max(other_tensor) the elementwise maximum.
+    """
+
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+    """
+    min() is the smallest element (a 0-d tensor); min(dim) a (values, indices) named tuple along dim; min(other_tensor) the elementwise minimum.
+    """
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """
+    The int64 index of the largest element along dim (of the flattened tensor when dim is None); the first one among ties.
+    """
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """
+    The int64 index of the smallest element along dim (of the flattened tensor when dim is None); the first one among ties.
+    """
+
+def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """
+    log(sum(exp(input))) over dim, computed stably (shifted by the maximum).
+    """
+
+def norm(input: Tensor, p: float | str | None = None, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """
+    The vector p-norm (sum |x|^p)^(1/p) over dim (all elements by default); p defaults to 2, 'fro' is 2. ValueError for another string.
+    """
+
+def all(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """True where every element over dim is nonzero (a bool tensor)."""
+
+def any(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """True where some element over dim is nonzero (a bool tensor)."""
+
+def softmax(input: Tensor, dim: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along dim, computed stably."""
+
+def log_softmax(input: Tensor, dim: int = -1) -> Tensor:
+    """log(softmax(x)) along dim, computed stably."""
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """
+    The same elements in shape `shape` (one dim may be -1): a view when the strides allow, else a copy.
+    """
+
+def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """
+    A broadcast view of input with shape `shape` (NumPy's rules); ShapeError when they do not broadcast.
+    """
+
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """
+    A view with the dims reordered: dim i of the result is dim dims[i] of input.
+    """
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view with dims dim0 and dim1 swapped."""
+
+def squeeze(input: Tensor, dim: int | None = None) -> Tensor:
+    """
+    A view without size-1 dims (all of them, or only dim if it has size 1).
+    """
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """A view with a new size-1 dim inserted at position dim."""
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dims start_dim..end_dim merged into one."""
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A view of elements start..start+length-1 along dim."""
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """A view of position `index` along dim, with that dim removed."""
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """
+    Concatenates tensors of equal shape except along dim. ShapeError otherwise.
+    """
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Alias of cat."""
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Joins tensors of one shape along a new dim at position dim."""
+
+def split(input: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> list[Tensor]:
+    """
+    Views along dim: chunks of split_size_or_sections elements (the last may be smaller), or one per listed size (which must add up to the dim's size).
+    """
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """
+    At most `chunks` views along dim, each ceil(size / chunks) long (the last may be shorter).
+    """
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """
+    out[i][j] = input[index[i][j]][j] for dim 0 (and so on): values picked along dim by an int64 index of the output's shape.
+    """
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """
+    A copy of input with src's values added at the positions index gives along dim (the reverse of gather; repeated positions accumulate).
+    """
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """
+    The slices along dim at the positions of the 1-d integer tensor index (a copy).
+    """
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """A 1-d tensor of the elements where the bool mask (broadcast) is True."""
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """
+    The k largest (or smallest) elements along dim as a (values, indices) named tuple.
+    """
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+    """
+    The elements sorted along dim as a (values, indices) named tuple. Every sort is stable, so stable= changes nothing.
+    """
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """The int64 indices that sort input along dim (stable)."""
+
+def cumsum(input: Tensor, dim: int) -> Tensor:
+    """Running sums along dim: out[i] = input[0] + ... + input[i]."""
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """
+    A copy of the last two dims' lower triangle (on and below diagonal `diagonal`), zeros above.
+    """
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """
+    A copy of the last two dims' upper triangle (on and above diagonal `diagonal`), zeros below.
+    """
+
+def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
+    """
+    Einstein summation over the operands ('ij,jk->ik', 'bij,bjk->bik', 'ii->i', '...ij,...jk'), with autograd. The operands come as arguments or as one list.
+    """
+
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    """
+    int64 one-hot rows of an integer tensor: shape input.shape + (num_classes,); num_classes=-1 uses max + 1.
+    """
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08) -> bool:
+    """
+    True when |input - other| <= atol + rtol * |other| everywhere (broadcasting, compared in float64); NaN matches NaN.
+    """
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and values."""
 
-def to_device(arg0: Tensor, arg1: str, /) -> Tensor: ...
+def to_device(input: Tensor, device: str) -> Tensor:
+    """
+    input copied to `device` ('cpu', 'cuda:<i>', 'wgpu'), input itself when already there; autograd flows through. DeviceUnavailableError for a device this build or machine lacks, ValueError for a bad name.
+    """
 
 def is_autocast_enabled(device_type: str = 'cuda') -> bool:
     """Whether an autocast region is active for device_type on this thread."""
@@ -789,46 +1276,62 @@ class BarycenterIntermediate:
     """
 
     @property
-    def interpolation(self) -> float: ...
+    def interpolation(self) -> float:
+        """alpha: 0 at the weighted arithmetic mean, 1 at the barycenter."""
 
     @property
-    def density(self) -> Tensor: ...
+    def density(self) -> Tensor:
+        """The density at alpha (shape of the inputs)."""
 
     @property
-    def kl_energy(self) -> float: ...
+    def kl_energy(self) -> float:
+        """sum_u W_u KL(rho || rho_u) at this point."""
 
     @property
-    def entropy(self) -> float: ...
+    def entropy(self) -> float:
+        """Shannon entropy S(rho) at this point."""
 
     @property
-    def objective(self) -> float: ...
+    def objective(self) -> float:
+        """F(rho) at this point."""
 
 class ZSpaceBarycenter:
     """The result of z_space_barycenter."""
 
     @property
-    def density(self) -> Tensor: ...
+    def density(self) -> Tensor:
+        """The barycenter rho*, same shape and dtype as the inputs."""
 
     @property
-    def kl_energy(self) -> float: ...
+    def kl_energy(self) -> float:
+        """sum_u W_u KL(rho* || rho_u)."""
 
     @property
-    def entropy(self) -> float: ...
+    def entropy(self) -> float:
+        """Shannon entropy S(rho*)."""
 
     @property
-    def coupling_energy(self) -> float: ...
+    def coupling_energy(self) -> float:
+        """
+        The constant chart-coupling term (beta_j / 2) sum_uv J_uv (KL(rho_u||rho_v) + KL(rho_v||rho_u)).
+        """
 
     @property
-    def objective(self) -> float: ...
+    def objective(self) -> float:
+        """F(rho*) = kl_energy - entropy_weight * entropy + coupling_energy."""
 
     @property
-    def effective_weight(self) -> float: ...
+    def effective_weight(self) -> float:
+        """E = sum W + entropy_weight."""
 
-    def intermediates(self) -> list[BarycenterIntermediate]: ...
+    def intermediates(self) -> list[BarycenterIntermediate]:
+        """
+        Points of the segment from the arithmetic mean to rho* at alpha = 0, .25, .5, .75, 1 (the objective is non-increasing along them).
+        """
 
 def z_space_barycenter(weights: Sequence[float], densities: Sequence[Tensor], entropy_weight: float = 0.0, beta_j: float = 0.0, coupling: Tensor | None = None) -> ZSpaceBarycenter:
     """
-    The density minimising sum_u W_u KL(rho || rho_u) - entropy_weight * S(rho) (+ a constant coupling energy): exactly rho* ~ exp(sum_u W_u log rho_u / E), E = sum W + entropy_weight > 0. Each input tensor is one whole distribution; float64 inside.
+    The density minimising sum_u W_u KL(rho || rho_u) - entropy_weight * S(rho) (+ a constant coupling energy): exactly rho* ~ exp(sum_u W_u log rho_u / E), E = sum W + entropy_weight > 0. Each input tensor is one whole distribution; float64 inside. ValueError/ShapeError (naming the value) for negative weights, non-finite values, unequal shapes, beta_j < 0, a coupling that is not n x n and >= 0, or E <= 0.
     """
 
 class OpenCartesianTopos:
@@ -839,34 +1342,46 @@ class OpenCartesianTopos:
     def __init__(self, curvature: float, tolerance: float, saturation: float, max_depth: int, max_volume: int, porosity: float = 0.2) -> None: ...
 
     @property
-    def curvature(self) -> float: ...
+    def curvature(self) -> float:
+        """The curvature of the guarded ball (< 0)."""
 
     @property
-    def tolerance(self) -> float: ...
+    def tolerance(self) -> float:
+        """The numerical tolerance (> 0)."""
 
     @property
-    def saturation(self) -> float: ...
+    def saturation(self) -> float:
+        """L, the saturation level of the soft clip."""
 
     @property
-    def max_depth(self) -> int: ...
+    def max_depth(self) -> int:
+        """The depth ensure_loop_free() allows."""
 
     @property
-    def max_volume(self) -> int: ...
+    def max_volume(self) -> int:
+        """The most values a guarded tensor may hold."""
 
     @property
-    def porosity(self) -> float: ...
+    def porosity(self) -> float:
+        """The leak through the saturation, in [0, 1]."""
 
-    def with_porosity(self, porosity: float) -> OpenCartesianTopos: ...
+    def with_porosity(self, porosity: float) -> OpenCartesianTopos:
+        """
+        The same guard with another porosity (clip = L tanh(v / L) + porosity * tolerance * v / (1 + |v|)).
+        """
 
     def guard_tensor(self, tensor: Tensor) -> Tensor:
         """
-        Returns the tensor if it fits the volume and is finite; raises otherwise.
+        Returns the tensor unchanged if it fits: ShapeError when it holds more than max_volume values, ValueError when one is not finite.
         """
 
-    def ensure_loop_free(self, depth: int) -> None: ...
+    def ensure_loop_free(self, depth: int) -> None:
+        """Raises ValueError when depth >= max_depth."""
 
-    def saturate(self, value: object) -> object:
-        """The monotone soft clip of a number or (element-wise) of a tensor."""
+    def saturate(self, value: Tensor | float) -> Tensor | float:
+        """
+        The monotone soft clip L tanh(v / L) (+ the porosity leak) of a number (non-finite gives 0) or, after guard_tensor, element-wise of a tensor (a new tensor, same dtype).
+        """
 
 def hypergrad_topos(curvature: float = -1.0, tolerance: float = 0.001, saturation: float = 1.0, max_depth: int = 64, max_volume: int = 512) -> OpenCartesianTopos:
     """The original's default topos for tapes and biomes."""
@@ -876,95 +1391,163 @@ class TensorBiome:
 
     def __init__(self, topos: OpenCartesianTopos) -> None: ...
 
-    def absorb(self, shoot: Tensor, label: str = '') -> None: ...
+    def absorb(self, shoot: Tensor, label: str = '') -> None:
+        """
+        Adds a shoot with weight 1, saturated by the topos. It must match the first shoot's shape, be finite and keep the stored volume within max_volume (ShapeError/ValueError otherwise; nothing changes).
+        """
 
-    def absorb_weighted(self, shoot: Tensor, weight: float, label: str = '') -> None: ...
+    def absorb_weighted(self, shoot: Tensor, weight: float, label: str = '') -> None:
+        """absorb() with a weight > 0."""
 
-    def canopy(self) -> Tensor: ...
+    def canopy(self) -> Tensor:
+        """
+        sum_i w_i T_i / sum_i w_i, saturated by the topos (float64). ValueError when empty.
+        """
 
-    def harvest(self) -> Tensor: ...
+    def harvest(self) -> Tensor:
+        """The shoots stacked along a new first dimension."""
 
     def stack(self) -> Tensor:
         """The shoots stacked along a new first dimension (= harvest)."""
 
-    def shoots(self) -> list[Tensor]: ...
+    def shoots(self) -> list[Tensor]:
+        """The stored (saturated) shoots as a list of tensors."""
 
-    def stored_volume(self) -> int: ...
+    def stored_volume(self) -> int:
+        """The number of values stored over all shoots."""
 
-    def remaining_volume(self) -> int: ...
+    def remaining_volume(self) -> int:
+        """max_volume - stored_volume()."""
 
-    def to_ball(self) -> Tensor: ...
+    def to_ball(self) -> Tensor:
+        """
+        exp_0 of the canopy's rows into the Poincare ball of the topos' curvature.
+        """
 
-    def weights(self) -> list[float]: ...
+    def weights(self) -> list[float]:
+        """The shoots' weights, in order."""
 
-    def labels(self) -> list[str]: ...
+    def labels(self) -> list[str]:
+        """The shoots' labels, in order."""
 
-    def total_weight(self) -> float: ...
+    def total_weight(self) -> float:
+        """The sum of the weights."""
 
     def __len__(self) -> int: ...
 
-    def is_empty(self) -> bool: ...
+    def is_empty(self) -> bool:
+        """True when no shoot is stored."""
 
-    def clear(self) -> None: ...
+    def clear(self) -> None:
+        """Drops every shoot."""
 
-    def topos(self) -> OpenCartesianTopos: ...
+    def topos(self) -> OpenCartesianTopos:
+        """The guarding OpenCartesianTopos."""
 
 class Generator:
     """
     A counter-based Philox generator; pass it as generator= to the random factories.
     """
 
-    def __init__(self, device: object = 'cpu') -> None: ...
+    def __init__(self, device: str | None = 'cpu') -> None:
+        """
+        A Philox generator with the default seed. The numbers are drawn on the host whatever the device, so `device` is only validated (ValueError for an unknown name), as PyTorch's constructor takes one.
+        """
 
-    def manual_seed(self, seed: int) -> object:
+    def manual_seed(self, seed: int) -> Generator:
         """Restarts the stream at `seed`; returns the generator."""
 
-    def initial_seed(self) -> int: ...
+    def initial_seed(self) -> int:
+        """The seed the stream was last started at."""
 
-    def get_state(self) -> tuple:
+    def get_state(self) -> tuple[int, int]:
         """(seed, offset): restoring it with set_state replays the same numbers."""
 
-    def set_state(self, state: tuple[int, int]) -> None: ...
+    def set_state(self, state: tuple[int, int]) -> None:
+        """
+        Restores a (seed, offset) pair from get_state: the stream continues from there.
+        """
 
 default_generator: Generator = ...
 
-def zeros(*args, **kwargs) -> Tensor: ...
-
-def ones(*args, **kwargs) -> Tensor: ...
-
-def empty(*args, **kwargs) -> Tensor: ...
-
-def rand(*args, **kwargs) -> Tensor: ...
-
-def randn(*args, **kwargs) -> Tensor: ...
-
-def full(size: object, fill_value: object, **kwargs) -> Tensor: ...
-
-def randint(*args, **kwargs) -> Tensor: ...
-
-def normal(mean: float, std: float, size: object, **kwargs) -> Tensor: ...
-
-def arange(start: object, end: object | None = None, step: object | None = None, **kwargs) -> Tensor: ...
-
-def linspace(start: float, end: float, steps: int, **kwargs) -> Tensor: ...
-
-def eye(n: int, m: int | None = None, **kwargs) -> Tensor: ...
-
-def zeros_like(input: Tensor, **kwargs) -> Tensor: ...
-
-def ones_like(input: Tensor, **kwargs) -> Tensor: ...
-
-def empty_like(input: Tensor, **kwargs) -> Tensor: ...
-
-def full_like(input: Tensor, fill_value: object, **kwargs) -> Tensor: ...
-
-def rand_like(input: Tensor, **kwargs) -> Tensor: ...
-
-def randn_like(input: Tensor, **kwargs) -> Tensor: ...
-
-def tensor(data: object, dtype: object | None = None, device: object | None = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
     """
-    A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors).
+    A tensor of zeros of shape `size` (zeros(2, 3), zeros((2, 3)) or zeros(size=(2, 3))); dtype defaults to float32. TypeError on an unknown keyword, ShapeError on a negative size.
+    """
+
+def ones(*size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    A tensor of ones of shape `size` (ones(2, 3), ones((2, 3)) or ones(size=(2, 3))); dtype defaults to float32.
+    """
+
+def empty(*size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    An uninitialised tensor of shape `size` (its values are whatever the memory held); dtype defaults to float32.
+    """
+
+def rand(*size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """
+    Uniform samples in [0, 1) of shape `size`, drawn from `generator` (default: the global one, see manual_seed); float32 by default.
+    """
+
+def randn(*size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """
+    Standard normal samples of shape `size`, drawn from `generator` (default: the global one); float32 by default.
+    """
+
+def full(size: Sequence[int], fill_value: float, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    A tensor of shape `size` filled with `fill_value`; the dtype follows the value (bool, int64 or float32) unless given. DtypeError when fill_value is not a number.
+    """
+
+def randint(*args: int | Sequence[int], size: Sequence[int] | None = None, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """
+    randint(high, size) or randint(low, high, size): integers uniform in [low, high) (low defaults to 0), int64 unless dtype is given. TypeError for another argument count or low=/high= keywords.
+    """
+
+def normal(mean: float, std: float, size: Sequence[int], *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """
+    Normal samples N(mean, std^2) of shape `size` from `generator` (default: the global one); float32 by default.
+    """
+
+def arange(start: float, end: float | None = None, step: float | None = None, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    Values start, start+step, ... below end (arange(n) counts 0..n-1). int64 for integer bounds, float32 when any bound or the step is a Python float, unless dtype is given. Example: arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    """
+
+def linspace(start: float, end: float, steps: int, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    `steps` evenly spaced values from start to end inclusive; float32 by default.
+    """
+
+def eye(n: int, m: int | None = None, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """The n x m identity matrix (m defaults to n); float32 by default."""
+
+def zeros_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """Zeros with the shape of `input`; dtype and device default to its."""
+
+def ones_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """Ones with the shape of `input`; dtype and device default to its."""
+
+def empty_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    An uninitialised tensor with the shape of `input`; dtype and device default to its.
+    """
+
+def full_like(input: Tensor, fill_value: float, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    A tensor with the shape of `input` filled with `fill_value`; dtype and device default to its.
+    """
+
+def rand_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """Uniform samples in [0, 1) with the shape and dtype of `input`."""
+
+def randn_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor:
+    """Standard normal samples with the shape and dtype of `input`."""
+
+def tensor(data: Any, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors). The dtype is inferred (bool, int64, float32) unless given; a list is always data, never a shape. ShapeError on ragged lists. Example: tensor([[1, 2], [3, 4]], dtype='float64')
     """
 
 def manual_seed(seed: int) -> None:
@@ -972,11 +1555,16 @@ def manual_seed(seed: int) -> None:
     Seeds the global Philox generator; same seed, same numbers, whatever the thread count.
     """
 
-def initial_seed() -> int: ...
+def initial_seed() -> int:
+    """The seed the global generator was last seeded with."""
 
-def is_grad_enabled() -> bool: ...
+def is_grad_enabled() -> bool:
+    """True unless gradient recording is off on this thread (no_grad)."""
 
-def set_grad_enabled(mode: bool) -> None: ...
+def set_grad_enabled(mode: bool) -> None:
+    """
+    Turns gradient recording on or off for this thread (what no_grad / enable_grad switch).
+    """
 
 def get_num_threads() -> int:
     """The number of threads CPU kernels use."""

@@ -12,12 +12,16 @@ class TensorDataset:
     Tensors whose rows along dim 0 form the samples; with offsets, sample i of field f is the row segment offsets[f][i]:offsets[f][i+1].
     """
 
-    def __init__(self, tensors: Sequence[spiraltorch._core.Tensor], offsets: Sequence[Sequence[int]] | None = None) -> None: ...
+    def __init__(self, tensors: Sequence[spiraltorch._core.Tensor], offsets: Sequence[Sequence[int]] | None = None) -> None:
+        """
+        A dataset of `tensors` (the fields); without offsets every field has one row per sample along dim 0 (equal first dims), with offsets[f] (n + 1 ascending row starts) sample i of field f spans several rows.
+        """
 
     def __len__(self) -> int: ...
 
     @property
-    def num_fields(self) -> int: ...
+    def num_fields(self) -> int:
+        """The number of tensors (fields) per sample."""
 
     def field(self, index: int) -> spiraltorch._core.Tensor:
         """The stored tensor of field `index`."""
@@ -43,9 +47,12 @@ def distributed_shard(n: int, rank: int, world_size: int, *, shuffle: bool, seed
 class EpochIterator:
     """One pass over a loader; prefetching runs on a C++ thread."""
 
-    def __iter__(self) -> object: ...
+    def __iter__(self) -> EpochIterator: ...
 
-    def __next__(self) -> tuple: ...
+    def __next__(self) -> tuple[spiraltorch._core.Tensor, ...]:
+        """
+        The next batch: one tensor per field, rows of the batch's samples concatenated along dim 0.
+        """
 
     def __len__(self) -> int: ...
 
@@ -61,7 +68,10 @@ class DataLoader:
     Batches of a TensorDataset: shuffle, fixed or row-budget batches, prefetch.
     """
 
-    def __init__(self, dataset: TensorDataset, *, batch_size: int = 1, max_rows: int | None = None, shuffle: bool = False, drop_last: bool = False, prefetch: int = 0, device: str = 'cpu') -> None: ...
+    def __init__(self, dataset: TensorDataset, *, batch_size: int = 1, max_rows: int | None = None, shuffle: bool = False, drop_last: bool = False, prefetch: int = 0, device: str = 'cpu') -> None:
+        """
+        batch_size samples per batch, or (max_rows) as many samples as fit a budget of rows; drop_last drops a short final batch; prefetch > 0 assembles that many batches ahead on a C++ thread, on `device`.
+        """
 
     def __len__(self) -> int: ...
 

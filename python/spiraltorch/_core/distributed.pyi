@@ -42,34 +42,68 @@ def mpi_library_version() -> str:
     The MPI library's version line ('Open MPI v5.0.11'), '' in a build without MPI.
     """
 
-def init_process_group(backend: str, *, rank: int = -1, world_size: int = -1, init_method: str = 'env://', timeout: float = 1800.0, device: int = -1) -> None: ...
+def init_process_group(backend: str, *, rank: int = -1, world_size: int = -1, init_method: str = 'env://', timeout: float = 1800.0, device: int = -1) -> None:
+    """
+    Joins the default process group: backend 'mpi' (CPU tensors) or 'nccl' (CUDA tensors). rank and world_size default (-1) to the RANK / WORLD_SIZE environment or MPI's own; init_method must be 'env://' (the launcher's environment); timeout (seconds) bounds every collective, after which it raises DistributedError; device is this rank's CUDA device for NCCL (-1: LOCAL_RANK, else the rank, modulo the device count). ValueError for a bad backend, init_method or timeout, DeviceUnavailableError for a backend this build or machine lacks, SpiralError when a group already exists.
+    """
 
-def is_initialized() -> bool: ...
+def is_initialized() -> bool:
+    """Whether init_process_group has run (and not been destroyed)."""
 
-def destroy_process_group() -> None: ...
+def destroy_process_group() -> None:
+    """
+    Leaves the default process group (its communicators are freed); init_process_group may run again.
+    """
 
-def get_rank() -> int: ...
+def get_rank() -> int:
+    """
+    This process's rank in the default group (0..world_size-1); SpiralError before init_process_group.
+    """
 
-def get_world_size() -> int: ...
+def get_world_size() -> int:
+    """
+    The number of ranks in the default group; SpiralError before init_process_group.
+    """
 
-def get_backend() -> str: ...
+def get_backend() -> str:
+    """
+    The default group's backend ('mpi' or 'nccl'); SpiralError before init_process_group.
+    """
 
-def barrier(*, async_op: bool = False) -> object: ...
+def barrier(*, async_op: bool = False) -> Work | None:
+    """
+    Waits until every rank reaches the barrier; with async_op=True returns a Work to wait on instead.
+    """
 
-def all_reduce(tensor: spiraltorch._core.Tensor, op: object = 'sum', *, async_op: bool = False) -> object: ...
+def all_reduce(tensor: spiraltorch._core.Tensor, op: ReduceOp | str = 'sum', *, async_op: bool = False) -> Work | None:
+    """
+    Reduces `tensor` over all ranks in place (op: 'sum', 'avg', 'max', 'min' or a ReduceOp); every rank ends with the result. Returns None, or a Work with async_op=True. ValueError for an unknown op.
+    """
 
-def broadcast(tensor: spiraltorch._core.Tensor, src: int = 0, *, async_op: bool = False) -> object: ...
+def broadcast(tensor: spiraltorch._core.Tensor, src: int = 0, *, async_op: bool = False) -> Work | None:
+    """
+    Copies rank src's `tensor` into `tensor` on every other rank (in place). Returns None, or a Work with async_op=True.
+    """
 
-def all_gather_into_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, *, async_op: bool = False) -> object: ...
+def all_gather_into_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, *, async_op: bool = False) -> Work | None:
+    """
+    Concatenates every rank's `input` along dim 0, in rank order, into `output` (world_size times input's first dim). Returns None, or a Work with async_op=True.
+    """
 
-def reduce_scatter_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, op: object = 'sum', *, async_op: bool = False) -> object: ...
+def reduce_scatter_tensor(output: spiraltorch._core.Tensor, input: spiraltorch._core.Tensor, op: ReduceOp | str = 'sum', *, async_op: bool = False) -> Work | None:
+    """
+    Reduces `input` over the ranks and leaves rank r the r-th of world_size equal dim-0 chunks of the result in `output`. Returns None, or a Work with async_op=True.
+    """
 
 class DistributedDataParallel(spiraltorch._core.nn.Module):
     """
     Wraps a module for data-parallel training on the default process group (see spiraltorch.nn.parallel).
     """
 
-    def __init__(self, module: spiraltorch._core.nn.Module, *, bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True) -> None: ...
+    def __init__(self, module: spiraltorch._core.nn.Module, *, bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True) -> None:
+        """
+        Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward.
+        """
 
     @property
     def require_backward_grad_sync(self) -> bool:
