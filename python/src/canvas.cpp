@@ -75,11 +75,12 @@ void bind_canvas(nb::module_& root) {
       .def("loopback_patch", &P::loopback_patch, nb::arg("rows"), nb::arg("cols"), nb::arg("gain") = 1.0,
            "The intensity block-averaged onto a (rows, cols) grid, minus its mean, times gain (float64): a "
            "zero-mean wave a weights session absorbs (AmegagradSession.step_wave / accumulate_wave).")
-      .def("metrics", [](const P& p) { return metrics_dict(p.metrics()); },
+      .def("metrics", [](const P& p) -> FloatDict { return metrics_dict(p.metrics()); },
            "canvas.mean_intensity, intensity_std, energy, field_min, field_max, finite_fraction, spectral_power, "
            "spectral_centroid, dc_fraction of the last render (see the C++ header for the formulas).")
       .def("emit_atlas_frame",
-           [](const P& p, AtlasRouteArg route, std::optional<double> timestamp, int64_t bound) {
+           [](const P& p, AtlasRouteArg route, std::optional<double> timestamp,
+              int64_t bound) -> nb::typed<nb::object, argdoc::AtlasFrame> {
              using clock = std::chrono::system_clock;
              const double ts = timestamp ? *timestamp
                                          : std::chrono::duration<double>(clock::now().time_since_epoch()).count();

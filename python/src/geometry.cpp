@@ -49,7 +49,7 @@ void bind_embedding(nb::module_& m) {
       .def("fit", [](g::PoincareEmbedding& self, ArrayDataArg edges, int64_t epochs, double lr, int64_t negatives,
                      int64_t burn_in, int64_t batch_size, int threads, EpochCallbackArg callback, bool verbose,
                      const std::string& burn_in_sampling, const std::string& sampling, const std::string& schedule,
-                     double final_lr_fraction, std::optional<double> max_seconds) {
+                     double final_lr_fraction, std::optional<double> max_seconds) -> nb::typed<nb::list, FloatDict> {
         const Tensor e = as_edges(edges);
         if (schedule != "constant" && schedule != "linear") {
           throw st::ValueError("PoincareEmbedding.fit: schedule must be 'constant' or 'linear', got '" + schedule + "'");
@@ -126,7 +126,7 @@ void bind_embedding(nb::module_& m) {
                std::to_string(self.dim()) + ", curvature=" + std::to_string(self.curvature()) + ")";
       });
   m.def("reconstruction_metrics", [](const Tensor& weight, ArrayDataArg edges, double curvature,
-                                      const std::string& geometry) {
+                                      const std::string& geometry) -> FloatDict {
     const Tensor e = as_edges(edges);
     const auto geo = geometry_of(geometry, "reconstruction_metrics");
     g::ReconstructionMetrics r;

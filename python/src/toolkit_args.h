@@ -22,7 +22,9 @@ struct NpArray {};    // numpy.typing.ArrayLike (converted through numpy)
 struct NpDtype {};    // numpy.typing.DTypeLike (a name, a NumPy dtype or scalar type)
 struct Any {};        // any value (typing.Any)
 struct SummaryLike {}; // an object with the summary keys as attributes
-struct AtlasRoute {}; // spiraltorch.telemetry.AtlasRoute (a Python class; only push_bounded is called)
+struct AtlasRoute {};
+struct AtlasFrame {};  // spiraltorch.telemetry.AtlasFrame (a Python class)
+struct NdArray {};     // numpy.ndarray // spiraltorch.telemetry.AtlasRoute (a Python class; only push_bounded is called)
 }  // namespace stpy::argdoc
 namespace nanobind::detail {
 template <> struct type_caster<stpy::argdoc::ArrayData> {
@@ -42,6 +44,12 @@ template <> struct type_caster<stpy::argdoc::Any> {
 };
 template <> struct type_caster<stpy::argdoc::SummaryLike> {
   static constexpr auto Name = const_name("typing.Any");
+};
+template <> struct type_caster<stpy::argdoc::AtlasFrame> {
+  static constexpr auto Name = const_name("spiraltorch.telemetry.AtlasFrame");
+};
+template <> struct type_caster<stpy::argdoc::NdArray> {
+  static constexpr auto Name = const_name("numpy.ndarray");
 };
 template <> struct type_caster<stpy::argdoc::AtlasRoute> {
   static constexpr auto Name = const_name("spiraltorch.telemetry.AtlasRoute");
@@ -65,6 +73,9 @@ using MetricsArg =
 using TelemetryArg = nb::typed<nb::handle, nb::typed<nb::dict, std::string, double>>;  // .none() where used
 // A str that the binding checks itself (non-empty, with the error naming the operation).
 using TextArg = nb::typed<nb::handle, std::string>;
+// Results built as Python dicts, typed for the stubs.
+using FloatDict = nb::typed<nb::dict, std::string, double>;
+using AnyDict = nb::typed<nb::dict, std::string, argdoc::Any>;
 // A file path: str or os.PathLike.
 using PathLikeArg = nb::typed<nb::handle, std::filesystem::path>;
 

@@ -97,9 +97,11 @@ void bind_train(nb::module_& nn) {
       });
 
   nb::class_<EpochStats>(nn, "EpochStats", "What one epoch did; average_loss is the plain mean of batch losses.")
-      .def_ro("batches", &EpochStats::batches, "Batches the epoch took.")
-      .def_ro("total_loss", &EpochStats::total_loss, "Sum of the finite batch losses.")
-      .def_ro("average_loss", &EpochStats::average_loss, "The plain mean of the batch losses.")
+      .def_ro("batches", &EpochStats::batches,
+              "Batches that counted: updated ones in train_epoch (skipped ones are in skipped_steps), all in "
+              "evaluate_epoch.")
+      .def_ro("total_loss", &EpochStats::total_loss, "Sum of the losses of the counted batches.")
+      .def_ro("average_loss", &EpochStats::average_loss, "total_loss / batches: the plain mean of the batch losses.")
       .def_ro("skipped_steps", &EpochStats::skipped_steps,
               "Batches whose loss or gradients were not finite (nothing was updated for them).")
       .def_ro("seconds", &EpochStats::seconds, "Wall-clock time of the epoch.")
@@ -203,7 +205,8 @@ void bind_train(nb::module_& nn) {
            "Clips the joint gradient norm to max_norm before every update (ValueError unless finite and > 0).")
       .def("clear_grad_clip_max_norm", &ModuleTrainer::clear_grad_clip_max_norm, "Stops gradient clipping.")
       .def("enable_curvature_scheduler", &ModuleTrainer::enable_curvature_scheduler, nb::arg("scheduler"),
-           "Each batch feeds its mean |g| to scheduler and trains with the curvature it returns.")
+           "Syncs scheduler to the trainer's curvature; then each batch feeds it the mean |grad| over the "
+           "parameters, and a curvature it moves becomes the trainer's and the attached hypergrads'.")
       .def("disable_curvature_scheduler", &ModuleTrainer::disable_curvature_scheduler,
            "Keeps the current curvature fixed from now on.")
       .def("curvature_metrics", [](const ModuleTrainer& t) -> nb::object {
@@ -241,7 +244,7 @@ void bind_train(nb::module_& nn) {
       .def_prop_ro("real_learning_rate", &ModuleTrainer::real_learning_rate,
                    "The realgrad rate set by enable_realgrad, or None.")
       .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm, "The clipping norm, or None.")
-      .def_prop_ro("epoch", &ModuleTrainer::epoch, "Epochs train_epoch has completed.")
+      .def_prop_ro("epoch", &ModuleTrainer::epoch, "train_epoch calls so far (the number of the current epoch).")
       .def_prop_ro("steps", &ModuleTrainer::steps, "Batches train_epoch has taken, across epochs (skipped ones included).")
       .def("set_trace", [](ModuleTrainer& t, PathArg path, bool append, bool overwrite) {
         t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer",

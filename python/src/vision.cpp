@@ -124,7 +124,8 @@ void bind_vision(nb::module_& root) {
                std::to_string(s.timestamp()) + ", dt=" + std::to_string(s.dt) + ")";
       });
 
-  m.def("slice_profile", [](const Tensor& volume) { return profile_dict(v::slice_profile(volume)); }, nb::arg("volume"),
+  m.def("slice_profile", [](const Tensor& volume) -> AnyDict { return profile_dict(v::slice_profile(volume)); },
+        nb::arg("volume"),
         "Per-slice means, stds and energies of a (depth, ...) volume and their aggregates (entropy in bits).");
 
   nb::class_<v::FrameAggregator>(m, "FrameAggregator", "The newest max_depth slices of a stream and their chrono summary.")

@@ -110,7 +110,7 @@ void bind_complex_tensor(nb::module_& m) {
                    "'complex64' or 'complex128'.")
       .def("to", [](const z::ComplexTensor& t, nb::typed<nb::handle, argdoc::NpDtype> dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
            nb::arg("dtype"), "The same values in another dtype (rounded when narrowing).")
-      .def("numpy", [](const z::ComplexTensor& t) {
+      .def("numpy", [](const z::ComplexTensor& t) -> nb::typed<nb::object, argdoc::NdArray> {
         const nb::object np = nb::module_::import_("numpy");
         nb::list vals;
         for (const auto& v : t.data()) vals.append(nb::cast(v));
@@ -768,7 +768,7 @@ void bind_session(nb::module_& m) {
                    "How many Atlas frames are kept (0: all).")
       .def_prop_ro("weights", [](Se& s) -> Tensor { return s.weights(); },
                    "The weights tensor of a weights session (stepped in place).")
-      .def_prop_ro("optimizers", [](Se& s) {
+      .def_prop_ro("optimizers", [](Se& s) -> nb::typed<nb::list, z::Amegagrad> {
         nb::list out;
         nb::object self = nb::find(&s);
         for (auto& o : s.optimizers()) out.append(nb::cast(&o, nb::rv_policy::reference_internal, self));
@@ -824,7 +824,7 @@ void bind_zspace(nb::module_& root) {
       "R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.");
   m.def(
       "canonical_metrics",
-      [](MetricsArg metrics, const std::string& who) {
+      [](MetricsArg metrics, const std::string& who) -> AnyDict {
         const z::ObservedMetrics obs = to_metrics(metrics, who);
         nb::dict d = named_dict(obs.values());
         if (obs.gradient()) d["gradient"] = nb::cast(*obs.gradient());
@@ -842,7 +842,7 @@ void bind_zspace(nb::module_& root) {
   m.def(
       "infer",
       [](FloatSeqArg zv, double alpha, MetricsArg observed, double smoothing, TelemetryArg telemetry,
-         const std::string& who) {
+         const std::string& who) -> AnyDict {
         return inference_dict(
             z::infer(to_doubles(zv), alpha, to_metrics(observed, who), smoothing, to_named(telemetry), who));
       },

@@ -76,12 +76,12 @@ class CanvasProjector:
         The intensity block-averaged onto a (rows, cols) grid, minus its mean, times gain (float64): a zero-mean wave a weights session absorbs (AmegagradSession.step_wave / accumulate_wave).
         """
 
-    def metrics(self) -> dict:
+    def metrics(self) -> dict[str, float]:
         """
         canvas.mean_intensity, intensity_std, energy, field_min, field_max, finite_fraction, spectral_power, spectral_centroid, dc_fraction of the last render (see the C++ header for the formulas).
         """
 
-    def emit_atlas_frame(self, route: spiraltorch.telemetry.AtlasRoute | None, *, timestamp: float | None = None, bound: int = 0) -> object:
+    def emit_atlas_frame(self, route: spiraltorch.telemetry.AtlasRoute | None, *, timestamp: float | None = None, bound: int = 0) -> spiraltorch.telemetry.AtlasFrame:
         """
         Builds a telemetry.AtlasFrame of metrics() at timestamp (seconds, default now; finite and >= 0), with a note naming the canvas, pushes it into route (a telemetry.AtlasRoute, keeping the last bound frames; 0 keeps all; None pushes nowhere) and returns it.
         """

@@ -67,7 +67,7 @@ class PoincareEmbedding:
         baseline: d(u, v) = |u - v|^2 and plain SGD in R^dim, everything else the same.
         """
 
-    def fit(self, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: Callable[[int, float, float], None] | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list:
+    def fit(self, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, epochs: int = 50, lr: float = 0.3, negatives: int = 50, burn_in: int = 10, batch_size: int = 10, threads: int = 0, callback: Callable[[int, float, float], None] | None = None, verbose: bool = False, *, burn_in_sampling: str = 'degree', sampling: str = 'uniform', schedule: str = 'constant', final_lr_fraction: float = 0.0, max_seconds: float | None = None) -> list[dict[str, float]]:
         """
         Trains on edges, an (E, 2) int64 tensor of (node, ancestor) pairs of the transitive closure: softmax
         loss of the true ancestor against `negatives` sampled non-ancestors, Riemannian SGD on mini-batches
@@ -114,7 +114,7 @@ class PoincareEmbedding:
 
     def __repr__(self) -> str: ...
 
-def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, curvature: float = -1.0, *, geometry: str = 'poincare') -> dict:
+def reconstruction_metrics(weight: spiraltorch._core.Tensor, edges: spiraltorch._core.Tensor | numpy.typing.ArrayLike, curvature: float = -1.0, *, geometry: str = 'poincare') -> dict[str, float]:
     """
     The authors' reconstruction protocol: each node's ancestors ranked by Poincare (or, with
     geometry='euclidean', Euclidean) distance among the nodes

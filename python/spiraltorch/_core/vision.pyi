@@ -56,7 +56,7 @@ class ChronoSnapshot:
 
     def __repr__(self) -> str: ...
 
-def slice_profile(volume: spiraltorch._core.Tensor) -> dict:
+def slice_profile(volume: spiraltorch._core.Tensor) -> dict[str, Any]:
     """
     Per-slice means, stds and energies of a (depth, ...) volume and their aggregates (entropy in bits).
     """

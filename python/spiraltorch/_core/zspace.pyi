@@ -3,6 +3,7 @@
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, overload
 
+import numpy
 import numpy.typing
 
 import spiraltorch._core
@@ -34,7 +35,7 @@ class ComplexTensor:
     def to(self, dtype: numpy.typing.DTypeLike) -> ComplexTensor:
         """The same values in another dtype (rounded when narrowing)."""
 
-    def numpy(self) -> object:
+    def numpy(self) -> numpy.ndarray:
         """A NumPy array of the tensor's dtype (a copy)."""
 
     def shape(self) -> tuple[int, int]:
@@ -604,7 +605,7 @@ class AmegagradSession:
         """The weights tensor of a weights session (stepped in place)."""
 
     @property
-    def optimizers(self) -> list:
+    def optimizers(self) -> list[Amegagrad]:
         """
         One Amegagrad per parameter (named_parameters order; one for a weights session).
         """
@@ -641,7 +642,7 @@ def fractional_penalty(z: Iterable[float], alpha: float) -> tuple[float, list[fl
     R_alpha(z) over the one-sided spectrum and its gradient scaled to max-abs <= 1.
     """
 
-def canonical_metrics(metrics: dict[str, float | Iterable[float]], who: str) -> dict:
+def canonical_metrics(metrics: dict[str, float | Iterable[float]], who: str) -> dict[str, Any]:
     """
     The metrics dict under canonical names (aliases resolved), checked: known names, each once, finite.
     """
@@ -651,7 +652,7 @@ def barycentric_weights(metrics: dict[str, float]) -> tuple[float, float, float]
     softplus(speed, memory, stability) of metrics (0 when absent), normalised to sum 1.
     """
 
-def infer(z: Iterable[float], alpha: float, observed: dict[str, float | Iterable[float]], smoothing: float, telemetry: dict[str, float] | None, who: str) -> dict:
+def infer(z: Iterable[float], alpha: float, observed: dict[str, float | Iterable[float]], smoothing: float, telemetry: dict[str, float] | None, who: str) -> dict[str, Any]:
     """
     The posterior completion of partial observations at z, as a dict of ZSpaceInference's fields.
     """
