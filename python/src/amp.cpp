@@ -52,18 +52,28 @@ void bind_amp(nb::module_& m) {
                                                        enabled});
            },
            nb::arg("init_scale") = 65536.0, nb::arg("growth_factor") = 2.0, nb::arg("backoff_factor") = 0.5,
-           nb::arg("growth_interval") = 2000, nb::arg("enabled") = true)
-      .def("scale", &GradScaler::scale, nb::arg("loss"))
-      .def("unscale_", &GradScaler::unscale, nb::arg("optimizer"))
-      .def("step", &GradScaler::step, nb::arg("optimizer"), nb::call_guard<nb::gil_scoped_release>())
-      .def("update", &GradScaler::update, nb::arg("new_scale").none() = nb::none())
-      .def("get_scale", &GradScaler::get_scale)
-      .def("is_enabled", &GradScaler::is_enabled)
-      .def_prop_ro("found_inf", &GradScaler::found_inf)
-      .def_prop_ro("skipped_steps", &GradScaler::skipped_steps)
-      .def_prop_ro("growth_factor", [](const GradScaler& s) { return s.options().growth_factor; })
-      .def_prop_ro("backoff_factor", [](const GradScaler& s) { return s.options().backoff_factor; })
-      .def_prop_ro("growth_interval", [](const GradScaler& s) { return s.options().growth_interval; })
+           nb::arg("growth_interval") = 2000, nb::arg("enabled") = true,
+           "A scaler starting at init_scale that multiplies the scale by growth_factor after growth_interval "
+           "finite steps and by backoff_factor after a non-finite one.")
+      .def("scale", &GradScaler::scale, nb::arg("loss"), "loss * scale (the loss itself when disabled).")
+      .def("unscale_", &GradScaler::unscale, nb::arg("optimizer"),
+           "Divides the optimizer's gradients by the scale (once per step) and records whether any is non-finite; "
+           "SpiralError when called twice before update().")
+      .def("step", &GradScaler::step, nb::arg("optimizer"), nb::call_guard<nb::gil_scoped_release>(),
+           "Unscales if not yet done and runs optimizer.step() unless a gradient was non-finite; returns whether "
+           "it stepped.")
+      .def("update", &GradScaler::update, nb::arg("new_scale").none() = nb::none(),
+           "Adjusts the scale from this step's outcome (or sets new_scale) and starts the next step.")
+      .def("get_scale", &GradScaler::get_scale, "The current scale (1.0 when disabled).")
+      .def("is_enabled", &GradScaler::is_enabled, "Whether scaling is on.")
+      .def_prop_ro("found_inf", &GradScaler::found_inf, "Whether a non-finite gradient was seen in this step so far.")
+      .def_prop_ro("skipped_steps", &GradScaler::skipped_steps, "Optimizer steps skipped for non-finite gradients.")
+      .def_prop_ro("growth_factor", [](const GradScaler& s) { return s.options().growth_factor; },
+                   "The factor applied to the scale after growth_interval finite steps.")
+      .def_prop_ro("backoff_factor", [](const GradScaler& s) { return s.options().backoff_factor; },
+                   "The factor applied to the scale after a non-finite step.")
+      .def_prop_ro("growth_interval", [](const GradScaler& s) { return s.options().growth_interval; },
+                   "Finite steps between two growths of the scale.")
       .def("_state", [](const GradScaler& s) {
         const GradScaler::State st = s.state();
         return nb::make_tuple(st.scale, st.growth_tracker, st.skipped_steps);

@@ -514,7 +514,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     if (dim.is_none()) return nb::cast(st::max(a));
     if (nb::isinstance<Tensor>(dim)) return nb::cast(st::maximum(a, nb::cast<Tensor>(dim)));
     return pair_result(st::max(a, nb::cast<int64_t>(dim), keepdim));
-  }, OpDoc{"dim: int | Tensor | None = None, keepdim: bool = False", "typing.Any",
+  }, OpDoc{"dim: int | Tensor | None = None, keepdim: bool = False", "Tensor | tuple[Tensor, Tensor]",
            "max() is the largest element (a 0-d tensor); max(dim) a (values, indices) named tuple along dim; "
            "max(other_tensor) the elementwise maximum."},
      nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
@@ -522,7 +522,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     if (dim.is_none()) return nb::cast(st::min(a));
     if (nb::isinstance<Tensor>(dim)) return nb::cast(st::minimum(a, nb::cast<Tensor>(dim)));
     return pair_result(st::min(a, nb::cast<int64_t>(dim), keepdim));
-  }, OpDoc{"dim: int | Tensor | None = None, keepdim: bool = False", "typing.Any",
+  }, OpDoc{"dim: int | Tensor | None = None, keepdim: bool = False", "Tensor | tuple[Tensor, Tensor]",
            "min() is the smallest element (a 0-d tensor); min(dim) a (values, indices) named tuple along dim; "
            "min(other_tensor) the elementwise minimum."},
      nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
@@ -670,13 +670,13 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
        nb::arg("mask"));
   both(m, cls, "topk", [](const Tensor& a, int64_t k, int64_t dim, bool largest, bool sorted) {
     return pair_result(st::topk(a, k, dim, largest, sorted));
-  }, OpDoc{"k: int, dim: int = -1, largest: bool = True, sorted: bool = True", "typing.Any",
+  }, OpDoc{"k: int, dim: int = -1, largest: bool = True, sorted: bool = True", "tuple[Tensor, Tensor]",
            "The k largest (or smallest) elements along dim as a (values, indices) named tuple."},
      nb::arg("k"), nb::arg("dim") = -1, nb::arg("largest") = true, nb::arg("sorted") = true);
   // Every sort here is stable (equal keys keep their order), so stable= is accepted as PyTorch's is.
   both(m, cls, "sort", [](const Tensor& a, int64_t dim, bool descending, bool) {
     return pair_result(st::sort(a, dim, descending));
-  }, OpDoc{"dim: int = -1, descending: bool = False, *, stable: bool = False", "typing.Any",
+  }, OpDoc{"dim: int = -1, descending: bool = False, *, stable: bool = False", "tuple[Tensor, Tensor]",
            "The elements sorted along dim as a (values, indices) named tuple. Every sort is stable, so stable= "
            "changes nothing."},
      nb::arg("dim") = -1, nb::arg("descending") = false, nb::kw_only(), nb::arg("stable") = false);

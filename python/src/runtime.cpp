@@ -232,7 +232,7 @@ void bind_runtime(nb::module_& m) {
   // Inside `with _core._SilentOps():` built-in ops on this thread publish no TensorOp: a custom
   // operator built from built-in ones is announced once, as itself.
   struct SilentOps {};
-  nb::class_<SilentOps>(m, "_SilentOps")
+  nb::class_<SilentOps>(m, "_SilentOps", "Inside the with-block, built-in ops on this thread publish no TensorOp events.")
       .def(nb::init<>())
       .def("__enter__", [](SilentOps&) { ++ev::detail::op_depth(); })
       .def("__exit__", [](SilentOps&, nb::args) {
@@ -254,30 +254,38 @@ void bind_runtime(nb::module_& m) {
       "Publishes an event with `fields` (None, bool, int, float, str or int lists) and returns the report.");
 
   // ---- planner
-  nb::class_<rt::RankPlan>(m, "_RankPlan")
-      .def_prop_ro("kind", [](const rt::RankPlan& p) { return std::string(rt::rank_kind_name(p.kind)); })
-      .def_ro("rows", &rt::RankPlan::rows)
-      .def_ro("cols", &rt::RankPlan::cols)
-      .def_ro("k", &rt::RankPlan::k)
-      .def_ro("requested_backend", &rt::RankPlan::requested_backend)
-      .def_ro("effective_backend", &rt::RankPlan::effective_backend)
-      .def_prop_ro("caps", [](const rt::RankPlan& p) { return caps_dict(p.caps); })
-      .def_prop_ro("choice", [](const rt::RankPlan& p) { return choice_dict(p.choice); })
-      .def_prop_ro("merge_strategy", &rt::RankPlan::merge_strategy)
-      .def_prop_ro("merge_detail", &rt::RankPlan::merge_detail)
-      .def_prop_ro("runtime_ready", [](const rt::RankPlan& p) { return rt::runtime_ready(p.effective_backend); })
-      .def("to_unison_script", &rt::RankPlan::to_unison_script)
-      .def("fft_spiralk_hint", &rt::RankPlan::fft_spiralk_hint)
+  nb::class_<rt::RankPlan>(m, "_RankPlan", "A rank-k launch plan (spiraltorch.plan wraps it).")
+      .def_prop_ro("kind", [](const rt::RankPlan& p) { return std::string(rt::rank_kind_name(p.kind)); },
+                   "'topk', 'midk', 'bottomk' or 'fft'.")
+      .def_ro("rows", &rt::RankPlan::rows, "Rows of the planned problem.")
+      .def_ro("cols", &rt::RankPlan::cols, "Columns of the planned problem.")
+      .def_ro("k", &rt::RankPlan::k, "Values kept per row.")
+      .def_ro("requested_backend", &rt::RankPlan::requested_backend, "The backend asked for ('auto' included).")
+      .def_ro("effective_backend", &rt::RankPlan::effective_backend, "The backend planned for.")
+      .def_prop_ro("caps", [](const rt::RankPlan& p) { return caps_dict(p.caps); }, "The device capabilities used.")
+      .def_prop_ro("choice", [](const rt::RankPlan& p) { return choice_dict(p.choice); },
+                   "The launch choice, keyed by the SpiralK hard fields.")
+      .def_prop_ro("merge_strategy", &rt::RankPlan::merge_strategy, "'bitonic', 'shared' or 'warp'.")
+      .def_prop_ro("merge_detail", &rt::RankPlan::merge_detail,
+                   "'auto', 'heap', 'kway', 'bitonic', 'warp_heap' or 'warp_bitonic'.")
+      .def_prop_ro("runtime_ready", [](const rt::RankPlan& p) { return rt::runtime_ready(p.effective_backend); },
+                   "Whether this process can execute on the effective backend.")
+      .def("to_unison_script", &rt::RankPlan::to_unison_script,
+           "The plan as a SpiralK `unison <kind> { ... }` block (it parses back to the same choice).")
+      .def("fft_spiralk_hint", &rt::RankPlan::fft_spiralk_hint,
+           "Three soft SpiralK rules steering a tuner towards this plan's FFT tiling.")
       .def("spiralk_variables", [](const rt::RankPlan& p) {
         nb::dict d;
         for (const auto& [k, v] : p.spiralk_variables()) d[k.c_str()] = sk_value(v);
         return d;
-      })
+      }, "The variables a SpiralK program sees for this plan (r, c, k, sg, ..., and the current choice).")
       .def("rewrite_with_spiralk", [](const rt::RankPlan& p, const std::string& script, const nb::dict& variables) {
         sk::Result r;
         rt::RankPlan q = p.rewrite_with_spiralk(script, &r, variables_of(variables));
         return std::make_pair(std::move(q), result_dict(r));
-      }, nb::arg("script"), nb::arg("variables"))
+      }, nb::arg("script"), nb::arg("variables"),
+         "(new plan, SpiralK result): the choice overridden by the program's hard assignments, then validated "
+         "(ValueError naming the field); `variables` adds names the program may read.")
       .def("execute", [](const rt::RankPlan& p, const Tensor& x) {
         rt::RankExecution r;
         {
@@ -294,7 +302,7 @@ void bind_runtime(nb::module_& m) {
         s["merge_candidates_per_row"] = r.stats.merge_candidates_per_row;
         s["merge"] = r.stats.merge;
         return nb::make_tuple(r.values, r.indices, s);
-      }, nb::arg("x"));
+      }, nb::arg("x"), "Runs the planned rank-k on the CPU (rows, cols) tensor x: (values, indices, stats).");
 
   m.def(
       "_rank_plan",
@@ -305,7 +313,9 @@ void bind_runtime(nb::module_& m) {
                              overrides_of(lane_width, subgroup, max_workgroup, shared_mem));
       },
       nb::arg("kind"), nb::arg("rows"), nb::arg("cols"), nb::arg("k"), nb::arg("backend"), nb::arg("lane_width").none(),
-      nb::arg("subgroup").none(), nb::arg("max_workgroup").none(), nb::arg("shared_mem_per_workgroup").none());
+      nb::arg("subgroup").none(), nb::arg("max_workgroup").none(), nb::arg("shared_mem_per_workgroup").none(),
+      "Plans `kind` over rows x cols keeping k per row for `backend` ('auto': CUDA when usable, else the CPU); "
+      "ValueError on non-positive sizes or k > cols.");
   m.def(
       "_rank_device_caps",
       [](const std::string& backend, std::optional<int64_t> lane_width, std::optional<bool> subgroup,
@@ -313,7 +323,8 @@ void bind_runtime(nb::module_& m) {
         return caps_dict(rt::DeviceCaps::for_backend(backend, overrides_of(lane_width, subgroup, max_workgroup, shared_mem)));
       },
       nb::arg("backend"), nb::arg("lane_width").none(), nb::arg("subgroup").none(), nb::arg("max_workgroup").none(),
-      nb::arg("shared_mem_per_workgroup").none());
+      nb::arg("shared_mem_per_workgroup").none(),
+      "The planner's device table entry for `backend` with the given overrides (validated).");
   m.def(
       "_rank_align_workgroup",
       [](int64_t lane_width, int64_t max_workgroup, int64_t w) {
@@ -322,7 +333,8 @@ void bind_runtime(nb::module_& m) {
         c.max_workgroup = max_workgroup;
         return c.align_workgroup(w);
       },
-      nb::arg("lane_width"), nb::arg("max_workgroup"), nb::arg("w"));
+      nb::arg("lane_width"), nb::arg("max_workgroup"), nb::arg("w"),
+      "w clamped to [lane_width, max_workgroup] and rounded to a multiple of the lane width.");
   m.def("_rank_resolve_backend", &rt::resolve_backend, nb::arg("backend"),
         "'auto' -> 'cuda' when usable else 'cpu'; aliases (webgpu, rocm) resolved; ValueError when unknown.");
   m.def("_rank_runtime_ready", &rt::runtime_ready, nb::arg("backend"),

@@ -395,7 +395,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def_prop_ro("manifold_curvature", [](const Tensor& t) -> std::optional<double> {
         return t.manifold_curvature() < 0.0 ? std::optional<double>(t.manifold_curvature()) : std::nullopt;
       }, "The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.")
-      .def("_set_manifold_curvature", [](Tensor& t, double c) { t.set_manifold_curvature(c); }, nb::arg("curvature"))
+      .def("_set_manifold_curvature", [](Tensor& t, double c) { t.set_manifold_curvature(c); }, nb::arg("curvature"),
+           "Marks this tensor as a point of the Poincare ball of curvature c < 0 (nn.ManifoldParameter).")
       .def("backward", [](const Tensor& t, std::optional<Tensor> gradient, bool retain_graph, bool create_graph) {
         t.backward(gradient ? *gradient : Tensor(), retain_graph, create_graph);
       }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false, nb::arg("create_graph") = false,
@@ -438,7 +439,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
         Tensor dst = t.detach();
         st::copy_(dst, src);
       }, "A detached view of the values; assigning copies src's values in without recording autograd.")
-      .def("_version", [](const Tensor& t) { return t.version(); })
+      .def("_version", [](const Tensor& t) { return t.version(); },
+           "The storage's write counter (in-place ops bump it; autograd uses it to detect stale saved tensors).")
       // --- conversions ---
       .def("contiguous", [](const Tensor& t) { return t.contiguous(); },
            "This tensor if it is contiguous, else a row-major copy (autograd flows through).")
@@ -587,7 +589,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
      "Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, "
      "np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops "
      "and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.");
-  m.def("_set_size_type", &set_size_type);
+  m.def("_set_size_type", &set_size_type, nb::arg("size_type"),
+        "Sets the class (spiraltorch.Size) that Tensor.shape and size() return.");
 }
 
 }  // namespace stpy

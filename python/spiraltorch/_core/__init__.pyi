@@ -649,12 +649,12 @@ class Tensor:
         The minimum over `dim` (all dims by default), values only; the gradient is shared among ties.
         """
 
-    def max(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+    def max(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """
         max() is the largest element (a 0-d tensor); max(dim) a (values, indices) named tuple along dim; max(other_tensor) the elementwise maximum.
         """
 
-    def min(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+    def min(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """
         min() is the smallest element (a 0-d tensor); min(dim) a (values, indices) named tuple along dim; min(other_tensor) the elementwise minimum.
         """
@@ -768,12 +768,12 @@ class Tensor:
     def masked_select(self, mask: Tensor) -> Tensor:
         """A 1-d tensor of the elements where the bool mask (broadcast) is True."""
 
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:
         """
         The k largest (or smallest) elements along dim as a (values, indices) named tuple.
         """
 
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> tuple[Tensor, Tensor]:
         """
         The elements sorted along dim as a (values, indices) named tuple. Every sort is stable, so stable= changes nothing.
         """
@@ -1099,12 +1099,12 @@ def amin(input: Tensor, dim: int | Sequence[int] | None = None, keepdim: bool = 
     The minimum over `dim` (all dims by default), values only; the gradient is shared among ties.
     """
 
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """
     max() is the largest element (a 0-d tensor); max(dim) a (values, indices) named tuple along dim; max(other_tensor) the elementwise maximum.
     """
 
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """
     min() is the smallest element (a 0-d tensor); min(dim) a (values, indices) named tuple along dim; min(other_tensor) the elementwise minimum.
     """
@@ -1215,12 +1215,12 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-d tensor of the elements where the bool mask (broadcast) is True."""
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple[Tensor, Tensor]:
     """
     The k largest (or smallest) elements along dim as a (values, indices) named tuple.
     """
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> tuple[Tensor, Tensor]:
     """
     The elements sorted along dim as a (values, indices) named tuple. Every sort is stable, so stable= changes nothing.
     """
