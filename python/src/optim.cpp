@@ -453,7 +453,13 @@ void bind_optim(nb::module_& root) {
 
   // foreach= and fused= (SGD, Adam, AdamW, RMSprop, Adagrad) choose among PyTorch's implementations of the same
   // update; every SpiralTorch step is one native loop per parameter, so they are accepted and change nothing.
-  nb::class_<SGD, Optimizer>(m, "SGD", "torch.optim.SGD: momentum, dampening, weight decay, Nesterov.")
+  nb::class_<SGD, Optimizer>(m, "SGD",
+                             "torch.optim.SGD: g = grad (negated with maximize) + weight_decay * p; with momentum, b = "
+                             "momentum * b + (1 - dampening) * g (b = g on the first step) and g = b (or g + momentum "
+                             "* b with nesterov); p -= lr * g. Parameters are updated in place. "
+                             "foreach=/fused= are accepted and change nothing.\n\n"
+                             "Example: opt = st.optim.SGD(model.parameters(), lr=0.1, momentum=0.9); loss.backward(); "
+                             "opt.step(); opt.zero_grad()")
       .def("__init__", [](SGD* self, ParamsArg params, double lr, double momentum, double dampening,
                           double weight_decay, bool nesterov, bool maximize, FlagArg, FlagArg) {
         new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
@@ -476,7 +482,12 @@ void bind_optim(nb::module_& root) {
     if (nb::len(seq) != 2) throw st::ValueError("betas must be a pair of floats");
     return std::pair<double, double>(nb::cast<double>(seq[0]), nb::cast<double>(seq[1]));
   };
-  nb::class_<Adam, Optimizer>(m, "Adam", "torch.optim.Adam (L2 weight decay added to the gradient).")
+  nb::class_<Adam, Optimizer>(m, "Adam",
+                              "torch.optim.Adam: g = grad (negated with maximize) + weight_decay * p (L2); m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) "
+                              "g^2; p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) (amsgrad: the running max "
+                              "of v). capturable=True keeps the step count on the parameters' device so step() can be "
+                              "captured in a CUDA graph. foreach=/fused= are accepted and change nothing.\n\n"
+                              "Example: opt = st.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))")
       .def("__init__", [betas_of](Adam* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
                                   double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
                                   bool capturable) {
@@ -498,7 +509,10 @@ void bind_optim(nb::module_& root) {
       }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
          nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false);
 
-  nb::class_<AdamW, Adam>(m, "AdamW", "torch.optim.AdamW: Adam with decoupled weight decay.")
+  nb::class_<AdamW, Adam>(m, "AdamW",
+                          "torch.optim.AdamW: Adam with decoupled weight decay (p *= 1 - lr * weight_decay before the "
+                          "Adam step; default weight_decay 1e-2).\n\n"
+                          "Example: opt = st.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)")
       .def("__init__", [betas_of](AdamW* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
                                   double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
                                   bool capturable) {

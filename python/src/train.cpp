@@ -164,7 +164,12 @@ void bind_train(nb::module_& nn) {
 
   nb::class_<ModuleTrainer>(nn, "ModuleTrainer",
                             "Native training loop: Riemannian (Poincare-ball) steps for modules with an attached "
-                            "hypergrad, plain SGD with fallback_learning_rate for the rest.")
+                            "hypergrad, plain SGD with fallback_learning_rate for the rest. backend: 'cpu' or "
+                            "'auto' (the CPU), 'cuda' / 'cuda:N' or 'wgpu' (DeviceUnavailableError with the reason "
+                            "where that device is not usable).\n\n"
+                            "Example: trainer = st.nn.ModuleTrainer(fallback_learning_rate=0.05); stats = "
+                            "trainer.train_epoch(model, lambda p, t: ((p - t) ** 2).mean(), [(x, y)], "
+                            "trainer.roundtable(x.shape[0], y.shape[1]))")
       .def(nb::init<std::string, double, double, double>(), nb::kw_only(), nb::arg("backend") = "cpu",
            nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 1e-2, nb::arg("fallback_learning_rate") = 1e-2)
       .def("roundtable", [](const ModuleTrainer& t, int64_t rows, int64_t cols, std::optional<RoundtableConfig> cfg) {

@@ -398,7 +398,10 @@ std::optional<std::vector<double>> state_vector(nb::dict state, const char* key,
 void bind_trainer(nb::module_& m) {
   using Tr = z::ZSpaceTrainer;
   nb::class_<Tr>(m, "ZSpaceTrainer",
-                 "Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.")
+                 "Adam on a latent vector z (length z_dim, starting at zero), steered by observed training "
+                 "metrics; see spiraltorch.ZSpaceTrainer. With topos every updated z is saturated by it.\n\n"
+                 "Example: t = ZSpaceTrainer(z_dim=4); t.step({'speed': 0.2, 'memory': 0.1, 'stability': 0.9, "
+                 "'gradient': [0.1, -0.2]}); t.state")
       .def(
           "__init__",
           [](Tr* self, nb::typed<nb::handle, int64_t> z_dim, double alpha, double lam_speed, double lam_mem, double lam_stab, double lam_frac,

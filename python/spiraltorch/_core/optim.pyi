@@ -126,7 +126,11 @@ class Optimizer:
         """Name(options of each group)."""
 
 class SGD(Optimizer):
-    """torch.optim.SGD: momentum, dampening, weight decay, Nesterov."""
+    """
+    torch.optim.SGD: g = grad (negated with maximize) + weight_decay * p; with momentum, b = momentum * b + (1 - dampening) * g (b = g on the first step) and g = b (or g + momentum * b with nesterov); p -= lr * g. Parameters are updated in place. foreach=/fused= are accepted and change nothing.
+
+    Example: opt = st.optim.SGD(model.parameters(), lr=0.1, momentum=0.9); loss.backward(); opt.step(); opt.zero_grad()
+    """
 
     def __init__(self, params: Iterable[spiraltorch._core.Tensor] | Iterable[dict], lr: float = 0.001, momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None, fused: bool | None = None) -> None: ...
 
@@ -142,7 +146,11 @@ class RiemannianSGD(Optimizer):
     __signature__: inspect.Signature = ...
 
 class Adam(Optimizer):
-    """torch.optim.Adam (L2 weight decay added to the gradient)."""
+    """
+    torch.optim.Adam: g = grad (negated with maximize) + weight_decay * p (L2); m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2; p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) (amsgrad: the running max of v). capturable=True keeps the step count on the parameters' device so step() can be captured in a CUDA graph. foreach=/fused= are accepted and change nothing.
+
+    Example: opt = st.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))
+    """
 
     def __init__(self, params: Iterable[spiraltorch._core.Tensor] | Iterable[dict], lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False, foreach: bool | None = None, fused: bool | None = None, capturable: bool = False) -> None: ...
 
@@ -158,7 +166,11 @@ class RiemannianAdam(Optimizer):
     __signature__: inspect.Signature = ...
 
 class AdamW(Adam):
-    """torch.optim.AdamW: Adam with decoupled weight decay."""
+    """
+    torch.optim.AdamW: Adam with decoupled weight decay (p *= 1 - lr * weight_decay before the Adam step; default weight_decay 1e-2).
+
+    Example: opt = st.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    """
 
     def __init__(self, params: Iterable[spiraltorch._core.Tensor] | Iterable[dict], lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-08, weight_decay: float = 0.01, amsgrad: bool = False, *, maximize: bool = False, foreach: bool | None = None, fused: bool | None = None, capturable: bool = False) -> None: ...
 

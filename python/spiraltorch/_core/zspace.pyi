@@ -308,7 +308,9 @@ class Realgrad(GradientTape):
 
 class ZSpaceTrainer:
     """
-    Adam on a latent vector z (length z_dim, starting at zero); see spiraltorch.ZSpaceTrainer.
+    Adam on a latent vector z (length z_dim, starting at zero), steered by observed training metrics; see spiraltorch.ZSpaceTrainer. With topos every updated z is saturated by it.
+
+    Example: t = ZSpaceTrainer(z_dim=4); t.step({'speed': 0.2, 'memory': 0.1, 'stability': 0.9, 'gradient': [0.1, -0.2]}); t.state
     """
 
     def __init__(self, z_dim: int = 4, *, alpha: float = 0.35, lam_speed: float = 0.5, lam_mem: float = 0.3, lam_stab: float = 0.2, lam_frac: float = 0.1, lam_drs: float = 0.0, lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, gradient_projection: str = 'tile_or_truncate', topos: spiraltorch._core.OpenCartesianTopos | None = None) -> None: ...
