@@ -291,38 +291,54 @@ void bind_nn(nb::module_& parent) {
   m.attr("IncompatibleKeys") = nb::module_::import_("collections").attr("namedtuple")(
       "IncompatibleKeys", nb::make_tuple("missing_keys", "unexpected_keys"));
   nb::class_<RemovableHandle>(m, "RemovableHandle", "Returned by register_*_hook; remove() unregisters the hook.")
-      .def_ro("id", &RemovableHandle::id)
-      .def("remove", &RemovableHandle::remove)
-      .def("__enter__", [](nb::handle h) { return nb::borrow(h); })
-      .def("__exit__", [](RemovableHandle& h, nb::args) { h.remove(); });
+      .def_ro("id", &RemovableHandle::id, "The hook's id on its module (what remove_hook takes).")
+      .def("remove", &RemovableHandle::remove, "Unregisters the hook; a second call does nothing.")
+      .def("__enter__", [](nb::handle h) { return SelfRet(nb::borrow(h)); }, "Returns the handle itself.")
+      .def("__exit__", [](RemovableHandle& h, nb::handle, nb::handle, nb::handle) { h.remove(); },
+           nb::sig("def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None, "
+                   "traceback: types.TracebackType | None) -> None"),
+           nb::arg("exc_type").none(), nb::arg("exc_value").none(), nb::arg("traceback").none(),
+           "Unregisters the hook (remove()).");
   nb::class_<Module, PyModule>(m, "Module", "Base of every layer; Python subclasses override forward().",
                                nb::dynamic_attr())
-      .def(nb::init<std::string>(), nb::arg("name") = "")
-      .def("__setattr__", &module_setattr, nb::arg("name"), nb::arg("value").none(),
+      .def(nb::init<std::string>(), nb::arg("name") = "",
+           "A module with no parameters; `name` prefixes its parameters' keys ('' takes its place in the "
+           "parent). Subclass it in Python and override forward().")
+      .def("__setattr__", &module_setattr, nb::sig("def __setattr__(self, name: str, value: typing.Any) -> None"),
+           nb::arg("name"), nb::arg("value").none(),
            "Assigning a Module registers (or replaces) a child, a parameter (a leaf that requires grad) registers "
            "or replaces a parameter, a tensor assigned to a buffer's name replaces the buffer; anything else is a "
            "plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).")
       .def("__getattr__", &module_getattr, nb::arg("name"), "The module's own child, parameter or buffer called name.")
       .def("__delattr__", &module_delattr, nb::arg("name"), "Removes a child, parameter, buffer or plain attribute.")
-      .def("add_module", &add_module, nb::arg("name"), nb::arg("module").none(),
-           "Registers module (or None) as the child `name`.")
-      .def("register_module", &add_module, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
+      .def("add_module", [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
+        add_module(self, name, module ? nb::handle(*module) : nb::none());
+      }, nb::arg("name"), nb::arg("module").none(),
+           "Registers module (or None) as the child `name`; TypeError for anything else.")
+      .def("register_module", [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
+        add_module(self, name, module ? nb::handle(*module) : nb::none());
+      }, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
       .def("get_submodule", [](nb::handle self, const std::string& target) {
-        return submodule_at(self, target, "get_submodule");
-      }, nb::arg("target"), "The submodule at a dotted path of attribute names ('encoder.layers.0').")
-      .def("get_parameter", [](nb::handle self, const std::string& target) -> nb::object {
+        return nb::typed<nb::object, Module>(submodule_at(self, target, "get_submodule"));
+      }, nb::arg("target"),
+         "The submodule at a dotted path of attribute names ('encoder.layers.0'); AttributeError naming the "
+         "missing part.")
+      .def("get_parameter", [](nb::handle self, const std::string& target) -> Tensor {
         const size_t dot = target.rfind('.');
         nb::object owner = submodule_at(self, dot == std::string::npos ? "" : target.substr(0, dot), "get_parameter");
         const std::string name = dot == std::string::npos ? target : target.substr(dot + 1);
         Tensor* p = nb::cast<Module&>(owner).find_parameter(name);
         if (!defined_entry(p)) throw nb::attribute_error(("get_parameter: '" + target + "' is not a parameter").c_str());
-        return nb::cast(*p);
+        return *p;
       }, nb::arg("target"), "The parameter at a dotted path ('encoder.layers.0.linear1.weight').")
-      .def("forward", &Module::forward, nb::arg("input"))
+      .def("forward", &Module::forward, nb::arg("input"),
+           "The layer's computation on one tensor; Python subclasses override it (call the module, not "
+           "forward, so hooks run).")
       .def("__call__", [](Module& self, const Tensor& x) { return self(x); }, nb::arg("input"),
            "forward(input) with the registered hooks around it.")
       .def_prop_rw("name", [](const Module& self) { return self.name(); },
-                   [](Module& self, const std::string& n) { self.set_name(n); })
+                   [](Module& self, const std::string& n) { self.set_name(n); },
+                   "The explicit name ('' when the module takes its key from its parent).")
       .def("_register_module", [](Module& self, const std::string& slot, std::shared_ptr<Module> child) {
         self.register_module(slot, std::move(child));
       })
@@ -365,40 +381,49 @@ void bind_nn(nb::module_& parent) {
           std::set<st::TensorImpl*> seen;
           std::erase_if(all, [&](const auto& e) { return !seen.insert(e.second.impl()).second; });
         }
-        return iter_of(nb::cast(all));
+        return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(
+            nb::borrow<nb::iterator>(iter_of(nb::cast(all))));
       }, nb::arg("prefix") = "", nb::arg("recurse") = true, nb::arg("remove_duplicate") = true,
          "An iterator of (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); a shared "
          "parameter once unless remove_duplicate=False.")
-      .def("parameters", [](const Module& self, bool recurse) { return iter_of(nb::cast(self.parameters(recurse))); },
+      .def("parameters", [](const Module& self, bool recurse) {
+        return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(self.parameters(recurse)))));
+      },
            nb::arg("recurse") = true,
            "An iterator over every parameter below this module (or its own, recurse=False), each once.")
       .def("named_buffers", [](const Module& self, const std::string& prefix, bool recurse) {
-        return iter_of(nb::cast(prefixed(self.named_buffers(recurse), prefix)));
-      }, nb::arg("prefix") = "", nb::arg("recurse") = true, "An iterator of (key, buffer) pairs.")
+        return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(
+            nb::borrow<nb::iterator>(iter_of(nb::cast(prefixed(self.named_buffers(recurse), prefix)))));
+      }, nb::arg("prefix") = "", nb::arg("recurse") = true,
+         "An iterator of (key, buffer) pairs, keys '<module path>::<buffer>' (prefixed by `prefix`).")
       .def("buffers", [](const Module& self, bool recurse) {
         std::vector<Tensor> out;
         for (auto& [k, t] : self.named_buffers(recurse)) out.push_back(t);
-        return iter_of(nb::cast(out));
-      }, nb::arg("recurse") = true, "An iterator over the buffers.")
+        return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
+      }, nb::arg("recurse") = true, "An iterator over the buffers (running statistics and the like).")
       .def("children", [](const Module& self) {
         std::vector<std::shared_ptr<Module>> out;
         for (auto& [k, c] : self.children()) out.push_back(c);
-        return iter_of(nb::cast(out));
+        return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
       }, "An iterator over the direct children.")
       .def("named_children", [](const Module& self) {
         std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
         for (auto& [k, c] : self.children()) out.emplace_back(self.child_key(k, *c), c);
-        return iter_of(nb::cast(out));
+        return nb::typed<nb::iterator, std::tuple<std::string, Module>>(
+            nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
       }, "An iterator of (key, child) pairs.")
-      .def("named_modules", [](nb::handle self, nb::handle memo, const std::string& prefix, bool) {
+      .def("named_modules", [](nb::handle self, std::optional<nb::typed<nb::handle, nb::set>> memo,
+                               const std::string& prefix, bool) {
         (void)memo;
-        return iter_of(named_modules_py(self, prefix));
+        return nb::typed<nb::iterator, std::tuple<std::string, Module>>(
+            nb::borrow<nb::iterator>(iter_of(named_modules_py(self, prefix))));
       }, nb::arg("memo").none() = nb::none(), nb::arg("prefix") = "", nb::arg("remove_duplicate") = true,
-           "An iterator of (path, module) for this module and every descendant, depth-first, each module once.")
+           "An iterator of (path, module) for this module and every descendant, depth-first, each module once "
+           "(memo and remove_duplicate are accepted for PyTorch compatibility and ignored).")
       .def("modules", [](nb::handle self) {
         nb::list out;
         for (nb::handle item : named_modules_py(self, "")) out.append(item[1]);
-        return iter_of(out);
+        return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(out)));
       }, "An iterator over this module and every descendant, depth-first, each once.")
       .def("apply", [](nb::handle self, nb::callable fn) {
         // Children before parents, like PyTorch (used for custom initialisation).
@@ -407,7 +432,7 @@ void bind_nn(nb::module_& parent) {
           fn(obj);
         };
         visit(self);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, nb::arg("fn"), "Calls fn(module) on every submodule, then on this one; returns self.")
       .def("state_dict", [](const Module& self, const std::string& prefix, bool keep_vars) {
         if (!keep_vars) return to_dict(self.state_dict(), prefix);
@@ -420,12 +445,14 @@ void bind_nn(nb::module_& parent) {
         return to_dict(out, prefix);
       }, nb::arg("prefix") = "", nb::arg("keep_vars") = false,
            "Parameters and buffers keyed '<module>::<param>' (prefixed by `prefix`); detached unless keep_vars.")
-      .def("load_state_dict", [](Module& self, nb::handle state, bool strict) {
+      .def("load_state_dict", [](Module& self, StateArg state, bool strict) {
         const st::nn::LoadResult r = self.load_state_dict(state_from_py(state, "load_state_dict"), strict);
-        return nb::module_::import_("spiraltorch._core.nn").attr("IncompatibleKeys")(r.missing_keys, r.unexpected_keys);
+        return nb::typed<nb::object, std::tuple<std::vector<std::string>, std::vector<std::string>>>(
+            nb::module_::import_("spiraltorch._core.nn").attr("IncompatibleKeys")(r.missing_keys, r.unexpected_keys));
       }, nb::arg("state_dict"), nb::arg("strict") = true,
          "Copies matching entries in; checks everything first, so a failed load changes nothing. Returns "
-         "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True).")
+         "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or "
+         "ShapeError name the offending key.")
       .def("register_forward_pre_hook", [](nb::handle self, nb::callable hook) {
         const auto fn = shared_callable(std::move(hook));
         const int id = nb::cast<Module&>(self).register_forward_pre_hook([fn](Module& m, const Tensor& x) {
@@ -454,20 +481,24 @@ void bind_nn(nb::module_& parent) {
       }, nb::arg("hook"),
          "hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient "
          "with respect to the module's input is computed (grad_input is (None,) when the input needs none).")
-      .def("remove_hook", &Module::remove_hook, nb::arg("id"))
+      .def("remove_hook", &Module::remove_hook, nb::arg("id"),
+           "Unregisters the hook with this id (RemovableHandle.id); an unknown id does nothing.")
       .def("requires_grad_", [](nb::handle self, bool requires_grad) {
         nb::cast<Module&>(self).requires_grad_(requires_grad);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, nb::arg("requires_grad") = true, "Sets requires_grad on every floating parameter; returns self.")
       .def("train", [](nb::handle self, bool mode) {
         nb::cast<Module&>(self).train(mode);
-        return nb::borrow(self);
-      }, nb::arg("mode") = true)
+        return SelfRet(nb::borrow(self));
+      }, nb::arg("mode") = true,
+         "Sets training mode on this module and every descendant (dropout active, batch norm updates its "
+         "running statistics); returns self.")
       .def("eval", [](nb::handle self) {
         nb::cast<Module&>(self).eval();
-        return nb::borrow(self);
-      })
-      .def_prop_ro("training", [](const Module& self) { return self.is_training(); })
+        return SelfRet(nb::borrow(self));
+      }, "train(False): inference behaviour for dropout and batch norm; returns self.")
+      .def_prop_ro("training", [](const Module& self) { return self.is_training(); },
+                   "True in training mode (the default), False after eval().")
       .def("zero_grad", [](Module& self, bool set_to_none) { self.zero_grad(set_to_none); },
            nb::arg("set_to_none") = true, "Drops every parameter's .grad (set_to_none) or zeroes it in place.")
       .def("to", [](nb::handle self, nb::args args, nb::kwargs kwargs) {
@@ -500,71 +531,90 @@ void bind_nn(nb::module_& parent) {
           }
           m.to(to_dtype(target));
         }
-        return nb::borrow(self);
-      }, nb::arg("args"), nb::arg("kwargs"),
-         "Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self.")
+        return SelfRet(nb::borrow(self));
+      }, nb::sig("def to(self, *args: str | spiraltorch._core.dtype | spiraltorch._core.Tensor, **kwargs: "
+                 "str | spiraltorch._core.dtype | spiraltorch._core.Tensor | bool) -> typing.Self"),
+         nb::arg("args"), nb::arg("kwargs"),
+         "Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self. "
+         "Takes to(device), to(dtype), to(tensor), to(device, dtype) and the keywords device=, dtype=, "
+         "non_blocking= (accepted and ignored); e.g. model.to('cpu', st.float64).")
       .def("float", [](nb::handle self) {
         nb::cast<Module&>(self).to(Dtype::Float32);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, "Converts floating parameters and buffers to float32 in place; returns self.")
       .def("double", [](nb::handle self) {
         nb::cast<Module&>(self).to(Dtype::Float64);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, "Converts floating parameters and buffers to float64 in place; returns self.")
       .def("half", [](nb::handle self) {
         nb::cast<Module&>(self).to(Dtype::Float16);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, "Converts floating parameters and buffers to float16 in place; returns self.")
       .def("bfloat16", [](nb::handle self) {
         nb::cast<Module&>(self).to(Dtype::BFloat16);
-        return nb::borrow(self);
+        return SelfRet(nb::borrow(self));
       }, "Converts floating parameters and buffers to bfloat16 in place; returns self.")
       .def("attach_hypergrad", [](Module& self, double curvature, double learning_rate) {
         self.attach_hypergrad(curvature, learning_rate);
       }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
          "Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.")
-      .def("detach_hypergrad", &Module::detach_hypergrad)
-      .def_prop_ro("hypergrad", [](const Module& self) -> nb::object {
-        if (!self.hypergrad()) return nb::none();
-        return nb::make_tuple(self.hypergrad()->curvature, self.hypergrad()->learning_rate);
-      })
+      .def("detach_hypergrad", &Module::detach_hypergrad,
+           "Drops the Riemannian updates attach_hypergrad gave; parameters get plain optimizer updates again.")
+      .def_prop_ro("hypergrad", [](const Module& self) -> std::optional<std::pair<double, double>> {
+        if (!self.hypergrad()) return std::nullopt;
+        return std::pair<double, double>(self.hypergrad()->curvature, self.hypergrad()->learning_rate);
+      }, "(curvature, learning_rate) of attach_hypergrad, or None when not attached.")
       .def("num_parameters", [](const Module& self) {
         int64_t n = 0;
         for (const Tensor& p : self.parameters()) n += p.numel();
         return n;
-      });
+      }, "The number of scalar parameters (each shared parameter counted once).");
 
   nb::class_<st::nn::Linear, Module>(m, "Linear", "y = x W^T + b; W is (out_features, in_features) like PyTorch.")
       .def(nb::init<int64_t, int64_t, bool, std::string>(), nb::arg("in_features"), nb::arg("out_features"),
-           nb::arg("bias") = true, nb::arg("name") = "")
+           nb::arg("bias") = true, nb::arg("name") = "",
+           "Weight (out_features, in_features) and bias (out_features,) drawn from U(-1/sqrt(in_features), "
+           "1/sqrt(in_features)) (Kaiming-uniform, PyTorch's init); input (..., in_features) -> (..., "
+           "out_features). e.g. nn.Linear(4, 2)(st.randn(8, 4)).shape == (8, 2)")
       // The original's spellings: Linear("name", in, out) and Linear(in, out, "name").
       .def("__init__", [](st::nn::Linear* self, std::string name, int64_t in, int64_t out, bool bias) {
         new (self) st::nn::Linear(in, out, bias, std::move(name));
-      }, nb::arg("name"), nb::arg("in_features"), nb::arg("out_features"), nb::arg("bias") = true)
+      }, nb::arg("name"), nb::arg("in_features"), nb::arg("out_features"), nb::arg("bias") = true,
+         "The original's spelling Linear(name, in_features, out_features).")
       .def("__init__", [](st::nn::Linear* self, int64_t in, int64_t out, std::string name) {
         new (self) st::nn::Linear(in, out, true, std::move(name));
-      }, nb::arg("in_features"), nb::arg("out_features"), nb::arg("name"))
-      .def_prop_ro("weight", &st::nn::Linear::weight)
+      }, nb::arg("in_features"), nb::arg("out_features"), nb::arg("name"),
+         "The original's spelling Linear(in_features, out_features, name).")
+      .def_prop_ro("weight", &st::nn::Linear::weight, "The (out_features, in_features) weight parameter.")
       .def_prop_ro("bias", [](st::nn::Linear& l) -> std::optional<Tensor> {
         Tensor b = l.bias();
         return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
-      })
-      .def_prop_ro("in_features", &st::nn::Linear::in_features)
-      .def_prop_ro("out_features", &st::nn::Linear::out_features);
+      }, "The (out_features,) bias parameter, or None (bias=False).")
+      .def_prop_ro("in_features", &st::nn::Linear::in_features, "Size of the input's last dim.")
+      .def_prop_ro("out_features", &st::nn::Linear::out_features, "Size of the output's last dim.");
 
   nb::class_<st::nn::Sequential, Module>(m, "Sequential", "Runs its layers in order.")
       .def("__init__", [](st::nn::Sequential* self, nb::args layers, std::string name) {
         new (self) st::nn::Sequential(name);
         for (nb::handle l : layers) self->add(nb::cast<std::shared_ptr<Module>>(l));
-      }, nb::arg("layers"), nb::arg("name") = "")
-      .def("add", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); }, nb::arg("layer"))
-      .def("append", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); }, nb::arg("layer"))
-      .def("__len__", &st::nn::Sequential::size)
-      .def("__getitem__", &st::nn::Sequential::at);
+      }, nb::sig("def __init__(self, *layers: Module, name: str = '') -> None"), nb::arg("layers"),
+         nb::arg("name") = "",
+         "Sequential(layer0, layer1, ...): each layer's output is the next one's input; unnamed layers take "
+         "the keys '0', '1', ... (parameters '0::weight'). e.g. nn.Sequential(nn.Linear(4, 8), nn.ReLU(), "
+         "nn.Linear(8, 2))")
+      .def("add", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); },
+           nb::arg("layer"), "Appends layer at the end.")
+      .def("append", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); },
+           nb::arg("layer"), "Alias of add (torch.nn.Sequential.append).")
+      .def("__len__", &st::nn::Sequential::size, "The number of layers.")
+      .def("__getitem__", &st::nn::Sequential::at, nb::arg("index"),
+           "The layer at index (negative counts from the end); IndexError when out of range.");
 
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
     return st::nn::linear(x, w, b ? *b : Tensor());
-  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none());
+  }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+     "x W^T + b with W (out_features, in_features), x (..., in_features); ShapeError when the inner sizes "
+     "differ.");
 
   // A Python subclass of a native layer that overrides forward is called through its forward, as
   // torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own forward
@@ -592,7 +642,9 @@ void bind_nn(nb::module_& parent) {
         nb::object call = cls.attr("__call__"), forward = cls.attr("forward");
         if (native(call) && !native(forward)) nb::setattr(cls, "__call__", call_forward);
       },
-      nb::name("__init_subclass__"), nb::arg("cls"), nb::arg("kwargs"));
+      nb::name("__init_subclass__"), nb::sig("def __init_subclass__(cls, **kwargs: typing.Any) -> None"),
+      nb::arg("cls"), nb::arg("kwargs"),
+      "Gives a Python subclass that overrides forward a __call__ running its forward (with the hooks).");
   nb::setattr(m.attr("Module"), "__init_subclass__", nb::steal(PyClassMethod_New(init_subclass.ptr())));
 
   bind_nn_layers(m);

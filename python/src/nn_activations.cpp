@@ -28,11 +28,13 @@ void plain(nb::module_& nn, const char* name, const char* doc, bool takes_inplac
           new (self) Cls(std::move(module_name));
           self->set_inplace(inplace);
         },
-        nb::arg("inplace") = false, nb::arg("name") = "");
-    cls.def_prop_ro("inplace", &Cls::inplace);
-    if (show_inplace) cls.def("extra_repr", [](const Cls& m) { return std::string(m.inplace() ? "inplace=True" : ""); });
+        nb::arg("inplace") = false, nb::arg("name") = "",
+            "inplace=True writes the result into the input tensor; name names the module (no parameters).");
+    cls.def_prop_ro("inplace", &Cls::inplace, "Whether the result is written into the input.");
+    if (show_inplace) cls.def("extra_repr", [](const Cls& m) { return std::string(m.inplace() ? "inplace=True" : ""); },
+        "The constructor arguments as repr() shows them.");
   } else {
-    cls.def(nb::init<std::string>(), nb::arg("name") = "");
+    cls.def(nb::init<std::string>(), nb::arg("name") = "", "name names the module (no parameters).");
   }
 }
 
@@ -58,12 +60,13 @@ void bind_nn_activations(nb::module_& nn) {
             new (self) snn::LeakyReLU(negative_slope, std::move(name));
             self->set_inplace(inplace);
           },
-          nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false, nb::arg("name") = "")
-      .def_prop_ro("negative_slope", &snn::LeakyReLU::negative_slope)
-      .def_prop_ro("inplace", &snn::LeakyReLU::inplace)
+          nb::arg("negative_slope") = 0.01, nb::arg("inplace") = false, nb::arg("name") = "",
+              "negative_slope scales the negative part; inplace=True writes the result into the input.")
+      .def_prop_ro("negative_slope", &snn::LeakyReLU::negative_slope, "The slope for x < 0.")
+      .def_prop_ro("inplace", &snn::LeakyReLU::inplace, "Whether the result is written into the input.")
       .def("extra_repr", [](const snn::LeakyReLU& m) {
         return "negative_slope=" + py_float(m.negative_slope()) + inplace_suffix(m.inplace());
-      });
+      }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::ELU, Module>(nn, "ELU", "x for x > 0, alpha * (exp(x) - 1) otherwise.")
       .def(
@@ -72,10 +75,12 @@ void bind_nn_activations(nb::module_& nn) {
             new (self) snn::ELU(alpha, std::move(name));
             self->set_inplace(inplace);
           },
-          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
-      .def_prop_ro("alpha", &snn::ELU::alpha)
-      .def_prop_ro("inplace", &snn::ELU::inplace)
-      .def("extra_repr", [](const snn::ELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); });
+          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "",
+              "alpha scales the negative part; inplace=True writes the result into the input.")
+      .def_prop_ro("alpha", &snn::ELU::alpha, "The saturation value of the negative part is -alpha.")
+      .def_prop_ro("inplace", &snn::ELU::inplace, "Whether the result is written into the input.")
+      .def("extra_repr", [](const snn::ELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); },
+          "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::CELU, Module>(nn, "CELU", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0.")
       .def(
@@ -84,20 +89,25 @@ void bind_nn_activations(nb::module_& nn) {
             new (self) snn::CELU(alpha, std::move(name));
             self->set_inplace(inplace);
           },
-          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
-      .def_prop_ro("alpha", &snn::CELU::alpha)
-      .def_prop_ro("inplace", &snn::CELU::inplace)
-      .def("extra_repr", [](const snn::CELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); });
+          nb::arg("alpha") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "",
+              "alpha (nonzero, else ValueError) scales the negative part; inplace=True writes the result into the "
+              "input.")
+      .def_prop_ro("alpha", &snn::CELU::alpha, "The alpha of max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).")
+      .def_prop_ro("inplace", &snn::CELU::inplace, "Whether the result is written into the input.")
+      .def("extra_repr",
+           [](const snn::CELU& m) { return "alpha=" + py_float(m.alpha()) + inplace_suffix(m.inplace()); },
+          "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::Softplus, Module>(nn, "Softplus",
                                     "log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold.")
       .def(nb::init<double, double, std::string>(), nb::arg("beta") = 1.0, nb::arg("threshold") = 20.0,
-           nb::arg("name") = "")
-      .def_prop_ro("beta", &snn::Softplus::beta)
-      .def_prop_ro("threshold", &snn::Softplus::threshold)
+           nb::arg("name") = "", "beta (nonzero) sharpens the curve; above beta * x > threshold the output is x.")
+      .def_prop_ro("beta", &snn::Softplus::beta, "The beta of log(1 + exp(beta * x)) / beta.")
+      .def_prop_ro("threshold", &snn::Softplus::threshold,
+          "Above beta * x > threshold the output is x (linear, for stability).")
       .def("extra_repr", [](const snn::Softplus& m) {
         return "beta=" + py_float(m.beta()) + ", threshold=" + py_float(m.threshold());
-      });
+      }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::Hardtanh, Module>(nn, "Hardtanh",
                                     "clamp(x, min_val, max_val), with zero gradient at and beyond the bounds.")
@@ -107,13 +117,15 @@ void bind_nn_activations(nb::module_& nn) {
             new (self) snn::Hardtanh(min_val, max_val, std::move(name));
             self->set_inplace(inplace);
           },
-          nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "")
-      .def_prop_ro("min_val", &snn::Hardtanh::min_val)
-      .def_prop_ro("max_val", &snn::Hardtanh::max_val)
-      .def_prop_ro("inplace", &snn::Hardtanh::inplace)
+          nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0, nb::arg("inplace") = false, nb::arg("name") = "",
+              "Clamps to [min_val, max_val] (min_val > max_val raises ValueError); inplace=True writes into the "
+              "input.")
+      .def_prop_ro("min_val", &snn::Hardtanh::min_val, "The lower bound.")
+      .def_prop_ro("max_val", &snn::Hardtanh::max_val, "The upper bound.")
+      .def_prop_ro("inplace", &snn::Hardtanh::inplace, "Whether the result is written into the input.")
       .def("extra_repr", [](const snn::Hardtanh& m) {
         return "min_val=" + py_float(m.min_val()) + ", max_val=" + py_float(m.max_val()) + inplace_suffix(m.inplace());
-      });
+      }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::Threshold, Module>(nn, "Threshold", "x where x > threshold, value elsewhere.")
       .def(
@@ -122,38 +134,47 @@ void bind_nn_activations(nb::module_& nn) {
             new (self) snn::Threshold(threshold, value, std::move(name));
             self->set_inplace(inplace);
           },
-          nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false, nb::arg("name") = "")
-      .def_prop_ro("threshold", &snn::Threshold::threshold)
-      .def_prop_ro("value", &snn::Threshold::value)
-      .def_prop_ro("inplace", &snn::Threshold::inplace)
+          nb::arg("threshold"), nb::arg("value"), nb::arg("inplace") = false, nb::arg("name") = "",
+              "Keeps x where x > threshold and writes value elsewhere; inplace=True writes into the input.")
+      .def_prop_ro("threshold", &snn::Threshold::threshold, "Elements at or below it are replaced.")
+      .def_prop_ro("value", &snn::Threshold::value, "The replacement for elements at or below threshold.")
+      .def_prop_ro("inplace", &snn::Threshold::inplace, "Whether the result is written into the input.")
       .def("extra_repr", [](const snn::Threshold& m) {
         return "threshold=" + py_float(m.threshold()) + ", value=" + py_float(m.value()) + inplace_suffix(m.inplace());
-      });
+      }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::PReLU, Module>(nn, "PReLU",
                                  "max(0, x) + weight * min(0, x) with a learnable weight of shape "
                                  "(num_parameters,) filled with init; num_parameters is 1 or the channel count "
                                  "(dim 1 of the input).")
       .def(nb::init<int64_t, double, std::string>(), nb::arg("num_parameters") = 1, nb::arg("init") = 0.25,
-           nb::arg("name") = "")
-      .def_prop_ro("num_parameters", &snn::PReLU::num_parameters)
-      .def_prop_ro("weight", &snn::PReLU::weight)
-      .def("extra_repr", [](const snn::PReLU& m) { return "num_parameters=" + std::to_string(m.num_parameters()); });
+           nb::arg("name") = "",
+               "A learnable slope per channel (num_parameters = channels, dim 1 of the input) or one shared slope "
+               "(1), each starting at init.")
+      .def_prop_ro("num_parameters", &snn::PReLU::num_parameters,
+          "The number of learnable slopes (1 or the channel count).")
+      .def_prop_ro("weight", &snn::PReLU::weight, "The (num_parameters,) learnable slopes of the negative part.")
+      .def("extra_repr", [](const snn::PReLU& m) { return "num_parameters=" + std::to_string(m.num_parameters()); },
+          "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::GLU, Module>(nn, "GLU", "a * sigmoid(b) for the two halves a, b of the input along dim.")
-      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
-      .def_prop_ro("dim", &snn::GLU::dim)
-      .def("extra_repr", [](const snn::GLU& m) { return "dim=" + std::to_string(m.dim()); });
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "",
+          "Splits the input in halves along dim (its size must be even).")
+      .def_prop_ro("dim", &snn::GLU::dim, "The dim split in halves.")
+      .def("extra_repr", [](const snn::GLU& m) { return "dim=" + std::to_string(m.dim()); },
+          "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::LogSoftmax, Module>(nn, "LogSoftmax", "log(softmax(x)) along dim (default -1), computed stably.")
-      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
-      .def_prop_ro("dim", &snn::LogSoftmax::dim)
-      .def("extra_repr", [](const snn::LogSoftmax& m) { return "dim=" + std::to_string(m.dim()); });
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "", "Log-softmax along dim.")
+      .def_prop_ro("dim", &snn::LogSoftmax::dim, "The dim normalised over.")
+      .def("extra_repr", [](const snn::LogSoftmax& m) { return "dim=" + std::to_string(m.dim()); },
+          "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::Softmin, Module>(nn, "Softmin", "softmax(-x) along dim (default -1).")
-      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "")
-      .def_prop_ro("dim", &snn::Softmin::dim)
-      .def("extra_repr", [](const snn::Softmin& m) { return "dim=" + std::to_string(m.dim()); });
+      .def(nb::init<int64_t, std::string>(), nb::arg("dim") = -1, nb::arg("name") = "", "Softmin along dim.")
+      .def_prop_ro("dim", &snn::Softmin::dim, "The dim normalised over.")
+      .def("extra_repr", [](const snn::Softmin& m) { return "dim=" + std::to_string(m.dim()); },
+          "The constructor arguments as repr() shows them.");
 
   // ---------------------------------------------------------------- functional
   nn.def(

@@ -12,6 +12,18 @@ using st::nn::Pair;
 
 namespace {
 
+// What the spatial arguments accept, for the stubs (the bindings convert and check them).
+using Int2Arg = nb::typed<nb::handle, std::variant<int64_t, std::tuple<int64_t, int64_t>>>;
+using Int1Arg = nb::typed<nb::handle, std::variant<int64_t, std::tuple<int64_t>>>;
+using Pad2Arg = nb::typed<nb::handle, std::variant<int64_t, std::tuple<int64_t, int64_t>, std::string>>;
+using Pad1Arg = nb::typed<nb::handle, std::variant<int64_t, std::tuple<int64_t>, std::string>>;
+using AdaptiveSize2Arg =
+    nb::typed<nb::handle, std::variant<int64_t, std::tuple<std::optional<int64_t>, std::optional<int64_t>>>>;
+using Pair2 = nb::typed<nb::tuple, int64_t, int64_t>;
+using One1 = nb::typed<nb::tuple, int64_t>;
+using Padding2 = nb::typed<nb::object, std::variant<std::tuple<int64_t, int64_t>, std::string>>;
+using Padding1 = nb::typed<nb::object, std::variant<std::tuple<int64_t>, std::string>>;
+
 // An int or a sequence of `n` ints (n = 1 or 2); a 1-d value is returned as (1, v) for
 // 2-d-backed ops when `n` is 1.
 Pair to_pair(nb::handle h, const char* op, const char* arg) {
@@ -50,7 +62,7 @@ std::optional<Pair> opt_pair(nb::handle h, const char* op, const char* arg) {
 
 Tensor opt_tensor(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
 
-nb::tuple pair_tuple(Pair p) { return nb::make_tuple(p[0], p[1]); }
+Pair2 pair_tuple(Pair p) { return Pair2(nb::make_tuple(p[0], p[1])); }
 
 std::string pair_repr(Pair p) { return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ")"; }
 
@@ -72,8 +84,8 @@ void bind_nn_conv(nb::module_& nn) {
   using namespace st::nn;
 
   // ---- functional ----
-  nn.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
-                      nb::handle padding, nb::handle dilation, int64_t groups) {
+  nn.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, Int2Arg stride,
+                      Pad2Arg padding, Int2Arg dilation, int64_t groups) {
     const Pair s = to_pair(stride, "conv2d", "stride"), d = to_pair(dilation, "conv2d", "dilation");
     if (nb::isinstance<nb::str>(padding)) {
       return conv2d(x, w, opt_tensor(b), s, nb::cast<std::string>(padding), d, groups);
@@ -84,8 +96,8 @@ void bind_nn_conv(nb::module_& nn) {
      "2-d convolution over (N, C, H, W) or (C, H, W) input; weight (out, C/groups, kh, kw). padding: int, "
      "tuple, 'same' or 'valid'.");
 
-  nn.def("conv1d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
-                      nb::handle padding, nb::handle dilation, int64_t groups) {
+  nn.def("conv1d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, Int1Arg stride,
+                      Pad1Arg padding, Int1Arg dilation, int64_t groups) {
     const int64_t s = to_int1(stride, "conv1d", "stride"), d = to_int1(dilation, "conv1d", "dilation");
     if (nb::isinstance<nb::str>(padding)) {
       return conv1d(x, w, opt_tensor(b), s, nb::cast<std::string>(padding), d, groups);
@@ -95,8 +107,8 @@ void bind_nn_conv(nb::module_& nn) {
      nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1,
      "1-d convolution over (N, C, L) or (C, L) input; weight (out, C/groups, k).");
 
-  nn.def("conv_transpose2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
-                                nb::handle padding, nb::handle output_padding, int64_t groups, nb::handle dilation) {
+  nn.def("conv_transpose2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, Int2Arg stride,
+                                Int2Arg padding, Int2Arg output_padding, int64_t groups, Int2Arg dilation) {
     const char* op = "conv_transpose2d";
     return conv_transpose2d(x, w, opt_tensor(b), to_pair(stride, op, "stride"), to_pair(padding, op, "padding"),
                             to_pair(output_padding, op, "output_padding"), groups, to_pair(dilation, op, "dilation"));
@@ -105,8 +117,8 @@ void bind_nn_conv(nb::module_& nn) {
      "2-d transposed convolution over (N, C_in, H, W) or (C_in, H, W) input; weight (C_in, C_out/groups, kh, kw). "
      "Returns (N, C_out, (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1, ...).");
 
-  nn.def("conv_transpose1d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle stride,
-                                nb::handle padding, nb::handle output_padding, int64_t groups, nb::handle dilation) {
+  nn.def("conv_transpose1d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, Int1Arg stride,
+                                Int1Arg padding, Int1Arg output_padding, int64_t groups, Int1Arg dilation) {
     const char* op = "conv_transpose1d";
     return conv_transpose1d(x, w, opt_tensor(b), to_int1(stride, op, "stride"), to_int1(padding, op, "padding"),
                             to_int1(output_padding, op, "output_padding"), groups, to_int1(dilation, op, "dilation"));
@@ -114,20 +126,20 @@ void bind_nn_conv(nb::module_& nn) {
      nb::arg("padding") = 0, nb::arg("output_padding") = 0, nb::arg("groups") = 1, nb::arg("dilation") = 1,
      "1-d transposed convolution over (N, C_in, L) or (C_in, L) input; weight (C_in, C_out/groups, k).");
 
-  nn.def("max_pool2d", [](const Tensor& x, nb::handle kernel, nb::handle stride, nb::handle padding,
-                          nb::handle dilation, bool ceil_mode, bool return_indices) -> nb::object {
+  nn.def("max_pool2d", [](const Tensor& x, Int2Arg kernel, Int2Arg stride, Int2Arg padding,
+                          Int2Arg dilation, bool ceil_mode, bool return_indices) -> TensorOrPair {
     auto [out, idx] = max_pool2d_with_indices(x, to_pair(kernel, "max_pool2d", "kernel_size"),
                                               opt_pair(stride, "max_pool2d", "stride"),
                                               to_pair(padding, "max_pool2d", "padding"),
                                               to_pair(dilation, "max_pool2d", "dilation"), ceil_mode);
-    if (return_indices) return nb::make_tuple(out, idx);
-    return nb::cast(out);
+    if (return_indices) return TensorOrPair(nb::make_tuple(out, idx));
+    return TensorOrPair(nb::cast(out));
   }, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
      nb::arg("dilation") = 1, nb::arg("ceil_mode") = false, nb::arg("return_indices") = false,
      "2-d max pooling; stride defaults to kernel_size. return_indices=True also returns the int64 argmax "
      "positions in each flattened input plane.");
 
-  nn.def("avg_pool2d", [](const Tensor& x, nb::handle kernel, nb::handle stride, nb::handle padding, bool ceil_mode,
+  nn.def("avg_pool2d", [](const Tensor& x, Int2Arg kernel, Int2Arg stride, Int2Arg padding, bool ceil_mode,
                           bool count_include_pad, std::optional<int64_t> divisor_override) {
     if (divisor_override && *divisor_override <= 0) {
       throw st::ValueError("avg_pool2d: divisor_override must be positive, got " + std::to_string(*divisor_override));
@@ -156,7 +168,7 @@ void bind_nn_conv(nb::module_& nn) {
     }
     return to_pair(size, "adaptive_avg_pool2d", "output_size");
   };
-  nn.def("adaptive_avg_pool2d", [adaptive_size](const Tensor& x, nb::handle output_size) {
+  nn.def("adaptive_avg_pool2d", [adaptive_size](const Tensor& x, AdaptiveSize2Arg output_size) {
     return adaptive_avg_pool2d(x, adaptive_size(x, output_size));
   }, nb::arg("input"), nb::arg("output_size"), "Average pooling to a fixed output size (H_out, W_out).");
 
@@ -164,9 +176,9 @@ void bind_nn_conv(nb::module_& nn) {
   nb::class_<Conv2d, Module>(nn, "Conv2d",
                              "2-d convolution layer; weight (out_channels, in_channels/groups, kh, kw), bias "
                              "(out_channels,), Kaiming-uniform initialised like PyTorch.")
-      .def("__init__", [](Conv2d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride,
-                          nb::handle padding, nb::handle dilation, int64_t groups, bool bias,
-                          const std::string& padding_mode, nb::handle dtype, std::string name) {
+      .def("__init__", [](Conv2d* self, int64_t in, int64_t out, Int2Arg kernel, Int2Arg stride,
+                          Pad2Arg padding, Int2Arg dilation, int64_t groups, bool bias,
+                          const std::string& padding_mode, std::optional<DtypeArg> dtype, std::string name) {
         check_padding_mode(padding_mode, "Conv2d");
         const Pair k = to_pair(kernel, "Conv2d", "kernel_size"), s = to_pair(stride, "Conv2d", "stride"),
                    d = to_pair(dilation, "Conv2d", "dilation");
@@ -175,22 +187,28 @@ void bind_nn_conv(nb::module_& nn) {
         } else {
           new (self) Conv2d(in, out, k, s, to_pair(padding, "Conv2d", "padding"), d, groups, bias, std::move(name));
         }
-        if (!dtype.is_none()) self->to(to_dtype(dtype));
+        if (dtype && !dtype->is_none()) self->to(to_dtype(*dtype));
       }, nb::arg("in_channels"), nb::arg("out_channels"), nb::arg("kernel_size"), nb::arg("stride") = 1,
          nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1, nb::arg("bias") = true,
-         nb::arg("padding_mode") = "zeros", nb::arg("dtype") = nb::none(), nb::arg("name") = "")
-      .def_prop_ro("weight", &Conv2d::weight)
-      .def_prop_ro("bias", [](Conv2d& m) { return bias_of(m); })
-      .def_prop_ro("in_channels", &Conv2d::in_channels)
-      .def_prop_ro("out_channels", &Conv2d::out_channels)
-      .def_prop_ro("kernel_size", [](const Conv2d& m) { return pair_tuple(m.kernel_size()); })
-      .def_prop_ro("stride", [](const Conv2d& m) { return pair_tuple(m.stride()); })
-      .def_prop_ro("padding", [](const Conv2d& m) -> nb::object {
+         nb::arg("padding_mode") = "zeros", nb::arg("dtype").none() = nb::none(), nb::arg("name") = "",
+         "Input (N, in_channels, H, W) or unbatched -> (N, out_channels, H_out, W_out). kernel_size, stride, "
+         "dilation: an int or (h, w); padding: an int, (h, w), 'same' or 'valid'; in/out_channels must be divisible "
+         "by groups. Only padding_mode='zeros' (else ValueError); dtype= converts the parameters. e.g. nn.Conv2d(3, "
+         "8, 3, padding=1)")
+      .def_prop_ro("weight", &Conv2d::weight, "The (out_channels, in_channels/groups, kh, kw) weight parameter.")
+      .def_prop_ro("bias", [](Conv2d& m) { return bias_of(m); },
+      "The (out_channels,) bias parameter, or None (bias=False).")
+      .def_prop_ro("in_channels", &Conv2d::in_channels, "The expected size of the input's channel dim.")
+      .def_prop_ro("out_channels", &Conv2d::out_channels, "The number of output channels.")
+      .def_prop_ro("kernel_size", [](const Conv2d& m) { return pair_tuple(m.kernel_size()); }, "(kh, kw).")
+      .def_prop_ro("stride", [](const Conv2d& m) { return pair_tuple(m.stride()); }, "(sh, sw).")
+      .def_prop_ro("padding", [](const Conv2d& m) -> Padding2 {
         if (!m.padding_mode().empty()) return nb::str(m.padding_mode().c_str());
         return pair_tuple(m.padding());
-      })
-      .def_prop_ro("dilation", [](const Conv2d& m) { return pair_tuple(m.dilation()); })
-      .def_prop_ro("groups", &Conv2d::groups)
+      }, "(ph, pw), or the string 'same'/'valid' it was given.")
+      .def_prop_ro("dilation", [](const Conv2d& m) { return pair_tuple(m.dilation()); }, "(dh, dw).")
+      .def_prop_ro("groups", &Conv2d::groups,
+      "The number of channel groups (in and out channels split into groups convolved separately).")
       .def("__repr__", [](Conv2d& m) {
         std::string r = "Conv2d(" + std::to_string(m.in_channels()) + ", " + std::to_string(m.out_channels()) +
                         ", kernel_size=" + pair_repr(m.kernel_size()) + ", stride=" + pair_repr(m.stride());
@@ -205,9 +223,9 @@ void bind_nn_conv(nb::module_& nn) {
   nb::class_<Conv1d, Module>(nn, "Conv1d",
                              "1-d convolution layer; weight (out_channels, in_channels/groups, k), bias "
                              "(out_channels,), Kaiming-uniform initialised like PyTorch.")
-      .def("__init__", [](Conv1d* self, int64_t in, int64_t out, nb::handle kernel, nb::handle stride,
-                          nb::handle padding, nb::handle dilation, int64_t groups, bool bias,
-                          const std::string& padding_mode, nb::handle dtype, std::string name) {
+      .def("__init__", [](Conv1d* self, int64_t in, int64_t out, Int1Arg kernel, Int1Arg stride,
+                          Pad1Arg padding, Int1Arg dilation, int64_t groups, bool bias,
+                          const std::string& padding_mode, std::optional<DtypeArg> dtype, std::string name) {
         check_padding_mode(padding_mode, "Conv1d");
         const int64_t k = to_int1(kernel, "Conv1d", "kernel_size"), s = to_int1(stride, "Conv1d", "stride"),
                       d = to_int1(dilation, "Conv1d", "dilation");
@@ -216,22 +234,27 @@ void bind_nn_conv(nb::module_& nn) {
         } else {
           new (self) Conv1d(in, out, k, s, to_int1(padding, "Conv1d", "padding"), d, groups, bias, std::move(name));
         }
-        if (!dtype.is_none()) self->to(to_dtype(dtype));
+        if (dtype && !dtype->is_none()) self->to(to_dtype(*dtype));
       }, nb::arg("in_channels"), nb::arg("out_channels"), nb::arg("kernel_size"), nb::arg("stride") = 1,
          nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1, nb::arg("bias") = true,
-         nb::arg("padding_mode") = "zeros", nb::arg("dtype") = nb::none(), nb::arg("name") = "")
-      .def_prop_ro("weight", &Conv1d::weight)
-      .def_prop_ro("bias", [](Conv1d& m) { return bias_of(m); })
-      .def_prop_ro("in_channels", &Conv1d::in_channels)
-      .def_prop_ro("out_channels", &Conv1d::out_channels)
-      .def_prop_ro("kernel_size", [](const Conv1d& m) { return nb::make_tuple(m.kernel_size()); })
-      .def_prop_ro("stride", [](const Conv1d& m) { return nb::make_tuple(m.stride()); })
-      .def_prop_ro("padding", [](const Conv1d& m) -> nb::object {
+         nb::arg("padding_mode") = "zeros", nb::arg("dtype").none() = nb::none(), nb::arg("name") = "",
+         "Input (N, in_channels, L) or (in_channels, L) -> (N, out_channels, L_out). kernel_size, stride, dilation: "
+         "an int or (k,); padding: an int, (p,), 'same' or 'valid'; in/out_channels must be divisible by groups. "
+         "Only padding_mode='zeros' (else ValueError); dtype= converts the parameters.")
+      .def_prop_ro("weight", &Conv1d::weight, "The (out_channels, in_channels/groups, k) weight parameter.")
+      .def_prop_ro("bias", [](Conv1d& m) { return bias_of(m); },
+      "The (out_channels,) bias parameter, or None (bias=False).")
+      .def_prop_ro("in_channels", &Conv1d::in_channels, "The expected size of the input's channel dim.")
+      .def_prop_ro("out_channels", &Conv1d::out_channels, "The number of output channels.")
+      .def_prop_ro("kernel_size", [](const Conv1d& m) { return One1(nb::make_tuple(m.kernel_size())); }, "(k,).")
+      .def_prop_ro("stride", [](const Conv1d& m) { return One1(nb::make_tuple(m.stride())); }, "(s,).")
+      .def_prop_ro("padding", [](const Conv1d& m) -> Padding1 {
         if (!m.padding_mode().empty()) return nb::str(m.padding_mode().c_str());
         return nb::make_tuple(m.padding());
-      })
-      .def_prop_ro("dilation", [](const Conv1d& m) { return nb::make_tuple(m.dilation()); })
-      .def_prop_ro("groups", &Conv1d::groups)
+      }, "(p,), or the string 'same'/'valid' it was given.")
+      .def_prop_ro("dilation", [](const Conv1d& m) { return One1(nb::make_tuple(m.dilation())); }, "(d,).")
+      .def_prop_ro("groups", &Conv1d::groups,
+      "The number of channel groups (in and out channels split into groups convolved separately).")
       .def("__repr__", [](Conv1d& m) {
         std::string r = "Conv1d(" + std::to_string(m.in_channels()) + ", " + std::to_string(m.out_channels()) +
                         ", kernel_size=(" + std::to_string(m.kernel_size()) + ",), stride=(" +
@@ -245,18 +268,21 @@ void bind_nn_conv(nb::module_& nn) {
       });
 
   nb::class_<MaxPool2d, Module>(nn, "MaxPool2d", "2-d max pooling; stride defaults to kernel_size.")
-      .def("__init__", [](MaxPool2d* self, nb::handle kernel, nb::handle stride, nb::handle padding,
-                          nb::handle dilation, bool ceil_mode, std::string name) {
+      .def("__init__", [](MaxPool2d* self, Int2Arg kernel, Int2Arg stride, Int2Arg padding,
+                          Int2Arg dilation, bool ceil_mode, std::string name) {
         new (self) MaxPool2d(to_pair(kernel, "MaxPool2d", "kernel_size"), opt_pair(stride, "MaxPool2d", "stride"),
                              to_pair(padding, "MaxPool2d", "padding"), to_pair(dilation, "MaxPool2d", "dilation"),
                              ceil_mode, std::move(name));
       }, nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0, nb::arg("dilation") = 1,
-         nb::arg("ceil_mode") = false, nb::arg("name") = "")
-      .def_prop_ro("kernel_size", [](const MaxPool2d& m) { return pair_tuple(m.kernel_size()); })
-      .def_prop_ro("stride", [](const MaxPool2d& m) { return pair_tuple(m.stride()); })
-      .def_prop_ro("padding", [](const MaxPool2d& m) { return pair_tuple(m.padding()); })
-      .def_prop_ro("dilation", [](const MaxPool2d& m) { return pair_tuple(m.dilation()); })
-      .def_prop_ro("ceil_mode", &MaxPool2d::ceil_mode)
+         nb::arg("ceil_mode") = false, nb::arg("name") = "",
+         "Max over kernel_size windows of (N, C, H, W) or (C, H, W) inputs; stride defaults to kernel_size; padding "
+         "(at most half the kernel) pads with -inf; ceil_mode rounds the output size up.")
+      .def_prop_ro("kernel_size", [](const MaxPool2d& m) { return pair_tuple(m.kernel_size()); }, "(kh, kw).")
+      .def_prop_ro("stride", [](const MaxPool2d& m) { return pair_tuple(m.stride()); }, "(sh, sw).")
+      .def_prop_ro("padding", [](const MaxPool2d& m) { return pair_tuple(m.padding()); }, "(ph, pw).")
+      .def_prop_ro("dilation", [](const MaxPool2d& m) { return pair_tuple(m.dilation()); }, "(dh, dw).")
+      .def_prop_ro("ceil_mode", &MaxPool2d::ceil_mode,
+      "Whether the output size is rounded up (a last partial window is kept).")
       .def("__repr__", [](const MaxPool2d& m) {
         return "MaxPool2d(kernel_size=" + pair_repr(m.kernel_size()) + ", stride=" + pair_repr(m.stride()) +
                ", padding=" + pair_repr(m.padding()) + ", dilation=" + pair_repr(m.dilation()) +
@@ -264,7 +290,7 @@ void bind_nn_conv(nb::module_& nn) {
       });
 
   nb::class_<AvgPool2d, Module>(nn, "AvgPool2d", "2-d average pooling; stride defaults to kernel_size.")
-      .def("__init__", [](AvgPool2d* self, nb::handle kernel, nb::handle stride, nb::handle padding, bool ceil_mode,
+      .def("__init__", [](AvgPool2d* self, Int2Arg kernel, Int2Arg stride, Int2Arg padding, bool ceil_mode,
                           bool count_include_pad, std::optional<int64_t> divisor_override, std::string name) {
         if (divisor_override && *divisor_override <= 0) {
           throw st::ValueError("AvgPool2d: divisor_override must be positive, got " +
@@ -275,22 +301,28 @@ void bind_nn_conv(nb::module_& nn) {
                              divisor_override.value_or(0), std::move(name));
       }, nb::arg("kernel_size"), nb::arg("stride") = nb::none(), nb::arg("padding") = 0,
          nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true,
-         nb::arg("divisor_override") = nb::none(), nb::arg("name") = "")
-      .def_prop_ro("kernel_size", [](const AvgPool2d& m) { return pair_tuple(m.kernel_size()); })
-      .def_prop_ro("stride", [](const AvgPool2d& m) { return pair_tuple(m.stride()); })
-      .def_prop_ro("padding", [](const AvgPool2d& m) { return pair_tuple(m.padding()); })
-      .def_prop_ro("ceil_mode", &AvgPool2d::ceil_mode)
-      .def_prop_ro("count_include_pad", &AvgPool2d::count_include_pad)
+         nb::arg("divisor_override") = nb::none(), nb::arg("name") = "",
+         "Mean over kernel_size windows of (N, C, H, W) or (C, H, W) inputs; stride defaults to kernel_size; "
+         "count_include_pad counts zero padding in the divisor; divisor_override (positive) replaces the divisor.")
+      .def_prop_ro("kernel_size", [](const AvgPool2d& m) { return pair_tuple(m.kernel_size()); }, "(kh, kw).")
+      .def_prop_ro("stride", [](const AvgPool2d& m) { return pair_tuple(m.stride()); }, "(sh, sw).")
+      .def_prop_ro("padding", [](const AvgPool2d& m) { return pair_tuple(m.padding()); }, "(ph, pw).")
+      .def_prop_ro("ceil_mode", &AvgPool2d::ceil_mode,
+      "Whether the output size is rounded up (a last partial window is kept).")
+      .def_prop_ro("count_include_pad", &AvgPool2d::count_include_pad, "Whether zero padding counts in the divisor.")
       .def("__repr__", [](const AvgPool2d& m) {
         return "AvgPool2d(kernel_size=" + pair_repr(m.kernel_size()) + ", stride=" + pair_repr(m.stride()) +
                ", padding=" + pair_repr(m.padding()) + ")";
       });
 
   nb::class_<AdaptiveAvgPool2d, Module>(nn, "AdaptiveAvgPool2d", "Average pooling to a fixed output size.")
-      .def("__init__", [](AdaptiveAvgPool2d* self, nb::handle output_size, std::string name) {
+      .def("__init__", [](AdaptiveAvgPool2d* self, Int2Arg output_size, std::string name) {
         new (self) AdaptiveAvgPool2d(to_pair(output_size, "AdaptiveAvgPool2d", "output_size"), std::move(name));
-      }, nb::arg("output_size"), nb::arg("name") = "")
-      .def_prop_ro("output_size", [](const AdaptiveAvgPool2d& m) { return pair_tuple(m.output_size()); })
+      }, nb::arg("output_size"), nb::arg("name") = "",
+          "Average pooling of (N, C, H, W) or (C, H, W) inputs to output_size (an int or (H_out, W_out)), with "
+          "PyTorch's window bounds floor(i*H/H_out)..ceil((i+1)*H/H_out).")
+      .def_prop_ro("output_size", [](const AdaptiveAvgPool2d& m) { return pair_tuple(m.output_size()); },
+      "(H_out, W_out).")
       .def("__repr__", [](const AdaptiveAvgPool2d& m) {
         return "AdaptiveAvgPool2d(output_size=" + pair_repr(m.output_size()) + ")";
       });

@@ -29,8 +29,12 @@ std::vector<double> as_values(nb::handle h, const char* what, bool flatten = fal
   }
 }
 
-nb::object opt_dict(const std::optional<std::map<std::string, double>>& m) {
-  return m ? nb::cast(*m) : nb::none();
+// Numbers given as a sequence or a Tensor (what as_values reads), for the stubs.
+using ValuesArg = nb::typed<nb::handle, std::variant<Tensor, std::vector<double>>>;
+using OptSummary = nb::typed<nb::object, std::optional<std::map<std::string, double>>>;
+
+OptSummary opt_dict(const std::optional<std::map<std::string, double>>& m) {
+  return OptSummary(m ? nb::cast(*m) : nb::none());
 }
 
 nb::dict step_dict(const DesireStep& s) {
@@ -59,10 +63,14 @@ void bind_nn_desire(nb::module_& nn) {
                                   "Collects the steps of the pipelines it is attached to; drain_summary() returns "
                                   "per-phase counts and mean entropy, temperature and weights since the last drain "
                                   "(None when empty).")
-      .def(nb::new_([] { return std::make_shared<DesireTrainerBridge>(); }))
-      .def("__len__", &DesireTrainerBridge::size)
-      .def("is_empty", [](const DesireTrainerBridge& b) { return b.size() == 0; })
-      .def("drain_summary", [](DesireTrainerBridge& b) { return opt_dict(b.drain_summary()); });
+      .def(nb::new_([] { return std::make_shared<DesireTrainerBridge>(); }),
+           "An empty bridge; attach it to pipelines (attach_trainer_bridge) to collect their steps.")
+      .def("__len__", &DesireTrainerBridge::size, "The number of steps collected since the last drain.")
+      .def("is_empty", [](const DesireTrainerBridge& b) { return b.size() == 0; },
+      "True when no step was collected since the last drain.")
+      .def("drain_summary", [](DesireTrainerBridge& b) { return opt_dict(b.drain_summary()); },
+      "Per-phase step counts and mean entropy, temperature and weights of the collected steps, then clears them; "
+      "None when empty.");
 
   nb::class_<DesireRoundtableBridge>(
       nn, "DesireRoundtableBridge",
@@ -72,10 +80,13 @@ void bind_nn_desire(nb::module_& nn) {
       .def(nb::new_([](double blend, double drift_gain) {
              return std::make_shared<DesireRoundtableBridge>(blend, drift_gain);
            }),
-           nb::arg("blend") = 0.35, nb::arg("drift_gain") = 0.35)
-      .def_prop_rw("blend", &DesireRoundtableBridge::blend, &DesireRoundtableBridge::set_blend)
-      .def_prop_rw("drift_gain", &DesireRoundtableBridge::drift_gain, &DesireRoundtableBridge::set_drift_gain)
-      .def("impulse", [](const DesireRoundtableBridge& b) -> nb::object {
+           nb::arg("blend") = 0.35, nb::arg("drift_gain") = 0.35,
+           "blend and drift_gain are clamped to [0, 1]; attach it to pipelines (attach_roundtable_bridge).")
+      .def_prop_rw("blend", &DesireRoundtableBridge::blend, &DesireRoundtableBridge::set_blend,
+      "How far the multipliers move from 1 with the weights' barycentre, in [0, 1].")
+      .def_prop_rw("drift_gain", &DesireRoundtableBridge::drift_gain, &DesireRoundtableBridge::set_drift_gain,
+      "The scale of drift = tanh(lambda) * drift_gain, in [0, 1].")
+      .def("impulse", [](const DesireRoundtableBridge& b) -> nb::typed<nb::object, std::optional<nb::dict>> {
         const auto im = b.impulse();
         if (!im) return nb::none();
         nb::dict d;
@@ -83,7 +94,8 @@ void bind_nn_desire(nb::module_& nn) {
         d["drift"] = im->drift;
         return d;
       }, "The latest {'multipliers': (above, here, beneath), 'drift'}, or None before any step.")
-      .def("drain_summary", [](DesireRoundtableBridge& b) { return opt_dict(b.drain_summary()); });
+      .def("drain_summary", [](DesireRoundtableBridge& b) { return opt_dict(b.drain_summary()); },
+      "Mean multipliers and drift of the collected steps, then clears them; None when empty.");
 
   nb::class_<DesireTelemetryBundle>(nn, "DesireTelemetryBundle",
                                     "A trainer bridge and a roundtable bridge, shared with every pipeline built "
@@ -93,15 +105,26 @@ void bind_nn_desire(nb::module_& nn) {
                                               roundtable ? std::make_shared<DesireRoundtableBridge>(blend, drift_gain)
                                                          : nullptr};
            }, nb::kw_only(), nb::arg("trainer") = true, nb::arg("roundtable") = true, nb::arg("blend") = 0.35,
-           nb::arg("drift_gain") = 0.35)
-      .def("has_trainer", [](const DesireTelemetryBundle& b) { return b.trainer != nullptr; })
-      .def("has_roundtable", [](const DesireTelemetryBundle& b) { return b.roundtable != nullptr; })
-      .def("trainer_bridge", [](const DesireTelemetryBundle& b) { return b.trainer; })
-      .def("roundtable_bridge", [](const DesireTelemetryBundle& b) { return b.roundtable; })
+           nb::arg("drift_gain") = 0.35,
+           "A trainer bridge (trainer=True) and a roundtable bridge (roundtable=True, with blend and drift_gain) to "
+           "share between pipelines.")
+      .def("has_trainer", [](const DesireTelemetryBundle& b) { return b.trainer != nullptr; },
+      "Whether the bundle holds a trainer bridge.")
+      .def("has_roundtable", [](const DesireTelemetryBundle& b) { return b.roundtable != nullptr; },
+      "Whether the bundle holds a roundtable bridge.")
+      .def("trainer_bridge", [](const DesireTelemetryBundle& b) { return b.trainer; },
+      "The trainer bridge, or None.")
+      .def("roundtable_bridge", [](const DesireTelemetryBundle& b) { return b.roundtable; },
+      "The roundtable bridge, or None.")
       .def("drain_trainer_summary",
-           [](DesireTelemetryBundle& b) { return b.trainer ? opt_dict(b.trainer->drain_summary()) : nb::none(); })
+           [](DesireTelemetryBundle& b) {
+             return b.trainer ? opt_dict(b.trainer->drain_summary()) : OptSummary(nb::none());
+           },
+           "The trainer bridge's drain_summary(), or None without one.")
       .def("drain_roundtable_summary",
-           [](DesireTelemetryBundle& b) { return b.roundtable ? opt_dict(b.roundtable->drain_summary()) : nb::none(); });
+           [](DesireTelemetryBundle& b) {
+             return b.roundtable ? opt_dict(b.roundtable->drain_summary()) : OptSummary(nb::none());
+           }, "The roundtable bridge's drain_summary(), or None without one.");
 
   nb::class_<DesirePipeline>(
       nn, "DesirePipeline",
@@ -127,38 +150,51 @@ void bind_nn_desire(nb::module_& nn) {
            nb::arg("beta_end") = 0.0, nb::arg("gamma") = 0.0, nb::arg("lambda_") = 0.0,
            nb::arg("observation_horizon") = 1, nb::arg("integration_horizon") = 2, nb::arg("target_entropy") = 0.8,
            nb::arg("eta") = 0.0, nb::arg("temp_min") = 0.4, nb::arg("temp_max") = 1.6,
-           nb::arg("bundle").none() = nb::none())
+           nb::arg("bundle").none() = nb::none(),
+           "vocab_size tokens and `concepts` concept weights; alpha_end/beta_end (reached after integration_horizon "
+           "steps), gamma and lambda_ weigh the transition prior, avoidance, concept bridge and repression; eta "
+           "steers the temperature toward target_entropy within [temp_min, temp_max]; bundle attaches its bridges. "
+           "The defaults leave the distribution unchanged.")
       .def("step",
-           [](DesirePipeline& p, nb::handle logits, int64_t previous_token, nb::handle concept_mix) {
-             const std::vector<double> c = concept_mix.is_none() ? std::vector<double>{} : as_values(concept_mix, "concept");
+           [](DesirePipeline& p, ValuesArg logits, int64_t previous_token, ValuesArg concept_mix) {
+             const std::vector<double> c = concept_mix.is_none() ? std::vector<double>{} : as_values(concept_mix,
+                 "concept");
              return step_dict(p.step(as_values(logits, "logits"), previous_token, c));
            },
-           nb::arg("logits"), nb::arg("previous_token"), nb::arg("concept") = nb::none(),
+           nb::arg("logits"), nb::arg("previous_token"), nb::arg("concept").none() = nb::none(),
            "One step: returns {'step', 'phase', 'temperature' (used), 'next_temperature', 'entropy' and "
            "'base_entropy' (nats), 'weights' {alpha, beta, gamma, lambda}, 'probabilities', 'logit_offsets'}.")
-      .def_prop_ro("vocab_size", [](const DesirePipeline& p) { return p.config().vocab_size; })
-      .def_prop_ro("concepts", [](const DesirePipeline& p) { return p.config().concepts; })
-      .def_prop_ro("temperature", &DesirePipeline::temperature)
-      .def_prop_ro("steps_taken", &DesirePipeline::steps_taken)
-      .def("set_transition_prior", [](DesirePipeline& p, nb::handle m) { p.set_transition_prior(as_values(m, "transition", true)); },
+      .def_prop_ro("vocab_size", [](const DesirePipeline& p) { return p.config().vocab_size; },
+      "The number of tokens.")
+      .def_prop_ro("concepts", [](const DesirePipeline& p) { return p.config().concepts; },
+      "The number of concept weights.")
+      .def_prop_ro("temperature", &DesirePipeline::temperature, "The temperature the next step uses.")
+      .def_prop_ro("steps_taken", &DesirePipeline::steps_taken, "The number of steps since construction or reset().")
+      .def("set_transition_prior",
+           [](DesirePipeline& p, ValuesArg m) { p.set_transition_prior(as_values(m, "transition", true)); },
            nb::arg("matrix"), "Row-major vocab x vocab log-prior of token i after token p (flattened or a 2-d Tensor).")
-      .def("set_repression", [](DesirePipeline& p, nb::handle v) { p.set_repression(as_values(v, "repression")); },
-           nb::arg("values"))
-      .def("set_concept_bridge", [](DesirePipeline& p, nb::handle m) { p.set_concept_bridge(as_values(m, "bridge", true)); },
+      .def("set_repression", [](DesirePipeline& p, ValuesArg v) { p.set_repression(as_values(v, "repression")); },
+           nb::arg("values"), "vocab_size finite values subtracted (times lambda) from each token's score.")
+      .def("set_concept_bridge",
+           [](DesirePipeline& p, ValuesArg m) { p.set_concept_bridge(as_values(m, "bridge", true)); },
            nb::arg("matrix"), "Row-major vocab x concepts non-negative affinities.")
-      .def_prop_ro("concept_bridge", &DesirePipeline::concept_bridge)
+      .def_prop_ro("concept_bridge", &DesirePipeline::concept_bridge,
+      "The row-major vocab x concepts affinities (empty when unset).")
       .def("ingest_geometry_bias",
-           [](DesirePipeline& p, nb::handle signal, const std::string& source) {
+           [](DesirePipeline& p, ValuesArg signal, const std::string& source) {
              p.ingest_geometry_bias(as_values(signal, "signal"), source);
            },
            nb::arg("signal"), nb::kw_only(), nb::arg("source") = "zspace",
            "Stores a bias signal from 'zspace' or 'roundtable' as telemetry (it never changes the distribution).")
-      .def("clear_geometry_bias", &DesirePipeline::clear_geometry_bias)
+      .def("clear_geometry_bias", &DesirePipeline::clear_geometry_bias, "Drops the stored geometry bias signals.")
       .def("geometry_bias_metrics", [](const DesirePipeline& p) { return opt_dict(p.geometry_bias_metrics()); },
            "rms energies of the stored signals (z x0.25, roundtable x0.1), composite, balance, counts; None if empty.")
-      .def("attach_trainer_bridge", &DesirePipeline::attach_trainer_bridge, nb::arg("bridge"))
-      .def("attach_roundtable_bridge", &DesirePipeline::attach_roundtable_bridge, nb::arg("bridge"))
-      .def("reset", &DesirePipeline::reset);
+      .def("attach_trainer_bridge", &DesirePipeline::attach_trainer_bridge, nb::arg("bridge"),
+      "Sends every later step to this trainer bridge.")
+      .def("attach_roundtable_bridge", &DesirePipeline::attach_roundtable_bridge, nb::arg("bridge"),
+      "Sends every later step to this roundtable bridge.")
+      .def("reset", &DesirePipeline::reset,
+      "Restarts the schedule, temperature and avoidance statistics (keeps priors and bridges).");
 }
 
 }  // namespace stpy

@@ -15,7 +15,30 @@ using st::nn::KeyRule;
 using st::nn::LoraLinear;
 using st::nn::Module;
 
+namespace stub {
+struct KeyMapLike {};  // what key_map_from_py reads
+}  // namespace stub
+}  // namespace stpy
+namespace nanobind::detail {
+template <> struct type_caster<stpy::stub::KeyMapLike> {
+  static constexpr auto Name = const_name(
+      "collections.abc.Mapping[str, str | dict[str, str]] | "
+      "collections.abc.Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]]");
+};
+}  // namespace nanobind::detail
+namespace stpy {
+
 namespace {
+
+// What the handoff functions accept, for the stubs (the bindings convert and check the values).
+// An external state: a Module, a mapping of key -> tensor/array/list, or (key, value) pairs.
+using ExternalPairs = nb::typed<nb::iterable, std::tuple<std::string, stub::ArrayLike>>;
+using ExternalMapping = nb::typed<nb::mapping, std::string, stub::ArrayLike>;
+using ExternalArg =
+    nb::typed<nb::handle, std::variant<nb::typed<nb::handle, Module>, ExternalMapping, ExternalPairs>>;
+using KeyMapArg = nb::typed<nb::handle, stub::KeyMapLike>;
+using AllowMissingArg = nb::typed<nb::handle, std::variant<std::string, std::vector<std::string>>>;
+using TensorDict = nb::typed<nb::dict, std::string, Tensor>;
 
 // One external value as a Tensor: SpiralTorch tensors as they are; anything speaking
 // DLPack or the array interface (NumPy, PyTorch, JAX) through st.from_dlpack, which
@@ -220,14 +243,14 @@ void bind_nn_handoff(nb::module_& nn) {
   nb::handle cls = nb::type<Module>();
 
   add_method(cls, "state_dict_compatibility",
-             [](const Module& self, nb::handle external, nb::handle allow_missing, bool allow_extra) {
+             [](const Module& self, ExternalArg external, AllowMissingArg allow_missing, bool allow_extra) {
                return report_to_dict(st::nn::state_dict_compatibility(self, external_from_py(external),
                                                                       options_from(allow_missing, allow_extra)));
              },
              nb::arg("external"), nb::kw_only(), nb::arg("allow_missing") = nb::none(), nb::arg("allow_extra") = true,
              "Read-only report of how `external` (same keys) would load: one entry per module key, sorted.");
   add_method(cls, "state_dict_compatibility_with_key_map",
-             [](const Module& self, nb::handle external, nb::handle key_map, nb::handle allow_missing,
+             [](const Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
                 bool allow_extra) {
                return report_to_dict(st::nn::state_dict_compatibility_with_key_map(
                    self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
@@ -236,7 +259,8 @@ void bind_nn_handoff(nb::module_& nn) {
              nb::arg("allow_extra") = true,
              "Read-only report through a key map {source: target | {'target', 'transform'}} or a list of rules.");
   add_method(cls, "load_state_dict_checked",
-             [](Module& self, nb::handle external, nb::handle key_map, nb::handle allow_missing, bool allow_extra) {
+             [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
+                bool allow_extra) {
                const auto o = options_from(allow_missing, allow_extra);
                const auto ext = external_from_py(external);
                if (key_map.is_none()) return report_to_dict(st::nn::load_state_dict_checked(self, ext, o));
@@ -247,7 +271,8 @@ void bind_nn_handoff(nb::module_& nn) {
              nb::arg("allow_extra") = true,
              "Loads only when compatible (all keys present, shapes equal), atomically; else CheckpointError.");
   add_method(cls, "load_state_dict_subset_mapped_checked",
-             [](Module& self, nb::handle external, nb::handle key_map, nb::handle allow_missing, bool allow_extra) {
+             [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
+                bool allow_extra) {
                return report_to_dict(st::nn::load_state_dict_subset_mapped_checked(
                    self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
              },
@@ -255,7 +280,7 @@ void bind_nn_handoff(nb::module_& nn) {
              nb::arg("allow_extra") = true,
              "Loads the mapped subset of a larger checkpoint when every module key is mapped and fits; atomic.");
   add_method(cls, "state_dict_projection_preflight",
-             [](const Module& self, nb::handle external, nb::handle key_map, nb::handle allow_missing) {
+             [](const Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing) {
                const auto ext = external_from_py(external);
                const auto o = options_from(allow_missing, true);
                if (key_map.is_none()) return projection_dict(st::nn::state_dict_compatibility(self, ext, o));
@@ -266,33 +291,36 @@ void bind_nn_handoff(nb::module_& nn) {
              "What a load (with overlap resizes) would keep, drop and zero-fill per key; loads nothing.");
   add_method(cls, "adapter_state_dict",
              [](Module& self) {
-               nb::dict d;
+               TensorDict d;
                for (auto& [k, t] : st::nn::adapter_state_dict(self)) d[nb::str(k.c_str())] = nb::cast(t);
                return d;
              },
              "The LoRA adapter entries (lora_a, lora_b) of every LoraLinear below this module.");
   add_method(cls, "load_adapter_state_dict",
-             [](Module& self, nb::handle state) {
+             [](Module& self, ExternalArg state) {
                return report_to_dict(st::nn::load_adapter_state_dict(self, external_from_py(state)));
              },
              nb::arg("state"), "Loads exactly the adapter entries, checked and atomic.");
-  add_method(cls, "adapter_keys", [](Module& self) { return st::nn::adapter_keys(self); });
+  add_method(cls, "adapter_keys", [](Module& self) { return st::nn::adapter_keys(self); },
+             "The state-dict keys of the LoRA adapters (<path>::lora_a, <path>::lora_b) below this module.");
   add_method(cls, "num_trainable_parameters", [](const Module& self) {
     int64_t n = 0;
     for (const Tensor& p : self.parameters()) {
       if (p.requires_grad()) n += p.numel();
     }
     return n;
-  });
+  }, "The number of scalar parameters that require grad (each shared parameter counted once).");
 
-  nn.def("state_dict_hash", [](nb::handle state) { return st::nn::state_dict_hash(external_from_py(state)); },
+  nn.def("state_dict_hash", [](ExternalArg state) { return st::nn::state_dict_hash(external_from_py(state)); },
          nb::arg("state"), "sha256 over the sorted keys, dtypes, shapes and bytes of a state dict.");
-  nn.def("external_state", [](nb::handle state) {
-    nb::dict d;
+  nn.def("external_state", [](ExternalArg state) {
+    TensorDict d;
     for (auto& [k, t] : external_from_py(state)) d[nb::str(k.c_str())] = nb::cast(t);
     return d;
-  }, nb::arg("state"), "Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).");
-  nn.def("apply_transform", [](const Tensor& t, const std::string& transform, nb::handle expected) {
+  }, nb::arg("state"),
+      "Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).");
+  nn.def("apply_transform", [](const Tensor& t, const std::string& transform, std::optional<ShapeArg> expected_arg) {
+    const nb::handle expected = expected_arg ? nb::handle(*expected_arg) : nb::none();
     const auto tr = st::nn::parse_transform(transform);
     st::Shape shape = expected.is_none() ? t.shape() : to_shape_obj(expected);
     if (expected.is_none() && (tr == st::nn::Transform::Transpose || tr == st::nn::Transform::TransposeCopyOverlapZeros) &&
@@ -300,43 +328,52 @@ void bind_nn_handoff(nb::module_& nn) {
       std::swap(shape[0], shape[1]);
     }
     return st::nn::apply_transform(t, tr, shape).contiguous();
-  }, nb::arg("tensor"), nb::arg("transform"), nb::arg("shape") = nb::none());
+  }, nb::arg("tensor"), nb::arg("transform"), nb::arg("shape").none() = nb::none(),
+     "tensor as it would be loaded into a parameter of `shape` (default: its own shape, transposed for the "
+     "transpose transforms): transform 'identity', 'transpose', 'copy_overlap_zeros' (the overlapping block "
+     "copied, the rest zero) or 'transpose_copy_overlap_zeros'. Returns a new contiguous tensor.");
 
   nb::class_<LoraLinear, Module>(nn, "LoraLinear",
                                  "LoRA around a frozen Linear: y = x W^T + b + (alpha/rank) * dropout(x) A^T B^T.")
       .def(nb::init<int64_t, int64_t, int64_t, double, double, bool, std::string>(), nb::arg("in_features"),
            nb::arg("out_features"), nb::arg("rank"), nb::arg("alpha") = 1.0, nb::arg("dropout") = 0.0,
-           nb::arg("bias") = true, nb::arg("name") = "")
+           nb::arg("bias") = true, nb::arg("name") = "",
+           "A frozen base Linear(in_features, out_features, bias) plus trainable adapters lora_a (rank, "
+           "in_features; Kaiming-uniform) and lora_b (out_features, rank; zeros), so the output starts equal to the "
+           "base; scaling = alpha / rank (alpha > 0); dropout applies to the adapter's input in training.")
       .def_static("from_linear", &LoraLinear::from_linear, nb::arg("linear"), nb::arg("rank"), nb::arg("alpha") = 1.0,
                   nb::arg("dropout") = 0.0, "Wraps an existing Linear, sharing its weight and bias as the frozen base.")
-      .def_prop_ro("weight", &LoraLinear::weight)
+      .def_prop_ro("weight", &LoraLinear::weight, "The frozen (out_features, in_features) base weight.")
       .def_prop_ro("bias", [](LoraLinear& l) -> std::optional<Tensor> {
         Tensor b = l.bias();
         return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
-      })
-      .def_prop_ro("lora_a", &LoraLinear::lora_a)
-      .def_prop_ro("lora_b", &LoraLinear::lora_b)
-      .def_prop_ro("in_features", &LoraLinear::in_features)
-      .def_prop_ro("out_features", &LoraLinear::out_features)
-      .def_prop_ro("rank", &LoraLinear::rank)
-      .def_prop_ro("alpha", &LoraLinear::alpha)
-      .def_prop_ro("scaling", &LoraLinear::scaling)
-      .def_prop_ro("scale", &LoraLinear::scaling)
-      .def_prop_ro("dropout", &LoraLinear::dropout)
-      .def_prop_ro("merged", &LoraLinear::merged)
-      .def("merge", &LoraLinear::merge)
-      .def("unmerge", &LoraLinear::unmerge)
+      }, "The frozen (out_features,) base bias, or None.")
+      .def_prop_ro("lora_a", &LoraLinear::lora_a, "The (rank, in_features) down-projection adapter.")
+      .def_prop_ro("lora_b", &LoraLinear::lora_b, "The (out_features, rank) up-projection adapter.")
+      .def_prop_ro("in_features", &LoraLinear::in_features, "The size of the input's last dim.")
+      .def_prop_ro("out_features", &LoraLinear::out_features, "The size of the output's last dim.")
+      .def_prop_ro("rank", &LoraLinear::rank, "The adapter rank.")
+      .def_prop_ro("alpha", &LoraLinear::alpha, "The LoRA alpha (scaling = alpha / rank).")
+      .def_prop_ro("scaling", &LoraLinear::scaling, "alpha / rank, the factor of the adapter's contribution.")
+      .def_prop_ro("scale", &LoraLinear::scaling, "Alias of scaling.")
+      .def_prop_ro("dropout", &LoraLinear::dropout, "The dropout probability on the adapter's input.")
+      .def_prop_ro("merged", &LoraLinear::merged, "Whether the adapter is folded into the base weight (merge()).")
+      .def("merge", &LoraLinear::merge,
+      "Adds scaling * lora_b @ lora_a into the base weight (the adapter is then skipped); ValueError when already "
+      "merged.")
+      .def("unmerge", &LoraLinear::unmerge,
+      "Subtracts the merged adapter from the base weight again; ValueError when not merged.")
       .def("set_trainable", &LoraLinear::set_trainable, nb::arg("trainable") = true,
            "Makes the adapters (lora_a, lora_b) trainable or frozen.")
       .def("set_base_trainable", &LoraLinear::set_base_trainable, nb::arg("trainable") = true,
            "Makes the base weight/bias trainable or frozen (frozen by default).")
       .def("base_state_dict", [](LoraLinear& self) {
-        nb::dict d;
+        TensorDict d;
         const std::string p = self.name();
         d[nb::str(st::nn::join_key(p, "weight").c_str())] = nb::cast(self.weight().detach());
         if (self.bias().defined()) d[nb::str(st::nn::join_key(p, "bias").c_str())] = nb::cast(self.bias().detach());
         return d;
-      });
+      }, "The base weight (and bias), detached, keyed '<name>::weight' / '<name>::bias'.");
 }
 
 }  // namespace stpy

@@ -107,16 +107,22 @@ void bind_nn_seq(nb::module_& nn) {
   namespace snn = st::nn;
 
   nb::class_<snn::RNNBase, Module>(nn, "RNNBase", "Shared base of LSTM and GRU.")
-      .def_prop_ro("input_size", &snn::RNNBase::input_size)
-      .def_prop_ro("hidden_size", &snn::RNNBase::hidden_size)
-      .def_prop_ro("num_layers", &snn::RNNBase::num_layers)
-      .def_prop_ro("bias", &snn::RNNBase::has_bias)
-      .def_prop_ro("batch_first", &snn::RNNBase::batch_first)
-      .def_prop_ro("dropout", &snn::RNNBase::dropout)
-      .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; })
+      .def_prop_ro("input_size", &snn::RNNBase::input_size, "The size of each input step's features.")
+      .def_prop_ro("hidden_size", &snn::RNNBase::hidden_size, "The size of the hidden state.")
+      .def_prop_ro("num_layers", &snn::RNNBase::num_layers, "The number of stacked layers.")
+      .def_prop_ro("bias", &snn::RNNBase::has_bias, "Whether the layers have bias_ih/bias_hh parameters.")
+      .def_prop_ro("batch_first", &snn::RNNBase::batch_first,
+                   "True: input and output are (batch, seq, feature); False: (seq, batch, feature).")
+      .def_prop_ro("dropout", &snn::RNNBase::dropout,
+                   "The dropout probability on each layer's output except the last (in training).")
+      .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; },
+                   "Always False: bidirectional layers are not implemented.")
       .def("__repr__", &rnn_repr);
 
-  auto lstm_forward = [](snn::LSTM& self, nb::handle input_obj, nb::handle h0) -> nb::object {
+  using LstmState = nb::typed<nb::handle, std::variant<Tensor, std::tuple<Tensor, Tensor>>>;
+  using LstmResult =
+      nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, std::tuple<Tensor, Tensor>>>;
+  auto lstm_forward = [](snn::LSTM& self, SeqInput input_obj, LstmState h0) -> LstmResult {
     std::optional<Tensor> h, c;
     if (!h0.is_none()) {
       if (nb::isinstance<Tensor>(h0)) {
@@ -135,10 +141,10 @@ void bind_nn_seq(nb::module_& nn) {
                                         auto [y, state] = self.forward_full(x, hp, cp);
                                         return std::make_tuple(st::reshape(y, {-1, H}), state.first, state.second);
                                       });
-      return nb::make_tuple(out, nb::make_tuple(hn, cn));
+      return LstmResult(nb::make_tuple(out, nb::make_tuple(hn, cn)));
     }
     auto [out, hc] = self.forward_full(nb::cast<Tensor>(input_obj), h, c);
-    return nb::make_tuple(out, nb::make_tuple(hc.first, hc.second));
+    return LstmResult(nb::make_tuple(out, nb::make_tuple(hc.first, hc.second)));
   };
   nb::class_<snn::LSTM, snn::RNNBase>(
       nn, "LSTM",
@@ -149,11 +155,18 @@ void bind_nn_seq(nb::module_& nn) {
       "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
-           nb::arg("dropout") = 0.0, nb::arg("name") = "")
-      .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none())
-      .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0") = nb::none());
+           nb::arg("dropout") = 0.0, nb::arg("name") = "",
+           "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
+           "in training. e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))")
+      .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+           "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
+           "(seq, input_size), or a PackedSequence. Returns (output, (h_n, c_n)): output (..., hidden_size) from "
+           "the last layer at every step, h_n and c_n (num_layers, batch, hidden_size). h0: (h_0, c_0), h_0 alone "
+           "or None (zeros).")
+      .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
 
-  auto gru_forward = [](snn::GRU& self, nb::handle input_obj, std::optional<Tensor> h0) -> nb::object {
+  using GruResult = nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, Tensor>>;
+  auto gru_forward = [](snn::GRU& self, SeqInput input_obj, std::optional<Tensor> h0) -> GruResult {
     if (is_packed(input_obj)) {
       const int64_t H = self.hidden_size();
       auto [out, hn, unused] = run_packed(input_obj, self, h0, std::nullopt, false,
@@ -161,10 +174,10 @@ void bind_nn_seq(nb::module_& nn) {
                                             auto [y, state] = self.forward_full(x, hp);
                                             return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
                                           });
-      return nb::make_tuple(out, hn);
+      return GruResult(nb::make_tuple(out, hn));
     }
     auto [out, hn] = self.forward_full(nb::cast<Tensor>(input_obj), h0);
-    return nb::make_tuple(out, hn);
+    return GruResult(nb::make_tuple(out, hn));
   };
   nb::class_<snn::GRU, snn::RNNBase>(
       nn, "GRU",
@@ -172,9 +185,14 @@ void bind_nn_seq(nb::module_& nn) {
       "PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
-           nb::arg("dropout") = 0.0, nb::arg("name") = "")
-      .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none())
-      .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none());
+           nb::arg("dropout") = 0.0, nb::arg("name") = "",
+           "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
+           "in training.")
+      .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+           "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
+           "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
+           "last layer at every step, h_n (num_layers, batch, hidden_size); h0 None means zeros.")
+      .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
 
   auto mha_forward = [](snn::MultiheadAttention& self, const Tensor& query, std::optional<Tensor> key,
                         std::optional<Tensor> value, std::optional<Tensor> attn_mask,
@@ -194,23 +212,32 @@ void bind_nn_seq(nb::module_& nn) {
       "is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. "
       "is_causal without attn_mask applies the causal mask.")
       .def(nb::init<int64_t, int64_t, double, bool, bool, std::string>(), nb::arg("embed_dim"), nb::arg("num_heads"),
-           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = false, nb::arg("name") = "")
+           nb::arg("dropout") = 0.0, nb::arg("bias") = true, nb::arg("batch_first") = false, nb::arg("name") = "",
+           "embed_dim must be divisible by num_heads (else ValueError); dropout applies to the attention weights "
+           "in training. e.g. out, w = nn.MultiheadAttention(16, 4, batch_first=True)(q, q, q)")
       .def("forward", mha_forward, nb::arg("query"), nb::arg("key").none() = nb::none(),
            nb::arg("value").none() = nb::none(), nb::arg("attn_mask").none() = nb::none(),
            nb::arg("key_padding_mask").none() = nb::none(), nb::arg("need_weights") = true,
-           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true)
+           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true,
+           "Attention of query (L, N, E) over key (S, N, E) and value (S, N, E) (batch_first: batch first; "
+           "unbatched (L, E) too); key and value default to query. attn_mask (L, S) or (N*heads, L, S): bool "
+           "True = blocked, or float added; key_padding_mask (N, S) blocks padded keys. Returns (output like "
+           "query, weights (N, L, S) averaged over heads, or per head (N, heads, L, S) without "
+           "average_attn_weights, or None without need_weights).")
       .def("__call__", mha_forward, nb::arg("query"), nb::arg("key").none() = nb::none(),
            nb::arg("value").none() = nb::none(), nb::arg("attn_mask").none() = nb::none(),
            nb::arg("key_padding_mask").none() = nb::none(), nb::arg("need_weights") = true,
-           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true)
-      .def_prop_ro("embed_dim", &snn::MultiheadAttention::embed_dim)
-      .def_prop_ro("num_heads", &snn::MultiheadAttention::num_heads)
-      .def_prop_ro("head_dim", &snn::MultiheadAttention::head_dim)
-      .def_prop_ro("dropout", &snn::MultiheadAttention::dropout)
-      .def_prop_ro("batch_first", &snn::MultiheadAttention::batch_first)
-      .def_prop_ro("in_proj_weight", &snn::MultiheadAttention::in_proj_weight)
-      .def_prop_ro("in_proj_bias", [](snn::MultiheadAttention& m) { return opt(m.in_proj_bias()); })
-      .def_prop_ro("out_proj", &snn::MultiheadAttention::out_proj)
+           nb::arg("is_causal") = false, nb::arg("average_attn_weights") = true, "forward(query, key, value, ...).")
+      .def_prop_ro("embed_dim", &snn::MultiheadAttention::embed_dim, "The model dim E of query and output.")
+      .def_prop_ro("num_heads", &snn::MultiheadAttention::num_heads, "The number of attention heads.")
+      .def_prop_ro("head_dim", &snn::MultiheadAttention::head_dim, "embed_dim // num_heads.")
+      .def_prop_ro("dropout", &snn::MultiheadAttention::dropout, "The dropout probability on attention weights.")
+      .def_prop_ro("batch_first", &snn::MultiheadAttention::batch_first, "Whether inputs are (batch, seq, embed).")
+      .def_prop_ro("in_proj_weight", &snn::MultiheadAttention::in_proj_weight,
+                   "The (3 * embed_dim, embed_dim) stacked query/key/value projection.")
+      .def_prop_ro("in_proj_bias", [](snn::MultiheadAttention& m) { return opt(m.in_proj_bias()); },
+                   "The (3 * embed_dim,) projection bias, or None (bias=False).")
+      .def_prop_ro("out_proj", &snn::MultiheadAttention::out_proj, "The output projection (a Linear).")
       .def("__repr__", [](const snn::MultiheadAttention& m) {
         return "MultiheadAttention(" + std::to_string(m.embed_dim()) + ", " + std::to_string(m.num_heads()) +
                (m.dropout() != 0.0 ? ", dropout=" + fmt_double(m.dropout()) : std::string()) +
@@ -230,21 +257,33 @@ void bind_nn_seq(nb::module_& nn) {
       .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
            nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
            nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
-           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
+           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
+           "Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> "
+           "d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation "
+           "'relu' or 'gelu'.")
       .def("forward", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
-           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false)
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false,
+           "Encodes src (seq, batch, d_model) (batch_first: batch first; unbatched (seq, d_model) too); src_mask "
+           "(seq, seq): bool True = blocked or float added; src_key_padding_mask (batch, seq) blocks padded "
+           "positions. Returns a tensor shaped like src.")
       .def("__call__", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
-           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false)
-      .def_prop_ro("self_attn", &snn::TransformerEncoderLayer::self_attn)
-      .def_prop_ro("linear1", &snn::TransformerEncoderLayer::linear1)
-      .def_prop_ro("linear2", &snn::TransformerEncoderLayer::linear2)
-      .def_prop_ro("norm1", &snn::TransformerEncoderLayer::norm1)
-      .def_prop_ro("norm2", &snn::TransformerEncoderLayer::norm2)
-      .def_prop_ro("dropout", &snn::TransformerEncoderLayer::dropout)
-      .def_prop_ro("dropout1", &snn::TransformerEncoderLayer::dropout1)
-      .def_prop_ro("dropout2", &snn::TransformerEncoderLayer::dropout2)
-      .def_prop_ro("norm_first", &snn::TransformerEncoderLayer::norm_first)
-      .def_prop_ro("activation", &snn::TransformerEncoderLayer::activation)
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false,
+           "forward(src, src_mask, src_key_padding_mask, is_causal).")
+      .def_prop_ro("self_attn", &snn::TransformerEncoderLayer::self_attn,
+      "The self-attention block (a MultiheadAttention).")
+      .def_prop_ro("linear1", &snn::TransformerEncoderLayer::linear1,
+      "The feed-forward input projection d_model -> dim_feedforward.")
+      .def_prop_ro("linear2", &snn::TransformerEncoderLayer::linear2,
+      "The feed-forward output projection dim_feedforward -> d_model.")
+      .def_prop_ro("norm1", &snn::TransformerEncoderLayer::norm1, "The LayerNorm of the self-attention block.")
+      .def_prop_ro("norm2", &snn::TransformerEncoderLayer::norm2, "The LayerNorm of the feed-forward block.")
+      .def_prop_ro("dropout", &snn::TransformerEncoderLayer::dropout, "The dropout inside the feed-forward block.")
+      .def_prop_ro("dropout1", &snn::TransformerEncoderLayer::dropout1, "The dropout after self-attention.")
+      .def_prop_ro("dropout2", &snn::TransformerEncoderLayer::dropout2, "The dropout after the feed-forward block.")
+      .def_prop_ro("norm_first", &snn::TransformerEncoderLayer::norm_first,
+      "Whether each block normalises its input (pre-norm) instead of its output.")
+      .def_prop_ro("activation", &snn::TransformerEncoderLayer::activation,
+      "The feed-forward activation, 'relu' or 'gelu'.")
       .def("__repr__", [](const snn::TransformerEncoderLayer& m) {
         return "TransformerEncoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
                std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
@@ -268,13 +307,18 @@ void bind_nn_seq(nb::module_& nn) {
                           std::shared_ptr<Module> norm, bool, bool, std::string name) {
         new (self) snn::TransformerEncoder(layer, num_layers, std::move(norm), std::move(name));
       }, nb::arg("encoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(),
-         nb::arg("enable_nested_tensor") = true, nb::arg("mask_check") = true, nb::arg("name") = "")
+         nb::arg("enable_nested_tensor") = true, nb::arg("mask_check") = true, nb::arg("name") = "",
+         "num_layers copies of encoder_layer, then norm (a module, or None); enable_nested_tensor and mask_check "
+         "are accepted for PyTorch compatibility and ignored.")
       .def("forward", te_forward, nb::arg("src"), nb::arg("mask").none() = nb::none(),
-           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none())
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none(),
+           "Runs src (shaped as the layers expect) through every layer with the same masks, then norm; returns a "
+           "tensor shaped like src. is_causal=True without mask applies the causal mask.")
       .def("__call__", te_forward, nb::arg("src"), nb::arg("mask").none() = nb::none(),
-           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none())
-      .def_prop_ro("num_layers", &snn::TransformerEncoder::num_layers)
-      .def_prop_ro("norm", &snn::TransformerEncoder::norm)
+           nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none(),
+           "forward(src, mask, src_key_padding_mask, is_causal).")
+      .def_prop_ro("num_layers", &snn::TransformerEncoder::num_layers, "The number of stacked layers.")
+      .def_prop_ro("norm", &snn::TransformerEncoder::norm, "The final normalisation module, or None.")
       .def_prop_ro("layers", [](const snn::TransformerEncoder& m) {
         std::vector<std::shared_ptr<snn::TransformerEncoderLayer>> out;
         for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
@@ -301,28 +345,41 @@ void bind_nn_seq(nb::module_& nn) {
       .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
            nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
            nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
-           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "")
+           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
+           "Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> "
+           "dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with "
+           "norm_first); activation 'relu' or 'gelu'.")
       .def("forward", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
-           nb::arg("memory_is_causal") = false)
+           nb::arg("memory_is_causal") = false,
+           "Decodes tgt (T, batch, d_model) against memory (S, batch, d_model) (batch_first: batch first); tgt_mask "
+           "(T, T) / memory_mask (T, S): bool True = blocked or float added; the key padding masks (batch, T) / "
+           "(batch, S) block padded positions; *_is_causal apply the causal mask when the mask is None. Returns a "
+           "tensor shaped like tgt.")
       .def("__call__", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
-           nb::arg("memory_is_causal") = false)
-      .def_prop_ro("self_attn", &snn::TransformerDecoderLayer::self_attn)
-      .def_prop_ro("multihead_attn", &snn::TransformerDecoderLayer::multihead_attn)
-      .def_prop_ro("linear1", &snn::TransformerDecoderLayer::linear1)
-      .def_prop_ro("linear2", &snn::TransformerDecoderLayer::linear2)
-      .def_prop_ro("norm1", &snn::TransformerDecoderLayer::norm1)
-      .def_prop_ro("norm2", &snn::TransformerDecoderLayer::norm2)
-      .def_prop_ro("norm3", &snn::TransformerDecoderLayer::norm3)
-      .def_prop_ro("dropout", &snn::TransformerDecoderLayer::dropout)
-      .def_prop_ro("dropout1", &snn::TransformerDecoderLayer::dropout1)
-      .def_prop_ro("dropout2", &snn::TransformerDecoderLayer::dropout2)
-      .def_prop_ro("dropout3", &snn::TransformerDecoderLayer::dropout3)
-      .def_prop_ro("norm_first", &snn::TransformerDecoderLayer::norm_first)
-      .def_prop_ro("activation", &snn::TransformerDecoderLayer::activation)
+           nb::arg("memory_is_causal") = false, "forward(tgt, memory, ...).")
+      .def_prop_ro("self_attn", &snn::TransformerDecoderLayer::self_attn,
+      "The self-attention block (a MultiheadAttention).")
+      .def_prop_ro("multihead_attn", &snn::TransformerDecoderLayer::multihead_attn,
+      "The cross-attention block over memory (a MultiheadAttention).")
+      .def_prop_ro("linear1", &snn::TransformerDecoderLayer::linear1,
+      "The feed-forward input projection d_model -> dim_feedforward.")
+      .def_prop_ro("linear2", &snn::TransformerDecoderLayer::linear2,
+      "The feed-forward output projection dim_feedforward -> d_model.")
+      .def_prop_ro("norm1", &snn::TransformerDecoderLayer::norm1, "The LayerNorm of the self-attention block.")
+      .def_prop_ro("norm2", &snn::TransformerDecoderLayer::norm2, "The LayerNorm of the cross-attention block.")
+      .def_prop_ro("norm3", &snn::TransformerDecoderLayer::norm3, "The LayerNorm of the feed-forward block.")
+      .def_prop_ro("dropout", &snn::TransformerDecoderLayer::dropout, "The dropout inside the feed-forward block.")
+      .def_prop_ro("dropout1", &snn::TransformerDecoderLayer::dropout1, "The dropout after self-attention.")
+      .def_prop_ro("dropout2", &snn::TransformerDecoderLayer::dropout2, "The dropout after cross-attention.")
+      .def_prop_ro("dropout3", &snn::TransformerDecoderLayer::dropout3, "The dropout after the feed-forward block.")
+      .def_prop_ro("norm_first", &snn::TransformerDecoderLayer::norm_first,
+      "Whether each block normalises its input (pre-norm) instead of its output.")
+      .def_prop_ro("activation", &snn::TransformerDecoderLayer::activation,
+      "The feed-forward activation, 'relu' or 'gelu'.")
       .def("__repr__", [](const snn::TransformerDecoderLayer& m) {
         return "TransformerDecoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
                std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
@@ -347,17 +404,21 @@ void bind_nn_seq(nb::module_& nn) {
       .def("__init__", [](snn::TransformerDecoder* self, const snn::TransformerDecoderLayer& layer, int64_t num_layers,
                           std::shared_ptr<Module> norm, std::string name) {
         new (self) snn::TransformerDecoder(layer, num_layers, std::move(norm), std::move(name));
-      }, nb::arg("decoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(), nb::arg("name") = "")
+      }, nb::arg("decoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(), nb::arg("name") = "",
+          "num_layers copies of decoder_layer (its configuration and current values), then norm (a module, or "
+          "None).")
       .def("forward", td_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal").none() = nb::none(),
-           nb::arg("memory_is_causal") = false)
+           nb::arg("memory_is_causal") = false,
+           "Runs tgt through every layer against memory with the same masks, then norm; returns a tensor shaped "
+           "like tgt.")
       .def("__call__", td_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal").none() = nb::none(),
-           nb::arg("memory_is_causal") = false)
-      .def_prop_ro("num_layers", &snn::TransformerDecoder::num_layers)
-      .def_prop_ro("norm", &snn::TransformerDecoder::norm)
+           nb::arg("memory_is_causal") = false, "forward(tgt, memory, ...).")
+      .def_prop_ro("num_layers", &snn::TransformerDecoder::num_layers, "The number of stacked layers.")
+      .def_prop_ro("norm", &snn::TransformerDecoder::norm, "The final normalisation module, or None.")
       .def_prop_ro("layers", [](const snn::TransformerDecoder& m) {
         std::vector<std::shared_ptr<snn::TransformerDecoderLayer>> out;
         for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
@@ -400,7 +461,8 @@ void bind_nn_seq(nb::module_& nn) {
       "tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.")
       .def("__init__", [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
                           int64_t num_decoder_layers, int64_t dim_feedforward, double dropout,
-                          const std::string& activation, nb::handle custom_encoder, nb::handle custom_decoder,
+                          const std::string& activation, nb::typed<nb::handle, Module> custom_encoder,
+                          nb::typed<nb::handle, Module> custom_decoder,
                           double layer_norm_eps, bool batch_first, bool norm_first, bool bias, std::string name) {
         if (!custom_encoder.is_none() || !custom_decoder.is_none()) {
           throw st::ValueError("Transformer: custom_encoder/custom_decoder are not supported");
@@ -412,24 +474,36 @@ void bind_nn_seq(nb::module_& nn) {
          nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
          nb::arg("activation") = "relu", nb::arg("custom_encoder").none() = nb::none(),
          nb::arg("custom_decoder").none() = nb::none(), nb::arg("layer_norm_eps") = 1e-5,
-         nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "")
+         nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "",
+         "An encoder of num_encoder_layers and a decoder of num_decoder_layers layers (d_model, nhead, "
+         "dim_feedforward, dropout, activation, layer_norm_eps, norm_first as in the layers). "
+         "custom_encoder/custom_decoder and bias=False raise ValueError (not supported). e.g. "
+         "nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=2)")
       .def("forward", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
-           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false)
+           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false,
+           "Encodes src (S, N, d_model) and decodes tgt (T, N, d_model) against it (batch_first: batch first); "
+           "masks as in TransformerEncoder/TransformerDecoder. Returns (T, N, d_model). ValueError when a subclass "
+           "replaced encoder or decoder.")
       .def("__call__", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
-           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false)
-      .def_prop_ro("encoder", [](const snn::Transformer& m) { return registered_child(m, "encoder"); },
+           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false,
+           "forward(src, tgt, ...).")
+      .def_prop_ro("encoder", [](const snn::Transformer& m) {
+        return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "encoder"));
+      },
                    "The child 'encoder' (a TransformerEncoder unless a subclass replaced it).")
-      .def_prop_ro("decoder", [](const snn::Transformer& m) { return registered_child(m, "decoder"); },
+      .def_prop_ro("decoder", [](const snn::Transformer& m) {
+        return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "decoder"));
+      },
                    "The child 'decoder' (a TransformerDecoder unless a subclass replaced it).")
-      .def_prop_ro("d_model", &snn::Transformer::d_model)
-      .def_prop_ro("nhead", &snn::Transformer::nhead)
-      .def_prop_ro("batch_first", &snn::Transformer::batch_first)
+      .def_prop_ro("d_model", &snn::Transformer::d_model, "The model dim.")
+      .def_prop_ro("nhead", &snn::Transformer::nhead, "The number of attention heads.")
+      .def_prop_ro("batch_first", &snn::Transformer::batch_first, "Whether inputs are (batch, seq, d_model).")
       .def_static("generate_square_subsequent_mask",
                   [](int64_t sz) { return snn::causal_mask(sz, sz, Dtype::Float32, st::Device()); }, nb::arg("sz"),
                   "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above.")
@@ -450,7 +524,7 @@ void bind_nn_seq(nb::module_& nn) {
          "(True = may attend) or float (added); is_causal masks keys after each query; scale defaults to "
          "1/sqrt(head_dim).");
   nn.def("generate_square_subsequent_mask",
-         [](int64_t sz, nb::handle dtype, nb::handle device) {
+         [](int64_t sz, DtypeArg dtype, DeviceArg device) {
            const st::Device dev = device.is_none() ? st::Device() : st::Device::parse(nb::cast<std::string>(nb::str(device)));
            return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype), dev);
          },

@@ -34,10 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 STUB_DIR = os.path.join(ROOT, "python", "spiraltorch", "_core")
 
 # Stub modules ("nn") or top-level names of a module ("__init__.TensorBiome") not yet checked.
-PENDING = {
-    # nn*.cpp
-    "nn",
-}
+PENDING: set[str] = set()
 
 # Bindings that are genuinely variadic: "module.name" or "module.Class.method" -> reason.
 VARIADIC = {
@@ -54,6 +51,10 @@ VARIADIC = {
     "__init__.randn": "the size comes as varargs or one sequence",
     "__init__.randint": "randint(high, size) and randint(low, high, size), as in PyTorch",
     "__init__.TensorHookHandle.__exit__": "the context-manager protocol passes (type, value, traceback)",
+    "nn.Module.to": "to(device), to(dtype), to(tensor), to(device, dtype) and the keyword forms, as torch.nn.Module.to",
+    "nn.Module.__init_subclass__": "class keyword arguments (class M(nn.Module, **kw)) pass through the protocol",
+    "nn.Sequential.__init__": "Sequential(*layers) takes any number of modules, as torch.nn.Sequential",
+    "nn.Identity.__init__": "torch.nn.Identity accepts and ignores any arguments",
 }
 
 # Dunder parameters that Python's data model types as `object`.
