@@ -99,7 +99,7 @@ Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, doubl
   auto& be = detail::backend_of(q4);
   const int64_t B = q4.shape()[0], H = q4.shape()[1], L = q4.shape()[2];
   Tensor o4 = heads_last(B, H, L, v4.shape()[3], q4.dtype(), q4.device());
-  lse = Tensor::empty({B, H, L}, Dtype::Float32, q4.device());
+  lse = Tensor::empty({B, H, L}, q4.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, q4.device());
   return be.flash_attention(q4, k4, v4, scale, causal, o4, lse) ? o4 : Tensor();
 }
 
@@ -108,8 +108,9 @@ void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const 
                     const Tensor& dout4, double scale, bool causal, FlashGrads& g) {
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
-  const Tensor delta = sum(mul(detail::cast_raw(d, Dtype::Float32), detail::cast_raw(o4, Dtype::Float32)), {-1})
-                           .contiguous();  // (B, H, L): lse's layout
+  const Dtype stat = lse.dtype();
+  const Tensor delta =
+      sum(mul(detail::cast_raw(d, stat), detail::cast_raw(o4, stat)), {-1}).contiguous();  // (B, H, L): lse's layout
   if (be.flash_attention_backward(q4, k4, v4, d, lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
   if (be.flash_attention_backward(q4, k4, v4, d.contiguous(), lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
   throw SpiralError("scaled_dot_product_attention: the flash backward refused operands its forward took");
@@ -187,9 +188,10 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
 // softmax(scale q k^T [+ causal mask]) v without keeping the (L, S) probabilities: the
 // forward saves q, k, v, the output and each row's log-sum-exp, and the backward recomputes
 // the probabilities from them (FlashAttention's recurrence), so the memory kept per call is
-// O(L + S) per row instead of O(L S). Backends with a flash kernel for the operands (CUDA,
-// 16-bit types) never form an (L, S) buffer; otherwise batched GEMMs around the backend's
-// attention softmax do, and those buffers exist only while one call's forward or backward runs.
+// O(L + S) per row instead of O(L S). Backends with a flash kernel for the operands (the CPU's
+// tiled kernel for float32/float64, CUDA's for 16-bit types and TF32) never form an (L, S)
+// buffer; otherwise (wgpu) batched GEMMs around the backend's attention softmax do, and those
+// buffers exist only while one call's forward or backward runs.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
   const Dtype dt = q.dtype();
   const Device dev = q.device();

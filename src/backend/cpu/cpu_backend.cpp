@@ -137,6 +137,17 @@ class CpuBackend final : public Backend {
                                   int64_t L, int64_t S, double scale, bool causal) override {
     cpu::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
+  // Tiled attention with O(L + S) memory per head (attention.cpp): float32 and float64.
+  bool has_flash_attention() const override { return true; }
+  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                       Tensor& lse) override {
+    return cpu::flash_attention(q, k, v, scale, causal, out, lse);
+  }
+  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
+                                const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
+                                Tensor& dk, Tensor& dv) override {
+    return cpu::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+  }
 
   // ---- recurrent kernels ----
   void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,

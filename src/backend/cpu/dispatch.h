@@ -1,9 +1,9 @@
 #pragma once
 // Run-time choice of the CPU kernels' instruction set (PyTorch's CPU-capability dispatch is the
 // model). The vectorised kernel sources (the list in cmake/SpiralCpuKernels.cmake: elementwise,
-// reductions, softmax, attention softmax, layer/batch norm, the LSTM/GRU gate loops, Adam, the
-// cross-entropy rows, dtype conversion) are compiled once per capability, each time inside the
-// namespace st::cpu::CPU_CAPABILITY (-DCPU_CAPABILITY=baseline|avx2|avx512):
+// reductions, softmax, attention softmax, flash attention, layer/batch norm, the LSTM/GRU gate
+// loops, Adam, the cross-entropy rows, dtype conversion) are compiled once per capability, each
+// time inside the namespace st::cpu::CPU_CAPABILITY (-DCPU_CAPABILITY=baseline|avx2|avx512):
 //
 //   baseline  -march=x86-64-v2 (SSE4.2, POPCNT): every x86-64 CPU of the last 15 years; the rest
 //             of the library is compiled for it too
@@ -74,6 +74,13 @@
     (Tensor & s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S,            \
      double scale, bool causal),                                                                                     \
     (s, dp, lse, delta, batch, L, S, scale, causal))                                                                 \
+  X(flash_attention, bool,                                                                                           \
+    (const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out, Tensor& lse),        \
+    (q, k, v, scale, causal, out, lse))                                                                              \
+  X(flash_attention_backward, bool,                                                                                  \
+    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse, const Tensor& delta,  \
+     double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                                                 \
+    (q, k, v, dout, lse, delta, scale, causal, dq, dk, dv))                                                          \
   X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),     \
     (slots, a))                                                                                                      \
   X(lstm_forward, void,                                                                                              \

@@ -9,9 +9,9 @@ namespace st::cpu {
 
 // ---- dispatched per CPU capability (dispatch.h): elementwise (binary.cpp, unary.cpp, copy.cpp),
 // reductions (reduce.cpp), softmax (softmax.cpp), layer norm (layer_norm.cpp), batch norm
-// (batch_norm.cpp), attention softmax (attention.cpp), Adam/AdamW over every slot, contiguous
-// float32 or float64 tensors of one dtype (optim.cpp), LSTM/GRU recurrences (rnn.cpp), the
-// cross-entropy rows (loss_rows.cpp) ----
+// (batch_norm.cpp), attention softmax and tiled flash attention (attention.cpp),
+// Adam/AdamW over every slot, contiguous float32 or float64 tensors of one dtype (optim.cpp),
+// LSTM/GRU recurrences (rnn.cpp), the cross-entropy rows (loss_rows.cpp) ----
 ST_CPU_DISPATCHED_KERNELS(ST_CPU_DECLARE_KERNEL)
 
 // ---- compiled once ----
