@@ -1,19 +1,27 @@
 """The pieces of the CPU LM step of bench_cpu_models.py, one at a time: SpiralTorch vs PyTorch.
 
 Usage: python bench/bench_cpu_lm_ops.py [--threads 2] [--bf16]
+       python bench/bench_cpu_lm_ops.py --long-attention [--lengths 1024 2048 4096 8192] [--rounds 5]
 
 Each row times forward + backward of one op at the shapes of the causal LM (B=8, T=128, d=256, 4 heads,
 FF 1024, vocab 4096), both libraries alternating, median of rounds; AdamW is one optimizer step over the
-LM's parameters. Used to find where the step's time goes (issue #20)."""
+LM's parameters. Used to find where the step's time goes (issue #20).
+
+--long-attention: causal scaled_dot_product_attention forward + backward at B=1, 8 heads, d=64, float32
+and long T (issue #39). Time: one process, the two libraries alternating call by call, best of --rounds
+(the machine is shared, so the minimum is the least disturbed run). Memory: for each library and T a
+fresh interpreter that imports only that library builds the inputs and runs one forward + backward;
+it reports its peak RSS (VmHWM: the whole process, library included) and that peak minus the RSS
+just before the call (what the call itself added)."""
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
-import torch
-
-import spiraltorch as st
-import spiraltorch.nn.functional as sF
 
 
 def timed(fn, reps):
@@ -41,11 +49,100 @@ def pair(shape, dtype_st, dtype_t, grad=True, seed=0):
     return s, t
 
 
+def _status_mib(key):
+    """VmRSS (now) or VmHWM (peak) of this process from /proc/self/status, in MiB. (getrusage's
+    ru_maxrss is no use here: a process started from a larger one inherits its parent's peak.)"""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def attention_memory_worker(lib, T, threads):
+    """One causal forward + backward at (1, 8, T, 64) in this fresh process; prints its RSS figures."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((1, 8, T, 64)).astype(np.float32) for _ in range(3)]
+    if lib == "st":
+        import spiraltorch as st
+
+        st.set_num_threads(threads)
+        ins = [st.tensor(a).requires_grad_(True) for a in arrays]
+        run = lambda: st.nn.functional.scaled_dot_product_attention(*ins, is_causal=True).sum().backward()  # noqa: E731
+    else:
+        import torch
+
+        torch.set_num_threads(threads)
+        ins = [torch.tensor(a).requires_grad_(True) for a in arrays]
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        run = lambda: sdpa(*ins, is_causal=True).sum().backward()  # noqa: E731
+    before = _status_mib("VmRSS")
+    run()
+    peak = _status_mib("VmHWM")
+    print(json.dumps({"peak_mib": peak, "added_mib": peak - before}))
+
+
+def long_attention(args):
+    import torch
+
+    import spiraltorch as st
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from machine import cpu_model
+
+    st.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    print(f"{cpu_model()}, {args.threads} threads, float32, B=1, 8 heads, d=64; time best of {args.rounds} "
+          "(libraries alternating), peak RSS of a fresh process per library and T\n")
+    print("| causal SDPA fwd+bwd | SpiralTorch ms | PyTorch ms | time ratio | SpiralTorch peak / added MiB "
+          "| PyTorch peak / added MiB | peak ratio |\n|---|---:|---:|---:|---:|---:|---:|")
+    for T in args.lengths:
+        rng = np.random.default_rng(0)
+        arrays = [rng.standard_normal((1, 8, T, 64)).astype(np.float32) for _ in range(3)]
+        s_in = [st.tensor(a).requires_grad_(True) for a in arrays]
+        t_in = [torch.tensor(a).requires_grad_(True) for a in arrays]
+
+        def st_call():
+            st.nn.functional.scaled_dot_product_attention(*s_in, is_causal=True).sum().backward()
+
+        def torch_call():
+            torch.nn.functional.scaled_dot_product_attention(*t_in, is_causal=True).sum().backward()
+
+        st_call(), torch_call()  # warm-up
+        a, b = [], []
+        for _ in range(args.rounds):
+            a.append(timed(st_call, 1))
+            b.append(timed(torch_call, 1))
+        ms_a, ms_b = min(a), min(b)
+        del s_in, t_in
+        mem = {}
+        for lib in ("st", "torch"):
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--attention-memory", lib, str(T),
+                                "--threads", str(args.threads)], capture_output=True, text=True, check=True)
+            mem[lib] = json.loads(r.stdout.strip().splitlines()[-1])
+        print(f"| T={T} | {ms_a:.1f} | {ms_b:.1f} | {ms_a / ms_b:.2f}x | {mem['st']['peak_mib']:.0f} / "
+              f"{mem['st']['added_mib']:.0f} | {mem['torch']['peak_mib']:.0f} / {mem['torch']['added_mib']:.0f} | "
+              f"{mem['st']['peak_mib'] / mem['torch']['peak_mib']:.2f}x |", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--bf16", action="store_true")
+    p.add_argument("--long-attention", action="store_true", help="only the long-sequence causal attention rows")
+    p.add_argument("--lengths", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--attention-memory", nargs=2, metavar=("LIB", "T"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.attention_memory:
+        return attention_memory_worker(args.attention_memory[0], int(args.attention_memory[1]), args.threads)
+    if args.long_attention:
+        return long_attention(args)
+    global torch, st, sF
+    import torch
+
+    import spiraltorch as st
+    import spiraltorch.nn.functional as sF
     st.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
     ds, dt = (st.bfloat16, torch.bfloat16) if args.bf16 else (st.float32, torch.float32)

@@ -1,6 +1,6 @@
 // The CPU's tiled flash attention (src/backend/cpu/attention.cpp): every capability's kernel
 // against a float64 reference written out here (softmax, log-sum-exp and the three gradients),
-// float32 and float64, causal or not, on shapes off the 64-row / 256-key blocks, L != S, T = 1,
+// float32 and float64, causal or not, on shapes off the 128-row / 256-key blocks, L != S, T = 1,
 // one head, strided head views and a non-unit last stride; then the op: finite differences in
 // float64, the composite (masked) path, and no (L, S) buffer in the allocator's peak.
 #include <gtest/gtest.h>
@@ -112,8 +112,9 @@ void check_kernel(const cpu::Kernels& kern, const Case& c, Dtype dt, bool causal
   SCOPED_TRACE(testing::Message() << "B=" << c.B << " H=" << c.H << " L=" << c.L << " S=" << c.S << " d=" << c.d
                                   << " dv=" << c.dv << " " << dtype_name(dt) << (causal ? " causal" : "")
                                   << " layout " << layout);
-  const Tensor q64 = random_tensor({c.B, c.H, c.L, c.d}, seed), k64 = random_tensor({c.B, c.H, c.S, c.d}, seed + 1),
-               v64 = random_tensor({c.B, c.H, c.S, c.dv}, seed + 2), g64 = random_tensor({c.B, c.H, c.L, c.dv}, seed + 3);
+  const Tensor q64 = random_tensor({c.B, c.H, c.L, c.d}, seed), k64 = random_tensor({c.B, c.H, c.S, c.d}, seed + 1);
+  const Tensor v64 = random_tensor({c.B, c.H, c.S, c.dv}, seed + 2),
+               g64 = random_tensor({c.B, c.H, c.L, c.dv}, seed + 3);
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
   const Reference want = reference(q64, k64, v64, g64, scale, causal);
   const Tensor q = laid_out(q64.to(dt), layout), k = laid_out(k64.to(dt), layout), v = laid_out(v64.to(dt), layout),
@@ -139,7 +140,7 @@ void check_kernel(const cpu::Kernels& kern, const Case& c, Dtype dt, bool causal
 TEST(CpuFlashAttention, EveryCapabilityMatchesFloat64Reference) {
   const Case cases[] = {
       {1, 1, 1, 1, 8, 8},        // T = 1
-      {1, 1, 300, 300, 64, 64},  // one head, T off both block sizes (64 rows, 256 keys)
+      {1, 1, 300, 300, 64, 64},  // one head, T off both block sizes (128 rows, 256 keys)
       {2, 3, 70, 130, 16, 24},   // L != S, dv != d
       {1, 2, 257, 100, 32, 32},  // L > S: causal rows past S see every key
       {3, 1, 5, 600, 8, 4},      // several key blocks, few rows
@@ -158,7 +159,9 @@ TEST(CpuFlashAttention, EveryCapabilityMatchesFloat64Reference) {
     }
     // head views of a packed (B, L, H, d) tensor and a non-unit last stride
     for (const int layout : {1, 2}) {
-      for (const bool causal : {false, true}) check_kernel(*kern, {2, 3, 90, 90, 32, 32}, Dtype::Float32, causal, layout, 50);
+      for (const bool causal : {false, true}) {
+        check_kernel(*kern, {2, 3, 90, 90, 32, 32}, Dtype::Float32, causal, layout, 50);
+      }
     }
   }
   EXPECT_GE(ran, 1);
@@ -178,7 +181,8 @@ TEST(CpuFlashAttention, RefusesWhatItDoesNotTake) {
 TEST(CpuFlashAttention, OpGradientsMatchFiniteDifferences) {
   for (const bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "full");
-    const Tensor q = random_tensor({1, 2, 5, 3}, 3), k = random_tensor({1, 2, 7, 3}, 4), v = random_tensor({1, 2, 7, 2}, 5);
+    const Tensor q = random_tensor({1, 2, 5, 3}, 3), k = random_tensor({1, 2, 7, 3}, 4),
+                 v = random_tensor({1, 2, 7, 2}, 5);
     test_util::gradcheck_all([&] { return nn::scaled_dot_product_attention(q, k, v, std::nullopt, 0.0, causal); },
                              {q, k, v}, 1e-7);
   }
@@ -195,7 +199,8 @@ TEST(CpuFlashAttention, OpMatchesTheCompositePath) {
     for (const bool tiled : {true, false}) {
       std::vector<Tensor> leaves{q.clone(), k.clone(), v.clone()};
       for (Tensor& t : leaves) t.set_requires_grad(true);
-      const Tensor o = tiled ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt, 0.0, causal)
+      const Tensor o = tiled ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt, 0.0,
+                                                                causal)
                              : nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], mask);
       sum(mul(o, g)).backward();
       outs.push_back(o.detach());

@@ -4,7 +4,7 @@ Without a mask or dropout, float32/float64 attention on the CPU runs the tiled k
 softmax over key blocks, only each row's log-sum-exp kept for the backward, the probabilities
 recomputed there block by block, causal blocks above the diagonal skipped. Checked here against
 PyTorch's scaled_dot_product_attention (output and the three gradients), against finite
-differences in float64, against the composite path (a mask), on shapes off the 64-row / 256-key
+differences in float64, against the composite path (a mask), on shapes off the 128-row / 256-key
 blocks, T = 1 and one head, for every CPU capability (a fresh interpreter forced to each), and
 for its memory: no (L, S) buffer in the allocator's peak. Masks and dropout take the composite
 (materialised scores) path, also checked against PyTorch here.
@@ -100,7 +100,8 @@ def test_masks_take_the_composite_and_match_torch(dtype):
     for mask in (bool_mask, float_mask):
         ours_mask = st.tensor(mask) if mask.dtype == bool else st.tensor(mask).to(dtype)
         got = ours(q, k, v, g, dtype, attn_mask=ours_mask)
-        want = theirs(q, k, v, g, dtype, attn_mask=mask if mask.dtype == bool else mask.astype(np.float64 if dtype == st.float64 else np.float32))
+        np_dtype = np.float64 if dtype == st.float64 else np.float32
+        want = theirs(q, k, v, g, dtype, attn_mask=mask if mask.dtype == bool else mask.astype(np_dtype))
         assert_close(got, want, dtype, str(mask.dtype))
 
 
@@ -166,7 +167,8 @@ def test_head_views_of_a_packed_projection():
     parts = [qkv[..., i * H * d:(i + 1) * H * d].reshape(B, L, H, d).transpose(0, 2, 1, 3) for i in range(3)]
     want = ours(*parts, g, st.float32, is_causal=True)
     gx = to_np(x.grad)
-    got = [to_np(out)] + [gx[..., i * H * d:(i + 1) * H * d].reshape(B, L, H, d).transpose(0, 2, 1, 3) for i in range(3)]
+    got = [to_np(out)] + [gx[..., i * H * d:(i + 1) * H * d].reshape(B, L, H, d).transpose(0, 2, 1, 3)
+                          for i in range(3)]
     assert_close(got, want, st.float32)
 
 

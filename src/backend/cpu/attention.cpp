@@ -117,13 +117,14 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
 
 namespace {
 
-// Block sizes: rows of q per task and keys per block. Each block product is (64 x 256) x d, large
-// enough that a BLAS call's overhead stays a few percent and small enough that a thread's score
-// block (64 KiB in float32) stays in L2; causal tiles on the diagonal are cut at the last visible
-// key, so at most a 64 x 64 triangle per row block is computed and thrown away. (64-256 rows x
-// 128-512 keys all ran within the noise of each other on an AMD EPYC; the profile is 55-60% GEMM
-// micro-kernel and packing.)
-constexpr int64_t kRowBlock = 64;
+// Block sizes: rows of q per task and keys per block. Each block product is (128 x 256) x d,
+// large enough that a BLAS call's overhead and its packing of the key block stay a few percent,
+// and small enough that a thread's score blocks (128 KiB each in float32) stay in L2; causal tiles
+// on the diagonal are cut at the last visible key, so at most a 128 x 128 triangle per row block
+// is computed and thrown away. On an AMD EPYC (2 threads, 8 heads, d=64) 128 x 256 was 3-9%
+// faster than 64 x 256 at T = 4096-8192 and equal at T = 1024; 128 x 512 and 256 x 512 were no
+// better. The profile is 55-60% GEMM micro-kernel and packing.
+constexpr int64_t kRowBlock = 128;
 constexpr int64_t kKeyBlock = 256;
 
 template <typename T>
