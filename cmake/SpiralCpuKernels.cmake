@@ -16,7 +16,9 @@
 option(SPIRALTORCH_CPU_DISPATCH "Compile the vectorised CPU kernels per capability (x86-64: baseline, AVX2, AVX-512)" ON)
 
 set(SPIRALTORCH_CPU_KERNEL_SOURCES
-  src/backend/cpu/binary.cpp src/backend/cpu/unary.cpp src/backend/cpu/copy.cpp src/backend/cpu/reduce.cpp
+  src/backend/cpu/binary.cpp src/backend/cpu/binary_bf16.cpp src/backend/cpu/binary_f16.cpp
+  src/backend/cpu/unary.cpp src/backend/cpu/unary_bf16.cpp src/backend/cpu/unary_f16.cpp
+  src/backend/cpu/copy.cpp src/backend/cpu/reduce.cpp
   src/backend/cpu/softmax.cpp src/backend/cpu/layer_norm.cpp src/backend/cpu/batch_norm.cpp
   src/backend/cpu/attention.cpp src/backend/cpu/optim.cpp src/backend/cpu/rnn.cpp src/backend/cpu/loss_rows.cpp
   src/backend/cpu/kernel_table.cpp)
@@ -33,7 +35,8 @@ include(CheckCXXCompilerFlag)
 check_cxx_compiler_flag(-mprefer-vector-width=512 SPIRALTORCH_HAS_PREFER_512)
 set_property(SOURCE ${SPIRALTORCH_CPU_KERNEL_SOURCES} APPEND PROPERTY COMPILE_OPTIONS -fno-trapping-math)
 if(SPIRALTORCH_HAS_PREFER_512)
-  set_property(SOURCE src/backend/cpu/unary.cpp src/backend/cpu/binary.cpp src/backend/cpu/softmax.cpp
+  set_property(SOURCE src/backend/cpu/unary.cpp src/backend/cpu/unary_bf16.cpp src/backend/cpu/unary_f16.cpp
+    src/backend/cpu/binary.cpp src/backend/cpu/binary_bf16.cpp src/backend/cpu/binary_f16.cpp src/backend/cpu/softmax.cpp
     src/backend/cpu/attention.cpp src/backend/cpu/optim.cpp src/backend/cpu/loss_rows.cpp
     APPEND PROPERTY COMPILE_OPTIONS -mprefer-vector-width=512)
 endif()
@@ -77,6 +80,9 @@ function(spiraltorch_configure_cpu_kernels target)
     # The library's own settings (definitions that shape its headers, warnings, sanitizers), then
     # the capability's -march (the last -march wins).
     target_compile_definitions(${lib} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS> CPU_CAPABILITY=${cap})
+    if(cap STREQUAL "baseline")
+      target_compile_definitions(${lib} PRIVATE ST_CPU_BASELINE_OBJECT=1)  # src/backend/cpu/baseline_only.h
+    endif()
     target_compile_options(${lib} PRIVATE $<TARGET_PROPERTY:${target},COMPILE_OPTIONS> ${_flags_${cap}})
     target_include_directories(${lib} PRIVATE $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
     target_link_libraries(${lib} PRIVATE OpenMP::OpenMP_CXX)
