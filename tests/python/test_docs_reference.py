@@ -57,18 +57,6 @@ def test_sphinx_documents_every_public_name(tmp_path, monkeypatch):
     assert not text.strip(), f"the API reference builds with warnings:\n{text[:4000]}"
 
 
-# Public Python-level names without a docstring at the time this test was written, left to the work
-# on spiraltorch/cuda.py then in progress (which documents them); drop the set once that has landed.
-PENDING_DOCSTRINGS = {
-    f"spiraltorch.cuda.{n}" for n in (
-        "Event", "allow_tf32", "current_device", "current_stream", "default_stream", "device_count",
-        "get_device_capability", "get_device_name", "get_device_properties", "is_available", "is_built",
-        "max_memory_allocated", "mem_get_info", "memory_allocated", "memory_reserved",
-        "reset_peak_memory_stats", "seed_all", "set_device", "synchronize", "unavailable_reason",
-    )
-}
-
-
 def test_public_python_names_have_docstrings():
     import dataclasses
 
@@ -88,7 +76,7 @@ def test_public_python_names_have_docstrings():
                 doc = ""  # the dataclass' generated signature is not a description
             if not doc.strip():
                 missing.add(f"{module}.{name}")
-    assert not missing - PENDING_DOCSTRINGS, f"public names without a docstring: {sorted(missing - PENDING_DOCSTRINGS)}"
+    assert not missing, f"public names without a docstring: {sorted(missing)}"
 
 
 def test_plain_docstrings_read_as_written():
