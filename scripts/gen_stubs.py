@@ -16,7 +16,7 @@ out = pathlib.Path("python/spiraltorch/_core")
 shutil.rmtree(out, ignore_errors=True)
 # SPIRALTORCH_STUBGEN=1: the package leaves the Python-level Tensor additions of _torch_compat.py
 # out, so the stubs describe the native class (stubgen cannot name lambdas or replaced properties).
-subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-O", "python/spiraltorch"],
+subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-P", "-O", "python/spiraltorch"],
                check=True, env=dict(os.environ, SPIRALTORCH_STUBGEN="1"))
 init = out / "__init__.pyi"
 # stubgen writes a bare "@property" line for each property whose getter is a Python function: first

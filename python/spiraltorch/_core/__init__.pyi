@@ -20,6 +20,7 @@ from spiraltorch import (
     SpiralValueError as SpiralValueError
 )
 from spiraltorch._core import (
+    _trace as _trace,
     canvas as canvas,
     data as data,
     distributed as distributed,
@@ -36,6 +37,7 @@ from spiraltorch._core import (
 )
 from spiraltorch._seed_tensor import (
     _add_row_inplace as add_row_inplace,
+    _add_scaled_ as add_scaled_,
     _cat_rows as cat_rows,
     _cols as cols,
     _project_to_poincare as project_to_poincare,
@@ -170,6 +172,9 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, arg: bool, /) -> None: ...
 
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Sets requires_grad in place and returns this tensor."""
+
     @property
     def grad(self) -> Tensor | None:
         """
@@ -195,6 +200,11 @@ class Tensor:
     def manifold_curvature(self) -> float | None:
         """
         The Poincare-ball curvature of a manifold parameter (nn.ManifoldParameter), None otherwise.
+        """
+
+    def _set_manifold_curvature(self, curvature: float) -> None:
+        """
+        Marks this tensor as a point of the Poincare ball of curvature c < 0 (nn.ManifoldParameter).
         """
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool = False, create_graph: bool = False) -> None:
@@ -226,6 +236,11 @@ class Tensor:
         A view sharing storage that is cut from the autograd graph (requires_grad=False).
         """
 
+    def detach_(self) -> Tensor:
+        """
+        Cuts this tensor from the graph in place (it becomes a leaf with requires_grad=False); returns it.
+        """
+
     @property
     def data(self) -> Tensor:
         """
@@ -234,6 +249,11 @@ class Tensor:
 
     @data.setter
     def data(self, arg: Tensor, /) -> None: ...
+
+    def _version(self) -> int:
+        """
+        The storage's write counter (in-place ops bump it; autograd uses it to detect stale saved tensors).
+        """
 
     def contiguous(self) -> Tensor:
         """
@@ -299,6 +319,8 @@ class Tensor:
         """
 
     def __dlpack_device__(self) -> tuple[int, int]: ...
+
+    def _set_repr_hook(self) -> None: ...
 
     def __add__(self, other: Tensor | float, /) -> Tensor: ...
 
@@ -797,6 +819,47 @@ class Tensor:
     def equal(self, other: Tensor) -> bool:
         """True when both tensors have the same shape and values."""
 
+    def add_(self, other: Tensor | float, alpha: float | None = None) -> Tensor:
+        """
+        In place self += alpha * other (other broadcasts to self's shape); returns self.
+        """
+
+    def sub_(self, other: Tensor | float, alpha: float | None = None) -> Tensor:
+        """In place self -= alpha * other; returns self."""
+
+    def mul_(self, other: Tensor | float) -> Tensor:
+        """In place self *= other; returns self."""
+
+    def div_(self, other: Tensor | float) -> Tensor:
+        """In place self /= other; returns self."""
+
+    def zero_(self) -> Tensor:
+        """Fills self with zeros; returns self."""
+
+    def fill_(self, value: float) -> Tensor:
+        """Fills self with `value`; returns self."""
+
+    def copy_(self, src: Tensor | float) -> Tensor:
+        """
+        Copies src's values (broadcast, converted to self's dtype, from any device) into self; returns self.
+        """
+
+    def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
+        """Clamps self into [min, max] in place; returns self."""
+
+    def masked_fill_(self, mask: Tensor, value: float) -> Tensor:
+        """Writes `value` where the bool mask (broadcast) is True; returns self."""
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+        """
+        Fills self with uniform samples in [a, b) from the global generator; returns self.
+        """
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        """
+        Fills self with samples of N(mean, std^2) from the global generator; returns self.
+        """
+
     @property
     def rows(self) -> int:
         """Number of rows of a 2-D tensor (ShapeError for another rank)."""
@@ -837,6 +900,12 @@ def from_numpy(array: numpy.typing.NDArray[Any]) -> Tensor:
     """
     Wraps a NumPy array without copying; writes are visible on both sides. A read-only array (writeable=False, np.frombuffer of bytes, a read-only memmap, a broadcast_to view) is shared too, but marked: in-place ops and optimizer steps on it raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
     """
+
+def _set_size_type(size_type: object) -> None:
+    """Sets the class (spiraltorch.Size) that Tensor.shape and size() return."""
+
+def _shared_wrapper_count() -> int:
+    """How many parameter wrappers the identity registry holds (for tests)."""
 
 def mul(input: Tensor, other: Tensor | float) -> Tensor:
     """Elementwise product input * other (broadcasting)."""
@@ -1259,9 +1328,237 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and values."""
 
+def _cuda_is_built() -> bool:
+    """Whether this build has the CUDA backend."""
+
+def _cuda_is_available() -> bool:
+    """
+    Whether the CUDA backend is built and a driver with at least one device is present.
+    """
+
+def _cuda_unavailable_reason() -> str:
+    """Why CUDA is unavailable ('' when it is available)."""
+
+def _cuda_device_count() -> int:
+    """The number of CUDA devices (0 when unavailable)."""
+
+def _cuda_current_device() -> int:
+    """This thread's current CUDA device."""
+
+def _cuda_set_device(device: int) -> None:
+    """Sets this thread's current CUDA device."""
+
+def _cuda_synchronize(device: int = -1) -> None:
+    """Waits for all work on `device` (-1: the current one)."""
+
+def _cuda_properties(device: int) -> dict:
+    """
+    Name, memory, compute capability, SM count, L2 size and driver/runtime versions of `device`.
+    """
+
+def _cuda_mem_get_info(device: int) -> tuple[int, int]:
+    """(free, total) bytes of device memory as the driver reports them."""
+
+def _cuda_memory_allocated(device: int = -1) -> int:
+    """
+    Bytes the caching allocator has handed out to tensors on `device` (-1: current).
+    """
+
+def _cuda_max_memory_allocated(device: int = -1) -> int:
+    """The peak of memory_allocated since start or the last reset."""
+
+def _cuda_memory_reserved(device: int = -1) -> int:
+    """Bytes held from cudaMalloc on `device` (in use plus cached)."""
+
+def _cuda_reset_peak_memory_stats(device: int = -1) -> None:
+    """Restarts the peak of max_memory_allocated from the current value."""
+
+def _cuda_empty_cache() -> None:
+    """Returns the caching allocator's unused blocks to the driver."""
+
+def _cuda_allow_tf32() -> bool:
+    """Whether float32 GEMMs may use TF32 tensor cores."""
+
+def _cuda_set_allow_tf32(allow: bool) -> None:
+    """Allows or forbids TF32 for float32 GEMMs."""
+
+def _cuda_flash_sdp_enabled() -> bool:
+    """Whether scaled_dot_product_attention may use the fused (flash) kernel."""
+
+def _cuda_set_flash_sdp_enabled(enabled: bool) -> None:
+    """Enables or disables the fused attention kernel."""
+
+def _cudnn_version() -> str:
+    """The cuDNN version string ('' without cuDNN)."""
+
+def _cudnn_enabled() -> bool:
+    """Whether convolutions, RNNs and attention may use cuDNN."""
+
+def _cudnn_set_enabled(enabled: bool) -> None:
+    """Enables or disables cuDNN."""
+
+def _cudnn_benchmark() -> bool:
+    """Whether cuDNN autotunes algorithms per shape."""
+
+def _cudnn_set_benchmark(on: bool) -> None:
+    """Turns cuDNN autotuning on or off."""
+
+def _cudnn_allow_tf32() -> bool:
+    """Whether cuDNN convolutions may use TF32."""
+
+def _cudnn_set_allow_tf32(allow: bool) -> None:
+    """Allows or forbids TF32 in cuDNN convolutions."""
+
+def _cuda_current_stream(device: int) -> int:
+    """
+    The handle of the current stream of `device` (0: the legacy default stream).
+    """
+
+def _cuda_set_current_stream(device: int, stream: int) -> None:
+    """Makes `stream` the current stream of `device`."""
+
+def _cuda_stream_create(device: int, priority: int = 0) -> int:
+    """A new non-blocking stream on `device`; returns its handle."""
+
+def _cuda_stream_destroy(stream: int) -> None:
+    """Destroys a stream made by _cuda_stream_create."""
+
+def _cuda_stream_synchronize(stream: int) -> None:
+    """Waits on the host until `stream` is idle."""
+
+def _cuda_stream_query(stream: int) -> bool:
+    """Whether all work queued on `stream` has finished."""
+
+def _cuda_stream_wait_event(stream: int, event: int) -> None:
+    """Makes `stream` wait for `event` (no host wait)."""
+
+def _cuda_event_create(device: int, timing: bool) -> int:
+    """A new event on `device` (timing=True to measure elapsed time)."""
+
+def _cuda_event_destroy(event: int) -> None:
+    """Destroys an event."""
+
+def _cuda_event_record(event: int, stream: int) -> None:
+    """Records `event` on `stream`."""
+
+def _cuda_event_synchronize(event: int) -> None:
+    """Waits on the host until `event` has completed."""
+
+def _cuda_event_query(event: int) -> bool:
+    """Whether the work before `event` has finished."""
+
+def _cuda_event_elapsed_ms(start: int, end: int) -> float:
+    """Milliseconds between two recorded timing events."""
+
+def _cuda_is_current_stream_capturing(device: int = -1) -> bool:
+    """Whether the current stream of `device` is capturing a CUDA graph."""
+
+class _CUDAGraph:
+    """A captured CUDA graph (spiraltorch.cuda.CUDAGraph wraps it)."""
+
+    def __init__(self) -> None:
+        """An empty graph."""
+
+    def capture_begin(self, device: int = -1) -> None:
+        """
+        Starts capturing the current stream's work; memory allocated during the capture comes from a pool private to the graph.
+        """
+
+    def capture_end(self) -> None:
+        """
+        Ends the capture and instantiates the graph; raises (and keeps nothing) when an operation was not capturable.
+        """
+
+    def replay(self) -> None:
+        """
+        Launches the captured work after what is already queued on the current stream.
+        """
+
+    def reset(self) -> None:
+        """Drops the graph and gives its private memory back to the allocator."""
+
+    def is_captured(self) -> bool:
+        """Whether a graph has been captured and instantiated."""
+
+    def is_capturing(self) -> bool:
+        """Whether a capture is in progress."""
+
+    def num_nodes(self) -> int:
+        """Kernel, copy and memset nodes in the captured graph."""
+
 def to_device(input: Tensor, device: str) -> Tensor:
     """
     input copied to `device` ('cpu', 'cuda:<i>', 'wgpu'), input itself when already there; autograd flows through. DeviceUnavailableError for a device this build or machine lacks, ValueError for a bad name.
+    """
+
+def _wgpu_is_built() -> bool:
+    """Whether this build has the wgpu (WebGPU) backend."""
+
+def _wgpu_is_available() -> bool:
+    """
+    Whether a WebGPU adapter and device can be created (the first call creates them).
+    """
+
+def _wgpu_unavailable_reason() -> str:
+    """Why wgpu is unavailable ('' when it is available)."""
+
+def _wgpu_adapter_info() -> dict:
+    """
+    The adapter's name, vendor, architecture, driver, backend, ids, limits and features.
+    """
+
+def _wgpu_synchronize() -> None:
+    """Waits until the wgpu queue has finished all submitted work."""
+
+def _wgpu_memory_allocated() -> int:
+    """Bytes of device buffers handed out to tensors."""
+
+def _wgpu_max_memory_allocated() -> int:
+    """The peak of memory_allocated since start or the last reset."""
+
+def _wgpu_memory_reserved() -> int:
+    """Bytes held in device buffers (in use plus cached)."""
+
+def _wgpu_reset_peak_memory_stats() -> None:
+    """Restarts the peak of max_memory_allocated from the current value."""
+
+def _wgpu_empty_cache() -> None:
+    """Destroys cached, unused device buffers."""
+
+def _wgpu_pipelines_compiled() -> int:
+    """Compute pipelines created so far (the pipeline cache size)."""
+
+def _wgpu_dispatches() -> int:
+    """Kernels dispatched so far."""
+
+def _wgpu_host_reads() -> int:
+    """Device-to-host reads so far that waited for the queue to drain."""
+
+def _cpu_memory_allocated() -> int:
+    """
+    Bytes held by live CPU storages (memory wrapped from NumPy/DLPack excluded).
+    """
+
+def _cpu_max_memory_allocated() -> int:
+    """The peak of _cpu_memory_allocated since start or the last reset."""
+
+def _cpu_reset_peak_memory_stats() -> None:
+    """Restarts the peak from the current value."""
+
+def _cpu_memory_cached() -> int:
+    """Bytes of freed large blocks kept for reuse."""
+
+def _cpu_empty_cache() -> int:
+    """Releases the cached blocks; returns how many bytes were released."""
+
+def _autocast_get_state() -> tuple:
+    """
+    This thread's autocast state: (cpu_enabled, cpu_dtype, cuda_enabled, cuda_dtype).
+    """
+
+def _autocast_set_state(cpu_enabled: bool, cpu_dtype: dtype, cuda_enabled: bool, cuda_dtype: dtype) -> None:
+    """
+    Sets this thread's autocast state; ValueError unless both dtypes are float16 or bfloat16.
     """
 
 def is_autocast_enabled(device_type: str = 'cuda') -> bool:
@@ -1269,6 +1566,72 @@ def is_autocast_enabled(device_type: str = 'cuda') -> bool:
 
 def get_autocast_dtype(device_type: str = 'cuda') -> dtype:
     """The dtype autocast lowers to on device_type (float16 or bfloat16)."""
+
+class _GradScaler:
+    """The loss scaler behind spiraltorch.amp.GradScaler."""
+
+    def __init__(self, init_scale: float = 65536.0, growth_factor: float = 2.0, backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
+        """
+        A scaler starting at init_scale that multiplies the scale by growth_factor after growth_interval finite steps and by backoff_factor after a non-finite one.
+        """
+
+    def scale(self, loss: Tensor) -> Tensor:
+        """loss * scale (the loss itself when disabled)."""
+
+    def unscale_(self, optimizer: optim.Optimizer) -> None:
+        """
+        Divides the optimizer's gradients by the scale (once per step) and records whether any is non-finite; SpiralError when called twice before update().
+        """
+
+    def step(self, optimizer: optim.Optimizer) -> bool:
+        """
+        Unscales if not yet done and runs optimizer.step() unless a gradient was non-finite; returns whether it stepped.
+        """
+
+    def update(self, new_scale: float | None = None) -> None:
+        """
+        Adjusts the scale from this step's outcome (or sets new_scale) and starts the next step.
+        """
+
+    def get_scale(self) -> float:
+        """The current scale (1.0 when disabled)."""
+
+    def is_enabled(self) -> bool:
+        """Whether scaling is on."""
+
+    @property
+    def found_inf(self) -> bool:
+        """Whether a non-finite gradient was seen in this step so far."""
+
+    @property
+    def skipped_steps(self) -> int:
+        """Optimizer steps skipped for non-finite gradients."""
+
+    @property
+    def growth_factor(self) -> float:
+        """The factor applied to the scale after growth_interval finite steps."""
+
+    @property
+    def backoff_factor(self) -> float:
+        """The factor applied to the scale after a non-finite step."""
+
+    @property
+    def growth_interval(self) -> int:
+        """Finite steps between two growths of the scale."""
+
+    def _state(self) -> tuple: ...
+
+    def _load_state(self, arg0: float, arg1: int, arg2: int, /) -> None: ...
+
+def _checkpoint(fn: Callable[[Sequence[Tensor]], Tensor], inputs: Sequence[Tensor], preserve_rng_state: bool = True) -> Tensor:
+    """
+    Activation checkpointing: runs fn(inputs) without keeping its intermediates and re-runs it during backward (with the same random numbers when preserve_rng_state).
+    """
+
+def _record_custom(out: Tensor, name: str, inputs: Sequence[Tensor], backward: Callable) -> None:
+    """
+    Attaches an autograd node to `out` whose backward calls `backward(grad_out)` -> one gradient (or None) per input. No-op when no input needs a gradient or grad mode is off.
+    """
 
 class BarycenterIntermediate:
     """
@@ -1444,6 +1807,160 @@ class TensorBiome:
     def topos(self) -> OpenCartesianTopos:
         """The guarding OpenCartesianTopos."""
 
+def _events_subscribe(event_type: str, callback: Callable) -> int:
+    """
+    Subscribes `callback(event_dict)` on the C++ event bus; returns the subscription id.
+    """
+
+def _events_unsubscribe(event_type: str, subscription_id: int) -> bool:
+    """Removes a subscription; returns whether it existed."""
+
+def _events_clear(event_type: str | None = None) -> int:
+    """
+    Removes every subscription of `event_type` (all types when None); returns how many went.
+    """
+
+def _events_has_listeners(event_type: str) -> bool:
+    """
+    Whether an event of `event_type` would reach a listener (specific or wildcard).
+    """
+
+def _events_listener_count() -> int:
+    """The number of subscriptions over all event types."""
+
+def _events_tensor_op_listened() -> bool:
+    """
+    Whether TensorOp events are listened to (the one atomic load ops pay when nobody listens).
+    """
+
+class _SilentOps:
+    """
+    Inside the with-block, built-in ops on this thread publish no TensorOp events.
+    """
+
+    def __init__(self) -> None: ...
+
+    def __enter__(self) -> None: ...
+
+    def __exit__(self, *args) -> bool: ...
+
+def _events_publish(event_type: str, fields: dict) -> dict:
+    """
+    Publishes an event with `fields` (None, bool, int, float, str or int lists) and returns the report.
+    """
+
+class _RankPlan:
+    """A rank-k launch plan (spiraltorch.plan wraps it)."""
+
+    @property
+    def kind(self) -> str:
+        """'topk', 'midk', 'bottomk' or 'fft'."""
+
+    @property
+    def rows(self) -> int:
+        """Rows of the planned problem."""
+
+    @property
+    def cols(self) -> int:
+        """Columns of the planned problem."""
+
+    @property
+    def k(self) -> int:
+        """Values kept per row."""
+
+    @property
+    def requested_backend(self) -> str:
+        """The backend asked for ('auto' included)."""
+
+    @property
+    def effective_backend(self) -> str:
+        """The backend planned for."""
+
+    @property
+    def caps(self) -> dict:
+        """The device capabilities used."""
+
+    @property
+    def choice(self) -> dict:
+        """The launch choice, keyed by the SpiralK hard fields."""
+
+    @property
+    def merge_strategy(self) -> str:
+        """'bitonic', 'shared' or 'warp'."""
+
+    @property
+    def merge_detail(self) -> str:
+        """'auto', 'heap', 'kway', 'bitonic', 'warp_heap' or 'warp_bitonic'."""
+
+    @property
+    def runtime_ready(self) -> bool:
+        """Whether this process can execute on the effective backend."""
+
+    def to_unison_script(self) -> str:
+        """
+        The plan as a SpiralK `unison <kind> { ... }` block (it parses back to the same choice).
+        """
+
+    def fft_spiralk_hint(self) -> str:
+        """
+        Three soft SpiralK rules steering a tuner towards this plan's FFT tiling.
+        """
+
+    def spiralk_variables(self) -> dict:
+        """
+        The variables a SpiralK program sees for this plan (r, c, k, sg, ..., and the current choice).
+        """
+
+    def rewrite_with_spiralk(self, script: str, variables: dict) -> tuple[_RankPlan, dict]:
+        """
+        (new plan, SpiralK result): the choice overridden by the program's hard assignments, then validated (ValueError naming the field); `variables` adds names the program may read.
+        """
+
+    def execute(self, x: Tensor) -> tuple:
+        """
+        Runs the planned rank-k on the CPU (rows, cols) tensor x: (values, indices, stats).
+        """
+
+def _rank_plan(kind: str, rows: int, cols: int, k: int, backend: str, lane_width: int | None, subgroup: bool | None, max_workgroup: int | None, shared_mem_per_workgroup: int | None) -> _RankPlan:
+    """
+    Plans `kind` over rows x cols keeping k per row for `backend` ('auto': CUDA when usable, else the CPU); ValueError on non-positive sizes or k > cols.
+    """
+
+def _rank_device_caps(backend: str, lane_width: int | None, subgroup: bool | None, max_workgroup: int | None, shared_mem_per_workgroup: int | None) -> dict:
+    """
+    The planner's device table entry for `backend` with the given overrides (validated).
+    """
+
+def _rank_align_workgroup(lane_width: int, max_workgroup: int, w: int) -> int:
+    """
+    w clamped to [lane_width, max_workgroup] and rounded to a multiple of the lane width.
+    """
+
+def _rank_resolve_backend(backend: str) -> str:
+    """
+    'auto' -> 'cuda' when usable else 'cpu'; aliases (webgpu, rocm) resolved; ValueError when unknown.
+    """
+
+def _rank_runtime_ready(backend: str) -> bool:
+    """
+    Whether this process can execute on `backend` (the CPU always; CUDA when built and present).
+    """
+
+def _spiralk_eval(source: str, variables: dict) -> dict:
+    """
+    Parses and runs a SpiralK program: {'hard': {field: value}, 'soft': [{field, value, weight}], 'unison_kind'}.
+    """
+
+def _spiralk_check(source: str) -> None:
+    """
+    Parses a SpiralK program; raises SpiralKError at the first syntax error.
+    """
+
+def _spiralk_hard_fields() -> list[str]:
+    """
+    The hard fields a SpiralK program may assign (canonical names, in documentation order).
+    """
+
 class Generator:
     """
     A counter-based Philox generator; pass it as generator= to the random factories.
@@ -1550,6 +2067,11 @@ def tensor(data: Any, dtype: dtype | str | None = None, device: str | None = Non
     A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors). The dtype is inferred (bool, int64, float32) unless given; a list is always data, never a shape. ShapeError on ragged lists. Example: tensor([[1, 2], [3, 4]], dtype='float64')
     """
 
+def _rand_seeded(rows: int, cols: int, seed: int) -> Tensor:
+    """
+    Tensor.rand(rows, cols, seed=): uniform [0, 1) float32 samples from a fresh stream at `seed`.
+    """
+
 def manual_seed(seed: int) -> None:
     """
     Seeds the global Philox generator; same seed, same numbers, whatever the thread count.
@@ -1557,6 +2079,12 @@ def manual_seed(seed: int) -> None:
 
 def initial_seed() -> int:
     """The seed the global generator was last seeded with."""
+
+def _get_rng_state() -> tuple:
+    """The global generator's (seed, offset)."""
+
+def _set_rng_state(seed: int, offset: int) -> None:
+    """Restores the global generator's (seed, offset)."""
 
 def is_grad_enabled() -> bool:
     """True unless gradient recording is off on this thread (no_grad)."""
@@ -1566,6 +2094,21 @@ def set_grad_enabled(mode: bool) -> None:
     Turns gradient recording on or off for this thread (what no_grad / enable_grad switch).
     """
 
+def _autograd_grad(outputs: Sequence[Tensor], inputs: Sequence[Tensor], grad_outputs: Sequence[Tensor | None], retain_graph: bool, create_graph: bool, allow_unused: bool) -> list[Tensor | None]:
+    """
+    autograd.grad: the gradients of outputs with respect to inputs (None for an unused input when allow_unused).
+    """
+
+def _gradient_gate(xs: Sequence[Tensor], on_grads: Callable) -> list[Tensor]:
+    """
+    Aliases of xs whose gradients meet in one autograd node: on_grads(list of Tensor or None) runs once per backward with all of them and returns None or the gradients to pass on (one per input).
+    """
+
+def _backward_many(outputs: Sequence[Tensor], grads: Sequence[Tensor | None], retain_graph: bool) -> None:
+    """
+    autograd.backward over several outputs in one pass (None: the output has one element, gradient 1).
+    """
+
 def get_num_threads() -> int:
     """The number of threads CPU kernels use."""
 
@@ -1573,3 +2116,23 @@ def set_num_threads(n: int) -> None:
     """
     Sets the number of threads CPU kernels use; ValueError (the setting unchanged) outside [1, 4 per processor].
     """
+
+def _describe_cpu() -> dict:
+    """
+    describe_device('cpu'): model, cores, threads, SIMD, CPU capability, BLAS/oneDNN/MKL and GEMM dispatch.
+    """
+
+def _onednn_header_version() -> str | None:
+    """The oneDNN headers' version (None without oneDNN)."""
+
+def _conv_backend() -> str:
+    """The conv2d path: 'auto', 'im2col' or 'onednn'."""
+
+def _set_conv_backend(name: str) -> None:
+    """Sets the conv2d path."""
+
+def _rnn_backend() -> str:
+    """The LSTM path: 'auto', 'loop' or 'onednn'."""
+
+def _set_rnn_backend(name: str) -> None:
+    """Sets the LSTM path."""

@@ -105,6 +105,11 @@ class DistributedDataParallel(spiraltorch._core.nn.Module):
         Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward.
         """
 
+    def _prepare_forward(self) -> None: ...
+
+    @property
+    def _module(self) -> spiraltorch._core.nn.Module: ...
+
     @property
     def require_backward_grad_sync(self) -> bool:
         """False inside no_sync(): backward passes keep gradients local."""

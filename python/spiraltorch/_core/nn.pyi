@@ -89,6 +89,10 @@ class Module:
     @name.setter
     def name(self, arg: str, /) -> None: ...
 
+    def _register_module(self, arg0: str, arg1: Module, /) -> None: ...
+
+    def _remove_child(self, arg: str, /) -> None: ...
+
     def register_parameter(self, name: str, param: spiraltorch._core.Tensor | None) -> None:
         """
         Registers (or replaces) a parameter; None registers the name with no value (the attribute reads None).
@@ -98,6 +102,8 @@ class Module:
         """
         Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless persistent=False; the attribute `name` reads it.
         """
+
+    def _is_persistent_buffer(self, name: str) -> bool: ...
 
     def named_parameters(self, prefix: str = '', recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, spiraltorch._core.Tensor]]:
         """
@@ -163,6 +169,9 @@ class Module:
         """
         Unregisters the hook with this id (RemovableHandle.id); an unknown id does nothing.
         """
+
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
+        """Sets requires_grad on every floating parameter; returns self."""
 
     def train(self, mode: bool = True) -> Self:
         """
@@ -1242,6 +1251,65 @@ class LayerNorm(Module):
     @property
     def elementwise_affine(self) -> bool:
         """Whether the layer has learnable weight and bias."""
+
+    def __repr__(self) -> str: ...
+
+class _BatchNorm(Module):
+    """Common base of BatchNorm1d and BatchNorm2d."""
+
+    @property
+    def weight(self) -> spiraltorch._core.Tensor | None:
+        """The (num_features,) scale, or None when not affine."""
+
+    @property
+    def bias(self) -> spiraltorch._core.Tensor | None:
+        """The (num_features,) shift, or None when not affine."""
+
+    @property
+    def running_mean(self) -> spiraltorch._core.Tensor | None:
+        """
+        The (num_features,) running mean buffer, or None without track_running_stats.
+        """
+
+    @property
+    def running_var(self) -> spiraltorch._core.Tensor | None:
+        """
+        The (num_features,) running (unbiased) variance buffer, or None without track_running_stats.
+        """
+
+    @property
+    def num_batches_tracked(self) -> spiraltorch._core.Tensor | None:
+        """
+        The int64 count of training batches seen, or None without track_running_stats.
+        """
+
+    @property
+    def num_features(self) -> int:
+        """The expected size of dim 1 (channels)."""
+
+    @property
+    def eps(self) -> float:
+        """Added to the variance for numerical stability."""
+
+    @property
+    def momentum(self) -> float | None:
+        """
+        The running-statistics update factor, or None for a cumulative average.
+        """
+
+    @property
+    def affine(self) -> bool:
+        """Whether the layer has learnable weight and bias."""
+
+    @property
+    def track_running_stats(self) -> bool:
+        """Whether running statistics are kept (and used in eval mode)."""
+
+    def reset_running_stats(self) -> None:
+        """Sets running_mean to 0, running_var to 1 and num_batches_tracked to 0."""
+
+    def reset_parameters(self) -> None:
+        """reset_running_stats(), then weight to 1 and bias to 0."""
 
     def __repr__(self) -> str: ...
 

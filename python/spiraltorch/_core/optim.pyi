@@ -372,10 +372,16 @@ class SequentialLR(LRScheduler):
 
     def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int]) -> None: ...
 
+    @property
+    def _schedulers(self) -> list[LRScheduler]: ...
+
 class ChainedScheduler(LRScheduler):
     """Steps every scheduler in turn; their chainable rules multiply."""
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None: ...
+
+    @property
+    def _schedulers(self) -> list[LRScheduler]: ...
 
 class ReduceLROnPlateau:
     """
@@ -430,3 +436,13 @@ class ReduceLROnPlateau:
         """
         Restores a state_dict(); CheckpointError when 'last_epoch', 'best', 'num_bad_epochs' or 'cooldown_counter' is missing.
         """
+
+def clip_grad_norm_(parameters: spiraltorch._core.Tensor | Iterable[spiraltorch._core.Tensor], max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> spiraltorch._core.Tensor:
+    """
+    Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a NaN/Inf norm raises instead of scaling.
+    """
+
+def clip_grad_value_(parameters: spiraltorch._core.Tensor | Iterable[spiraltorch._core.Tensor], clip_value: float) -> None:
+    """
+    Clamps every gradient element to [-clip_value, clip_value] in place (torch.nn.utils.clip_grad_value_).
+    """

@@ -269,6 +269,14 @@ class GradientTape:
     def apply(self, weights: spiraltorch._core.Tensor) -> spiraltorch._core.Tensor:
         """One step on weights (mutated in place and returned)."""
 
+    def _as_matrix(self, t: spiraltorch._core.Tensor, what: str) -> spiraltorch._core.Tensor: ...
+
+    def _pending(self) -> spiraltorch._core.Tensor: ...
+
+    def _commit(self, weights: object, updated: spiraltorch._core.Tensor, who: str) -> object: ...
+
+    def _mark_applied(self) -> None: ...
+
     def topos(self) -> spiraltorch._core.OpenCartesianTopos | None:
         """The OpenCartesianTopos guarding every step of this tape, or None."""
 
@@ -378,6 +386,10 @@ class ZSpaceTrainer:
         step() on each sample in turn; returns the objectives. All or nothing: a refused sample leaves the
         trainer as it was before the batch.
         """
+
+    def _infer_partial(self, partial: object, smoothing: float, telemetry: object | None) -> dict: ...
+
+    def _step_partial(self, partial: object, smoothing: float, telemetry: object | None) -> tuple: ...
 
     def state_dict(self) -> dict[str, Any]:
         """
@@ -570,6 +582,16 @@ class AmegagradSession:
     @overload
     def __init__(self, rows: int, cols: int, *, weights: spiraltorch._core.Tensor | None, hyper_only: bool, curvature: float, hyper_learning_rate: float, real_learning_rate: float, gain: float, tune: bool, topos: spiraltorch._core.OpenCartesianTopos | None, telemetry_bound: int, z_dim: int, z_lr: float, z_lam_frac: float, trace_path: str | None = None) -> None: ...
 
+    def _step(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor, note: str) -> dict: ...
+
+    def _apply(self, note: str) -> dict: ...
+
+    def _step_wave(self, wave: spiraltorch._core.Tensor, note: str) -> dict: ...
+
+    def _step_pair(self, prediction: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor, note: str) -> dict: ...
+
+    def _step_text(self, encoder: LanguageWaveEncoder, text: str, note: str) -> dict: ...
+
     def zero_grad(self) -> None:
         """Clears the tapes (weights sessions)."""
 
@@ -635,6 +657,8 @@ class AmegagradSession:
     @property
     def trace_errors(self) -> int:
         """Trace writes that failed (the steps went on)."""
+
+    def _frames(self) -> list: ...
 
 def decode_zspace(z: Iterable[float], alpha: float = 0.35) -> dict[str, float]:
     """The metrics a latent z stands for (see spiraltorch.decode_zspace)."""
