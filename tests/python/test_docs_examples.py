@@ -44,3 +44,28 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
         code = compile(block, f"{page.relative_to(DOCS.parent)} (python block {i})", "exec")
         exec(code, namespace)
     assert os.getcwd() == str(tmp_path)
+
+
+README = DOCS.parent / "README.md"
+# The README sections the site includes whose python blocks are whole programs (getting_started.md;
+# "Coming from PyTorch" is prose, its programs are tests/pytorch_programs); the other README blocks
+# are excerpts that name a model or data defined elsewhere (CUDA graphs, integrations, distributed).
+README_RUNNABLE = ("## Quickstart",)
+
+
+def readme_section(title: str) -> str:
+    text = README.read_text()
+    start = text.index(title + "\n")
+    end = text.find("\n## ", start + len(title))
+    return text[start:end if end >= 0 else len(text)]
+
+
+@pytest.mark.parametrize("title", README_RUNNABLE)
+def test_readme_examples_the_site_includes_run(title, tmp_path, monkeypatch):
+    blocks = _MD_BLOCK.findall(readme_section(title))
+    assert blocks, f"README section {title!r} has no python example"
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "docs_readme"}
+    exec("import spiraltorch as st", namespace)  # the sections' blocks use `st` as the Quickstart imports it
+    for i, block in enumerate(blocks, 1):
+        exec(compile(block, f"README.md {title} (python block {i})", "exec"), namespace)
