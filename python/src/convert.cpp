@@ -403,13 +403,25 @@ namespace stpy {
 
 namespace {
 
-// TensorImpl -> its shared wrapper, held strongly so that the object (and its id) lasts as long as
-// the parameter does, as in PyTorch. A sweep drops the wrappers that nothing else refers to once
-// their tensor is referred to by nothing but the wrapper (the parameter is gone from C++ too).
-// The map is never destroyed, so no Python object is released after the interpreter has gone.
+// TensorImpl -> its shared wrapper, so that a parameter keeps one Python object (and id) for as long
+// as it lives, as in PyTorch. While Python refers to the wrapper the map only borrows it: dropping
+// the last Python reference to a tensor nothing else holds frees it at once (`del x`). When Python
+// drops a wrapper whose tensor C++ still holds (a module's parameter), the wrapper's deallocation
+// is refused and the map owns it from then on (PyTorch's "PyObject preservation"), so the next
+// `lin.weight` is the same object; a sweep releases owned wrappers once C++ has let go too.
+// Python subclasses of Tensor are owned from the start (their deallocation cannot be undone: the
+// subclass's dealloc clears the instance before the base's runs). The maps are never destroyed, so
+// no Python object is released after the interpreter has gone.
+struct Entry {
+  PyObject* obj;
+  bool owned;
+};
 struct Wrappers {
-  std::unordered_map<const st::TensorImpl*, PyObject*> map;
+  std::unordered_map<const st::TensorImpl*, Entry> map;
+  std::unordered_map<PyObject*, const st::TensorImpl*> key_of;  // wrapper -> its key in `map`
   size_t sweep_at = 64;
+  PyTypeObject* tensor_type = nullptr;
+  destructor tensor_dealloc = nullptr;  // nanobind's deallocation of Tensor instances
 };
 
 Wrappers& wrappers() {
@@ -419,16 +431,23 @@ Wrappers& wrappers() {
 
 const Tensor& wrapped(PyObject* obj) { return *nb::inst_ptr<Tensor>(obj); }
 
+void forget(Wrappers& w, std::unordered_map<const st::TensorImpl*, Entry>::iterator it) {
+  w.key_of.erase(it->second.obj);
+  w.map.erase(it);
+}
+
 void sweep() {
   auto& w = wrappers();
   std::vector<PyObject*> dead;
   for (auto it = w.map.begin(); it != w.map.end();) {
-    PyObject* obj = it->second;
-    const Tensor& t = wrapped(obj);
-    const bool unused = Py_REFCNT(obj) == 1 && t.impl_ptr().use_count() == 1;
-    if (unused || t.impl() != it->first) {  // also drop wrappers re-pointed elsewhere (x.data = y)
-      dead.push_back(obj);
-      it = w.map.erase(it);
+    const Entry e = it->second;
+    const Tensor& t = wrapped(e.obj);
+    const bool unused = e.owned && Py_REFCNT(e.obj) == 1 && t.impl_ptr().use_count() == 1;
+    if (unused || (e.owned && t.impl() != it->first)) {  // also owned wrappers re-pointed elsewhere (x.data = y)
+      dead.push_back(e.obj);
+      const auto next = std::next(it);
+      forget(w, it);
+      it = next;
     } else {
       ++it;
     }
@@ -438,29 +457,73 @@ void sweep() {
   for (PyObject* obj : dead) Py_DECREF(obj);
 }
 
+// Tensor's tp_dealloc: a wrapper in the map whose tensor C++ still holds is kept (see above).
+void dealloc_tensor(PyObject* self) {
+  auto& w = wrappers();
+  if (const auto k = w.key_of.find(self); k != w.key_of.end()) {
+    const auto it = w.map.find(k->second);
+    const Tensor& t = wrapped(self);
+    if (t.impl() == it->first && keeps_identity(t) && t.impl_ptr().use_count() > 1) {
+      Py_SET_REFCNT(self, 1);  // the map's reference from now on
+      it->second.owned = true;
+      return;
+    }
+    forget(w, it);
+  } else if (nb::inst_ready(self) && wrapped(self).defined() && wrapped(self).requires_grad()) {
+    const Tensor& t = wrapped(self);
+    // Another wrapper of a tensor whose shared wrapper the map owns: once this one is gone, that
+    // one may be all that holds the tensor, and is released with it (`y = x.detach().requires_grad_();
+    // lin.weight = ...` patterns would otherwise wait for a sweep).
+    if (const auto it = w.map.find(t.impl());
+        it != w.map.end() && it->second.owned && Py_REFCNT(it->second.obj) == 1 && t.impl_ptr().use_count() == 2 &&
+        wrapped(it->second.obj).impl() == t.impl()) {
+      PyObject* shared = it->second.obj;
+      forget(w, it);
+      w.tensor_dealloc(self);
+      Py_DECREF(shared);
+      return;
+    }
+  }
+  w.tensor_dealloc(self);
+}
+
 }  // namespace
 
 size_t shared_wrapper_count() noexcept { return wrappers().map.size(); }
 
+void install_tensor_dealloc(nb::handle tensor_type) {
+  auto& w = wrappers();
+  auto* type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+  w.tensor_type = type;
+  w.tensor_dealloc = type->tp_dealloc;
+  type->tp_dealloc = dealloc_tensor;
+}
+
 PyObject* known_wrapper(const Tensor& t) noexcept {
-  auto& map = wrappers().map;
-  const auto it = map.find(t.impl());
-  if (it == map.end() || wrapped(it->second).impl() != t.impl()) return nullptr;
-  Py_INCREF(it->second);
-  return it->second;
+  auto& w = wrappers();
+  const auto it = w.map.find(t.impl());
+  if (it == w.map.end() || wrapped(it->second.obj).impl() != t.impl()) return nullptr;
+  if (it->second.owned && Py_TYPE(it->second.obj) == w.tensor_type) {
+    it->second.owned = false;  // the map's reference becomes the caller's
+  } else {
+    Py_INCREF(it->second.obj);
+  }
+  return it->second.obj;
 }
 
 void remember_wrapper(nb::handle wrapper) noexcept {
   auto& w = wrappers();
-  const st::TensorImpl* impl = wrapped(wrapper.ptr()).impl();
-  Py_INCREF(wrapper.ptr());
+  PyObject* obj = wrapper.ptr();
+  const st::TensorImpl* impl = wrapped(obj).impl();
+  const bool owned = Py_TYPE(obj) != w.tensor_type;  // subclasses: see above
+  if (owned) Py_INCREF(obj);
   PyObject* previous = nullptr;
   if (const auto it = w.map.find(impl); it != w.map.end()) {
-    previous = it->second;
-    it->second = wrapper.ptr();
-  } else {
-    w.map.emplace(impl, wrapper.ptr());
+    if (it->second.owned) previous = it->second.obj;
+    forget(w, it);
   }
+  w.map.emplace(impl, Entry{obj, owned});
+  w.key_of.emplace(obj, impl);
   Py_XDECREF(previous);
   if (w.map.size() >= w.sweep_at) sweep();
 }

@@ -153,6 +153,7 @@ NB_MODULE(_core, m) {
       .value("float64", Dtype::Float64);
 
   nb::class_<Tensor> cls(m, "Tensor", "An N-d strided tensor with autograd (PyTorch semantics).");
+  stpy::install_tensor_dealloc(cls);
   bind_tensor(m, cls);
   m.def("_shared_wrapper_count", &shared_wrapper_count,
         "How many parameter wrappers the identity registry holds (for tests).");

@@ -376,8 +376,13 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       .def_prop_rw("requires_grad", [](const Tensor& t) { return t.requires_grad(); },
                    [](Tensor& t, bool v) { t.set_requires_grad(v); },
                    "Whether backward() computes a gradient for this tensor (set it on leaves).")
-      .def("requires_grad_", [](Tensor& t, bool v) { t.set_requires_grad(v); return t; }, nb::arg("requires_grad") = true,
-           "Sets requires_grad in place and returns this tensor.")
+      .def("requires_grad_",
+           [](nb::handle self, bool v) {
+             nb::cast<Tensor&>(self).set_requires_grad(v);
+             return nb::borrow(self);  // the same object, as torch's (`x.requires_grad_() is x`)
+           },
+           nb::arg("requires_grad") = true, nb::sig("def requires_grad_(self, requires_grad: bool = True) -> Tensor"),
+           "Sets requires_grad in place and returns this tensor (the same object).")
       .def_prop_rw("grad", [](const Tensor& t) -> std::optional<Tensor> {
         Tensor g = t.grad();
         if (!g.defined()) return std::nullopt;

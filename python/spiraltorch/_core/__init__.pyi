@@ -173,7 +173,7 @@ class Tensor:
     def requires_grad(self, arg: bool, /) -> None: ...
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Sets requires_grad in place and returns this tensor."""
+        """Sets requires_grad in place and returns this tensor (the same object)."""
 
     @property
     def grad(self) -> Tensor | None:
