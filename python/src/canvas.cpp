@@ -80,7 +80,7 @@ void bind_canvas(nb::module_& root) {
            "spectral_centroid, dc_fraction of the last render (see the C++ header for the formulas).")
       .def("emit_atlas_frame",
            [](const P& p, AtlasRouteArg route, std::optional<double> timestamp,
-              int64_t bound) -> nb::typed<nb::object, argdoc::AtlasFrame> {
+              int64_t bound) -> nb::typed<nb::object, stub::AtlasFrame> {
              using clock = std::chrono::system_clock;
              const double ts = timestamp ? *timestamp
                                          : std::chrono::duration<double>(clock::now().time_since_epoch()).count();

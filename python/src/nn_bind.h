@@ -9,31 +9,10 @@
 #include <variant>
 
 #include "convert.h"
+#include "stub_types.h"
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/ops.h"
 
-// Stub names of the tag types below (never instantiated; they only name what an argument accepts).
-namespace stpy::stub {
-struct ArrayLike {};  // a tensor or data st.tensor() accepts
-struct Self {};       // the object the method was called on
-struct PackedSequence {};  // spiraltorch.nn.utils.rnn.PackedSequence
-struct DeviceLike {};      // a device name or st.device
-}  // namespace stpy::stub
-namespace nanobind::detail {
-template <> struct type_caster<stpy::stub::ArrayLike> {
-  static constexpr auto Name =
-      const_name<stpy::Tensor>() + const_name(" | float | collections.abc.Sequence[typing.Any]");
-};
-template <> struct type_caster<stpy::stub::Self> {
-  static constexpr auto Name = const_name("typing.Self");
-};
-template <> struct type_caster<stpy::stub::PackedSequence> {
-  static constexpr auto Name = const_name("spiraltorch.nn.utils.rnn.PackedSequence");
-};
-template <> struct type_caster<stpy::stub::DeviceLike> {
-  static constexpr auto Name = const_name("str | spiraltorch.accelerator.device");
-};
-}  // namespace nanobind::detail
 
 namespace stpy {
 

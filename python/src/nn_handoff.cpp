@@ -15,19 +15,6 @@ using st::nn::KeyRule;
 using st::nn::LoraLinear;
 using st::nn::Module;
 
-namespace stub {
-struct KeyMapLike {};  // what key_map_from_py reads
-}  // namespace stub
-}  // namespace stpy
-namespace nanobind::detail {
-template <> struct type_caster<stpy::stub::KeyMapLike> {
-  static constexpr auto Name = const_name(
-      "collections.abc.Mapping[str, str | dict[str, str]] | "
-      "collections.abc.Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]]");
-};
-}  // namespace nanobind::detail
-namespace stpy {
-
 namespace {
 
 // What the handoff functions accept, for the stubs (the bindings convert and check the values).

@@ -14,58 +14,19 @@
 #include <variant>
 
 #include "convert.h"
+#include "stub_types.h"
 
-namespace stpy::argdoc {
-struct ArrayData {};  // a tensor, NumPy array or nested sequence (tensor_from_data's input)
-struct FloatSeq {};   // any iterable of numbers
-struct NpArray {};    // numpy.typing.ArrayLike (converted through numpy)
-struct NpDtype {};    // numpy.typing.DTypeLike (a name, a NumPy dtype or scalar type)
-struct Any {};        // any value (typing.Any)
-struct SummaryLike {}; // an object with the summary keys as attributes
-struct AtlasRoute {};
-struct AtlasFrame {};  // spiraltorch.telemetry.AtlasFrame (a Python class)
-struct NdArray {};     // numpy.ndarray // spiraltorch.telemetry.AtlasRoute (a Python class; only push_bounded is called)
-}  // namespace stpy::argdoc
-namespace nanobind::detail {
-template <> struct type_caster<stpy::argdoc::ArrayData> {
-  static constexpr auto Name = const_name<stpy::Tensor>() + const_name(" | numpy.typing.ArrayLike");
-};
-template <> struct type_caster<stpy::argdoc::FloatSeq> {
-  static constexpr auto Name = const_name("collections.abc.Iterable[float]");
-};
-template <> struct type_caster<stpy::argdoc::NpArray> {
-  static constexpr auto Name = const_name("numpy.typing.ArrayLike");
-};
-template <> struct type_caster<stpy::argdoc::NpDtype> {
-  static constexpr auto Name = const_name("numpy.typing.DTypeLike");
-};
-template <> struct type_caster<stpy::argdoc::Any> {
-  static constexpr auto Name = const_name("typing.Any");
-};
-template <> struct type_caster<stpy::argdoc::SummaryLike> {
-  static constexpr auto Name = const_name("typing.Any");
-};
-template <> struct type_caster<stpy::argdoc::AtlasFrame> {
-  static constexpr auto Name = const_name("spiraltorch.telemetry.AtlasFrame");
-};
-template <> struct type_caster<stpy::argdoc::NdArray> {
-  static constexpr auto Name = const_name("numpy.ndarray");
-};
-template <> struct type_caster<stpy::argdoc::AtlasRoute> {
-  static constexpr auto Name = const_name("spiraltorch.telemetry.AtlasRoute");
-};
-}  // namespace nanobind::detail
 
 namespace stpy {
 
 // A tensor or array-like data.
-using ArrayDataArg = nb::typed<nb::handle, argdoc::ArrayData>;
+using ArrayDataArg = nb::typed<nb::handle, stub::ArrayLike>;
 // Array-like data for an argument whose default is None (nanobind adds the "| None" itself).
 using OptArrayDataArg = ArrayDataArg;
 // An iterable of numbers, read with float() item by item.
-using FloatSeqArg = nb::typed<nb::handle, argdoc::FloatSeq>;
+using FloatSeqArg = nb::typed<nb::handle, stub::FloatSeq>;
 // A telemetry route to push frames into, or None.
-using AtlasRouteArg = nb::typed<nb::object, argdoc::AtlasRoute>;  // .none(): nanobind adds "| None"
+using AtlasRouteArg = nb::typed<nb::object, stub::AtlasRoute>;  // .none(): nanobind adds "| None"
 // A metrics dict of ZSpaceTrainer: {name: number}, 'gradient' (or an alias) a sequence of numbers.
 using MetricsArg =
     nb::typed<nb::handle, nb::typed<nb::dict, std::string, std::variant<double, nb::typed<nb::iterable, double>>>>;
@@ -75,7 +36,7 @@ using TelemetryArg = nb::typed<nb::handle, nb::typed<nb::dict, std::string, doub
 using TextArg = nb::typed<nb::handle, std::string>;
 // Results built as Python dicts, typed for the stubs.
 using FloatDict = nb::typed<nb::dict, std::string, double>;
-using AnyDict = nb::typed<nb::dict, std::string, argdoc::Any>;
+using AnyDict = nb::typed<nb::dict, std::string, stub::Any>;
 // A file path: str or os.PathLike.
 using PathLikeArg = nb::typed<nb::handle, std::filesystem::path>;
 

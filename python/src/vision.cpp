@@ -56,7 +56,7 @@ v::ChronoSummary summary_from(nb::handle src) {
 }
 
 // ChronoSnapshot's summary argument: a dict of the summary keys (or an object with them as attributes).
-using SummaryArg = nb::typed<nb::handle, std::variant<nb::typed<nb::dict, std::string, double>, argdoc::SummaryLike>>;
+using SummaryArg = nb::typed<nb::handle, std::variant<nb::typed<nb::dict, std::string, double>, stub::Any>>;
 
 double clean_dt(double dt) { return std::isfinite(dt) && dt > 0 ? dt : 0.0; }
 

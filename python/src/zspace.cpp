@@ -71,8 +71,8 @@ void bind_complex_tensor(nb::module_& m) {
                                "and rounded once to complex64; mixed dtypes give complex128, as in NumPy.")
       .def(
           "__init__",
-          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::typed<nb::object, argdoc::NpArray> data,
-             nb::typed<nb::handle, argdoc::NpDtype> dtype) {
+          [](z::ComplexTensor* self, int64_t rows, int64_t cols, nb::typed<nb::object, stub::NpArray> data,
+             nb::typed<nb::handle, stub::NpDtype> dtype) {
             const z::ComplexDtype dt = complex_dtype_of(dtype, "ComplexTensor");
             if (data.is_none()) {
               new (self) z::ComplexTensor(rows, cols, dt);
@@ -90,7 +90,7 @@ void bind_complex_tensor(nb::module_& m) {
           "iterable or array; complex() of each). dtype 'complex64' or 'complex128' (DtypeError otherwise).")
       .def_static(
           "from_numpy",
-          [](nb::typed<nb::handle, argdoc::NpArray> array) {
+          [](nb::typed<nb::handle, stub::NpArray> array) {
             const nb::object np = nb::module_::import_("numpy");
             const nb::object a = np.attr("asarray")(array);
             if (nb::cast<int>(a.attr("ndim")) != 2) {
@@ -108,9 +108,9 @@ void bind_complex_tensor(nb::module_& m) {
           nb::arg("array"), "A ComplexTensor from a 2-d array (complex64 stays complex64, anything else complex128).")
       .def_prop_ro("dtype", [](const z::ComplexTensor& t) { return z::complex_dtype_name(t.dtype()); },
                    "'complex64' or 'complex128'.")
-      .def("to", [](const z::ComplexTensor& t, nb::typed<nb::handle, argdoc::NpDtype> dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
+      .def("to", [](const z::ComplexTensor& t, nb::typed<nb::handle, stub::NpDtype> dtype) { return t.to(complex_dtype_of(dtype, "ComplexTensor.to")); },
            nb::arg("dtype"), "The same values in another dtype (rounded when narrowing).")
-      .def("numpy", [](const z::ComplexTensor& t) -> nb::typed<nb::object, argdoc::NdArray> {
+      .def("numpy", [](const z::ComplexTensor& t) -> nb::typed<nb::object, stub::NdArray> {
         const nb::object np = nb::module_::import_("numpy");
         nb::list vals;
         for (const auto& v : t.data()) vals.append(nb::cast(v));
@@ -475,7 +475,7 @@ void bind_trainer(nb::module_& m) {
           "for an unknown or non-finite metric; a non-finite update raises and changes nothing.")
       .def(
           "step_batch",
-          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::iterable, nb::typed<nb::dict, std::string, argdoc::Any>>> samples) {
+          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::iterable, nb::typed<nb::dict, std::string, stub::Any>>> samples) {
             std::vector<z::ObservedMetrics> batch;
             for (nb::handle s : nb::iter(samples)) batch.push_back(to_metrics(s, "ZSpaceTrainer.step_batch"));
             return t.step_batch(batch);
@@ -530,7 +530,7 @@ void bind_trainer(nb::module_& m) {
            "{'version': 1, 'z', 'moment', 'velocity' (lists of z_dim floats), 'step', 'hyperparams'}.")
       .def(
           "load_state_dict",
-          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::dict, std::string, argdoc::Any>> state_h, bool strict) {
+          [](Tr& t, nb::typed<nb::handle, nb::typed<nb::dict, std::string, stub::Any>> state_h, bool strict) {
             const std::string who = "ZSpaceTrainer.load_state_dict";
             if (!nb::isinstance<nb::dict>(state_h)) {
               throw nb::type_error(

@@ -11,6 +11,8 @@ import os
 import types
 from typing import Any, Self, TypeAlias, overload
 
+import numpy.typing
+
 import spiraltorch._core
 import spiraltorch.accelerator
 from spiraltorch.nn import (
@@ -147,7 +149,7 @@ class Module:
         Parameters and buffers keyed '<module>::<param>' (prefixed by `prefix`); detached unless keep_vars.
         """
 
-    def load_state_dict(self, state_dict: Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], strict: bool = True) -> tuple[list[str], list[str]]:
+    def load_state_dict(self, state_dict: Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], strict: bool = True) -> tuple[list[str], list[str]]:
         """
         Copies matching entries in; checks everything first, so a failed load changes nothing. Returns IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or ShapeError name the offending key.
         """
@@ -240,27 +242,27 @@ class Module:
         Gives a Python subclass that overrides forward a __call__ running its forward (with the hooks).
         """
 
-    def state_dict_compatibility(self, external: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
+    def state_dict_compatibility(self, external: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
         """
         Read-only report of how `external` (same keys) would load: one entry per module key, sorted.
         """
 
-    def state_dict_compatibility_with_key_map(self, external: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
+    def state_dict_compatibility_with_key_map(self, external: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
         """
         Read-only report through a key map {source: target | {'target', 'transform'}} or a list of rules.
         """
 
-    def load_state_dict_checked(self, external: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]] | None = None, *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
+    def load_state_dict_checked(self, external: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]] | None = None, *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
         """
         Loads only when compatible (all keys present, shapes equal), atomically; else CheckpointError.
         """
 
-    def load_state_dict_subset_mapped_checked(self, external: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
+    def load_state_dict_subset_mapped_checked(self, external: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]], *, allow_missing: str | Sequence[str] | None = None, allow_extra: bool = True) -> dict:
         """
         Loads the mapped subset of a larger checkpoint when every module key is mapped and fits; atomic.
         """
 
-    def state_dict_projection_preflight(self, external: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]] | None = None, *, allow_missing: str | Sequence[str] | None = None) -> dict:
+    def state_dict_projection_preflight(self, external: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]], key_map: Mapping[str, str | dict[str, str]] | Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]] | None = None, *, allow_missing: str | Sequence[str] | None = None) -> dict:
         """
         What a load (with overlap resizes) would keep, drop and zero-fill per key; loads nothing.
         """
@@ -270,7 +272,7 @@ class Module:
         The LoRA adapter entries (lora_a, lora_b) of every LoraLinear below this module.
         """
 
-    def load_adapter_state_dict(self, state: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]]) -> dict:
+    def load_adapter_state_dict(self, state: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]]) -> dict:
         """Loads exactly the adapter entries, checked and atomic."""
 
     def adapter_keys(self) -> list[str]:
@@ -343,38 +345,38 @@ def linear(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, bi
     x W^T + b with W (out_features, in_features), x (..., in_features); ShapeError when the inner sizes differ.
     """
 
-def mse_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def mse_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """Mean squared error."""
 
-def l1_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def l1_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """Mean absolute error."""
 
-def huber_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], reduction: str = 'mean', delta: float = 1.0) -> spiraltorch._core.Tensor:
+def huber_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, reduction: str = 'mean', delta: float = 1.0) -> spiraltorch._core.Tensor:
     """Huber loss: 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
 
-def binary_cross_entropy_with_logits(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], weight: spiraltorch._core.Tensor | None = None, reduction: str = 'mean', pos_weight: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor:
+def binary_cross_entropy_with_logits(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, reduction: str = 'mean', pos_weight: spiraltorch._core.Tensor | None = None) -> spiraltorch._core.Tensor:
     """Numerically stable sigmoid + binary cross-entropy on logits."""
 
-def hyperbolic_cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], curvature: float = -1.0, reduction: str = 'mean', epsilon: float = 0.0) -> spiraltorch._core.Tensor:
+def hyperbolic_cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, curvature: float = -1.0, reduction: str = 'mean', epsilon: float = 0.0) -> spiraltorch._core.Tensor:
     """
     Element-wise binary cross-entropy on logits scaled by sqrt(|curvature|); targets are per-element probabilities in [0, 1], not class indices.
     """
 
-def cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean', label_smoothing: float = 0.0) -> spiraltorch._core.Tensor:
+def cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean', label_smoothing: float = 0.0) -> spiraltorch._core.Tensor:
     """
     Fused log-softmax + negative log-likelihood over dim 1 (class indices or class probabilities).
     """
 
-def nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """Negative log-likelihood of log-probabilities at class indices."""
 
-def sigmoid_focal_loss(inputs: spiraltorch._core.Tensor, targets: spiraltorch._core.Tensor | float | Sequence[Any], alpha: float = 0.25, gamma: float = 2.0, reduction: str = 'none') -> spiraltorch._core.Tensor:
+def sigmoid_focal_loss(inputs: spiraltorch._core.Tensor, targets: spiraltorch._core.Tensor | numpy.typing.ArrayLike, alpha: float = 0.25, gamma: float = 2.0, reduction: str = 'none') -> spiraltorch._core.Tensor:
     """Binary focal loss on logits (torchvision.ops.sigmoid_focal_loss)."""
 
 def pairwise_distance(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, p: float = 2.0, eps: float = 1e-06, keepdim: bool = False) -> spiraltorch._core.Tensor:
     """||x1 - x2 + eps||_p over the last dim (kept as size 1 with keepdim)."""
 
-def contrastive_loss(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | float | Sequence[Any], margin: float = 1.0, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def contrastive_loss(x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | numpy.typing.ArrayLike, margin: float = 1.0, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     y d^2 + (1 - y) max(0, margin - d)^2 with d the Euclidean distance (label 1 = similar).
     """
@@ -387,12 +389,12 @@ def triplet_margin_loss(anchor: spiraltorch._core.Tensor, positive: spiraltorch.
 class Loss(Module):
     """Base of the losses: call as loss(prediction, target)."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -407,12 +409,12 @@ class MeanSquaredError(Loss):
         mean((input - target)^2); reduction: 'mean' (default), 'sum' or 'none' (ValueError otherwise).
         """
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -429,12 +431,12 @@ class L1Loss(Loss):
         mean(|input - target|); reduction: 'mean' (default), 'sum' or 'none' (ValueError otherwise).
         """
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -453,12 +455,12 @@ class HuberLoss(Loss):
     def delta(self) -> float:
         """The threshold between the quadratic and linear parts."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -483,12 +485,12 @@ class BCEWithLogits(Loss):
     def pos_weight(self) -> spiraltorch._core.Tensor | None:
         """The per-class weight of positive examples, or None."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -515,12 +517,12 @@ class HyperbolicCrossEntropy(Loss):
     def epsilon(self) -> float:
         """The target clamp margin (0 = none)."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -551,12 +553,12 @@ class CategoricalCrossEntropy(Loss):
     def label_smoothing(self) -> float:
         """The label smoothing factor in [0, 1]."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target: int64 class indices (a tensor or nested lists) or class probabilities shaped like input; reduced by `reduction`.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -583,12 +585,12 @@ class NLLLoss(Loss):
     def ignore_index(self) -> int:
         """The class index whose targets are skipped."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target: int64 class indices (a tensor or nested lists) or class probabilities shaped like input; reduced by `reduction`.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -613,12 +615,12 @@ class FocalLoss(Loss):
     def gamma(self) -> float:
         """The focusing exponent on (1 - p_t)."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -640,23 +642,23 @@ class ContrastiveLoss(Loss):
         """The margin for dissimilar pairs."""
 
     @overload
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape); ShapeError when they do not broadcast.
         """
 
     @overload
-    def forward(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of the pair (x1, x2) (Euclidean distance over the last dim) with label 1 for similar, 0 for dissimilar pairs.
         """
 
     @overload
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @overload
-    def __call__(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, x1: spiraltorch._core.Tensor, x2: spiraltorch._core.Tensor, label: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(x1, x2, label)."""
 
     @property
@@ -703,54 +705,54 @@ class TripletLoss(Loss):
 
 TripletMarginLoss: TypeAlias = TripletLoss
 
-def ctc_loss(log_probs: spiraltorch._core.Tensor, targets: spiraltorch._core.Tensor | float | Sequence[Any], input_lengths: spiraltorch._core.Tensor | Sequence[int] | int, target_lengths: spiraltorch._core.Tensor | Sequence[int] | int, blank: int = 0, reduction: str = 'mean', zero_infinity: bool = False) -> spiraltorch._core.Tensor:
+def ctc_loss(log_probs: spiraltorch._core.Tensor, targets: spiraltorch._core.Tensor | numpy.typing.ArrayLike, input_lengths: spiraltorch._core.Tensor | Sequence[int] | int, target_lengths: spiraltorch._core.Tensor | Sequence[int] | int, blank: int = 0, reduction: str = 'mean', zero_infinity: bool = False) -> spiraltorch._core.Tensor:
     """
     Connectionist Temporal Classification loss of log_probs (T, N, C) (log-softmax outputs) against targets (N, S) padded or 1-D concatenated, with each sample's input and target lengths; 'mean' divides each loss by its target length before averaging.
     """
 
-def binary_cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def binary_cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Binary cross-entropy -w (t log x + (1 - t) log(1 - x)) of probabilities x in [0, 1] (logs clamped at -100).
     """
 
-def kl_div(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], *, reduction: str = 'mean', log_target: bool = False) -> spiraltorch._core.Tensor:
+def kl_div(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, *, reduction: str = 'mean', log_target: bool = False) -> spiraltorch._core.Tensor:
     """
     KL divergence target (log target - input) of log-probabilities; reduction 'mean', 'batchmean', 'sum' or 'none'.
     """
 
-def smooth_l1_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], *, reduction: str = 'mean', beta: float = 1.0) -> spiraltorch._core.Tensor:
+def smooth_l1_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, *, reduction: str = 'mean', beta: float = 1.0) -> spiraltorch._core.Tensor:
     """Smooth L1 loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
 
-def soft_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def soft_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """log(1 + exp(-y x)) for labels y in {-1, 1}."""
 
-def margin_ranking_loss(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any], margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def margin_ranking_loss(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """max(0, -y (x1 - x2) + margin)."""
 
-def hinge_embedding_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], margin: float = 1.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def hinge_embedding_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, margin: float = 1.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """x where y == 1, max(0, margin - x) where y == -1."""
 
-def cosine_embedding_loss(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any], margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def cosine_embedding_loss(input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, margin: float = 0.0, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     1 - cos(x1, x2) where y == 1, max(0, cos(x1, x2) - margin) where y == -1.
     """
 
-def poisson_nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], log_input: bool = True, full: bool = False, *, eps: float = 1e-08, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def poisson_nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, log_input: bool = True, full: bool = False, *, eps: float = 1e-08, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Poisson negative log-likelihood: exp(x) - t x (log_input) or x - t log(x + eps); full adds Stirling's term.
     """
 
-def gaussian_nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], var: spiraltorch._core.Tensor | float | Sequence[Any], full: bool = False, eps: float = 1e-06, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def gaussian_nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, var: spiraltorch._core.Tensor | numpy.typing.ArrayLike, full: bool = False, eps: float = 1e-06, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Gaussian negative log-likelihood 0.5 (log v + (x - t)^2 / v), v = max(var, eps).
     """
 
-def multilabel_soft_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def multilabel_soft_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Per-class binary cross-entropy on logits averaged over the last (class) dim.
     """
 
-def multi_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], p: int = 1, margin: float = 1.0, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
+def multi_margin_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, p: int = 1, margin: float = 1.0, weight: spiraltorch._core.Tensor | None = None, *, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """
     Multi-class hinge loss sum_{i != y} w_y max(0, margin - x_y + x_i)^p / C at int64 class indices.
     """
@@ -767,12 +769,12 @@ class BCELoss(Loss):
     def weight(self) -> spiraltorch._core.Tensor | None:
         """The per-element rescaling weight, or None."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -791,12 +793,12 @@ class KLDivLoss(Loss):
     def log_target(self) -> bool:
         """Whether target is given as log-probabilities."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -815,12 +817,12 @@ class SmoothL1Loss(Loss):
     def beta(self) -> float:
         """The threshold between the quadratic and linear parts."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -835,12 +837,12 @@ class SoftMarginLoss(Loss):
         log(1 + exp(-y x)) for labels y in {-1, 1}; reduction: 'mean' (default), 'sum' or 'none'.
         """
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -859,12 +861,12 @@ class MarginRankingLoss(Loss):
     def margin(self) -> float:
         """The margin of the hinge."""
 
-    def forward(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of the three operands (the second and third may be data, converted to the first's floating dtype), reduced by `reduction`.
         """
 
-    def __call__(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward with the same three operands."""
 
     @property
@@ -883,12 +885,12 @@ class HingeEmbeddingLoss(Loss):
     def margin(self) -> float:
         """The margin of the hinge."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -909,12 +911,12 @@ class CosineEmbeddingLoss(Loss):
     def margin(self) -> float:
         """The margin of the hinge."""
 
-    def forward(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of the three operands (the second and third may be data, converted to the first's floating dtype), reduced by `reduction`.
         """
 
-    def __call__(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | float | Sequence[Any], target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input1: spiraltorch._core.Tensor, input2: spiraltorch._core.Tensor | numpy.typing.ArrayLike, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward with the same three operands."""
 
     @property
@@ -941,12 +943,12 @@ class PoissonNLLLoss(Loss):
     def eps(self) -> float:
         """Added inside the log when not log_input."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -969,12 +971,12 @@ class GaussianNLLLoss(Loss):
     def eps(self) -> float:
         """The lower clamp of the variance."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], var: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, var: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of the three operands (the second and third may be data, converted to the first's floating dtype), reduced by `reduction`.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any], var: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, var: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward with the same three operands."""
 
     @property
@@ -993,12 +995,12 @@ class MultiLabelSoftMarginLoss(Loss):
     def weight(self) -> spiraltorch._core.Tensor | None:
         """The (C,) class weights, or None."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input against target (a tensor, or data converted to input's floating dtype), reduced by `reduction` ('none' keeps input's shape).
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -1025,12 +1027,12 @@ class MultiMarginLoss(Loss):
     def weight(self) -> spiraltorch._core.Tensor | None:
         """The (C,) class weights, or None."""
 
-    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def forward(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """
         The loss of input (N, C) against int64 class indices target (N,) (a tensor or a list), reduced by `reduction`.
         """
 
-    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | float | Sequence[Any]) -> spiraltorch._core.Tensor:
+    def __call__(self, input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike) -> spiraltorch._core.Tensor:
         """forward(input, target)."""
 
     @property
@@ -2870,10 +2872,10 @@ class ZSpaceTextVae(ZSpaceVae):
     def encode_texts(self, texts: Sequence[str]) -> spiraltorch._core.Tensor:
         """(len(texts), 2 * window_chars) float32 wave encodings."""
 
-def state_dict_hash(state: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]]) -> str:
+def state_dict_hash(state: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]]) -> str:
     """sha256 over the sorted keys, dtypes, shapes and bytes of a state dict."""
 
-def external_state(state: Module | Mapping[str, spiraltorch._core.Tensor | float | Sequence[Any]] | Iterable[tuple[str, spiraltorch._core.Tensor | float | Sequence[Any]]]) -> dict[str, spiraltorch._core.Tensor]:
+def external_state(state: Module | Mapping[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike] | Iterable[tuple[str, spiraltorch._core.Tensor | numpy.typing.ArrayLike]]) -> dict[str, spiraltorch._core.Tensor]:
     """
     Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).
     """
