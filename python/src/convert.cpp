@@ -491,6 +491,8 @@ void dealloc_tensor(PyObject* self) {
 
 size_t shared_wrapper_count() noexcept { return wrappers().map.size(); }
 
+void release_unused_wrappers() { sweep(); }
+
 void install_tensor_dealloc(nb::handle tensor_type) {
   auto& w = wrappers();
   auto* type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());

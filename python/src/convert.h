@@ -62,6 +62,9 @@ PyObject* known_wrapper(const Tensor& t) noexcept;
 void remember_wrapper(nb::handle wrapper) noexcept;
 // How many shared wrappers are held now (tests check that dropped parameters release theirs).
 size_t shared_wrapper_count() noexcept;
+// Releases the shared wrappers of tensors nothing else holds now (what the sweep does lazily); run
+// after every collection of Python's gc, so gc.collect() returns their memory as PyTorch's does.
+void release_unused_wrappers();
 // Makes Tensor's deallocation keep a parameter's wrapper while C++ still holds the tensor (convert.cpp).
 void install_tensor_dealloc(nb::handle tensor_type);
 

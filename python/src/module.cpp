@@ -157,6 +157,14 @@ NB_MODULE(_core, m) {
   bind_tensor(m, cls);
   m.def("_shared_wrapper_count", &shared_wrapper_count,
         "How many parameter wrappers the identity registry holds (for tests).");
+  m.def(
+      "_release_unused_wrappers_after_gc",
+      [](nb::str phase, nb::handle) {
+        if (phase.equal(nb::str("stop"))) release_unused_wrappers();
+      },
+      nb::arg("phase"), nb::arg("info"),
+      "gc.callbacks entry: after a collection, releases the parameter wrappers (and tensors) nothing refers to.");
+  nb::module_::import_("gc").attr("callbacks").attr("append")(m.attr("_release_unused_wrappers_after_gc"));
   bind_ops(m, cls);
   bind_nn(m);
   bind_optim(m);

@@ -907,6 +907,11 @@ def _set_size_type(size_type: object) -> None:
 def _shared_wrapper_count() -> int:
     """How many parameter wrappers the identity registry holds (for tests)."""
 
+def _release_unused_wrappers_after_gc(phase: str, info: object) -> None:
+    """
+    gc.callbacks entry: after a collection, releases the parameter wrappers (and tensors) nothing refers to.
+    """
+
 def mul(input: Tensor, other: Tensor | float) -> Tensor:
     """Elementwise product input * other (broadcasting)."""
 
