@@ -261,7 +261,7 @@ def render(info, results):
     out.append("## Machine")
     out.append("")
     out.append(f"- CPU: {info['cpu_model']}, {info['logical_cores']} logical cores, SIMD {info['simd']}, "
-               f"SpiralTorch CPU kernels {info.get('cpu_capability') or 'compiled for this host (-march=native)'}")
+               f"SpiralTorch CPU kernels {info.get('cpu_capability') or 'not reported (a build before the per-capability kernels)'}")
     out.append(f"- SpiralTorch threads: {info['st_threads']}; BLAS: {info['st_blas']}")
     out.append(f"- SpiralTorch GEMM dispatch: {info['st_gemm']}")
     out.append(f"- torch {info['torch_version']} (threads: {info['torch_threads']}); "
