@@ -150,36 +150,33 @@ bool Optimizer::grads_finite() const {
   return true;
 }
 
+std::optional<Device> Optimizer::single_grad_device() const {
+  std::optional<Device> device;
+  for (const auto& g : groups_) {
+    for (const Tensor& p : g->params) {
+      const Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
+      device = grad.device();
+    }
+  }
+  return device;
+}
+
 std::optional<Device> Optimizer::deferrable_device() const {
   static const bool sync_check = [] {
     const char* v = std::getenv("SPIRALTORCH_OPTIM_SYNC_CHECK");
     return v && std::string(v) == "1";
   }();
   if (sync_check || !device_updates_queued()) return std::nullopt;
-  std::optional<Device> device;
-  for (const auto& g : groups_) {
-    for (const Tensor& p : g->params) {
-      const Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
-      device = grad.device();
-    }
-  }
+  const std::optional<Device> device = single_grad_device();
   if (!device || st::detail::capturing(*device) || !backend::backend_for(*device).reads_later()) return std::nullopt;
   return device;
 }
 
 std::optional<Device> Optimizer::captured_device() const {
   if (!device_updates_queued()) return std::nullopt;
-  std::optional<Device> device;
-  for (const auto& g : groups_) {
-    for (const Tensor& p : g->params) {
-      const Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
-      device = grad.device();
-    }
-  }
+  const std::optional<Device> device = single_grad_device();
   if (!device || !st::detail::capturing(*device)) return std::nullopt;
   return device;
 }
