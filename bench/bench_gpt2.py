@@ -39,6 +39,7 @@ import spiraltorch as st
 import spiraltorch.nn.functional as sF
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cuda import _samples  # noqa: E402
 from bench_cuda_models import TorchGPT, st_gpt  # noqa: E402
 
 GiB = float(1 << 30)
@@ -56,15 +57,7 @@ def time_variants(variants, reps, rounds):
     samples = {name: [] for name in variants}
     for _ in range(rounds):
         for name, (fn, sync, event) in variants.items():
-            fn()
-            sync()
-            for _ in range(reps):
-                a, b = event(enable_timing=True), event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                b.synchronize()
-                samples[name].append(a.elapsed_time(b))
+            samples[name] += _samples(fn, sync, event, reps, warm=1)
     return {name: statistics.median(ts) for name, ts in samples.items()}
 
 
