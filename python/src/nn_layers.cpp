@@ -15,13 +15,13 @@ void bind_nn_norm(nb::module_& nn);  // nn_norm.cpp
 void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
 
 void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
-void bind_nn_loss_torch_family(nb::module_& nn);  // nn_loss_torch_family.cpp
+void bind_nn_loss_margin_likelihood(nb::module_& nn);  // nn_loss_margin_likelihood.cpp
 void bind_nn_handoff(nb::module_& nn);  // nn_handoff.cpp
-void bind_nn_torch_family(nb::module_& nn);  // nn_torch_family.cpp
+void bind_nn_pool_shuffle_dropout_cells(nb::module_& nn);  // nn_pool_shuffle_dropout_cells.cpp
 
 void bind_nn_layers(nb::module_& nn) {
   bind_nn_loss(nn);
-  bind_nn_loss_torch_family(nn);
+  bind_nn_loss_margin_likelihood(nn);
   (void)nn;
   bind_nn_basic(nn);
   bind_nn_activations(nn);
@@ -32,7 +32,7 @@ void bind_nn_layers(nb::module_& nn) {
   bind_nn_desire(nn);
   bind_nn_vae(nn);
   bind_nn_handoff(nn);
-  bind_nn_torch_family(nn);
+  bind_nn_pool_shuffle_dropout_cells(nn);
 }
 
 }  // namespace stpy

@@ -251,9 +251,9 @@ std::vector<Tensor> params_arg(nb::handle h) { return tensors_of(h); }
 
 }  // namespace
 
-// For python/src/optim_torch_compat.cpp (the optimizers and schedules bound there).
+// For python/src/optim_adaptive_lbfgs_schedules.cpp (the optimizers and schedules bound there).
 std::vector<ParamGroup> optim_groups_from_py(nb::handle params) { return groups_from_py(params); }
-void bind_optim_torch_compat(nb::module_& m);
+void bind_optim_adaptive_lbfgs_schedules(nb::module_& m);
 
 namespace {
 
@@ -604,7 +604,7 @@ void bind_optim(nb::module_& root) {
          nb::arg("cycle_momentum") = true, nb::arg("base_momentum") = 0.85, nb::arg("max_momentum") = 0.95,
          nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
 
-  bind_optim_torch_compat(m);
+  bind_optim_adaptive_lbfgs_schedules(m);
   for (nb::handle name : nb::list(m.attr("__dict__").attr("keys")())) {
     nb::object cls = m.attr(name);
     if (PyType_Check(cls.ptr()) && PyObject_IsSubclass(cls.ptr(), m.attr("Optimizer").ptr()) == 1 &&

@@ -56,7 +56,7 @@ __all__ = [
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
-    # torch-family layers (nn_torch_family.cpp)
+    # torch-family layers (nn_pool_shuffle_dropout_cells.cpp)
     "embedding_bag",
     "max_pool1d",
     "avg_pool1d",
@@ -83,7 +83,7 @@ __all__ = [
     "pairwise_distance",
     "contrastive_loss",
     "triplet_margin_loss",
-    # torch's remaining losses (nn_loss_torch_family.cpp)
+    # torch's remaining losses (nn_loss_margin_likelihood.cpp)
     "binary_cross_entropy",
     "ctc_loss",
     "kl_div",

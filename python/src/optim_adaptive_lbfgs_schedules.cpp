@@ -1,5 +1,5 @@
-// The rest of torch.optim's optimizers (Adamax, NAdam, RAdam, Adadelta, Rprop) and
-// torch.optim.lr_scheduler's schedules, bound into spiraltorch._core.optim. The updates and
+// The adaptive-step optimizers (Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD), LBFGS and
+// torch.optim.lr_scheduler's schedules (MultiStepLR ... ReduceLROnPlateau), bound into spiraltorch._core.optim. The updates and
 // schedules are C++ (include/spiraltorch/optim/); this file only converts arguments.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -68,7 +68,7 @@ double metric_value(nb::handle h) {
 
 }  // namespace
 
-void bind_optim_torch_compat(nb::module_& m) {
+void bind_optim_adaptive_lbfgs_schedules(nb::module_& m) {
   // ---- optimizers ----
   nb::class_<Adamax, Optimizer>(m, "Adamax", "torch.optim.Adamax: Adam with the infinity norm.")
       .def(

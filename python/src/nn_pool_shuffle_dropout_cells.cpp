@@ -1,6 +1,6 @@
-// spiraltorch._core.nn: PyTorch layers composed from native ops — 1-d pools and
-// adaptive max pooling, pixel (un)shuffle, channel dropout, Bilinear and the
-// single-step recurrent cells (RNNCell, LSTMCell, GRUCell).
+// spiraltorch._core.nn: 1-d pools and adaptive max pooling, pixel (un)shuffle, channel and
+// alpha dropout, the single-step recurrent cells (RNNCell, LSTMCell, GRUCell), plus Bilinear
+// and embedding_bag — PyTorch layers composed from native ops.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -83,7 +83,7 @@ std::optional<Tensor> opt_param(const Tensor& t) { return t.defined() ? std::opt
 
 }  // namespace
 
-void bind_nn_torch_family(nb::module_& nn) {
+void bind_nn_pool_shuffle_dropout_cells(nb::module_& nn) {
   using namespace st::nn;
 
   // ---- embedding bags ----

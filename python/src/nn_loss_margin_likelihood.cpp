@@ -1,5 +1,9 @@
-// spiraltorch._core.nn: torch.nn's remaining losses (functional forms and modules), with
-// torch's argument names and defaults. The computation lives in src/nn/loss_torch_family.cpp.
+// spiraltorch._core.nn: margin and likelihood losses (functional forms and modules) with torch's
+// argument names and defaults: the margin/embedding losses (SoftMarginLoss, MarginRankingLoss,
+// HingeEmbeddingLoss, CosineEmbeddingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss), the
+// likelihood/divergence losses (BCELoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, ctc_loss)
+// and SmoothL1Loss. (nn_loss.cpp binds the core losses: MSE, L1, Huber, cross-entropy, NLL, ...)
+// The computation lives in src/nn/loss_torch_family.cpp.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -76,7 +80,7 @@ std::vector<int64_t> lengths_of(nb::handle h, const char* what) {
 
 }  // namespace
 
-void bind_nn_loss_torch_family(nb::module_& nn) {
+void bind_nn_loss_margin_likelihood(nb::module_& nn) {
   nn.def(
       "ctc_loss",
       [](const Tensor& log_probs, ArrayArg targets, LengthsArg input_lengths, LengthsArg target_lengths,
