@@ -30,6 +30,11 @@ for stage in $stages; do
       wheel=$(ls -t dist/spiraltorch-*manylinux*.whl | head -1)
       venv=${TEST_VENV:-build/cuda-wheel-venv}
       rm -rf "$venv" && "$py" -m venv --system-site-packages "$venv"
+      # Where python3 is itself a virtualenv (PyTorch's on a GPU image), its packages are not the
+      # "system" ones the new venv sees: a .pth file adds them, after the venv's own.
+      parent=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+      own=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+      [ "$parent" = "$own" ] || echo "$parent" > "$own/zz_parent_site.pth"
       start=$(date +%s)
       "$venv/bin/python" -m pip install -q "${pip_from[@]}" "$wheel"
       echo "fresh virtualenv: pip install $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) took $(( $(date +%s) - start )) s"

@@ -19,7 +19,16 @@ import os as _os
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["GOMP_SPINCOUNT"] = "10000"
 
-from . import _core  # noqa: E402
+try:
+    from . import _core  # noqa: E402
+except ImportError as _missing:
+    # A dependency outside this environment's site-packages (see _native_deps): load the pip
+    # packages' libraries by path and try once more.
+    from . import _native_deps
+
+    if "cannot open shared object file" not in str(_missing) or not _native_deps.preload():
+        raise
+    from . import _core  # noqa: E402
 from ._core import (  # noqa: F401
     CheckpointError,
     DeviceUnavailableError,
