@@ -1,6 +1,6 @@
 // float32 GEMM on the CPU, OpenBLAS (the CPU backend's gemm with SPIRALTORCH_GEMM_BACKEND's switch
 // set to "openblas", OpenMP-split as in a training step) against oneDNN's matmul (the cached
-// primitives of src/nn/matmul_onednn.cpp) and Intel MKL (when libmkl_rt loads: pip install mkl),
+// primitives of src/backend/cpu/matmul_onednn.cpp) and Intel MKL (when libmkl_rt loads: pip install mkl),
 // all on the same threads, and the backend's gemm under the "auto" rule. Prints one table row per
 // shape with the fastest library; bench/results/gemm_dispatch_cpu.md holds a run and
 // src/backend/cpu/gemm_library.h the rule drawn from it (issue #20).
@@ -18,7 +18,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/gemm_library.h"
 #include "backend/cpu/mkl_runtime.h"
-#include "nn/matmul_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
 #include "spiraltorch/spiraltorch.h"
 
 namespace {
@@ -65,7 +65,7 @@ int main() {
   std::printf("threads %d, oneDNN ISA %s, MKL %s\n"
               "| shape | m | n | k | OpenBLAS ms | oneDNN ms | MKL ms | fastest | dispatch (auto) ms |\n"
               "|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
-              omp_get_max_threads(), st::nn::onednn::effective_isa().c_str(),
+              omp_get_max_threads(), st::backend::onednn::effective_isa().c_str(),
               mkl ? st::cpu::mkl::version().c_str() : st::cpu::mkl::unavailable_reason().c_str());
   auto& be = st::backend::cpu_backend();
   for (const Shape3& s : shapes) {
@@ -88,8 +88,8 @@ int main() {
     }
     st::cpu::set_gemm_backend("auto");
     double dnn = -1;
-    if (st::nn::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B)) {
-      dnn = median_ms([&] { st::nn::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb,
+    if (st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B)) {
+      dnn = median_ms([&] { st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb,
                                                        c.data(), B); },
                       reps);
     }

@@ -1,5 +1,5 @@
-# oneDNN for the float32 CPU convolutions (src/nn/conv_onednn.cpp) and LSTM layers
-# (src/nn/rnn_onednn.cpp).
+# oneDNN for the float32 CPU convolutions (src/backend/cpu/conv_onednn.cpp) and LSTM layers
+# (src/backend/cpu/rnn_onednn.cpp).
 # SPIRALTORCH_ONEDNN=AUTO uses it when it is found, ON requires it, OFF never uses it.
 # Where it comes from, first match wins:
 #   1. a prefix the user names (DNNL_ROOT, or the CMake package config that dnnl_DIR names);
@@ -115,12 +115,12 @@ else()
   message(STATUS "SpiralTorch: oneDNN OFF: ${SPIRALTORCH_ONEDNN_REASON}")
 endif()
 
-# Only src/nn/conv_onednn.cpp, rnn_onednn.cpp and matmul_onednn.cpp see the oneDNN headers and the
+# Only src/backend/cpu/conv_onednn.cpp, rnn_onednn.cpp and matmul_onednn.cpp see the oneDNN headers and the
 # define, so switching oneDNN on or off recompiles those files, and nothing built against the library
 # (the Python module, the tests) depends on oneDNN's headers.
 function(spiraltorch_configure_onednn target)
-  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/conv_onednn.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/rnn_onednn.cpp"
-           "${CMAKE_CURRENT_SOURCE_DIR}/src/nn/matmul_onednn.cpp")
+  set(_src "${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cpu/conv_onednn.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cpu/rnn_onednn.cpp"
+           "${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cpu/matmul_onednn.cpp")
   if(SPIRALTORCH_WITH_ONEDNN)
     set_source_files_properties(${_src} TARGET_DIRECTORY ${target} PROPERTIES
       COMPILE_DEFINITIONS "SPIRALTORCH_WITH_ONEDNN=1")

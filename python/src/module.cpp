@@ -11,9 +11,9 @@
 #include "backend/cpu/mkl_runtime.h"
 #include "convert.h"
 #include "spiraltorch/threads.h"
-#include "nn/conv_onednn.h"
-#include "nn/matmul_onednn.h"
-#include "nn/rnn_onednn.h"
+#include "backend/cpu/conv_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
+#include "backend/cpu/rnn_onednn.h"
 
 namespace stpy {
 
@@ -90,16 +90,16 @@ nb::dict describe_cpu() {
   d["blas_threads"] = scipy_openblas_get_num_threads();
   d["dtypes"] = nb::make_tuple("float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8", "bool");
   // float32 convolutions run through oneDNN when the build found it; say which, or why not.
-  if (const std::optional<std::string> v = st::nn::onednn::version()) {
+  if (const std::optional<std::string> v = st::backend::onednn::version()) {
     d["onednn"] = *v;
   } else {
     d["onednn"] = nb::none();
-    d["onednn_reason"] = st::nn::onednn::unavailable_reason();
+    d["onednn_reason"] = st::backend::onednn::unavailable_reason();
   }
-  d["conv_backend"] = st::nn::onednn::conv_backend();
-  d["rnn_backend"] = st::nn::onednn::rnn_backend();
+  d["conv_backend"] = st::backend::onednn::conv_backend();
+  d["rnn_backend"] = st::backend::onednn::rnn_backend();
   // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
-  d["bf16_matmul"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "float32";
+  d["bf16_matmul"] = st::backend::onednn::bf16_matmul_available() ? "onednn" : "float32";
   // Intel oneMKL: linked in (mkl-static at build time), else loaded at run time when present.
   if (st::cpu::mkl::available()) {
     d["mkl"] = st::cpu::mkl::version();
@@ -112,7 +112,7 @@ nb::dict describe_cpu() {
   }
   d["cpu_vendor_intel"] = st::cpu::cpu_is_intel();
   // float32 GEMM: which library each shape class goes to under the measured rule (gemm_library.h).
-  d["cpu_isa"] = st::nn::onednn::effective_isa();
+  d["cpu_isa"] = st::backend::onednn::effective_isa();
   d["gemm_backend"] = st::cpu::gemm_backend();
   auto library = [](int64_t m, int64_t n, int64_t k, int64_t batch) {
     return st::cpu::gemm_library_name(st::cpu::f32_gemm_library(m, n, k, batch));
@@ -124,7 +124,7 @@ nb::dict describe_cpu() {
   dispatch["transformer linear (1024 tokens x 256-4096)"] = library(1024, 1024, 256, 1);
   dispatch["attention batched (32 x 128x128x64)"] = library(128, 128, 64, 32);
   dispatch["float64"] = st::cpu::gemm_library_name(st::cpu::f64_gemm_library());
-  dispatch["bfloat16"] = st::nn::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
+  dispatch["bfloat16"] = st::backend::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
   d["gemm_dispatch"] = dispatch;
   d["gemm_dispatch_measured_on"] =
       "AMD EPYC (Zen 4, avx512_core_bf16) and Intel Xeon (avx512_core_amx), 2 threads each";
@@ -446,11 +446,11 @@ NB_MODULE(_core, m) {
         "describe_device('cpu'): model, cores, threads, SIMD, CPU capability, BLAS/oneDNN/MKL and GEMM dispatch.");
   // The oneDNN headers the build compiled against (None without oneDNN); the tests check
   // that describe_device reports a matching library.
-  m.def("_onednn_header_version", &st::nn::onednn::header_version, "The oneDNN headers' version (None without oneDNN).");
+  m.def("_onednn_header_version", &st::backend::onednn::header_version, "The oneDNN headers' version (None without oneDNN).");
   // The conv2d path switch ("auto", "im2col", "onednn"); tests use it to compare both paths.
-  m.def("_conv_backend", &st::nn::onednn::conv_backend, "The conv2d path: 'auto', 'im2col' or 'onednn'.");
-  m.def("_set_conv_backend", &st::nn::onednn::set_conv_backend, nb::arg("name"), "Sets the conv2d path.");
+  m.def("_conv_backend", &st::backend::onednn::conv_backend, "The conv2d path: 'auto', 'im2col' or 'onednn'.");
+  m.def("_set_conv_backend", &st::backend::onednn::set_conv_backend, nb::arg("name"), "Sets the conv2d path.");
   // The LSTM path switch ("auto", "loop", "onednn").
-  m.def("_rnn_backend", &st::nn::onednn::rnn_backend, "The LSTM path: 'auto', 'loop' or 'onednn'.");
-  m.def("_set_rnn_backend", &st::nn::onednn::set_rnn_backend, nb::arg("name"), "Sets the LSTM path.");
+  m.def("_rnn_backend", &st::backend::onednn::rnn_backend, "The LSTM path: 'auto', 'loop' or 'onednn'.");
+  m.def("_set_rnn_backend", &st::backend::onednn::set_rnn_backend, nb::arg("name"), "Sets the LSTM path.");
 }

@@ -1,13 +1,13 @@
 // conv1d / conv2d: shape checks, im2col + batched GEMM forward, explicit backward,
 // and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; float32 on the CPU
-// goes to oneDNN when it is built (src/nn/conv_onednn.cpp).
+// goes to oneDNN when it is built (src/backend/cpu/conv_onednn.cpp).
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/autocast.h"
 
 #include <algorithm>
 
 #include "nn/conv_common.h"
-#include "nn/conv_onednn.h"
+#include "backend/cpu/conv_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/nn/init.h"
 
@@ -246,10 +246,10 @@ namespace {
 
 // oneDNN takes float32 CPU convolutions with at least one element everywhere; the rest
 // (float64, CUDA, empty tensors, or the switch set to im2col) stay on the im2col path.
-std::optional<onednn::Conv2dDims> onednn_dims(const Tensor& x, const ConvPlan& p, const ConvSpec& s) {
-  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !onednn::use_onednn()) return std::nullopt;
+std::optional<backend::onednn::Conv2dDims> onednn_dims(const Tensor& x, const ConvPlan& p, const ConvSpec& s) {
+  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !backend::onednn::use_onednn()) return std::nullopt;
   if (std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) <= 0) return std::nullopt;
-  return onednn::Conv2dDims{p.N,  p.C,  p.H,      p.W,      p.O,         p.kh,      p.kw,
+  return backend::onednn::Conv2dDims{p.N,  p.C,  p.H,      p.W,      p.O,         p.kh,      p.kw,
                             p.OH, p.OW, p.groups, s.stride, s.pad_begin, s.pad_end, s.dilation};
 }
 
@@ -357,8 +357,8 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
     return out;
   }
   // The backward follows the forward's path (decided once here), whatever the switch says later.
-  std::optional<onednn::Conv2dDims> dd = onednn_dims(x, p, s);
-  std::optional<Tensor> fast = dd ? onednn::forward(x, w, b, *dd, op) : std::nullopt;
+  std::optional<backend::onednn::Conv2dDims> dd = onednn_dims(x, p, s);
+  std::optional<Tensor> fast = dd ? backend::onednn::forward(x, w, b, *dd, op) : std::nullopt;
   if (!fast) dd.reset();  // oneDNN has no kernel for this geometry
   Tensor out = fast ? *fast : conv2d_forward_raw(x, w, b, p);
   if (needs_grad({&input, &weight, &bias})) {
@@ -368,7 +368,7 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
            [x, w, p, dd, op, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
              if (dd) {
                const Tensor gy = detail::cast_raw(g, Dtype::Float32).contiguous();
-               if (auto r = onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
+               if (auto r = backend::onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
              }
              return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
            },

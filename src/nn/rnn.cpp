@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "backend/backend.h"
-#include "nn/rnn_onednn.h"
+#include "backend/cpu/rnn_onednn.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/init.h"
@@ -51,7 +51,7 @@ void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_
 std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
                                         const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
                                         const Tensor& c0_in) {
-  const onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
+  const backend::onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
                            b_ih_in.defined()};
   const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
   const Tensor h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
@@ -62,7 +62,7 @@ std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_i
   }
   const bool grad = needs_grad({&x_in, &w_ih_in, &w_hh_in, &b_ih_in, &b_hh_in, &h0_in, &c0_in});
   Tensor ws;
-  std::optional<Tensor> out = onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
+  std::optional<Tensor> out = backend::onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
   if (!out || !grad) return out;
   const bool nx = x_in.requires_grad(), nwi = w_ih_in.requires_grad(), nwh = w_hh_in.requires_grad();
   const bool nbi = d.bias && b_ih_in.requires_grad(), nbh = d.bias && b_hh_in.requires_grad();
@@ -74,8 +74,8 @@ std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_i
            if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
            NoGradGuard ng;
            const Tensor g = contig(g_in.to(Dtype::Float32));
-           std::optional<onednn::LstmGrads> r =
-               onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
+           std::optional<backend::onednn::LstmGrads> r =
+               backend::onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
            if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
            return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(),
                    nbi ? r->db : Tensor(), nbh ? r->db : Tensor(),    nh ? r->dh0 : Tensor(),
@@ -290,10 +290,10 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
   std::vector<Tensor> hn, cn;
   Tensor layer_in = x;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    // float32 on the CPU: the whole layer through oneDNN (src/nn/rnn_onednn.cpp).
+    // float32 on the CPU: the whole layer through oneDNN (src/backend/cpu/rnn_onednn.cpp).
     const Tensor wi = w_ih(l), wh = w_hh(l), bi = bias_ ? b_ih(l) : Tensor(), bh = bias_ ? b_hh(l) : Tensor();
     const Tensor h0l = select(hinit, 0, l), c0l = select(cinit, 0, l);
-    if (onednn::use_onednn_rnn() && all_float32_cpu(layer_in, {&wi, &wh, &bi, &bh, &h0l, &c0l})) {
+    if (backend::onednn::use_onednn_rnn() && all_float32_cpu(layer_in, {&wi, &wh, &bi, &bh, &h0l, &c0l})) {
       if (const std::optional<Tensor> out = lstm_layer_onednn(layer_in, wi, wh, bi, bh, h0l, c0l)) {
         const int64_t T = layer_in.shape()[0];
         const Tensor hs = narrow(*out, 0, 0, T);

@@ -1,4 +1,4 @@
-#include "nn/matmul_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/autocast.h"
 
@@ -76,13 +76,13 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
   const Dtype dt = a.dtype();
   const int64_t nbatch = shape_numel(batch);
   if (dt == Dtype::BFloat16 && a.device().type == DeviceType::CPU && k > 0 && m * n * nbatch > 0 &&
-      nn::onednn::bf16_matmul_available()) {
+      backend::onednn::bf16_matmul_available()) {
     // CPUs with native bf16 dot products (AVX512-BF16, AMX) multiply bf16 through oneDNN with float32
     // accumulation: no float32 copies of the operands and of the result.
     Tensor out = Tensor::empty(out_shape, dt, a.device());
     const GemmOperand A = prepare(detail::expand_view(a, a_full), nbatch);
     const GemmOperand B = prepare(detail::expand_view(b, b_full), nbatch);
-    if (nn::onednn::bf16_matmul(A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride,
+    if (backend::onednn::bf16_matmul(A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride,
                                 B.data.raw_data(), B.ld, B.batch_stride, out.raw_data(), nbatch)) {
       return out;
     }

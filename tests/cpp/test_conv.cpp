@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "nn/conv_onednn.h"
-#include "nn/lru_cache.h"
+#include "backend/cpu/conv_onednn.h"
+#include "backend/cpu/lru_cache.h"
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/spiraltorch.h"
 
@@ -75,9 +75,9 @@ TEST(Conv2d, ConcurrentCallsMatchSequential) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
-// The primitive cache of the oneDNN convolutions (src/nn/lru_cache.h).
+// The primitive cache of the oneDNN convolutions (src/backend/cpu/lru_cache.h).
 TEST(LruCache, EvictsLeastRecentlyUsedAndCachesNull) {
-  nn::LruCache<int, int> cache(2);
+  backend::LruCache<int, int> cache(2);
   int builds = 0;
   auto get = [&](int k) {
     return cache.get(k, [&] {
@@ -103,7 +103,7 @@ TEST(LruCache, EvictsLeastRecentlyUsedAndCachesNull) {
 }
 
 TEST(LruCache, ConcurrentMissesShareOneValue) {
-  nn::LruCache<int, int> cache(8);
+  backend::LruCache<int, int> cache(8);
   std::vector<std::shared_ptr<const int>> got(8);
   std::vector<std::thread> pool;
   for (int t = 0; t < 8; ++t) {
@@ -116,11 +116,11 @@ TEST(LruCache, ConcurrentMissesShareOneValue) {
 // The library loaded at run time is the oneDNN the headers promised: same major version
 // (2.x and 3.x differ in ABI), no older minor; absent together with a reason.
 TEST(OneDNN, RuntimeMatchesHeaders) {
-  const std::optional<std::string> built = nn::onednn::header_version();
-  const std::optional<std::string> running = nn::onednn::version();
+  const std::optional<std::string> built = backend::onednn::header_version();
+  const std::optional<std::string> running = backend::onednn::version();
   ASSERT_EQ(built.has_value(), running.has_value());
   if (!built) {
-    EXPECT_FALSE(nn::onednn::unavailable_reason().empty());
+    EXPECT_FALSE(backend::onednn::unavailable_reason().empty());
     return;
   }
   int hmaj = 0, hmin = 0, rmaj = 0, rmin = 0;

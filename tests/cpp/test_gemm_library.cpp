@@ -11,7 +11,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/gemm_library.h"
 #include "backend/cpu/mkl_runtime.h"
-#include "nn/conv_onednn.h"
+#include "backend/cpu/conv_onednn.h"
 #include "spiraltorch/error.h"
 
 using namespace st;
@@ -134,7 +134,7 @@ TEST(GemmLibrary, AutoRuleFollowsTheMeasuredSplit) {
   const cpu::GemmLibrary mid = cpu::f32_gemm_library(512, 512, 512, 1);
   if (cpu::cpu_is_intel() && cpu::mkl::available()) {
     EXPECT_EQ(mid, cpu::GemmLibrary::Mkl);
-  } else if (nn::onednn::version()) {
+  } else if (backend::onednn::version()) {
     EXPECT_EQ(mid, cpu::GemmLibrary::OneDNN);  // MKL is never picked on other vendors
   } else {
     EXPECT_EQ(mid, cpu::GemmLibrary::OpenBlas);
@@ -157,5 +157,5 @@ TEST(GemmLibrary, BadOrMissingLibraryIsAClearError) {
     EXPECT_THROW(cpu::set_gemm_backend("mkl"), DeviceUnavailableError);
     EXPECT_FALSE(cpu::mkl::unavailable_reason().empty());
   }
-  if (!nn::onednn::version()) EXPECT_THROW(cpu::set_gemm_backend("onednn"), DeviceUnavailableError);
+  if (!backend::onednn::version()) EXPECT_THROW(cpu::set_gemm_backend("onednn"), DeviceUnavailableError);
 }

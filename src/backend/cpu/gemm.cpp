@@ -6,7 +6,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/mkl_runtime.h"
-#include "nn/matmul_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
 
 namespace st::cpu {
 
@@ -103,7 +103,7 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
     }
     const bool plain = alpha == 1.0 && beta == 0.0 && ldc == n && (batch == 1 || stride_c == m * n);
     if (lib == GemmLibrary::OneDNN && plain && !omp_in_parallel() &&
-        nn::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb, batch == 1 ? 0 : stride_b,
+        backend::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb, batch == 1 ? 0 : stride_b,
                                c, batch)) {
       return;
     }

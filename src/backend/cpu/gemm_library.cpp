@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "backend/cpu/mkl_runtime.h"
-#include "nn/conv_onednn.h"
-#include "nn/matmul_onednn.h"
+#include "backend/cpu/conv_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
 #include "spiraltorch/error.h"
 
 namespace st::cpu {
@@ -25,8 +25,8 @@ std::optional<Mode> parse(const std::string& s) {
 
 // A forced library must be there: the error says which and why not.
 void require(Mode m, const std::string& who) {
-  if (m == kOneDNN && !nn::onednn::version()) {
-    throw DeviceUnavailableError(who + "onednn, but oneDNN is not available: " + nn::onednn::unavailable_reason());
+  if (m == kOneDNN && !backend::onednn::version()) {
+    throw DeviceUnavailableError(who + "onednn, but oneDNN is not available: " + backend::onednn::unavailable_reason());
   }
   if (m == kMkl && !mkl::available()) {
     throw DeviceUnavailableError(who + "mkl, but MKL is not available: " + mkl::unavailable_reason());
@@ -91,9 +91,9 @@ GemmLibrary f32_gemm_library(int64_t m, int64_t n, int64_t k, int64_t batch) {
   if (work < kGemmSmallWork) return GemmLibrary::OpenBlas;
   static const bool intel_mkl = cpu_is_intel() && mkl::available();
   if (intel_mkl) return GemmLibrary::Mkl;
-  static const bool onednn = nn::onednn::version().has_value();
+  static const bool onednn = backend::onednn::version().has_value();
   if (!onednn) return GemmLibrary::OpenBlas;
-  static const bool amx = nn::onednn::effective_isa().find("amx") != std::string::npos;
+  static const bool amx = backend::onednn::effective_isa().find("amx") != std::string::npos;
   return amx && work >= kAmxOpenBlasMinWork ? GemmLibrary::OpenBlas : GemmLibrary::OneDNN;
 }
 

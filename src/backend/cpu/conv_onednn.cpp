@@ -1,13 +1,11 @@
 // float32 NCHW conv2d forward / backward-data / backward-weights on the CPU through oneDNN,
 // and the conv backend switch. oneDNN's JIT kernels (blocked layouts, register-tiled
 // direct convolution) beat im2col + GEMM at the small channel counts of CNN training.
-#include "nn/conv_onednn.h"
+#include "backend/cpu/conv_onednn.h"
 
-#include "nn/conv_common.h"
-#include "nn/onednn_common.h"
-#include "spiraltorch/autograd.h"
+#include "backend/backend.h"
+#include "backend/cpu/onednn_common.h"
 #include "spiraltorch/error.h"
-#include "spiraltorch/ops.h"
 
 #ifdef SPIRALTORCH_WITH_ONEDNN
 #include <unordered_map>
@@ -15,10 +13,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "nn/lru_cache.h"
+#include "backend/cpu/lru_cache.h"
 #endif
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 namespace {
 
@@ -216,6 +214,8 @@ std::shared_ptr<const Entry> forward_entry(const Conv2dDims& d, bool bias) {
 
 using detail::Staging;
 
+std::string pair_str(const std::array<int64_t, 2>& p) { return shape_str({p[0], p[1]}); }  // "(a, b)"
+
 std::string dims_str(const Conv2dDims& d) {
   return "input " + shape_str({d.N, d.C, d.H, d.W}) + ", weight " + shape_str({d.O, d.C / d.groups, d.kh, d.kw}) +
          ", stride " + pair_str(d.stride) + ", padding " + pair_str(d.pad_begin) + "/" + pair_str(d.pad_end) +
@@ -224,6 +224,17 @@ std::string dims_str(const Conv2dDims& d) {
 
 [[noreturn]] void rethrow(const dnnl::error& e, const char* op, const char* stage, const Conv2dDims& d) {
   detail::rethrow(e, op, stage, dims_str(d));
+}
+
+// The bias gradient when the backward-weights primitive did not produce it: gy (contiguous
+// N x O x OH x OW) summed over N, OH and OW by the CPU kernel table's reduction, in two passes.
+Tensor bias_grad(const Tensor& gy, const Conv2dDims& d) {
+  Backend& cpu = cpu_backend();
+  Tensor per_image = Tensor::empty({d.N, d.O}, Dtype::Float32);
+  cpu.reduce(ReduceOp::Sum, gy, d.N * d.O, d.OH * d.OW, 1, per_image);
+  Tensor gb = Tensor::empty({d.O}, Dtype::Float32);
+  cpu.reduce(ReduceOp::Sum, per_image, 1, d.N, d.O, gb);
+  return gb;
 }
 
 }  // namespace
@@ -310,10 +321,7 @@ std::optional<Grads> backward(const Tensor& gy, const Tensor& x, const Tensor& w
       st.flush(bw->wei, gw, g.gw);
     }
     s.wait();
-    if (need_b && !bias_in_pass) {
-      NoGradGuard ng;
-      g.gb = sum(gy, {0, 2, 3});
-    }
+    if (need_b && !bias_in_pass) g.gb = bias_grad(gy, d);
     return g;
   } catch (const dnnl::error& err) {
     rethrow(err, op, stage, d);
@@ -322,4 +330,4 @@ std::optional<Grads> backward(const Tensor& gy, const Tensor& x, const Tensor& w
 
 #endif  // SPIRALTORCH_WITH_ONEDNN
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

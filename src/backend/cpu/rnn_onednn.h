@@ -1,5 +1,5 @@
 #pragma once
-// float32 LSTM layers on the CPU through oneDNN's RNN primitives (src/nn/rnn_onednn.cpp),
+// float32 LSTM layers on the CPU through oneDNN's RNN primitives (src/backend/cpu/rnn_onednn.cpp),
 // and the switch that picks them or the fused loop recurrence of src/nn/rnn.cpp. Builds
 // without oneDNN keep these functions: the compute ones return nullopt and the module
 // takes the loop path.
@@ -8,7 +8,7 @@
 
 #include "spiraltorch/tensor.h"
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 // The RNN backend switch: "auto" (oneDNN for float32 on the CPU when built, else the loop),
 // "loop" or "onednn" (an error when it is not built). It starts from the environment
@@ -42,4 +42,4 @@ std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const
                                        const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias, const Tensor& h0,
                                        const Tensor& c0, const LstmDims& d, const char* op);
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

@@ -1,6 +1,6 @@
 #pragma once
 // A small thread-safe LRU map for objects that are expensive to build and then shared
-// read-only (oneDNN primitives in src/nn/conv_onednn.cpp).
+// read-only (oneDNN primitives in src/backend/cpu/conv_onednn.cpp).
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace st::nn {
+namespace st::backend {
 
 template <class Key, class Value, class Hash = std::hash<Key>>
 class LruCache {
@@ -53,4 +53,4 @@ class LruCache {
   std::unordered_map<Key, typename std::list<std::pair<Key, Ptr>>::iterator, Hash> index_;
 };
 
-}  // namespace st::nn
+}  // namespace st::backend

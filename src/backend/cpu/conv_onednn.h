@@ -1,5 +1,5 @@
 #pragma once
-// float32 NCHW conv2d on the CPU through oneDNN (src/nn/conv_onednn.cpp), and the switch
+// float32 NCHW conv2d on the CPU through oneDNN (src/backend/cpu/conv_onednn.cpp), and the switch
 // that picks it or the im2col + GEMM path of src/nn/conv.cpp. Builds without oneDNN
 // (SPIRALTORCH_ONEDNN=OFF, or AUTO when it is not found) keep these functions: they
 // report why it is absent, and conv.cpp never calls the compute ones.
@@ -9,7 +9,7 @@
 
 #include "spiraltorch/tensor.h"
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 // The geometry of one conv2d call, in PyTorch's terms (dilation 1 = dense kernel).
 struct Conv2dDims {
@@ -45,4 +45,4 @@ struct Grads {
 std::optional<Grads> backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, bool need_x,
                               bool need_w, bool need_b, const Conv2dDims& d, const char* op);
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

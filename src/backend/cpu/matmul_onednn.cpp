@@ -1,11 +1,11 @@
-#include "nn/matmul_onednn.h"
+#include "backend/cpu/matmul_onednn.h"
 
-#include "nn/lru_cache.h"
-#include "nn/onednn_common.h"
+#include "backend/cpu/lru_cache.h"
+#include "backend/cpu/onednn_common.h"
 
 #include <string>
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 #ifdef SPIRALTORCH_WITH_ONEDNN
 
@@ -133,4 +133,4 @@ std::string effective_isa() { return "none (no oneDNN)"; }
 
 #endif
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

@@ -1,9 +1,9 @@
 // float32 LSTM layers on the CPU through oneDNN's RNN primitives, and the RNN backend switch.
 // oneDNN runs the whole recurrence in one call (the input projection of all steps as one
 // GEMM, packed weights, fused gate kernels), which beats our per-step GEMM + gate loop.
-#include "nn/rnn_onednn.h"
+#include "backend/cpu/rnn_onednn.h"
 
-#include "nn/onednn_common.h"
+#include "backend/cpu/onednn_common.h"
 #include "spiraltorch/error.h"
 
 #ifdef SPIRALTORCH_WITH_ONEDNN
@@ -18,10 +18,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "nn/lru_cache.h"
+#include "backend/cpu/lru_cache.h"
 #endif
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 namespace {
 
@@ -382,4 +382,4 @@ std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const
 
 #endif  // SPIRALTORCH_WITH_ONEDNN
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

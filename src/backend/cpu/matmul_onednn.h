@@ -1,12 +1,12 @@
 #pragma once
-// bfloat16 matrix products on the CPU through oneDNN (src/nn/matmul_onednn.cpp): bf16 operands,
+// bfloat16 matrix products on the CPU through oneDNN (src/backend/cpu/matmul_onednn.cpp): bf16 operands,
 // float32 accumulation, one bf16 rounding of the result, on CPUs whose instruction set multiplies
 // bf16 natively (AVX512-BF16, AMX). Elsewhere, and in builds without oneDNN, available() is false
 // and matmul keeps its float32 path.
 #include <cstdint>
 #include <string>
 
-namespace st::nn::onednn {
+namespace st::backend::onednn {
 
 // Built with oneDNN and the CPU has native bf16 dot products (oneDNN's effective ISA).
 bool bf16_matmul_available();
@@ -25,4 +25,4 @@ bool f32_matmul(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
 // oneDNN's effective instruction set on this CPU ("avx512_core_bf16", ...).
 std::string effective_isa();
 
-}  // namespace st::nn::onednn
+}  // namespace st::backend::onednn

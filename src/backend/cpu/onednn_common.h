@@ -21,7 +21,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
-namespace st::nn::onednn::detail {
+namespace st::backend::onednn::detail {
 
 #ifdef SPIRALTORCH_WITH_ONEDNN
 inline constexpr bool kBuilt = true;
@@ -205,4 +205,4 @@ class Staging {
 
 #endif
 
-}  // namespace st::nn::onednn::detail
+}  // namespace st::backend::onednn::detail
