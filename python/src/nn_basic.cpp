@@ -12,7 +12,7 @@
 #include "spiraltorch/nn/flatten.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/identity.h"
-#include "spiraltorch/nn/zspace_projector.h"
+#include "spiraltorch/zspace/zspace_projector.h"
 #include "spiraltorch/nn/layer_norm.h"
 
 namespace stpy {

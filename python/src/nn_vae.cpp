@@ -6,7 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "nn_bind.h"
-#include "spiraltorch/nn/zspace_vae.h"
+#include "spiraltorch/zspace/zspace_vae.h"
 
 namespace stpy {
 

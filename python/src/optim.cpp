@@ -13,7 +13,7 @@
 #include "spiraltorch/optim/adagrad.h"
 #include "spiraltorch/optim/adam.h"
 #include "spiraltorch/optim/lr_scheduler.h"
-#include "spiraltorch/optim/riemannian.h"
+#include "spiraltorch/zspace/riemannian.h"
 #include "spiraltorch/optim/rmsprop.h"
 #include "spiraltorch/optim/sgd.h"
 

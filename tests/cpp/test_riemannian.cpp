@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "spiraltorch/geometry/poincare.h"
-#include "spiraltorch/optim/riemannian.h"
+#include "spiraltorch/zspace/riemannian.h"
 #include "spiraltorch/optim/sgd.h"
 #include "spiraltorch/spiraltorch.h"
 

@@ -10,9 +10,9 @@
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/nn/feature_reorder.h"
-#include "spiraltorch/nn/wave_gate.h"
-#include "spiraltorch/nn/wave_rnn.h"
-#include "spiraltorch/nn/zspace_mixer.h"
+#include "spiraltorch/zspace/wave_gate.h"
+#include "spiraltorch/zspace/wave_rnn.h"
+#include "spiraltorch/zspace/zspace_mixer.h"
 #include "spiraltorch/ops.h"
 #include "gradcheck.h"
 

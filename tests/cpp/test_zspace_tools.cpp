@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "spiraltorch/nn/zspace_projector.h"
+#include "spiraltorch/zspace/zspace_projector.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/zspace/barycenter.h"
 #include "spiraltorch/zspace/biome.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "spiraltorch/autograd.h"
-#include "spiraltorch/nn/zspace_vae.h"
+#include "spiraltorch/zspace/zspace_vae.h"
 #include "spiraltorch/ops.h"
 
 using namespace st;

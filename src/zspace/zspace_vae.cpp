@@ -1,4 +1,4 @@
-#include "spiraltorch/nn/zspace_vae.h"
+#include "spiraltorch/zspace/zspace_vae.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "spiraltorch/nn/zspace_mixer.h"
+#include "spiraltorch/zspace/zspace_mixer.h"
 
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/ops.h"

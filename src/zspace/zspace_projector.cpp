@@ -1,4 +1,4 @@
-#include "spiraltorch/nn/zspace_projector.h"
+#include "spiraltorch/zspace/zspace_projector.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "spiraltorch/nn/wave_rnn.h"
+#include "spiraltorch/zspace/wave_rnn.h"
 
 #include <cmath>
 

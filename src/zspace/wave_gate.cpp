@@ -1,4 +1,4 @@
-#include "spiraltorch/nn/wave_gate.h"
+#include "spiraltorch/zspace/wave_gate.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "spiraltorch/optim/riemannian.h"
+#include "spiraltorch/zspace/riemannian.h"
 
 #include <cmath>
 
