@@ -1,5 +1,6 @@
-"""Seed behaviours that were broken: nn.load_json(None, path) returns the state dict (and the
-original's (target, path) argument order works for the JSON and bincode helpers)."""
+"""The argument forms of nn.save_json/load_json and save_bincode/load_bincode: load(None, path)
+returns the state dict, the original's (module, path) order works beside (path) and loads in place,
+and wrong arguments name the operation."""
 
 from __future__ import annotations
 
