@@ -29,70 +29,82 @@ except ImportError as _missing:
     if "cannot open shared object file" not in str(_missing) or not _native_deps.preload():
         raise
     from . import _core  # noqa: E402
-from ._core import (  # noqa: F401
-    CheckpointError,
-    DeviceUnavailableError,
-    DtypeError,
-    OutOfMemoryError,
-    ShapeError,
-    SpiralError,
-    SpiralIndexError,
-    SpiralValueError,
-    Tensor,
-    dtype,
+from ._core import (  # noqa: E402
+    CheckpointError as CheckpointError,
+    DeviceUnavailableError as DeviceUnavailableError,
+    DtypeError as DtypeError,
+    OutOfMemoryError as OutOfMemoryError,
+    ShapeError as ShapeError,
+    SpiralError as SpiralError,
+    SpiralIndexError as SpiralIndexError,
+    SpiralValueError as SpiralValueError,
+    Tensor as Tensor,
+    dtype as dtype,
 )
-from ._tensor_extras import Size, install as _install, return_types as _return_types
-from .autograd import AutogradTensor, enable_grad, no_grad, set_grad_enabled
-from .runtime import (  # noqa: F401
-    _require_backend,
-    describe_device,
-    describe_runtime_devices,
-    evaluate_runtime_device_route,
-    init_backend,
-    observe_runtime_device_probe,
+from ._core import geometry as geometry  # noqa: E402
+from ._core.canvas import CanvasProjector as CanvasProjector  # noqa: E402
+from ._tensor_extras import Size as Size, install as _install  # noqa: E402
+from ._tensor_extras import return_types as _return_types  # noqa: E402,F401 - called by the native ops (python/src/ops.cpp)
+from . import autograd as autograd, data as data, nn as nn, optim as optim, utils as utils  # noqa: E402
+from .autograd import (  # noqa: E402
+    AutogradTensor as AutogradTensor,
+    enable_grad as enable_grad,
+    no_grad as no_grad,
+    set_grad_enabled as set_grad_enabled,
 )
-from . import autograd  # noqa: F401
-from . import optim  # noqa: F401
-from . import data, datasets, ecosystem, model_zoo, nn  # noqa: F401
-from . import compat, dataset, distributed  # noqa: F401
-from .compat import capture, share  # noqa: F401
-from . import amp, backends, cpu, cuda, wgpu  # noqa: F401
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
-from . import accelerator, utils, vision  # noqa: F401
-from .accelerator import device  # noqa: F401
-from . import planner  # noqa: F401
-from .planner import bottomk, hip_probe, midk, plan, plan_topk, probe_gpu_path, rank_k  # noqa: F401
-from .session import SpiralSession  # noqa: F401
-from . import ops, plugin, rec, rl, spiral_rl, telemetry  # noqa: F401
-from . import spiralk  # noqa: F401
-from . import linalg, special  # noqa: F401
-from . import _legacy_rl
+from .serialization import load as load, save as save  # noqa: E402
 
-_legacy_rl.install()  # `import rl` -> spiraltorch.rl, unless another rl module exists
-from ._core import geometry  # noqa: F401
-from .zspace import ComplexTensor, GradientSummary, Hypergrad, LanguageWaveEncoder, Realgrad, ZSpaceTrainer  # noqa: F401
-from .zspace import (  # noqa: F401
-    ZMetrics,
-    ZSpaceInference,
-    ZSpaceInferencePipeline,
-    ZSpacePartialBundle,
-    blend_zspace_partials,
-    compile_inference,
-    decode_zspace,
-    encode_zspace,
-    hypergrad,
-    infer_from_partial,
-    realgrad,
-    z,
-    z_metrics,
-)
-from .telemetry import training_telemetry_projection  # noqa: F401
-from .amegagrad import AmegagradSession, HypergradSession, amegagrad_session, hypergrad_session  # noqa: F401
-from . import runtime, zspace  # noqa: F401
-from . import trainer_trace, zspace_atlas, zspace_trace  # noqa: F401
-from .trainer_trace import summarize_trainer_trace_events  # noqa: F401
-from ._core.canvas import CanvasProjector  # noqa: F401
-from .serialization import load, save  # noqa: F401
+# Everything else loads on first use (PEP 562): ``st.zspace``, ``from spiraltorch import rl``,
+# ``import spiraltorch.vision`` and ``st.hypergrad`` each import their module then, not at
+# ``import spiraltorch``. Only the tensor, autograd, nn, optim and data modules above (and what they
+# import themselves) load with the package. A submodule is listed here when ``st.<name>`` should find
+# it before anyone imported it; a name re-exported from a submodule is listed with its module.
+_LAZY_MODULES = frozenset({
+    "accelerator", "amegagrad", "amp", "backends", "compat", "cpu", "cuda", "datasets", "desire",
+    "distributed", "ecosystem", "linalg", "model_zoo", "ops", "planner", "plugin", "rec", "rl", "runtime",
+    "session", "special", "spiral_rl", "spiralk", "telemetry", "trainer_trace", "vision", "wgpu",
+    "zspace", "zspace_atlas", "zspace_trace",
+})
+_LAZY_NAMES = {
+    **dict.fromkeys(("capture", "share"), "compat"),
+    **dict.fromkeys(("autocast", "get_autocast_dtype", "is_autocast_enabled"), "amp"),
+    "device": "accelerator",
+    **dict.fromkeys(("bottomk", "hip_probe", "midk", "plan", "plan_topk", "probe_gpu_path", "rank_k"), "planner"),
+    "SpiralSession": "session",
+    **dict.fromkeys((
+        "ComplexTensor", "GradientSummary", "Hypergrad", "LanguageWaveEncoder", "Realgrad", "ZMetrics",
+        "ZSpaceInference", "ZSpaceInferencePipeline", "ZSpacePartialBundle", "ZSpaceTrainer",
+        "blend_zspace_partials", "compile_inference", "decode_zspace", "encode_zspace", "hypergrad",
+        "infer_from_partial", "realgrad", "z", "z_metrics",
+    ), "zspace"),
+    "training_telemetry_projection": "telemetry",
+    **dict.fromkeys(("AmegagradSession", "HypergradSession", "amegagrad_session", "hypergrad_session"), "amegagrad"),
+    "summarize_trainer_trace_events": "trainer_trace",
+    **dict.fromkeys((
+        "_require_backend", "describe_device", "describe_runtime_devices", "evaluate_runtime_device_route",
+        "init_backend", "observe_runtime_device_probe",
+    ), "runtime"),
+    **dict.fromkeys(("build_desire_adapter_from_downstream_hook", "desire_step_from_downstream_hook"), "desire"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """Loads a lazy submodule or re-exported name on first access and keeps it in the namespace."""
+    import importlib
+
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
+
 
 _install()
 from ._torch_compat import install as _install_torch_compat  # noqa: E402
@@ -120,10 +132,11 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
+# The native functions and classes not named above (a lazy name's module has its own version).
 _NATIVE_FUNCTIONS = [
     name
     for name in dir(_core)
-    if not name.startswith("_") and name not in globals()
+    if not name.startswith("_") and name not in globals() and name not in _LAZY_MODULES and name not in _LAZY_NAMES
 ]
 for _name in _NATIVE_FUNCTIONS:
     globals()[_name] = getattr(_core, _name)
@@ -156,10 +169,12 @@ ZSpaceProjector = nn.ZSpaceProjector
 # The seed's top-level names for the attentionless layers and the desire adapter.
 WaveRnn, WaveGate, ZSpaceMixer, FeatureReorder2d = nn.WaveRnn, nn.WaveGate, nn.ZSpaceMixer, nn.FeatureReorder2d
 MellinBasis, ZSpaceVae, ZSpaceTextVae = nn.MellinBasis, nn.ZSpaceVae, nn.ZSpaceTextVae
-from .desire import build_desire_adapter_from_downstream_hook, desire_step_from_downstream_hook  # noqa: E402
 
 __version__ = "0.1.0"
 
-# ``from spiraltorch import *`` gives every public name above except the dtype aliases that would
-# shadow Python builtins (bool, int, float).
-__all__ = sorted(n for n in globals() if not n.startswith("_") and n not in {"annotations", "bool", "int", "float"})
+# ``from spiraltorch import *`` gives every public name above, the lazy ones included (star-import
+# loads them), except the dtype aliases that would shadow Python builtins (bool, int, float).
+__all__ = sorted(
+    n for n in set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES)
+    if not n.startswith("_") and n not in {"annotations", "bool", "int", "float"}
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _core, plugin
+from .. import _core
 from .._core import Tensor
 
 _native = _core.nn
@@ -41,6 +41,7 @@ class ModuleTrainer(_native.ModuleTrainer):
         self.writer, self.progress = writer, progress
 
     def train_epoch(self, *args: Any, **kwargs: Any) -> Any:
+        from .. import plugin  # the events' module loads with the first epoch, not with nn
         from ..utils._observe import StepWatch
         from ..utils.progress import epoch_samples
 

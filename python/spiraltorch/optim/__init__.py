@@ -22,4 +22,19 @@ del _name
 __all__ = [n for n in dir(_native) if not n.startswith("_")]
 
 from . import lr_scheduler  # noqa: E402,F401  (torch.optim.lr_scheduler-style access)
-from ..amegagrad import Amegagrad, DesireGradientControl, desire_control  # noqa: E402,F401  (Z-space tapes)
+
+# The Z-space tape optimizers (spiraltorch.amegagrad) load on first use, so that importing the
+# optimizers does not import Z-space.
+_AMEGAGRAD = ("Amegagrad", "DesireGradientControl", "desire_control")
+
+
+def __getattr__(name: str) -> object:
+    if name in _AMEGAGRAD:
+        from .. import amegagrad
+
+        return getattr(amegagrad, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_AMEGAGRAD))
