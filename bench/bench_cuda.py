@@ -92,7 +92,7 @@ def main():
         row("exp f32 (GB/s)", f"{n:.0e}", "GB/s", 8 * n / 1e9 / ms_st * 1e3, 8 * n / 1e9 / ms_t * 1e3)
         ms_st, ms_t = time_both(lambda: st.sum(sa), lambda: torch.sum(ta), reps)
         row("sum f32 (GB/s)", f"{n:.0e}", "GB/s", 4 * n / 1e9 / ms_st * 1e3, 4 * n / 1e9 / ms_t * 1e3)
-        del ta, tb, sa, sb
+        ta = tb = sa = sb = None  # frees the GPU buffers (a del would unbind the lambdas' names)
         torch.cuda.empty_cache()
         st.cuda.empty_cache()
 

@@ -24,6 +24,8 @@ fi
 # requirements-test.txt carries the package's build requirements too (this build does not
 # isolate), oneDNN from PyPI among them, so the tests run the oneDNN that `pip install .` gets.
 python -m pip install -q -r requirements-test.txt
+# Lint first, so a finding fails in seconds rather than after the build (rules: pyproject.toml [tool.ruff]).
+python -m ruff check .
 # Sphinx and the site's theme, so tests/python/test_docs_reference.py builds the reference.
 python -m pip install -q -r docs/requirements.txt
 # A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;

@@ -171,7 +171,7 @@ def _worker(argv: List[str]) -> None:
         if code != 0:
             _fail(rank, f"SystemExit: {e.code}", code)
         raise
-    except BaseException:  # noqa: B902 - every error of the rank is reported, KeyboardInterrupt too
+    except BaseException:  # every error of the rank is reported, KeyboardInterrupt too
         _fail(rank, traceback.format_exc(), 1)
 
 

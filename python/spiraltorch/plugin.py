@@ -23,7 +23,6 @@ import os
 import stat
 import sys
 import threading
-import time
 import traceback
 import weakref
 from typing import Any, Callable, Iterable, Iterator

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import _core
+
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below (they need NumPy)
+    from ._rec_mf import ImplicitRecommender, SpiralTorchRec
 
 __all__ = ["ImplicitRecommender", "RecEpochReport", "Recommender", "SpiralTorchRec"]
 

@@ -1,9 +1,12 @@
 """``spiraltorch.rl``: the same module as ``spiraltorch.spiral_rl``."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import spiral_rl as _spiral_rl
-from .spiral_rl import Agent, AgentConfig, DqnAgent, EpsilonGreedy, stAgent  # noqa: F401
+from .spiral_rl import Agent, AgentConfig, DqnAgent, EpsilonGreedy, stAgent
+
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below, as in spiral_rl
+    from .spiral_rl import DQN, PpoAgent, ReinforceAgent, ReplayBuffer, SpiralTorchRL, discounted_returns, gae
 
 __all__ = ["Agent", "AgentConfig", "DQN", "DqnAgent", "EpsilonGreedy", "PpoAgent", "ReinforceAgent", "ReplayBuffer",
            "SpiralTorchRL", "discounted_returns", "gae", "stAgent"]

@@ -13,7 +13,11 @@ behave alike).
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # loaded on first use by __getattr__ at the end (they need NumPy)
+    from ._rl_agents import DQN, PpoAgent, ReinforceAgent, ReplayBuffer, discounted_returns, gae
+    from ._rl_harness import SpiralTorchRL
 
 __all__ = ["Agent", "AgentConfig", "DQN", "DqnAgent", "EpsilonGreedy", "PpoAgent", "ReinforceAgent", "ReplayBuffer",
            "SpiralTorchRL", "discounted_returns", "gae", "stAgent"]

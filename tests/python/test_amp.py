@@ -4,14 +4,12 @@ Device-parametrised cases run on the CPU here and on CUDA where a GPU is present
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 import spiraltorch as st
 import spiraltorch.nn.functional  # noqa: F401  (binds st.nn.functional)
-from conftest import HAVE_TORCH, device, is_cuda, needs_torch, to_np  # noqa: F401
+from conftest import HAVE_TORCH, is_cuda, needs_torch, to_np  # the `device` fixture comes from conftest
 
 if HAVE_TORCH:
     import torch

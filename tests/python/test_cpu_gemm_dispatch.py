@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-import spiraltorch.nn.functional as F
 
 INFO = st.describe_device("cpu")
 

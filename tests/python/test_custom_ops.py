@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import gradcheck, run_python, tensor_on, to_np
+from conftest import gradcheck, tensor_on, to_np
 from spiraltorch import ops
 
 

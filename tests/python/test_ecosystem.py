@@ -102,7 +102,7 @@ def test_wrong_argument_types():
 
 @pytest.mark.parametrize("dt", [st.float32, st.float64, st.int64, st.bfloat16, st.bool])
 def test_torch_bridge_shares_memory_both_ways(dt):
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     s = st.arange(12).reshape(3, 4).to(dt)
     t = eco.tensor_to_torch(s)
     assert t.data_ptr() == s.data_ptr() and tuple(t.shape) == (3, 4)
@@ -156,7 +156,7 @@ def test_jax_bridge_round_trip_and_sharing(dt):
 
 
 def test_jax_bridge_from_computed_array_and_views():
-    jax = pytest.importorskip("jax")
+    pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
     j = jnp.arange(12, dtype=jnp.float32).reshape(3, 4) * 2
     s = eco.jax_to_tensor(j)

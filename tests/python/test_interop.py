@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import spiraltorch as st
-from conftest import CUDA_SKIP_REASON, HAVE_CUDA, PY_DIR, needs_torch, rand_array, st_tensor, to_np
+from conftest import CUDA_SKIP_REASON, HAVE_CUDA, PY_DIR, needs_torch, rand_array, to_np
 
 INTEROP_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_, np.float16]
 

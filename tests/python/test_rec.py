@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-import spiraltorch as st
 from spiraltorch.rec import Recommender
 
 RATINGS = [(0, 0, 5.0), (0, 1, 3.0), (1, 0, 4.0), (1, 2, 4.5)]

@@ -4,7 +4,6 @@ gradients on the device equal the CPU's (float64, so the comparison is tight).""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import spiraltorch as st
 from spiraltorch import nn

@@ -7,7 +7,6 @@ import textwrap
 
 import pytest
 
-import spiraltorch as st
 from conftest import run_python
 from spiraltorch import telemetry as tm
 

@@ -4,7 +4,6 @@ nn.fit, nn.ModuleTrainer and ZSpaceTrainer."""
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 import subprocess

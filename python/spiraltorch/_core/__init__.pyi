@@ -35,30 +35,6 @@ from spiraltorch._core import (
     vision as vision,
     zspace as zspace
 )
-from spiraltorch._seed_tensor import (
-    _add_row_inplace as add_row_inplace,
-    _add_scaled_ as add_scaled_,
-    _cat_rows as cat_rows,
-    _cols as cols,
-    _project_to_poincare as project_to_poincare,
-    _row_softmax as row_softmax,
-    _rows as rows,
-    _scale as scale,
-    _scaled_dot_attention as scaled_dot_attention,
-    _squared_l2_norm as squared_l2_norm,
-    _to_dlpack as to_dlpack
-)
-from spiraltorch._tensor_extras import (
-    _contains as __contains__,
-    _dtype_itemsize as itemsize,
-    _iter as __iter__,
-    _rand as rand,
-    _randn as randn,
-    _tensor_is_floating_point as is_floating_point,
-    _zeros as zeros,
-    tensor_repr as __repr__,
-    tensor_repr as __str__
-)
 
 
 class dtype(enum.Enum):

@@ -15,13 +15,6 @@ import numpy.typing
 
 import spiraltorch._core
 import spiraltorch.accelerator
-from spiraltorch.nn import (
-    _linear_extra_repr as extra_repr,
-    _module_cpu as cpu,
-    _module_cuda as cuda,
-    _module_get_buffer as get_buffer,
-    _module_repr as __repr__
-)
 import spiraltorch.nn.utils.rnn
 
 

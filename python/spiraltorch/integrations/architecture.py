@@ -32,7 +32,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from .. import _core
 from .._atomic import _umask, atomic_write_bytes, atomic_write_text, fsync_directory

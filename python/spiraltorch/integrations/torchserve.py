@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import _core
 from .._atomic import atomic_write_text
-from .architecture import WEIGHTS_FILE, ARCHITECTURE_FILE, load_model_bundle, read_bundle_meta, save_model_bundle
+from .architecture import WEIGHTS_FILE, load_model_bundle, read_bundle_meta, save_model_bundle
 
 PathLike = Union[str, "os.PathLike[str]"]
 

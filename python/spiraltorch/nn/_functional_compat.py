@@ -4,7 +4,7 @@ arithmetic), so gradients and every device come with them."""
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence
 
 
 
