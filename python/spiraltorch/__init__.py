@@ -59,6 +59,9 @@ from .serialization import load as load, save as save  # noqa: E402
 # ``import spiraltorch``. Only the tensor, autograd, nn, optim and data modules above (and what they
 # import themselves) load with the package. A submodule is listed here when ``st.<name>`` should find
 # it before anyone imported it; a name re-exported from a submodule is listed with its module.
+# Nothing is added to sys.meta_path: the seed's top-level `import rl` alias needed such a finder (one
+# cannot answer `import rl` otherwise without taking the name `rl` in sys.modules from any other
+# package), so it is gone and `from spiraltorch import rl` is the one spelling.
 _LAZY_MODULES = frozenset({
     "accelerator", "amegagrad", "amp", "backends", "compat", "cpu", "cuda", "datasets", "desire",
     "distributed", "ecosystem", "linalg", "model_zoo", "ops", "planner", "plugin", "rec", "rl", "runtime",
