@@ -9,6 +9,7 @@
 #include <string>
 
 #include "convert.h"
+#include "core/op_observer.h"
 #include "spiraltorch/runtime/events.h"
 #include "spiraltorch/runtime/rank_plan.h"
 #include "spiraltorch/runtime/spiralk.h"
@@ -234,9 +235,9 @@ void bind_runtime(nb::module_& m) {
   struct SilentOps {};
   nb::class_<SilentOps>(m, "_SilentOps", "Inside the with-block, built-in ops on this thread publish no TensorOp events.")
       .def(nb::init<>())
-      .def("__enter__", [](SilentOps&) { ++ev::detail::op_depth(); })
+      .def("__enter__", [](SilentOps&) { ++st::op_observer::depth(); })
       .def("__exit__", [](SilentOps&, nb::args) {
-        --ev::detail::op_depth();
+        --st::op_observer::depth();
         return false;
       });
   m.def(

@@ -2,9 +2,9 @@
 // Helpers shared by the op implementations (not part of the public API).
 #include "backend/backend.h"
 #include "backend/capture.h"
+#include "core/op_observer.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/ops.h"
-#include "spiraltorch/runtime/events.h"
 
 namespace st::detail {
 

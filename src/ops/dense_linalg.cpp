@@ -597,7 +597,7 @@ void record_eigenvalue_grad(Tensor& w, const Tensor& A, const Tensor& V, const s
 }  // namespace
 
 Tensor inv(const Tensor& A_in) {
-  const events::OpEvent event("linalg.inv");
+  const op_observer::OpEvent event("linalg.inv");
   const Tensor A = matrix_arg(A_in, "linalg.inv", "A", true);
   Tensor out = inv_raw(A, "linalg.inv");
   if (needs_grad({&A})) {
@@ -613,7 +613,7 @@ Tensor inv(const Tensor& A_in) {
 }
 
 Tensor solve(const Tensor& A_in, const Tensor& B_in, bool left) {
-  const events::OpEvent event("linalg.solve");
+  const op_observer::OpEvent event("linalg.solve");
   const Tensor A = matrix_arg(A_in, "linalg.solve", "A", true);
   const Tensor B = autocast::to_float(B_in);
   if (B.dim() < 1) {
@@ -643,7 +643,7 @@ Tensor solve(const Tensor& A_in, const Tensor& B_in, bool left) {
 
 Tensor solve_triangular(const Tensor& A_in, const Tensor& B_in, bool upper, bool left, bool unitriangular) {
   const char* op = "linalg.solve_triangular";
-  const events::OpEvent event(op);
+  const op_observer::OpEvent event(op);
   const Tensor A = matrix_arg(A_in, op, "A", true);
   const Tensor B = matrix_arg(B_in, op, "B", false);
   check_pair(A, B, op);
@@ -678,7 +678,7 @@ Tensor solve_triangular(const Tensor& A_in, const Tensor& B_in, bool upper, bool
 }
 
 Tensor det(const Tensor& A_in) {
-  const events::OpEvent event("linalg.det");
+  const op_observer::OpEvent event("linalg.det");
   const Tensor A = matrix_arg(A_in, "linalg.det", "A", true);
   Tensor d = determinant_raw(A, true, false).det;
   if (needs_grad({&A})) {
@@ -700,7 +700,7 @@ Tensor det(const Tensor& A_in) {
 }
 
 std::pair<Tensor, Tensor> slogdet(const Tensor& A_in) {
-  const events::OpEvent event("linalg.slogdet");
+  const op_observer::OpEvent event("linalg.slogdet");
   const Tensor A = matrix_arg(A_in, "linalg.slogdet", "A", true);
   LuDeterminant r = determinant_raw(A, false, true);
   if (needs_grad({&A})) {
@@ -716,7 +716,7 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& A_in) {
 }
 
 Tensor cholesky(const Tensor& A_in, bool upper) {
-  const events::OpEvent event("linalg.cholesky");
+  const op_observer::OpEvent event("linalg.cholesky");
   const Tensor A = matrix_arg(A_in, "linalg.cholesky", "A", true);
   Tensor F = cholesky_raw(A, upper);
   if (needs_grad({&A})) {
@@ -739,7 +739,7 @@ Tensor cholesky(const Tensor& A_in, bool upper) {
 }
 
 std::pair<Tensor, Tensor> eigh(const Tensor& A_in, const std::string& uplo) {
-  const events::OpEvent event("linalg.eigh");
+  const op_observer::OpEvent event("linalg.eigh");
   const bool upper = parse_uplo(uplo, "linalg.eigh");
   const Tensor A = matrix_arg(A_in, "linalg.eigh", "A", true);
   auto [w, V] = eigh_raw(A, upper, true, "linalg.eigh");
@@ -764,7 +764,7 @@ std::pair<Tensor, Tensor> eigh(const Tensor& A_in, const std::string& uplo) {
 }
 
 Tensor eigvalsh(const Tensor& A_in, const std::string& uplo) {
-  const events::OpEvent event("linalg.eigvalsh");
+  const op_observer::OpEvent event("linalg.eigvalsh");
   const bool upper = parse_uplo(uplo, "linalg.eigvalsh");
   const Tensor A = matrix_arg(A_in, "linalg.eigvalsh", "A", true);
   const bool grad = needs_grad({&A});
@@ -776,7 +776,7 @@ Tensor eigvalsh(const Tensor& A_in, const std::string& uplo) {
 }
 
 std::pair<Tensor, Tensor> qr(const Tensor& A_in, const std::string& mode) {
-  const events::OpEvent event("linalg.qr");
+  const op_observer::OpEvent event("linalg.qr");
   if (mode != "reduced" && mode != "complete" && mode != "r") {
     throw ValueError("linalg.qr: mode must be 'reduced', 'complete' or 'r', got '" + mode + "'");
   }
@@ -817,7 +817,7 @@ std::pair<Tensor, Tensor> qr(const Tensor& A_in, const std::string& mode) {
 }
 
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A_in, bool full_matrices) {
-  const events::OpEvent event("linalg.svd");
+  const op_observer::OpEvent event("linalg.svd");
   const Tensor A = matrix_arg(A_in, "linalg.svd", "A", false);
   SvdFactors f = svd_raw(A, full_matrices, true, "linalg.svd");
   if (needs_grad({&A})) {
@@ -843,7 +843,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A_in, bool full_matrices) {
 }
 
 Tensor svdvals(const Tensor& A_in) {
-  const events::OpEvent event("linalg.svdvals");
+  const op_observer::OpEvent event("linalg.svdvals");
   const Tensor A = matrix_arg(A_in, "linalg.svdvals", "A", false);
   const bool grad = needs_grad({&A});
   // The singular vectors are computed only when the gradient needs them.

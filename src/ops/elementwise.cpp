@@ -93,7 +93,7 @@ Dtype result_type(const Tensor& a, const Tensor& b) {
 // Computes op(a, b) without recording history.
 Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
-  const events::OpEvent event(name);
+  const op_observer::OpEvent event(name);
   detail::check_same_device(a, b, name);
   Dtype dt = result_type(a, b);
   if (float_only(op)) dt = float_result(dt);
@@ -154,7 +154,7 @@ struct InputMeta {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
-  const events::OpEvent event("add");  // outermost: the scaling multiply stays silent
+  const op_observer::OpEvent event("add");  // outermost: the scaling multiply stays silent
   const bool scaled = alpha.to_double() != 1.0;
   Tensor out = binary_raw(BinaryOp::Add, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
@@ -168,7 +168,7 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
-  const events::OpEvent event("sub");  // outermost: the scaling multiply stays silent
+  const op_observer::OpEvent event("sub");  // outermost: the scaling multiply stays silent
   const bool scaled = alpha.to_double() != 1.0;
   Tensor out = binary_raw(BinaryOp::Sub, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
@@ -342,7 +342,7 @@ const char* unary_name(UnaryOp op) {
 }
 
 Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool keep_int = false) {
-  const events::OpEvent event(unary_name(op));
+  const op_observer::OpEvent event(unary_name(op));
   const bool predicate = op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
   Dtype out_dt = keep_int || predicate ? x.dtype() : float_result(x.dtype());
   const bool native_half = backend_of(x).native_half_elementwise();

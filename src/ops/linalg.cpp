@@ -105,7 +105,7 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  const events::OpEvent event("matmul");
+  const op_observer::OpEvent event("matmul");
   detail::check_same_device(a, b, "matmul");
   if (autocast::is_enabled(a.device().type)) {  // lower-precision list
     const Tensor al = autocast::to_lower(a), bl = autocast::to_lower(b);
@@ -169,7 +169,7 @@ namespace {
 
 Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
-  const events::OpEvent event(name);
+  const op_observer::OpEvent event(name);
   const Tensor x = is_floating(x_in.dtype()) ? x_in : x_in.to(Dtype::Float32);
   if (x.dim() == 0) return log ? zeros_like(x) : ones_like(x);
   dim = wrap_dim(dim, x.dim(), name);

@@ -96,7 +96,7 @@ ReducePlan plan_reduce(const Tensor& x, const std::vector<int64_t>& dims) {
 // float32 and rounds back, unless float_out keeps the float32 result (sum(dtype=float32)).
 Tensor reduce_raw(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* name,
                   bool float_out = false) {
-  const events::OpEvent event(name);
+  const op_observer::OpEvent event(name);
   const Shape out_shape = detail::reduced_shape(x.shape(), dims, keepdim);
   int64_t out_numel = 1;
   for (const int64_t d : out_shape) out_numel *= d;

@@ -5,18 +5,10 @@
 #include <memory>
 #include <mutex>
 
+#include "core/op_observer.h"
 #include "spiraltorch/error.h"
 
 namespace st::events {
-
-namespace detail {
-std::atomic<int64_t> g_tensor_op_listeners{0};
-
-int& op_depth() {
-  thread_local int depth = 0;
-  return depth;
-}
-}  // namespace detail
 
 namespace {
 
@@ -30,6 +22,7 @@ struct Bus {
   std::map<std::string, std::vector<Subscription>, std::less<>> by_type;
   uint64_t next_id = 0;
   size_t count = 0;
+  int64_t tensor_op_listeners = 0;  // subscriptions a TensorOp event reaches ("TensorOp" plus "*")
 };
 
 Bus& bus() {
@@ -40,6 +33,15 @@ Bus& bus() {
 }
 
 bool reaches_tensor_op(std::string_view type) { return type == kTensorOp || type == kWildcard; }
+
+void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shape& output_shape);
+
+// Called under the bus lock whenever TensorOp's listener count changes: ops call the publisher
+// only while someone listens, so the count and the installed observer never disagree.
+void add_tensor_op_listeners(Bus& b, int64_t delta) {
+  b.tensor_op_listeners += delta;
+  op_observer::install(b.tensor_op_listeners > 0 ? &publish_tensor_op : nullptr);
+}
 
 double now_seconds() {
   using namespace std::chrono;
@@ -63,7 +65,7 @@ uint64_t subscribe(const std::string& type, Callback callback) {
   const uint64_t id = ++b.next_id;
   b.by_type[type].push_back({id, std::make_shared<const Callback>(std::move(callback))});
   ++b.count;
-  if (reaches_tensor_op(type)) detail::g_tensor_op_listeners.fetch_add(1, std::memory_order_relaxed);
+  if (reaches_tensor_op(type)) add_tensor_op_listeners(b, 1);
   return id;
 }
 
@@ -81,7 +83,7 @@ bool unsubscribe(const std::string& type, uint64_t id) {
       subs.erase(s);
       if (subs.empty()) b.by_type.erase(it);
       --b.count;
-      if (reaches_tensor_op(type)) detail::g_tensor_op_listeners.fetch_sub(1, std::memory_order_relaxed);
+      if (reaches_tensor_op(type)) add_tensor_op_listeners(b, -1);
       return true;
     }
   }
@@ -101,14 +103,14 @@ size_t clear(const std::optional<std::string>& type) {
     }
     for (const auto& [t, subs] : dropped) {
       n += subs.size();
-      if (reaches_tensor_op(t)) {
-        detail::g_tensor_op_listeners.fetch_sub(static_cast<int64_t>(subs.size()), std::memory_order_relaxed);
-      }
+      if (reaches_tensor_op(t)) add_tensor_op_listeners(b, -static_cast<int64_t>(subs.size()));
     }
     b.count -= n;
   }
   return n;
 }
+
+bool tensor_op_listened() noexcept { return op_observer::current() != nullptr; }
 
 bool has_listeners(std::string_view type) {
   Bus& b = bus();
@@ -152,7 +154,7 @@ PublishReport publish(Event event) {
   return report;
 }
 
-namespace detail {
+namespace {
 void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shape& output_shape) {
   Event e;
   e.type = std::string(kTensorOp);
@@ -161,12 +163,12 @@ void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shap
   e.fields.emplace_back("input_shape", std::vector<int64_t>(input_shape.begin(), input_shape.end()));
   e.fields.emplace_back("output_shape", std::vector<int64_t>(output_shape.begin(), output_shape.end()));
   // Listeners that build tensors must not re-announce their own ops while handling this one.
-  ++op_depth();
+  ++op_observer::depth();
   struct Restore {
-    ~Restore() { --op_depth(); }
+    ~Restore() { --op_observer::depth(); }
   } restore;
   publish(std::move(e));
 }
-}  // namespace detail
+}  // namespace
 
 }  // namespace st::events

@@ -1,8 +1,7 @@
 #pragma once
 // The process-wide event bus: typed events (`TensorOp`, `EpochEnd`, custom types, ...) delivered
-// synchronously to subscribed callbacks. Publishing costs one atomic load when nobody listens,
-// so built-in ops can announce themselves on every call.
-#include <atomic>
+// synchronously to subscribed callbacks. Built-in ops announce themselves through the core's op
+// observer, which costs them one atomic load when nobody listens.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -65,49 +64,9 @@ size_t listener_count();
 // Listeners run on the calling thread, outside the bus lock (they may subscribe or publish).
 PublishReport publish(Event event);
 
-namespace detail {
-// Subscriptions that a TensorOp event would reach ("TensorOp" plus "*").
-extern std::atomic<int64_t> g_tensor_op_listeners;
-void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shape& output_shape);
-int& op_depth();  // per thread: how many listened ops are running (nested ops stay silent)
-}  // namespace detail
-
-// The one atomic load a built-in op pays when nobody listens.
-inline bool tensor_op_listened() noexcept {
-#ifdef SPIRALTORCH_NO_OP_EVENTS
-  return false;  // a build without op events, for measuring what the check costs
-#else
-  return detail::g_tensor_op_listeners.load(std::memory_order_relaxed) != 0;
-#endif
-}
-
-// Scoped announcement of one built-in op: construct it on entry, call publish() with the result.
-// Only the outermost op on a thread publishes, so an op built from other ops is one event.
-class OpEvent {
- public:
-  explicit OpEvent(const char* name) noexcept : name_(name) {
-    if (tensor_op_listened()) [[unlikely]] {
-      listening_ = true;
-      outer_ = detail::op_depth()++ == 0;
-    }
-  }
-  ~OpEvent() {
-    if (listening_) [[unlikely]] --detail::op_depth();
-  }
-  OpEvent(const OpEvent&) = delete;
-  OpEvent& operator=(const OpEvent&) = delete;
-
-  void publish(const Shape& input_shape, const Shape& output_shape) const {
-    if (outer_) [[unlikely]] detail::publish_tensor_op(name_, input_shape, output_shape);
-  }
-  void publish(const Tensor& input, const Tensor& output) const {
-    if (outer_) [[unlikely]] detail::publish_tensor_op(name_, input.shape(), output.shape());
-  }
-
- private:
-  const char* name_;
-  bool listening_ = false;
-  bool outer_ = false;
-};
+// True while a TensorOp event would reach a listener (specific or wildcard): the bus then has its
+// publisher installed as the core's op observer (src/core/op_observer.h), through which built-in
+// ops announce themselves without including the runtime.
+bool tensor_op_listened() noexcept;
 
 }  // namespace st::events
