@@ -11,6 +11,7 @@
 #include "nn_bind.h"
 #include "spiraltorch/nn/linear.h"
 #include "spiraltorch/nn/sequential.h"
+#include "spiraltorch/zspace/module_hypergrad.h"
 
 namespace stpy {
 
@@ -555,14 +556,15 @@ void bind_nn(nb::module_& parent) {
         return SelfRet(nb::borrow(self));
       }, "Converts floating parameters and buffers to bfloat16 in place; returns self.")
       .def("attach_hypergrad", [](Module& self, double curvature, double learning_rate) {
-        self.attach_hypergrad(curvature, learning_rate);
+        st::zspace::attach_hypergrad(self, curvature, learning_rate);
       }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
          "Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.")
-      .def("detach_hypergrad", &Module::detach_hypergrad,
+      .def("detach_hypergrad", [](Module& self) { st::zspace::detach_hypergrad(self); },
            "Drops the Riemannian updates attach_hypergrad gave; parameters get plain optimizer updates again.")
       .def_prop_ro("hypergrad", [](const Module& self) -> std::optional<std::pair<double, double>> {
-        if (!self.hypergrad()) return std::nullopt;
-        return std::pair<double, double>(self.hypergrad()->curvature, self.hypergrad()->learning_rate);
+        const std::optional<st::zspace::HypergradSettings> h = st::zspace::hypergrad_of(self);
+        if (!h) return std::nullopt;
+        return std::pair<double, double>(h->curvature, h->learning_rate);
       }, "(curvature, learning_rate) of attach_hypergrad, or None when not attached.")
       .def("num_parameters", [](const Module& self) {
         int64_t n = 0;

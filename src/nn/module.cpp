@@ -1,6 +1,5 @@
 #include "spiraltorch/nn/module.h"
 
-#include <cmath>
 #include <functional>
 #include <set>
 
@@ -205,35 +204,6 @@ LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
     copy_(d, src);
   }
   return LoadResult{std::move(missing), std::move(unexpected)};
-}
-
-void Module::attach_hypergrad(double curvature, double learning_rate) {
-  if (!(curvature < 0) || !std::isfinite(curvature)) {
-    throw ValueError("attach_hypergrad: curvature must be negative and finite, got " + std::to_string(curvature));
-  }
-  if (!(learning_rate > 0) || !std::isfinite(learning_rate)) {
-    throw ValueError("attach_hypergrad: learning_rate must be positive and finite, got " + std::to_string(learning_rate));
-  }
-  hypergrad_ = Hypergrad{curvature, learning_rate};
-  for (auto& [s, c] : children_) c->attach_hypergrad(curvature, learning_rate);
-}
-
-void Module::detach_hypergrad() {
-  hypergrad_.reset();
-  for (auto& [s, c] : children_) c->detach_hypergrad();
-}
-
-std::vector<std::pair<Tensor, std::optional<Module::Hypergrad>>> Module::parameters_with_hypergrad() const {
-  std::vector<std::pair<Tensor, std::optional<Hypergrad>>> out;
-  std::set<TensorImpl*> seen;
-  std::function<void(const Module&)> visit = [&](const Module& m) {
-    for (const auto& [n, t] : m.params_) {
-      if (t.defined() && t.requires_grad() && seen.insert(t.impl()).second) out.emplace_back(t, m.hypergrad_);
-    }
-    for (const auto& [s, c] : m.children_) visit(*c);
-  };
-  visit(*this);
-  return out;
 }
 
 void Module::train(bool mode) {

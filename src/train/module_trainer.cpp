@@ -9,6 +9,7 @@
 #include "spiraltorch/ops.h"
 #include "spiraltorch/runtime/events.h"
 #include "spiraltorch/wgpu.h"
+#include "spiraltorch/zspace/module_hypergrad.h"
 
 namespace st::train {
 
@@ -83,7 +84,7 @@ RoundtableSchedule ModuleTrainer::roundtable(int64_t rows, int64_t cols, Roundta
   return RoundtableSchedule(rows, cols, config);
 }
 
-void ModuleTrainer::prepare(nn::Module& module) const { module.attach_hypergrad(curvature_, hyper_lr_); }
+void ModuleTrainer::prepare(nn::Module& module) const { zspace::attach_hypergrad(module, curvature_, hyper_lr_); }
 
 void ModuleTrainer::zero(nn::Module& module) const { module.zero_grad(); }
 
@@ -109,13 +110,13 @@ void ModuleTrainer::mul_learning_rate(nn::Module& module, double factor) {
   if (real_lr_) *real_lr_ *= factor;
   // Each module's own rate, once (attach_hypergrad would also rewrite its children).
   for (auto& [key, m] : module.named_modules()) {
-    if (const auto& h = m->hypergrad()) m->set_own_hypergrad(nn::Module::Hypergrad{h->curvature, h->learning_rate * factor});
+    if (const auto h = zspace::hypergrad_of(*m)) zspace::set_own_hypergrad(*m, zspace::HypergradSettings{h->curvature, h->learning_rate * factor});
   }
 }
 
 bool ModuleTrainer::step(nn::Module& module) {
   NoGradGuard ng;
-  const auto params = module.parameters_with_hypergrad();
+  const auto params = zspace::parameters_with_hypergrad(module);
   // Compute every update first; commit only if all are finite.
   double sq = 0.0;
   for (const auto& [p, h] : params) {
@@ -209,7 +210,7 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
       if (d.changed) {
         curvature_ = d.curvature;
         for (auto& [key, m] : module.named_modules()) {
-          if (const auto& h = m->hypergrad()) m->set_own_hypergrad(nn::Module::Hypergrad{curvature_, h->learning_rate});
+          if (const auto h = zspace::hypergrad_of(*m)) zspace::set_own_hypergrad(*m, zspace::HypergradSettings{curvature_, h->learning_rate});
         }
       }
     }

@@ -11,6 +11,7 @@
 #include "spiraltorch/nn/transformer.h"
 #include "spiraltorch/spiraltorch.h"
 #include "spiraltorch/train/module_trainer.h"
+#include "spiraltorch/zspace/module_hypergrad.h"
 
 using namespace st;
 
@@ -140,12 +141,13 @@ TEST(Module, SeededDropoutRepeatsItsMask) {
 
 TEST(Module, MulLearningRateScalesEachModuleOnce) {
   auto net = small_net();
-  net->attach_hypergrad(-1.0, 0.05);
+  zspace::attach_hypergrad(*net, -1.0, 0.05);
   train::ModuleTrainer trainer("cpu", -1.0, 0.05, 0.1);
   trainer.mul_learning_rate(*net, 0.5);
   for (const auto& [path, m] : net->named_modules()) {
-    ASSERT_TRUE(m->hypergrad());
-    EXPECT_DOUBLE_EQ(m->hypergrad()->learning_rate, 0.025) << path;
+    const std::optional<zspace::HypergradSettings> h = zspace::hypergrad_of(*m);
+    ASSERT_TRUE(h);
+    EXPECT_DOUBLE_EQ(h->learning_rate, 0.025) << path;
   }
 }
 

@@ -112,19 +112,9 @@ class Module {
   // Moves every parameter and buffer to `device` in place (the tensor objects stay the same).
   void to(Device device);
 
-  // Riemannian (Poincare-ball) updates for every parameter below this module, used
-  // by ModuleTrainer; see geometry/poincare.h. Curvature must be negative.
-  struct Hypergrad {
-    double curvature;
-    double learning_rate;
-  };
-  void attach_hypergrad(double curvature, double learning_rate);
-  void detach_hypergrad();
-  // Sets (or clears) this module's own settings, leaving its children as they are.
-  void set_own_hypergrad(const std::optional<Hypergrad>& settings) { hypergrad_ = settings; }
-  const std::optional<Hypergrad>& hypergrad() const { return hypergrad_; }
-  // Each parameter with the hypergrad settings of the module that owns it.
-  std::vector<std::pair<Tensor, std::optional<Hypergrad>>> parameters_with_hypergrad() const;
+  // A token that expires with this module. Side tables keyed by module (the Z-space extension's
+  // hypergrad settings) keep it to tell this module from a later one at the same address.
+  std::weak_ptr<const void> lifetime() const { return alive_; }
 
   // The key prefix of this module's own entries ("" at the root).
   std::string child_key(const std::string& slot, const Module& child) const;
@@ -140,9 +130,8 @@ class Module {
   std::vector<std::pair<int, ForwardPreHook>> pre_hooks_;
   std::vector<std::pair<int, ForwardHook>> forward_hooks_;
   std::vector<std::pair<int, BackwardHook>> backward_hooks_;
-  // Expires with the module; backward-hook nodes check it before calling hooks.
+  // Expires with the module; backward-hook nodes check it before calling hooks (and lifetime()).
   std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);
-  std::optional<Hypergrad> hypergrad_;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::set<std::string> non_persistent_;
