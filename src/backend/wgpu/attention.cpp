@@ -1,0 +1,159 @@
+// Tiled flash attention of the wgpu backend (kernels/attention.wgsl): Backend::flash_attention and
+// its backward, so scaled_dot_product_attention on wgpu never forms an (L, S) buffer. Inputs of
+// any float dtype WGSL holds (float32, float16, bfloat16) are read as such and computed in
+// float32; lse and delta are float32. Operands are addressed through their own (B, H, rows, d)
+// strides, so head views of a packed projection and the (B, L, H, d) output/gradient layouts
+// the caller allocates are read and written in place.
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string>
+
+#include "backend/wgpu/kernels.h"
+
+namespace st::wgpuk {
+
+namespace {
+
+// Head dims up to this take the kernel: each invocation keeps its row and accumulators in
+// private arrays of d / 4 vec4s, and a tile row of k and v must fit workgroup memory.
+constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kRowsPerGroup = 64;  // the kernels' WG: query (or key) rows per workgroup
+
+// Parameter slots (attention.wgsl's P layout): five words per operand from these indices.
+enum Slot : int { kQ = 9, kK = 14, kV = 19, kOut = 24, kLse = 29, kDelta = 34, kDq = 39, kDk = 44, kDv = 49 };
+constexpr int kParamWords = 54;
+
+// Whether t is a float tensor the kernels can bind.
+bool bindable_float(const Tensor& t) {
+  const Dtype d = t.dtype();
+  return d == Dtype::Float32 || d == Dtype::Float16 || d == Dtype::BFloat16;
+}
+
+bool takes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& lse) {
+  if (!bindable_float(q) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || lse.dtype() != Dtype::Float32 || lse.dim() != 3) return false;
+  const Shape& qs = q.shape();
+  const Shape& ks = k.shape();
+  const Shape& vs = v.shape();
+  return ks[0] == qs[0] && vs[0] == qs[0] && ks[1] == qs[1] && vs[1] == qs[1] && ks[3] == qs[3] && vs[2] == ks[2] &&
+         qs[3] <= kMaxHeadDim && vs[3] <= kMaxHeadDim && q.numel() > 0 && k.numel() > 0 && v.numel() > 0;
+}
+
+// The tile shape: d and dv in vec4s, and BC, the rows of the streamed operand per tile (the
+// most that fit the adapter's workgroup memory, at most one per invocation; the dk/dv kernel
+// also keeps two floats per tile row).
+struct Tile {
+  int64_t d4, dv4, bc;
+};
+Tile tile_for(int64_t d, int64_t dv) {
+  Tile t{(d + 3) / 4, (dv + 3) / 4, 0};
+  const int64_t budget = std::min<int64_t>(Context::require("flash_attention").info().max_compute_workgroup_storage_size,
+                                           32768);
+  t.bc = std::clamp<int64_t>(budget / ((t.d4 + t.dv4) * 16 + 8), 1, kRowsPerGroup);
+  return t;
+}
+
+Subs tile_subs(const Tile& t) {
+  return {{"D4", std::to_string(t.d4)},
+          {"DV4", std::to_string(t.dv4)},
+          {"BC", std::to_string(t.bc)},
+          {"KS", std::to_string(t.bc * t.d4)},
+          {"VS", std::to_string(t.bc * t.dv4)}};
+}
+
+// Writes operand t's five words (offset, strides of B, H, rows, columns) at `slot`, checking that
+// every element it addresses has a 32-bit index. lse/delta (B, H, L) read with no column stride.
+void put(std::array<int32_t, kParamWords>& p, int slot, const Tensor& t) {
+  const int32_t off = elem_offset(t);
+  int64_t last = off;
+  for (int64_t i = 0; i < t.dim(); ++i) last += (t.shape()[i] - 1) * std::max<int64_t>(t.strides()[i], 0);
+  i32(last, "flash_attention element index");
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    if (t.strides()[i] < 0) i32(off + (t.shape()[i] - 1) * t.strides()[i], "flash_attention element index");
+  }
+  p[slot] = off;
+  for (int64_t i = 0; i < 4; ++i) p[slot + 1 + i] = i < t.dim() ? i32(t.strides()[i], "flash_attention stride") : 0;
+}
+
+std::array<int32_t, kParamWords> header(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+  std::array<int32_t, kParamWords> p{};
+  const int64_t B = q.shape()[0], H = q.shape()[1];
+  p[0] = i32(B * H, "flash_attention batch x heads");
+  p[1] = i32(H, "flash_attention heads");
+  p[2] = i32(q.shape()[2], "flash_attention L");
+  p[3] = i32(k.shape()[2], "flash_attention S");
+  p[4] = i32(q.shape()[3], "flash_attention d");
+  p[5] = i32(v.shape()[3], "flash_attention dv");
+  p[6] = causal ? 1 : 0;
+  p[7] = fbits(scale);
+  return p;
+}
+
+// One workgroup per (batch x head, block of 64 rows).
+void launch(const std::string& kernel, const std::vector<Arg>& args, const std::vector<BufferRef>& buffers,
+            std::array<int32_t, kParamWords> p, int64_t rows, const Tile& t) {
+  const int64_t blocks = (rows + kRowsPerGroup - 1) / kRowsPerGroup;
+  p[8] = i32(blocks, "flash_attention row blocks");
+  Context& ctx = Context::require("flash_attention");
+  ctx.launch(pipeline_for("attention", kernel, args, tile_subs(t)), buffers, {p.begin(), p.end()},
+             static_cast<int64_t>(p[0]) * blocks * kRowsPerGroup, kRowsPerGroup);
+}
+
+}  // namespace
+
+bool flash_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("SPIRALTORCH_WGPU_FLASH");
+    return !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                     Tensor& lse) {
+  if (!takes(q, k, v, lse) || !bindable_float(out)) return false;
+  const Tile t = tile_for(q.shape()[3], v.shape()[3]);
+  auto p = header(q, k, v, scale, causal);
+  put(p, kQ, q);
+  put(p, kK, k);
+  put(p, kV, v);
+  put(p, kOut, out);
+  put(p, kLse, lse);
+  launch("flash_forward",
+         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"out", out.dtype(), true},
+          {"lse", lse.dtype(), true}},
+         {ref(q), ref(k), ref(v), ref(out), ref(lse)}, p, q.shape()[2], t);
+  return true;
+}
+
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
+                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
+                              Tensor& dk, Tensor& dv) {
+  if (!takes(q, k, v, lse) || dout.dtype() != q.dtype() || delta.dtype() != Dtype::Float32) return false;
+  if (!bindable_float(dq) || !bindable_float(dk) || !bindable_float(dv)) return false;
+  const Tile t = tile_for(q.shape()[3], v.shape()[3]);
+  auto p = header(q, k, v, scale, causal);
+  put(p, kQ, q);
+  put(p, kK, k);
+  put(p, kV, v);
+  put(p, kOut, dout);
+  put(p, kLse, lse);
+  put(p, kDelta, delta);
+  put(p, kDq, dq);
+  put(p, kDk, dk);
+  put(p, kDv, dv);
+  // dq per query row, then dk and dv per key row: each recomputes its probabilities, which
+  // costs a second score product but needs no float atomics (WGSL has none) and no (L, S) buffer.
+  launch("flash_backward_dq",
+         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"dout", dout.dtype()}, {"lse", lse.dtype()},
+          {"delta", delta.dtype()}, {"dq", dq.dtype(), true}},
+         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dq)}, p, q.shape()[2], t);
+  launch("flash_backward_dkdv",
+         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"dout", dout.dtype()}, {"lse", lse.dtype()},
+          {"delta", delta.dtype()}, {"dk", dk.dtype(), true}, {"dv", dv.dtype(), true}},
+         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dk), ref(dv)}, p, k.shape()[2], t);
+  return true;
+}
+
+}  // namespace st::wgpuk
