@@ -192,6 +192,23 @@ def main():
     so = st.optim.AdamW([s for s, _ in ps], lr=1e-3)
     to = torch.optim.AdamW([t for _, t in ps], lr=1e-3)
     both(f"AdamW step, {len(shapes)} params, {sum(int(np.prod(s)) for s in shapes) / 1e6:.2f} M", so.step, to.step)
+    # The other optimizers over the same parameters (each a backend fused update in SpiralTorch).
+    for name, make_s, make_t in (
+            ("SGD(momentum=0.9)", lambda p: st.optim.SGD(p, lr=1e-3, momentum=0.9),
+             lambda p: torch.optim.SGD(p, lr=1e-3, momentum=0.9)),
+            ("Adagrad", lambda p: st.optim.Adagrad(p, lr=1e-3), lambda p: torch.optim.Adagrad(p, lr=1e-3)),
+            ("RMSprop", lambda p: st.optim.RMSprop(p, lr=1e-3), lambda p: torch.optim.RMSprop(p, lr=1e-3))):
+        so, to = make_s([s for s, _ in ps]), make_t([t for _, t in ps])
+        both(f"{name} step, {len(shapes)} params", so.step, to.step)
+    # Point-wise losses, forward + backward (the mean of (1024, 1024)).
+    ps_, pt_ = pair((N, 4 * d), st.float32, torch.float32, seed=9)
+    ts_, tt_ = pair((N, 4 * d), st.float32, torch.float32, grad=False, seed=10)
+    both("mse_loss (1024, 1024)", lambda: sF.mse_loss(ps_, ts_).backward(),
+         lambda: torch.nn.functional.mse_loss(pt_, tt_).backward())
+    bs_, bt_ = st.tensor((np.random.default_rng(11).random((N, 4 * d)) > 0.5).astype(np.float32)), None
+    bt_ = torch.tensor(bs_.numpy())
+    both("bce_with_logits (1024, 1024)", lambda: sF.binary_cross_entropy_with_logits(ps_, bs_).backward(),
+         lambda: torch.nn.functional.binary_cross_entropy_with_logits(pt_, bt_).backward())
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // HingeEmbeddingLoss, CosineEmbeddingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss), the
 // likelihood/divergence losses (BCELoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, ctc_loss)
 // and SmoothL1Loss. (nn_loss.cpp binds the core losses: MSE, L1, Huber, cross-entropy, NLL, ...)
-// The computation lives in src/nn/loss_torch_family.cpp.
+// The computation lives in src/nn/loss_{classification,regression,likelihood,metric}.cpp.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 

@@ -190,8 +190,8 @@ class Backend {
                             Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) = 0;
 
   // ---- device capabilities and fused kernels (optional) ----
-  // Backends that run these natively override them; the CPU keeps its fused loops in
-  // src/nn and src/optim, so the defaults below throw.
+  // Backends that run these natively override them; the defaults below decline (return false)
+  // or throw where a caller must ask first.
   // Whether this backend has flash attention kernels at all (callers skip building their
   // operands where it does not); flash_attention may still refuse particular operands.
   virtual bool has_flash_attention() const { return false; }
@@ -251,12 +251,18 @@ class Backend {
                                    const Tensor& w, int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
   // Dropout mask: out = (uniform < keep) * scale from the Philox stream at (seed, counter),
   // the same numbers the CPU draws.
-  virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
-  // One fused optimizer step over many parameters at once (a few launches for all of them):
-  // every slot holds contiguous param/grad/state tensors of one dtype (float32 or float64, the
-  // same in all slots); undefined vmax / buf mean no amsgrad / no momentum. `skip`, when set,
-  // points at one int32 on this device (a flag_nonfinite flag): nothing is written when it holds
-  // a nonzero value, so a step can be skipped without the host reading the flag first.
+  virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) = 0;
+  // ---- fused optimizer updates (every device; src/optim's optimizers only queue slots) ----
+  // One optimizer step over many parameters at once (a few launches, or one parallel region on
+  // the CPU, for all of them): every slot holds contiguous param/grad/state tensors of one dtype
+  // (float32 or float64, the same in all slots); undefined optional state (vmax, buf, grad_avg)
+  // switches that part off. `skip`, when set, points at one int32 on this device (a
+  // flag_nonfinite flag): nothing is written when it holds a nonzero value, so a step can be
+  // skipped without the host reading the flag first. Each update repeats PyTorch's
+  // single-tensor arithmetic operation by operation, so results match torch.optim step by step.
+  // Adam/AdamW: g' = (maximize ? -g : g) (+ wd p unless decoupled; p *= decay when decoupled),
+  // m = lerp(m, g', 1 - beta1), v = beta2 v + (1 - beta2) g'^2 (vmax = max(vmax, v) with amsgrad),
+  // p += -step_size m / (sqrt(v or vmax) / bc2_sqrt + eps).
   // device_step (Adam(capturable=True)): every slot's `step` (a one-element tensor of the slot's
   // dtype on this device) is incremented by the update itself and the bias correction is taken
   // from it there, step_size then holding the learning rate and bc2_sqrt unused: the host passes
@@ -271,7 +277,9 @@ class Backend {
   struct AdamSlot {
     Tensor param, grad, m, v, vmax, step;
   };
-  virtual void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a);
+  virtual void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) = 0;
+  // SGD: d = (maximize ? -g : g) + wd p; with a buffer, buf = first_step ? d : momentum buf +
+  // (1 - dampening) d and d = nesterov ? d + momentum buf : buf; p += -lr d.
   struct SgdArgs {
     double lr, momentum, dampening, weight_decay;
     bool nesterov, maximize, first_step;
@@ -281,11 +289,36 @@ class Backend {
   struct SgdSlot {
     Tensor param, grad, buf;
   };
-  virtual void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a);
+  virtual void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) = 0;
+  // Adagrad: g' = (maximize ? -g : g) + wd p, sum += g'^2, p += -clr (g' / (sqrt(sum) + eps)),
+  // clr = lr / (1 + (step - 1) lr_decay) computed by the host.
+  struct AdagradArgs {
+    double clr, weight_decay, eps;
+    bool maximize;
+    const int32_t* skip = nullptr;  // as in AdamArgs
+    bool operator==(const AdagradArgs&) const = default;
+  };
+  struct AdagradSlot {
+    Tensor param, grad, sum;
+  };
+  virtual void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) = 0;
+  // RMSprop: g' = (maximize ? -g : g) + wd p, sq = alpha sq + (1 - alpha) g'^2; centered:
+  // ga = lerp(ga, g', 1 - alpha), avg = sqrt(sq - ga^2) + eps, else avg = sqrt(sq) + eps; with a
+  // momentum buffer buf = momentum buf + g' / avg, p += -lr buf, else p += -lr (g' / avg).
+  struct RmspropArgs {
+    double lr, alpha, eps, weight_decay, momentum;
+    bool maximize;
+    const int32_t* skip = nullptr;  // as in AdamArgs
+    bool operator==(const RmspropArgs&) const = default;
+  };
+  struct RmspropSlot {
+    Tensor param, grad, square_avg, grad_avg, buf;
+  };
+  virtual void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) = 0;
   // Sets `flag` (one int32 element on this device) to 1 when any of the contiguous
   // float32/float64 tensors xs holds a NaN or an infinity, and leaves it as it is otherwise:
   // one flag collects every gradient in a few launches, then a single read.
-  virtual void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
+  virtual void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) = 0;
   // Starts copying `flag` (one int32 element on this device) to the host and returns a function
   // that yields it; the function waits only for the work queued before read_later, never for
   // later work. Default: reads now (the function returns the value read).
@@ -305,3 +338,16 @@ Backend& cuda_backend(int index);
 Backend& wgpu_backend(int index);
 
 }  // namespace st::backend
+  // Fused point-wise losses (src/nn/loss_fused.h; each loss is defined by its composite of ops,
+  // which this kernel must equal): over contiguous tensors p, t of one float dtype, writes
+  // out = l(p, t) and, where defined, dp = dl/dp and dt = dl/dt (the composite's gradient), in
+  // one pass. aux (BceWithLogits' pos_weight, broadcast to p's shape and made contiguous) may be
+  // undefined (1). p0 = Huber's delta or HyperbolicBce's logit scale s, p1 = HyperbolicBce's
+  // target clamp epsilon (no target gradient where it clamps). Mse (p - t)^2; L1 |p - t|; Huber
+  // 0.5 d^2 if |d| < delta else delta (|d| - 0.5 delta); BceWithLogits (1 - t) x + (1 + (pw - 1) t)
+  // log(1 + exp(-x)); HyperbolicBce BceWithLogits(s x, clamp(t, eps, 1 - eps)). Returns false,
+  // having written nothing, where this backend has no such kernel (the op runs the composite).
+  virtual bool pointwise_loss(PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0,
+                              double p1, Tensor& out, Tensor& dp, Tensor& dt) {
+    return false;
+  }

@@ -12,6 +12,7 @@
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
 #include "spiraltorch/ops.h"
+#include "spiraltorch/threads.h"
 
 namespace st::data {
 namespace {
@@ -35,12 +36,15 @@ void copy_rows(const TensorDataset& ds, size_t f, std::span<const int64_t> sampl
   const auto n = static_cast<int64_t>(samples.size());
   std::vector<size_t> dst_off(samples.size() + 1, 0);
   for (int64_t k = 0; k < n; ++k) dst_off[k + 1] = dst_off[k] + static_cast<size_t>(ds.rows(f, samples[k])) * row_bytes;
+  // Host orchestration, not a device kernel: large batches split into one range per thread.
   const bool parallel = dst_off.back() >= kParallelCopyBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t k = 0; k < n; ++k) {
-    const size_t bytes = dst_off[k + 1] - dst_off[k];
-    if (bytes) std::memcpy(dst + dst_off[k], src + static_cast<size_t>(ds.row_begin(f, samples[k])) * row_bytes, bytes);
-  }
+  const int64_t threads = get_num_threads();
+  parallel_for(n, parallel ? (n + threads - 1) / threads : n, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const size_t bytes = dst_off[k + 1] - dst_off[k];
+      if (bytes) std::memcpy(dst + dst_off[k], src + static_cast<size_t>(ds.row_begin(f, samples[k])) * row_bytes, bytes);
+    }
+  });
 }
 
 Tensor row_index(const TensorDataset& ds, size_t f, std::span<const int64_t> samples, Device device) {

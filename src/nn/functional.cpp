@@ -53,21 +53,6 @@ void embedding_backward(const T* gp, const int64_t* ix, int64_t skip, T* wp, int
   }
 }
 
-// mask[i] = scale if u_i < keep_below else 0, u_i uniform from Philox block counter + i / 4.
-template <typename T>
-void dropout_mask(T* m, int64_t n, uint64_t seed, uint64_t counter, double scale, float keep_below) {
-  const T s = static_cast<T>(scale);
-  const int64_t blocks = (n + 3) / 4;
-#pragma omp parallel for num_threads(cpu::num_threads_for(n * 4)) schedule(static)
-  for (int64_t bi = 0; bi < blocks; ++bi) {
-    const auto block = Generator::philox(seed, counter + static_cast<uint64_t>(bi));
-    for (int64_t l = 0; l < 4 && bi * 4 + l < n; ++l) {
-      const float u = static_cast<float>(block[l] >> 8) * (1.0f / 16777216.0f);  // [0, 1)
-      m[bi * 4 + l] = u < keep_below ? s : T(0);
-    }
-  }
-}
-
 std::string shape_list(const Shape& s) { return shape_str(s); }
 
 }  // namespace
@@ -273,11 +258,8 @@ Tensor dropout(const Tensor& input, double p, bool training, Generator* generato
   const uint64_t counter = gen.reserve(static_cast<uint64_t>((n + 3) / 4));
   const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
   const float keep_below = static_cast<float>(1.0 - p);
-  if (input.device().type != DeviceType::CPU) {  // device path: the same Philox numbers, drawn on the device
-    backend::backend_for(input.device()).dropout_mask(mask, seed, counter, scale, keep_below);
-  } else {
-    ST_DISPATCH_FLOAT(compute, [&] { dropout_mask<scalar_t>(mask.data<scalar_t>(), n, seed, counter, scale, keep_below); });
-  }
+  // the same Philox numbers on every device
+  backend::backend_for(input.device()).dropout_mask(mask, seed, counter, scale, keep_below);
   if (compute != input.dtype()) mask = cast_raw(mask, input.dtype());
   return mul(input, mask);  // backward: g * mask
 }

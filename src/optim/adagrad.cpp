@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "optim/kernels.h"
+#include "optim/update_queue.h"
 
 namespace st::optim {
 
@@ -29,30 +30,8 @@ void Adagrad::update(const ParamGroup& group, Tensor& param, const Tensor& grad,
   Tensor acc = detail::buffer(state, "sum", param, group.get("initial_accumulator_value"));
   const int64_t step = ++state.step;
   const double clr = lr / (1.0 + static_cast<double>(step - 1) * lr_decay);
-  if (param.device().type != DeviceType::CPU) {  // device path: composite ops
-    NoGradGuard ng;
-    Tensor gi = maximize ? neg(grad) : grad;
-    if (wd != 0.0) gi = add(gi, mul(param, wd));
-    copy_(acc, add(acc, square(gi)));
-    copy_(param, add(param, mul(div(gi, add(sqrt(acc), eps)), -clr)));
-    return;
-  }
-  const int64_t n = param.numel();
-  detail::dispatch(param, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = param.data<T>();
-    const T* g = grad.data<T>();
-    T* s = acc.data<T>();
-    const T wd_ = static_cast<T>(wd), eps_ = static_cast<T>(eps), neg_clr = static_cast<T>(-clr);
-#pragma omp parallel for if (n > detail::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      if (wd != 0.0) gi = gi + wd_ * p[i];
-      const T si = s[i] + gi * gi;
-      s[i] = si;
-      p[i] = p[i] + neg_clr * (gi / (std::sqrt(si) + eps_));
-    }
-  });
+  const backend::Backend::AdagradArgs args{clr, wd, eps, maximize};
+  update_queue().adagrad.push(param.device(), param.dtype(), args, {param, grad.contiguous(), acc});
 }
 
 }  // namespace st::optim

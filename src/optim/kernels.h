@@ -8,14 +8,6 @@
 
 namespace st::optim::detail {
 
-constexpr int64_t kParallelMin = 1 << 15;
-
-// Calls f(T{}) with T = double for float64 tensors, float otherwise.
-template <class F>
-void dispatch(const Tensor& t, F f) {
-  if (t.dtype() == Dtype::Float64) f(double{}); else f(float{});
-}
-
 // A zero-filled (or `value`-filled) buffer shaped and typed like `param`.
 inline Tensor& buffer(ParamState& s, const char* name, const Tensor& param, double value = 0.0) {
   auto it = s.buffers.find(name);

@@ -103,34 +103,16 @@ Tensor checked_view(const Tensor& g) {
   return is_floating(g.dtype()) ? st::detail::cast_raw(g, Dtype::Float32).contiguous() : Tensor();
 }
 
-bool all_finite(const Tensor& g) {
-  const Tensor c = checked_view(g);
-  if (!c.defined()) return true;
-  const int64_t n = c.numel();
-  int bad = 0;
-  detail::dispatch(c, [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = c.data<T>();
-#pragma omp parallel for reduction(| : bad) if (n > detail::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(p[i]);
-  });
-  return bad == 0;
-}
-
 }  // namespace
 
 bool Optimizer::grads_finite() const {
-  // Device gradients fold into one flag per device, read once: a read per parameter
-  // would stall the stream once per parameter; the check is one multi-tensor launch per device.
+  // Gradients fold into one flag per device, read once: a read per parameter would stall a
+  // device's stream once per parameter; the check is one multi-tensor launch per device.
   std::vector<std::pair<Device, std::vector<Tensor>>> device_grads;
   for (const auto& g : groups_) {
     for (const Tensor& p : g->params) {
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      if (grad.device().type == DeviceType::CPU) {
-        if (!all_finite(grad)) return false;
-        continue;
-      }
       const Tensor c = checked_view(grad);
       if (!c.defined()) continue;
       auto it = std::find_if(device_grads.begin(), device_grads.end(),
@@ -156,7 +138,7 @@ std::optional<Device> Optimizer::single_grad_device() const {
     for (const Tensor& p : g->params) {
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      if (grad.device().type == DeviceType::CPU || (device && *device != grad.device())) return std::nullopt;
+      if (device && *device != grad.device()) return std::nullopt;
       device = grad.device();
     }
   }
@@ -435,40 +417,13 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   double acc = 0.0;
   for (const Tensor& g : special ? std::vector<Tensor>{} : grads) {
     Tensor c = g.dtype() == Dtype::Float64 ? g.contiguous() : st::detail::cast_raw(g, Dtype::Float32).contiguous();
-    if (c.device().type != DeviceType::CPU) {  // device path
-      const Tensor a = abs(c);
-      if (inf_norm) {
-        const double m = c.numel() ? amax(a).item() : 0.0;
-        acc = std::isnan(m) ? NAN : std::max(acc, m);
-      } else {
-        acc += sum(norm_type == 2.0 ? square(a) : (norm_type == 1.0 ? a : pow(a, norm_type))).item();
-      }
-      continue;
+    const Tensor a = abs(c);
+    if (inf_norm) {
+      const double m = c.numel() ? amax(a).item() : 0.0;
+      acc = std::isnan(m) ? NAN : std::max(acc, m);
+    } else {
+      acc += sum(norm_type == 2.0 ? square(a) : (norm_type == 1.0 ? a : pow(a, norm_type))).item();
     }
-    const int64_t n = c.numel();
-    detail::dispatch(c, [&](auto tag) {
-      using T = decltype(tag);
-      const T* x = c.data<T>();
-      if (inf_norm) {
-        double m = 0.0;
-        bool nan = false;
-#pragma omp parallel for reduction(max : m) reduction(|| : nan) if (n > detail::kParallelMin)
-        for (int64_t i = 0; i < n; ++i) {
-          const double a = std::abs(static_cast<double>(x[i]));
-          if (std::isnan(a)) nan = true;
-          m = std::max(m, a);
-        }
-        acc = nan ? NAN : std::max(acc, m);
-      } else {
-        double s = 0.0;
-#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelMin)
-        for (int64_t i = 0; i < n; ++i) {
-          const double a = std::abs(static_cast<double>(x[i]));
-          s += norm_type == 2.0 ? a * a : (norm_type == 1.0 ? a : std::pow(a, norm_type));
-        }
-        acc += s;
-      }
-    });
   }
   const double total = special    ? count_or_min_norm(grads, norm_type)
                        : inf_norm ? acc

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "optim/kernels.h"
+#include "optim/update_queue.h"
 
 namespace st::optim {
 
@@ -29,61 +30,8 @@ void RMSprop::update(const ParamGroup& group, Tensor& param, const Tensor& grad,
   Tensor buf = momentum > 0 ? detail::buffer(state, "momentum_buffer", param) : Tensor();
   Tensor ga = centered ? detail::buffer(state, "grad_avg", param) : Tensor();
   ++state.step;
-  if (param.device().type != DeviceType::CPU) {  // device path: composite ops
-    NoGradGuard ng;
-    Tensor gi = maximize ? neg(grad) : grad;
-    if (wd != 0.0) gi = add(gi, mul(param, wd));
-    copy_(sq, add(mul(sq, alpha), mul(square(gi), 1.0 - alpha)));
-    Tensor avg;
-    if (centered) {
-      copy_(ga, add(ga, mul(sub(gi, ga), 1.0 - alpha)));
-      avg = sqrt(sub(sq, square(ga)));
-    } else {
-      avg = sqrt(sq);
-    }
-    avg = add(avg, eps);
-    if (buf.defined()) {
-      copy_(buf, add(mul(buf, momentum), div(gi, avg)));
-      copy_(param, add(param, mul(buf, -lr)));
-    } else {
-      copy_(param, add(param, mul(div(gi, avg), -lr)));
-    }
-    return;
-  }
-  const int64_t n = param.numel();
-  detail::dispatch(param, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = param.data<T>();
-    const T* g = grad.data<T>();
-    T* sp = sq.data<T>();
-    T* bp = buf.defined() ? buf.data<T>() : nullptr;
-    T* gap = ga.defined() ? ga.data<T>() : nullptr;
-    const T a = static_cast<T>(alpha), w = static_cast<T>(1.0 - alpha), wd_ = static_cast<T>(wd),
-            eps_ = static_cast<T>(eps), mom = static_cast<T>(momentum), neg_lr = static_cast<T>(-lr);
-#pragma omp parallel for if (n > detail::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) {
-      T gi = maximize ? -g[i] : g[i];
-      if (wd != 0.0) gi = gi + wd_ * p[i];
-      const T si = sp[i] * a + w * gi * gi;
-      sp[i] = si;
-      T avg;
-      if (gap) {
-        const T gai = detail::lerp(gap[i], gi, w);
-        gap[i] = gai;
-        avg = std::sqrt(si + T(-1) * gai * gai);
-      } else {
-        avg = std::sqrt(si);
-      }
-      avg = avg + eps_;
-      if (bp) {
-        const T bi = bp[i] * mom + gi / avg;
-        bp[i] = bi;
-        p[i] = p[i] + neg_lr * bi;
-      } else {
-        p[i] = p[i] + neg_lr * (gi / avg);
-      }
-    }
-  });
+  const backend::Backend::RmspropArgs args{lr, alpha, eps, wd, momentum, maximize};
+  update_queue().rmsprop.push(param.device(), param.dtype(), args, {param, grad.contiguous(), sq, ga, buf});
 }
 
 }  // namespace st::optim

@@ -35,31 +35,8 @@ void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Par
     buf = detail::buffer(state, "momentum_buffer", param);
   }
   ++state.step;
-  if (param.device().type != DeviceType::CPU) {  // device path: the backend's fused multi-tensor update
-    const backend::Backend::SgdArgs args{lr, momentum, dampening, wd, nesterov, maximize, first};
-    update_queue().sgd.push(param.device(), param.dtype(), args, {param, grad.contiguous(), buf});
-    return;
-  }
-  const int64_t n = param.numel();
-  detail::dispatch(param, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = param.data<T>();
-    const T* g = grad.data<T>();
-    T* b = buf.defined() ? buf.data<T>() : nullptr;
-    const T lr_ = static_cast<T>(lr), mom = static_cast<T>(momentum), damp = static_cast<T>(1.0 - dampening),
-            wd_ = static_cast<T>(wd);
-#pragma omp parallel for if (n > detail::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) {
-      T d = maximize ? -g[i] : g[i];
-      if (wd != 0.0) d = d + wd_ * p[i];
-      if (b) {
-        const T bi = first ? d : b[i] * mom + damp * d;
-        b[i] = bi;
-        d = nesterov ? d + mom * bi : bi;
-      }
-      p[i] = p[i] + (-lr_) * d;
-    }
-  });
+  const backend::Backend::SgdArgs args{lr, momentum, dampening, wd, nesterov, maximize, first};
+  update_queue().sgd.push(param.device(), param.dtype(), args, {param, grad.contiguous(), buf});
 }
 
 }  // namespace st::optim

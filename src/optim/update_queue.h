@@ -1,6 +1,7 @@
 #pragma once
-// Device optimizer updates queued during Optimizer::step and launched together, so a step
-// over N parameters costs a few multi-tensor launches instead of N (not part of the public API).
+// Optimizer updates queued during Optimizer::step and launched together through the backend's
+// fused updates (every device, the CPU included), so a step over N parameters costs a few
+// multi-tensor launches instead of N (not part of the public API).
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,8 @@ class DeviceBatches {
 struct UpdateQueue {
   DeviceBatches<backend::Backend::AdamArgs, backend::Backend::AdamSlot> adam;
   DeviceBatches<backend::Backend::SgdArgs, backend::Backend::SgdSlot> sgd;
+  DeviceBatches<backend::Backend::AdagradArgs, backend::Backend::AdagradSlot> adagrad;
+  DeviceBatches<backend::Backend::RmspropArgs, backend::Backend::RmspropSlot> rmsprop;
   // The step's device-side non-finite flag (Backend::AdamArgs::skip), or null.
   const int32_t* skip = nullptr;
 
@@ -52,6 +55,14 @@ struct UpdateQueue {
     sgd.flush([this](const Device& d, const auto& slots, auto args) {
       args.skip = skip;
       backend::backend_for(d).sgd_update(slots, args);
+    });
+    adagrad.flush([this](const Device& d, const auto& slots, auto args) {
+      args.skip = skip;
+      backend::backend_for(d).adagrad_update(slots, args);
+    });
+    rmsprop.flush([this](const Device& d, const auto& slots, auto args) {
+      args.skip = skip;
+      backend::backend_for(d).rmsprop_update(slots, args);
     });
   }
 };

@@ -1,4 +1,4 @@
-// torch.nn's remaining losses (src/nn/loss_torch_family.cpp): float64 finite-difference
+// torch.nn's remaining losses (src/nn/loss_{classification,regression,likelihood,metric}.cpp): float64 finite-difference
 // gradient checks, hand-computed values and the errors.
 #include <gtest/gtest.h>
 

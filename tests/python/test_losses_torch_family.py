@@ -1,4 +1,4 @@
-"""torch.nn's remaining losses (src/nn/loss_torch_family.cpp) against PyTorch side by side:
+"""torch.nn's remaining losses (src/nn/loss_{classification,regression,likelihood,metric}.cpp) against PyTorch side by side:
 values and input gradients for every reduction in float32 and float64, modules, errors."""
 
 from __future__ import annotations

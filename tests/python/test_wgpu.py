@@ -672,6 +672,12 @@ def _train_steps(dev, make_opt, steps=5):
     ("adam", lambda p: st.optim.Adam(p, lr=1e-2)),
     ("adam_amsgrad_wd", lambda p: st.optim.Adam(p, lr=1e-2, amsgrad=True, weight_decay=1e-2)),
     ("adamw", lambda p: st.optim.AdamW(p, lr=1e-2, weight_decay=0.1)),
+    ("adagrad", lambda p: st.optim.Adagrad(p, lr=0.1, lr_decay=0.01, weight_decay=0.1)),
+    ("adagrad_maximize", lambda p: st.optim.Adagrad(p, lr=0.05, initial_accumulator_value=0.1, maximize=True)),
+    ("rmsprop", lambda p: st.optim.RMSprop(p, lr=1e-2)),
+    ("rmsprop_centered_momentum_wd",
+     lambda p: st.optim.RMSprop(p, lr=5e-3, centered=True, momentum=0.5, weight_decay=1e-2)),
+    ("rmsprop_momentum", lambda p: st.optim.RMSprop(p, lr=1e-2, momentum=0.9, alpha=0.9)),
 ])
 def test_optimizer_updates_match_the_cpu(name, make):
     cpu = _train_steps("cpu", make)
@@ -682,7 +688,10 @@ def test_optimizer_updates_match_the_cpu(name, make):
 
 @needs_wgpu
 @pytest.mark.parametrize("make", [lambda p: st.optim.Adam(p, lr=1e-2, amsgrad=True),
-                                  lambda p: st.optim.SGD(p, lr=0.1, momentum=0.9)], ids=["adam", "sgd"])
+                                  lambda p: st.optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda p: st.optim.Adagrad(p, lr=0.1),
+                                  lambda p: st.optim.RMSprop(p, lr=1e-2, centered=True, momentum=0.9)],
+                         ids=["adam", "sgd", "adagrad", "rmsprop"])
 def test_optimizer_many_slots_in_few_dispatches_and_nonfinite_skip(make):
     """Twenty parameter tensors (more than one dispatch holds on any adapter) against the CPU, and
     a NaN in one gradient skips the whole step on both devices."""

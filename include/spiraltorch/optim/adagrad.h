@@ -14,6 +14,7 @@ class Adagrad : public Optimizer {
  protected:
   void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
+  bool device_updates_queued() const override { return true; }
 };
 
 }  // namespace st::optim

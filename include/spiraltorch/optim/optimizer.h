@@ -128,7 +128,8 @@ class Optimizer {
   mutable Tensor zero_flag_;
 
   void apply_updates();
-  // The one non-CPU device every defined gradient is on, or nullopt (CPU, mixed devices, no gradient).
+  // The one device every defined gradient is on, or nullopt (mixed devices, no gradient); the
+  // callers then ask that device's backend whether it can defer the read or is capturing.
   std::optional<Device> single_grad_device() const;
   // The device all gradients are on when the non-finite check can run there (see step()).
   std::optional<Device> deferrable_device() const;

@@ -1,4 +1,6 @@
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/dropout.h"
+#include "backend/cpu/loss.h"
 
 namespace st::backend {
 
@@ -178,6 +180,29 @@ class CpuBackend final : public Backend {
 Backend& cpu_backend() {
   static CpuBackend instance;
   return instance;
+  void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
+    cpu::dropout_mask(out, seed, counter, scale, keep);
+  }
+  bool pointwise_loss(PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0, double p1,
+                      Tensor& out, Tensor& dp, Tensor& dt) override {
+    return cpu::pointwise_loss(op, p, t, aux, p0, p1, out, dp, dt);
+  }
+  bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
+                          Tensor& lse) override {
+    return cpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+  }
+  bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
+                                   int64_t ignore_index, double scale, Tensor& dx) override {
+    return cpu::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
+  }
+  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { cpu::sgd_update(slots, a); }
+  void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
+    cpu::adagrad_update(slots, a);
+  }
+  void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
+    cpu::rmsprop_update(slots, a);
+  }
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override { cpu::flag_nonfinite(xs, flag); }
 }
 
 Backend& backend_for(Device device) {
@@ -201,10 +226,6 @@ void Backend::layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, c
                                   int64_t, Tensor&, Tensor&, Tensor&) {
   no_fused("layer_norm_backward");
 }
-void Backend::dropout_mask(Tensor&, uint64_t, uint64_t, double, double) { no_fused("dropout_mask"); }
-void Backend::adam_update(std::span<const AdamSlot>, const AdamArgs&) { no_fused("adam_update"); }
-void Backend::sgd_update(std::span<const SgdSlot>, const SgdArgs&) { no_fused("sgd_update"); }
-void Backend::flag_nonfinite(std::span<const Tensor>, Tensor&) { no_fused("flag_nonfinite"); }
 std::function<int32_t()> Backend::read_later(const Tensor& flag) {
   const auto v = static_cast<int32_t>(flag.item());
   return [v] { return v; };

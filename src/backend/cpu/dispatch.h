@@ -83,6 +83,13 @@
     (q, k, v, dout, lse, delta, scale, causal, dq, dk, dv))                                                          \
   X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),     \
     (slots, a))                                                                                                      \
+  X(sgd_update, void, (std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a),       \
+    (slots, a))                                                                                                      \
+  X(adagrad_update, void,                                                                                            \
+    (std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a), (slots, a))      \
+  X(rmsprop_update, void,                                                                                            \
+    (std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a), (slots, a))      \
+  X(flag_nonfinite, void, (std::span<const Tensor> xs, Tensor& flag), (xs, flag))                                    \
   X(lstm_forward, void,                                                                                              \
     (const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts),            \
     (xproj, w, h0, c0, hc, acts))                                                                                    \

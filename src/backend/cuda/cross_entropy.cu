@@ -1,4 +1,4 @@
-// Fused row-wise cross-entropy (src/nn/loss_device.cpp's index-target path): one block per
+// Fused row-wise cross-entropy (src/nn/loss_classification.cpp's index-target path): one block per
 // row computes the row's log-sum-exp and loss; the backward writes softmax - onehot scaled by
 // the row's gradient in one pass. Nothing of size (rows, C) is kept but the logits themselves.
 #include <climits>

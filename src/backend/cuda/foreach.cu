@@ -195,6 +195,97 @@ void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend:
   });
 }
 
+namespace {
+
+// The slots' dtype (all one float dtype, else DtypeError) and their sizes.
+template <typename Slot>
+Dtype slot_dtype(std::span<const Slot> slots, const char* op, std::vector<int64_t>& sizes) {
+  const Dtype dt = slots.front().param.dtype();
+  check_float(dt, op);
+  for (const auto& s : slots) {
+    if (s.param.dtype() != dt) {
+      throw DtypeError(std::string(op) + ": one fused update mixes " + dtype_name(dt) + " and " +
+                       dtype_name(s.param.dtype()) + " parameters");
+    }
+    sizes.push_back(s.param.numel());
+  }
+  return dt;
+}
+
+}  // namespace
+
+void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a) {
+  if (slots.empty()) return;
+  std::vector<int64_t> sizes;
+  const Dtype dt = slot_dtype(slots, "adagrad", sizes);
+  ST_CUDA_FLOAT_CASES(dt, {
+    const T neg_clr = static_cast<T>(-a.clr), wd = static_cast<T>(a.weight_decay), eps = static_cast<T>(a.eps);
+    const bool maximize = a.maximize, has_wd = a.weight_decay != 0.0;
+    const int32_t* skip = a.skip;
+    auto arrays = [&](size_t k) {
+      const auto& s = slots[k];
+      return std::array<T*, 3>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.sum)};
+    };
+    launch_foreach<T, 3>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 3>& pk, int s, int64_t i) {
+      if (skip && *skip != 0) return;
+      T* p = pk.ptr[0][s];
+      const T* g = pk.ptr[1][s];
+      T* sp = pk.ptr[2][s];
+      T gi = maximize ? -g[i] : g[i];
+      if (has_wd) gi = gi + wd * p[i];
+      const T si = sp[i] + gi * gi;
+      sp[i] = si;
+      p[i] = p[i] + neg_clr * (gi / (sqrt(si) + eps));
+    });
+  });
+}
+
+void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a) {
+  if (slots.empty()) return;
+  std::vector<int64_t> sizes;
+  const Dtype dt = slot_dtype(slots, "rmsprop", sizes);
+  ST_CUDA_FLOAT_CASES(dt, {
+    const T al = static_cast<T>(a.alpha), w = static_cast<T>(1.0 - a.alpha), wd = static_cast<T>(a.weight_decay),
+            eps = static_cast<T>(a.eps), mom = static_cast<T>(a.momentum), neg_lr = static_cast<T>(-a.lr);
+    const bool maximize = a.maximize, has_wd = a.weight_decay != 0.0, low = w < T(0.5);
+    const int32_t* skip = a.skip;
+    auto arrays = [&](size_t k) {
+      const auto& s = slots[k];
+      return std::array<T*, 5>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.square_avg),
+                               ptr_or_null<T>(s.grad_avg), ptr_or_null<T>(s.buf)};
+    };
+    launch_foreach<T, 5>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 5>& pk, int s, int64_t i) {
+      if (skip && *skip != 0) return;
+      T* p = pk.ptr[0][s];
+      const T* g = pk.ptr[1][s];
+      T* sq = pk.ptr[2][s];
+      T* ga = pk.ptr[3][s];
+      T* bp = pk.ptr[4][s];
+      T gi = maximize ? -g[i] : g[i];
+      if (has_wd) gi = gi + wd * p[i];
+      const T si = sq[i] * al + w * gi * gi;
+      sq[i] = si;
+      T avg;
+      if (ga) {
+        const T g0 = ga[i];
+        const T gai = low ? g0 + w * (gi - g0) : gi - (gi - g0) * (T(1) - w);
+        ga[i] = gai;
+        avg = sqrt(si + T(-1) * gai * gai);
+      } else {
+        avg = sqrt(si);
+      }
+      avg = avg + eps;
+      if (bp) {
+        const T bi = bp[i] * mom + gi / avg;
+        bp[i] = bi;
+        p[i] = p[i] + neg_lr * bi;
+      } else {
+        p[i] = p[i] + neg_lr * (gi / avg);
+      }
+    });
+  });
+}
+
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
   int* f = static_cast<int*>(flag.raw_data());
   for (const Dtype dt : {Dtype::Float32, Dtype::Float64}) {

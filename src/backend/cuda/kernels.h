@@ -25,6 +25,8 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);
+void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);
+void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
 
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);

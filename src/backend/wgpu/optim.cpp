@@ -117,6 +117,49 @@ struct SgdFill {
   }
 };
 
+struct AdagradFill {
+  int64_t numel(const backend::Backend::AdagradSlot& sl) const { return sl.param.numel(); }
+  void operator()(const backend::Backend::AdagradSlot& sl, int s, size_t b, std::vector<Arg>& args,
+                  std::vector<BufferRef>& buffers, std::vector<int32_t>& params, std::string& body) const {
+    check_float32("adagrad", sl.param);
+    const std::string k = std::to_string(s);
+    args.insert(args.end(),
+                {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()}, {"s" + k, sl.sum.dtype(), true}});
+    buffers.insert(buffers.end(), {ref(sl.param), ref(sl.grad), ref(sl.sum)});
+    params.insert(params.end(), {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(sl.sum)});
+    auto at = [&](size_t w) { return P(b + w) + " + i"; };
+    body += "  if (t < " + P(b) + " + " + P(b + 1) + ") {\n    let i = t - " + P(b) + ";\n    let r = adagrad1(ldf_p" +
+            k + "(" + at(2) + "), ldf_g" + k + "(" + at(3) + "), ldf_s" + k + "(" + at(4) + "));\n    stf_s" + k + "(" +
+            at(4) + ", r.s);\n    stf_p" + k + "(" + at(2) + ", r.p);\n    return;\n  }\n";
+  }
+};
+
+struct RmspropFill {
+  int64_t numel(const backend::Backend::RmspropSlot& sl) const { return sl.param.numel(); }
+  void operator()(const backend::Backend::RmspropSlot& sl, int s, size_t b, std::vector<Arg>& args,
+                  std::vector<BufferRef>& buffers, std::vector<int32_t>& params, std::string& body) const {
+    check_float32("rmsprop", sl.param);
+    const bool centered = sl.grad_avg.defined(), has = sl.buf.defined();
+    const Tensor& ga = centered ? sl.grad_avg : sl.param;
+    const Tensor& bt = has ? sl.buf : sl.param;
+    const std::string k = std::to_string(s);
+    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()},
+                             {"q" + k, sl.square_avg.dtype(), true}, {"a" + k, ga.dtype(), true},
+                             {"b" + k, bt.dtype(), true}});
+    buffers.insert(buffers.end(), {ref(sl.param), ref(sl.grad), ref(sl.square_avg), ref(ga), ref(bt)});
+    params.insert(params.end(), {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(sl.square_avg),
+                                 elem_offset(ga), elem_offset(bt)});
+    auto at = [&](size_t w) { return P(b + w) + " + i"; };
+    body += "  if (t < " + P(b) + " + " + P(b + 1) + ") {\n    let i = t - " + P(b) + ";\n    let r = rmsprop1(ldf_p" +
+            k + "(" + at(2) + "), ldf_g" + k + "(" + at(3) + "), ldf_q" + k + "(" + at(4) + "), ldf_a" + k + "(" +
+            at(5) + "), ldf_b" + k + "(" + at(6) + "), " + (centered ? "true" : "false") + ", " +
+            (has ? "true" : "false") + ");\n    stf_q" + k + "(" + at(4) + ", r.sq);\n" +
+            (centered ? "    stf_a" + k + "(" + at(5) + ", r.ga);\n" : std::string()) +
+            (has ? "    stf_b" + k + "(" + at(6) + ", r.b);\n" : std::string()) + "    stf_p" + k + "(" + at(2) +
+            ", r.p);\n    return;\n  }\n";
+  }
+};
+
 struct FlagFill {
   int64_t numel(const Tensor& x) const { return x.numel(); }
   void operator()(const Tensor& x, int s, size_t b, std::vector<Arg>& args, std::vector<BufferRef>& buffers,
@@ -148,6 +191,19 @@ void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend:
   multi("sgd", slots, 3,
         {0, flags, fbits(a.lr), fbits(a.momentum), fbits(1.0 - a.dampening), fbits(a.weight_decay)}, a.skip,
         SgdFill{});
+}
+
+void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a) {
+  const int32_t flags = (a.maximize ? 2 : 0) | (a.weight_decay != 0.0 ? 16 : 0);
+  multi("adagrad", slots, 3, {0, flags, fbits(-a.clr), fbits(a.weight_decay), fbits(a.eps)}, a.skip, AdagradFill{});
+}
+
+void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a) {
+  const int32_t flags = (a.maximize ? 2 : 0) | (a.weight_decay != 0.0 ? 16 : 0);
+  multi("rmsprop", slots, 5,
+        {0, flags, fbits(-a.lr), fbits(a.alpha), fbits(1.0 - a.alpha), fbits(a.weight_decay), fbits(a.eps),
+         fbits(a.momentum)},
+        a.skip, RmspropFill{});
 }
 
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {

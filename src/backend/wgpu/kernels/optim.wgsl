@@ -65,6 +65,66 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   {{SKIP}}
 {{SLOTS}}
 }
+//@kernel adagrad
+// P = [total, flags (2 maximize, 16 weight decay), bits of -clr, weight decay, eps, then per
+//      slot (start, n, offsets p g sum)].
+struct AdagradOut { p: f32, s: f32 }
+fn adagrad1(p: f32, g0: f32, s0: f32) -> AdagradOut {
+  let fl = P[1];
+  var g = g0;
+  if ((fl & 2) != 0) { g = -g; }
+  if ((fl & 16) != 0) { g = g + pf(3) * p; }
+  var o: AdagradOut;
+  o.s = s0 + g * g;
+  o.p = p + pf(2) * (g / (sqrt(o.s) + pf(4)));
+  return o;
+}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
+  {{SKIP}}
+{{SLOTS}}
+}
+//@kernel rmsprop
+// P = [total, flags (2 maximize, 16 weight decay), bits of -lr, alpha, 1-alpha, weight decay,
+//      eps, momentum, then per slot (start, n, offsets p g sq ga buf)]. A slot binds p in place of
+//      a missing ga or buf and says so with its `centered` / `has` arguments (nothing stored there).
+struct RmspropOut { p: f32, sq: f32, ga: f32, b: f32 }
+fn rmsprop1(p: f32, g0: f32, sq0: f32, ga0: f32, b0: f32, centered: bool, has: bool) -> RmspropOut {
+  let fl = P[1];
+  var g = g0;
+  if ((fl & 2) != 0) { g = -g; }
+  if ((fl & 16) != 0) { g = g + pf(5) * p; }
+  var o: RmspropOut;
+  o.sq = sq0 * pf(3) + pf(4) * g * g;
+  o.ga = ga0;
+  var avg: f32;
+  if (centered) {
+    o.ga = ga0 + pf(4) * (g - ga0);
+    avg = sqrt(o.sq - o.ga * o.ga);
+  } else {
+    avg = sqrt(o.sq);
+  }
+  avg = avg + pf(6);
+  o.b = b0;
+  if (has) {
+    o.b = b0 * pf(7) + g / avg;
+    o.p = p + pf(2) * o.b;
+  } else {
+    o.p = p + pf(2) * (g / avg);
+  }
+  return o;
+}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let t = linear_id(wid, nw, lid, 256u);
+  if (t >= P[0]) { return; }
+  {{SKIP}}
+{{SLOTS}}
+}
 //@kernel nonfinite
 // P = [total, flag offset, then per slot (start, n, x offset)]: any NaN/Inf sets the flag.
 @compute @workgroup_size(256)

@@ -1,0 +1,139 @@
+// The losses' one pattern for fused kernels (src/nn/loss_fused.h): the composite defines each loss,
+// the CPU's fused kernels (Backend::pointwise_loss, Backend::cross_entropy_rows) must give the
+// same values and gradients, and both match float64 finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradcheck.h"
+#include "nn/loss_fused.h"
+#include "spiraltorch/nn/loss.h"
+#include "spiraltorch/spiraltorch.h"
+
+using namespace st;
+using st::nn::Reduction;
+using st::nn::loss_detail::FusedLossesOff;
+
+namespace {
+
+struct Case {
+  std::string name;
+  // loss(pred, target), reduced to a scalar by the caller's weights
+  std::function<Tensor(const Tensor&, const Tensor&)> f;
+  bool probability_target;  // targets in [0, 1] (else any real)
+};
+
+std::vector<Case> cases() {
+  const Tensor pos_weight = full({5}, 1.7, Dtype::Float64);
+  return {
+      {"mse", [](const Tensor& p, const Tensor& t) { return nn::mse_loss(p, t, Reduction::None); }, false},
+      {"l1", [](const Tensor& p, const Tensor& t) { return nn::l1_loss(p, t, Reduction::None); }, false},
+      {"huber", [](const Tensor& p, const Tensor& t) { return nn::huber_loss(p, t, Reduction::None, 0.7); }, false},
+      {"bce_with_logits",
+       [](const Tensor& p, const Tensor& t) {
+         return nn::binary_cross_entropy_with_logits(p, t, {}, {}, Reduction::None);
+       },
+       true},
+      {"bce_with_logits_pos_weight",
+       [pos_weight](const Tensor& p, const Tensor& t) {
+         return nn::binary_cross_entropy_with_logits(p, t, {}, pos_weight, Reduction::None);
+       },
+       true},
+      {"hyperbolic_ce",
+       [](const Tensor& p, const Tensor& t) { return nn::hyperbolic_cross_entropy(p, t, -0.8, Reduction::None, 0.1); },
+       true},
+  };
+}
+
+// Values and both gradients of sum(f(pred, target) * w) in float64.
+std::vector<std::vector<double>> run(const Case& c, const Tensor& p0, const Tensor& t0, const Tensor& w) {
+  Tensor p = p0.detach().clone(), t = t0.detach().clone();
+  p.set_requires_grad(true);
+  t.set_requires_grad(true);
+  const Tensor l = c.f(p, t);
+  sum(mul(l, w)).backward();
+  return {l.detach().to_vector<double>(), p.grad().to_vector<double>(), t.grad().to_vector<double>()};
+}
+
+}  // namespace
+
+TEST(LossFused, PointwiseKernelsEqualTheirComposites) {
+  manual_seed(3);
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Tensor p = randn({4, 5}, Dtype::Float64);
+    const Tensor t = c.probability_target ? rand({4, 5}, Dtype::Float64) : randn({4, 5}, Dtype::Float64);
+    const Tensor w = randn({4, 5}, Dtype::Float64);
+    const auto fused = run(c, p, t, w);
+    std::vector<std::vector<double>> composite;
+    {
+      FusedLossesOff off;
+      composite = run(c, p, t, w);
+    }
+    for (size_t k = 0; k < fused.size(); ++k) {
+      ASSERT_EQ(fused[k].size(), composite[k].size());
+      for (size_t i = 0; i < fused[k].size(); ++i) {
+        EXPECT_NEAR(fused[k][i], composite[k][i], 1e-12) << "output " << k << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(LossFused, BothPathsMatchFiniteDifferences) {
+  manual_seed(5);
+  for (const bool fused : {true, false}) {
+    for (const Case& c : cases()) {
+      SCOPED_TRACE(c.name + (fused ? " fused" : " composite"));
+      // Away from the kinks of l1/huber (|p - t| = 0 or delta) and the clamp's edges.
+      const Tensor p = randn({3, 5}, Dtype::Float64);
+      const Tensor t = c.probability_target ? add(mul(rand({3, 5}, Dtype::Float64), 0.6), 0.2)
+                                            : add(p, add(mul(rand({3, 5}, Dtype::Float64), 0.4), 0.05));
+      std::optional<FusedLossesOff> off;
+      if (!fused) off.emplace();
+      test_util::gradcheck_all([&] { return c.f(p, t); }, {p, t}, 1e-6);
+    }
+  }
+}
+
+TEST(LossFused, CrossEntropyRowsEqualTheComposite) {
+  manual_seed(7);
+  const Tensor x = randn({6, 9}, Dtype::Float64);
+  const Tensor y = Tensor::from_vector(std::vector<int64_t>{0, 8, 3, 3, -100, 5}, {6});
+  for (const Reduction r : {Reduction::Mean, Reduction::Sum, Reduction::None}) {
+    auto value_and_grad = [&](bool fused) {
+      std::optional<FusedLossesOff> off;
+      if (!fused) off.emplace();
+      Tensor xl = x.detach().clone();
+      xl.set_requires_grad(true);
+      const Tensor l = nn::cross_entropy(xl, y, {}, -100, r, 0.0);
+      sum(l).backward();
+      return std::make_pair(l.detach().to_vector<double>(), xl.grad().to_vector<double>());
+    };
+    const auto [lf, gf] = value_and_grad(true);
+    const auto [lc, gc] = value_and_grad(false);
+    ASSERT_EQ(lf.size(), lc.size());
+    for (size_t i = 0; i < lf.size(); ++i) EXPECT_NEAR(lf[i], lc[i], 1e-12);
+    for (size_t i = 0; i < gf.size(); ++i) EXPECT_NEAR(gf[i], gc[i], 1e-12);
+  }
+  test_util::gradcheck([&](const Tensor& xl) { return nn::cross_entropy(xl, y, {}, -100, Reduction::Mean, 0.0); }, x);
+}
+
+TEST(LossFused, FloatThirtyTwoKernelsStayWithinRoundingOfTheComposite) {
+  manual_seed(9);
+  const Tensor p = randn({64, 5}), t = rand({64, 5});
+  for (const Case& c : cases()) {
+    if (c.name.find("pos_weight") != std::string::npos) continue;  // its float64 weight promotes the composite
+    SCOPED_TRACE(c.name);
+    const auto fused = c.f(p, t).to_vector<float>();
+    std::vector<float> composite;
+    {
+      FusedLossesOff off;
+      composite = c.f(p, t).to_vector<float>();
+    }
+    for (size_t i = 0; i < fused.size(); ++i) EXPECT_NEAR(fused[i], composite[i], 1e-5f * (1.0f + std::abs(fused[i])));
+  }
+}
