@@ -23,6 +23,8 @@ enum class UnaryOp : uint8_t {
   Not, IsNan, IsInf, IsFinite, Clamp, Erf,
 };
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
+// The point-wise losses a backend may fuse (Backend::pointwise_loss).
+enum class PointwiseLoss : uint8_t { Mse, L1, Huber, BceWithLogits, HyperbolicBce };
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
@@ -229,6 +231,19 @@ class Backend {
                                            int64_t ignore_index, double scale, Tensor& dx) {
     return false;
   }
+  // Fused point-wise losses (src/nn/loss_fused.h; each loss is defined by its composite of ops,
+  // which this kernel must equal): over contiguous tensors p, t of one float dtype, writes
+  // out = l(p, t) and, where defined, dp = dl/dp and dt = dl/dt (the composite's gradient), in
+  // one pass. aux (BceWithLogits' pos_weight, broadcast to p's shape and made contiguous) may be
+  // undefined (1). p0 = Huber's delta or HyperbolicBce's logit scale s, p1 = HyperbolicBce's
+  // target clamp epsilon (no target gradient where it clamps). Mse (p - t)^2; L1 |p - t|; Huber
+  // 0.5 d^2 if |d| < delta else delta (|d| - 0.5 delta); BceWithLogits (1 - t) x + (1 + (pw - 1) t)
+  // log(1 + exp(-x)); HyperbolicBce BceWithLogits(s x, clamp(t, eps, 1 - eps)). Returns false,
+  // having written nothing, where this backend has no such kernel (the op runs the composite).
+  virtual bool pointwise_loss(PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0,
+                              double p1, Tensor& out, Tensor& dp, Tensor& dt) {
+    return false;
+  }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
   // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating
@@ -338,16 +353,3 @@ Backend& cuda_backend(int index);
 Backend& wgpu_backend(int index);
 
 }  // namespace st::backend
-  // Fused point-wise losses (src/nn/loss_fused.h; each loss is defined by its composite of ops,
-  // which this kernel must equal): over contiguous tensors p, t of one float dtype, writes
-  // out = l(p, t) and, where defined, dp = dl/dp and dt = dl/dt (the composite's gradient), in
-  // one pass. aux (BceWithLogits' pos_weight, broadcast to p's shape and made contiguous) may be
-  // undefined (1). p0 = Huber's delta or HyperbolicBce's logit scale s, p1 = HyperbolicBce's
-  // target clamp epsilon (no target gradient where it clamps). Mse (p - t)^2; L1 |p - t|; Huber
-  // 0.5 d^2 if |d| < delta else delta (|d| - 0.5 delta); BceWithLogits (1 - t) x + (1 + (pw - 1) t)
-  // log(1 + exp(-x)); HyperbolicBce BceWithLogits(s x, clamp(t, eps, 1 - eps)). Returns false,
-  // having written nothing, where this backend has no such kernel (the op runs the composite).
-  virtual bool pointwise_loss(PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0,
-                              double p1, Tensor& out, Tensor& dp, Tensor& dt) {
-    return false;
-  }

@@ -173,13 +173,6 @@ class CpuBackend final : public Backend {
   bool native_half_reduce() const override { return true; }
   bool half_with_float_scalar() const override { return true; }
   void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { cpu::adam_update(slots, a); }
-};
-
-}  // namespace
-
-Backend& cpu_backend() {
-  static CpuBackend instance;
-  return instance;
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
     cpu::dropout_mask(out, seed, counter, scale, keep);
   }
@@ -203,6 +196,13 @@ Backend& cpu_backend() {
     cpu::rmsprop_update(slots, a);
   }
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override { cpu::flag_nonfinite(xs, flag); }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend instance;
+  return instance;
 }
 
 Backend& backend_for(Device device) {

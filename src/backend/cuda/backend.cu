@@ -346,6 +346,14 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::sgd_update(slots, a);
   }
+  void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
+    use_device(index_);
+    cudak::adagrad_update(slots, a);
+  }
+  void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
+    use_device(index_);
+    cudak::rmsprop_update(slots, a);
+  }
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
     use_device(index_);
     cudak::flag_nonfinite(xs, flag);
@@ -354,14 +362,6 @@ class CudaBackend final : public backend::Backend {
  private:
   int index_;
 };
-  }
-  void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
-    use_device(index_);
-    cudak::adagrad_update(slots, a);
-  }
-  void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
-    use_device(index_);
-    cudak::rmsprop_update(slots, a);
 
 }  // namespace
 }  // namespace st::cudak

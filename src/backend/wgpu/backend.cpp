@@ -177,6 +177,13 @@ class WgpuBackend final : public backend::Backend {
                                   int64_t L, int64_t S, double scale, bool causal) override {
     wgpuk::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
+  }
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   // Tiled flash attention (attention.cpp): O(L + S) memory per row, no (L, S) buffer.
   bool has_flash_attention() const override { return wgpuk::flash_enabled(); }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
@@ -195,13 +202,6 @@ class WgpuBackend final : public backend::Backend {
   }
   void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
-  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
-                    Tensor& acts) override {
-    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
-  }
-  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
-                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
-    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
     wgpuk::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
   bool native_half_elementwise() const override { return true; }
@@ -221,6 +221,12 @@ class WgpuBackend final : public backend::Backend {
   // The slots of a step in as few dispatches as the binding limit allows (optim.cpp).
   void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { wgpuk::adam_update(slots, a); }
   void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { wgpuk::sgd_update(slots, a); }
+  void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
+    wgpuk::adagrad_update(slots, a);
+  }
+  void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
+    wgpuk::rmsprop_update(slots, a);
+  }
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
     wgpuk::flag_nonfinite(xs, flag);
   }
@@ -228,12 +234,6 @@ class WgpuBackend final : public backend::Backend {
   std::function<int32_t()> read_later(const Tensor& flag) override {
     if (flag.dtype() != Dtype::Int32 || flag.numel() != 1) {
       throw DtypeError("wgpu.read_later: expected one int32 element, got " + std::to_string(flag.numel()) + " of " +
-  void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
-    wgpuk::adagrad_update(slots, a);
-  }
-  void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
-    wgpuk::rmsprop_update(slots, a);
-  }
                        dtype_name(flag.dtype()));
     }
     return Context::require("read_later").read_later(flag.raw_data());

@@ -40,6 +40,8 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
                        Tensor& lse);
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal);
+// random.cpp
+void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 // attention.cpp: tiled flash attention (Backend::flash_attention); false where not taken.
 // SPIRALTORCH_WGPU_FLASH=0 turns it off (flash_enabled() false): scaled_dot_product_attention then
 // takes the composite with its (L, S) scores, the before of bench/bench_wgpu_attention_long.py.
@@ -51,15 +53,13 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                               Tensor& dk, Tensor& dv);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
 // optim.cpp
-// random.cpp
-void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);
+void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);
+void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);
 void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
 // indexing.cpp
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
-void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);
-void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);
 void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out);
 void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                  int64_t inner);
