@@ -2,8 +2,6 @@
 
 Run from the repository root with a dev build linked into python/spiraltorch:
     PYTHONPATH=python python scripts/gen_stubs.py
-The dtype properties installed from Python are written out by hand because
-stubgen cannot name them.
 """
 
 import os
@@ -34,22 +32,6 @@ shutil.rmtree(out, ignore_errors=True)
 # out, so the stubs describe the native class (stubgen cannot name lambdas or replaced properties).
 subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-m", "spiraltorch._core", "-r", "-P", "-O", "python/spiraltorch"],
                check=True, env=dict(os.environ, SPIRALTORCH_STUBGEN="1"))
-init = out / "__init__.pyi"
-# stubgen writes a bare "@property" line for each property whose getter is a Python function: first
-# the dtype's two (installed by _tensor_extras.py), then Tensor.rows and Tensor.cols (_seed_tensor.py).
-python_properties = [
-    ("is_floating_point", "bool", "Whether the dtype is one of the floating-point types."),
-    ("itemsize", "int", "Bytes per element."),
-    ("rows", "int", "Number of rows of a 2-D tensor (ShapeError for another rank)."),
-    ("cols", "int", "Number of columns of a 2-D tensor (ShapeError for another rank)."),
-]
-lines = init.read_text().split("\n")
-bare = [i for i, line in enumerate(lines[:-1]) if line == "    @property" and not lines[i + 1].startswith("    def ")]
-if len(bare) != len(python_properties):
-    sys.exit(f"gen_stubs: expected {len(python_properties)} bare @property lines in __init__.pyi, found {len(bare)}")
-for i, (name, ret, doc) in zip(bare, python_properties):
-    lines[i] = f'    @property\n    def {name}(self) -> {ret}:\n        """{doc}"""\n'
-init.write_text("\n".join(lines))
 for pyi in out.glob("*.pyi"):
     pyi.write_text(drop_python_method_imports(pyi.read_text()))
     compile(pyi.read_text(), str(pyi), "exec")

@@ -192,7 +192,73 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, boo
                                bool sorted = true);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+// ---- scans along one dim (src/ops/scan.cpp); floating results are differentiable ----
+// Running sums; integers and bool accumulate in int64.
 Tensor cumsum(const Tensor& x, int64_t dim);
+// Running products, integers and bool in int64 unless `dtype` (applied first) says otherwise; the
+// gradient is exact where x has zeros.
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<Dtype> dtype = {});
+// log(cumsum(exp(x))) computed stably (integers give float32).
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
+// Running maxima / minima and the int64 index each came from: a later equal value takes over, and so
+// does every NaN (torch.cummax); the gradient goes to the chosen elements.
+std::pair<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+// The n-th forward difference x[i+1] - x[i] along dim (xor for bool), after joining prepend and
+// append (each may be undefined) to x.
+Tensor diff(const Tensor& x, int64_t n = 1, int64_t dim = -1, const Tensor& prepend = {}, const Tensor& append = {});
+// ---- products (src/ops/products.cpp), as torch's ----
+Tensor outer(const Tensor& a, const Tensor& b);  // a[i] * b[j] of two 1-D tensors
+Tensor kron(const Tensor& a, const Tensor& b);   // the Kronecker product
+Tensor trace(const Tensor& x);                   // the sum of a 2-D tensor's main diagonal
+// The 3-vector cross product along dim (shapes broadcast; no dim: the first dim of size 3).
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = {});
+// ---- reordering (src/ops/reorder.cpp): copies, differentiable ----
+// x reversed along each of `dims` (no dims: a copy).
+Tensor flip(const Tensor& x, const Dims& dims);
+// x shifted cyclically by shifts[i] along dims[i]; with no dims, the flattened x by shifts[0].
+Tensor roll(const Tensor& x, const Dims& shifts, const Dims& dims = {});
+// ---- weighted sums (src/ops/blend.cpp), as their torch namesakes ----
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);  // start + weight * (end - start)
+Tensor lerp(const Tensor& start, const Tensor& end, Scalar weight);
+Tensor addcmul(const Tensor& x, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1.0);
+Tensor addcdiv(const Tensor& x, const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1.0);
+// beta * x + alpha * (mat1 @ mat2) for 2-D mat1, mat2 (x broadcast); beta = 0 ignores x, NaN included.
+Tensor addmm(const Tensor& x, const Tensor& mat1, const Tensor& mat2, Scalar beta = 1.0, Scalar alpha = 1.0);
+// The same for 3-D batches: beta * x + alpha * bmm(batch1, batch2).
+Tensor baddbmm(const Tensor& x, const Tensor& batch1, const Tensor& batch2, Scalar beta = 1.0, Scalar alpha = 1.0);
+// ---- elementwise functions composed from the ops above (src/ops/numeric.cpp), as torch's ----
+// |a - b| <= atol + rtol |b| or a == b (and both NaN with equal_nan); bool.
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
+// NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's finite extremes by default); integers are copied.
+Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = {},
+                  std::optional<double> neginf = {});
+Tensor heaviside(const Tensor& x, const Tensor& values);  // 0 below 0, 1 above, values at 0
+Tensor hypot(const Tensor& a, const Tensor& b);           // sqrt(a^2 + b^2) without overflow
+Tensor fmod(const Tensor& a, const Tensor& b);            // the C remainder: the dividend's sign
+Tensor frac(const Tensor& x);                             // x - trunc(x)
+Tensor xlogy(const Tensor& x, const Tensor& y);           // x log y, 0 where x == 0
+Tensor logit(const Tensor& x, std::optional<double> eps = {});  // log(p / (1 - p)), p clamped to [eps, 1 - eps]
+Tensor sinc(const Tensor& x);                             // sin(pi x) / (pi x), 1 at 0
+// A view with the dims at `source` moved to `destination` (the others keep their order).
+Tensor movedim(const Tensor& x, const Dims& source, const Dims& destination);
+// dim `dim` expanded into `sizes` (one may be -1).
+Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes);
+// The slices along dim (views without that dim).
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+// `sections` nearly equal views along dim (the first size % sections one longer), or views split at
+// `indices` (clamped to the size).
+std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim = 0);
+// x rotated by 90 degrees k times in the plane of dims (from the first towards the second); a copy.
+Tensor rot90(const Tensor& x, int64_t k = 1, const Dims& dims = {0, 1});
+// Values of x at `indices` (int64/int32) along dim, the other dims broadcast; with no dim, of the
+// flattened x.
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int64_t> dim = {});
+// ---- sampling (src/ops/sampling.cpp) ----
+// One Poisson count per rate (floating, finite, in [0, 1e6]; the rates' dtype), drawn from `gen`
+// (the global generator when null) on the rates' device; not differentiable.
+Tensor poisson(const Tensor& rates, Generator* gen = nullptr);
 Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);

@@ -117,9 +117,6 @@ if _os.environ.get("SPIRALTORCH_STUBGEN") != "1":  # scripts/gen_stubs.py descri
     from ._torch_compat_ops import install as _install_torch_compat_ops  # noqa: E402
 
     _install_torch_compat_ops(globals())
-from ._seed_tensor import install as _install_seed_tensor  # noqa: E402
-
-_install_seed_tensor()
 
 bool = dtype.bool  # noqa: A001 - PyTorch-style dtype names
 uint8 = dtype.uint8

@@ -1,8 +1,10 @@
 """PyTorch names that ported code reaches for, written as compositions of native ops (so autograd and
-every device come with them): tensor constructors like ``x.new_zeros``, ``flip``/``roll``,
-``isclose``, ``addmm``/``baddbmm``, ``lerp``, ``where(cond)``/``nonzero``, ``index_add``,
-``repeat_interleave``, ``meshgrid``, ``diag``, ``randperm``, ``multinomial``, ``cdist``, ``unique``,
-``inference_mode``, and ``Tensor.device.type``. ``install()`` attaches them at import."""
+every device come with them): ``where(cond)``/``nonzero``, ``index_add``, ``repeat_interleave``,
+``meshgrid``, ``diag``, ``randperm``, ``multinomial``, ``cdist``, ``unique``, ``inference_mode``,
+the legacy ``FloatTensor``-style constructors and the global switches (matmul precision, determinism,
+RNG state). ``install()`` puts them into the package namespace and attaches the Tensor methods among
+them that are not native yet (tests/python/test_tensor_surface.py lists those). ``Tensor.device``,
+``new_*``, ``isclose``, ``lerp``, ``addmm``, ``flip``/``roll`` and the like are bound in python/src."""
 
 from __future__ import annotations
 
@@ -26,22 +28,6 @@ from . import _core
 
 Tensor = _core.Tensor
 _Dims = Union[int, Sequence[int]]
-
-
-class DeviceName(str):
-    """What ``Tensor.device`` returns: the device's name (``"cpu"``, ``"cuda:0"``, ``"wgpu"``) as a str,
-    with PyTorch's ``.type`` and ``.index`` beside it."""
-
-    @property
-    def type(self) -> str:
-        """The device kind: ``"cpu"``, ``"cuda"`` or ``"wgpu"``."""
-        return self.partition(":")[0]
-
-    @property
-    def index(self) -> Optional[int]:
-        """The device ordinal, or None when the name carries none."""
-        idx = self.partition(":")[2]
-        return int(idx) if idx else None
 
 
 class inference_mode:
@@ -83,72 +69,6 @@ def _dims(dims: _Dims, ndim: int, op: str) -> list:
 
 def _index(values: Sequence[int], like: Tensor) -> Tensor:
     return _core.tensor(np.asarray(values, dtype=np.int64)).to(str(like.device))
-
-
-def flip(input: Tensor, dims: _Dims) -> Tensor:
-    """The elements of ``input`` in reverse order along each of ``dims`` (a copy, as torch.flip)."""
-    out = input
-    for d in _dims(dims, input.dim(), "flip"):
-        n = input.shape[d]
-        out = _core.index_select(out, d, _index(range(n - 1, -1, -1), input))
-    return out
-
-
-def roll(input: Tensor, shifts: _Dims, dims: Optional[_Dims] = None) -> Tensor:
-    """``input`` shifted cyclically by ``shifts`` along ``dims`` (flattened and restored when dims is None)."""
-    if dims is None:
-        if not isinstance(shifts, int) and len(shifts) != 1:
-            raise _core.SpiralValueError(f"roll: without dims, shifts must be one number, got {shifts}")
-        s = shifts if isinstance(shifts, int) else shifts[0]
-        return roll(input.flatten(), s, 0).reshape(tuple(input.shape))
-    shift_list = [shifts] if isinstance(shifts, int) else list(shifts)
-    dim_list = _dims(dims, input.dim(), "roll")
-    if len(shift_list) != len(dim_list):
-        raise _core.SpiralValueError(f"roll: {len(shift_list)} shifts for {len(dim_list)} dims")
-    out = input
-    for s, d in zip(shift_list, dim_list):
-        n = input.shape[d]
-        if n:
-            out = _core.index_select(out, d, _index([(i - s) % n for i in range(n)], input))
-    return out
-
-
-def isclose(input: Tensor, other: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    """Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN
-    pairs count as close), a bool tensor as torch.isclose."""
-    if rtol < 0 or atol < 0:
-        raise _core.SpiralValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
-    other = other if isinstance(other, Tensor) else _core.full_like(input, other)
-    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
-    if equal_nan:
-        close = close | (input.isnan() & other.isnan())
-    return close
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)`` (input broadcast to the product's shape), as torch.addmm."""
-    if mat1.dim() != 2 or mat2.dim() != 2:
-        raise _core.ShapeError(f"addmm: expected 2-D matrices, got {tuple(mat1.shape)} and {tuple(mat2.shape)}")
-    return _scaled_sum(input, mat1 @ mat2, beta, alpha)
-
-
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
-    """``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches, as torch.baddbmm."""
-    if batch1.dim() != 3 or batch2.dim() != 3:
-        raise _core.ShapeError(f"baddbmm: expected 3-D batches, got {tuple(batch1.shape)} and {tuple(batch2.shape)}")
-    return _scaled_sum(input, _core.bmm(batch1, batch2), beta, alpha)
-
-
-def _scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
-    scaled = product if alpha == 1 else product * alpha
-    if beta == 0:  # torch ignores input (NaN included) when beta is 0
-        return scaled + _core.zeros_like(product)
-    return scaled + (input if beta == 1 else input * beta)
-
-
-def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """``input + weight * (end - input)``, as torch.lerp."""
-    return input + weight * (end - input)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
@@ -358,50 +278,6 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     return result[0] if len(result) == 1 else tuple(result)
 
 
-def _new(factory: Any) -> Any:
-    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-               **kw: Any) -> Tensor:
-        if len(size) == 1 and isinstance(size[0], (tuple, list)):
-            size = tuple(size[0])
-        out = factory(*size, dtype=dtype or self.dtype, device=str(device or self.device), **kw)
-        return out.requires_grad_(True) if requires_grad else out
-    return method
-
-
-def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    out = _core.full(tuple(size), fill_value, dtype=dtype or self.dtype, device=str(device or self.device))
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def _new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
-                requires_grad: bool = False) -> Tensor:
-    out = _core.tensor(data, dtype=dtype or self.dtype).to(str(device or self.device))
-    return out.requires_grad_(True) if requires_grad else out
-
-
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
-    """``input + value * tensor1 * tensor2``, as torch.addcmul."""
-    return input + value * (tensor1 * tensor2)
-
-
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
-    """``input + value * tensor1 / tensor2``, as torch.addcdiv."""
-    return input + value * (tensor1 / tensor2)
-
-
-def _type_as(self: Tensor, other: Tensor) -> Tensor:
-    return self.to(other.dtype)
-
-
-def _clamp_min(self: Tensor, min: Any) -> Tensor:
-    return _core.clamp(self, min=min)
-
-
-def _clamp_max(self: Tensor, max: Any) -> Tensor:
-    return _core.clamp(self, max=max)
-
-
 class _LegacyTensorType(type):
     """isinstance(t, torch.FloatTensor) is True for a tensor of that dtype on any device."""
 
@@ -555,22 +431,6 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
 def install(namespace: dict) -> None:
     """Attaches the Tensor methods and puts the functions into the package namespace."""
     T = Tensor
-    native_device = T.device
-    T.device = property(lambda self: DeviceName(native_device.__get__(self)),
-                        doc="The tensor's device name (a str) with .type and .index, as torch's device.")
-    T.new_zeros = _new(_core.zeros)
-    T.new_ones = _new(_core.ones)
-    T.new_empty = _new(_core.empty)
-    T.new_full = _new_full
-    T.new_tensor = _new_tensor
-    T.clamp_min = _clamp_min
-    T.clamp_max = _clamp_max
-    T.clamp_min_ = lambda self, min: self.clamp_(min=min)
-    T.clamp_max_ = lambda self, max: self.clamp_(max=max)
-    T.flip = flip
-    T.roll = roll
-    T.isclose = isclose
-    T.lerp = lerp
     T.nonzero = nonzero
     T.index_add = index_add
     T.index_add_ = _index_add_
@@ -578,12 +438,8 @@ def install(namespace: dict) -> None:
     T.repeat_interleave = repeat_interleave
     T.diag = diag
     T.unique = unique
-    T.addmm = addmm
-    T.addcmul = addcmul
-    T.addcdiv = addcdiv
-    T.type_as = _type_as
-    for name in ("inference_mode", "flip", "roll", "isclose", "addmm", "baddbmm", "lerp", "nonzero", "where",
-                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique", "addcmul", "addcdiv",
+    for name in ("inference_mode", "nonzero", "where",
+                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique",
                  "compile", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                  "ByteTensor", "BoolTensor", "set_float32_matmul_precision", "get_float32_matmul_precision",
                  "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "get_rng_state",

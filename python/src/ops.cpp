@@ -5,35 +5,13 @@
 #include <string>
 
 #include "convert.h"
+#include "op_bind.h"
 
 namespace stpy {
 
 namespace {
 
 using st::Dims;
-
-// How one op reads in Python: the parameters after self/input, the return type and the docstring.
-struct OpDoc {
-  const char* params;
-  const char* returns;
-  const char* doc;
-};
-
-// Binds `fn` as method `name` (self = first parameter) and module function `name` (input = first
-// parameter), both with the signature and docstring of `d`.
-template <typename F, typename... Extra>
-void both(nb::module_& m, nb::class_<Tensor>& cls, const char* name, F fn, const OpDoc& d, const Extra&... extra) {
-  const std::string rest = *d.params ? std::string(", ") + d.params : std::string();
-  const std::string method_sig = std::string("def ") + name + "(self" + rest + ") -> " + d.returns;
-  const std::string function_sig = std::string("def ") + name + "(input: Tensor" + rest + ") -> " + d.returns;
-  cls.def(name, fn, extra..., nb::sig(method_sig.c_str()), d.doc);
-  m.def(name, fn, nb::arg("input"), extra..., nb::sig(function_sig.c_str()), d.doc);
-}
-
-nb::object pair_result(const std::pair<Tensor, Tensor>& p, const char* values_name = "values") {
-  nb::module_ stmod = nb::module_::import_("spiraltorch");
-  return stmod.attr("_return_types")(nb::cast(p.first), nb::cast(p.second));
-}
 
 std::optional<Scalar> opt_scalar(nb::handle h) {
   if (!h.is_valid() || h.is_none()) return std::nullopt;
@@ -566,10 +544,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
        OpDoc{"dim: int = -1", "Tensor", "exp(x) / sum(exp(x)) along dim, computed stably."}, nb::arg("dim") = -1);
   both(m, cls, "log_softmax", [](const Tensor& a, int64_t dim) { return st::log_softmax(a, dim); },
        OpDoc{"dim: int = -1", "Tensor", "log(softmax(x)) along dim, computed stably."}, nb::arg("dim") = -1);
-  cls.def("row_softmax", [](const Tensor& a) {
-    if (a.dim() != 2) throw st::ShapeError("row_softmax: expected a 2-d tensor, got shape " + st::shape_str(a.shape()));
-    return st::softmax(a, 1);
-  }, "Softmax of each row of a 2-d tensor (the seed's form); ShapeError for other ranks.");
+  // row_softmax (the seed's form, with backend=): tensor_seed.cpp.
 
   // ---- shape ----
   // The methods take the shape as varargs or one sequence, like PyTorch: x.reshape(2, 3) == x.reshape((2, 3)).
@@ -758,6 +733,15 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("normal_", [](Tensor& a, double mean, double std) -> Tensor { return st::normal_(a, mean, std); },
           nb::arg("mean") = 0.0, nb::arg("std") = 1.0,
           "Fills self with samples of N(mean, std^2) from the global generator; returns self.");
+  bind_tensor_scan(m, cls);
+  bind_tensor_reorder(m, cls);
+  bind_tensor_sampling(m, cls);
+  bind_tensor_numeric(m, cls);
+  bind_tensor_products(m, cls);
+  bind_tensor_like(m, cls);
+  bind_tensor_seed(m, cls);
+  bind_tensor_statistics(m, cls);
+  bind_tensor_repr(m, cls);
 }
 
 }  // namespace stpy

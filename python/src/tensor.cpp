@@ -6,6 +6,7 @@
 #include <nanobind/stl/shared_ptr.h>
 
 #include "convert.h"
+#include "op_bind.h"
 #include "spiraltorch/cuda.h"
 
 namespace stpy {
@@ -315,8 +316,9 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& cls) {
       }, nb::arg("dim") = nb::none(), nb::sig("def size(self, dim: int | None = None) -> tuple[int, ...] | int"),
          "The shape (a tuple), or the size of dim `dim` (negative counts from the end; IndexError out of range).")
       .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(); }, "The element type.")
-      .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); },
-                   "Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu'.")
+      .def_prop_ro("device", [](const Tensor& t) { return device_name(t.device()); },
+                   nb::for_getter(nb::sig("def device(self) -> str")),
+                   "Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu', a str with torch's .type and .index.")
       .def_prop_ro("ndim", [](const Tensor& t) { return t.dim(); }, "The number of dims (0 for a scalar).")
       .def("dim", [](const Tensor& t) { return t.dim(); }, "The number of dims (0 for a scalar).")
       .def("numel", [](const Tensor& t) { return t.numel(); }, "The number of elements (the product of the shape).")

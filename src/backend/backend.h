@@ -25,6 +25,11 @@ enum class UnaryOp : uint8_t {
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
 // The point-wise losses a backend may fuse (Backend::pointwise_loss).
 enum class PointwiseLoss : uint8_t { Mse, L1, Huber, BceWithLogits, HyperbolicBce };
+// The running combinations of scan() (the running sum has its own entry, cumsum).
+enum class ScanOp : uint8_t { Prod, LogSumExp, Max, Min };
+
+// The key of Philox round r >= 1 of poisson(): seed + r * kPoissonRoundKey (round 0 uses the seed itself).
+inline constexpr uint64_t kPoissonRoundKey = 0x9E3779B97F4A7C15ull;
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
@@ -136,6 +141,12 @@ class Backend {
   // defined); all contiguous NCHW of one dtype, out overwritten.
   virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
                               int64_t groups, Tensor& out);
+  // One Poisson count per rate: rates and out are contiguous float32/float64 of one dtype and size,
+  // rates finite in [0, 1e6] (checked by the op). Element i reads Philox block (key, counter + i) with
+  // key = seed for its first attempt and seed + r * kPoissonRoundKey for attempt r, so counts do not
+  // depend on the thread split; CPU and CUDA draw the same counts (src/backend/poisson_sampler.h),
+  // wgpu computes in float32.
+  virtual void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) = 0;
   // gx (batch, C, H, W) overwritten with the input gradient of conv2d_forward.
   virtual void conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t groups,
                                      Tensor& gx);
@@ -165,6 +176,14 @@ class Backend {
   virtual void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal,
                                  Tensor& p, Tensor& lse) = 0;
   // The backward's elementwise part: with raw scores s, lse and delta (batch * L, lse's dtype;
+  // Inclusive scan along n of x into out (both contiguous (outer, n, inner), one dtype: float32,
+  // float64, or int64 for Prod/Max/Min): Prod multiplies (floats accumulate in float64); LogSumExp
+  // writes log(sum_{i<=j} exp(x_i)) max-shifted (stays -inf while every term is -inf); Max/Min write
+  // the running extreme and, into int64 `indices` (same shape), where it came from, torch.cummax's
+  // rule: a later value equal to the extreme takes over, and so does every NaN (numbers after a NaN
+  // never do). `indices` is ignored (may be undefined) for Prod and LogSumExp.
+  virtual void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+                    Tensor& indices) = 0;
   // delta = rowsum(dO * O)) and dp = dO v^T, writes p = exp(scale * s + mask - lse) over s and
   // ds = scale * p * (dp - delta) over dp (the gradient of the raw scores).
   virtual void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,

@@ -28,6 +28,12 @@ Tensor cast_raw(const Tensor& x, Dtype dtype);
 // two may be on different devices: the backend copy entry of the non-CPU side moves the
 // data (cross_device_copy for CUDA). No autograd.
 void copy_between(const Tensor& src, Tensor& dst);
+// A dim's neighbourhood in a contiguous layout, (outer, n, inner): how the backend's indexing and
+// scan kernels see a tensor around one dim (defined in indexing.cpp).
+struct Blocks {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Blocks blocks_of(const Shape& shape, int64_t dim);
 // Smallest and largest entry of a non-empty integer tensor; on a device, one host read for both.
 std::pair<int64_t, int64_t> index_range(const Tensor& idx);
 

@@ -1,5 +1,5 @@
 // Joining, splitting and indexing ops: cat, stack, split, chunk, gather, scatter_add,
-// index_select, masked_select, topk, sort, argsort, cumsum, one_hot, tril, triu.
+// index_select, masked_select, topk, sort, argsort, one_hot, tril, triu (cumsum: scan.cpp).
 // Kernels live in src/backend/cpu/indexing.cpp.
 #include <algorithm>
 #include <string>
@@ -10,27 +10,10 @@
 namespace st {
 
 using detail::backend_of;
+using detail::Blocks;
+using detail::blocks_of;
 
 namespace {
-
-// A dim's neighbourhood in a contiguous layout: (outer, n, inner).
-struct Blocks {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-Blocks blocks_of(const Shape& shape, int64_t dim) {
-  Blocks b;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < dim) {
-      b.outer *= shape[i];
-    } else if (i == dim) {
-      b.n = shape[i];
-    } else {
-      b.inner *= shape[i];
-    }
-  }
-  return b;
-}
 
 std::string dims_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -455,30 +438,6 @@ std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
 
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) { return sort(x.detach(), dim, descending).second; }
 
-// ---------------------------------------------------------------- cumsum
-
-Tensor cumsum(const Tensor& x, int64_t dim) {
-  const int64_t d = wrap_dim(dim, x.dim(), "cumsum");
-  const Dtype out_dt = is_integral(x.dtype()) ? Dtype::Int64 : x.dtype();
-  const Dtype compute = is_half(out_dt) ? Dtype::Float32 : out_dt;
-  Tensor out = Tensor::empty(x.shape(), compute, x.device());
-  if (out.numel() > 0) {
-    const Tensor xc = detail::cast_raw(x.detach(), compute).contiguous();
-    const Blocks b = x.dim() == 0 ? Blocks{} : blocks_of(x.shape(), d);
-    backend_of(x).cumsum(xc, b.outer, b.n, b.inner, out);
-  }
-  if (compute != out_dt) out = detail::cast_raw(out, out_dt);
-  if (is_floating(out_dt) && needs_grad({&x})) {
-    const bool scalar = x.dim() == 0;
-    record(out, "CumsumBackward", {x}, [d, scalar](const Tensor& g) -> std::vector<Tensor> {
-      if (scalar) return {g};
-      // Reverse cumulative sum: total - prefix + own term.
-      return {add(sub(sum(g, {d}, true), cumsum(g, d)), g)};
-    });
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------- one_hot
 
 Tensor one_hot(const Tensor& index, int64_t num_classes) {
@@ -558,6 +517,24 @@ std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
   // On a device each host read is a sync: read both ends in one.
   const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();
   return {r[0], r[1]};
+}
+
+}  // namespace detail
+
+namespace detail {
+
+Blocks blocks_of(const Shape& shape, int64_t dim) {
+  Blocks b;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    if (i < dim) {
+      b.outer *= shape[i];
+    } else if (i == dim) {
+      b.n = shape[i];
+    } else {
+      b.inner *= shape[i];
+    }
+  }
+  return b;
 }
 
 }  // namespace detail

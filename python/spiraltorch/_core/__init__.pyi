@@ -1,6 +1,6 @@
 """SpiralTorch native core"""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 import enum
 import types
 from typing import Any
@@ -39,6 +39,10 @@ from spiraltorch._core import (
 
 class dtype(enum.Enum):
     """Element types of a tensor."""
+
+    __str__ = __repr__
+
+    def __repr__(self) -> str: ...
 
     bool = 0
 
@@ -92,7 +96,9 @@ class Tensor:
 
     @property
     def device(self) -> str:
-        """Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu'."""
+        """
+        Where the storage lives: 'cpu', 'cuda:<i>' or 'wgpu', a str with torch's .type and .index.
+        """
 
     @property
     def ndim(self) -> int:
@@ -836,19 +842,392 @@ class Tensor:
         Fills self with samples of N(mean, std^2) from the global generator; returns self.
         """
 
+    def cumprod(self, dim: int, *, dtype: dtype | str | None = None) -> Tensor:
+        """
+        Running products along ``dim`` (integers and bool accumulate in int64), differentiable through zeros, as torch.cumprod.
+        """
+
+    def cumprod_(self, dim: int, *, dtype: dtype | str | None = None) -> Tensor:
+        """In-place cumprod: writes the result into ``self`` and returns it."""
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        """
+        ``log(cumsum(exp(input)))`` along ``dim``, computed stably, as torch.logcumsumexp.
+        """
+
+    def cummax(self, dim: int) -> tuple[Tensor, Tensor]:
+        """
+        Running maxima along ``dim`` and the index of each (the latest among ties; NaN propagates from its first occurrence); the values carry the gradient to the chosen elements, as torch.cummax.
+        """
+
+    def cummin(self, dim: int) -> tuple[Tensor, Tensor]:
+        """
+        Running minima along ``dim`` and the index of each (the latest among ties), as torch.cummin.
+        """
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+        """
+        The ``n``-th forward difference ``x[i+1] - x[i]`` along ``dim`` (bool inputs use xor), after concatenating ``prepend`` and ``append``, as torch.diff.
+        """
+
+    def flip(self, dims: int | Sequence[int]) -> Tensor:
+        """
+        The elements of ``input`` in reverse order along each of ``dims`` (a copy, as torch.flip).
+        """
+
+    def roll(self, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+        """
+        ``input`` shifted cyclically by ``shifts`` along ``dims`` (flattened and restored when dims is None).
+        """
+
+    def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+        """
+        ``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards the second axis), as torch.rot90.
+        """
+
+    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+        """
+        A view of ``input`` with the dims at ``source`` moved to ``destination`` (the others keep their order), as torch.movedim.
+        """
+
+    def moveaxis(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+        """
+        A view of ``input`` with the dims at ``source`` moved to ``destination`` (the others keep their order), as torch.movedim.
+        """
+
+    def swapaxes(self, axis0: int, axis1: int) -> Tensor:
+        """
+        A view of ``input`` with dims ``axis0`` and ``axis1`` exchanged (torch.swapaxes = transpose).
+        """
+
+    def swapdims(self, axis0: int, axis1: int) -> Tensor:
+        """
+        A view of ``input`` with dims ``axis0`` and ``axis1`` exchanged (torch.swapaxes = transpose).
+        """
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        """
+        ``input`` with dim ``dim`` expanded into ``sizes`` (one may be -1), as torch.unflatten.
+        """
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """
+        The slices of ``input`` along ``dim`` (each without that dim), as a tuple of views.
+        """
+
+    def tensor_split(self, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+        """
+        ``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer) when given an int, or at the given indices (clamped to the size), as torch.tensor_split.
+        """
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        """
+        Values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast; the flattened input when dim is None), as torch.take_along_dim.
+        """
+
+    def isclose(self, other: Tensor | float, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        """
+        Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN pairs count as close), a bool tensor as torch.isclose.
+        """
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+        """
+        ``input`` with NaN replaced by ``nan`` and +/-inf by ``posinf``/``neginf`` (the dtype's largest and lowest finite values by default); integers are returned as copies; the gradient is 1 at kept elements and 0 at replaced ones, as torch.nan_to_num.
+        """
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+        """In-place nan_to_num: writes the result into ``self`` and returns it."""
+
+    def heaviside(self, values: Tensor) -> Tensor:
+        """
+        The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0`` (same dtype required), as torch.heaviside.
+        """
+
+    def heaviside_(self, values: Tensor) -> Tensor:
+        """In-place heaviside: writes the result into ``self`` and returns it."""
+
+    def hypot(self, other: Tensor | float) -> Tensor:
+        """
+        ``sqrt(input**2 + other**2)`` elementwise without overflow for large values (infinite when either is), as torch.hypot.
+        """
+
+    def hypot_(self, other: Tensor | float) -> Tensor:
+        """In-place hypot: writes the result into ``self`` and returns it."""
+
+    def fmod(self, other: Tensor | float) -> Tensor:
+        """
+        The C remainder ``input - trunc(input / other) * other`` (the sign of the dividend), as torch.fmod; :func:`remainder` takes the divisor's sign.
+        """
+
+    def fmod_(self, other: Tensor | float) -> Tensor:
+        """In-place fmod: writes the result into ``self`` and returns it."""
+
+    def frac(self) -> Tensor:
+        """
+        The fractional part ``input - trunc(input)`` (sign of input), as torch.frac.
+        """
+
+    def frac_(self) -> Tensor:
+        """In-place frac: writes the result into ``self`` and returns it."""
+
+    def xlogy(self, other: Tensor | float) -> Tensor:
+        """
+        ``input * log(other)``, 0 where ``input == 0`` (unless other is NaN); the gradient for input is ``log(other)``, for other ``input / other``, as torch.xlogy.
+        """
+
+    def xlogy_(self, other: Tensor | float) -> Tensor:
+        """In-place xlogy: writes the result into ``self`` and returns it."""
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        """
+        ``log(p / (1 - p))`` with p clamped to ``[eps, 1 - eps]`` when eps is given, as torch.logit.
+        """
+
+    def logit_(self, eps: float | None = None) -> Tensor:
+        """In-place logit: writes the result into ``self`` and returns it."""
+
+    def sinc(self) -> Tensor:
+        """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, as torch.sinc."""
+
+    def sinc_(self) -> Tensor:
+        """In-place sinc: writes the result into ``self`` and returns it."""
+
+    def clamp_min(self, min: float) -> Tensor:
+        """``clamp(self, min=min)``: elementwise max with ``min``."""
+
+    def clamp_max(self, max: float) -> Tensor:
+        """``clamp(self, max=max)``: elementwise min with ``max``."""
+
+    def clamp_min_(self, min: float) -> Tensor:
+        """In-place clamp_min: writes the result into ``self`` and returns it."""
+
+    def clamp_max_(self, max: float) -> Tensor:
+        """In-place clamp_max: writes the result into ``self`` and returns it."""
+
+    def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor:
+        """``input + weight * (end - input)``, as torch.lerp."""
+
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+        """``input + value * tensor1 * tensor2``, as torch.addcmul."""
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+        """``input + value * tensor1 / tensor2``, as torch.addcdiv."""
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+        """
+        ``beta * input + alpha * (mat1 @ mat2)`` (input broadcast to the product's shape), as torch.addmm.
+        """
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+        """
+        ``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches, as torch.baddbmm.
+        """
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        """
+        The outer product ``input[i] * vec2[j]`` of two 1-D tensors, as torch.outer.
+        """
+
+    def kron(self, other: Tensor) -> Tensor:
+        """
+        The Kronecker product: block ``(i, j, ...)`` is ``input[i, j, ...] * other`` (the shorter shape padded with leading ones), as torch.kron.
+        """
+
+    def trace(self) -> Tensor:
+        """
+        The sum of the main diagonal of a 2-D tensor (integers sum to int64), as torch.trace.
+        """
+
+    def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+        """
+        The 3-vector cross product along ``dim`` (shapes broadcast; when dim is None the first dim of size 3), as torch.cross.
+        """
+
+    def new_zeros(self, *size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+        """
+        Zeros of shape ``size`` with self's dtype and device unless given, as torch's Tensor.new_zeros.
+        """
+
+    def new_ones(self, *size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+        """
+        Ones of shape ``size`` with self's dtype and device unless given, as torch's Tensor.new_ones.
+        """
+
+    def new_empty(self, *size: int | Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+        """
+        An uninitialised tensor of shape ``size`` with self's dtype and device unless given, as torch's Tensor.new_empty.
+        """
+
+    def new_full(self, size: Sequence[int], fill_value: float, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+        """
+        A tensor of shape ``size`` filled with ``fill_value``, self's dtype and device unless given, as torch's Tensor.new_full.
+        """
+
+    def new_tensor(self, data: Any, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+        """
+        A copy of ``data`` (lists, numbers, arrays or a tensor) with self's dtype and device unless given, as torch's Tensor.new_tensor.
+        """
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """
+        self converted to ``other``'s dtype (self itself when it already has it), as torch's Tensor.type_as.
+        """
+
+    def is_complex(self) -> bool:
+        """
+        Whether the tensor is complex: always False (complex numbers live in ``ComplexTensor``).
+        """
+
     @property
     def rows(self) -> int:
-        """Number of rows of a 2-D tensor (ShapeError for another rank)."""
+        """Number of rows of a 2-D tensor."""
 
     @property
     def cols(self) -> int:
-        """Number of columns of a 2-D tensor (ShapeError for another rank)."""
+        """Number of columns of a 2-D tensor."""
+
+    def scale(self, value: float) -> Tensor:
+        """Returns ``value * self`` (a new tensor); ``value`` must be finite."""
+
+    def add_scaled_(self, other: Tensor, scale: float) -> Tensor:
+        """
+        In place ``self += scale * other`` (same shape required); returns self.
+        """
+
+    def add_row_inplace(self, bias: Tensor | Sequence[float]) -> Tensor:
+        """
+        In place: adds ``bias`` (``cols`` values: a list or a tensor) to every row; returns self.
+        """
+
+    def squared_l2_norm(self) -> float:
+        """Sum of squares of every element, as a Python float."""
+
+    def row_softmax(self, *, backend: str | None = None) -> Tensor:
+        """
+        Softmax of every row of a 2-D tensor (max-shifted, rows sum to 1), on the tensor's device. ``backend`` (auto/cpu/cuda/wgpu) only checks where the tensor lives.
+        """
+
+    def scaled_dot_attention(self, keys: Tensor, values: Tensor, *, contexts: int, sequence: int, scale: float, z_bias: Tensor | None = None, attn_bias: Tensor | None = None, backend: str | None = None) -> Tensor:
+        """
+        Attention of the original's flat layout: queries (self), keys and values are ``(contexts * sequence, head_dim)``. Per context c and query i, ``logit_ij = scale * <q_i, k_j> + z_bias[c, j] + attn_bias[c * sequence + i, j]``, softmax over j, ``out_i = sum_j w_ij v_j``. Returns ``(contexts * sequence, head_dim)``.
+        """
+
+    @staticmethod
+    def cat_rows(tensors: Sequence[Tensor]) -> Tensor:
+        """
+        Stacks 2-D tensors with equal column counts vertically (``cat`` along rows).
+        """
+
+    def project_to_poincare(self, curvature: float = -1.0) -> Tensor:
+        """
+        Maps every row into the Poincare ball of curvature ``curvature`` (< 0) with the exponential map at the origin, ``tanh(sqrt|c| |x|) x / (sqrt|c| |x|)``; zero rows stay zero. (The original divided by sqrt|c| and always landed in the unit ball; this is the exact map into the ball of radius 1/sqrt|c|, equal to it at c = -1.)
+        """
+
+    def to_dlpack(self) -> Any:
+        """A DLPack capsule sharing this tensor's memory (``__dlpack__()``)."""
 
     @staticmethod
     def from_dlpack(ext_tensor: Any) -> Tensor:
         """
-        Wraps a DLPack-capable array (NumPy, PyTorch, ...) without copying; a CUDA producer is asked to order its pending work before our current stream. Read-only inputs (a non-writeable NumPy array, a read-only memmap, bytes, a JAX array) are shared too, but marked: in-place ops and optimizer steps on them raise SpiralError (write to a .clone()), and .numpy() gives a read-only array.
+        ``spiraltorch.from_dlpack`` as a static method (the seed's ``Tensor.from_dlpack``): wraps a DLPack-capable array without copying.
         """
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        """
+        The lower median (the element at ``(n - 1) // 2`` in sorted order; NaN when a NaN is present): of all elements when dim is None, else ``(values, indices)`` along ``dim``; the gradient goes to the chosen element, as torch.median.
+        """
+
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+        """
+        As :func:`median` with NaNs ignored (NaN only where every element is NaN), as torch.nanmedian.
+        """
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        """
+        The ``k``-th smallest element along ``dim`` (1-based) and its index, as torch.kthvalue.
+        """
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        """
+        The most frequent value along ``dim`` (the smallest among equally frequent ones) and the index of its last occurrence, as torch.mode.
+        """
+
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+        """
+        ``(min, max)`` of ``input`` (all elements, or along ``dim``), as torch.aminmax.
+        """
+
+    def count_nonzero(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """
+        The number of non-zero elements (over ``dim``, or all), int64, as torch.count_nonzero.
+        """
+
+    def quantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+        """
+        The ``q``-quantiles of ``input`` (all elements, or along ``dim``): the value at rank ``q * (n - 1)`` in sorted order, interpolated linearly between neighbours (or 'lower', 'higher', 'midpoint', 'nearest'); a tensor q puts its values along a new first dim; NaN where a NaN is present. As torch.quantile.
+        """
+
+    def nanquantile(self, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+        """
+        As :func:`quantile` with NaNs ignored (NaN only where every element is NaN), as torch.nanquantile.
+        """
+
+    def cov(self, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+        """
+        The covariance matrix of the rows of ``input`` (variables) over its columns (observations), with optional integer frequency weights and float observation weights, as torch.cov.
+        """
+
+    def corrcoef(self) -> Tensor:
+        """
+        Pearson correlation coefficients between the rows of ``input``, clipped to [-1, 1], as torch.corrcoef.
+        """
+
+    def bincount(self, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+        """
+        How often each value 0..max occurs in a 1-D non-negative integer tensor (summing ``weights`` instead of ones when given), at least ``minlength`` long, as torch.bincount.
+        """
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        """
+        Counts of the elements of ``input`` in ``bins`` equal-width bins over [min, max] (the data's range when min == max; elements outside are ignored), in the input's dtype, as torch.histc.
+        """
+
+    def __repr__(self) -> str:
+        """
+        PyTorch-style repr: ``tensor([[1., 2.]], dtype=spiraltorch.float64, requires_grad=True)``.
+        """
+
+    def __str__(self) -> str:
+        """
+        PyTorch-style repr: ``tensor([[1., 2.]], dtype=spiraltorch.float64, requires_grad=True)``.
+        """
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """Iterates over the first dimension, like a sequence of sub-tensors."""
+
+    def __contains__(self, value: Any, /) -> bool:
+        """``value in t``: whether any element equals ``value``."""
+
+    def is_floating_point(self) -> bool:
+        """
+        Whether the tensor's dtype is floating-point, as torch.is_floating_point.
+        """
+
+    @staticmethod
+    def rand(*size: int | Sequence[int], seed: int | None = None, **kwargs: Any) -> Tensor:
+        """
+        ``Tensor.rand(rows, cols, seed=3)``: uniform [0, 1) values; a seed gives a fixed stream without touching the global generator; other arguments as ``spiraltorch.rand``.
+        """
+
+    @staticmethod
+    def randn(*size: int | Sequence[int], seed: int | None = None, **kwargs: Any) -> Tensor:
+        """
+        ``Tensor.randn(rows, cols, seed=None)``: standard normal values; a seed gives a fixed stream without touching the global generator; other arguments as ``spiraltorch.randn``.
+        """
+
+    @staticmethod
+    def zeros(*size: int | Sequence[int], **kwargs: Any) -> Tensor:
+        """``Tensor.zeros(rows, cols)``: as ``spiraltorch.zeros``."""
 
 class TensorHookHandle:
     """
@@ -1309,6 +1688,238 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and values."""
 
+def cumprod(input: Tensor, dim: int, *, dtype: dtype | str | None = None) -> Tensor:
+    """
+    Running products along ``dim`` (integers and bool accumulate in int64), differentiable through zeros, as torch.cumprod.
+    """
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """
+    ``log(cumsum(exp(input)))`` along ``dim``, computed stably, as torch.logcumsumexp.
+    """
+
+def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """
+    Running maxima along ``dim`` and the index of each (the latest among ties; NaN propagates from its first occurrence); the values carry the gradient to the chosen elements, as torch.cummax.
+    """
+
+def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """
+    Running minima along ``dim`` and the index of each (the latest among ties), as torch.cummin.
+    """
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """
+    The ``n``-th forward difference ``x[i+1] - x[i]`` along ``dim`` (bool inputs use xor), after concatenating ``prepend`` and ``append``, as torch.diff.
+    """
+
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """
+    The elements of ``input`` in reverse order along each of ``dims`` (a copy, as torch.flip).
+    """
+
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """
+    ``input`` shifted cyclically by ``shifts`` along ``dims`` (flattened and restored when dims is None).
+    """
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """
+    ``input`` rotated by 90 degrees ``k`` times in the plane of ``dims`` (from the first towards the second axis), as torch.rot90.
+    """
+
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """
+    A view of ``input`` with the dims at ``source`` moved to ``destination`` (the others keep their order), as torch.movedim.
+    """
+
+def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """
+    A view of ``input`` with the dims at ``source`` moved to ``destination`` (the others keep their order), as torch.movedim.
+    """
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """
+    A view of ``input`` with dims ``axis0`` and ``axis1`` exchanged (torch.swapaxes = transpose).
+    """
+
+def swapdims(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """
+    A view of ``input`` with dims ``axis0`` and ``axis1`` exchanged (torch.swapaxes = transpose).
+    """
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """
+    ``input`` with dim ``dim`` expanded into ``sizes`` (one may be -1), as torch.unflatten.
+    """
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """
+    The slices of ``input`` along ``dim`` (each without that dim), as a tuple of views.
+    """
+
+def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """
+    ``input`` split along ``dim`` into ``n`` nearly equal parts (the first ``size % n`` one longer) when given an int, or at the given indices (clamped to the size), as torch.tensor_split.
+    """
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """
+    Values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast; the flattened input when dim is None), as torch.take_along_dim.
+    """
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """
+    Poisson counts with rates ``input`` elementwise, in the input's dtype, as torch.poisson: rates below 10 by the multiplication method, larger ones (up to 1e6) by Hörmann's transformed rejection (PTRS), drawn from ``generator`` (the global one when None) on the input's device.
+    """
+
+def isclose(input: Tensor, other: Tensor | float, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """
+    Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN pairs count as close), a bool tensor as torch.isclose.
+    """
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """
+    ``input`` with NaN replaced by ``nan`` and +/-inf by ``posinf``/``neginf`` (the dtype's largest and lowest finite values by default); integers are returned as copies; the gradient is 1 at kept elements and 0 at replaced ones, as torch.nan_to_num.
+    """
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """
+    The Heaviside step: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0`` (same dtype required), as torch.heaviside.
+    """
+
+def hypot(input: Tensor, other: Tensor | float) -> Tensor:
+    """
+    ``sqrt(input**2 + other**2)`` elementwise without overflow for large values (infinite when either is), as torch.hypot.
+    """
+
+def fmod(input: Tensor, other: Tensor | float) -> Tensor:
+    """
+    The C remainder ``input - trunc(input / other) * other`` (the sign of the dividend), as torch.fmod; :func:`remainder` takes the divisor's sign.
+    """
+
+def frac(input: Tensor) -> Tensor:
+    """
+    The fractional part ``input - trunc(input)`` (sign of input), as torch.frac.
+    """
+
+def xlogy(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """
+    ``input * log(other)``, 0 where ``input == 0`` (unless other is NaN); the gradient for input is ``log(other)``, for other ``input / other``, as torch.xlogy.
+    """
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """
+    ``log(p / (1 - p))`` with p clamped to ``[eps, 1 - eps]`` when eps is given, as torch.logit.
+    """
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, as torch.sinc."""
+
+def lerp(input: Tensor, end: Tensor, weight: Tensor | float) -> Tensor:
+    """``input + weight * (end - input)``, as torch.lerp."""
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+    """``input + value * tensor1 * tensor2``, as torch.addcmul."""
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1.0) -> Tensor:
+    """``input + value * tensor1 / tensor2``, as torch.addcdiv."""
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """
+    ``beta * input + alpha * (mat1 @ mat2)`` (input broadcast to the product's shape), as torch.addmm.
+    """
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """
+    ``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches, as torch.baddbmm.
+    """
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """
+    The outer product ``input[i] * vec2[j]`` of two 1-D tensors, as torch.outer.
+    """
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """
+    The Kronecker product: block ``(i, j, ...)`` is ``input[i, j, ...] * other`` (the shorter shape padded with leading ones), as torch.kron.
+    """
+
+def trace(input: Tensor) -> Tensor:
+    """
+    The sum of the main diagonal of a 2-D tensor (integers sum to int64), as torch.trace.
+    """
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """
+    The 3-vector cross product along ``dim`` (shapes broadcast; when dim is None the first dim of size 3), as torch.cross.
+    """
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """
+    The lower median (the element at ``(n - 1) // 2`` in sorted order; NaN when a NaN is present): of all elements when dim is None, else ``(values, indices)`` along ``dim``; the gradient goes to the chosen element, as torch.median.
+    """
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """
+    As :func:`median` with NaNs ignored (NaN only where every element is NaN), as torch.nanmedian.
+    """
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """
+    The ``k``-th smallest element along ``dim`` (1-based) and its index, as torch.kthvalue.
+    """
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """
+    The most frequent value along ``dim`` (the smallest among equally frequent ones) and the index of its last occurrence, as torch.mode.
+    """
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """
+    ``(min, max)`` of ``input`` (all elements, or along ``dim``), as torch.aminmax.
+    """
+
+def count_nonzero(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """
+    The number of non-zero elements (over ``dim``, or all), int64, as torch.count_nonzero.
+    """
+
+def quantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+    """
+    The ``q``-quantiles of ``input`` (all elements, or along ``dim``): the value at rank ``q * (n - 1)`` in sorted order, interpolated linearly between neighbours (or 'lower', 'higher', 'midpoint', 'nearest'); a tensor q puts its values along a new first dim; NaN where a NaN is present. As torch.quantile.
+    """
+
+def nanquantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False, *, interpolation: str = 'linear') -> Tensor:
+    """
+    As :func:`quantile` with NaNs ignored (NaN only where every element is NaN), as torch.nanquantile.
+    """
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    """
+    The covariance matrix of the rows of ``input`` (variables) over its columns (observations), with optional integer frequency weights and float observation weights, as torch.cov.
+    """
+
+def corrcoef(input: Tensor) -> Tensor:
+    """
+    Pearson correlation coefficients between the rows of ``input``, clipped to [-1, 1], as torch.corrcoef.
+    """
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """
+    How often each value 0..max occurs in a 1-D non-negative integer tensor (summing ``weights`` instead of ones when given), at least ``minlength`` long, as torch.bincount.
+    """
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """
+    Counts of the elements of ``input`` in ``bins`` equal-width bins over [min, max] (the data's range when min == max; elements outside are ignored), in the input's dtype, as torch.histc.
+    """
+
+def is_floating_point(input: Tensor) -> bool:
+    """
+    Whether the tensor's dtype is floating-point, as torch.is_floating_point.
+    """
+
 def _cuda_is_built() -> bool:
     """Whether this build has the CUDA backend."""
 
@@ -1611,7 +2222,7 @@ def _checkpoint(fn: Callable[[Sequence[Tensor]], Tensor], inputs: Sequence[Tenso
 
 def _record_custom(out: Tensor, name: str, inputs: Sequence[Tensor], backward: Callable) -> None:
     """
-    Attaches an autograd node to `out` whose backward calls `backward(grad_out)` -> one gradient (or None) per input. No-op when no input needs a gradient or grad mode is off.
+    Runs forward() with recording off and records one node for its differentiable outputs whose backward calls backward(grad_outputs) -> one gradient (or None) per input (st::autograd::apply_function). Returns, per output, the recorded alias, or None where the output is forward's own.
     """
 
 class BarycenterIntermediate:

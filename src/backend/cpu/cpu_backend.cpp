@@ -32,6 +32,9 @@ class CpuBackend final : public Backend {
   void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
     cpu::random(out, normal, p0, p1, seed, counter);
   }
+  void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
+    cpu::poisson(rates, out, seed, counter);
+  }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     cpu::softmax(x, rows, cols, log, out);
   }
@@ -60,6 +63,10 @@ class CpuBackend final : public Backend {
   }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     cpu::cumsum(x, outer, n, inner, out);
+  }
+  void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+            Tensor& indices) override {
+    cpu::scan(op, x, outer, n, inner, out, indices);
   }
   void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                 Tensor& out) override {

@@ -20,6 +20,10 @@ void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch);
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
+// ---- scans other than cumsum and Poisson sampling (scan.cpp) ----
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+          Tensor& indices);
+void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 
 // ---- indexing kernels (indexing.cpp) ----
 void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);

@@ -119,6 +119,10 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::random(out, normal, p0, p1, seed, counter);
   }
+  void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
+    use_device(index_);
+    cudak::poisson(rates, out, seed, counter);
+  }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     use_device(index_);
     cudak::softmax(x, rows, cols, log, out);
@@ -159,6 +163,11 @@ class CudaBackend final : public backend::Backend {
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     use_device(index_);
     cudak::cumsum(x, outer, n, inner, out);
+  }
+  void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+            Tensor& indices) override {
+    use_device(index_);
+    cudak::scan(op, x, outer, n, inner, out, indices);
   }
   void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                 Tensor& out) override {

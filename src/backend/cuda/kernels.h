@@ -36,6 +36,10 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
 void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
                   Tensor& out);
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
+// scan.cu: Backend::scan and Backend::poisson.
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+          Tensor& indices);
+void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out);
 void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols);
 void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x);

@@ -76,6 +76,9 @@ class WgpuBackend final : public backend::Backend {
   void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
     wgpuk::random(out, normal, p0, p1, seed, counter);
   }
+  void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
+    wgpuk::poisson(rates, out, seed, counter);
+  }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     wgpuk::softmax(x, rows, cols, log, out);
   }
@@ -110,6 +113,10 @@ class WgpuBackend final : public backend::Backend {
   }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     wgpuk::cumsum(x, outer, n, inner, out);
+  }
+  void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+            Tensor& indices) override {
+    wgpuk::scan(op, x, outer, n, inner, out, indices);
   }
   void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                 Tensor& out) override {

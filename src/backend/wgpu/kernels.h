@@ -20,6 +20,8 @@ void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int
 void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
                 Tensor& indices);
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+          Tensor& indices);
 // gemm.cpp
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
@@ -52,6 +54,7 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
                               Tensor& dk, Tensor& dv);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
+void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 // optim.cpp
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);

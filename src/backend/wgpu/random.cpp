@@ -56,4 +56,15 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
       {{"BODY", std::string(kUniform) + "\n  stf_out(P[1] + i, select(0.0, pf(6), u < pf(7)));"}});
 }
 
+void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) {
+  check_float("poisson", out);
+  if (out.numel() == 0) return;
+  auto params = stream_params(out, seed, counter);
+  params.push_back(elem_offset(rates));
+  params.push_back(static_cast<int32_t>(backend::kPoissonRoundKey & 0xffffffffu));
+  params.push_back(static_cast<int32_t>(backend::kPoissonRoundKey >> 32));
+  run("random", "poisson", {{"rates", rates.dtype()}, {"out", out.dtype(), true}}, {ref(rates), ref(out)}, params,
+      out.numel());
+}
+
 }  // namespace st::wgpuk

@@ -9,6 +9,7 @@
 namespace st::wgpuk {
 
 using backend::ReduceOp;
+using backend::ScanOp;
 
 namespace {
 
@@ -125,6 +126,48 @@ void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& ou
   run("reduce", "cumsum", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)},
       {i32(outer * inner, "lines"), i32(n, "length"), i32(inner, "inner size"), elem_offset(x), elem_offset(out)},
       outer * inner, {{"T", f ? "f32" : "i32"}, {"D", f ? "f" : "i"}});
+}
+
+void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices) {
+  check_dtype("scan", x.dtype());
+  if (out.numel() == 0) return;
+  const bool f = is_float_domain(x.dtype());
+  const bool extreme = op == ScanOp::Max || op == ScanOp::Min;
+  if (op == ScanOp::LogSumExp && !f) {
+    throw DtypeError(std::string("wgpu.scan: logcumsumexp needs a floating dtype, got ") + dtype_name(x.dtype()));
+  }
+  const std::string nan_acc = f ? "is_nan(acc)" : "false", nan_v = f ? "is_nan(v)" : "false";
+  std::string step;
+  switch (op) {
+    case ScanOp::Prod: step = "acc = acc * v;"; break;
+    case ScanOp::LogSumExp:
+      step = "if (is_nan(acc) || is_nan(v)) { acc = acc + v; } else {\n"
+             "      let hi = max(acc, v);\n"
+             "      let lo = min(acc, v);\n"
+             "      if (is_inf(hi)) { acc = hi; } else { acc = hi + log(1.0 + exp(lo - hi)); }\n"
+             "    }";
+      break;
+    case ScanOp::Max:
+    case ScanOp::Min:
+      step = "if (" + nan_v + " || (!" + nan_acc + " && v " + (op == ScanOp::Max ? ">=" : "<=") +
+             " acc)) { acc = v; at = j; }";
+      break;
+  }
+  std::vector<Arg> args = {{"x", x.dtype()}, {"out", out.dtype(), true}};
+  std::vector<BufferRef> buffers = {ref(x), ref(out)};
+  if (extreme) {
+    args.push_back({"indices", indices.dtype(), true});
+    buffers.push_back(ref(indices));
+  }
+  run("reduce", "scan", args, buffers,
+      {i32(outer * inner, "lines"), i32(n, "length"), i32(inner, "inner size"), elem_offset(x), elem_offset(out),
+       extreme ? elem_offset(indices) : 0},
+      outer * inner,
+      {{"T", f ? "f32" : "i32"},
+       {"D", f ? "f" : "i"},
+       {"STEP", step},
+       {"STORE_INDEX", extreme ? "sti_indices(P[5] + base, at);" : ""},
+       {"STORE_INDEX_K", extreme ? "sti_indices(P[5] + k, at);" : ""}});
 }
 
 }  // namespace st::wgpuk

@@ -147,3 +147,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     st{{D}}_out(P[4] + base + j * inner, acc);
   }
 }
+//@kernel scan
+// P = [outer * inner, n, inner, x offset, out offset, indices offset]: one invocation per (o, i) line.
+// The STEP substitution folds v (element j) into acc (and the extreme's index `at`); the STORE_INDEX
+// ones write `at` for cummax/cummin (empty otherwise). Rules of src/backend/scan_step.h.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = linear_id(wid, nw, lid, 256u);
+  if (g >= P[0]) { return; }
+  let n = P[1];
+  let inner = P[2];
+  let base = (g / inner) * n * inner + g % inner;
+  var acc: {{T}} = ld{{D}}_x(P[3] + base);
+  var at = 0;
+  st{{D}}_out(P[4] + base, acc);
+  {{STORE_INDEX}}
+  for (var j = 1; j < n; j = j + 1) {
+    let k = base + j * inner;
+    let v = ld{{D}}_x(P[3] + k);
+    {{STEP}}
+    st{{D}}_out(P[4] + k, acc);
+    {{STORE_INDEX_K}}
+  }
+}
