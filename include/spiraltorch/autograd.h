@@ -2,6 +2,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,10 +11,11 @@
 
 namespace st {
 
-// Where a gradient flows: into another node, or into a leaf tensor's .grad.
+// Where a gradient flows: into output `input_nr` of another node, or into a leaf tensor's .grad.
 struct Edge {
   std::shared_ptr<Node> node;
   std::shared_ptr<TensorImpl> leaf;
+  uint32_t input_nr = 0;  // which output of `node` the gradient belongs to
   bool valid() const { return node || leaf; }
 };
 
@@ -52,19 +54,31 @@ class HookHandle {
 // Registers `hook` on `t` (a leaf or a non-leaf that requires grad; raises otherwise).
 HookHandle register_hook(const Tensor& t, TensorHook hook);
 
-// A recorded operation. `backward` maps the gradient of the op's output to the
-// gradients of its inputs (an undefined Tensor where an input needs none).
+// The backward of a node: the gradients of its k outputs in, one gradient per input out (an
+// undefined Tensor where an input needs none). An output that received no gradient in the pass
+// is an undefined Tensor (never zeros: most backwards just drop that output's term, and zeros
+// would cost a kernel and memory per unused output); the node runs only when at least one of
+// its outputs received a gradient.
+using BackwardFn = std::function<std::vector<Tensor>(std::span<const Tensor> grads)>;
+
+// A recorded operation with k >= 1 outputs (svd's U, S and Vh are three outputs of one node).
+// A tensor it made refers to (node, output index): AutogradMeta::grad_fn and ::output_nr.
+// The engine sums every gradient reaching one output, and runs the node once per pass, after
+// every edge into any of its outputs has been processed, with all k output gradients at once
+// (MLX's vjp(primals, cotangents, ...), PyTorch's multi-output nodes).
 struct Node {
   std::string name;
   std::vector<Edge> next;
   // Tensors the backward reads, with the storage version seen when saved.
   std::vector<std::pair<std::shared_ptr<Storage>, uint64_t>> saved_versions;
-  std::function<std::vector<Tensor>(const Tensor& grad)> backward;
+  BackwardFn backward;
+  uint32_t num_outputs = 1;
   bool released = false;
-  // A non-leaf output that asked for retain_grad(): receives its gradient in .grad.
-  std::weak_ptr<TensorImpl> retained_output;
-  // The output's gradient hooks (register_hook on a non-leaf), run before anything reads it.
-  std::shared_ptr<GradHooks> grad_hooks;
+  // Per output, sized on first use (most nodes never need them): a non-leaf output that asked for
+  // retain_grad() receives its gradient in .grad; an output's gradient hooks (register_hook on a
+  // non-leaf) run before anything reads its gradient.
+  std::vector<std::weak_ptr<TensorImpl>> retained_outputs;
+  std::vector<std::shared_ptr<GradHooks>> grad_hooks;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -75,6 +89,11 @@ struct Node {
 
   void save(const Tensor& t);
   void check_saved() const;  // raises if a saved tensor was modified in place
+  // The hooks of output i (created on first use).
+  std::shared_ptr<GradHooks>& hooks_of(uint32_t output);
+  // The retained tensor of output i (null when none asked).
+  std::shared_ptr<TensorImpl> retained(uint32_t output) const;
+  void retain(uint32_t output, const std::shared_ptr<TensorImpl>& t);
 };
 
 // Thread-local switch: while false, ops record no history.
@@ -107,11 +126,29 @@ class EnableGradGuard {
 bool needs_grad(std::initializer_list<const Tensor*> inputs);
 bool needs_grad(const std::vector<Tensor>& inputs);
 
-// Attaches a node producing `out` from `inputs`. The backward returns one gradient
-// per input, in order (undefined for inputs that do not need one).
-void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
-            std::function<std::vector<Tensor>(const Tensor&)> backward,
-            const std::vector<Tensor>& saved = {});
+// Attaches one node producing all of `outputs` (output i is outputs[i]; an undefined entry is an
+// output nobody holds, whose gradient is always undefined) from `inputs`. `backward` gets the k
+// output gradients (see BackwardFn) and returns one gradient per input, in order. `saved`: tensors
+// the backward reads, checked for in-place modification before it runs.
+void record_multi(const std::vector<Tensor>& outputs, const char* name, const std::vector<Tensor>& inputs,
+                  BackwardFn backward, const std::vector<Tensor>& saved = {});
+
+namespace detail {
+void record_one(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
+                const std::vector<Tensor>& saved);
+}  // namespace detail
+
+// The single-output case: `backward` maps the gradient of `out` (always defined) to one gradient
+// per input. A template so the closure is stored as it is, with no second wrapper to allocate.
+template <class F>
+void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, F&& backward,
+            const std::vector<Tensor>& saved = {}) {
+  detail::record_one(out, name, inputs,
+                     [fn = std::forward<F>(backward)](std::span<const Tensor> grads) -> std::vector<Tensor> {
+                       return fn(grads[0]);
+                     },
+                     saved);
+}
 
 // Where a tensor's gradient goes (its grad_fn, or the leaf itself), kept without the
 // tensor's own data: a fused op that saves a contiguous copy of a view need not also keep
@@ -128,6 +165,7 @@ class GradientRoute {
 
  private:
   std::shared_ptr<Node> fn_;
+  uint32_t output_nr_ = 0;  // which output of fn_
   Tensor leaf_;  // a leaf that requires grad: its identity receives .grad
 };
 

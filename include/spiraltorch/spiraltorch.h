@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella header for the C++ API.
 #include "spiraltorch/autograd.h"
+#include "spiraltorch/autograd_function.h"
 #include "spiraltorch/gradient_gate.h"
 #include "spiraltorch/device.h"
 #include "spiraltorch/dtype.h"

@@ -25,6 +25,9 @@ struct AutogradMeta {
   bool retains_grad = false;
   std::shared_ptr<TensorImpl> grad;
   std::shared_ptr<Node> grad_fn;
+  // Which output of grad_fn this tensor is (a node may have several: svd's U, S and Vh); its
+  // gradient goes into that output's slot.
+  uint32_t output_nr = 0;
   // The tensor this one is a view of, when that tensor is part of a graph; in-place
   // writes through such a view are refused because they would bypass the graph.
   std::shared_ptr<TensorImpl> view_base;
@@ -105,6 +108,8 @@ class Tensor {
   void set_grad(const Tensor& g);
   std::shared_ptr<Node> grad_fn() const { return impl_->autograd ? impl_->autograd->grad_fn : nullptr; }
   bool is_leaf() const { return !grad_fn(); }
+  // Which output of grad_fn() this tensor is (0 for a leaf).
+  uint32_t output_nr() const { return impl_->autograd ? impl_->autograd->output_nr : 0; }
   // The Poincare-ball curvature of a manifold parameter, 0 for an ordinary tensor.
   double manifold_curvature() const { return impl_->manifold_curvature; }
   // Tags (c < 0) or untags (c = 0) this tensor object as a point set of the ball.

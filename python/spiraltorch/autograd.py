@@ -293,58 +293,31 @@ class AutogradTensor:
 # Custom differentiable functions (PyTorch's torch.autograd.Function)
 # ---------------------------------------------------------------------------
 #
-# How a call is recorded. ``Cls.apply(*args)`` runs ``forward`` under no-grad, then (grad mode
-# on and a Tensor argument requiring grad) hands each differentiable output back as a fresh
-# alias (``detach()``: same storage, new tensor) carrying an autograd node made by the native
-# hook ``_core._record_custom``. The tensors ``forward`` saw and returned are never given a
-# history themselves, so a tensor saved with ``ctx.save_for_backward`` never points back at the
-# node that holds ``ctx`` (no reference cycle through the native graph), and an input returned
-# as it is keeps its own history.
-#
-# One differentiable output: its node calls the user's ``backward`` directly.
-#
-# Several differentiable outputs: the native hook records one node per tensor, so the call gets
-# one hidden "anchor" tensor of shape [k] (k = differentiable outputs) whose node has the
-# Function's Tensor arguments as inputs and calls the user's ``backward``, and every output gets
-# a small node whose only input is the anchor. Output j's node stores the gradient the pass
-# computed for output j (the engine has already summed every use of it) and passes the one-hot
-# vector e_j to the anchor. The engine runs the anchor's node once, after all output nodes of the
-# pass that reach it, with the sum of those one-hot vectors: its non-zero entries say exactly which
-# outputs received a gradient in this pass. ``backward`` is thus called once per pass with every
-# output's gradient, and with ``None`` (or zeros, under ``set_materialize_grads(True)``) for
-# outputs the pass did not reach, exactly as PyTorch does; a stale gradient left by a pass that
-# failed half way is never read, since its one-hot entry is zero in the next pass.
+# How a call is recorded: ``Cls.apply(*args)`` binds the arguments, then hands ``forward`` and
+# ``backward`` to the native ``st::autograd::apply_function`` (``_core._apply_function``), which runs
+# ``forward`` with recording off and records one node for all its differentiable outputs: the node's
+# backward gets every output's gradient at once (zeros, or ``None`` without materialization, for one
+# the pass did not reach) and calls the user's ``backward`` once per pass, as PyTorch does. The
+# differentiable outputs come back as fresh aliases carrying the node, so the tensors ``forward`` saw,
+# returned and saved never point back at it (no reference cycle through the native graph), and an
+# input returned as it is keeps its own history. Gradient checks (count, shape, dtype, device) and the
+# saved-tensor version checks are the native ones; Python keeps only what concerns Python objects.
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _sum_to(g: Tensor, shape: Tuple[int, ...]) -> Optional[Tensor]:
-    """``g`` summed down to ``shape`` when ``shape`` broadcasts to ``g``'s shape, else None."""
-    gshape = tuple(g.shape)
-    if len(shape) > len(gshape):
-        return None
-    lead = len(gshape) - len(shape)
-    if any(s != gs and s != 1 for s, gs in zip(shape, gshape[lead:])):
-        return None
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
-    if dims:
-        g = g.sum(dim=dims, keepdim=True)
-    return g.reshape(shape)
-
-
-class FunctionCtx:
+class FunctionCtx(_core._FunctionCtx):
     """The ``ctx`` object passed to a :class:`Function`'s ``forward``/``setup_context`` and ``backward``.
 
     Besides the methods below, any attribute may be set on it in ``forward`` and read back in
     ``backward`` (``ctx.dim = dim``). Tensors ``backward`` needs should go through
     :meth:`save_for_backward`, which also checks they were not modified in place meanwhile.
+    The state lives in the native ``st::autograd::FunctionCtx``.
     """
 
     def __init__(self, name: str = "Function", needs_input_grad: Tuple[bool, ...] = ()) -> None:
-        self._st_name = name
-        self._st_saved: Tuple[Tuple[Optional[Tensor], int], ...] = ()
-        self._st_non_differentiable: List[Tensor] = []
-        self._st_materialize = True
+        super().__init__(name)
+        self._st_saved: Tuple[Optional[Tensor], ...] = ()
         self.needs_input_grad: Tuple[bool, ...] = tuple(needs_input_grad)
         """One bool per positional argument of ``apply``: whether it is a Tensor that requires grad."""
 
@@ -355,13 +328,12 @@ class FunctionCtx:
         version is remembered: reading ``saved_tensors`` after one of them was modified in place
         raises ``SpiralError``.
         """
-        saved = []
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save tensors, but argument {i} is of type "
                                 f"{type(t).__name__}")
-            saved.append((t, t._version() if t is not None else 0))
-        self._st_saved = tuple(saved)
+        self._save(tensors)
+        self._st_saved = tuple(tensors)  # the very objects, so identity holds in backward
 
     @property
     def saved_tensors(self) -> Tuple[Optional[Tensor], ...]:
@@ -369,15 +341,8 @@ class FunctionCtx:
 
         Raises ``SpiralError`` when one of them was modified in place after it was saved.
         """
-        out = []
-        for i, (t, version) in enumerate(self._st_saved):
-            if t is not None and t._version() != version:
-                raise _core.SpiralError(
-                    f"one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: saved tensor {i} of {self._st_name} is at version {t._version()}; expected "
-                    f"version {version} instead")
-            out.append(t)
-        return tuple(out)
+        self._check_saved()
+        return self._st_saved
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Marks outputs (the very tensor objects ``forward`` returns) as non-differentiable.
@@ -390,12 +355,7 @@ class FunctionCtx:
             if not isinstance(t, Tensor):
                 raise TypeError(f"mark_non_differentiable expects tensors, but argument {i} is of type "
                                 f"{type(t).__name__}")
-        self._st_non_differentiable.extend(tensors)
-
-    def set_materialize_grads(self, value: bool) -> None:
-        """Whether ``backward`` gets zeros (True, the default) or ``None`` for the gradient of an
-        output that received none (unused, or non-differentiable)."""
-        self._st_materialize = bool(value)
+        self._mark_non_differentiable(list(tensors))
 
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Not supported: in-place custom functions cannot be recorded by SpiralTorch (raises)."""
@@ -515,127 +475,37 @@ class Function:
             args, kwargs = cls._st_bind(args, kwargs, with_defaults=False)
         needs = tuple(isinstance(a, Tensor) and bool(a.requires_grad) for a in args)
         ctx = FunctionCtx(name, needs)
-        grad_mode = _core.is_grad_enabled()
-        _core.set_grad_enabled(False)
-        try:
+        raw_box: List[Any] = []
+
+        def forward() -> List[Optional[Tensor]]:
             if custom_setup:
                 raw = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, raw)
             else:
                 raw = cls.forward(ctx, *args, **kwargs)
-        finally:
-            _core.set_grad_enabled(grad_mode)
-        if not (grad_mode and any(needs)):
-            return raw
-        multi = isinstance(raw, (tuple, list))
-        outs = list(raw) if multi else [raw]
-        marked = ctx._st_non_differentiable
-        diff = [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o.is_floating_point()
-                and not any(o is m for m in marked)]
-        if not diff:
-            return raw
-        inputs = [a for a in args if isinstance(a, Tensor)]
+            raw_box.append(raw)
+            outs = raw if isinstance(raw, (tuple, list)) else [raw]
+            return [o if isinstance(o, Tensor) else None for o in outs]
+
         backward_fn = cls._st_backward_fn()
-        # What backward needs of the outputs: their shapes for materialized zero gradients.
-        # (The raw outputs, never their recorded aliases: a closure holding an alias would be a
-        # reference cycle through the native graph.)
-        templates = [o if isinstance(o, Tensor) else None for o in outs]
 
-        def run_backward(grad_outputs: List[Optional[Tensor]]) -> List[Optional[Tensor]]:
-            if ctx._st_materialize:
-                grad_outputs = [_core.zeros_like(t) if g is None and t is not None else g
-                                for g, t in zip(grad_outputs, templates)]
-            result = backward_fn(ctx, *grad_outputs)
-            return _check_gradients(name, args, result)
+        def backward(grad_outputs: List[Optional[Tensor]]) -> List[Any]:
+            return _gradient_list(backward_fn(ctx, *grad_outputs))
 
-        results = list(outs)
-        for j in diff:
-            results[j] = outs[j].detach()
-        if len(diff) == 1:
-            (j,) = diff
-
-            def single_grad_fn(g: Tensor) -> List[Optional[Tensor]]:
-                grad_outputs: List[Optional[Tensor]] = [None] * len(outs)
-                grad_outputs[j] = g
-                return run_backward(grad_outputs)
-
-            _core._record_custom(results[j], name, inputs, single_grad_fn)
-        else:
-            _record_outputs(name, inputs, results, diff, len(outs), run_backward)
-        if not multi:
-            return results[0]
-        return list(results) if isinstance(raw, list) else tuple(results)
+        inputs = [a if isinstance(a, Tensor) else None for a in args]
+        recorded = _core._apply_function(ctx, inputs, forward, backward,
+                                         bool(getattr(backward_fn, "_st_once_differentiable", False)))
+        raw = raw_box[0]
+        if not isinstance(raw, (tuple, list)):
+            return raw if recorded[0] is None else recorded[0]
+        results = [o if r is None else r for o, r in zip(raw, recorded)]
+        return results if isinstance(raw, list) else tuple(results)
 
 
-def _record_outputs(name: str, inputs: List[Tensor], results: List[Any], diff: List[int], n_outputs: int,
-                    run_backward: Callable[[List[Optional[Tensor]]], List[Optional[Tensor]]]) -> None:
-    """Records several differentiable outputs through one anchor node (see the note above)."""
-    k = len(diff)
-    anchor = _core.zeros(k)
-    dtype = anchor.dtype
-    pending: dict = {}
-
-    def anchor_grad_fn(mask: Tensor) -> List[Optional[Tensor]]:
-        reached = mask.tolist()
-        grad_outputs: List[Optional[Tensor]] = [None] * n_outputs
-        for pos, j in enumerate(diff):
-            if reached[pos] != 0:
-                grad_outputs[j] = pending.get(j)
-        pending.clear()
-        return run_backward(grad_outputs)
-
-    _core._record_custom(anchor, name, inputs, anchor_grad_fn)
-
-    def output_grad_fn(pos: int, j: int) -> Callable[[Tensor], List[Tensor]]:
-        def grad_fn(g: Tensor) -> List[Tensor]:
-            pending[j] = g
-            return [_core.tensor([1.0 if i == pos else 0.0 for i in range(k)]).to(dtype)]
-
-        return grad_fn
-
-    for pos, j in enumerate(diff):
-        _core._record_custom(results[j], name, [anchor], output_grad_fn(pos, j))
-
-
-def _check_gradients(name: str, args: Tuple[Any, ...], result: Any) -> List[Optional[Tensor]]:
-    """Validates what a backward returned against the forward's positional arguments; returns the
-    gradients of the Tensor arguments, in order (None where an input needs none)."""
-    grads = list(result) if isinstance(result, (tuple, list)) else [result]
-    n = len(args)
-    if len(grads) > n and all(g is None for g in grads[n:]):
-        grads = grads[:n]
-    if len(grads) != n:
-        raise _core.SpiralValueError(
-            f"function {name} returned an incorrect number of gradients (expected {n}, got {len(grads)})")
-    out: List[Optional[Tensor]] = []
-    for i, (a, g) in enumerate(zip(args, grads)):
-        if not isinstance(a, Tensor):
-            if g is not None:
-                raise _core.SpiralValueError(
-                    f"function {name} returned a gradient different than None at position {i + 1}, but the "
-                    f"corresponding forward input was not a Tensor (it is a {type(a).__name__})")
-            continue
-        if g is None or not a.requires_grad:
-            out.append(None)
-            continue
-        if not isinstance(g, Tensor):
-            raise TypeError(f"function {name} returned a {type(g).__name__} as the gradient at position {i + 1}, "
-                            f"expected a Tensor or None")
-        if g.device != a.device:
-            raise _core.DtypeError(f"function {name} returned a gradient at position {i + 1} on {g.device}, but "
-                                   f"the input is on {a.device}")
-        shape = tuple(a.shape)
-        if tuple(g.shape) != shape:
-            reduced = _sum_to(g, shape)
-            if reduced is None:
-                raise _core.ShapeError(
-                    f"function {name} returned an invalid gradient at position {i + 1} - got {list(g.shape)} but "
-                    f"expected shape compatible with {list(shape)}")
-            g = reduced
-        if g.dtype != a.dtype:
-            g = g.to(a.dtype)
-        out.append(g)
-    return out
+def _gradient_list(result: Any) -> List[Any]:
+    """What a backward returned as a list (a single value is the gradient of the single argument);
+    the native side checks it against the arguments."""
+    return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
 def once_differentiable(fn: _F) -> _F:
@@ -644,31 +514,13 @@ def once_differentiable(fn: _F) -> _F:
     Under ``create_graph=True`` with gradients that require grad, the gradients it returns carry
     a node that raises ``SpiralError`` if a higher-order backward ever reaches it (as PyTorch's
     ``once_differentiable`` does), instead of silently yielding wrong higher-order gradients.
+    (The native ``apply_function`` does both for a :class:`Function` whose backward carries it.)
     """
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
         with no_grad():
-            outputs = fn(ctx, *args)
-        if not _core.is_grad_enabled():
-            return outputs
-        upstream = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-        if not upstream:
-            return outputs
+            return fn(ctx, *args)
 
-        def delayed_error(g: Tensor) -> List[Optional[Tensor]]:
-            raise _core.SpiralError("trying to differentiate twice a function that was marked with "
-                                    "@once_differentiable")
-
-        def wrap(o: Any) -> Any:
-            if not isinstance(o, Tensor) or not o.is_floating_point():
-                return o
-            alias = o.detach()
-            _core._record_custom(alias, "DelayedError", upstream, delayed_error)
-            return alias
-
-        if isinstance(outputs, (tuple, list)):
-            return type(outputs)(wrap(o) for o in outputs)
-        return wrap(outputs)
-
+    wrapper._st_once_differentiable = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]

@@ -188,7 +188,7 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
     if op.num_outputs and len(outs) != op.num_outputs:
         raise ValueError(f"ops '{name}': expected {op.num_outputs} outputs, got {len(outs)}")
     if op.backward is not None and any(x.requires_grad for x in xs) and _core.is_grad_enabled():
-        outs = [_attach(op, xs, outs, j) for j in range(len(outs))]
+        outs = _attach(op, xs, outs)
     plugin._emit("TensorOp", op_name=name, input_shape=list(xs[0].shape) if xs else [],
                  output_shape=list(outs[0].shape))
     if return_single and len(outs) == 1:
@@ -196,19 +196,19 @@ def execute(name: str, *args: Any, inputs: Any = None, return_single: bool = Fal
     return outs
 
 
-def _attach(op: _Operator, xs: list[Any], outs: list[Any], j: int) -> Any:
-    """Output j with an autograd node calling op.backward (other output gradients zero)."""
-    out = outs[j]
-    if any(out.data_ptr() == x.data_ptr() and out.shape == x.shape for x in xs):
-        out = out.clone()  # never attach history to an input's own tensor
+def _attach(op: _Operator, xs: list[Any], outs: list[Any]) -> list[Any]:
+    """The outputs with one autograd node for all of them (st::autograd::apply_function), whose
+    backward calls op.backward once with every output's gradient (zeros for unused outputs)."""
+    # An output that is an input's own memory is copied: the result never aliases an input.
+    outs = [o.clone() if any(o.data_ptr() == x.data_ptr() and o.shape == x.shape for x in xs) else o for o in outs]
     detached = [o.detach() for o in outs]
 
-    def grad_fn(g: Any) -> list[Any]:
-        grads = [g if i == j else _core.zeros_like(detached[i]) for i in range(len(outs))]
+    def grad_fn(grads: list[Any]) -> list[Any]:
         return backward(op.name, xs, detached, grads)
 
-    _core._record_custom(out, f"{op.name}Backward", list(xs), grad_fn)
-    return out
+    ctx = _core._FunctionCtx(f"{op.name}Backward")
+    recorded = _core._apply_function(ctx, list(xs), lambda: list(outs), grad_fn, False)
+    return [o if r is None else r for o, r in zip(outs, recorded)]
 
 
 def backward(name: str, inputs: Any, outputs: Any, grad_outputs: Any, *, return_single: bool = False) -> Any:

@@ -376,8 +376,8 @@ void register_errors(nb::module_& m) {
   });
 }
 
-std::shared_ptr<nb::object> shared_callable(nb::callable fn) {
-  return std::shared_ptr<nb::object>(new nb::object(std::move(fn)), [](nb::object* p) {
+std::shared_ptr<nb::object> shared_object(nb::object obj) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(obj)), [](nb::object* p) {
     // After the interpreter is gone (a hook registry destroyed at exit) the reference is dropped
     // without a decref: there is no GIL to take then.
     if (!Py_IsInitialized()) {

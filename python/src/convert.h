@@ -49,9 +49,10 @@ std::string fs_path(nb::handle path);
 // Nested Python lists of the tensor's values.
 nb::object to_list(const Tensor& t);
 
-// A Python callable that C++ may copy, call and drop on any thread: the last
+// A Python object (a callable) that C++ may copy, use and drop on any thread: the last
 // copy releases it with the GIL held.
-std::shared_ptr<nb::object> shared_callable(nb::callable fn);
+std::shared_ptr<nb::object> shared_object(nb::object obj);
+inline std::shared_ptr<nb::object> shared_callable(nb::callable fn) { return shared_object(std::move(fn)); }
 
 // Parameters keep one Python object, as in PyTorch: a leaf tensor that requires grad comes back
 // as the same object for as long as the tensor lives (`lin.weight is lin.weight`,

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,8 +16,8 @@ thread_local bool g_grad_enabled = true;
 
 Edge edge_of(const Tensor& t) {
   if (!t.requires_grad()) return {};
-  if (auto fn = t.grad_fn()) return {fn, nullptr};
-  return {nullptr, t.impl_ptr()};
+  if (auto fn = t.grad_fn()) return {fn, nullptr, t.output_nr()};
+  return {nullptr, t.impl_ptr(), 0};
 }
 
 // Whether `g` can become a .grad as it is: nothing else refers to it or to its memory (the caller's
@@ -85,7 +86,8 @@ HookHandle register_hook(const Tensor& t, TensorHook hook) {
   if (!hook) throw ValueError("register_hook: the hook is empty");
   static std::atomic<int64_t> next_id{1};
   const int64_t id = next_id++;
-  std::shared_ptr<GradHooks>& slot = t.is_leaf() ? t.impl()->autograd->grad_hooks : t.grad_fn()->grad_hooks;
+  std::shared_ptr<GradHooks>& slot =
+      t.is_leaf() ? t.impl()->autograd->grad_hooks : t.grad_fn()->hooks_of(t.output_nr());
   if (!slot) slot = std::make_shared<GradHooks>();
   {
     std::lock_guard lock(slot->mu);
@@ -159,23 +161,67 @@ void Node::check_saved() const {
   }
 }
 
-void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs,
-            std::function<std::vector<Tensor>(const Tensor&)> backward, const std::vector<Tensor>& saved) {
+std::shared_ptr<GradHooks>& Node::hooks_of(uint32_t output) {
+  if (grad_hooks.size() < num_outputs) grad_hooks.resize(num_outputs);
+  auto& slot = grad_hooks[output];
+  if (!slot) slot = std::make_shared<GradHooks>();
+  return slot;
+}
+
+std::shared_ptr<TensorImpl> Node::retained(uint32_t output) const {
+  return output < retained_outputs.size() ? retained_outputs[output].lock() : nullptr;
+}
+
+void Node::retain(uint32_t output, const std::shared_ptr<TensorImpl>& t) {
+  if (retained_outputs.size() < num_outputs) retained_outputs.resize(num_outputs);
+  retained_outputs[output] = t;
+}
+
+namespace {
+
+std::shared_ptr<Node> make_node(const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
+                                const std::vector<Tensor>& saved, size_t num_outputs) {
   auto node = std::make_shared<Node>();
   node->name = name;
+  node->num_outputs = static_cast<uint32_t>(num_outputs);
   node->next.reserve(inputs.size());
   for (const Tensor& t : inputs) node->next.push_back(t.defined() ? edge_of(t) : Edge{});
   for (const Tensor& t : saved) node->save(t);
   node->backward = std::move(backward);
+  return node;
+}
+
+void attach_output(const Tensor& out, const std::shared_ptr<Node>& node, uint32_t output) {
+  auto& meta = Tensor(out).autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = node;
+  meta.output_nr = output;
+}
+
+}  // namespace
+
+void detail::record_one(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
+                        const std::vector<Tensor>& saved) {
   auto& meta = out.autograd_meta();
   meta.requires_grad = true;
-  meta.grad_fn = std::move(node);
+  meta.grad_fn = make_node(name, inputs, std::move(backward), saved, 1);
+  meta.output_nr = 0;
+}
+
+void record_multi(const std::vector<Tensor>& outputs, const char* name, const std::vector<Tensor>& inputs,
+                  BackwardFn backward, const std::vector<Tensor>& saved) {
+  if (outputs.empty()) throw ValueError(std::string("record_multi: ") + name + " has no outputs");
+  const std::shared_ptr<Node> node = make_node(name, inputs, std::move(backward), saved, outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].defined()) attach_output(outputs[i], node, static_cast<uint32_t>(i));
+  }
 }
 
 GradientRoute::GradientRoute(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return;
   if (auto fn = t.grad_fn()) {
     fn_ = std::move(fn);
+    output_nr_ = t.output_nr();
   } else {
     leaf_ = t;
   }
@@ -191,6 +237,7 @@ Tensor GradientRoute::attach(const Tensor& values) const {
   auto& meta = routed.autograd_meta();
   meta.requires_grad = true;
   meta.grad_fn = fn_;
+  meta.output_nr = output_nr_;
   return routed;
 }
 
@@ -234,22 +281,67 @@ struct HookedLeaf {
   Tensor sum;
 };
 
-struct GraphTask {
-  std::unordered_map<Node*, int> dependencies;
-  std::unordered_map<TensorImpl*, HookedLeaf> hooked_leaves;
-  std::unordered_map<Node*, Tensor> pending;
-  // When set (autograd.grad), gradients for these are captured instead of accumulated.
-  std::unordered_map<TensorImpl*, Tensor>* captured = nullptr;
-  std::unordered_map<Node*, TensorImpl*> capture_nodes;
+// The gradients that reached one node's outputs so far. Output 0 lives inline so a
+// single-output node (nearly all of them) costs no extra allocation.
+struct PendingGrads {
+  Tensor first;
+  std::vector<Tensor> rest;  // outputs 1..k-1, sized on first use
+  Tensor& at(uint32_t output, uint32_t num_outputs) {
+    if (output == 0) return first;
+    if (rest.empty()) rest.resize(num_outputs - 1);
+    return rest[output - 1];
+  }
 };
 
-void add_into(std::unordered_map<Node*, Tensor>& map, Node* key, const Tensor& g) {
-  auto it = map.find(key);
-  if (it == map.end() || !it->second.defined()) {
-    map[key] = g;
-  } else {
-    it->second = add(it->second, g);
+struct GraphTask {
+  // Per node: edges into any of its outputs not yet processed. The node runs when it reaches 0,
+  // i.e. once every output has all the gradient it will get in this pass.
+  std::unordered_map<Node*, int> dependencies;
+  // Per output of a node with several: edges into that output not yet processed (kFinished once
+  // its gradient is complete and was finished, see finish_output). An output's hooks, retained
+  // .grad and captured gradient are handled as soon as its own gradient is complete, not when the
+  // node runs, which waits for the other outputs too. Single-output nodes need no entry.
+  std::unordered_map<Node*, std::vector<int>> output_edges;
+  std::unordered_map<TensorImpl*, HookedLeaf> hooked_leaves;
+  std::unordered_map<Node*, PendingGrads> pending;
+  // When set (autograd.grad), gradients for these are captured instead of accumulated.
+  std::unordered_map<TensorImpl*, Tensor>* captured = nullptr;
+  // Non-leaf inputs of autograd.grad: the output of their node whose gradient is captured.
+  std::unordered_multimap<Node*, std::pair<uint32_t, TensorImpl*>> capture_nodes;
+};
+
+constexpr int kFinished = -1;
+
+void add_into(GraphTask& task, Node* node, uint32_t output, const Tensor& g) {
+  Tensor& slot = task.pending[node].at(output, node->num_outputs);
+  slot = slot.defined() ? add(slot, g) : g;
+}
+
+// Output `output` of `node` has all the gradient `g` it gets in this pass: its gradient hooks
+// (which may replace g), then a retained .grad, then autograd::grad's capture.
+void finish_output(GraphTask& task, Node& node, uint32_t output, Tensor& g, bool create_graph) {
+  if (!g.defined()) return;
+  if (output < node.grad_hooks.size() && has_hooks(node.grad_hooks[output])) {
+    g = run_grad_hooks(*node.grad_hooks[output], std::move(g));
   }
+  if (auto kept = node.retained(output)) accumulate(kept, g, create_graph);
+  if (task.captured) {
+    auto [lo, hi] = task.capture_nodes.equal_range(&node);
+    for (auto it = lo; it != hi; ++it) {
+      if (it->second.first != output) continue;
+      auto& slot = (*task.captured)[it->second.second];
+      slot = slot.defined() ? add(slot, g) : g;
+    }
+  }
+}
+
+// One processed edge into output `output` of a multi-output node: finishes that output after its last edge.
+void edge_done(GraphTask& task, Node* node, uint32_t output, bool create_graph) {
+  if (node->num_outputs == 1) return;
+  int& left = task.output_edges[node][output];
+  if (--left > 0) return;
+  left = kFinished;
+  finish_output(task, *node, output, task.pending[node].at(output, node->num_outputs), create_graph);
 }
 
 // One processed edge into `leaf`, carrying gradient `g` (null: none arrived). A leaf without
@@ -318,6 +410,11 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
       if (e.leaf) count_leaf(e.leaf.get());
       if (!e.node) continue;
       task.dependencies[e.node.get()]++;
+      if (const uint32_t k = e.node->num_outputs; k > 1) {
+        std::vector<int>& per_output = task.output_edges[e.node.get()];
+        if (per_output.empty()) per_output.resize(k);
+        per_output[e.input_nr]++;
+      }
       if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
     }
   }
@@ -331,7 +428,7 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     const Tensor& r = roots[i];
     const Tensor& g = grads[i];
     if (auto fn = r.grad_fn()) {
-      add_into(task.pending, fn.get(), g);
+      add_into(task, fn.get(), r.output_nr(), g);
       if (task.dependencies[fn.get()] == 0 &&
           std::none_of(ready.begin(), ready.end(), [&](auto& p) { return p.get() == fn.get(); })) {
         ready.push_back(fn);
@@ -346,21 +443,40 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.back();
     ready.pop_back();
-    Tensor g = task.pending[node.get()];
-    task.pending.erase(node.get());
-    if (g.defined() && has_hooks(node->grad_hooks)) g = run_grad_hooks(*node->grad_hooks, std::move(g));
-    if (auto kept = node->retained_output.lock(); kept && g.defined()) accumulate(kept, g, create_graph);
-    if (task.captured) {
-      if (auto it = task.capture_nodes.find(node.get()); it != task.capture_nodes.end()) {
-        auto& slot = (*task.captured)[it->second];
-        slot = slot.defined() ? add(slot, g) : g;
+    const uint32_t k = node->num_outputs;
+    // The output gradients, contiguous for the backward: output 0 inline, the rest moved in.
+    Tensor g0;
+    std::vector<Tensor> gs;
+    if (auto it = task.pending.find(node.get()); it != task.pending.end()) {
+      if (k == 1) {
+        g0 = std::move(it->second.first);
+      } else {
+        gs.reserve(k);
+        gs.push_back(std::move(it->second.first));
+        for (Tensor& t : it->second.rest) gs.push_back(std::move(t));
+        gs.resize(k);
       }
+      task.pending.erase(it);
+    } else if (k > 1) {
+      gs.resize(k);
+    }
+    const std::span<Tensor> grads = k == 1 ? std::span<Tensor>(&g0, 1) : std::span<Tensor>(gs);
+    // Outputs not finished yet: all of a single-output node's, and a multi-output node's outputs
+    // that no edge reached (roots).
+    const auto edges = k == 1 ? task.output_edges.end() : task.output_edges.find(node.get());
+    bool any = false;
+    for (uint32_t o = 0; o < k; ++o) {
+      if (edges == task.output_edges.end() || edges->second[o] != kFinished) {
+        finish_output(task, *node, o, grads[o], create_graph);
+      }
+      any = any || grads[o].defined();
     }
     std::vector<Tensor> input_grads;
-    if (g.defined()) {
+    if (any) {
       node->check_saved();
-      input_grads = node->backward(g);
-      g = Tensor();  // a view of it passed on (a transpose's gradient) may then become a .grad uncopied
+      input_grads = node->backward(std::span<const Tensor>(grads.data(), grads.size()));
+      // A view of a gradient passed on (a transpose's) may then become a .grad uncopied.
+      for (Tensor& g : grads) g = Tensor();
     }
     if (!retain_graph) {
       // Free what the node saved now, not when the graph's last output goes away.
@@ -371,13 +487,17 @@ void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
     for (size_t i = 0; i < node->next.size(); ++i) {
       const Edge& e = node->next[i];
       if (!e.valid() || i >= input_grads.size() || !input_grads[i].defined()) {
-        if (e.node && --task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
+        if (e.node) {
+          edge_done(task, e.node.get(), e.input_nr, create_graph);
+          if (--task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
+        }
         if (e.leaf) deliver_to_leaf(task, e.leaf, nullptr, create_graph, false);
         continue;
       }
       const Tensor& ig = input_grads[i];
       if (e.node) {
-        add_into(task.pending, e.node.get(), ig);
+        add_into(task, e.node.get(), e.input_nr, ig);
+        edge_done(task, e.node.get(), e.input_nr, create_graph);
         if (--task.dependencies[e.node.get()] == 0) ready.push_back(e.node);
       } else if (task.captured) {
         if (task.captured->count(e.leaf.get())) {
@@ -473,7 +593,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   for (const Tensor& in : inputs) {
     if (!in.requires_grad()) throw SpiralError("grad: one of the inputs does not require grad");
     captured[in.impl()] = Tensor();
-    if (auto fn = in.grad_fn()) task.capture_nodes[fn.get()] = in.impl();
+    if (auto fn = in.grad_fn()) task.capture_nodes.emplace(fn.get(), std::make_pair(in.output_nr(), in.impl()));
   }
   execute(outputs, seed_grads(outputs, grad_outputs), retain_graph || create_graph, create_graph, task);
   std::vector<Tensor> result;

@@ -33,6 +33,79 @@ inline constexpr uint64_t kPoissonRoundKey = 0x9E3779B97F4A7C15ull;
 
 inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
+// The name of each op (its TensorOp event and the name its errors give), kept with the enum: a
+// switch without a default, compiled with -Wswitch as an error, so an enumerator added without a
+// name fails to build instead of reading past a positional array.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
+constexpr const char* op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return "add";
+    case BinaryOp::Sub: return "sub";
+    case BinaryOp::Mul: return "mul";
+    case BinaryOp::Div: return "div";
+    case BinaryOp::FloorDiv: return "floor_divide";
+    case BinaryOp::Rem: return "remainder";
+    case BinaryOp::Pow: return "pow";
+    case BinaryOp::Min: return "minimum";
+    case BinaryOp::Max: return "maximum";
+    case BinaryOp::Atan2: return "atan2";
+    case BinaryOp::ReluGrad: return "relu_backward";
+    case BinaryOp::GeluGrad: return "gelu_backward";
+    case BinaryOp::GeluTanhGrad: return "gelu_tanh_backward";
+    case BinaryOp::Eq: return "eq";
+    case BinaryOp::Ne: return "ne";
+    case BinaryOp::Lt: return "lt";
+    case BinaryOp::Le: return "le";
+    case BinaryOp::Gt: return "gt";
+    case BinaryOp::Ge: return "ge";
+    case BinaryOp::And: return "logical_and";
+    case BinaryOp::Or: return "logical_or";
+    case BinaryOp::Xor: return "logical_xor";
+  }
+  return "?";  // not reached: every enumerator has a case
+}
+constexpr const char* op_name(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "neg";
+    case UnaryOp::Abs: return "abs";
+    case UnaryOp::Sign: return "sign";
+    case UnaryOp::Exp: return "exp";
+    case UnaryOp::Log: return "log";
+    case UnaryOp::Log1p: return "log1p";
+    case UnaryOp::Expm1: return "expm1";
+    case UnaryOp::Sqrt: return "sqrt";
+    case UnaryOp::Rsqrt: return "rsqrt";
+    case UnaryOp::Square: return "square";
+    case UnaryOp::Reciprocal: return "reciprocal";
+    case UnaryOp::Sin: return "sin";
+    case UnaryOp::Cos: return "cos";
+    case UnaryOp::Tan: return "tan";
+    case UnaryOp::Tanh: return "tanh";
+    case UnaryOp::Atanh: return "atanh";
+    case UnaryOp::Sigmoid: return "sigmoid";
+    case UnaryOp::Relu: return "relu";
+    case UnaryOp::Gelu: return "gelu";
+    case UnaryOp::GeluTanh: return "gelu_tanh";
+    case UnaryOp::Silu: return "silu";
+    case UnaryOp::Softplus: return "softplus";
+    case UnaryOp::LeakyRelu: return "leaky_relu";
+    case UnaryOp::Elu: return "elu";
+    case UnaryOp::Floor: return "floor";
+    case UnaryOp::Ceil: return "ceil";
+    case UnaryOp::Round: return "round";
+    case UnaryOp::Trunc: return "trunc";
+    case UnaryOp::Not: return "logical_not";
+    case UnaryOp::IsNan: return "isnan";
+    case UnaryOp::IsInf: return "isinf";
+    case UnaryOp::IsFinite: return "isfinite";
+    case UnaryOp::Clamp: return "clamp";
+    case UnaryOp::Erf: return "erf";
+  }
+  return "?";  // not reached: every enumerator has a case
+}
+#pragma GCC diagnostic pop
+
 // ---- convolution kernels: geometry ----
 // One 2-d sliding window: input C x H x W, kernel kh x kw, stride, top/left padding,
 // dilation, and the output size OH x OW (computed by the op layer).

@@ -150,7 +150,7 @@ void Tensor::retain_grad() {
   if (!requires_grad()) throw SpiralError("retain_grad: tensor does not require grad");
   if (!is_leaf()) {
     autograd_meta().retains_grad = true;
-    grad_fn()->retained_output = impl_;
+    grad_fn()->retain(output_nr(), impl_);
   }
 }
 

@@ -28,6 +28,22 @@ namespace st::linalg {
 
 namespace {
 
+// What a multi-output factorisation's backward reads of its own outputs under create_graph: the
+// node's output `output` itself (PyTorch's saved outputs), holding `values`. A second-order pass
+// then flows back into this node (its backward applied once to the summed cotangents) instead of
+// into a fresh factorisation recomputed for every create_graph backward. `self` is weak: the
+// closure that calls this lives in the node.
+Tensor own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_t output) {
+  const std::shared_ptr<Node> node = self.lock();
+  if (!node) return values;
+  Tensor t = values.detach();
+  auto& meta = t.autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = node;
+  meta.output_nr = output;
+  return t;
+}
+
 namespace lapack = cpu::lapack;
 
 // ---- checks ----
@@ -744,20 +760,31 @@ std::pair<Tensor, Tensor> eigh(const Tensor& A_in, const std::string& uplo) {
   const Tensor A = matrix_arg(A_in, "linalg.eigh", "A", true);
   auto [w, V] = eigh_raw(A, upper, true, "linalg.eigh");
   if (needs_grad({&A})) {
-    record_eigenvalue_grad(w, A, V, uplo);
     const int64_t n = A.shape().back();
-    record(V, "LinalgEighBackward", {A},
-           [A, w0 = w.detach(), V0 = V.detach(), uplo, n](const Tensor& gV) -> std::vector<Tensor> {
-             Tensor w = w0, V = V0;
-             if (grad_enabled()) std::tie(w, V) = eigh(A, uplo);
-             // V (F o skew(V^T gV)) V^T with F_ij = 1 / (w_j - w_i); skew(.) has a zero diagonal,
-             // which the ones put on E's diagonal leave at zero.
-             const Tensor X = matmul(mT(V), gV);
-             const Tensor skew = mul(sub(X, mT(X)), 0.5);
-             const Tensor E = add(sub(unsqueeze(w, -2), unsqueeze(w, -1)), eye_like(n, w));
-             return {matmul(matmul(V, div(skew, E)), mT(V))};
-           },
-           {A, w, V});
+    // One node for w and V: gA = V (diag(gw) + F o skew(V^T gV)) V^T, F_ij = 1 / (w_j - w_i).
+    auto self = std::make_shared<std::weak_ptr<Node>>();
+    record_multi({w, V}, "LinalgEighBackward", {A},
+                 [self, w0 = w.detach(), V0 = V.detach(), n](std::span<const Tensor> g) -> std::vector<Tensor> {
+                   const Tensor &gw = g[0], &gV = g[1];
+                   const bool graph = grad_enabled();
+                   const Tensor w = graph ? own_output(w0, *self, 0) : w0;
+                   const Tensor V = graph ? own_output(V0, *self, 1) : V0;
+                   Tensor inner;
+                   if (gV.defined()) {
+                     // skew(.) has a zero diagonal, which the ones put on E's diagonal leave at zero.
+                     const Tensor X = matmul(mT(V), gV);
+                     const Tensor skew = mul(sub(X, mT(X)), 0.5);
+                     const Tensor E = add(sub(unsqueeze(w, -2), unsqueeze(w, -1)), eye_like(n, w));
+                     inner = div(skew, E);
+                   }
+                   if (gw.defined()) {
+                     const Tensor d = mul(unsqueeze(gw, -2), eye_like(n, w));
+                     inner = inner.defined() ? add(inner, d) : d;
+                   }
+                   return {matmul(matmul(V, inner), mT(V))};
+                 },
+                 {w, V});
+    *self = w.grad_fn();
   }
   event.publish(A, V);
   return {w, V};
@@ -789,27 +816,21 @@ std::pair<Tensor, Tensor> qr(const Tensor& A_in, const std::string& mode) {
     const bool tall_complete = complete && m > n;
     const Tensor Qr = (tall_complete ? narrow(Q, -1, 0, k) : Q).detach();
     const Tensor Rr = (tall_complete ? narrow(R, -2, 0, k) : R).detach();
-    record(R, "LinalgQrBackward", {A},
-           [A, Qr, Rr, tall_complete, k](const Tensor& g) -> std::vector<Tensor> {
-             Tensor Q = Qr, R = Rr;
-             if (grad_enabled()) std::tie(Q, R) = qr(A, "reduced");
-             return {qr_backward(Tensor(), tall_complete ? narrow(g, -2, 0, k) : g, Q, R)};
-           },
-           {A, R});
-    if (mode != "r") {
-      record(Q, "LinalgQrBackward", {A},
-             [A, Qr, Rr, tall_complete](const Tensor& g) -> std::vector<Tensor> {
-               if (tall_complete) {
-                 throw ValueError(
-                     "linalg.qr: the gradient through Q is not defined for mode='complete' with more rows than columns "
-                     "(its last m - n columns are not unique); use mode='reduced'");
-               }
-               Tensor Q = Qr, R = Rr;
-               if (grad_enabled()) std::tie(Q, R) = qr(A, "reduced");
-               return {qr_backward(g, Tensor(), Q, R)};
-             },
-             {A, Q});
-    }
+    // One node for Q and R (mode 'r' returns no Q: its slot never receives a gradient).
+    record_multi({mode != "r" ? Q : Tensor(), R}, "LinalgQrBackward", {A},
+                 [A, Qr, Rr, tall_complete, k](std::span<const Tensor> g) -> std::vector<Tensor> {
+                   const Tensor &gQ = g[0], &gR = g[1];
+                   if (tall_complete && gQ.defined()) {
+                     throw ValueError(
+                         "linalg.qr: the gradient through Q is not defined for mode='complete' with more rows than "
+                         "columns (its last m - n columns are not unique); use mode='reduced'");
+                   }
+                   Tensor Q = Qr, R = Rr;
+                   if (grad_enabled()) std::tie(Q, R) = qr(A, "reduced");
+                   const Tensor gRr = tall_complete && gR.defined() ? narrow(gR, -2, 0, k) : gR;
+                   return {qr_backward(gQ, gRr, Q, R)};
+                 },
+                 {A, Q, R});
   }
   if (mode == "r") Q = Tensor::empty({0}, A.dtype(), A.device());
   event.publish(A, R);
@@ -822,21 +843,24 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A_in, bool full_matrices) {
   SvdFactors f = svd_raw(A, full_matrices, true, "linalg.svd");
   if (needs_grad({&A})) {
     const int64_t k = f.S.shape().back();
-    // The thin factors the gradient is made of: full_matrices' extra columns get none (as in PyTorch).
-    const Tensor U = narrow(f.U, -1, 0, k).detach(), Vh = narrow(f.Vh, -2, 0, k).detach(), S = f.S.detach();
-    // One node per output; `which` picks the output whose gradient the node receives.
-    auto node = [A, U, S, Vh, k, full_matrices](int which) {
-      return [A, U, S, Vh, k, full_matrices, which](const Tensor& g_in) -> std::vector<Tensor> {
-        const Tensor g = !full_matrices || which == 1 ? g_in : narrow(g_in, which == 0 ? -1 : -2, 0, k);
-        SvdFactors t{U, S, Vh};
-        if (grad_enabled()) std::tie(t.U, t.S, t.Vh) = svd(A, false);
-        return {svd_backward(which == 0 ? g : Tensor(), which == 1 ? g : Tensor(), which == 2 ? g : Tensor(), t.U, t.S,
-                             t.Vh)};
-      };
-    };
-    record(f.U, "LinalgSvdBackward", {A}, node(0), {A, f.U});
-    record(f.S, "LinalgSvdBackward", {A}, node(1), {A, f.S});
-    record(f.Vh, "LinalgSvdBackward", {A}, node(2), {A, f.Vh});
+    auto self = std::make_shared<std::weak_ptr<Node>>();
+    // One node for U, S and Vh: the backward sees all three gradients at once.
+    record_multi({f.U, f.S, f.Vh}, "LinalgSvdBackward", {A},
+                 [self, U0 = f.U.detach(), S0 = f.S.detach(), Vh0 = f.Vh.detach(), k,
+                  full_matrices](std::span<const Tensor> g) -> std::vector<Tensor> {
+                   const bool graph = grad_enabled();
+                   // The thin factors the gradient is made of: full_matrices' extra columns of U and rows
+                   // of Vh get no gradient (as in PyTorch).
+                   const auto thin = [&](const Tensor& t, int64_t dim) {
+                     return full_matrices && t.defined() ? narrow(t, dim, 0, k) : t;
+                   };
+                   const Tensor U = thin(graph ? own_output(U0, *self, 0) : U0, -1);
+                   const Tensor S = graph ? own_output(S0, *self, 1) : S0;
+                   const Tensor Vh = thin(graph ? own_output(Vh0, *self, 2) : Vh0, -2);
+                   return {svd_backward(thin(g[0], -1), g[1], thin(g[2], -2), U, S, Vh)};
+                 },
+                 {f.U, f.S, f.Vh});
+    *self = f.S.grad_fn();
   }
   event.publish(A, f.S);
   return {f.U, f.S, f.Vh};

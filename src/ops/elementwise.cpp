@@ -68,13 +68,6 @@ namespace {
 
 bool float_only(BinaryOp op) { return op == BinaryOp::Div || op == BinaryOp::Atan2; }
 
-const char* binary_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "minimum",
-                                "maximum", "atan2", "relu_backward", "gelu_backward", "gelu_tanh_backward", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-                                "logical_or", "logical_xor"};
-  return names[static_cast<int>(op)];
-}
-
 // PyTorch's result_type for two tensors, by priority: a dimensioned tensor over a 0-dim one
 // over a wrapped number (an operator's scalar argument); the lower one decides the dtype only
 // when its category (bool < integer < floating) is higher.
@@ -92,7 +85,7 @@ Dtype result_type(const Tensor& a, const Tensor& b) {
 
 // Computes op(a, b) without recording history.
 Tensor binary_raw(BinaryOp op, const Tensor& a, const Tensor& b) {
-  const char* name = binary_name(op);
+  const char* name = backend::op_name(op);
   const op_observer::OpEvent event(name);
   detail::check_same_device(a, b, name);
   Dtype dt = result_type(a, b);
@@ -332,17 +325,8 @@ Tensor pow(const Tensor& a, Scalar exponent) {
 
 namespace {
 
-const char* unary_name(UnaryOp op) {
-  static const char* names[] = {"neg",   "abs",   "sign",  "exp",       "log",      "log1p",   "expm1",      "sqrt",
-                                "rsqrt", "square", "reciprocal", "sin",  "cos",      "tan",     "tanh",       "atanh",
-                                "sigmoid", "relu", "gelu",  "gelu_tanh", "silu",     "softplus", "leaky_relu", "elu",
-                                "floor", "ceil",  "round", "trunc",     "logical_not", "isnan", "isinf",     "isfinite",
-                                "clamp", "erf"};
-  return names[static_cast<int>(op)];
-}
-
 Tensor unary_raw(UnaryOp op, const Tensor& x, double p0 = 0, double p1 = 0, bool keep_int = false) {
-  const op_observer::OpEvent event(unary_name(op));
+  const op_observer::OpEvent event(backend::op_name(op));
   const bool predicate = op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
   Dtype out_dt = keep_int || predicate ? x.dtype() : float_result(x.dtype());
   const bool native_half = backend_of(x).native_half_elementwise();

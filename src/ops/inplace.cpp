@@ -49,6 +49,7 @@ void rebase_view(Tensor& view, const Tensor& value) {
     auto& m = previous.autograd_meta();
     m.requires_grad = true;
     m.grad_fn = base.grad_fn();
+    m.output_nr = base.output_nr();
   }
   const Tensor base_geom = base.detach(), view_geom = view.detach();
   Tensor updated = base.detach();
@@ -65,6 +66,7 @@ void rebase_view(Tensor& view, const Tensor& value) {
   auto& bm = base.autograd_meta();
   bm.requires_grad = true;
   bm.grad_fn = updated.grad_fn();
+  bm.output_nr = 0;
   // The view now reads from the rebased history.
   Tensor fresh = region_of(base.detach(), base.detach(), view);
   record(fresh, "AsStridedBackward", {base}, [base_geom, view_geom](const Tensor& g) -> std::vector<Tensor> {
@@ -77,6 +79,7 @@ void rebase_view(Tensor& view, const Tensor& value) {
   auto& vm = view.autograd_meta();
   vm.requires_grad = true;
   vm.grad_fn = fresh.grad_fn();
+  vm.output_nr = 0;
 }
 
 void check_target(const Tensor& x, const Tensor& src, const char* op) {
@@ -111,6 +114,7 @@ Tensor& commit(Tensor& x, const Tensor& value) {
     auto& meta = x.autograd_meta();
     meta.requires_grad = true;
     meta.grad_fn = value.grad_fn();
+    meta.output_nr = value.output_nr();
   }
   return x;
 }

@@ -2220,7 +2220,32 @@ def _checkpoint(fn: Callable[[Sequence[Tensor]], Tensor], inputs: Sequence[Tenso
     Activation checkpointing: runs fn(inputs) without keeping its intermediates and re-runs it during backward (with the same random numbers when preserve_rng_state).
     """
 
-def _record_custom(out: Tensor, name: str, inputs: Sequence[Tensor], backward: Callable) -> None:
+class _FunctionCtx:
+    """
+    The native state of an autograd.Function's ctx (spiraltorch.autograd.FunctionCtx derives from it).
+    """
+
+    def __init__(self, name: str = 'CustomFunctionBackward') -> None: ...
+
+    @property
+    def _st_name(self) -> str: ...
+
+    def _save(self, tensors: Sequence) -> None:
+        """Saves tensors (None allowed) and remembers their versions."""
+
+    def _check_saved(self) -> None:
+        """
+        Raises SpiralError if a saved tensor was modified in place since it was saved.
+        """
+
+    def _mark_non_differentiable(self, outputs: Sequence[Tensor]) -> None: ...
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """
+        Whether backward gets zeros (True, the default) or None for the gradient of an output that received none (unused, or non-differentiable).
+        """
+
+def _apply_function(ctx: _FunctionCtx, inputs: Sequence[Tensor | None], forward: Callable[[], Sequence[Tensor | None]], backward: Callable[[list[Tensor | None]], Sequence[Tensor | None]], once_differentiable: bool) -> list[Tensor | None]:
     """
     Runs forward() with recording off and records one node for its differentiable outputs whose backward calls backward(grad_outputs) -> one gradient (or None) per input (st::autograd::apply_function). Returns, per output, the recorded alias, or None where the output is forward's own.
     """
