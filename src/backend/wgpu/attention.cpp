@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "backend/wgpu/kernels.h"
 
@@ -54,12 +56,46 @@ Tile tile_for(int64_t d, int64_t dv) {
   return t;
 }
 
+// n copies of `stmt` with '@' replaced by 0..n-1: the kernels' loops over a row's vec4s, unrolled
+// so each private array is indexed by constants only (see attention.wgsl).
+std::string unrolled(int64_t n, const std::string& stmt) {
+  std::string out;
+  for (int64_t c = 0; c < n; ++c) {
+    const std::string i = std::to_string(c);
+    for (const char ch : stmt) {
+      if (ch == '@') {
+        out += i;
+      } else {
+        out += ch;
+      }
+    }
+  }
+  return out;
+}
+
 Subs tile_subs(const Tile& t) {
-  return {{"D4", std::to_string(t.d4)},
-          {"DV4", std::to_string(t.dv4)},
+  const int64_t D4 = t.d4, DV4 = t.dv4;
+  return {{"D4", std::to_string(D4)},
+          {"DV4", std::to_string(DV4)},
           {"BC", std::to_string(t.bc)},
-          {"KS", std::to_string(t.bc * t.d4)},
-          {"VS", std::to_string(t.bc * t.dv4)}};
+          {"KS", std::to_string(t.bc * D4)},
+          {"VS", std::to_string(t.bc * DV4)},
+          {"LOAD_Q", unrolled(D4, "q[@] = sc * ld4_q(e, 4 * @, d, cs); ")},
+          {"LOAD_G", unrolled(DV4, "g[@] = ld4_dout(eg, 4 * @, dv, cg); ")},
+          {"LOAD_K", unrolled(D4, "k[@] = sc * ld4_k(e, 4 * @, d, cs); ")},
+          {"LOAD_V", unrolled(DV4, "v[@] = ld4_v(ev, 4 * @, dv, cv); ")},
+          {"DOT_Q_KS", unrolled(D4, "acc = fma(q[@], ks[jb + @], acc); ")},
+          {"DOT_G_VS", unrolled(DV4, "b = fma(g[@], vs[jv + @], b); ")},
+          {"DOT_K_QS", unrolled(D4, "acc = fma(k[@], qs[rb + @], acc); ")},
+          {"SCALE_O", unrolled(DV4, "o[@] = o[@] * rescale; ")},
+          {"AXPY_O", unrolled(DV4, "o[@] = fma(pv, vs[jv + @], o[@]); ")},
+          {"AXPY_DQ", unrolled(D4, "dq[@] = fma(dsv, ks[jb + @], dq[@]); ")},
+          {"AXPY_DK", unrolled(D4, "dk[@] = fma(dsv, qs[rb + @], dk[@]); ")},
+          {"DOT_V_GS_AXPY_DV", unrolled(DV4, "{ let gv = gs[rv + @]; b = fma(gv, v[@], b); dvv[@] = fma(pv, gv, dvv[@]); } ")},
+          {"STORE_OUT", unrolled(DV4, "st4_out(e, 4 * @, dv, cs, o[@] * inv); ")},
+          {"STORE_DQ", unrolled(D4, "st4_dq(e, 4 * @, d, cs, sc * dq[@]); ")},
+          {"STORE_DK", unrolled(D4, "st4_dk(e, 4 * @, d, cs, sc * dk[@]); ")},
+          {"STORE_DV", unrolled(DV4, "st4_dv(ev, 4 * @, dv, cv, dvv[@]); ")}};
 }
 
 // Writes operand t's five words (offset, strides of B, H, rows, columns) at `slot`, checking that
@@ -96,8 +132,25 @@ void launch(const std::string& kernel, const std::vector<Arg>& args, const std::
   const int64_t blocks = (rows + kRowsPerGroup - 1) / kRowsPerGroup;
   p[8] = i32(blocks, "flash_attention row blocks");
   Context& ctx = Context::require("flash_attention");
-  ctx.launch(pipeline_for("attention", kernel, args, tile_subs(t)), buffers, {p.begin(), p.end()},
-             static_cast<int64_t>(p[0]) * blocks * kRowsPerGroup, kRowsPerGroup);
+  // Pipelines by kernel, dtypes and tile: the unrolled substitutions are kilobytes, too long to
+  // rebuild and hash (pipeline_for's key) on every call.
+  std::string key = kernel;
+  for (const Arg& a : args) key += std::string(" ") + dtype_name(a.dtype);
+  key += " " + std::to_string(t.d4) + " " + std::to_string(t.dv4) + " " + std::to_string(t.bc);
+  static std::mutex mu;
+  static std::unordered_map<std::string, WGPUComputePipeline> cache;
+  WGPUComputePipeline pipe = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) pipe = it->second;
+  }
+  if (!pipe) {
+    pipe = pipeline_for("attention", kernel, args, tile_subs(t));
+    std::lock_guard<std::mutex> lock(mu);
+    cache.emplace(std::move(key), pipe);
+  }
+  ctx.launch(pipe, buffers, {p.begin(), p.end()}, static_cast<int64_t>(p[0]) * blocks * kRowsPerGroup,
+             kRowsPerGroup);
 }
 
 }  // namespace

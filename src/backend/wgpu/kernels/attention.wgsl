@@ -3,13 +3,15 @@
 // recomputes the probabilities tile by tile from it (FlashAttention-2's recurrence). One
 // invocation owns one query row (forward, dq) or one key row (dk, dv) and keeps it, and its
 // accumulators, in private vec4 arrays; the other operand streams through workgroup memory in
-// tiles of {{BC}} rows that every invocation of the workgroup reads. Causal tiles past a
-// workgroup's last row are never loaded.
+// tiles of BC rows that every invocation of the workgroup reads. Causal tiles past a
+// workgroup's last row are never loaded. Every access to a private array has a constant index
+// (the {{...}} statements are unrolled by attention.cpp): one dynamic index would move the whole
+// array to per-invocation memory (lavapipe: gathers and scatters instead of registers).
 //
 // P = [BH, H, L, S, d, dv, causal, scale bits, blocks, then per operand slot (offset, batch
 // stride, head stride, row stride, column stride) in elements]: slots q 9, k 14, v 19, out/dout
 // 24, lse 29, delta 34, dq 39, dk 44, dv 49 (a kernel reads only the slots it binds). A workgroup
-// takes block `blocks` rows of one (batch, head) pair.
+// takes one block of WG rows of one (batch, head) pair; `blocks` counts them per pair.
 //@part layout
 const D4 = {{D4}};
 const DV4 = {{DV4}};
@@ -21,6 +23,41 @@ fn at(s: i32, bh: i32, r: i32, c: i32) -> i32 {
   return P[s] + (bh / h) * P[s + 1] + (bh % h) * P[s + 2] + r * P[s + 3] + c * P[s + 4];
 }
 fn neg_inf() -> f32 { return -f_inf(); }
+//@part ld4_qkv
+// Columns c..c+3 (zero from d on) of the row at element e of q / k / v, column stride cs.
+fn ld4_q(e: i32, c: i32, d: i32, cs: i32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  if (c < d) { x.x = ldf_q(e + c * cs); }
+  if (c + 1 < d) { x.y = ldf_q(e + (c + 1) * cs); }
+  if (c + 2 < d) { x.z = ldf_q(e + (c + 2) * cs); }
+  if (c + 3 < d) { x.w = ldf_q(e + (c + 3) * cs); }
+  return x;
+}
+fn ld4_k(e: i32, c: i32, d: i32, cs: i32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  if (c < d) { x.x = ldf_k(e + c * cs); }
+  if (c + 1 < d) { x.y = ldf_k(e + (c + 1) * cs); }
+  if (c + 2 < d) { x.z = ldf_k(e + (c + 2) * cs); }
+  if (c + 3 < d) { x.w = ldf_k(e + (c + 3) * cs); }
+  return x;
+}
+fn ld4_v(e: i32, c: i32, d: i32, cs: i32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  if (c < d) { x.x = ldf_v(e + c * cs); }
+  if (c + 1 < d) { x.y = ldf_v(e + (c + 1) * cs); }
+  if (c + 2 < d) { x.z = ldf_v(e + (c + 2) * cs); }
+  if (c + 3 < d) { x.w = ldf_v(e + (c + 3) * cs); }
+  return x;
+}
+//@part ld4_dout
+fn ld4_dout(e: i32, c: i32, d: i32, cs: i32) -> vec4<f32> {
+  var x = vec4<f32>(0.0);
+  if (c < d) { x.x = ldf_dout(e + c * cs); }
+  if (c + 1 < d) { x.y = ldf_dout(e + (c + 1) * cs); }
+  if (c + 2 < d) { x.z = ldf_dout(e + (c + 2) * cs); }
+  if (c + 3 < d) { x.w = ldf_dout(e + (c + 3) * cs); }
+  return x;
+}
 //@part load_kv
 // K and V rows [j0, j0 + n) of bh into ks / vs (zero past n and past d / dv).
 var<workgroup> ks: array<vec4<f32>, {{KS}}>;
@@ -32,28 +69,14 @@ fn load_kv(bh: i32, j0: i32, n: i32, lid: i32) {
     let r = t / D4;
     let c = (t % D4) * 4;
     var x = vec4<f32>(0.0);
-    if (r < n) {
-      let e = at(14, bh, j0 + r, c);
-      let cs = P[18];
-      if (c < d) { x.x = ldf_k(e); }
-      if (c + 1 < d) { x.y = ldf_k(e + cs); }
-      if (c + 2 < d) { x.z = ldf_k(e + 2 * cs); }
-      if (c + 3 < d) { x.w = ldf_k(e + 3 * cs); }
-    }
+    if (r < n) { x = ld4_k(at(14, bh, j0 + r, 0), c, d, P[18]); }
     ks[t] = x;
   }
   for (var t = lid; t < BC * DV4; t = t + WG) {
     let r = t / DV4;
     let c = (t % DV4) * 4;
     var x = vec4<f32>(0.0);
-    if (r < n) {
-      let e = at(19, bh, j0 + r, c);
-      let cs = P[23];
-      if (c < dv) { x.x = ldf_v(e); }
-      if (c + 1 < dv) { x.y = ldf_v(e + cs); }
-      if (c + 2 < dv) { x.z = ldf_v(e + 2 * cs); }
-      if (c + 3 < dv) { x.w = ldf_v(e + 3 * cs); }
-    }
+    if (r < n) { x = ld4_v(at(19, bh, j0 + r, 0), c, dv, P[23]); }
     vs[t] = x;
   }
 }
@@ -62,7 +85,14 @@ fn load_kv(bh: i32, j0: i32, n: i32, lid: i32) {
 // nothing is visible). Workgroups take the row blocks last to first: under a causal mask the
 // last blocks see the most keys, so the heaviest work starts first.
 //@use layout
+//@use ld4_qkv
 //@use load_kv
+fn st4_out(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
+  if (c < d) { stf_out(e + c * cs, x.x); }
+  if (c + 1 < d) { stf_out(e + (c + 1) * cs, x.y); }
+  if (c + 2 < d) { stf_out(e + (c + 2) * cs, x.z); }
+  if (c + 3 < d) { stf_out(e + (c + 3) * cs, x.w); }
+}
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lidu: u32) {
@@ -75,26 +105,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let i = i0 + lid;
   let L = P[2];
   let S = P[3];
+  let d = P[4];
+  let dv = P[5];
   let causal = P[6] == 1;
   let live = i < L;
   var q: array<vec4<f32>, D4>;
   var o: array<vec4<f32>, DV4>;
   var s: array<f32, BC>;
-  for (var c = 0; c < DV4; c = c + 1) { o[c] = vec4<f32>(0.0); }
   if (live) {
     // q scaled once, so a score is one dot product.
     let sc = pf(7);
-    let d = P[4];
+    let e = at(9, bh, i, 0);
     let cs = P[13];
-    for (var c = 0; c < D4; c = c + 1) {
-      var x = vec4<f32>(0.0);
-      let e = at(9, bh, i, 4 * c);
-      if (4 * c < d) { x.x = ldf_q(e); }
-      if (4 * c + 1 < d) { x.y = ldf_q(e + cs); }
-      if (4 * c + 2 < d) { x.z = ldf_q(e + 2 * cs); }
-      if (4 * c + 3 < d) { x.w = ldf_q(e + 3 * cs); }
-      q[c] = sc * x;
-    }
+    {{LOAD_Q}}
   }
   var m = neg_inf();
   var l = 0.0;
@@ -105,46 +128,44 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     workgroupBarrier();
     load_kv(bh, j0, n, lid);
     workgroupBarrier();
-    if (live) {
-      var nv = n;
-      if (causal) { nv = clamp(i + 1 - j0, 0, n); }
-      var bmax = neg_inf();
-      for (var j = 0; j < nv; j = j + 1) {
-        var acc = vec4<f32>(0.0);
-        for (var c = 0; c < D4; c = c + 1) { acc = fma(q[c], ks[j * D4 + c], acc); }
-        let x = (acc.x + acc.y) + (acc.z + acc.w);
-        s[j] = x;
-        bmax = max(bmax, x);
-      }
-      let nm = max(m, bmax);
-      // Nothing finite seen yet: p stays 0 and the row untouched.
-      if (nm != neg_inf()) {
-        var rescale = 0.0;
-        if (m != neg_inf()) { rescale = exp(m - nm); }
-        l = l * rescale;
-        for (var c = 0; c < DV4; c = c + 1) { o[c] = o[c] * rescale; }
-        for (var j = 0; j < nv; j = j + 1) {
-          let p = exp(s[j] - nm);
-          l = l + p;
-          for (var c = 0; c < DV4; c = c + 1) { o[c] = fma(vec4<f32>(p), vs[j * DV4 + c], o[c]); }
-        }
-        m = nm;
-      }
+    // The key loops run over the whole tile in every invocation (a causal mask zeroes p
+    // instead of shortening the loop): the tile index stays uniform, so a driver reads each
+    // ks / vs element once for the workgroup rather than once per invocation.
+    var nv = n;
+    if (causal) { nv = clamp(i + 1 - j0, 0, n); }
+    var bmax = neg_inf();
+    for (var j = 0; j < n; j = j + 1) {
+      let jb = j * D4;
+      var acc = vec4<f32>(0.0);
+      {{DOT_Q_KS}}
+      let x = select(neg_inf(), (acc.x + acc.y) + (acc.z + acc.w), j < nv);
+      s[j] = x;
+      bmax = max(bmax, x);
     }
+    let nm = max(m, bmax);
+    // Nothing finite seen yet (or a row past L): p stays 0 and the row untouched.
+    let dead = nm == neg_inf() || !live;
+    var rescale = 0.0;
+    if (m != neg_inf() && !dead) { rescale = exp(m - nm); }
+    if (!dead) {
+      l = l * rescale;
+      {{SCALE_O}}
+    }
+    for (var j = 0; j < n; j = j + 1) {
+      let p = select(exp(s[j] - nm), 0.0, dead || j >= nv);
+      l = l + p;
+      let pv = vec4<f32>(p);
+      let jv = j * DV4;
+      {{AXPY_O}}
+    }
+    if (!dead) { m = nm; }
   }
   if (live) {
     var inv = 0.0;
     if (l > 0.0) { inv = 1.0 / l; }
-    let dv = P[5];
     let e = at(24, bh, i, 0);
     let cs = P[28];
-    for (var c = 0; c < DV4; c = c + 1) {
-      let x = o[c] * inv;
-      if (4 * c < dv) { stf_out(e + 4 * c * cs, x.x); }
-      if (4 * c + 1 < dv) { stf_out(e + (4 * c + 1) * cs, x.y); }
-      if (4 * c + 2 < dv) { stf_out(e + (4 * c + 2) * cs, x.z); }
-      if (4 * c + 3 < dv) { stf_out(e + (4 * c + 3) * cs, x.w); }
-    }
+    {{STORE_OUT}}
     var lse = neg_inf();
     if (l > 0.0) { lse = m + log(l); }
     stf_lse(at(29, bh, i, 0), lse);
@@ -154,7 +175,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 // dq_i = scale sum_j p_ij (dp_ij - delta_i) k_j with p_ij = exp(scale q_i k_j - lse_i) and
 // dp_ij = dout_i v_j, recomputed over the key tiles the row sees.
 //@use layout
+//@use ld4_qkv
+//@use ld4_dout
 //@use load_kv
+fn st4_dq(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
+  if (c < d) { stf_dq(e + c * cs, x.x); }
+  if (c + 1 < d) { stf_dq(e + (c + 1) * cs, x.y); }
+  if (c + 2 < d) { stf_dq(e + (c + 2) * cs, x.z); }
+  if (c + 3 < d) { stf_dq(e + (c + 3) * cs, x.w); }
+}
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lidu: u32) {
@@ -176,28 +205,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   var dq: array<vec4<f32>, D4>;
   var lse = neg_inf();
   var delta = 0.0;
-  for (var c = 0; c < D4; c = c + 1) { dq[c] = vec4<f32>(0.0); q[c] = vec4<f32>(0.0); }
-  for (var c = 0; c < DV4; c = c + 1) { g[c] = vec4<f32>(0.0); }
   if (i < L) {
     lse = ldf_lse(at(29, bh, i, 0));
     delta = ldf_delta(at(34, bh, i, 0));
-    let cq = P[13];
-    for (var c = 0; c < D4; c = c + 1) {
-      let e = at(9, bh, i, 4 * c);
-      if (4 * c < d) { q[c].x = ldf_q(e); }
-      if (4 * c + 1 < d) { q[c].y = ldf_q(e + cq); }
-      if (4 * c + 2 < d) { q[c].z = ldf_q(e + 2 * cq); }
-      if (4 * c + 3 < d) { q[c].w = ldf_q(e + 3 * cq); }
-      q[c] = sc * q[c];
-    }
+    let e = at(9, bh, i, 0);
+    let cs = P[13];
+    {{LOAD_Q}}
+    let eg = at(24, bh, i, 0);
     let cg = P[28];
-    for (var c = 0; c < DV4; c = c + 1) {
-      let e = at(24, bh, i, 4 * c);
-      if (4 * c < dv) { g[c].x = ldf_dout(e); }
-      if (4 * c + 1 < dv) { g[c].y = ldf_dout(e + cg); }
-      if (4 * c + 2 < dv) { g[c].z = ldf_dout(e + 2 * cg); }
-      if (4 * c + 3 < dv) { g[c].w = ldf_dout(e + 3 * cg); }
-    }
+    {{LOAD_G}}
   }
   // A row with nothing visible (lse = -inf) has p = 0 throughout.
   let live = i < L && lse != neg_inf();
@@ -208,30 +224,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     workgroupBarrier();
     load_kv(bh, j0, n, lid);
     workgroupBarrier();
-    if (live) {
-      var nv = n;
-      if (causal) { nv = clamp(i + 1 - j0, 0, n); }
-      for (var j = 0; j < nv; j = j + 1) {
-        var a = vec4<f32>(0.0);
-        for (var c = 0; c < D4; c = c + 1) { a = fma(q[c], ks[j * D4 + c], a); }
-        let p = exp((a.x + a.y) + (a.z + a.w) - lse);
-        var b = vec4<f32>(0.0);
-        for (var c = 0; c < DV4; c = c + 1) { b = fma(g[c], vs[j * DV4 + c], b); }
-        let ds = p * ((b.x + b.y) + (b.z + b.w) - delta);
-        for (var c = 0; c < D4; c = c + 1) { dq[c] = fma(vec4<f32>(ds), ks[j * D4 + c], dq[c]); }
-      }
+    // Uniform key loop, masked p (see flash_forward).
+    var nv = n;
+    if (causal) { nv = clamp(i + 1 - j0, 0, n); }
+    if (!live) { nv = 0; }
+    for (var j = 0; j < n; j = j + 1) {
+      let jb = j * D4;
+      let jv = j * DV4;
+      var acc = vec4<f32>(0.0);
+      {{DOT_Q_KS}}
+      let p = select(0.0, exp((acc.x + acc.y) + (acc.z + acc.w) - lse), j < nv);
+      var b = vec4<f32>(0.0);
+      {{DOT_G_VS}}
+      let dsv = vec4<f32>(p * ((b.x + b.y) + (b.z + b.w) - delta));
+      {{AXPY_DQ}}
     }
   }
   if (i < L) {
     let e = at(39, bh, i, 0);
     let cs = P[43];
-    for (var c = 0; c < D4; c = c + 1) {
-      let x = sc * dq[c];
-      if (4 * c < d) { stf_dq(e + 4 * c * cs, x.x); }
-      if (4 * c + 1 < d) { stf_dq(e + (4 * c + 1) * cs, x.y); }
-      if (4 * c + 2 < d) { stf_dq(e + (4 * c + 2) * cs, x.z); }
-      if (4 * c + 3 < d) { stf_dq(e + (4 * c + 3) * cs, x.w); }
-    }
+    {{STORE_DQ}}
   }
 }
 //@kernel flash_backward_dkdv
@@ -239,10 +251,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 // key row; the query rows (with their lse and delta) stream through workgroup memory. Under a
 // causal mask rows before the workgroup's first key see none of its keys and are skipped.
 //@use layout
+//@use ld4_qkv
+//@use ld4_dout
 var<workgroup> qs: array<vec4<f32>, {{KS}}>;
 var<workgroup> gs: array<vec4<f32>, {{VS}}>;
 var<workgroup> ls: array<f32, BC>;
-var<workgroup> ds_: array<f32, BC>;
+var<workgroup> dls: array<f32, BC>;
+fn st4_dk(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
+  if (c < d) { stf_dk(e + c * cs, x.x); }
+  if (c + 1 < d) { stf_dk(e + (c + 1) * cs, x.y); }
+  if (c + 2 < d) { stf_dk(e + (c + 2) * cs, x.z); }
+  if (c + 3 < d) { stf_dk(e + (c + 3) * cs, x.w); }
+}
+fn st4_dv(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
+  if (c < d) { stf_dv(e + c * cs, x.x); }
+  if (c + 1 < d) { stf_dv(e + (c + 1) * cs, x.y); }
+  if (c + 2 < d) { stf_dv(e + (c + 2) * cs, x.z); }
+  if (c + 3 < d) { stf_dv(e + (c + 3) * cs, x.w); }
+}
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lidu: u32) {
@@ -263,59 +289,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   var v: array<vec4<f32>, DV4>;
   var dk: array<vec4<f32>, D4>;
   var dvv: array<vec4<f32>, DV4>;
-  for (var c = 0; c < D4; c = c + 1) { dk[c] = vec4<f32>(0.0); k[c] = vec4<f32>(0.0); }
-  for (var c = 0; c < DV4; c = c + 1) { dvv[c] = vec4<f32>(0.0); v[c] = vec4<f32>(0.0); }
   let live = j < S;
   if (live) {
-    let ck = P[18];
-    for (var c = 0; c < D4; c = c + 1) {
-      let e = at(14, bh, j, 4 * c);
-      if (4 * c < d) { k[c].x = ldf_k(e); }
-      if (4 * c + 1 < d) { k[c].y = ldf_k(e + ck); }
-      if (4 * c + 2 < d) { k[c].z = ldf_k(e + 2 * ck); }
-      if (4 * c + 3 < d) { k[c].w = ldf_k(e + 3 * ck); }
-      k[c] = sc * k[c];
-    }
+    let e = at(14, bh, j, 0);
+    let cs = P[18];
+    {{LOAD_K}}
+    let ev = at(19, bh, j, 0);
     let cv = P[23];
-    for (var c = 0; c < DV4; c = c + 1) {
-      let e = at(19, bh, j, 4 * c);
-      if (4 * c < dv) { v[c].x = ldf_v(e); }
-      if (4 * c + 1 < dv) { v[c].y = ldf_v(e + cv); }
-      if (4 * c + 2 < dv) { v[c].z = ldf_v(e + 2 * cv); }
-      if (4 * c + 3 < dv) { v[c].w = ldf_v(e + 3 * cv); }
-    }
+    {{LOAD_V}}
   }
   var row0 = 0;
   if (causal) { row0 = j0; }
-  let cq = P[13];
-  let cg = P[28];
   for (var i0 = row0; i0 < L; i0 = i0 + BC) {
     let n = min(BC, L - i0);
     workgroupBarrier();
     for (var t = lid; t < BC * D4; t = t + WG) {
       let r = t / D4;
-      let c = (t % D4) * 4;
       var x = vec4<f32>(0.0);
-      if (r < n) {
-        let e = at(9, bh, i0 + r, c);
-        if (c < d) { x.x = ldf_q(e); }
-        if (c + 1 < d) { x.y = ldf_q(e + cq); }
-        if (c + 2 < d) { x.z = ldf_q(e + 2 * cq); }
-        if (c + 3 < d) { x.w = ldf_q(e + 3 * cq); }
-      }
+      if (r < n) { x = ld4_q(at(9, bh, i0 + r, 0), (t % D4) * 4, d, P[13]); }
       qs[t] = x;
     }
     for (var t = lid; t < BC * DV4; t = t + WG) {
       let r = t / DV4;
-      let c = (t % DV4) * 4;
       var x = vec4<f32>(0.0);
-      if (r < n) {
-        let e = at(24, bh, i0 + r, c);
-        if (c < dv) { x.x = ldf_dout(e); }
-        if (c + 1 < dv) { x.y = ldf_dout(e + cg); }
-        if (c + 2 < dv) { x.z = ldf_dout(e + 2 * cg); }
-        if (c + 3 < dv) { x.w = ldf_dout(e + 3 * cg); }
-      }
+      if (r < n) { x = ld4_dout(at(24, bh, i0 + r, 0), (t % DV4) * 4, dv, P[28]); }
       gs[t] = x;
     }
     for (var t = lid; t < BC; t = t + WG) {
@@ -326,48 +323,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
         dl = ldf_delta(at(34, bh, i0 + t, 0));
       }
       ls[t] = lv;
-      ds_[t] = dl;
+      dls[t] = dl;
     }
     workgroupBarrier();
-    if (live) {
-      // Causal: row i sees key j when i >= j, so this tile's rows from j - i0 on.
-      var r0 = 0;
-      if (causal) { r0 = clamp(j - i0, 0, n); }
-      for (var r = r0; r < n; r = r + 1) {
-        let lse = ls[r];
-        if (lse == neg_inf()) { continue; }
-        var a = vec4<f32>(0.0);
-        for (var c = 0; c < D4; c = c + 1) { a = fma(k[c], qs[r * D4 + c], a); }
-        let p = exp((a.x + a.y) + (a.z + a.w) - lse);
-        var b = vec4<f32>(0.0);
-        for (var c = 0; c < DV4; c = c + 1) {
-          let gv = gs[r * DV4 + c];
-          b = fma(gv, v[c], b);
-          dvv[c] = fma(vec4<f32>(p), gv, dvv[c]);
-        }
-        let ds = p * ((b.x + b.y) + (b.z + b.w) - ds_[r]);
-        for (var c = 0; c < D4; c = c + 1) { dk[c] = fma(vec4<f32>(ds), qs[r * D4 + c], dk[c]); }
-      }
+    // Uniform row loop, masked p (see flash_forward). Causal: row i sees key j when i >= j, so
+    // this tile's rows from j - i0 on; a row with nothing visible (lse = -inf) has p = 0.
+    var r0 = 0;
+    if (causal) { r0 = clamp(j - i0, 0, n); }
+    if (!live) { r0 = n; }
+    for (var r = 0; r < n; r = r + 1) {
+      let lse = ls[r];
+      let rb = r * D4;
+      let rv = r * DV4;
+      var acc = vec4<f32>(0.0);
+      {{DOT_K_QS}}
+      let p = select(0.0, exp((acc.x + acc.y) + (acc.z + acc.w) - lse), r >= r0 && lse != neg_inf());
+      let pv = vec4<f32>(p);
+      var b = vec4<f32>(0.0);
+      {{DOT_V_GS_AXPY_DV}}
+      let dsv = vec4<f32>(p * ((b.x + b.y) + (b.z + b.w) - dls[r]));
+      {{AXPY_DK}}
     }
   }
   if (live) {
-    let ek = at(44, bh, j, 0);
-    let ck = P[48];
-    for (var c = 0; c < D4; c = c + 1) {
-      let x = sc * dk[c];
-      if (4 * c < d) { stf_dk(ek + 4 * c * ck, x.x); }
-      if (4 * c + 1 < d) { stf_dk(ek + (4 * c + 1) * ck, x.y); }
-      if (4 * c + 2 < d) { stf_dk(ek + (4 * c + 2) * ck, x.z); }
-      if (4 * c + 3 < d) { stf_dk(ek + (4 * c + 3) * ck, x.w); }
-    }
+    let e = at(44, bh, j, 0);
+    let cs = P[48];
+    {{STORE_DK}}
     let ev = at(49, bh, j, 0);
     let cv = P[53];
-    for (var c = 0; c < DV4; c = c + 1) {
-      let x = dvv[c];
-      if (4 * c < dv) { stf_dv(ev + 4 * c * cv, x.x); }
-      if (4 * c + 1 < dv) { stf_dv(ev + (4 * c + 1) * cv, x.y); }
-      if (4 * c + 2 < dv) { stf_dv(ev + (4 * c + 2) * cv, x.z); }
-      if (4 * c + 3 < dv) { stf_dv(ev + (4 * c + 3) * cv, x.w); }
-    }
+    {{STORE_DV}}
   }
 }
