@@ -1,10 +1,9 @@
 """PyTorch names that ported code reaches for, written as compositions of native ops (so autograd and
-every device come with them): ``where(cond)``/``nonzero``, ``index_add``, ``repeat_interleave``,
-``meshgrid``, ``diag``, ``randperm``, ``multinomial``, ``cdist``, ``unique``, ``inference_mode``,
-the legacy ``FloatTensor``-style constructors and the global switches (matmul precision, determinism,
-RNG state). ``install()`` puts them into the package namespace and attaches the Tensor methods among
-them that are not native yet (tests/python/test_tensor_surface.py lists those). ``Tensor.device``,
-``new_*``, ``isclose``, ``lerp``, ``addmm``, ``flip``/``roll`` and the like are bound in python/src."""
+every device come with them): ``where(cond)``, ``meshgrid``, ``randperm``, ``multinomial``, ``cdist``,
+``inference_mode``, the legacy ``FloatTensor``-style constructors and the global switches (matmul
+precision, determinism, RNG state). ``install()`` puts them into the package namespace; it attaches
+nothing to ``Tensor``, whose surface (``device``, ``new_*``, ``nonzero``, ``index_add``, ``unique``,
+``flip``/``roll``, ...) is bound in python/src."""
 
 from __future__ import annotations
 
@@ -71,79 +70,17 @@ def _index(values: Sequence[int], like: Tensor) -> Tensor:
     return _core.tensor(np.asarray(values, dtype=np.int64)).to(str(like.device))
 
 
-def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
-    """Indices of the non-zero elements of ``input``, row-major: an (n, ndim) int64 tensor, or with
-    as_tuple one 1-D index tensor per dimension, as torch.nonzero."""
-    flat = input.reshape(-1) != 0
-    pos = _core.arange(flat.shape[0], dtype=_core.dtype.int64, device=str(input.device))[flat]
-    coords = []
-    rest = pos
-    for size in reversed(tuple(input.shape)):
-        coords.append(rest % size)
-        rest = rest // size
-    coords.reverse()
-    if input.dim() == 0:  # as torch: (k, 0) indices, or one tensor of k zeros as a tuple
-        return (pos * 0,) if as_tuple else pos.reshape(-1, 1)[:, :0]
-    if as_tuple:
-        return tuple(coords)
-    return _core.stack(coords, 1)
-
-
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """``where(cond, x, y)`` picks x where cond holds else y; ``where(cond)`` is
     ``nonzero(cond, as_tuple=True)``, as torch.where."""
     if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
+        return _core.nonzero(condition, as_tuple=True)
     if input is None or other is None:
         raise _core.SpiralValueError("where: give both input and other, or neither")
     return _native_where(condition, input, other)
 
 
 _native_where = _core.where
-
-
-def _broadcast_index(index: Tensor, src: Tensor, dim: int) -> Tensor:
-    shape = [1] * src.dim()
-    shape[dim] = index.shape[0]
-    return index.reshape(tuple(shape)).expand(tuple(src.shape))
-
-
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
-    """``input`` with ``alpha * source`` slices added at ``index`` along ``dim`` (repeats accumulate),
-    as torch.index_add."""
-    (d,) = _dims(dim, input.dim(), "index_add")
-    if index.dim() != 1:
-        raise _core.ShapeError(f"index_add: index must be 1-D, got shape {tuple(index.shape)}")
-    if source.dim() != input.dim() or source.shape[d] != index.shape[0]:
-        raise _core.ShapeError(f"index_add: source of shape {tuple(source.shape)} does not match index of length "
-                               f"{index.shape[0]} along dim {d} of an input of shape {tuple(input.shape)}")
-    src = source if alpha == 1 else source * alpha
-    return _core.scatter_add(input, d, _broadcast_index(index, src, d), src)
-
-
-def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
-    self.copy_(index_add(self, dim, index, source, alpha=alpha))
-    return self
-
-
-def _scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    self.copy_(_core.scatter_add(self, dim, index, src))
-    return self
-
-
-def repeat_interleave(input: Tensor, repeats: Union[int, Tensor], dim: Optional[int] = None) -> Tensor:
-    """Each element (each slice along ``dim``; of the flattened input when dim is None) repeated
-    ``repeats`` times (an int, or one count per element), as torch.repeat_interleave."""
-    x = input.reshape(-1) if dim is None else input
-    (d,) = [0] if dim is None else _dims(dim, input.dim(), "repeat_interleave")
-    n = x.shape[d]
-    counts = [repeats] * n if isinstance(repeats, int) else [int(v) for v in repeats.reshape(-1).tolist()]
-    if len(counts) == 1 and n != 1:
-        counts = counts * n
-    if len(counts) != n or any(c < 0 for c in counts):
-        raise _core.SpiralValueError(f"repeat_interleave: repeats must be non-negative, one per element ({n}), got "
-                               f"{len(counts)} values")
-    return _core.index_select(x, d, _index(np.repeat(np.arange(n), counts), x))
 
 
 def meshgrid(*tensors: Any, indexing: str = "ij") -> Tuple[Tensor, ...]:
@@ -168,24 +105,6 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> Tuple[Tensor, ...]:
     if swap:  # 'xy' is 'ij' on the first two inputs swapped, with those two grids swapped back
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
-
-
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    """A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives
-    that diagonal as 1-D, as torch.diag."""
-    k = diagonal
-    if input.dim() == 1:
-        n = input.shape[0]
-        m = n + abs(k)
-        pos = [(i + max(-k, 0)) * m + i + max(k, 0) for i in range(n)]
-        flat = _core.zeros(m * m, dtype=input.dtype, device=str(input.device))
-        return _core.scatter_add(flat, 0, _index(pos, input), input).reshape(m, m)
-    if input.dim() == 2:
-        r, c = tuple(input.shape)
-        rows = range(max(-k, 0), min(r, c - k)) if k < c and -k < r else range(0)
-        pos = [i * c + i + k for i in rows]
-        return _core.index_select(input.reshape(-1), 0, _index(pos, input))
-    raise _core.ShapeError(f"diag: expected a 1-D or 2-D tensor, got {input.dim()}-D")
 
 
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -249,33 +168,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
     if p == 1:
         return diff.sum(-1)
     return diff.pow(p).sum(-1).pow(1.0 / p)
-
-
-def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
-           dim: Optional[int] = None) -> Any:
-    """The distinct values of ``input`` in ascending order, with (optionally) each element's index into
-    them and their counts, as torch.unique over the flattened input."""
-    if dim is not None:
-        raise _core.SpiralValueError("unique: dim= is not supported (unique values of the flattened input only)")
-    flat = input.reshape(-1)
-    values, order = _core.sort(flat)
-    n = flat.shape[0]
-    if n == 0:
-        empty = _core.zeros(0, dtype=_core.dtype.int64, device=str(input.device))
-        extras = ([empty.reshape(tuple(input.shape))] if return_inverse else []) + ([empty] if return_counts else [])
-        return (values, *extras) if extras else values
-    first = _core.cat([_core.ones(1, dtype=_core.dtype.bool, device=str(input.device)), values[1:] != values[:-1]])
-    uniq = values[first]
-    result = [uniq]
-    if return_inverse:
-        group = first.to(_core.dtype.int64).cumsum(0) - 1
-        inverse = _core.scatter_add(_core.zeros(n, dtype=_core.dtype.int64, device=str(input.device)), 0, order, group)
-        result.append(inverse.reshape(tuple(input.shape)))
-    if return_counts:
-        starts = _core.arange(n, dtype=_core.dtype.int64, device=str(input.device))[first]
-        ends = _core.cat([starts[1:], _core.full((1,), n, dtype=_core.dtype.int64, device=str(input.device))])
-        result.append(ends - starts)
-    return result[0] if len(result) == 1 else tuple(result)
 
 
 class _LegacyTensorType(type):
@@ -429,17 +321,9 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
 
 
 def install(namespace: dict) -> None:
-    """Attaches the Tensor methods and puts the functions into the package namespace."""
-    T = Tensor
-    T.nonzero = nonzero
-    T.index_add = index_add
-    T.index_add_ = _index_add_
-    T.scatter_add_ = _scatter_add_
-    T.repeat_interleave = repeat_interleave
-    T.diag = diag
-    T.unique = unique
-    for name in ("inference_mode", "nonzero", "where",
-                 "index_add", "repeat_interleave", "meshgrid", "diag", "randperm", "multinomial", "cdist", "unique",
+    """Puts the functions and classes into the package namespace."""
+    for name in ("inference_mode", "where",
+                 "meshgrid", "randperm", "multinomial", "cdist",
                  "compile", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                  "ByteTensor", "BoolTensor", "set_float32_matmul_precision", "get_float32_matmul_precision",
                  "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "get_rng_state",

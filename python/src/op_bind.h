@@ -49,6 +49,7 @@ void bind_tensor_like(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_li
 void bind_tensor_seed(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_seed.cpp
 void bind_tensor_statistics(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_statistics.cpp
 void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_repr.cpp
+void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_selection.cpp
 
 // What Tensor.device returns: the device's name as a str subclass with .type and .index (tensor_like.cpp).
 nb::object device_name(const st::Device& device);

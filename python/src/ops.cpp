@@ -742,6 +742,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   bind_tensor_seed(m, cls);
   bind_tensor_statistics(m, cls);
   bind_tensor_repr(m, cls);
+  bind_tensor_selection(m, cls);
 }
 
 }  // namespace stpy

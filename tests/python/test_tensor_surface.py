@@ -20,9 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Tensor attributes still attached from Python at import (issue 37 item 4), by the file attaching them.
 TENSOR_PENDING: dict[str, set[str]] = {
-    "_torch_compat.py": {
-        "nonzero", "index_add", "index_add_", "scatter_add_", "repeat_interleave", "diag", "unique",
-    },
     "_torch_compat_ops.py": {
         "bernoulli",
     },

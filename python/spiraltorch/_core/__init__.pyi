@@ -1229,6 +1229,39 @@ class Tensor:
     def zeros(*size: int | Sequence[int], **kwargs: Any) -> Tensor:
         """``Tensor.zeros(rows, cols)``: as ``spiraltorch.zeros``."""
 
+    def nonzero(self, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+        """
+        Indices of the non-zero elements of ``input``, row-major: an (n, ndim) int64 tensor, or with as_tuple one 1-D index tensor per dimension, as torch.nonzero.
+        """
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
+        """
+        ``input`` with ``alpha * source`` slices added at ``index`` along ``dim`` (repeats accumulate), as torch.index_add.
+        """
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
+        """In-place index_add: writes the result into ``self`` and returns it."""
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """
+        In-place scatter_add: adds ``src`` at the positions ``index`` gives along ``dim``; returns self.
+        """
+
+    def repeat_interleave(self, repeats: int | Tensor, dim: int | None = None) -> Tensor:
+        """
+        Each element (each slice along ``dim``; of the flattened input when dim is None) repeated ``repeats`` times (an int, or one count per element), as torch.repeat_interleave.
+        """
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """
+        A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives that diagonal as 1-D, as torch.diag.
+        """
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None) -> Tensor | tuple[Tensor, ...]:
+        """
+        The distinct values of ``input`` in ascending order, with (optionally) each element's index into them and their counts, as torch.unique over the flattened input.
+        """
+
 class TensorHookHandle:
     """
     Returned by Tensor.register_hook / register_post_accumulate_grad_hook; remove() unregisters the hook (idempotent), as does leaving a with-block.
@@ -1918,6 +1951,31 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 def is_floating_point(input: Tensor) -> bool:
     """
     Whether the tensor's dtype is floating-point, as torch.is_floating_point.
+    """
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """
+    Indices of the non-zero elements of ``input``, row-major: an (n, ndim) int64 tensor, or with as_tuple one 1-D index tensor per dimension, as torch.nonzero.
+    """
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor:
+    """
+    ``input`` with ``alpha * source`` slices added at ``index`` along ``dim`` (repeats accumulate), as torch.index_add.
+    """
+
+def repeat_interleave(input: Tensor, repeats: int | Tensor, dim: int | None = None) -> Tensor:
+    """
+    Each element (each slice along ``dim``; of the flattened input when dim is None) repeated ``repeats`` times (an int, or one count per element), as torch.repeat_interleave.
+    """
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """
+    A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives that diagonal as 1-D, as torch.diag.
+    """
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None) -> Tensor | tuple[Tensor, ...]:
+    """
+    The distinct values of ``input`` in ascending order, with (optionally) each element's index into them and their counts, as torch.unique over the flattened input.
     """
 
 def _cuda_is_built() -> bool:
