@@ -12,7 +12,8 @@
 # compiles the kernels once, as "baseline", for the target the compiler defaults to.
 #
 # Sets SPIRALTORCH_CPU_CAPABILITIES (the capabilities built) and removes the kernel sources from
-# SPIRALTORCH_SOURCES; spiraltorch_configure_cpu_kernels(target) adds their objects to the library.
+# SPIRALTORCH_SOURCES; spiraltorch_configure_cpu_kernels(target) builds them with the target's settings and
+# lists their objects in SPIRALTORCH_CPU_KERNEL_OBJECTS for the targets that link the library's objects.
 option(SPIRALTORCH_CPU_DISPATCH "Compile the vectorised CPU kernels per capability (x86-64: baseline, AVX2, AVX-512)" ON)
 
 set(SPIRALTORCH_CPU_KERNEL_SOURCES
@@ -68,6 +69,7 @@ endif()
 message(STATUS "SpiralTorch: CPU kernel capabilities: ${SPIRALTORCH_CPU_CAPABILITIES}")
 
 function(spiraltorch_configure_cpu_kernels target)
+  set(_objects "")
   # The library itself: the baseline (nothing of it needs more; its hot loops are the kernels).
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${SPIRALTORCH_CPU_BASELINE_FLAGS}>)
   set(_flags_baseline ${SPIRALTORCH_CPU_BASELINE_FLAGS})
@@ -100,9 +102,11 @@ function(spiraltorch_configure_cpu_kernels target)
         COMMAND_EXPAND_LISTS VERBATIM
         COMMENT "CPU kernels (${cap}): one object, only its table global")
       set_source_files_properties("${_obj}" PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
-      target_sources(${target} PRIVATE "${_obj}")
+      list(APPEND _objects "${_obj}")
     else()
-      target_sources(${target} PRIVATE $<TARGET_OBJECTS:${lib}>)
+      list(APPEND _objects $<TARGET_OBJECTS:${lib}>)
     endif()
   endforeach()
+  # Not target_sources(${target}): an object library's TARGET_OBJECTS leave out objects it did not compile.
+  set(SPIRALTORCH_CPU_KERNEL_OBJECTS ${_objects} PARENT_SCOPE)
 endfunction()
