@@ -7,7 +7,8 @@ probabilities tile by tile (dq per query row, dk and dv per key row), causal til
 last row skipped. Checked here against PyTorch's scaled_dot_product_attention and the CPU's tiled
 kernel (output and the three gradients, float32: error below 2e-5 of the largest value), on head
 dims 64 and 128 and odd ones, T off the 64-row blocks, L != S, head views of a packed projection,
-nn.MultiheadAttention / TransformerEncoderLayer (float32, float16, bfloat16), and for its memory:
+float16/bfloat16 inputs (read as such, computed in float32), nn.MultiheadAttention /
+TransformerEncoderLayer, and for its memory:
 the allocator's peak grows linearly in T and stays below one (L, S) score buffer.
 SPIRALTORCH_WGPU_FLASH=0 (a fresh interpreter) takes the composite, whose peak grows as T^2.
 """
@@ -88,6 +89,28 @@ def test_scale_and_3d_inputs_match_torch():
     q, k, v, g = (a[0] for a in inputs(1, 3, 45, 50, 64, 64, seed=4))  # (H, rows, d): no batch dim
     for kw in ({"scale": 0.37}, {"scale": 0.37, "is_causal": True}):
         assert_close(ours(q, k, v, g, "wgpu", **kw), theirs(q, k, v, g, **kw), str(kw))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,tol", [(st.float16, 4e-3), (st.bfloat16, 3e-2)], ids=["f16", "bf16"])
+def test_half_inputs_are_read_as_such_and_match_torch(dtype, tol):
+    """16-bit q, k, v go to the kernels without float32 copies; the result keeps their dtype."""
+    import torch
+
+    tdt = {st.float16: torch.float16, st.bfloat16: torch.bfloat16}[dtype]
+    q, k, v, g = inputs(1, 2, 50, 70, 64, 64, seed=12)
+    ins = [st.tensor(a, device="wgpu").to(dtype) for a in (q, k, v)]
+    for t in ins:
+        t.requires_grad = True
+    out = F.scaled_dot_product_attention(*ins, is_causal=True)
+    assert out.dtype == dtype
+    out.backward(st.tensor(g, device="wgpu").to(dtype))
+    got = [to_np(out.float())] + [to_np(t.grad.float()) for t in ins]
+    tins = [torch.tensor(a).to(tdt).requires_grad_(True) for a in (q, k, v)]
+    tout = torch.nn.functional.scaled_dot_product_attention(*tins, is_causal=True)
+    tout.backward(torch.tensor(g).to(tdt))
+    want = [tout.detach().float().numpy()] + [t.grad.float().numpy() for t in tins]
+    assert_close(got, want, str(dtype), tol=tol)
 
 
 def test_head_views_of_a_packed_projection():
