@@ -1,6 +1,5 @@
 #include "spiraltorch/geometry/poincare_embedding.h"
 
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +8,7 @@
 
 #include "spiraltorch/error.h"
 #include "spiraltorch/generator.h"
+#include "spiraltorch/threads.h"
 
 namespace st::geometry {
 
@@ -248,7 +248,7 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
   const double k = -curvature_;
   const int64_t n_edges = static_cast<int64_t>(pairs.size() / 2), dim = dim_, K = opt.negatives;
   const int64_t B = std::min(opt.batch_size, n_edges), T = K + 1;
-  const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+  const int threads = opt.threads > 0 ? opt.threads : get_num_threads();
   const bool euclid = geometry_ == EmbeddingGeometry::Euclidean;
   const bool any_degree = (opt.burn_in > 0 && opt.burn_in_sampling == NegativeSampling::Degree) ||
                           (opt.epochs > opt.burn_in && opt.sampling == NegativeSampling::Degree);
@@ -296,35 +296,38 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
     int64_t loss_count = 0, skipped = 0;
     for (int64_t start = 0; start < n_edges; start += B) {
       const int64_t nb = std::min(B, n_edges - start);
-#pragma omp parallel for num_threads(threads) schedule(static) if (nb * T * dim >= kParallelWork)
-      for (int64_t i = 0; i < nb; ++i) {
-        const int64_t pos = start + i, e = order[pos];
-        const int64_t u = pairs[2 * e];
-        int64_t* ix = idx.data() + i * T;
-        ix[0] = pairs[2 * e + 1];
-        // Negatives: uniform nodes that are neither u nor one of its ancestors, drawn from
-        // counters tied to the pair's position in the epoch (thread-count independent).
-        char* skip = excluded.data() + static_cast<size_t>(omp_get_thread_num()) * num_nodes_;
-        const auto a = anc.of(u);
-        skip[u] = 1;
-        for (const int64_t x : a) skip[x] = 1;
-        int64_t found = 0;
-        const uint64_t base = static_cast<uint64_t>(pos) << 20;
-        for (uint64_t block = 0; found < K && block < static_cast<uint64_t>(4 * K + 64); ++block) {
-          const auto r = Generator::philox(neg_key, base + block);
-          for (int j = 0; j < 4 && found < K; ++j) {
-            const int64_t cand = by_degree ? table[below(r[j], table_size)] : below(r[j], num_nodes_);
-            if (!skip[cand]) ix[1 + found++] = cand;
+      // Host orchestration: one range of pairs per thread (range r uses the r-th exclusion buffer).
+      const int64_t grain = nb * T * dim >= kParallelWork ? (nb + threads - 1) / threads : nb;
+      parallel_for(nb, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t pos = start + i, e = order[pos];
+          const int64_t u = pairs[2 * e];
+          int64_t* ix = idx.data() + i * T;
+          ix[0] = pairs[2 * e + 1];
+          // Negatives: uniform nodes that are neither u nor one of its ancestors, drawn from
+          // counters tied to the pair's position in the epoch (thread-count independent).
+          char* skip = excluded.data() + static_cast<size_t>(begin / grain) * num_nodes_;
+          const auto a = anc.of(u);
+          skip[u] = 1;
+          for (const int64_t x : a) skip[x] = 1;
+          int64_t found = 0;
+          const uint64_t base = static_cast<uint64_t>(pos) << 20;
+          for (uint64_t block = 0; found < K && block < static_cast<uint64_t>(4 * K + 64); ++block) {
+            const auto r = Generator::philox(neg_key, base + block);
+            for (int j = 0; j < 4 && found < K; ++j) {
+              const int64_t cand = by_degree ? table[below(r[j], table_size)] : below(r[j], num_nodes_);
+              if (!skip[cand]) ix[1 + found++] = cand;
+            }
           }
+          skip[u] = 0;
+          for (const int64_t x : a) skip[x] = 0;
+          count[i] = 1 + found;
+          loss[i] = euclid ? euclidean_pair_loss(w + u * dim, w, ix, count[i], dim, terms.data() + i * T,
+                                                 grad_u.data() + i * dim, grad_t.data() + i * T * dim)
+                           : pair_loss(w + u * dim, w, ix, count[i], dim, k, terms.data() + i * T,
+                                       grad_u.data() + i * dim, grad_t.data() + i * T * dim);
         }
-        skip[u] = 0;
-        for (const int64_t x : a) skip[x] = 0;
-        count[i] = 1 + found;
-        loss[i] = euclid ? euclidean_pair_loss(w + u * dim, w, ix, count[i], dim, terms.data() + i * T,
-                                               grad_u.data() + i * dim, grad_t.data() + i * T * dim)
-                         : pair_loss(w + u * dim, w, ix, count[i], dim, k, terms.data() + i * T,
-                                     grad_u.data() + i * dim, grad_t.data() + i * T * dim);
-      }
+      }, threads);
       // A non-finite loss or gradient drops the whole batch, leaving the weights as they were.
       // grad_u sums every target's term, so a non-finite target gradient shows up there too.
       bool finite = true;
@@ -443,14 +446,13 @@ ReconstructionMetrics reconstruction_metrics(const Tensor& weight, const Tensor&
   }
   std::vector<double> rank_sum(n, 0.0), ap(n, 0.0);
 
-#pragma omp parallel
-  {
+  // Host orchestration: nodes handed out 16 at a time, each range with its own scratch.
+  parallel_for(n, 16, [&](int64_t u_begin, int64_t u_end) {
     // Ranking only needs a monotone function of the distance: |u - x|^2 / ((1 - k|u|^2)(1 - k|x|^2)).
     std::vector<double> d(n), sorted;
     std::vector<int64_t> below_count;
     std::vector<char> is_anc(n, 0);
-#pragma omp for schedule(dynamic, 16)
-    for (int64_t u = 0; u < n; ++u) {
+    for (int64_t u = u_begin; u < u_end; ++u) {
       const auto a = anc.of(u);
       if (a.empty()) continue;
       const double* x = w.data() + u * dim;
@@ -485,7 +487,7 @@ ReconstructionMetrics reconstruction_metrics(const Tensor& weight, const Tensor&
       ap[u] = precision / static_cast<double>(sorted.size());
       for (const int64_t v : a) is_anc[v] = 0;
     }
-  }
+  });
   ReconstructionMetrics m;
   double ranks = 0, aps = 0;
   for (int64_t u = 0; u < n; ++u) {

@@ -32,7 +32,6 @@ std::deque<Entry>& table() {
 template <typename T>
 std::pair<int64_t, int64_t> min_max(const T* p, int64_t n) {
   T mn = p[0], mx = p[0];
-#pragma omp simd reduction(min : mn) reduction(max : mx)
   for (int64_t i = 0; i < n; ++i) {
     mn = p[i] < mn ? p[i] : mn;
     mx = p[i] > mx ? p[i] : mx;

@@ -1,12 +1,14 @@
 #include "spiraltorch/rec/matrix_factorization.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "spiraltorch/error.h"
 #include "spiraltorch/generator.h"
+#include "spiraltorch/threads.h"
 
 namespace st::rec {
 
@@ -219,40 +221,42 @@ MFEpoch BiasedMF::als_sweep(const Ratings& r, float reg, float reg_bias) {
                         std::vector<float>& w_new, std::vector<float>& b_new, const std::vector<float>& x,
                         const std::vector<float>& other_b) {
     const Groups g = group_by(owners, n_owners);
-    bool failed = false;
-#pragma omp parallel for schedule(dynamic, 16) reduction(|| : failed)
-    for (int64_t o = 0; o < n_owners; ++o) {
-      const int64_t lo = g.start[static_cast<size_t>(o)], hi = g.start[static_cast<size_t>(o) + 1];
-      float* wo = &w_new[static_cast<size_t>(o * F)];
-      if (lo == hi) {  // no ratings: the penalty alone pulls everything to zero
-        std::fill(wo, wo + F, 0.0f);
-        b_new[static_cast<size_t>(o)] = 0.0f;
-        continue;
-      }
-      std::vector<double> a(static_cast<size_t>(D * D), 0.0), rhs(static_cast<size_t>(D), 0.0), z(static_cast<size_t>(D));
-      for (int64_t j = lo; j < hi; ++j) {
-        const auto k = static_cast<size_t>(g.rows[static_cast<size_t>(j)]);
-        const auto other = static_cast<size_t>(others[k]);
-        z[0] = 1.0;
-        for (int64_t f = 0; f < F; ++f) z[static_cast<size_t>(f + 1)] = x[other * static_cast<size_t>(F) + static_cast<size_t>(f)];
-        const double y = static_cast<double>(r.values[k]) - mu_ - other_b[other];
-        for (int64_t p = 0; p < D; ++p) {
-          rhs[static_cast<size_t>(p)] += y * z[static_cast<size_t>(p)];
-          for (int64_t q = 0; q <= p; ++q) a[static_cast<size_t>(p * D + q)] += z[static_cast<size_t>(p)] * z[static_cast<size_t>(q)];
+    // Host orchestration: owners are independent solves, handed out 16 at a time.
+    std::atomic<bool> failed{false};
+    parallel_for(n_owners, 16, [&](int64_t o_begin, int64_t o_end) {
+      for (int64_t o = o_begin; o < o_end; ++o) {
+        const int64_t lo = g.start[static_cast<size_t>(o)], hi = g.start[static_cast<size_t>(o) + 1];
+        float* wo = &w_new[static_cast<size_t>(o * F)];
+        if (lo == hi) {  // no ratings: the penalty alone pulls everything to zero
+          std::fill(wo, wo + F, 0.0f);
+          b_new[static_cast<size_t>(o)] = 0.0f;
+          continue;
         }
+        std::vector<double> a(static_cast<size_t>(D * D), 0.0), rhs(static_cast<size_t>(D), 0.0), z(static_cast<size_t>(D));
+        for (int64_t j = lo; j < hi; ++j) {
+          const auto k = static_cast<size_t>(g.rows[static_cast<size_t>(j)]);
+          const auto other = static_cast<size_t>(others[k]);
+          z[0] = 1.0;
+          for (int64_t f = 0; f < F; ++f) z[static_cast<size_t>(f + 1)] = x[other * static_cast<size_t>(F) + static_cast<size_t>(f)];
+          const double y = static_cast<double>(r.values[k]) - mu_ - other_b[other];
+          for (int64_t p = 0; p < D; ++p) {
+            rhs[static_cast<size_t>(p)] += y * z[static_cast<size_t>(p)];
+            for (int64_t q = 0; q <= p; ++q) a[static_cast<size_t>(p * D + q)] += z[static_cast<size_t>(p)] * z[static_cast<size_t>(q)];
+          }
+        }
+        const double cnt = static_cast<double>(hi - lo);
+        for (int64_t p = 0; p < D; ++p) {
+          for (int64_t q = 0; q < p; ++q) a[static_cast<size_t>(q * D + p)] = a[static_cast<size_t>(p * D + q)];
+          a[static_cast<size_t>(p * D + p)] += cnt * (p == 0 ? reg_bias : reg) + 1e-9;
+        }
+        if (!cholesky_solve(a, rhs, D)) {
+          failed.store(true);
+          continue;
+        }
+        b_new[static_cast<size_t>(o)] = static_cast<float>(rhs[0]);
+        for (int64_t f = 0; f < F; ++f) wo[f] = static_cast<float>(rhs[static_cast<size_t>(f + 1)]);
       }
-      const double cnt = static_cast<double>(hi - lo);
-      for (int64_t p = 0; p < D; ++p) {
-        for (int64_t q = 0; q < p; ++q) a[static_cast<size_t>(q * D + p)] = a[static_cast<size_t>(p * D + q)];
-        a[static_cast<size_t>(p * D + p)] += cnt * (p == 0 ? reg_bias : reg) + 1e-9;
-      }
-      if (!cholesky_solve(a, rhs, D)) {
-        failed = true;
-        continue;
-      }
-      b_new[static_cast<size_t>(o)] = static_cast<float>(rhs[0]);
-      for (int64_t f = 0; f < F; ++f) wo[f] = static_cast<float>(rhs[static_cast<size_t>(f + 1)]);
-    }
+    });
     if (failed)
       throw ValueError(std::string(op) + ": the normal equations are singular (reg = " + std::to_string(reg) +
                        ", reg_bias = " + std::to_string(reg_bias) + "); use a positive regularisation");
@@ -318,28 +322,30 @@ double ImplicitALS::sweep(const Ratings& r) {
     const std::vector<double> yty = gram(y, n_others);
     const Groups g = group_by(owners, n_owners);
     std::vector<float> w_new(static_cast<size_t>(n_owners * F), 0.0f);
-    bool failed = false;
-#pragma omp parallel for schedule(dynamic, 16) reduction(|| : failed)
-    for (int64_t o = 0; o < n_owners; ++o) {
-      const int64_t lo = g.start[static_cast<size_t>(o)], hi = g.start[static_cast<size_t>(o) + 1];
-      if (lo == hi) continue;  // no interactions: the minimiser is 0
-      std::vector<double> a(yty), rhs(static_cast<size_t>(F), 0.0);
-      for (int64_t j = lo; j < hi; ++j) {
-        const auto k = static_cast<size_t>(g.rows[static_cast<size_t>(j)]);
-        const float* v = &y[static_cast<size_t>(others[k]) * static_cast<size_t>(F)];
-        const double c = 1.0 + static_cast<double>(alpha_) * r.values[k];
-        for (int64_t p = 0; p < F; ++p) {
-          rhs[static_cast<size_t>(p)] += c * v[p];
-          for (int64_t q = 0; q < F; ++q) a[static_cast<size_t>(p * F + q)] += (c - 1.0) * v[p] * v[q];
+    // Host orchestration: owners are independent solves, handed out 16 at a time.
+    std::atomic<bool> failed{false};
+    parallel_for(n_owners, 16, [&](int64_t o_begin, int64_t o_end) {
+      for (int64_t o = o_begin; o < o_end; ++o) {
+        const int64_t lo = g.start[static_cast<size_t>(o)], hi = g.start[static_cast<size_t>(o) + 1];
+        if (lo == hi) continue;  // no interactions: the minimiser is 0
+        std::vector<double> a(yty), rhs(static_cast<size_t>(F), 0.0);
+        for (int64_t j = lo; j < hi; ++j) {
+          const auto k = static_cast<size_t>(g.rows[static_cast<size_t>(j)]);
+          const float* v = &y[static_cast<size_t>(others[k]) * static_cast<size_t>(F)];
+          const double c = 1.0 + static_cast<double>(alpha_) * r.values[k];
+          for (int64_t p = 0; p < F; ++p) {
+            rhs[static_cast<size_t>(p)] += c * v[p];
+            for (int64_t q = 0; q < F; ++q) a[static_cast<size_t>(p * F + q)] += (c - 1.0) * v[p] * v[q];
+          }
         }
+        for (int64_t p = 0; p < F; ++p) a[static_cast<size_t>(p * F + p)] += reg_ + 1e-9;
+        if (!cholesky_solve(a, rhs, F)) {
+          failed.store(true);
+          continue;
+        }
+        for (int64_t p = 0; p < F; ++p) w_new[static_cast<size_t>(o * F + p)] = static_cast<float>(rhs[static_cast<size_t>(p)]);
       }
-      for (int64_t p = 0; p < F; ++p) a[static_cast<size_t>(p * F + p)] += reg_ + 1e-9;
-      if (!cholesky_solve(a, rhs, F)) {
-        failed = true;
-        continue;
-      }
-      for (int64_t p = 0; p < F; ++p) w_new[static_cast<size_t>(o * F + p)] = static_cast<float>(rhs[static_cast<size_t>(p)]);
-    }
+    });
     if (failed)
       throw ValueError(std::string(op) + ": the normal equations are singular (reg = " + std::to_string(reg_) +
                        "); use a positive regularisation");

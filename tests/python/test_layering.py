@@ -35,7 +35,7 @@ ALLOWED_DEVICE_BRANCHES = {
     "runtime/rank_execute.cpp": "the planner's CPU execution of a plan refuses device tensors by design",
     "train/module_trainer.cpp": "the trainer's device option names a device (\"wgpu\" -> Device(WGPU))",
     "optim/adam.cpp": "TEMPORARY: capturable=True checks for CUDA/CPU instead of asking the backend",
-    "ops/known_range.cpp": "TEMPORARY: the host-copy range cache records host->device copies",
+    "ops/known_range.cpp": "copy plumbing: remembers the value range of index tensors copied host->device",
     "ops/indexing.cpp": "TEMPORARY: index range checks read device indices back (a host sync) on devices only",
     "ops/dense_linalg.cpp": "TEMPORARY: LAPACK factorizations run on the host; device tensors round-trip",
     "ops/linalg.cpp": "TEMPORARY: bf16 matmul takes oneDNN on the CPU (moves with the oneDNN files)",
@@ -45,9 +45,7 @@ ALLOWED_DEVICE_BRANCHES = {
 }
 ALLOWED_OMP = {
     "nn/functional.cpp": "TEMPORARY: embedding's CPU gather/scatter loops are not yet a backend entry",
-    "ops/known_range.cpp": "TEMPORARY: min/max of a host index copy (a SIMD hint) is not yet a backend reduce",
-    "geometry/poincare_embedding.cpp": "TEMPORARY: host trainer loops to move onto st::parallel_for",
-    "rec/matrix_factorization.cpp": "TEMPORARY: host trainer loops to move onto st::parallel_for",
+    "rec/matrix_factorization.cpp": "SIMD hints (omp simd) of the SGD step's float dot products; its threads use parallel_for",
 }
 
 
