@@ -113,6 +113,19 @@ def test_half_inputs_are_read_as_such_and_match_torch(dtype, tol):
     assert_close(got, want, str(dtype), tol=tol)
 
 
+def test_nan_propagates_like_the_cpu():
+    """A NaN in q's row 1 (so in key and value 1 too): rows that see key 1 come out NaN, and row 0,
+    which does not, gets NaN only in column 2 (its zero weight times v's NaN), as on the CPU."""
+    q = np.random.default_rng(13).standard_normal((1, 1, 4, 8)).astype(np.float32)
+    q[0, 0, 1, 2] = np.nan
+    got = [to_np(F.scaled_dot_product_attention(*(st.tensor(q, device=dev),) * 3, is_causal=True))
+           for dev in ("wgpu", "cpu")]
+    nan = np.isnan(got[0])
+    np.testing.assert_array_equal(nan, np.isnan(got[1]))
+    assert nan[0, 0, 1:].all() and nan[0, 0, 0].sum() == 1
+    np.testing.assert_allclose(got[0][~nan], got[1][~nan], rtol=1e-5, atol=1e-6)
+
+
 def test_head_views_of_a_packed_projection():
     """q, k, v as (B, L, H, d) -> (B, H, L, d) views of one tensor, read in place through their
     strides: the same values and gradients as contiguous copies on the CPU."""

@@ -140,9 +140,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
       {{DOT_Q_KS}}
       let x = select(neg_inf(), (acc.x + acc.y) + (acc.z + acc.w), j < nv);
       s[j] = x;
-      bmax = max(bmax, x);
+      bmax = f_max(bmax, x);  // NaN-propagating: a NaN score makes the row NaN, as on the CPU
     }
-    let nm = max(m, bmax);
+    let nm = f_max(m, bmax);
     // Nothing finite seen yet (or a row past L): p stays 0 and the row untouched.
     let dead = nm == neg_inf() || !live;
     var rescale = 0.0;
