@@ -228,16 +228,21 @@ GradientRoute::GradientRoute(const Tensor& t) {
 }
 
 Tensor GradientRoute::attach(const Tensor& values) const {
-  // A fresh view per call: when one leaf is routed several times (q = k = v), each use's
-  // gradient is then captured on its own instead of all of them summed into every slot.
+  // A fresh tensor with its own history per call: when one tensor is routed several times
+  // (q = k = v), autograd::grad then captures each use's gradient on its own instead of the sum
+  // of all uses in every slot (all uses of one node output share that output's gradient).
   if (leaf_.defined()) return view(leaf_, leaf_.shape());
   if (!fn_) return values;
-  Tensor routed = Tensor::from_storage(values.storage(), values.shape(), values.strides(), values.offset(),
-                                       values.dtype());
-  auto& meta = routed.autograd_meta();
+  const auto alias = [&] {
+    return Tensor::from_storage(values.storage(), values.shape(), values.strides(), values.offset(), values.dtype());
+  };
+  Tensor target = alias();  // stands for the routed output: (fn_, output_nr_)
+  auto& meta = target.autograd_meta();
   meta.requires_grad = true;
   meta.grad_fn = fn_;
   meta.output_nr = output_nr_;
+  Tensor routed = alias();
+  record(routed, "RouteBackward", {target}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
   return routed;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ops/common.h"
 #include "ops/known_range.h"
+#include "ops/split_views.h"
 
 namespace st {
 
@@ -184,13 +185,10 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
                      std::to_string(size));
   }
   const int64_t count = split_size == 0 ? 1 : std::max<int64_t>((size + split_size - 1) / split_size, 1);
-  std::vector<Tensor> out;
-  out.reserve(count);
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t start = i * split_size;
-    out.push_back(narrow(x, d, start, std::min(split_size, size - start)));
-  }
-  return out;
+  std::vector<int64_t> lengths;
+  lengths.reserve(count);
+  for (int64_t i = 0; i < count; ++i) lengths.push_back(std::min(split_size, size - i * split_size));
+  return detail::split_views(x, d, lengths, "SplitBackward");
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
@@ -206,14 +204,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
                      std::to_string(x.shape()[d]) + " (the size of dimension " + std::to_string(d) + " of shape " +
                      shape_str(x.shape()) + "), but sum to " + std::to_string(total));
   }
-  std::vector<Tensor> out;
-  out.reserve(sizes.size());
-  int64_t start = 0;
-  for (const int64_t s : sizes) {
-    out.push_back(narrow(x, d, start, s));
-    start += s;
-  }
-  return out;
+  return detail::split_views(x, d, sizes, "SplitWithSizesBackward");
 }
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/split_views.h"
 
 namespace st {
 
@@ -136,10 +137,7 @@ Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes) {
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   if (x.dim() == 0) throw IndexError("unbind: a 0-d tensor has no dimension to unbind");
   const int64_t d = wrap_existing_dim(dim, x.dim(), "unbind");
-  std::vector<Tensor> out;
-  out.reserve(static_cast<size_t>(x.shape()[d]));
-  for (int64_t i = 0; i < x.shape()[d]; ++i) out.push_back(select(x, d, i));
-  return out;
+  return detail::unbind_views(x, d);
 }
 
 std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim) {
@@ -149,14 +147,10 @@ std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim)
   }
   const int64_t d = wrap_existing_dim(dim, x.dim(), "tensor_split");
   const int64_t size = x.shape()[d], q = size / sections, r = size % sections;
-  std::vector<Tensor> out;
-  int64_t start = 0;
-  for (int64_t i = 0; i < sections; ++i) {  // the first size % sections parts are one longer
-    const int64_t len = q + (i < r ? 1 : 0);
-    out.push_back(narrow(x, d, start, len));
-    start += len;
-  }
-  return out;
+  std::vector<int64_t> lengths;
+  lengths.reserve(static_cast<size_t>(sections));
+  for (int64_t i = 0; i < sections; ++i) lengths.push_back(q + (i < r ? 1 : 0));  // the first size % sections are one longer
+  return detail::split_views(x, d, lengths, "TensorSplitBackward");
 }
 
 std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim) {
@@ -166,6 +160,13 @@ std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& in
   std::vector<int64_t> bounds{0};
   for (const int64_t i : indices) bounds.push_back(std::clamp<int64_t>(i < 0 ? i + size : i, 0, size));
   bounds.push_back(size);
+  if (std::is_sorted(bounds.begin(), bounds.end())) {
+    // Ascending indices: the pieces tile the dimension, one node for all of them.
+    std::vector<int64_t> lengths;
+    for (size_t i = 0; i + 1 < bounds.size(); ++i) lengths.push_back(bounds[i + 1] - bounds[i]);
+    return detail::split_views(x, d, lengths, "TensorSplitBackward");
+  }
+  // Indices out of order give overlapping or empty pieces (as in PyTorch): one view each.
   std::vector<Tensor> out;
   for (size_t i = 0; i + 1 < bounds.size(); ++i) {
     const int64_t a = std::min(bounds[i], size);

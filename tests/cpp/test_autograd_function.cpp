@@ -306,3 +306,48 @@ TEST(AutogradFunction, CheckpointedMultiOutputOps) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12);
 }
+
+TEST(MultiOutputNode, SplitChunkUnbindAreOneNodeAndTwiceDifferentiable) {
+  manual_seed(6);
+  const Tensor x0 = randn({6, 4}, Dtype::Float64);
+  Tensor x = x0.clone().set_requires_grad(true);
+  const auto parts = split(x, 4, 0);  // 4 + 2 rows
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].grad_fn(), parts[1].grad_fn());
+  EXPECT_EQ(parts[1].output_nr(), 1u);
+  const auto rows = unbind(x, 1);
+  EXPECT_EQ(rows[0].grad_fn(), rows[3].grad_fn());
+  // pieces used unevenly, one not at all: first order against finite differences
+  test_util::gradcheck(
+      [](const Tensor& t) {
+        const auto c = chunk(t, 3, 0);
+        const auto u = unbind(t, 1);
+        return add(mul(c[0], c[2]), sum(mul(u[1], u[3])));
+      },
+      x0);
+  test_util::gradcheck([](const Tensor& t) { return tensor_split(t, std::vector<int64_t>{1, 4}, 0)[1]; }, x0);
+  // second order: d/dx of the gradient of sum(p0^2 * p1) (rows 0-2 and 3-5 of x)
+  const auto p = split(x, 3, 0);
+  const Tensor g = grad({sum(mul(mul(p[0], p[0]), p[1]))}, {x}, {}, true, true)[0];
+  const Tensor gg = grad({sum(g)}, {x})[0];
+  const auto xv = x0.to_vector<double>(), ggv = gg.to_vector<double>();
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t c = 0; c < 4; ++c) {
+      const double a = xv[r * 4 + c], b = xv[(r + 3) * 4 + c];
+      // g = (2ab, a^2): d/da sum = 2b + 2a, d/db = 2a
+      EXPECT_NEAR(ggv[r * 4 + c], 2 * b + 2 * a, 1e-12);
+      EXPECT_NEAR(ggv[(r + 3) * 4 + c], 2 * a, 1e-12);
+    }
+  }
+  // an in-place write through a piece still rewires x's history
+  Tensor y = mul(x, 1.0);
+  auto q = split(y, 3, 0);
+  {
+    Tensor w = full({3, 4}, 2.0, Dtype::Float64);
+    copy_(q[1], w);
+  }
+  sum(mul(y, y)).backward();
+  const auto gx = x.grad().to_vector<double>();
+  for (int64_t i = 0; i < 12; ++i) EXPECT_NEAR(gx[i], 2 * xv[i], 1e-12);  // rows 0-2 flow back
+  for (int64_t i = 12; i < 24; ++i) EXPECT_NEAR(gx[i], 0.0, 1e-12);      // rows 3-5 were overwritten
+}

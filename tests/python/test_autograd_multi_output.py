@@ -139,3 +139,30 @@ def test_eigh_gradient_through_one_node():
         return w, _sign_fixed(v, -2)
 
     gradcheck(eigh_all, R((4, 4), seed=7))
+
+
+def test_split_chunk_unbind_are_one_node_with_double_backward():
+    torch = pytest.importorskip("torch")
+    a = R((6, 4), seed=8)
+    parts = st_tensor(a, dtype=st.float64, requires_grad=True).split(4)
+    assert [p.grad_fn for p in parts] == ["SplitBackward", "SplitBackward"]
+
+    def pieces(t):
+        c = t.chunk(3, 0)
+        u = t.unbind(1)
+        return c[0] * c[2], (u[1] * u[3]).sum()  # c[1], u[0] and u[2] unused
+
+    gradcheck(pieces, a)
+    x = st_tensor(a, dtype=st.float64, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    grads = []
+    for lib, t in (("st", x), ("torch", xt)):
+        p = t.split(3)
+        u = t.unbind(1)
+        loss = (p[0] * p[0] * p[1]).sum() + (u[0] * u[2] * u[2]).sum()
+        autograd = st.autograd if lib == "st" else torch.autograd
+        (g,) = autograd.grad(loss, t, create_graph=True)
+        (gg,) = autograd.grad((g * g).sum(), t)
+        grads.append((to_np(g) if lib == "st" else g.detach().numpy(), to_np(gg) if lib == "st" else gg.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=0, atol=1e-10)
