@@ -154,6 +154,38 @@ Tensor t(const Tensor& x) {
   return permute(x, order);
 }
 
+namespace {
+
+// The backward of slice/select under create_graph: `g` (the gradient of x's slice start::step along
+// dim) placed into zeros of x's shape by differentiable ops only (cat, reshape, narrow), so that
+// the gradient can itself be differentiated; the in-place copy of the first-order path is not
+// recorded.
+Tensor embed_differentiably(const Tensor& g, const Shape& in_shape, int64_t dim, int64_t start, int64_t step) {
+  const auto zeros_along = [&](const Tensor& like, int64_t d, int64_t n) {
+    Shape s = like.shape();
+    s[d] = n;
+    return zeros(s, like.dtype(), like.device());
+  };
+  Tensor spread = g;
+  const int64_t m = g.shape()[dim];
+  if (step > 1 && m > 0) {
+    // Each gradient row followed by step-1 zero rows, then the trailing zeros cut off.
+    Tensor rows = unsqueeze(g, dim + 1);
+    rows = cat({rows, zeros_along(rows, dim + 1, step - 1)}, dim + 1);
+    Shape merged = g.shape();
+    merged[dim] = m * step;
+    spread = narrow(reshape(rows, merged), dim, 0, (m - 1) * step + 1);
+  }
+  const int64_t before = start, after = in_shape[dim] - start - spread.shape()[dim];
+  std::vector<Tensor> parts;
+  if (before > 0) parts.push_back(zeros_along(spread, dim, before));
+  parts.push_back(spread);
+  if (after > 0) parts.push_back(zeros_along(spread, dim, after));
+  return parts.size() == 1 ? spread : cat(parts, dim);
+}
+
+}  // namespace
+
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
   dim = wrap_existing_dim(dim, x.dim(), "slice");
   if (step <= 0) throw ValueError("slice: step must be positive, got " + std::to_string(step));
@@ -168,6 +200,7 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const Shape in_shape = x.shape();
   return make_view(x, shape, strides, x.offset() + start * x.strides()[dim], "SliceBackward",
                    [in_shape, dim, start, end, step](const Tensor& g) {
+                     if (g.requires_grad()) return embed_differentiably(g, in_shape, dim, start, step);
                      Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
                      Tensor part = slice(full_grad, dim, start, end, step);
                      NoGradGuard ng;
@@ -201,6 +234,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   const Shape in_shape = x.shape();
   return make_view(x, shape, strides, x.offset() + index * x.strides()[dim], "SelectBackward",
                    [in_shape, dim, index](const Tensor& g) {
+                     if (g.requires_grad()) return embed_differentiably(unsqueeze(g, dim), in_shape, dim, index, 1);
                      Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
                      Tensor part = select(full_grad, dim, index);
                      NoGradGuard ng;
