@@ -307,6 +307,21 @@ class Backend {
                                         Tensor& dk, Tensor& dv) {
     return false;
   }
+  // flash_attention with an additive mask (scaled_dot_product_attention's attn_mask, booleans
+  // made -inf / 0): the scores are scale q k^T + mask [+ the causal mask]; mask is a (B, H, L, S)
+  // tensor of the operands' dtype read through its strides (0 on broadcast dims), so a mask given
+  // as (L, S) costs no (B, H, L, S) buffer. A row whose keys are all masked gets a zero output and
+  // lse = -inf. An undefined mask is flash_attention; backends without a masked kernel decline.
+  virtual bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                      double scale, bool causal, Tensor& out, Tensor& lse) {
+    return !mask.defined() && flash_attention(q, k, v, scale, causal, out, lse);
+  }
+  // Its backward, for operands flash_attention_masked took (the mask gets no gradient).
+  virtual bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                               const Tensor& dout, const Tensor& lse, const Tensor& delta,
+                                               double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+    return !mask.defined() && flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+  }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),
   // each in [0, C) or equal to ignore_index: loss[r] = scale (logsumexp(x_r) - x_r[t_r]) (0 where
   // ignored; scale = 1/rows makes the rows' sum their mean) and lse[r] = logsumexp(x_r), both

@@ -51,17 +51,18 @@ bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
   return true;
 }
 
-// The gradients of attend(q, k, v, causal mask) as differentiable ops on the routed inputs
-// (create_graph through a fused attention); undefined where an input needs none.
+// The gradients of attend(q, k, v, causal mask or `mask`) as differentiable ops on the routed
+// inputs (create_graph through a fused attention); undefined where an input needs none. `mask`
+// (additive, broadcastable to the scores; may be undefined) is a constant.
 std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&values)[3], const Tensor& g,
-                                    double scale, bool causal) {
+                                    double scale, bool causal, const Tensor& extra_mask = Tensor()) {
   std::vector<Tensor> inputs(3), wanted;
   for (int i = 0; i < 3; ++i) {
     inputs[i] = r[i].attach(values[i]);
     if (r[i].requires_grad()) wanted.push_back(inputs[i]);
   }
   const int64_t L = values[0].shape()[values[0].dim() - 2], S = values[1].shape()[values[1].dim() - 2];
-  const Tensor mask = causal ? causal_mask(L, S, values[0].dtype(), values[0].device()) : Tensor();
+  const Tensor mask = causal ? causal_mask(L, S, values[0].dtype(), values[0].device()) : extra_mask;
   const Tensor y = attend(inputs[0], inputs[1], inputs[2], mask, scale, 0.0).first;
   const std::vector<Tensor> gs = grad({y}, wanted, {g}, true, true, true);
   std::vector<Tensor> out(3);
@@ -82,6 +83,19 @@ Tensor as_bhrd(const Tensor& t) {
   }
 }
 
+// The additive mask as a (B, H, L, S) view matching as_bhrd(q) (0 strides on broadcast dims, no
+// copy); undefined where it does not broadcast to q's scores or q has more than 4 dims.
+Tensor scores_view(const Tensor& mask, const Tensor& q, int64_t S) {
+  if (q.dim() > 4 || mask.dim() > q.dim()) return Tensor();
+  Shape scores = q.shape();
+  scores.back() = S;
+  for (int64_t i = 1; i <= mask.dim(); ++i) {
+    const int64_t m = mask.shape()[mask.dim() - i], t = scores[scores.size() - i];
+    if (m != 1 && m != t) return Tensor();
+  }
+  return as_bhrd(expand(mask, scores));
+}
+
 // An uninitialised (B, H, rows, d) tensor laid out as (B, rows, H, d): the order heads are merged
 // back in, so the transpose that follows attention is free.
 Tensor heads_last(int64_t B, int64_t H, int64_t rows, int64_t d, Dtype dt, Device dev) {
@@ -93,36 +107,43 @@ struct FlashGrads {
   Tensor dq, dk, dv;
 };
 
-// The flash kernels' forward on (B, H, rows, d) head views read in place: the output (laid out
-// (B, L, H, d)) and each row's log-sum-exp in lse; undefined where the backend does not take them.
-Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, double scale, bool causal, Tensor& lse) {
+// The flash kernels' forward on (B, H, rows, d) head views read in place, with an additive
+// (B, H, L, S) mask view where defined: the output (laid out (B, L, H, d)) and each row's
+// log-sum-exp in lse; undefined where the backend does not take them.
+Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, double scale,
+                     bool causal, Tensor& lse) {
   auto& be = detail::backend_of(q4);
   const int64_t B = q4.shape()[0], H = q4.shape()[1], L = q4.shape()[2];
   Tensor o4 = heads_last(B, H, L, v4.shape()[3], q4.dtype(), q4.device());
   lse = Tensor::empty({B, H, L}, q4.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, q4.device());
-  return be.flash_attention(q4, k4, v4, scale, causal, o4, lse) ? o4 : Tensor();
+  return be.flash_attention_masked(q4, k4, v4, mask4, scale, causal, o4, lse) ? o4 : Tensor();
 }
 
 // dq, dk, dv of a flash forward into `g` (views the caller allocated), from dout's (B, H, L, dv) view.
-void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& o4, const Tensor& lse,
-                    const Tensor& dout4, double scale, bool causal, FlashGrads& g) {
+void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, const Tensor& o4,
+                    const Tensor& lse, const Tensor& dout4, double scale, bool causal, FlashGrads& g) {
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
   const Dtype stat = lse.dtype();
   const Tensor delta =
       sum(mul(detail::cast_raw(d, stat), detail::cast_raw(o4, stat)), {-1}).contiguous();  // (B, H, L): lse's layout
-  if (be.flash_attention_backward(q4, k4, v4, d, lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
-  if (be.flash_attention_backward(q4, k4, v4, d.contiguous(), lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d, lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d.contiguous(), lse, delta, scale, causal, g.dq, g.dk,
+                                         g.dv)) {
+    return;
+  }
   throw SpiralError("scaled_dot_product_attention: the flash backward refused operands its forward took");
 }
 
 // scaled_dot_product_attention through the flash kernels, q/k/v any (..., rows, d) views;
-// undefined where the backend does not take them.
-Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+// undefined where the backend does not take them. `mask` (may be undefined) is an additive mask
+// broadcastable to the scores and `mask4` its (B, H, L, S) view for the kernels.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
+                       const Tensor& mask = Tensor(), const Tensor& mask4 = Tensor()) {
   if (!detail::backend_of(q).has_flash_attention()) return Tensor();
   const Tensor q4 = as_bhrd(q.detach()), k4 = as_bhrd(k.detach()), v4 = as_bhrd(v.detach());
   Tensor lse;
-  const Tensor o4 = flash_forward(q4, k4, v4, scale, causal, lse);
+  const Tensor o4 = flash_forward(q4, k4, v4, mask4, scale, causal, lse);
   if (!o4.defined()) return Tensor();
   Shape out_shape = q.shape();
   out_shape.back() = v.shape().back();
@@ -130,17 +151,18 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   if (!needs_grad({&q, &k, &v})) return out;
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
          [r = std::array<GradientRoute, 3>{GradientRoute(q), GradientRoute(k), GradientRoute(v)}, q4, k4, v4, o4, lse,
-          qs = q.shape(), ks = k.shape(), vs = v.shape(), scale, causal](const Tensor& g) -> std::vector<Tensor> {
+          mask, mask4, qs = q.shape(), ks = k.shape(), vs = v.shape(), scale,
+          causal](const Tensor& g) -> std::vector<Tensor> {
            if (grad_enabled()) {
              const GradientRoute routes[3] = {r[0], r[1], r[2]};
              const Tensor values[3] = {reshape(q4, qs), reshape(k4, ks), reshape(v4, vs)};
-             return composite_grads(routes, values, g, scale, causal);
+             return composite_grads(routes, values, g, scale, causal, mask);
            }
            const int64_t B = q4.shape()[0], H = q4.shape()[1];
            FlashGrads gr{heads_last(B, H, q4.shape()[2], q4.shape()[3], q4.dtype(), q4.device()),
                          heads_last(B, H, k4.shape()[2], k4.shape()[3], k4.dtype(), k4.device()),
                          heads_last(B, H, v4.shape()[2], v4.shape()[3], v4.dtype(), v4.device())};
-           flash_backward(q4, k4, v4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
+           flash_backward(q4, k4, v4, mask4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
            return {r[0].requires_grad() ? reshape(gr.dq, qs) : Tensor(), r[1].requires_grad() ? reshape(gr.dk, ks) : Tensor(),
                    r[2].requires_grad() ? reshape(gr.dv, vs) : Tensor()};
          },
@@ -161,7 +183,7 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
   const Tensor x = qkv.detach();
   const Tensor q4 = head_views(x, 0), k4 = head_views(x, 1), v4 = head_views(x, 2);
   Tensor lse;
-  const Tensor o4 = flash_forward(q4, k4, v4, scale, causal, lse);
+  const Tensor o4 = flash_forward(q4, k4, v4, Tensor(), scale, causal, lse);
   if (!o4.defined()) return Tensor();
   Tensor out = reshape(transpose(o4, 1, 2), {B, L, E});  // a view: o4 is laid out (B, L, H, d)
   if (!needs_grad({&qkv})) return out;
@@ -178,7 +200,7 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
            }
            Tensor dqkv = Tensor::empty(x.shape(), x.dtype(), x.device());
            FlashGrads gr{head_views(dqkv, 0), head_views(dqkv, 1), head_views(dqkv, 2)};
-           flash_backward(q4, k4, v4, o4, lse, g4, scale, causal, gr);
+           flash_backward(q4, k4, v4, Tensor(), o4, lse, g4, scale, causal, gr);
            return {dqkv};
          },
          {x, o4});
@@ -302,6 +324,13 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   if (!has_mask && dropout_p == 0.0 && fusable(q, k, v)) return fused_attention(q, k, v, sc, is_causal);
   Tensor mask;
   if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
+  if (has_mask && dropout_p == 0.0 && fusable(q, k, v) && !mask.requires_grad()) {
+    // A constant mask: the flash kernels that take one (the CPU's) read it through a broadcast
+    // (B, H, L, S) view, so no scores buffer exists.
+    if (const Tensor mask4 = scores_view(mask, q, S); mask4.defined()) {
+      if (Tensor out = flash_attention(q, k, v, sc, false, mask, mask4); out.defined()) return out;
+    }
+  }
   if (is_causal) mask = causal_mask(L, S, q.dtype(), q.device());
   return attend(q, k, v, mask, sc, dropout_p).first;
 }

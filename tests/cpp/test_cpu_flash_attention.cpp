@@ -189,25 +189,30 @@ TEST(CpuFlashAttention, OpGradientsMatchFiniteDifferences) {
 }
 
 TEST(CpuFlashAttention, OpMatchesTheCompositePath) {
-  // An additive mask takes the composite (softmax over materialised scores); a zero or causal
-  // mask computes the same as the tiled kernel's plain and causal forms.
+  // A constant additive mask takes the masked kernel, one that requires grad the composite
+  // (softmax over materialised scores); a zero or causal mask computes the same as the tiled
+  // kernel's plain and causal forms either way.
   for (const bool causal : {false, true}) {
     const Tensor q = random_tensor({2, 3, 77, 16}, 6), k = random_tensor({2, 3, 77, 16}, 7),
                  v = random_tensor({2, 3, 77, 16}, 8), g = random_tensor({2, 3, 77, 16}, 9);
     const Tensor mask = causal ? nn::causal_mask(77, 77, Dtype::Float64) : zeros({77, 77}, Dtype::Float64);
     std::vector<Tensor> outs, grads;
-    for (const bool tiled : {true, false}) {
+    for (const int path : {0, 1, 2}) {  // flag, constant mask, mask that requires grad
       std::vector<Tensor> leaves{q.clone(), k.clone(), v.clone()};
       for (Tensor& t : leaves) t.set_requires_grad(true);
-      const Tensor o = tiled ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt, 0.0,
-                                                                causal)
-                             : nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], mask);
+      Tensor m = mask.clone();
+      if (path == 2) m.set_requires_grad(true);
+      const Tensor o = path == 0 ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt,
+                                                                    0.0, causal)
+                                 : nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], m);
       sum(mul(o, g)).backward();
       outs.push_back(o.detach());
       for (const Tensor& t : leaves) grads.push_back(t.grad());
     }
-    EXPECT_LE(error_of(outs[0], outs[1].to_vector<double>()), 1e-13);
-    for (int i = 0; i < 3; ++i) EXPECT_LE(error_of(grads[i], grads[i + 3].to_vector<double>()), 1e-12) << i;
+    for (const int path : {1, 2}) {
+      EXPECT_LE(error_of(outs[0], outs[path].to_vector<double>()), 1e-13) << path;
+      for (int i = 0; i < 3; ++i) EXPECT_LE(error_of(grads[i], grads[3 * path + i].to_vector<double>()), 1e-12) << i;
+    }
   }
 }
 

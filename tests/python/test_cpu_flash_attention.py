@@ -1,13 +1,15 @@
 """The CPU's tiled (flash-style) scaled_dot_product_attention (src/backend/cpu/attention.cpp).
 
-Without a mask or dropout, float32/float64 attention on the CPU runs the tiled kernel: online
+Without dropout, float32/float64 attention on the CPU runs the tiled kernel: online
 softmax over key blocks, only each row's log-sum-exp kept for the backward, the probabilities
 recomputed there block by block, causal blocks above the diagonal skipped. Checked here against
 PyTorch's scaled_dot_product_attention (output and the three gradients), against finite
 differences in float64, against the composite path (a mask), on shapes off the 128-row / 256-key
 blocks, T = 1 and one head, for every CPU capability (a fresh interpreter forced to each), and
-for its memory: no (L, S) buffer in the allocator's peak. Masks and dropout take the composite
-(materialised scores) path, also checked against PyTorch here.
+for its memory: no (L, S) buffer in the allocator's peak. Boolean and additive masks run the same
+kernel, which adds them to each score block through a broadcast (B, H, L, S) view (a row with
+every key masked gets zeros, as PyTorch's); dropout and masks that require grad take the
+composite (materialised scores) path. Both are checked against PyTorch here.
 """
 
 from __future__ import annotations
@@ -91,13 +93,15 @@ def test_scale_and_3d_inputs_match_torch(dtype):
 
 @needs_torch
 @pytest.mark.parametrize("dtype", [st.float32, st.float64], ids=["f32", "f64"])
-def test_masks_take_the_composite_and_match_torch(dtype):
-    q, k, v, g = inputs(2, 2, 67, 67, 16, 16, seed=5)
+def test_masks_match_torch(dtype):
+    q, k, v, g = inputs(2, 2, 67, 300, 16, 16, seed=5)  # S over one 256-key block
     rng = np.random.default_rng(6)
-    bool_mask = rng.random((67, 67)) < 0.8
-    bool_mask[:, 0] = True  # every row sees a key
-    float_mask = rng.standard_normal((2, 1, 67, 67))
-    for mask in (bool_mask, float_mask):
+    bool_mask = rng.random((67, 300)) < 0.8
+    bool_mask[:, 0] = True
+    bool_mask[5] = False  # a row with every key masked: zeros, as PyTorch's
+    float_mask = rng.standard_normal((2, 1, 67, 300))
+    head_mask = np.where(rng.random((2, 1, 300)) < 0.9, 0.0, -np.inf)  # broadcast over heads and rows
+    for mask in (bool_mask, float_mask, head_mask):
         ours_mask = st.tensor(mask) if mask.dtype == bool else st.tensor(mask).to(dtype)
         got = ours(q, k, v, g, dtype, attn_mask=ours_mask)
         np_dtype = np.float64 if dtype == st.float64 else np.float32
@@ -107,12 +111,44 @@ def test_masks_take_the_composite_and_match_torch(dtype):
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_tiled_equals_composite(causal):
-    """A zero (or causal) additive mask sends the same inputs through the composite path."""
+    """A zero (or causal) additive mask that requires grad sends the same inputs through the
+    composite path; a constant one through the masked kernel."""
     q, k, v, g = inputs(2, 3, 90, 90, 32, 32, seed=7)
     mask = np.triu(np.full((90, 90), -np.inf), 1) if causal else np.zeros((90, 90))
     tiled = ours(q, k, v, g, st.float64, is_causal=causal)
-    composite = ours(q, k, v, g, st.float64, attn_mask=st.tensor(mask))
-    assert_close(tiled, composite, st.float64)
+    composite = ours(q, k, v, g, st.float64, attn_mask=leaf(mask))
+    masked = ours(q, k, v, g, st.float64, attn_mask=st.tensor(mask))
+    assert_close(tiled, composite, st.float64, "composite")
+    assert_close(tiled, masked, st.float64, "masked kernel")
+
+
+@needs_torch
+def test_mask_that_requires_grad_gets_torchs_gradient():
+    import torch
+
+    q, k, v, g = inputs(1, 2, 30, 40, 8, 8, seed=14)
+    m = np.random.default_rng(15).standard_normal((30, 40))
+    mask = leaf(m)
+    out = F.scaled_dot_product_attention(*(st.tensor(a) for a in (q, k, v)), attn_mask=mask)
+    out.backward(st.tensor(g))
+    tm = torch.tensor(m, requires_grad=True)
+    tout = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)), attn_mask=tm)
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(to_np(mask.grad), tm.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_masked_keeps_no_score_matrix():
+    """An (L, S) additive mask at L = S = 1024, 4 heads, float32: the peak above the inputs and
+    the mask stays below one (B, H, L, S) score buffer (16 MiB)."""
+    q, k, v, _ = inputs(1, 4, 1024, 1024, 32, 32, seed=16)
+    ins = [leaf(a, st.float32) for a in (q, k, v)]
+    mask = st.tensor(np.triu(np.full((1024, 1024), -np.inf), 1)).to(st.float32)
+    st.cpu.reset_peak_memory_stats()
+    base = st.cpu.memory_allocated()
+    F.scaled_dot_product_attention(*ins, attn_mask=mask).sum().backward()
+    extra = st.cpu.max_memory_allocated() - base
+    assert extra < 4 * 1024 * 1024 * 4 / 2, extra
+    assert all(t.grad is not None for t in ins)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])

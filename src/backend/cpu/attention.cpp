@@ -1,7 +1,8 @@
 // CPU attention kernels (src/nn/attention.cpp's fused path).
 //
-// The tiled flash attention (Backend::flash_attention): softmax(scale q k^T [+ causal mask]) v
-// with an online softmax over key blocks, so no (L, S) buffer exists; the forward keeps only each
+// The tiled flash attention (Backend::flash_attention, flash_attention_masked): softmax(scale q k^T
+// [+ causal mask] [+ an additive mask, read through its strides]) v with an online softmax over key
+// blocks, so no (L, S) buffer of scores exists; the forward keeps only each
 // row's log-sum-exp, and the backward recomputes the probabilities block by block from it
 // (FlashAttention-2's recurrence, the scheme of PyTorch's CPU kernel). The block products go to
 // OpenBLAS single-threaded inside our OpenMP loop (what gemm.cpp does for large GEMMs); the
@@ -168,12 +169,23 @@ int threads_for(int64_t tasks, double work) {
 // The operands the kernels read: unit last stride (a copy otherwise, O(rows x d)).
 Tensor unit_rows(const Tensor& t) { return t.strides()[3] == 1 ? t : t.contiguous(); }
 
+// Adds the additive mask's rows i0.. (m of them) and keys j0.. (n) to the (m, n) scores s.
 template <typename T>
-void forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale_d, bool causal, Tensor& out,
-             Tensor& lse) {
+void add_mask(const Heads<T>& M, int64_t bh, int64_t i0, int64_t m, int64_t j0, int64_t n, T* s) {
+  for (int64_t r = 0; r < m; ++r) {
+    const T* mr = M.row(bh, i0 + r) + j0 * M.sc;
+    T* x = s + r * n;
+    for (int64_t j = 0; j < n; ++j) x[j] += mr[j * M.sc];
+  }
+}
+
+template <typename T>
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale_d, bool causal,
+             Tensor& out, Tensor& lse) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
-  const Heads<T> Q(q, H), K(k, H), V(v, H), O(out, H), LS(lse, H);
+  const Heads<T> Q(q, H), K(k, H), V(v, H), O(out, H), LS(lse, H), M(mask.defined() ? mask : q, H);
+  const bool masked = mask.defined();
   const T scale = static_cast<T>(scale_d);
   const int64_t row_blocks = (L + kRowBlock - 1) / kRowBlock, tasks = BH * row_blocks;
   const double work = static_cast<double>(BH) * L * S * (d + dv) * (causal ? 0.5 : 1.0);
@@ -195,6 +207,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale_d, 
         const int64_t n = std::min(kKeyBlock, key_end - j0);
         T* s = scores.data();
         gemm_block<T>(false, true, m, n, d, scale, qp, Q.sr, K.row(bh, j0), K.sr, T(0), s, n);
+        if (masked) add_mask(M, bh, i0, m, j0, n, s);
         for (int64_t r = 0; r < m; ++r) {
           T* x = s + r * n;
           const int64_t nv = visible_keys(i0 + r, j0, n, causal);
@@ -236,12 +249,14 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, double scale_d, 
 }
 
 template <typename T>
-void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-              const Tensor& delta, double scale_d, bool causal, Tensor& dq, Tensor& dk, Tensor& dv_out) {
+void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout,
+              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, Tensor& dq, Tensor& dk,
+              Tensor& dv_out) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
   const Heads<T> Q(q, H), K(k, H), V(v, H), DO(dout, H), LS(lse, H), DL(delta, H), DQ(dq, H), DK(dk, H),
-      DV(dv_out, H);
+      DV(dv_out, H), M(mask.defined() ? mask : q, H);
+  const bool masked = mask.defined();
   const T scale = static_cast<T>(scale_d);
   const int64_t row_blocks = (L + kRowBlock - 1) / kRowBlock, key_blocks = (S + kKeyBlock - 1) / kKeyBlock;
   const double work = static_cast<double>(BH) * L * S * (2 * d + 2 * dv) * (causal ? 0.5 : 1.0);
@@ -275,6 +290,7 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& d
           const T* qp = Q.row(bh, i0);
           const T* gp = DO.row(bh, i0);
           gemm_block<T>(false, true, m, n, d, scale, qp, Q.sr, kp, K.sr, T(0), p.data(), n);
+          if (masked) add_mask(M, bh, i0, m, j0, n, p.data());
           gemm_block<T>(false, true, m, n, dv, T(1), gp, DO.sr, vp, V.sr, T(0), dp.data(), n);
           for (int64_t r = 0; r < m; ++r) {
             const int64_t nv = visible_keys(i0 + r, j0, n, causal);
@@ -329,7 +345,14 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& d
 }
 
 // The operands this kernel takes: 4-d (B, H, rows, d) float32 or float64 of one dtype, lse of
-// the accumulation dtype (float64 for float64, else float32) and shape (B, H, L).
+// the accumulation dtype (float64 for float64, else float32) and shape (B, H, L), a mask (where
+// defined) of that dtype and shape (B, H, L, S), any strides.
+bool takes_mask(const Tensor& q, const Tensor& k, const Tensor& mask) {
+  if (!mask.defined()) return true;
+  return mask.dtype() == q.dtype() && mask.dim() == 4 &&
+         mask.shape() == Shape{q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2]};
+}
+
 bool takes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& lse) {
   const Dtype dt = q.dtype();
   if (dt != Dtype::Float32 && dt != Dtype::Float64) return false;
@@ -349,30 +372,43 @@ void single_threaded_blas() {
 
 }  // namespace
 
-bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
-                     Tensor& lse) {
-  if (!takes(q, k, v, lse)) return false;
+bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                            bool causal, Tensor& out, Tensor& lse) {
+  if (!takes(q, k, v, lse) || !takes_mask(q, k, mask)) return false;
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v);
   single_threaded_blas();
   if (q.dtype() == Dtype::Float64) {
-    forward<double>(qu, ku, vu, scale, causal, out, lse);
+    forward<double>(qu, ku, vu, mask, scale, causal, out, lse);
   } else {
-    forward<float>(qu, ku, vu, scale, causal, out, lse);
+    forward<float>(qu, ku, vu, mask, scale, causal, out, lse);
   }
   return true;
 }
 
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-  if (!takes(q, k, v, lse) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) return false;
+bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                     const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
+                                     bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+  if (!takes(q, k, v, lse) || !takes_mask(q, k, mask) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) {
+    return false;
+  }
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v), du = unit_rows(dout);
   single_threaded_blas();
   if (q.dtype() == Dtype::Float64) {
-    backward<double>(qu, ku, vu, du, lse, delta, scale, causal, dq, dk, dv);
+    backward<double>(qu, ku, vu, mask, du, lse, delta, scale, causal, dq, dk, dv);
   } else {
-    backward<float>(qu, ku, vu, du, lse, delta, scale, causal, dq, dk, dv);
+    backward<float>(qu, ku, vu, mask, du, lse, delta, scale, causal, dq, dk, dv);
   }
   return true;
+}
+
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                     Tensor& lse) {
+  return flash_attention_masked(q, k, v, Tensor(), scale, causal, out, lse);
+}
+
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
+                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+  return flash_attention_masked_backward(q, k, v, Tensor(), dout, lse, delta, scale, causal, dq, dk, dv);
 }
 
 }  // namespace st::cpu::CPU_CAPABILITY
