@@ -1,6 +1,7 @@
 // spiraltorch._core.nn: the Module base (subclassable from Python) and core layers.
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/trampoline.h>
 
 #include <functional>
@@ -18,6 +19,60 @@ namespace stpy {
 using st::nn::Module;
 
 namespace {
+
+std::string text(nb::handle v) { return nb::str(v).c_str(); }
+
+// torch.nn.Module's repr: "Name(extra)" for a leaf, one indented "(key): child" line per child
+// otherwise; extra_repr() and the children's repr are called through Python, so subclasses' overrides
+// take part.
+std::string module_repr(nb::handle self) {
+  const std::string name = text(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr()))).attr("__name__"));
+  const std::string extra = text(self.attr("extra_repr")());
+  nb::list children;
+  for (nb::handle item : self.attr("named_children")()) children.append(item);
+  if (nb::len(children) == 0) return name + "(" + extra + ")";
+  std::vector<std::string> lines;
+  if (!extra.empty()) {
+    size_t start = 0;
+    for (size_t nl; (nl = extra.find('\n', start)) != std::string::npos; start = nl + 1) {
+      lines.push_back(extra.substr(start, nl - start));
+    }
+    lines.push_back(extra.substr(start));
+  }
+  for (nb::handle item : children) {
+    std::string body = text(nb::repr(item[nb::int_(1)]));
+    for (size_t at = 0; (at = body.find('\n', at)) != std::string::npos; at += 3) body.replace(at, 1, "\n  ");
+    lines.push_back("(" + text(item[nb::int_(0)]) + "): " + body);
+  }
+  std::string out = name + "(\n  ";
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n  " : "") + lines[i];
+  return out + "\n)";
+}
+
+// The buffer at a dotted path ("block.norm.running_mean"), as torch.nn.Module.get_buffer.
+nb::object module_get_buffer(nb::handle self, const std::string& target) {
+  nb::object module = nb::borrow(self);
+  size_t start = 0;
+  for (size_t dot; (dot = target.find('.', start)) != std::string::npos; start = dot + 1) {
+    const std::string part = target.substr(start, dot - start);
+    nb::object child;
+    for (nb::handle item : module.attr("named_children")()) {
+      if (text(item[nb::int_(0)]) == part) child = nb::borrow(item[nb::int_(1)]);
+    }
+    if (!child.is_valid()) {
+      throw nb::attribute_error(("get_buffer: '" + target + "': no submodule '" + part + "'").c_str());
+    }
+    module = child;
+  }
+  const std::string name = target.substr(start);
+  for (nb::handle entry : module.attr("named_buffers")(nb::arg("recurse") = false)) {
+    const std::string key = text(entry[nb::int_(0)]);
+    const size_t sep = key.rfind("::");
+    if ((sep == std::string::npos ? key : key.substr(sep + 2)) == name) return nb::borrow(entry[nb::int_(1)]);
+  }
+  throw nb::attribute_error(("get_buffer: '" + target + "' is not a buffer").c_str());
+}
+
 
 // Lets Python subclasses override forward (and their display name).
 class PyModule : public Module {
@@ -310,6 +365,23 @@ void bind_nn(nb::module_& parent) {
            "Assigning a Module registers (or replaces) a child, a parameter (a leaf that requires grad) registers "
            "or replaces a parameter, a tensor assigned to a buffer's name replaces the buffer; anything else is a "
            "plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).")
+      .def("extra_repr", [](nb::handle) { return std::string(); },
+           "The layer's own settings for ``repr`` (empty by default; override like PyTorch).")
+      .def("__repr__", &module_repr, nb::sig("def __repr__(self) -> str"),
+           "PyTorch's nested module repr: ``Name(extra)`` for leaves, one indented ``(key): child`` line per child "
+           "otherwise.")
+      .def("cuda", [](nb::handle self, nb::handle device) -> nb::object {
+        if (device.is_none()) return self.attr("to")("cuda");
+        if (PyLong_Check(device.ptr())) return self.attr("to")("cuda:" + std::to_string(nb::cast<int64_t>(device)));
+        return self.attr("to")(device);
+      }, nb::arg("device").none() = nb::none(), nb::sig("def cuda(self, device: int | str | None = None) -> Module"),
+         "Moves every parameter and buffer to a CUDA device (``\"cuda\"``, or ``cuda:<device>`` for an int) in "
+         "place, like ``torch.nn.Module.cuda``; returns the module.")
+      .def("cpu", [](nb::handle self) { return self.attr("to")("cpu"); }, nb::sig("def cpu(self) -> Module"),
+           "Moves every parameter and buffer to the CPU in place; returns the module.")
+      .def("get_buffer", &module_get_buffer, nb::arg("target"), nb::sig("def get_buffer(self, target: str) -> Tensor"),
+           "The buffer at ``target`` (a dotted path: ``\"block.norm.running_mean\"``), like "
+           "torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none.")
       .def("__getattr__", &module_getattr, nb::arg("name"), "The module's own child, parameter or buffer called name.")
       .def("__delattr__", &module_delattr, nb::arg("name"), "Removes a child, parameter, buffer or plain attribute.")
       .def("add_module", [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
@@ -578,6 +650,10 @@ void bind_nn(nb::module_& parent) {
            "Weight (out_features, in_features) and bias (out_features,) drawn from U(-1/sqrt(in_features), "
            "1/sqrt(in_features)) (Kaiming-uniform, PyTorch's init); input (..., in_features) -> (..., "
            "out_features). e.g. nn.Linear(4, 2)(st.randn(8, 4)).shape == (8, 2)")
+      .def("extra_repr", [](nb::handle self) {
+        return nb::str("in_features={}, out_features={}, bias={}")
+            .format(self.attr("in_features"), self.attr("out_features"), !self.attr("bias").is_none());
+      }, nb::sig("def extra_repr(self) -> str"), "``in_features=..., out_features=..., bias=...`` for ``repr``.")
       // The original's spellings: Linear("name", in, out) and Linear(in, out, "name").
       .def("__init__", [](st::nn::Linear* self, std::string name, int64_t in, int64_t out, bool bias) {
         new (self) st::nn::Linear(in, out, bias, std::move(name));

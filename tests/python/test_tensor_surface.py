@@ -25,11 +25,8 @@ TENSOR_PENDING: dict[str, set[str]] = {
     },
 }
 
-# nn.Module (and subclass) attributes attached by python/spiraltorch/nn/__init__.py.
-MODULE_PENDING: dict[str, set[str]] = {
-    "Module": {"get_buffer", "extra_repr", "__repr__", "cuda", "cpu"},
-    "Linear": {"extra_repr"},
-}
+# nn.Module (and subclass) attributes still attached from Python at import (none).
+MODULE_PENDING: dict[str, set[str]] = {"Module": set(), "Linear": set()}
 
 _PROBE = r"""
 import importlib.machinery, importlib.util, json, os, sys

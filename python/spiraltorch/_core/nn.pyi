@@ -47,6 +47,31 @@ class Module:
         Assigning a Module registers (or replaces) a child, a parameter (a leaf that requires grad) registers or replaces a parameter, a tensor assigned to a buffer's name replaces the buffer; anything else is a plain attribute. Registered entries are not stored in __dict__ (torch.nn.Module's rules).
         """
 
+    def extra_repr(self) -> str:
+        """
+        The layer's own settings for ``repr`` (empty by default; override like PyTorch).
+        """
+
+    def __repr__(self) -> str:
+        """
+        PyTorch's nested module repr: ``Name(extra)`` for leaves, one indented ``(key): child`` line per child otherwise.
+        """
+
+    def cuda(self, device: int | str | None = None) -> Module:
+        """
+        Moves every parameter and buffer to a CUDA device (``"cuda"``, or ``cuda:<device>`` for an int) in place, like ``torch.nn.Module.cuda``; returns the module.
+        """
+
+    def cpu(self) -> Module:
+        """
+        Moves every parameter and buffer to the CPU in place; returns the module.
+        """
+
+    def get_buffer(self, target: str) -> Tensor:
+        """
+        The buffer at ``target`` (a dotted path: ``"block.norm.running_mean"``), like torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none.
+        """
+
     def __getattr__(self, name: str) -> object:
         """The module's own child, parameter or buffer called name."""
 
@@ -294,6 +319,9 @@ class Linear(Module):
     @overload
     def __init__(self, in_features: int, out_features: int, name: str) -> None:
         """The original's spelling Linear(in_features, out_features, name)."""
+
+    def extra_repr(self) -> str:
+        """``in_features=..., out_features=..., bias=...`` for ``repr``."""
 
     @property
     def weight(self) -> spiraltorch._core.Tensor:
