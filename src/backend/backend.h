@@ -141,6 +141,12 @@ class Backend {
                     double beta, void* c, int64_t ldc, int64_t stride_c, int64_t batch) = 0;
   // Fills a contiguous float tensor: uniform in [low, high) or normal(mean=p0, std=p1).
   virtual void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) = 0;
+  // One Poisson count per rate: rates and out are contiguous float32/float64 of one dtype and size,
+  // rates finite in [0, 1e6] (checked by the op). Element i reads Philox block (key, counter + i) with
+  // key = seed for its first attempt and seed + r * kPoissonRoundKey for attempt r, so counts do not
+  // depend on the thread split; CPU and CUDA draw the same counts (src/backend/poisson_sampler.h),
+  // wgpu computes in float32.
+  virtual void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) = 0;
   // Softmax / log-softmax over the last axis of a contiguous (rows, cols) float tensor.
   virtual void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) = 0;
   // Its backward from the output y: dx = y * (g - sum(g * y)) or, for log-softmax,
@@ -170,6 +176,14 @@ class Backend {
                     Tensor& values, Tensor& indices) = 0;
   // Inclusive prefix sum along n; x and out share a dtype (int64, float32 or float64).
   virtual void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) = 0;
+  // Inclusive scan along n of x into out (both contiguous (outer, n, inner), one dtype: float32,
+  // float64, or int64 for Prod/Max/Min): Prod multiplies (floats accumulate in float64); LogSumExp
+  // writes log(sum_{i<=j} exp(x_i)) max-shifted (stays -inf while every term is -inf); Max/Min write
+  // the running extreme and, into int64 `indices` (same shape), where it came from, torch.cummax's
+  // rule: a later value equal to the extreme takes over, and so does every NaN (numbers after a NaN
+  // never do). `indices` is ignored (may be undefined) for Prod and LogSumExp.
+  virtual void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
+                    Tensor& indices) = 0;
   // Keeps x(b, r, c) where c - r <= diagonal (lower) or c - r >= diagonal (upper), zeroes the rest.
   virtual void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                         Tensor& out) = 0;
@@ -214,12 +228,6 @@ class Backend {
   // defined); all contiguous NCHW of one dtype, out overwritten.
   virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
                               int64_t groups, Tensor& out);
-  // One Poisson count per rate: rates and out are contiguous float32/float64 of one dtype and size,
-  // rates finite in [0, 1e6] (checked by the op). Element i reads Philox block (key, counter + i) with
-  // key = seed for its first attempt and seed + r * kPoissonRoundKey for attempt r, so counts do not
-  // depend on the thread split; CPU and CUDA draw the same counts (src/backend/poisson_sampler.h),
-  // wgpu computes in float32.
-  virtual void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) = 0;
   // gx (batch, C, H, W) overwritten with the input gradient of conv2d_forward.
   virtual void conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t groups,
                                      Tensor& gx);
@@ -249,14 +257,6 @@ class Backend {
   virtual void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal,
                                  Tensor& p, Tensor& lse) = 0;
   // The backward's elementwise part: with raw scores s, lse and delta (batch * L, lse's dtype;
-  // Inclusive scan along n of x into out (both contiguous (outer, n, inner), one dtype: float32,
-  // float64, or int64 for Prod/Max/Min): Prod multiplies (floats accumulate in float64); LogSumExp
-  // writes log(sum_{i<=j} exp(x_i)) max-shifted (stays -inf while every term is -inf); Max/Min write
-  // the running extreme and, into int64 `indices` (same shape), where it came from, torch.cummax's
-  // rule: a later value equal to the extreme takes over, and so does every NaN (numbers after a NaN
-  // never do). `indices` is ignored (may be undefined) for Prod and LogSumExp.
-  virtual void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-                    Tensor& indices) = 0;
   // delta = rowsum(dO * O)) and dp = dO v^T, writes p = exp(scale * s + mask - lse) over s and
   // ds = scale * p * (dp - delta) over dp (the gradient of the raw scores).
   virtual void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,

@@ -184,13 +184,6 @@ class WgpuBackend final : public backend::Backend {
                                   int64_t L, int64_t S, double scale, bool causal) override {
     wgpuk::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
-  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
-                    Tensor& acts) override {
-    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
-  }
-  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
-                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
-    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   // Tiled flash attention (attention.cpp): O(L + S) memory per row, no (L, S) buffer.
   bool has_flash_attention() const override { return wgpuk::flash_enabled(); }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
@@ -202,6 +195,13 @@ class WgpuBackend final : public backend::Backend {
                                 Tensor& dk, Tensor& dv) override {
     return wgpuk::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
+                    Tensor& acts) override {
+    wgpuk::lstm_forward(xproj, w, h0, c0, hc, acts);
+  }
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
+    wgpuk::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   }
   void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
                    Tensor& saved) override {

@@ -42,8 +42,6 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
                        Tensor& lse);
 void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                 int64_t L, int64_t S, double scale, bool causal);
-// random.cpp
-void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 // attention.cpp: tiled flash attention (Backend::flash_attention); false where not taken.
 // SPIRALTORCH_WGPU_FLASH=0 turns it off (flash_enabled() false): scaled_dot_product_attention then
 // takes the composite with its (L, S) scores, the before of bench/bench_wgpu_attention_long.py.
@@ -53,6 +51,8 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
                               Tensor& dk, Tensor& dv);
+// random.cpp
+void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
 void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 // optim.cpp
