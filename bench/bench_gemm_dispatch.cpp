@@ -62,11 +62,12 @@ int main() {
   shapes.push_back({"lstm step", 16, 1024, 256, false, true});
   for (int64_t n : {32, 64, 128}) shapes.push_back({"square", n, n, n, false, false});
   const bool mkl = st::cpu::mkl::available();
-  std::printf("threads %d, oneDNN ISA %s, MKL %s\n"
-              "| shape | m | n | k | OpenBLAS ms | oneDNN ms | MKL ms | fastest | dispatch (auto) ms |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
-              omp_get_max_threads(), st::backend::onednn::effective_isa().c_str(),
-              mkl ? st::cpu::mkl::version().c_str() : st::cpu::mkl::unavailable_reason().c_str());
+  std::printf(
+      "threads %d, oneDNN ISA %s, MKL %s\n"
+      "| shape | m | n | k | OpenBLAS ms | oneDNN ms | MKL ms | fastest | dispatch (auto) ms |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
+      omp_get_max_threads(), st::backend::onednn::effective_isa().c_str(),
+      mkl ? st::cpu::mkl::version().c_str() : st::cpu::mkl::unavailable_reason().c_str());
   auto& be = st::backend::cpu_backend();
   for (const Shape3& s : shapes) {
     const int64_t B = s.batch;
@@ -89,9 +90,9 @@ int main() {
     st::cpu::set_gemm_backend("auto");
     double dnn = -1;
     if (st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B)) {
-      dnn = median_ms([&] { st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb,
-                                                       c.data(), B); },
-                      reps);
+      dnn = median_ms([&] {
+        st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B);
+      }, reps);
     }
     const double autod = median_ms(backend_gemm, reps);
     const char* fastest = "OpenBLAS";

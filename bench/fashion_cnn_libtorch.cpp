@@ -40,14 +40,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--data" && has_value) data_dir = argv[++i];
-    else if (arg == "--epochs" && has_value) epochs = std::atoll(argv[++i]);
-    else if (arg == "--checkpoint" && has_value) checkpoint = argv[++i];
-    else if (arg == "--limit" && has_value) limit = std::atoll(argv[++i]);
-    else if (arg == "--resume") resume = true;
+    if (arg == "--data" && has_value)
+      data_dir = argv[++i];
+    else if (arg == "--epochs" && has_value)
+      epochs = std::atoll(argv[++i]);
+    else if (arg == "--checkpoint" && has_value)
+      checkpoint = argv[++i];
+    else if (arg == "--limit" && has_value)
+      limit = std::atoll(argv[++i]);
+    else if (arg == "--resume")
+      resume = true;
     else {
-      std::fprintf(stderr, "usage: %s [--data DIR] [--epochs N] [--checkpoint FILE] [--resume] [--limit N]\n",
-                   argv[0]);
+      std::fprintf(stderr, "usage: %s [--data DIR] [--epochs N] [--checkpoint FILE] [--resume] [--limit N]\n", argv[0]);
       return 2;
     }
   }
@@ -58,14 +62,14 @@ int main(int argc, char** argv) {
   auto train_set = MNIST(data_dir, MNIST::Mode::kTrain).map(torch::data::transforms::Stack<>());
   auto test_set = MNIST(data_dir, MNIST::Mode::kTest).map(torch::data::transforms::Stack<>());
   const size_t train_size = limit > 0 ? std::min<size_t>(limit, *train_set.size()) : *train_set.size();
-  auto train_loader = torch::data::make_data_loader(std::move(train_set),
-                                                    torch::data::samplers::RandomSampler(train_size), 64);
+  auto train_loader =
+      torch::data::make_data_loader(std::move(train_set), torch::data::samplers::RandomSampler(train_size), 64);
   auto test_loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(std::move(test_set), 1000);
 
   // Model: two conv blocks and a two-layer classifier head.
   nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
-                       nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
-                       nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Linear(128, 10));
+                       nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
+                       nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Linear(128, 10));
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
   nn::CrossEntropyLoss loss_fn;
 
@@ -107,8 +111,8 @@ int main(int argc, char** argv) {
     archive.write("optimizer", optimizer_archive);
     archive.write("epoch", torch::tensor(epoch + 1));
     archive.save_to(checkpoint);
-    std::printf("epoch %lld  lr %.0e  loss %.4f  test accuracy %.4f  train %.2f s\n",
-                static_cast<long long>(epoch + 1), lr, loss_sum / static_cast<double>(steps), accuracy, train_s);
+    std::printf("epoch %lld  lr %.0e  loss %.4f  test accuracy %.4f  train %.2f s\n", static_cast<long long>(epoch + 1),
+                lr, loss_sum / static_cast<double>(steps), accuracy, train_s);
     std::fflush(stdout);
   }
   const double accuracy = evaluate(model, *test_loader);

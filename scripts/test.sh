@@ -26,6 +26,8 @@ fi
 python -m pip install -q -r requirements-test.txt
 # Lint first, so a finding fails in seconds rather than after the build (rules: pyproject.toml [tool.ruff]).
 python -m ruff check .
+# C++ and CUDA sources formatted as .clang-format says (clang-format pinned in requirements-test.txt).
+git ls-files -z '*.cpp' '*.h' '*.cu' '*.cuh' | xargs -0 clang-format --dry-run -Werror
 # Sphinx and the site's theme, so tests/python/test_docs_reference.py builds the reference.
 python -m pip install -q -r docs/requirements.txt
 # A real pretrained checkpoint (BERT-style MiniLM weights) for the checkpoint tests;

@@ -51,14 +51,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--data" && has_value) data_dir = argv[++i];
-    else if (arg == "--epochs" && has_value) epochs = std::atoll(argv[++i]);
-    else if (arg == "--checkpoint" && has_value) checkpoint = argv[++i];
-    else if (arg == "--limit" && has_value) limit = std::atoll(argv[++i]);
-    else if (arg == "--resume") resume = true;
+    if (arg == "--data" && has_value)
+      data_dir = argv[++i];
+    else if (arg == "--epochs" && has_value)
+      epochs = std::atoll(argv[++i]);
+    else if (arg == "--checkpoint" && has_value)
+      checkpoint = argv[++i];
+    else if (arg == "--limit" && has_value)
+      limit = std::atoll(argv[++i]);
+    else if (arg == "--resume")
+      resume = true;
     else {
-      std::fprintf(stderr, "usage: %s [--data DIR] [--epochs N] [--checkpoint FILE] [--resume] [--limit N]\n",
-                   argv[0]);
+      std::fprintf(stderr, "usage: %s [--data DIR] [--epochs N] [--checkpoint FILE] [--resume] [--limit N]\n", argv[0]);
       return 2;
     }
   }
@@ -71,20 +75,18 @@ int main(int argc, char** argv) {
     train.images = narrow(train.images, 0, 0, limit);
     train.labels = narrow(train.labels, 0, 0, limit);
   }
-  const data::DataLoader train_loader(
-      make_shared<data::TensorDataset>(std::vector<Tensor>{train.images, train.labels}),
-      {.batching = {.batch_size = 64}, .shuffle = true});
-  const data::DataLoader test_loader(
-      make_shared<data::TensorDataset>(std::vector<Tensor>{test.images, test.labels}),
-      {.batching = {.batch_size = 1000}});
+  const data::DataLoader train_loader(make_shared<data::TensorDataset>(std::vector<Tensor>{train.images, train.labels}),
+                                      {.batching = {.batch_size = 64}, .shuffle = true});
+  const data::DataLoader test_loader(make_shared<data::TensorDataset>(std::vector<Tensor>{test.images, test.labels}),
+                                     {.batching = {.batch_size = 1000}});
 
   // Model: two conv blocks and a two-layer classifier head.
   auto model = make_shared<nn::Sequential>(
       make_shared<nn::Conv2d>(1, 32, nn::Pair{3, 3}, nn::Pair{1, 1}, nn::Pair{1, 1}), make_shared<nn::ReLU>(),
       make_shared<nn::MaxPool2d>(nn::Pair{2, 2}),
       make_shared<nn::Conv2d>(32, 64, nn::Pair{3, 3}, nn::Pair{1, 1}, nn::Pair{1, 1}), make_shared<nn::ReLU>(),
-      make_shared<nn::MaxPool2d>(nn::Pair{2, 2}), make_shared<nn::Flatten>(),
-      make_shared<nn::Linear>(64 * 7 * 7, 128), make_shared<nn::ReLU>(), make_shared<nn::Linear>(128, 10));
+      make_shared<nn::MaxPool2d>(nn::Pair{2, 2}), make_shared<nn::Flatten>(), make_shared<nn::Linear>(64 * 7 * 7, 128),
+      make_shared<nn::ReLU>(), make_shared<nn::Linear>(128, 10));
   auto optimizer = make_shared<optim::Adam>(std::vector<optim::ParamGroup>{{model->parameters(), {}}}, 1e-3);
   optim::StepLR scheduler(optimizer, /*step_size=*/2, /*gamma=*/0.1);  // lr / 10 after two epochs
   nn::CategoricalCrossEntropy loss_fn;
@@ -114,8 +116,8 @@ int main(int argc, char** argv) {
     const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double accuracy = evaluate(*model, test_loader);
     io::save_training_state(checkpoint, *model, *optimizer, &scheduler, {{"epoch", epoch + 1}});
-    std::printf("epoch %lld  lr %.0e  loss %.4f  test accuracy %.4f  train %.2f s\n",
-                static_cast<long long>(epoch + 1), lr, loss_sum / static_cast<double>(steps), accuracy, train_s);
+    std::printf("epoch %lld  lr %.0e  loss %.4f  test accuracy %.4f  train %.2f s\n", static_cast<long long>(epoch + 1),
+                lr, loss_sum / static_cast<double>(steps), accuracy, train_s);
     std::fflush(stdout);
   }
   const double accuracy = evaluate(*model, test_loader);

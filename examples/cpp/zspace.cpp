@@ -52,8 +52,7 @@ int main() {
   options.hyper_learning_rate = 0.3;
   options.real_learning_rate = 0.1;
   options.topos = zspace::OpenCartesianTopos(-1.0, 1e-3, 10.0, 64, 512);  // level well above the weights
-  zspace::AmegagradSession session(model, [](const Tensor& p, const Tensor& t) { return nn::mse_loss(p, t); },
-                                   options);
+  zspace::AmegagradSession session(model, [](const Tensor& p, const Tensor& t) { return nn::mse_loss(p, t); }, options);
   for (int step = 0; step < 60; ++step) {
     const zspace::SessionStep s = session.step(x, y);
     if (step % 20 == 0 || step == 59) {

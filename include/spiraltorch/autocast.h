@@ -14,7 +14,7 @@ struct State {
   Dtype cpu_dtype = Dtype::BFloat16, cuda_dtype = Dtype::Float16;  // PyTorch's defaults
 };
 
-State state();               // this thread's state (saved by activation checkpointing)
+State state();  // this thread's state (saved by activation checkpointing)
 void set_state(const State& s);
 bool is_enabled(DeviceType type);
 Dtype dtype(DeviceType type);

@@ -145,9 +145,8 @@ void record(Tensor& out, const char* name, const std::vector<Tensor>& inputs, F&
             const std::vector<Tensor>& saved = {}) {
   detail::record_one(out, name, inputs,
                      [fn = std::forward<F>(backward)](std::span<const Tensor> grads) -> std::vector<Tensor> {
-                       return fn(grads[0]);
-                     },
-                     saved);
+    return fn(grads[0]);
+  }, saved);
 }
 
 // Where a tensor's gradient goes (its grad_fn, or the leaf itself), kept without the
@@ -166,7 +165,7 @@ class GradientRoute {
  private:
   std::shared_ptr<Node> fn_;
   uint32_t output_nr_ = 0;  // which output of fn_
-  Tensor leaf_;  // a leaf that requires grad: its identity receives .grad
+  Tensor leaf_;             // a leaf that requires grad: its identity receives .grad
 };
 
 // Called once a leaf's gradient of one backward pass is fully accumulated into its .grad (PyTorch's

@@ -90,9 +90,8 @@ std::vector<Tensor> apply_function(const std::shared_ptr<FunctionCtx>& ctx, cons
                                    const ForwardFn& forward, FunctionBackwardFn backward,
                                    bool once_differentiable = false);
 // The same with a fresh FunctionCtx named `name` (the node's name, "...Backward" by convention).
-std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
-                                   const ForwardFn& forward, FunctionBackwardFn backward,
-                                   bool once_differentiable = false);
+std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs, const ForwardFn& forward,
+                                   FunctionBackwardFn backward, bool once_differentiable = false);
 
 // A custom function as a class: Derived defines static forward(FunctionCtx&, inputs) and
 // backward(FunctionCtx&, grads), and may define `static constexpr const char* name` (the node's

@@ -72,50 +72,122 @@ inline Dtype compute_float(Dtype d) { return d == Dtype::Float64 ? Dtype::Float6
 // Type that a float op returns for an input dtype (ints become float32, halves stay).
 inline Dtype float_result(Dtype d) { return is_floating(d) ? d : Dtype::Float32; }
 
-template <typename T> struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr Dtype value = Dtype::Bool; };
-template <> struct dtype_of<uint8_t> { static constexpr Dtype value = Dtype::UInt8; };
-template <> struct dtype_of<int32_t> { static constexpr Dtype value = Dtype::Int32; };
-template <> struct dtype_of<int64_t> { static constexpr Dtype value = Dtype::Int64; };
-template <> struct dtype_of<Half> { static constexpr Dtype value = Dtype::Float16; };
-template <> struct dtype_of<BFloat16> { static constexpr Dtype value = Dtype::BFloat16; };
-template <> struct dtype_of<float> { static constexpr Dtype value = Dtype::Float32; };
-template <> struct dtype_of<double> { static constexpr Dtype value = Dtype::Float64; };
+template <typename T>
+struct dtype_of;
+template <>
+struct dtype_of<bool> {
+  static constexpr Dtype value = Dtype::Bool;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr Dtype value = Dtype::UInt8;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr Dtype value = Dtype::Int32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr Dtype value = Dtype::Int64;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr Dtype value = Dtype::Float16;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr Dtype value = Dtype::BFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr Dtype value = Dtype::Float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr Dtype value = Dtype::Float64;
+};
 
 }  // namespace st
 
 // Calls BODY with `scalar_t` bound to the C++ type of a dtype.
-#define ST_DISPATCH_ALL(DT, ...)                                   \
-  [&] {                                                            \
-    switch (DT) {                                                  \
-      case ::st::Dtype::Bool: { using scalar_t = bool; return __VA_ARGS__(); }         \
-      case ::st::Dtype::UInt8: { using scalar_t = uint8_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Int32: { using scalar_t = int32_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Int64: { using scalar_t = int64_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Float16: { using scalar_t = ::st::Half; return __VA_ARGS__(); } \
-      case ::st::Dtype::BFloat16: { using scalar_t = ::st::BFloat16; return __VA_ARGS__(); } \
-      case ::st::Dtype::Float32: { using scalar_t = float; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Float64: default: { using scalar_t = double; return __VA_ARGS__(); } \
-    }                                                              \
+#define ST_DISPATCH_ALL(DT, ...)         \
+  [&] {                                  \
+    switch (DT) {                        \
+      case ::st::Dtype::Bool: {          \
+        using scalar_t = bool;           \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::UInt8: {         \
+        using scalar_t = uint8_t;        \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::Int32: {         \
+        using scalar_t = int32_t;        \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::Int64: {         \
+        using scalar_t = int64_t;        \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::Float16: {       \
+        using scalar_t = ::st::Half;     \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::BFloat16: {      \
+        using scalar_t = ::st::BFloat16; \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::Float32: {       \
+        using scalar_t = float;          \
+        return __VA_ARGS__();            \
+      }                                  \
+      case ::st::Dtype::Float64:         \
+      default: {                         \
+        using scalar_t = double;         \
+        return __VA_ARGS__();            \
+      }                                  \
+    }                                    \
   }()
 
 // Arithmetic kernels: no half types (they are computed in float32 by the op layer).
-#define ST_DISPATCH_ARITH(DT, ...)                                 \
-  [&] {                                                            \
-    switch (DT) {                                                  \
-      case ::st::Dtype::Bool: { using scalar_t = bool; return __VA_ARGS__(); }         \
-      case ::st::Dtype::UInt8: { using scalar_t = uint8_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Int32: { using scalar_t = int32_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Int64: { using scalar_t = int64_t; return __VA_ARGS__(); }     \
-      case ::st::Dtype::Float32: { using scalar_t = float; return __VA_ARGS__(); }     \
-      default: { using scalar_t = double; return __VA_ARGS__(); }                      \
-    }                                                              \
+#define ST_DISPATCH_ARITH(DT, ...) \
+  [&] {                            \
+    switch (DT) {                  \
+      case ::st::Dtype::Bool: {    \
+        using scalar_t = bool;     \
+        return __VA_ARGS__();      \
+      }                            \
+      case ::st::Dtype::UInt8: {   \
+        using scalar_t = uint8_t;  \
+        return __VA_ARGS__();      \
+      }                            \
+      case ::st::Dtype::Int32: {   \
+        using scalar_t = int32_t;  \
+        return __VA_ARGS__();      \
+      }                            \
+      case ::st::Dtype::Int64: {   \
+        using scalar_t = int64_t;  \
+        return __VA_ARGS__();      \
+      }                            \
+      case ::st::Dtype::Float32: { \
+        using scalar_t = float;    \
+        return __VA_ARGS__();      \
+      }                            \
+      default: {                   \
+        using scalar_t = double;   \
+        return __VA_ARGS__();      \
+      }                            \
+    }                              \
   }()
 
-#define ST_DISPATCH_FLOAT(DT, ...)                                 \
-  [&] {                                                            \
-    if ((DT) == ::st::Dtype::Float64) { using scalar_t = double; return __VA_ARGS__(); } \
-    using scalar_t = float; return __VA_ARGS__();                  \
+#define ST_DISPATCH_FLOAT(DT, ...)      \
+  [&] {                                 \
+    if ((DT) == ::st::Dtype::Float64) { \
+      using scalar_t = double;          \
+      return __VA_ARGS__();             \
+    }                                   \
+    using scalar_t = float;             \
+    return __VA_ARGS__();               \
   }()
 
 namespace st {

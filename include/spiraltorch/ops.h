@@ -143,15 +143,15 @@ Tensor log_softmax(const Tensor& x, int64_t dim = -1);
 // Each has PyTorch's forward and gradient, including at the kinks (hardtanh passes no gradient at
 // min_val/max_val), and runs on every device through the ops it is built from.
 // Floating inputs only (DtypeError otherwise).
-Tensor selu(const Tensor& x);  // scale * elu(x, alpha) with PyTorch's constants
+Tensor selu(const Tensor& x);                      // scale * elu(x, alpha) with PyTorch's constants
 Tensor celu(const Tensor& x, double alpha = 1.0);  // max(0, x) + min(0, alpha * expm1(x / alpha))
-Tensor mish(const Tensor& x);  // x * tanh(softplus(x))
-Tensor hardswish(const Tensor& x);  // x * hardtanh(x + 3, 0, 6) / 6
-Tensor hardsigmoid(const Tensor& x);  // clamp(x + 3, 0, 6) / 6
+Tensor mish(const Tensor& x);                      // x * tanh(softplus(x))
+Tensor hardswish(const Tensor& x);                 // x * hardtanh(x + 3, 0, 6) / 6
+Tensor hardsigmoid(const Tensor& x);               // clamp(x + 3, 0, 6) / 6
 Tensor hardtanh(const Tensor& x, double min_val = -1.0, double max_val = 1.0);
-Tensor relu6(const Tensor& x);  // hardtanh(x, 0, 6)
+Tensor relu6(const Tensor& x);       // hardtanh(x, 0, 6)
 Tensor logsigmoid(const Tensor& x);  // log(sigmoid(x)) = -softplus(-x)
-Tensor softsign(const Tensor& x);  // x / (1 + |x|)
+Tensor softsign(const Tensor& x);    // x / (1 + |x|)
 Tensor tanhshrink(const Tensor& x);  // x - tanh(x)
 // x where x > threshold, else value (NaN stays NaN, as in PyTorch).
 Tensor threshold(const Tensor& x, double threshold, double value);
@@ -188,8 +188,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor masked_select(const Tensor& x, const Tensor& mask);
 // Values and int64 indices of the k largest (or smallest) entries along `dim`.
-std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true,
-                               bool sorted = true);
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 std::pair<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
 Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
 // ---- scans along one dim (src/ops/scan.cpp); floating results are differentiable ----
@@ -233,13 +232,13 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double ato
 // NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's finite extremes by default); integers are copied.
 Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = {},
                   std::optional<double> neginf = {});
-Tensor heaviside(const Tensor& x, const Tensor& values);  // 0 below 0, 1 above, values at 0
-Tensor hypot(const Tensor& a, const Tensor& b);           // sqrt(a^2 + b^2) without overflow
-Tensor fmod(const Tensor& a, const Tensor& b);            // the C remainder: the dividend's sign
-Tensor frac(const Tensor& x);                             // x - trunc(x)
-Tensor xlogy(const Tensor& x, const Tensor& y);           // x log y, 0 where x == 0
+Tensor heaviside(const Tensor& x, const Tensor& values);        // 0 below 0, 1 above, values at 0
+Tensor hypot(const Tensor& a, const Tensor& b);                 // sqrt(a^2 + b^2) without overflow
+Tensor fmod(const Tensor& a, const Tensor& b);                  // the C remainder: the dividend's sign
+Tensor frac(const Tensor& x);                                   // x - trunc(x)
+Tensor xlogy(const Tensor& x, const Tensor& y);                 // x log y, 0 where x == 0
 Tensor logit(const Tensor& x, std::optional<double> eps = {});  // log(p / (1 - p)), p clamped to [eps, 1 - eps]
-Tensor sinc(const Tensor& x);                             // sin(pi x) / (pi x), 1 at 0
+Tensor sinc(const Tensor& x);                                   // sin(pi x) / (pi x), 1 at 0
 // A view with the dims at `source` moved to `destination` (the others keep their order).
 Tensor movedim(const Tensor& x, const Dims& source, const Dims& destination);
 // dim `dim` expanded into `sizes` (one may be -1).

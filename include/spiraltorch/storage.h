@@ -14,8 +14,7 @@ namespace st {
 class Storage {
  public:
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device = {});
-  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device,
-                                       std::function<void()> release);
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, std::function<void()> release);
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage();

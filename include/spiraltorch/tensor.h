@@ -73,8 +73,8 @@ class Tensor {
   // A new contiguous tensor with uninitialised data.
   static Tensor empty(const Shape& shape, Dtype dtype = Dtype::Float32, Device device = {});
   // A tensor that aliases `storage` with the given geometry.
-  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides,
-                             int64_t offset, Dtype dtype);
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides, int64_t offset,
+                             Dtype dtype);
   // Copies values from a flat vector.
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape);
@@ -94,7 +94,9 @@ class Tensor {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(itemsize());
   }
   template <typename T>
-  T* data() const { return static_cast<T*>(raw_data()); }
+  T* data() const {
+    return static_cast<T*>(raw_data());
+  }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

@@ -33,7 +33,7 @@ size_t memory_allocated();      // bytes handed out to tensors
 size_t max_memory_allocated();  // peak of the above since start / reset
 size_t memory_reserved();       // bytes held in device buffers (in use + cached)
 void reset_peak_memory_stats();
-void empty_cache();          // destroys cached, unused buffers
+void empty_cache();           // destroys cached, unused buffers
 size_t pipelines_compiled();  // compute pipelines created so far (the pipeline cache's size)
 uint64_t dispatches();        // kernels dispatched so far
 uint64_t host_reads();        // device-to-host reads so far that waited for the queue to drain (not read_later's)

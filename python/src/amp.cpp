@@ -28,7 +28,8 @@ void bind_amp(nb::module_& m) {
     const st::autocast::State s = st::autocast::state();
     return nb::make_tuple(s.cpu_enabled, s.cpu_dtype, s.cuda_enabled, s.cuda_dtype);
   }, "This thread's autocast state: (cpu_enabled, cpu_dtype, cuda_enabled, cuda_dtype).");
-  m.def("_autocast_set_state", [](bool cpu_on, Dtype cpu_dt, bool cuda_on, Dtype cuda_dt) {
+  m.def("_autocast_set_state",
+        [](bool cpu_on, Dtype cpu_dt, bool cuda_on, Dtype cuda_dt) {
     for (Dtype dt : {cpu_dt, cuda_dt}) {
       if (dt != Dtype::Float16 && dt != Dtype::BFloat16) {
         throw st::ValueError(std::string("autocast: dtype must be float16 or bfloat16, got ") + st::dtype_name(dt));
@@ -36,7 +37,7 @@ void bind_amp(nb::module_& m) {
     }
     st::autocast::set_state(st::autocast::State{cpu_on, cuda_on, cpu_dt, cuda_dt});
   }, nb::arg("cpu_enabled"), nb::arg("cpu_dtype"), nb::arg("cuda_enabled"), nb::arg("cuda_dtype"),
-     "Sets this thread's autocast state; ValueError unless both dtypes are float16 or bfloat16.");
+        "Sets this thread's autocast state; ValueError unless both dtypes are float16 or bfloat16.");
   m.def("is_autocast_enabled", [](const std::string& device_type) {
     return st::autocast::is_enabled(autocast_device(device_type));
   }, nb::arg("device_type") = "cuda", "Whether an autocast region is active for device_type on this thread.");
@@ -46,11 +47,11 @@ void bind_amp(nb::module_& m) {
 
   using st::optim::GradScaler;
   nb::class_<GradScaler>(m, "_GradScaler", "The loss scaler behind spiraltorch.amp.GradScaler.")
-      .def("__init__", [](GradScaler* self, double init_scale, double growth_factor, double backoff_factor,
-                          int64_t growth_interval, bool enabled) {
-             new (self) GradScaler(GradScaler::Options{init_scale, growth_factor, backoff_factor, growth_interval,
-                                                       enabled});
-           },
+      .def("__init__",
+           [](GradScaler* self, double init_scale, double growth_factor, double backoff_factor, int64_t growth_interval,
+              bool enabled) {
+    new (self) GradScaler(GradScaler::Options{init_scale, growth_factor, backoff_factor, growth_interval, enabled});
+  },
            nb::arg("init_scale") = 65536.0, nb::arg("growth_factor") = 2.0, nb::arg("backoff_factor") = 0.5,
            nb::arg("growth_interval") = 2000, nb::arg("enabled") = true,
            "A scaler starting at init_scale that multiplies the scale by growth_factor after growth_interval "
@@ -75,12 +76,11 @@ void bind_amp(nb::module_& m) {
       .def_prop_ro("growth_interval", [](const GradScaler& s) { return s.options().growth_interval; },
                    "Finite steps between two growths of the scale.")
       .def("_state", [](const GradScaler& s) {
-        const GradScaler::State st = s.state();
-        return nb::make_tuple(st.scale, st.growth_tracker, st.skipped_steps);
-      })
-      .def("_load_state", [](GradScaler& s, double scale, int64_t tracker, int64_t skipped) {
-        s.load_state(GradScaler::State{scale, tracker, skipped});
-      });
+    const GradScaler::State st = s.state();
+    return nb::make_tuple(st.scale, st.growth_tracker, st.skipped_steps);
+  }).def("_load_state", [](GradScaler& s, double scale, int64_t tracker, int64_t skipped) {
+    s.load_state(GradScaler::State{scale, tracker, skipped});
+  });
 
   m.def("_checkpoint",
         [](const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,

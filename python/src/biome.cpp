@@ -67,15 +67,17 @@ void bind_biome(nb::module_& root) {
       .def("intermediates", [](const z::Barycenter& b) { return b.intermediates; },
            "Points of the segment from the arithmetic mean to rho* at alpha = 0, .25, .5, .75, 1 (the objective "
            "is non-increasing along them).");
-  root.def("z_space_barycenter", [](const std::vector<double>& weights, const std::vector<Tensor>& densities,
-                                    double entropy_weight, double beta_j, std::optional<Tensor> coupling) {
+  root.def("z_space_barycenter",
+           [](const std::vector<double>& weights, const std::vector<Tensor>& densities, double entropy_weight,
+              double beta_j, std::optional<Tensor> coupling) {
     return z::z_space_barycenter(weights, densities, entropy_weight, beta_j, coupling);
-  }, nb::arg("weights"), nb::arg("densities"), nb::arg("entropy_weight") = 0.0, nb::arg("beta_j") = 0.0,
-     nb::arg("coupling") = nb::none(),
-     "The density minimising sum_u W_u KL(rho || rho_u) - entropy_weight * S(rho) (+ a constant coupling "
-     "energy): exactly rho* ~ exp(sum_u W_u log rho_u / E), E = sum W + entropy_weight > 0. Each input "
-     "tensor is one whole distribution; float64 inside. ValueError/ShapeError (naming the value) for negative "
-     "weights, non-finite values, unequal shapes, beta_j < 0, a coupling that is not n x n and >= 0, or E <= 0.");
+  },
+           nb::arg("weights"), nb::arg("densities"), nb::arg("entropy_weight") = 0.0, nb::arg("beta_j") = 0.0,
+           nb::arg("coupling") = nb::none(),
+           "The density minimising sum_u W_u KL(rho || rho_u) - entropy_weight * S(rho) (+ a constant coupling "
+           "energy): exactly rho* ~ exp(sum_u W_u log rho_u / E), E = sum W + entropy_weight > 0. Each input "
+           "tensor is one whole distribution; float64 inside. ValueError/ShapeError (naming the value) for negative "
+           "weights, non-finite values, unequal shapes, beta_j < 0, a coupling that is not n x n and >= 0, or E <= 0.");
 
   nb::class_<z::OpenCartesianTopos>(root, "OpenCartesianTopos",
                                     "Guard for Z-space structures: volume and depth limits, finite values, "
@@ -96,18 +98,19 @@ void bind_biome(nb::module_& root) {
            "ValueError when one is not finite.")
       .def("ensure_loop_free", &z::OpenCartesianTopos::ensure_loop_free, nb::arg("depth"),
            "Raises ValueError when depth >= max_depth.")
-      .def("saturate", [](const z::OpenCartesianTopos& t, nb::handle v) -> nb::object {
-        if (nb::isinstance<Tensor>(v)) return nb::cast(t.saturate(nb::cast<Tensor>(v)));
-        return nb::float_(t.saturate(nb::cast<double>(v)));
-      }, nb::sig("def saturate(self, value: spiraltorch._core.Tensor | float) -> spiraltorch._core.Tensor | float"),
-         nb::arg("value"),
-         "The monotone soft clip L tanh(v / L) (+ the porosity leak) of a number (non-finite gives 0) or, after "
-         "guard_tensor, element-wise of a tensor (a new tensor, same dtype).");
-  root.def("hypergrad_topos", [](double curvature, double tolerance, double saturation, int64_t max_depth,
-                                 int64_t max_volume) {
+      .def("saturate",
+           [](const z::OpenCartesianTopos& t, nb::handle v) -> nb::object {
+    if (nb::isinstance<Tensor>(v)) return nb::cast(t.saturate(nb::cast<Tensor>(v)));
+    return nb::float_(t.saturate(nb::cast<double>(v)));
+  }, nb::sig("def saturate(self, value: spiraltorch._core.Tensor | float) -> spiraltorch._core.Tensor | float"),
+           nb::arg("value"),
+           "The monotone soft clip L tanh(v / L) (+ the porosity leak) of a number (non-finite gives 0) or, after "
+           "guard_tensor, element-wise of a tensor (a new tensor, same dtype).");
+  root.def("hypergrad_topos",
+           [](double curvature, double tolerance, double saturation, int64_t max_depth, int64_t max_volume) {
     return z::OpenCartesianTopos(curvature, tolerance, saturation, max_depth, max_volume);
   }, nb::arg("curvature") = -1.0, nb::arg("tolerance") = 1e-3, nb::arg("saturation") = 1.0, nb::arg("max_depth") = 64,
-     nb::arg("max_volume") = 512, "The original's default topos for tapes and biomes.");
+           nb::arg("max_volume") = 512, "The original's default topos for tapes and biomes.");
 
   nb::class_<z::TensorBiome>(root, "TensorBiome", "Weighted shoots under a topos; canopy = saturated weighted mean.")
       .def(nb::init<z::OpenCartesianTopos>(), nb::arg("topos"))
@@ -120,14 +123,15 @@ void bind_biome(nb::module_& root) {
            "sum_i w_i T_i / sum_i w_i, saturated by the topos (float64). ValueError when empty.")
       .def("harvest", &z::TensorBiome::harvest, "The shoots stacked along a new first dimension.")
       .def("stack", &z::TensorBiome::harvest, "The shoots stacked along a new first dimension (= harvest).")
-      .def("shoots", [](const z::TensorBiome& b) {
-        std::vector<Tensor> out;
-        if (!b.empty()) {
-          const Tensor h = b.harvest();
-          for (int64_t i = 0; i < h.shape()[0]; ++i) out.push_back(st::select(h, 0, i));
-        }
-        return out;
-      }, "The stored (saturated) shoots as a list of tensors.")
+      .def("shoots",
+           [](const z::TensorBiome& b) {
+    std::vector<Tensor> out;
+    if (!b.empty()) {
+      const Tensor h = b.harvest();
+      for (int64_t i = 0; i < h.shape()[0]; ++i) out.push_back(st::select(h, 0, i));
+    }
+    return out;
+  }, "The stored (saturated) shoots as a list of tensors.")
       .def("stored_volume", &z::TensorBiome::stored_volume, "The number of values stored over all shoots.")
       .def("remaining_volume", &z::TensorBiome::remaining_volume, "max_volume - stored_volume().")
       .def("to_ball", &z::TensorBiome::to_ball,
@@ -140,8 +144,9 @@ void bind_biome(nb::module_& root) {
       .def("clear", &z::TensorBiome::clear, "Drops every shoot.")
       .def("topos", &z::TensorBiome::topos, "The guarding OpenCartesianTopos.");
 
-  nb::module_ sot = root.def_submodule("sot", "SoT-3D: golden-angle spiral schedules paced by Fibonacci, "
-                                              "tribonacci and tetranacci chunks.");
+  nb::module_ sot = root.def_submodule("sot",
+                                       "SoT-3D: golden-angle spiral schedules paced by Fibonacci, "
+                                       "tribonacci and tetranacci chunks.");
   sot.def("golden_ratio", &z::sot::golden_ratio, "phi = (1 + sqrt 5) / 2.");
   sot.def("golden_angle", &z::sot::golden_angle, "pi (3 - sqrt 5) radians, about 2.39996.");
   sot.def("fibonacci_pacing", &z::sot::fibonacci_pacing, nb::arg("n"),
@@ -156,29 +161,31 @@ void bind_biome(nb::module_& root) {
       .def_prop_ro("meso_gain", &z::sot::Plan::meso_gain, "The height offset of the meso phase.")
       .def_prop_ro("micro_gain", &z::sot::Plan::micro_gain, "The height offset of the micro phase.")
       .def("__len__", [](const z::sot::Plan& p) { return p.steps().size(); })
-      .def("steps", [](const z::sot::Plan& p) {
-        nb::list out;
-        for (const auto& s : p.steps()) out.append(step_dict(s));
-        return out;
-      }, nb::sig("def steps(self) -> list[dict[str, typing.Any]]"),
-         "Each step as a dict: index, angle, radius, x, y, height, z_track, curvature, and its 'macro'/'meso'/"
-         "'micro' chunk (index, length, position, phase, reflection; meso and micro add role, role_index).")
-      .def("macro_summaries", [](const z::sot::Plan& p) {
-        nb::list out;
-        for (const auto& m : p.macro_summaries()) {
-          nb::dict d;
-          d["index"] = m.index;
-          d["length"] = m.length;
-          d["ideal_length"] = m.ideal_length;
-          d["height_gain"] = m.height_gain;
-          d["mean_curvature"] = m.mean_curvature;
-          d["reflection_step"] = m.reflection_step;
-          out.append(d);
-        }
-        return out;
-      }, nb::sig("def macro_summaries(self) -> list[dict[str, float]]"),
-         "One dict per macro orbit: index, length, ideal_length (the Fibonacci length), height_gain, "
-         "mean_curvature, reflection_step.")
+      .def("steps",
+           [](const z::sot::Plan& p) {
+    nb::list out;
+    for (const auto& s : p.steps()) out.append(step_dict(s));
+    return out;
+  }, nb::sig("def steps(self) -> list[dict[str, typing.Any]]"),
+           "Each step as a dict: index, angle, radius, x, y, height, z_track, curvature, and its 'macro'/'meso'/"
+           "'micro' chunk (index, length, position, phase, reflection; meso and micro add role, role_index).")
+      .def("macro_summaries",
+           [](const z::sot::Plan& p) {
+    nb::list out;
+    for (const auto& m : p.macro_summaries()) {
+      nb::dict d;
+      d["index"] = m.index;
+      d["length"] = m.length;
+      d["ideal_length"] = m.ideal_length;
+      d["height_gain"] = m.height_gain;
+      d["mean_curvature"] = m.mean_curvature;
+      d["reflection_step"] = m.reflection_step;
+      out.append(d);
+    }
+    return out;
+  }, nb::sig("def macro_summaries(self) -> list[dict[str, float]]"),
+           "One dict per macro orbit: index, length, ideal_length (the Fibonacci length), height_gain, "
+           "mean_curvature, reflection_step.")
       .def("as_tensor", &z::sot::Plan::as_tensor, "(n, 3): x, y, height of each step.")
       .def("feature_tensor", &z::sot::Plan::feature_tensor,
            "(n, 9): radius, angle, height, curvature, the 3 phases, meso and micro gain.")
@@ -189,14 +196,16 @@ void bind_biome(nb::module_& root) {
            nb::arg("include_reflections") = true, nb::arg("include_roles") = true,
            "A TensorBiome under topos with one shoot per step ([x, y, height, radius, angle, curvature, 3 phases, "
            "gains] plus roles and reflection flags when included), weight 1 + meso_gain + micro_gain.");
-  sot.def("generate_plan", [](int64_t total_steps, double base_radius, double radial_growth, double base_height,
-                              double meso_gain, double micro_gain) {
+  sot.def("generate_plan",
+          [](int64_t total_steps, double base_radius, double radial_growth, double base_height, double meso_gain,
+             double micro_gain) {
     return z::sot::Plan(total_steps, base_radius, radial_growth, base_height, meso_gain, micro_gain);
-  }, nb::arg("total_steps"), nb::arg("base_radius") = 1.0, nb::arg("radial_growth") = 0.05, nb::arg("base_height") = 1.0,
-     nb::arg("meso_gain") = 0.2, nb::arg("micro_gain") = 0.05,
-     "The SoT-3D plan of total_steps steps: step i at angle golden_angle * i and radius base_radius * "
-     "e^(radial_growth * i); macro orbits of Fibonacci lengths split into tribonacci meso and tetranacci micro "
-     "chunks; height climbs base_height / phi^m over macro orbit m plus the meso/micro phase offsets.");
+  },
+          nb::arg("total_steps"), nb::arg("base_radius") = 1.0, nb::arg("radial_growth") = 0.05,
+          nb::arg("base_height") = 1.0, nb::arg("meso_gain") = 0.2, nb::arg("micro_gain") = 0.05,
+          "The SoT-3D plan of total_steps steps: step i at angle golden_angle * i and radius base_radius * "
+          "e^(radial_growth * i); macro orbits of Fibonacci lengths split into tribonacci meso and tetranacci micro "
+          "chunks; height climbs base_height / phi^m over macro orbit m plus the meso/micro phase offsets.");
 }
 
 }  // namespace stpy

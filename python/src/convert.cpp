@@ -73,13 +73,16 @@ void infer(nb::handle h, size_t depth, Shape& shape, Kind& kind, bool& first_lea
       shape.resize(depth);
       first_leaf = false;
     }
-    const Kind k = s->kind() == Scalar::Kind::Float ? Kind::Float : s->kind() == Scalar::Kind::Int ? Kind::Int : Kind::Bool;
+    const Kind k = s->kind() == Scalar::Kind::Float ? Kind::Float
+                   : s->kind() == Scalar::Kind::Int ? Kind::Int
+                                                    : Kind::Bool;
     if (k > kind) kind = k;
     return;
   }
   if (nb::isinstance<Tensor>(h)) {
     const Tensor t = nb::cast<Tensor>(h);
-    if (t.numel() != 1 || t.dim() != 0) throw st::ShapeError(std::string(op) + ": only 0-d tensors can appear inside a list");
+    if (t.numel() != 1 || t.dim() != 0)
+      throw st::ShapeError(std::string(op) + ": only 0-d tensors can appear inside a list");
     if (first_leaf) {
       shape.resize(depth);
       first_leaf = false;
@@ -88,8 +91,8 @@ void infer(nb::handle h, size_t depth, Shape& shape, Kind& kind, bool& first_lea
     return;
   }
   if (!PySequence_Check(h.ptr()) || nb::isinstance<nb::str>(h)) {
-    throw st::DtypeError(std::string(op) + ": cannot convert an object of type " +
-                         nb::type_name(h.type()).c_str() + " to a tensor element");
+    throw st::DtypeError(std::string(op) + ": cannot convert an object of type " + nb::type_name(h.type()).c_str() +
+                         " to a tensor element");
   }
   const size_t n = nb::len(h);
   if (first_leaf) {
@@ -161,7 +164,8 @@ Tensor tensor_from_data(nb::handle data, std::optional<Dtype> dtype) {
   }
   // Anything exposing the array interface or DLPack (NumPy arrays and scalars such as
   // np.float64, PyTorch, ...) keeps its dtype: copy it.
-  const bool builtin_number = PyFloat_CheckExact(data.ptr()) || PyLong_CheckExact(data.ptr()) || PyBool_Check(data.ptr());
+  const bool builtin_number =
+      PyFloat_CheckExact(data.ptr()) || PyLong_CheckExact(data.ptr()) || PyBool_Check(data.ptr());
   if (!builtin_number && (nb::hasattr(data, "__array_interface__") || nb::hasattr(data, "__dlpack__"))) {
     nb::module_ stmod = nb::module_::import_("spiraltorch");
     Tensor shared = nb::cast<Tensor>(stmod.attr("from_dlpack")(data));
@@ -220,7 +224,8 @@ int64_t dim_of(nb::handle d) {
   if (!as_int.is_valid()) nb::raise_python_error();
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-  if (overflow) throw st::ShapeError(std::string("shape: dimension ") + nb::str(as_int).c_str() + " does not fit in int64");
+  if (overflow)
+    throw st::ShapeError(std::string("shape: dimension ") + nb::str(as_int).c_str() + " does not fit in int64");
   return static_cast<int64_t>(v);
 }
 }  // namespace
@@ -300,9 +305,12 @@ nb::object to_list(const Tensor& t) {
   return ST_DISPATCH_ALL(t.dtype(), [&]() -> nb::object {
     const scalar_t* p = t.data<scalar_t>();
     if (t.dim() == 0) {
-      if constexpr (std::is_same_v<scalar_t, bool>) return nb::bool_(*p);
-      else if constexpr (std::is_integral_v<scalar_t>) return nb::int_(static_cast<int64_t>(*p));
-      else return nb::float_(st::to_double(*p));
+      if constexpr (std::is_same_v<scalar_t, bool>)
+        return nb::bool_(*p);
+      else if constexpr (std::is_integral_v<scalar_t>)
+        return nb::int_(static_cast<int64_t>(*p));
+      else
+        return nb::float_(st::to_double(*p));
     }
     return list_rec<scalar_t>(p, t.shape(), t.strides(), 0);
   });
@@ -474,9 +482,9 @@ void dealloc_tensor(PyObject* self) {
     // Another wrapper of a tensor whose shared wrapper the map owns: once this one is gone, that
     // one may be all that holds the tensor, and is released with it (`y = x.detach().requires_grad_();
     // lin.weight = ...` patterns would otherwise wait for a sweep).
-    if (const auto it = w.map.find(t.impl());
-        it != w.map.end() && it->second.owned && Py_REFCNT(it->second.obj) == 1 && t.impl_ptr().use_count() == 2 &&
-        wrapped(it->second.obj).impl() == t.impl()) {
+    if (const auto it = w.map.find(t.impl()); it != w.map.end() && it->second.owned && Py_REFCNT(it->second.obj) == 1 &&
+                                              t.impl_ptr().use_count() == 2 &&
+                                              wrapped(it->second.obj).impl() == t.impl()) {
       PyObject* shared = it->second.obj;
       forget(w, it);
       w.tensor_dealloc(self);

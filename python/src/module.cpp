@@ -157,13 +157,11 @@ NB_MODULE(_core, m) {
   bind_tensor(m, cls);
   m.def("_shared_wrapper_count", &shared_wrapper_count,
         "How many parameter wrappers the identity registry holds (for tests).");
-  m.def(
-      "_release_unused_wrappers_after_gc",
-      [](nb::str phase, nb::handle) {
-        if (phase.equal(nb::str("stop"))) release_unused_wrappers();
-      },
-      nb::arg("phase"), nb::arg("info"),
-      "gc.callbacks entry: after a collection, releases the parameter wrappers (and tensors) nothing refers to.");
+  m.def("_release_unused_wrappers_after_gc",
+        [](nb::str phase, nb::handle) {
+    if (phase.equal(nb::str("stop"))) release_unused_wrappers();
+  }, nb::arg("phase"), nb::arg("info"),
+        "gc.callbacks entry: after a collection, releases the parameter wrappers (and tensors) nothing refers to.");
   nb::module_::import_("gc").attr("callbacks").attr("append")(m.attr("_release_unused_wrappers_after_gc"));
   bind_ops(m, cls);
   bind_nn(m);
@@ -192,26 +190,28 @@ NB_MODULE(_core, m) {
   // like PyTorch; unknown keywords raise TypeError naming the factory.
   nb::class_<st::Generator>(m, "Generator",
                             "A counter-based Philox generator; pass it as generator= to the random factories.")
-      .def("__init__", [](st::Generator* self, nb::handle device) {
-        const st::Device dev = device.is_none() ? st::Device{} : st::Device::parse(nb::cast<std::string>(nb::str(device)));
-        (void)dev;  // Philox streams are device-independent: the numbers are drawn on the host.
-        new (self) st::Generator();
-      }, nb::arg("device") = "cpu", nb::sig("def __init__(self, device: str | None = 'cpu') -> None"),
-      "A Philox generator with the default seed. The numbers are drawn on the host whatever the device, so "
-      "`device` is only validated (ValueError for an unknown name), as PyTorch's constructor takes one.")
-      .def("manual_seed", [](nb::handle self, uint64_t seed) {
-        nb::cast<st::Generator&>(self).manual_seed(seed);
-        return nb::borrow(self);
-      }, nb::arg("seed"), nb::sig("def manual_seed(self, seed: int) -> Generator"),
-         "Restarts the stream at `seed`; returns the generator.")
+      .def("__init__",
+           [](st::Generator* self, nb::handle device) {
+    const st::Device dev = device.is_none() ? st::Device{} : st::Device::parse(nb::cast<std::string>(nb::str(device)));
+    (void)dev;  // Philox streams are device-independent: the numbers are drawn on the host.
+    new (self) st::Generator();
+  }, nb::arg("device") = "cpu", nb::sig("def __init__(self, device: str | None = 'cpu') -> None"),
+           "A Philox generator with the default seed. The numbers are drawn on the host whatever the device, so "
+           "`device` is only validated (ValueError for an unknown name), as PyTorch's constructor takes one.")
+      .def("manual_seed",
+           [](nb::handle self, uint64_t seed) {
+    nb::cast<st::Generator&>(self).manual_seed(seed);
+    return nb::borrow(self);
+  }, nb::arg("seed"), nb::sig("def manual_seed(self, seed: int) -> Generator"),
+           "Restarts the stream at `seed`; returns the generator.")
       .def("initial_seed", &st::Generator::seed, "The seed the stream was last started at.")
       .def("get_state", [](const st::Generator& g) { return nb::make_tuple(g.seed(), g.offset()); },
            nb::sig("def get_state(self) -> tuple[int, int]"),
            "(seed, offset): restoring it with set_state replays the same numbers.")
       .def("set_state", [](st::Generator& g, std::pair<uint64_t, uint64_t> state) {
-        g.manual_seed(state.first);
-        g.set_offset(state.second);
-      }, nb::arg("state"), "Restores a (seed, offset) pair from get_state: the stream continues from there.");
+    g.manual_seed(state.first);
+    g.set_offset(state.second);
+  }, nb::arg("state"), "Restores a (seed, offset) pair from get_state: the stream continues from there.");
   m.attr("default_generator") = nb::cast(&st::default_generator(), nb::rv_policy::reference);
 
   struct FactoryOptions {
@@ -243,42 +243,66 @@ NB_MODULE(_core, m) {
     if (o.requires_grad) t.set_requires_grad(true);
     return t;
   };
-  auto shape_of = [](nb::args args, nb::kwargs kw) { return kw.contains("size") ? to_shape_obj(kw["size"]) : to_shape(args); };
-  m.def("zeros", [=](nb::args a, nb::kwargs kw) {
+  auto shape_of = [](nb::args args, nb::kwargs kw) {
+    return kw.contains("size") ? to_shape_obj(kw["size"]) : to_shape(args);
+  };
+  m.def("zeros",
+        [=](nb::args a, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "zeros", false);
     return finish(st::zeros(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
- }, nb::sig("def zeros(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "A tensor of zeros of shape `size` (zeros(2, 3), zeros((2, 3)) or zeros(size=(2, 3))); dtype defaults to float32. TypeError on an unknown keyword, ShapeError on a negative size.");
-  m.def("ones", [=](nb::args a, nb::kwargs kw) {
+  },
+        nb::sig("def zeros(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | "
+                "None = None, requires_grad: bool = False) -> Tensor"),
+        "A tensor of zeros of shape `size` (zeros(2, 3), zeros((2, 3)) or zeros(size=(2, 3))); dtype defaults to "
+        "float32. TypeError on an unknown keyword, ShapeError on a negative size.");
+  m.def("ones",
+        [=](nb::args a, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "ones", false);
     return finish(st::ones(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
- }, nb::sig("def ones(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "A tensor of ones of shape `size` (ones(2, 3), ones((2, 3)) or ones(size=(2, 3))); dtype defaults to float32.");
-  m.def("empty", [=](nb::args a, nb::kwargs kw) {
+  },
+        nb::sig("def ones(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | "
+                "None = None, requires_grad: bool = False) -> Tensor"),
+        "A tensor of ones of shape `size` (ones(2, 3), ones((2, 3)) or ones(size=(2, 3))); dtype defaults to float32.");
+  m.def(
+      "empty",
+      [=](nb::args a, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "empty", false);
     return finish(Tensor::empty(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.device), o);
- }, nb::sig("def empty(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "An uninitialised tensor of shape `size` (its values are whatever the memory held); dtype defaults to float32.");
-  m.def("rand", [=](nb::args a, nb::kwargs kw) {
+  },
+      nb::sig("def empty(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | "
+              "None = None, requires_grad: bool = False) -> Tensor"),
+      "An uninitialised tensor of shape `size` (its values are whatever the memory held); dtype defaults to float32.");
+  m.def("rand",
+        [=](nb::args a, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "rand", true);
     return finish(st::rand(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.generator), o);
- }, nb::sig("def rand(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "Uniform samples in [0, 1) of shape `size`, drawn from `generator` (default: the global one, see manual_seed); float32 by default.");
-  m.def("randn", [=](nb::args a, nb::kwargs kw) {
+  },
+        nb::sig("def rand(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | "
+                "None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
+        "Uniform samples in [0, 1) of shape `size`, drawn from `generator` (default: the global one, see manual_seed); "
+        "float32 by default.");
+  m.def(
+      "randn",
+      [=](nb::args a, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "randn", true);
     return finish(st::randn(shape_of(a, kw), o.dtype.value_or(Dtype::Float32), o.generator), o);
- }, nb::sig("def randn(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "Standard normal samples of shape `size`, drawn from `generator` (default: the global one); float32 by default.");
-  m.def("full", [=](nb::handle size, nb::handle value, nb::kwargs kw) {
+  },
+      nb::sig("def randn(*size: int | collections.abc.Sequence[int], dtype: dtype | str | None = None, device: str | "
+              "None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
+      "Standard normal samples of shape `size`, drawn from `generator` (default: the global one); float32 by default.");
+  m.def("full",
+        [=](nb::handle size, nb::handle value, nb::kwargs kw) {
     auto v = to_scalar(value);
     if (!v) throw st::DtypeError("full: fill value must be a number");
     const FactoryOptions o = options(kw, "full", false);
     return finish(st::full(to_shape_obj(size), *v, o.dtype), o);
   }, nb::arg("size"), nb::arg("fill_value"), nb::arg("kwargs"),
-     nb::sig("def full(size: collections.abc.Sequence[int], fill_value: float, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "A tensor of shape `size` filled with `fill_value`; the dtype follows the value (bool, int64 or float32) "
-     "unless given. DtypeError when fill_value is not a number.");
-  m.def("randint", [=](nb::args a, nb::kwargs kw) {
+        nb::sig("def full(size: collections.abc.Sequence[int], fill_value: float, *, dtype: dtype | str | None = None, "
+                "device: str | None = None, requires_grad: bool = False) -> Tensor"),
+        "A tensor of shape `size` filled with `fill_value`; the dtype follows the value (bool, int64 or float32) "
+        "unless given. DtypeError when fill_value is not a number.");
+  m.def("randint",
+        [=](nb::args a, nb::kwargs kw) {
     // randint(high, size) or randint(low, high, size), size also as a keyword.
     const FactoryOptions o = options(kw, "randint", true);
     std::vector<nb::handle> pos(a.begin(), a.end());
@@ -293,16 +317,24 @@ NB_MODULE(_core, m) {
     const int64_t high = nb::cast<int64_t>(pos[pos.size() - 2]);
     const Dtype dt = o.dtype.value_or(Dtype::Int64);
     return finish(st::randint(low, high, to_shape_obj(pos.back()), dt, o.generator), o);
-  }, nb::sig("def randint(*args: int | collections.abc.Sequence[int], size: collections.abc.Sequence[int] | None = None, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "randint(high, size) or randint(low, high, size): integers uniform in [low, high) (low defaults to 0), "
-     "int64 unless dtype is given. TypeError for another argument count or low=/high= keywords.");
-  m.def("normal", [=](double mean, double std, nb::handle size, nb::kwargs kw) {
+  },
+        nb::sig("def randint(*args: int | collections.abc.Sequence[int], size: collections.abc.Sequence[int] | None = "
+                "None, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, "
+                "generator: Generator | None = None) -> Tensor"),
+        "randint(high, size) or randint(low, high, size): integers uniform in [low, high) (low defaults to 0), "
+        "int64 unless dtype is given. TypeError for another argument count or low=/high= keywords.");
+  m.def(
+      "normal",
+      [=](double mean, double std, nb::handle size, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "normal", true);
     return finish(st::normal(mean, std, to_shape_obj(size), o.dtype.value_or(Dtype::Float32), o.generator), o);
   }, nb::arg("mean"), nb::arg("std"), nb::arg("size"), nb::arg("kwargs"),
-     nb::sig("def normal(mean: float, std: float, size: collections.abc.Sequence[int], *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "Normal samples N(mean, std^2) of shape `size` from `generator` (default: the global one); float32 by default.");
-  m.def("arange", [=](nb::handle a, nb::handle b, nb::handle step_h, nb::kwargs kw) {
+      nb::sig("def normal(mean: float, std: float, size: collections.abc.Sequence[int], *, dtype: dtype | str | None = "
+              "None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> "
+              "Tensor"),
+      "Normal samples N(mean, std^2) of shape `size` from `generator` (default: the global one); float32 by default.");
+  m.def("arange",
+        [=](nb::handle a, nb::handle b, nb::handle step_h, nb::kwargs kw) {
     // Like PyTorch, any Python float among the bounds/step gives a floating result.
     FactoryOptions o = options(kw, "arange", false);
     const bool any_float = PyFloat_Check(a.ptr()) || (!b.is_none() && PyFloat_Check(b.ptr())) ||
@@ -313,22 +345,27 @@ NB_MODULE(_core, m) {
                                  : st::arange(nb::cast<double>(a), nb::cast<double>(b), step, o.dtype, o.device);
     return finish(t, o);
   }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = nb::none(), nb::arg("kwargs"),
-     nb::sig("def arange(start: float, end: float | None = None, step: float | None = None, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "Values start, start+step, ... below end (arange(n) counts 0..n-1). int64 for integer bounds, float32 when "
-     "any bound or the step is a Python float, unless dtype is given. Example: arange(0, 1, 0.25).tolist() == "
-     "[0.0, 0.25, 0.5, 0.75]");
-  m.def("linspace", [=](double a, double b, int64_t steps, nb::kwargs kw) {
+        nb::sig("def arange(start: float, end: float | None = None, step: float | None = None, *, dtype: dtype | str | "
+                "None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
+        "Values start, start+step, ... below end (arange(n) counts 0..n-1). int64 for integer bounds, float32 when "
+        "any bound or the step is a Python float, unless dtype is given. Example: arange(0, 1, 0.25).tolist() == "
+        "[0.0, 0.25, 0.5, 0.75]");
+  m.def("linspace",
+        [=](double a, double b, int64_t steps, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "linspace", false);
     return finish(st::linspace(a, b, steps, o.dtype.value_or(Dtype::Float32)), o);
   }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("kwargs"),
-     nb::sig("def linspace(start: float, end: float, steps: int, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "`steps` evenly spaced values from start to end inclusive; float32 by default.");
-  m.def("eye", [=](int64_t n, std::optional<int64_t> mcols, nb::kwargs kw) {
+        nb::sig("def linspace(start: float, end: float, steps: int, *, dtype: dtype | str | None = None, device: str | "
+                "None = None, requires_grad: bool = False) -> Tensor"),
+        "`steps` evenly spaced values from start to end inclusive; float32 by default.");
+  m.def("eye",
+        [=](int64_t n, std::optional<int64_t> mcols, nb::kwargs kw) {
     const FactoryOptions o = options(kw, "eye", false);
     return finish(st::eye(n, mcols, o.dtype.value_or(Dtype::Float32)), o);
   }, nb::arg("n"), nb::arg("m") = nb::none(), nb::arg("kwargs"),
-     nb::sig("def eye(n: int, m: int | None = None, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "The n x m identity matrix (m defaults to n); float32 by default.");
+        nb::sig("def eye(n: int, m: int | None = None, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False) -> Tensor"),
+        "The n x m identity matrix (m defaults to n); float32 by default.");
   // *_like: dtype and device default to the input's.
   auto like = [=](const Tensor& t, nb::kwargs kw, const char* op, bool random) {
     FactoryOptions o = options(kw, op, random);
@@ -336,68 +373,83 @@ NB_MODULE(_core, m) {
     if (!o.dtype) o.dtype = t.dtype();
     return o;
   };
-  m.def("zeros_like", [=](const Tensor& t, nb::kwargs kw) {
+  m.def("zeros_like",
+        [=](const Tensor& t, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "zeros_like", false);
     return finish(st::zeros(t.shape(), *o.dtype, o.device), o);
   }, nb::arg("input"), nb::arg("kwargs"),
-     nb::sig("def zeros_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "Zeros with the shape of `input`; dtype and device default to its.");
-  m.def("ones_like", [=](const Tensor& t, nb::kwargs kw) {
+        nb::sig("def zeros_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False) -> Tensor"),
+        "Zeros with the shape of `input`; dtype and device default to its.");
+  m.def("ones_like",
+        [=](const Tensor& t, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "ones_like", false);
     return finish(st::ones(t.shape(), *o.dtype, o.device), o);
   }, nb::arg("input"), nb::arg("kwargs"),
-     nb::sig("def ones_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "Ones with the shape of `input`; dtype and device default to its.");
-  m.def("empty_like", [=](const Tensor& t, nb::kwargs kw) {
+        nb::sig("def ones_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False) -> Tensor"),
+        "Ones with the shape of `input`; dtype and device default to its.");
+  m.def("empty_like",
+        [=](const Tensor& t, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "empty_like", false);
     return finish(Tensor::empty(t.shape(), *o.dtype, o.device), o);
   }, nb::arg("input"), nb::arg("kwargs"),
-     nb::sig("def empty_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "An uninitialised tensor with the shape of `input`; dtype and device default to its.");
-  m.def("full_like", [=](const Tensor& t, nb::handle v, nb::kwargs kw) {
+        nb::sig("def empty_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False) -> Tensor"),
+        "An uninitialised tensor with the shape of `input`; dtype and device default to its.");
+  m.def("full_like",
+        [=](const Tensor& t, nb::handle v, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "full_like", false);
     auto value = to_scalar(v);
     if (!value) throw st::DtypeError("full_like: fill value must be a number");
     return finish(st::full(t.shape(), *value, *o.dtype), o);
   }, nb::arg("input"), nb::arg("fill_value"), nb::arg("kwargs"),
-     nb::sig("def full_like(input: Tensor, fill_value: float, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
-     "A tensor with the shape of `input` filled with `fill_value`; dtype and device default to its.");
-  m.def("rand_like", [=](const Tensor& t, nb::kwargs kw) {
+        nb::sig("def full_like(input: Tensor, fill_value: float, *, dtype: dtype | str | None = None, device: str | "
+                "None = None, requires_grad: bool = False) -> Tensor"),
+        "A tensor with the shape of `input` filled with `fill_value`; dtype and device default to its.");
+  m.def("rand_like",
+        [=](const Tensor& t, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "rand_like", true);
     return finish(st::rand(t.shape(), *o.dtype, o.generator), o);
   }, nb::arg("input"), nb::arg("kwargs"),
-     nb::sig("def rand_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "Uniform samples in [0, 1) with the shape and dtype of `input`.");
-  m.def("randn_like", [=](const Tensor& t, nb::kwargs kw) {
+        nb::sig("def rand_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
+        "Uniform samples in [0, 1) with the shape and dtype of `input`.");
+  m.def("randn_like",
+        [=](const Tensor& t, nb::kwargs kw) {
     const FactoryOptions o = like(t, kw, "randn_like", true);
     return finish(st::randn(t.shape(), *o.dtype, o.generator), o);
   }, nb::arg("input"), nb::arg("kwargs"),
-     nb::sig("def randn_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
-     "Standard normal samples with the shape and dtype of `input`.");
-  m.def("tensor", [](nb::handle data, nb::handle dtype, nb::handle device, bool requires_grad) {
+        nb::sig("def randn_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False, generator: Generator | None = None) -> Tensor"),
+        "Standard normal samples with the shape and dtype of `input`.");
+  m.def("tensor",
+        [](nb::handle data, nb::handle dtype, nb::handle device, bool requires_grad) {
     Tensor t = tensor_from_data(data, to_optional_dtype(dtype));
     if (!device.is_none()) t = st::to_device(t, st::Device::parse(nb::cast<std::string>(nb::str(device))));
     if (requires_grad) t.set_requires_grad(true);
     return t;
   }, nb::arg("data"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("requires_grad") = false,
-     nb::sig("def tensor(data: typing.Any, dtype: dtype | str | None = None, device: str | None = None, "
-             "requires_grad: bool = False) -> Tensor"),
-     "A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors). The dtype is "
-     "inferred (bool, int64, float32) unless given; a list is always data, never a shape. ShapeError on "
-     "ragged lists. Example: tensor([[1, 2], [3, 4]], dtype='float64')");
-  m.def("_rand_seeded", [](int64_t rows, int64_t cols, uint64_t seed) {
+        nb::sig("def tensor(data: typing.Any, dtype: dtype | str | None = None, device: str | None = None, "
+                "requires_grad: bool = False) -> Tensor"),
+        "A new tensor holding a copy of `data` (nested lists, numbers, NumPy arrays, tensors). The dtype is "
+        "inferred (bool, int64, float32) unless given; a list is always data, never a shape. ShapeError on "
+        "ragged lists. Example: tensor([[1, 2], [3, 4]], dtype='float64')");
+  m.def("_rand_seeded",
+        [](int64_t rows, int64_t cols, uint64_t seed) {
     if (rows < 0 || cols < 0) throw st::ShapeError("Tensor.rand: rows and cols must be non-negative");
     return st::rand_seeded({rows, cols}, seed);
   }, nb::arg("rows"), nb::arg("cols"), nb::arg("seed"),
-     "Tensor.rand(rows, cols, seed=): uniform [0, 1) float32 samples from a fresh stream at `seed`.");
+        "Tensor.rand(rows, cols, seed=): uniform [0, 1) float32 samples from a fresh stream at `seed`.");
 
   // ---- randomness, autograd, threads ----
   m.def("manual_seed", [](uint64_t seed) { st::manual_seed(seed); }, nb::arg("seed"),
         "Seeds the global Philox generator; same seed, same numbers, whatever the thread count.");
   m.def("initial_seed", []() { return st::default_generator().seed(); },
         "The seed the global generator was last seeded with.");
-  m.def("_get_rng_state", []() { return nb::make_tuple(st::default_generator().seed(), st::default_generator().offset()); },
-        "The global generator's (seed, offset).");
+  m.def("_get_rng_state", []() {
+    return nb::make_tuple(st::default_generator().seed(), st::default_generator().offset());
+  }, "The global generator's (seed, offset).");
   m.def("_set_rng_state", [](uint64_t seed, uint64_t offset) {
     st::default_generator().manual_seed(seed);
     st::default_generator().set_offset(offset);
@@ -405,9 +457,9 @@ NB_MODULE(_core, m) {
   m.def("is_grad_enabled", &st::grad_enabled, "True unless gradient recording is off on this thread (no_grad).");
   m.def("set_grad_enabled", &st::set_grad_enabled, nb::arg("mode"),
         "Turns gradient recording on or off for this thread (what no_grad / enable_grad switch).");
-  m.def("_autograd_grad", [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                             std::vector<std::optional<Tensor>> grad_outputs, bool retain_graph, bool create_graph,
-                             bool allow_unused) {
+  m.def("_autograd_grad",
+        [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+           std::vector<std::optional<Tensor>> grad_outputs, bool retain_graph, bool create_graph, bool allow_unused) {
     std::vector<Tensor> go;
     for (auto& g : grad_outputs) go.push_back(g ? *g : Tensor());
     std::vector<std::optional<Tensor>> out;
@@ -415,10 +467,12 @@ NB_MODULE(_core, m) {
       out.push_back(g.defined() ? std::optional<Tensor>(g) : std::nullopt);
     }
     return out;
-  }, nb::arg("outputs"), nb::arg("inputs"), nb::arg("grad_outputs"), nb::arg("retain_graph"), nb::arg("create_graph"),
-     nb::arg("allow_unused"),
-     "autograd.grad: the gradients of outputs with respect to inputs (None for an unused input when allow_unused).");
-  m.def("_gradient_gate", [](const std::vector<Tensor>& xs, nb::callable on_grads) {
+  },
+        nb::arg("outputs"), nb::arg("inputs"), nb::arg("grad_outputs"), nb::arg("retain_graph"),
+        nb::arg("create_graph"), nb::arg("allow_unused"),
+        "autograd.grad: the gradients of outputs with respect to inputs (None for an unused input when allow_unused).");
+  m.def("_gradient_gate",
+        [](const std::vector<Tensor>& xs, nb::callable on_grads) {
     const auto fn = shared_callable(std::move(on_grads));
     return st::gradient_gate(xs, [fn](const std::vector<Tensor>& grads) {
       nb::gil_scoped_acquire gil;
@@ -431,14 +485,15 @@ NB_MODULE(_core, m) {
       return out;
     });
   }, nb::arg("xs"), nb::arg("on_grads"),
-     "Aliases of xs whose gradients meet in one autograd node: on_grads(list of Tensor or None) runs once per "
-     "backward with all of them and returns None or the gradients to pass on (one per input).");
-  m.def("_backward_many", [](const std::vector<Tensor>& outputs, std::vector<std::optional<Tensor>> grads, bool retain_graph) {
+        "Aliases of xs whose gradients meet in one autograd node: on_grads(list of Tensor or None) runs once per "
+        "backward with all of them and returns None or the gradients to pass on (one per input).");
+  m.def("_backward_many",
+        [](const std::vector<Tensor>& outputs, std::vector<std::optional<Tensor>> grads, bool retain_graph) {
     std::vector<Tensor> go;
     for (auto& g : grads) go.push_back(g ? *g : Tensor());
     st::run_backward(outputs, go, retain_graph, false);
   }, nb::arg("outputs"), nb::arg("grads"), nb::arg("retain_graph"),
-     "autograd.backward over several outputs in one pass (None: the output has one element, gradient 1).");
+        "autograd.backward over several outputs in one pass (None: the output has one element, gradient 1).");
   m.def("get_num_threads", &st::get_num_threads, "The number of threads CPU kernels use.");
   m.def("set_num_threads", &st::set_num_threads, nb::arg("n"),
         "Sets the number of threads CPU kernels use; ValueError (the setting unchanged) outside [1, 4 per processor].");
@@ -446,7 +501,8 @@ NB_MODULE(_core, m) {
         "describe_device('cpu'): model, cores, threads, SIMD, CPU capability, BLAS/oneDNN/MKL and GEMM dispatch.");
   // The oneDNN headers the build compiled against (None without oneDNN); the tests check
   // that describe_device reports a matching library.
-  m.def("_onednn_header_version", &st::backend::onednn::header_version, "The oneDNN headers' version (None without oneDNN).");
+  m.def("_onednn_header_version", &st::backend::onednn::header_version,
+        "The oneDNN headers' version (None without oneDNN).");
   // The conv2d path switch ("auto", "im2col", "onednn"); tests use it to compare both paths.
   m.def("_conv_backend", &st::backend::onednn::conv_backend, "The conv2d path: 'auto', 'im2col' or 'onednn'.");
   m.def("_set_conv_backend", &st::backend::onednn::set_conv_backend, nb::arg("name"), "Sets the conv2d path.");

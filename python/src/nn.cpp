@@ -73,7 +73,6 @@ nb::object module_get_buffer(nb::handle self, const std::string& target) {
   throw nb::attribute_error(("get_buffer: '" + target + "' is not a buffer").c_str());
 }
 
-
 // Lets Python subclasses override forward (and their display name).
 class PyModule : public Module {
  public:
@@ -237,10 +236,12 @@ void module_setattr(nb::handle self, nb::str name_obj, nb::handle value) {
     return;
   }
   if (child) {
-    throw nb::type_error(("cannot assign '" + what + "' as child module '" + name + "' (Module or None expected)").c_str());
+    throw nb::type_error(
+        ("cannot assign '" + what + "' as child module '" + name + "' (Module or None expected)").c_str());
   }
   if (defined_entry(param)) {
-    throw nb::type_error(("cannot assign '" + what + "' as parameter '" + name + "' (Parameter or None expected)").c_str());
+    throw nb::type_error(
+        ("cannot assign '" + what + "' as parameter '" + name + "' (Parameter or None expected)").c_str());
   }
   if (defined_entry(buffer)) {
     throw nb::type_error(("cannot assign '" + what + "' as buffer '" + name + "' (Tensor or None expected)").c_str());
@@ -306,7 +307,8 @@ nb::object submodule_at(nb::handle self, const std::string& target, const char* 
     std::shared_ptr<Module> c = own_child(nb::cast<Module&>(cur), part);
     if (!c) {
       throw nb::attribute_error((std::string(op) + ": " + type_name_of(cur) + " has no submodule '" + part +
-                                 "' (looking up '" + target + "')").c_str());
+                                 "' (looking up '" + target + "')")
+                                    .c_str());
     }
     cur = nb::cast(c);
     if (dot == std::string::npos) return cur;
@@ -344,8 +346,9 @@ st::nn::StateDict state_from_py(nb::handle obj, const char* op) {
 
 void bind_nn(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("nn", "Native neural-network layers.");
-  m.attr("IncompatibleKeys") = nb::module_::import_("collections").attr("namedtuple")(
-      "IncompatibleKeys", nb::make_tuple("missing_keys", "unexpected_keys"));
+  m.attr("IncompatibleKeys") =
+      nb::module_::import_("collections")
+          .attr("namedtuple")("IncompatibleKeys", nb::make_tuple("missing_keys", "unexpected_keys"));
   nb::class_<RemovableHandle>(m, "RemovableHandle", "Returned by register_*_hook; remove() unregisters the hook.")
       .def_ro("id", &RemovableHandle::id, "The hook's id on its module (what remove_hook takes).")
       .def("remove", &RemovableHandle::remove, "Unregisters the hook; a second call does nothing.")
@@ -370,40 +373,46 @@ void bind_nn(nb::module_& parent) {
       .def("__repr__", &module_repr, nb::sig("def __repr__(self) -> str"),
            "PyTorch's nested module repr: ``Name(extra)`` for leaves, one indented ``(key): child`` line per child "
            "otherwise.")
-      .def("cuda", [](nb::handle self, nb::handle device) -> nb::object {
-        if (device.is_none()) return self.attr("to")("cuda");
-        if (PyLong_Check(device.ptr())) return self.attr("to")("cuda:" + std::to_string(nb::cast<int64_t>(device)));
-        return self.attr("to")(device);
-      }, nb::arg("device").none() = nb::none(), nb::sig("def cuda(self, device: int | str | None = None) -> Module"),
-         "Moves every parameter and buffer to a CUDA device (``\"cuda\"``, or ``cuda:<device>`` for an int) in "
-         "place, like ``torch.nn.Module.cuda``; returns the module.")
+      .def("cuda",
+           [](nb::handle self, nb::handle device) -> nb::object {
+    if (device.is_none()) return self.attr("to")("cuda");
+    if (PyLong_Check(device.ptr())) return self.attr("to")("cuda:" + std::to_string(nb::cast<int64_t>(device)));
+    return self.attr("to")(device);
+  }, nb::arg("device").none() = nb::none(), nb::sig("def cuda(self, device: int | str | None = None) -> Module"),
+           "Moves every parameter and buffer to a CUDA device (``\"cuda\"``, or ``cuda:<device>`` for an int) in "
+           "place, like ``torch.nn.Module.cuda``; returns the module.")
       .def("cpu", [](nb::handle self) { return self.attr("to")("cpu"); }, nb::sig("def cpu(self) -> Module"),
            "Moves every parameter and buffer to the CPU in place; returns the module.")
-      .def("get_buffer", &module_get_buffer, nb::arg("target"), nb::sig("def get_buffer(self, target: str) -> Tensor"),
+      .def("get_buffer", &module_get_buffer, nb::arg("target"),
+           nb::sig("def get_buffer(self, target: str) -> spiraltorch._core.Tensor"),
            "The buffer at ``target`` (a dotted path: ``\"block.norm.running_mean\"``), like "
            "torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none.")
       .def("__getattr__", &module_getattr, nb::arg("name"), "The module's own child, parameter or buffer called name.")
       .def("__delattr__", &module_delattr, nb::arg("name"), "Removes a child, parameter, buffer or plain attribute.")
-      .def("add_module", [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
-        add_module(self, name, module ? nb::handle(*module) : nb::none());
-      }, nb::arg("name"), nb::arg("module").none(),
+      .def("add_module",
+           [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
+    add_module(self, name, module ? nb::handle(*module) : nb::none());
+  }, nb::arg("name"), nb::arg("module").none(),
            "Registers module (or None) as the child `name`; TypeError for anything else.")
-      .def("register_module", [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
-        add_module(self, name, module ? nb::handle(*module) : nb::none());
-      }, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
-      .def("get_submodule", [](nb::handle self, const std::string& target) {
-        return nb::typed<nb::object, Module>(submodule_at(self, target, "get_submodule"));
-      }, nb::arg("target"),
-         "The submodule at a dotted path of attribute names ('encoder.layers.0'); AttributeError naming the "
-         "missing part.")
-      .def("get_parameter", [](nb::handle self, const std::string& target) -> Tensor {
-        const size_t dot = target.rfind('.');
-        nb::object owner = submodule_at(self, dot == std::string::npos ? "" : target.substr(0, dot), "get_parameter");
-        const std::string name = dot == std::string::npos ? target : target.substr(dot + 1);
-        Tensor* p = nb::cast<Module&>(owner).find_parameter(name);
-        if (!defined_entry(p)) throw nb::attribute_error(("get_parameter: '" + target + "' is not a parameter").c_str());
-        return *p;
-      }, nb::arg("target"), "The parameter at a dotted path ('encoder.layers.0.linear1.weight').")
+      .def("register_module",
+           [](nb::handle self, nb::str name, std::optional<nb::typed<nb::handle, Module>> module) {
+    add_module(self, name, module ? nb::handle(*module) : nb::none());
+  }, nb::arg("name"), nb::arg("module").none(), "Alias of add_module.")
+      .def("get_submodule",
+           [](nb::handle self, const std::string& target) {
+    return nb::typed<nb::object, Module>(submodule_at(self, target, "get_submodule"));
+  }, nb::arg("target"),
+           "The submodule at a dotted path of attribute names ('encoder.layers.0'); AttributeError naming the "
+           "missing part.")
+      .def("get_parameter",
+           [](nb::handle self, const std::string& target) -> Tensor {
+    const size_t dot = target.rfind('.');
+    nb::object owner = submodule_at(self, dot == std::string::npos ? "" : target.substr(0, dot), "get_parameter");
+    const std::string name = dot == std::string::npos ? target : target.substr(dot + 1);
+    Tensor* p = nb::cast<Module&>(owner).find_parameter(name);
+    if (!defined_entry(p)) throw nb::attribute_error(("get_parameter: '" + target + "' is not a parameter").c_str());
+    return *p;
+  }, nb::arg("target"), "The parameter at a dotted path ('encoder.layers.0.linear1.weight').")
       .def("forward", &Module::forward, nb::arg("input"),
            "The layer's computation on one tensor; Python subclasses override it (call the module, not "
            "forward, so hooks run).")
@@ -412,237 +421,259 @@ void bind_nn(nb::module_& parent) {
       .def_prop_rw("name", [](const Module& self) { return self.name(); },
                    [](Module& self, const std::string& n) { self.set_name(n); },
                    "The explicit name ('' when the module takes its key from its parent).")
-      .def("_register_module", [](Module& self, const std::string& slot, std::shared_ptr<Module> child) {
-        self.register_module(slot, std::move(child));
-      })
+      .def("_register_module", [](Module& self, const std::string& slot,
+                                  std::shared_ptr<Module> child) { self.register_module(slot, std::move(child)); })
       .def("_remove_child", &Module::remove_child)
-      .def("register_parameter", [](nb::handle self, nb::str name, std::optional<Tensor> t) {
-        Module& m = nb::cast<Module&>(self);
-        const std::string key = nb::cast<std::string>(name);
-        if (own_child(m, key)) m.remove_child(key);
-        if (t) {
-          m.register_parameter(key, *t, t->requires_grad() || st::is_floating(t->dtype()));
-          drop_plain(self, name);
-        } else {  // a None parameter: the attribute reads None, state dicts leave it out
-          m.register_parameter(key, Tensor(), false);
-          store_plain(self, name, nb::none(), true);
-        }
-      }, nb::arg("name"), nb::arg("param").none(), "Registers (or replaces) a parameter; None registers the name "
-         "with no value (the attribute reads None).")
-      .def("register_buffer", [](nb::handle self, nb::str name, std::optional<Tensor> t, bool persistent) {
-        Module& m = nb::cast<Module&>(self);
-        const std::string key = nb::cast<std::string>(name);
-        if (own_child(m, key)) m.remove_child(key);
-        if (Tensor* p = m.find_parameter(key); defined_entry(p)) {
-          throw nb::key_error(("attribute '" + key + "' already exists as a parameter").c_str());
-        }
-        m.register_buffer(key, t ? *t : Tensor(), persistent);
-        if (t) {
-          drop_plain(self, name);
-        } else {
-          store_plain(self, name, nb::none(), true);
-        }
-      }, nb::arg("name"), nb::arg("tensor").none(), nb::arg("persistent") = true,
-         "Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless "
-         "persistent=False; the attribute `name` reads it.")
+      .def("register_parameter",
+           [](nb::handle self, nb::str name, std::optional<Tensor> t) {
+    Module& m = nb::cast<Module&>(self);
+    const std::string key = nb::cast<std::string>(name);
+    if (own_child(m, key)) m.remove_child(key);
+    if (t) {
+      m.register_parameter(key, *t, t->requires_grad() || st::is_floating(t->dtype()));
+      drop_plain(self, name);
+    } else {  // a None parameter: the attribute reads None, state dicts leave it out
+      m.register_parameter(key, Tensor(), false);
+      store_plain(self, name, nb::none(), true);
+    }
+  }, nb::arg("name"), nb::arg("param").none(),
+           "Registers (or replaces) a parameter; None registers the name "
+           "with no value (the attribute reads None).")
+      .def("register_buffer",
+           [](nb::handle self, nb::str name, std::optional<Tensor> t, bool persistent) {
+    Module& m = nb::cast<Module&>(self);
+    const std::string key = nb::cast<std::string>(name);
+    if (own_child(m, key)) m.remove_child(key);
+    if (Tensor* p = m.find_parameter(key); defined_entry(p)) {
+      throw nb::key_error(("attribute '" + key + "' already exists as a parameter").c_str());
+    }
+    m.register_buffer(key, t ? *t : Tensor(), persistent);
+    if (t) {
+      drop_plain(self, name);
+    } else {
+      store_plain(self, name, nb::none(), true);
+    }
+  }, nb::arg("name"), nb::arg("tensor").none(), nb::arg("persistent") = true,
+           "Registers a buffer: moved with the module and listed by named_buffers(); in state_dict() unless "
+           "persistent=False; the attribute `name` reads it.")
       .def("_is_persistent_buffer", &Module::is_persistent_buffer, nb::arg("name"))
       // The iteration methods return iterators, as PyTorch's generators (next(m.parameters()) works;
       // list(...) when a list is needed).
-      .def("named_parameters", [](const Module& self, const std::string& prefix, bool recurse, bool remove_duplicate) {
-        st::nn::StateDict all = prefixed(self.named_parameters(recurse), prefix);
-        if (remove_duplicate) {  // a tied parameter appears once, under its first key
-          std::set<st::TensorImpl*> seen;
-          std::erase_if(all, [&](const auto& e) { return !seen.insert(e.second.impl()).second; });
-        }
-        return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(
-            nb::borrow<nb::iterator>(iter_of(nb::cast(all))));
-      }, nb::arg("prefix") = "", nb::arg("recurse") = true, nb::arg("remove_duplicate") = true,
-         "An iterator of (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); a shared "
-         "parameter once unless remove_duplicate=False.")
-      .def("parameters", [](const Module& self, bool recurse) {
-        return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(self.parameters(recurse)))));
-      },
-           nb::arg("recurse") = true,
+      .def("named_parameters",
+           [](const Module& self, const std::string& prefix, bool recurse, bool remove_duplicate) {
+    st::nn::StateDict all = prefixed(self.named_parameters(recurse), prefix);
+    if (remove_duplicate) {  // a tied parameter appears once, under its first key
+      std::set<st::TensorImpl*> seen;
+      std::erase_if(all, [&](const auto& e) { return !seen.insert(e.second.impl()).second; });
+    }
+    return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(nb::borrow<nb::iterator>(iter_of(nb::cast(all))));
+  }, nb::arg("prefix") = "", nb::arg("recurse") = true, nb::arg("remove_duplicate") = true,
+           "An iterator of (key, parameter) pairs, keys '<module path>::<param>' (prefixed by `prefix`); a shared "
+           "parameter once unless remove_duplicate=False.")
+      .def("parameters",
+           [](const Module& self, bool recurse) {
+    return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(self.parameters(recurse)))));
+  }, nb::arg("recurse") = true,
            "An iterator over every parameter below this module (or its own, recurse=False), each once.")
-      .def("named_buffers", [](const Module& self, const std::string& prefix, bool recurse) {
-        return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(
-            nb::borrow<nb::iterator>(iter_of(nb::cast(prefixed(self.named_buffers(recurse), prefix)))));
-      }, nb::arg("prefix") = "", nb::arg("recurse") = true,
-         "An iterator of (key, buffer) pairs, keys '<module path>::<buffer>' (prefixed by `prefix`).")
-      .def("buffers", [](const Module& self, bool recurse) {
-        std::vector<Tensor> out;
-        for (auto& [k, t] : self.named_buffers(recurse)) out.push_back(t);
-        return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
-      }, nb::arg("recurse") = true, "An iterator over the buffers (running statistics and the like).")
-      .def("children", [](const Module& self) {
-        std::vector<std::shared_ptr<Module>> out;
-        for (auto& [k, c] : self.children()) out.push_back(c);
-        return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
-      }, "An iterator over the direct children.")
-      .def("named_children", [](const Module& self) {
-        std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-        for (auto& [k, c] : self.children()) out.emplace_back(self.child_key(k, *c), c);
-        return nb::typed<nb::iterator, std::tuple<std::string, Module>>(
-            nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
-      }, "An iterator of (key, child) pairs.")
-      .def("named_modules", [](nb::handle self, std::optional<nb::typed<nb::handle, nb::set>> memo,
-                               const std::string& prefix, bool) {
-        (void)memo;
-        return nb::typed<nb::iterator, std::tuple<std::string, Module>>(
-            nb::borrow<nb::iterator>(iter_of(named_modules_py(self, prefix))));
-      }, nb::arg("memo").none() = nb::none(), nb::arg("prefix") = "", nb::arg("remove_duplicate") = true,
+      .def("named_buffers",
+           [](const Module& self, const std::string& prefix, bool recurse) {
+    return nb::typed<nb::iterator, std::tuple<std::string, Tensor>>(
+        nb::borrow<nb::iterator>(iter_of(nb::cast(prefixed(self.named_buffers(recurse), prefix)))));
+  }, nb::arg("prefix") = "", nb::arg("recurse") = true,
+           "An iterator of (key, buffer) pairs, keys '<module path>::<buffer>' (prefixed by `prefix`).")
+      .def("buffers",
+           [](const Module& self, bool recurse) {
+    std::vector<Tensor> out;
+    for (auto& [k, t] : self.named_buffers(recurse)) out.push_back(t);
+    return nb::typed<nb::iterator, Tensor>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
+  }, nb::arg("recurse") = true, "An iterator over the buffers (running statistics and the like).")
+      .def("children",
+           [](const Module& self) {
+    std::vector<std::shared_ptr<Module>> out;
+    for (auto& [k, c] : self.children()) out.push_back(c);
+    return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
+  }, "An iterator over the direct children.")
+      .def("named_children",
+           [](const Module& self) {
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+    for (auto& [k, c] : self.children()) out.emplace_back(self.child_key(k, *c), c);
+    return nb::typed<nb::iterator, std::tuple<std::string, Module>>(nb::borrow<nb::iterator>(iter_of(nb::cast(out))));
+  }, "An iterator of (key, child) pairs.")
+      .def("named_modules",
+           [](nb::handle self, std::optional<nb::typed<nb::handle, nb::set>> memo, const std::string& prefix, bool) {
+    (void)memo;
+    return nb::typed<nb::iterator, std::tuple<std::string, Module>>(
+        nb::borrow<nb::iterator>(iter_of(named_modules_py(self, prefix))));
+  }, nb::arg("memo").none() = nb::none(), nb::arg("prefix") = "", nb::arg("remove_duplicate") = true,
            "An iterator of (path, module) for this module and every descendant, depth-first, each module once "
            "(memo and remove_duplicate are accepted for PyTorch compatibility and ignored).")
-      .def("modules", [](nb::handle self) {
-        nb::list out;
-        for (nb::handle item : named_modules_py(self, "")) out.append(item[1]);
-        return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(out)));
-      }, "An iterator over this module and every descendant, depth-first, each once.")
-      .def("apply", [](nb::handle self, nb::callable fn) {
-        // Children before parents, like PyTorch (used for custom initialisation).
-        std::function<void(nb::handle)> visit = [&](nb::handle obj) {
-          for (const auto& [slot, child] : nb::cast<Module&>(obj).children()) visit(nb::cast(child));
-          fn(obj);
-        };
-        visit(self);
-        return SelfRet(nb::borrow(self));
-      }, nb::arg("fn"), "Calls fn(module) on every submodule, then on this one; returns self.")
-      .def("state_dict", [](const Module& self, const std::string& prefix, bool keep_vars) {
-        if (!keep_vars) return to_dict(self.state_dict(), prefix);
-        // state_dict()'s keys and order (non-persistent buffers stay out), with the live tensors.
-        std::map<std::string, Tensor> live;
-        for (auto& [k, t] : self.named_parameters()) live.emplace(k, t);
-        for (auto& [k, t] : self.named_buffers()) live.emplace(k, t);
-        st::nn::StateDict out = self.state_dict();
-        for (auto& [k, t] : out) t = live.at(k);
-        return to_dict(out, prefix);
-      }, nb::arg("prefix") = "", nb::arg("keep_vars") = false,
+      .def("modules",
+           [](nb::handle self) {
+    nb::list out;
+    for (nb::handle item : named_modules_py(self, "")) out.append(item[1]);
+    return nb::typed<nb::iterator, Module>(nb::borrow<nb::iterator>(iter_of(out)));
+  }, "An iterator over this module and every descendant, depth-first, each once.")
+      .def("apply",
+           [](nb::handle self, nb::callable fn) {
+    // Children before parents, like PyTorch (used for custom initialisation).
+    std::function<void(nb::handle)> visit = [&](nb::handle obj) {
+      for (const auto& [slot, child] : nb::cast<Module&>(obj).children()) visit(nb::cast(child));
+      fn(obj);
+    };
+    visit(self);
+    return SelfRet(nb::borrow(self));
+  }, nb::arg("fn"), "Calls fn(module) on every submodule, then on this one; returns self.")
+      .def("state_dict",
+           [](const Module& self, const std::string& prefix, bool keep_vars) {
+    if (!keep_vars) return to_dict(self.state_dict(), prefix);
+    // state_dict()'s keys and order (non-persistent buffers stay out), with the live tensors.
+    std::map<std::string, Tensor> live;
+    for (auto& [k, t] : self.named_parameters()) live.emplace(k, t);
+    for (auto& [k, t] : self.named_buffers()) live.emplace(k, t);
+    st::nn::StateDict out = self.state_dict();
+    for (auto& [k, t] : out) t = live.at(k);
+    return to_dict(out, prefix);
+  }, nb::arg("prefix") = "", nb::arg("keep_vars") = false,
            "Parameters and buffers keyed '<module>::<param>' (prefixed by `prefix`); detached unless keep_vars.")
-      .def("load_state_dict", [](Module& self, StateArg state, bool strict) {
-        const st::nn::LoadResult r = self.load_state_dict(state_from_py(state, "load_state_dict"), strict);
-        return nb::typed<nb::object, std::tuple<std::vector<std::string>, std::vector<std::string>>>(
-            nb::module_::import_("spiraltorch._core.nn").attr("IncompatibleKeys")(r.missing_keys, r.unexpected_keys));
-      }, nb::arg("state_dict"), nb::arg("strict") = true,
-         "Copies matching entries in; checks everything first, so a failed load changes nothing. Returns "
-         "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or "
-         "ShapeError name the offending key.")
-      .def("register_forward_pre_hook", [](nb::handle self, nb::callable hook) {
-        const auto fn = shared_callable(std::move(hook));
-        const int id = nb::cast<Module&>(self).register_forward_pre_hook([fn](Module& m, const Tensor& x) {
-          nb::gil_scoped_acquire gil;
-          return hook_result((*fn)(py_module(m), nb::make_tuple(x)), "forward pre-hook");
-        });
-        return RemovableHandle{nb::borrow(self), id};
-      }, nb::arg("hook"), "hook(module, args) -> None or a replacement input, run before forward.")
-      .def("register_forward_hook", [](nb::handle self, nb::callable hook) {
-        const auto fn = shared_callable(std::move(hook));
-        const int id = nb::cast<Module&>(self).register_forward_hook([fn](Module& m, const Tensor& x, const Tensor& y) {
-          nb::gil_scoped_acquire gil;
-          return hook_result((*fn)(py_module(m), nb::make_tuple(x), y), "forward hook");
-        });
-        return RemovableHandle{nb::borrow(self), id};
-      }, nb::arg("hook"), "hook(module, args, output) -> None or a replacement output, run after forward.")
-      .def("register_full_backward_hook", [](nb::handle self, nb::callable hook) {
-        const auto fn = shared_callable(std::move(hook));
-        const int id = nb::cast<Module&>(self).register_full_backward_hook(
-            [fn](Module& m, const Tensor& grad_input, const Tensor& grad_output) {
-              nb::gil_scoped_acquire gil;
-              return hook_result((*fn)(py_module(m), grad_tuple(grad_input), grad_tuple(grad_output)),
-                                 "backward hook");
-            });
-        return RemovableHandle{nb::borrow(self), id};
-      }, nb::arg("hook"),
-         "hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient "
-         "with respect to the module's input is computed (grad_input is (None,) when the input needs none).")
+      .def("load_state_dict",
+           [](Module& self, StateArg state, bool strict) {
+    const st::nn::LoadResult r = self.load_state_dict(state_from_py(state, "load_state_dict"), strict);
+    return nb::typed<nb::object, std::tuple<std::vector<std::string>, std::vector<std::string>>>(
+        nb::module_::import_("spiraltorch._core.nn").attr("IncompatibleKeys")(r.missing_keys, r.unexpected_keys));
+  }, nb::arg("state_dict"), nb::arg("strict") = true,
+           "Copies matching entries in; checks everything first, so a failed load changes nothing. Returns "
+           "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or "
+           "ShapeError name the offending key.")
+      .def("register_forward_pre_hook",
+           [](nb::handle self, nb::callable hook) {
+    const auto fn = shared_callable(std::move(hook));
+    const int id = nb::cast<Module&>(self).register_forward_pre_hook([fn](Module& m, const Tensor& x) {
+      nb::gil_scoped_acquire gil;
+      return hook_result((*fn)(py_module(m), nb::make_tuple(x)), "forward pre-hook");
+    });
+    return RemovableHandle{nb::borrow(self), id};
+  }, nb::arg("hook"), "hook(module, args) -> None or a replacement input, run before forward.")
+      .def("register_forward_hook",
+           [](nb::handle self, nb::callable hook) {
+    const auto fn = shared_callable(std::move(hook));
+    const int id = nb::cast<Module&>(self).register_forward_hook([fn](Module& m, const Tensor& x, const Tensor& y) {
+      nb::gil_scoped_acquire gil;
+      return hook_result((*fn)(py_module(m), nb::make_tuple(x), y), "forward hook");
+    });
+    return RemovableHandle{nb::borrow(self), id};
+  }, nb::arg("hook"), "hook(module, args, output) -> None or a replacement output, run after forward.")
+      .def("register_full_backward_hook",
+           [](nb::handle self, nb::callable hook) {
+    const auto fn = shared_callable(std::move(hook));
+    const int id = nb::cast<Module&>(self).register_full_backward_hook(
+        [fn](Module& m, const Tensor& grad_input, const Tensor& grad_output) {
+      nb::gil_scoped_acquire gil;
+      return hook_result((*fn)(py_module(m), grad_tuple(grad_input), grad_tuple(grad_output)), "backward hook");
+    });
+    return RemovableHandle{nb::borrow(self), id};
+  }, nb::arg("hook"),
+           "hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient "
+           "with respect to the module's input is computed (grad_input is (None,) when the input needs none).")
       .def("remove_hook", &Module::remove_hook, nb::arg("id"),
            "Unregisters the hook with this id (RemovableHandle.id); an unknown id does nothing.")
-      .def("requires_grad_", [](nb::handle self, bool requires_grad) {
-        nb::cast<Module&>(self).requires_grad_(requires_grad);
-        return SelfRet(nb::borrow(self));
-      }, nb::arg("requires_grad") = true, "Sets requires_grad on every floating parameter; returns self.")
-      .def("train", [](nb::handle self, bool mode) {
-        nb::cast<Module&>(self).train(mode);
-        return SelfRet(nb::borrow(self));
-      }, nb::arg("mode") = true,
-         "Sets training mode on this module and every descendant (dropout active, batch norm updates its "
-         "running statistics); returns self.")
-      .def("eval", [](nb::handle self) {
-        nb::cast<Module&>(self).eval();
-        return SelfRet(nb::borrow(self));
-      }, "train(False): inference behaviour for dropout and batch norm; returns self.")
+      .def("requires_grad_",
+           [](nb::handle self, bool requires_grad) {
+    nb::cast<Module&>(self).requires_grad_(requires_grad);
+    return SelfRet(nb::borrow(self));
+  }, nb::arg("requires_grad") = true, "Sets requires_grad on every floating parameter; returns self.")
+      .def("train",
+           [](nb::handle self, bool mode) {
+    nb::cast<Module&>(self).train(mode);
+    return SelfRet(nb::borrow(self));
+  }, nb::arg("mode") = true,
+           "Sets training mode on this module and every descendant (dropout active, batch norm updates its "
+           "running statistics); returns self.")
+      .def("eval",
+           [](nb::handle self) {
+    nb::cast<Module&>(self).eval();
+    return SelfRet(nb::borrow(self));
+  }, "train(False): inference behaviour for dropout and batch norm; returns self.")
       .def_prop_ro("training", [](const Module& self) { return self.is_training(); },
                    "True in training mode (the default), False after eval().")
       .def("zero_grad", [](Module& self, bool set_to_none) { self.zero_grad(set_to_none); },
            nb::arg("set_to_none") = true, "Drops every parameter's .grad (set_to_none) or zeroes it in place.")
-      .def("to", [](nb::handle self, nb::args args, nb::kwargs kwargs) {
-        // to(device), to(dtype), to(tensor), to(device, dtype), to(device=..., dtype=..., non_blocking=...):
-        // a device is a name or a device object that prints as one (st.device); a tensor gives both.
-        std::vector<nb::handle> targets(args.begin(), args.end());
-        for (auto [k, v] : kwargs) {
-          const std::string key = nb::cast<std::string>(k);
-          if (key == "device" || key == "dtype" || key == "tensor") {
-            targets.push_back(v);
-          } else if (key != "non_blocking" && key != "memory_format" && key != "copy") {
-            throw nb::type_error(("to() got an unexpected keyword argument '" + key + "'").c_str());
-          }
+      .def("to",
+           [](nb::handle self, nb::args args, nb::kwargs kwargs) {
+    // to(device), to(dtype), to(tensor), to(device, dtype), to(device=..., dtype=..., non_blocking=...):
+    // a device is a name or a device object that prints as one (st.device); a tensor gives both.
+    std::vector<nb::handle> targets(args.begin(), args.end());
+    for (auto [k, v] : kwargs) {
+      const std::string key = nb::cast<std::string>(k);
+      if (key == "device" || key == "dtype" || key == "tensor") {
+        targets.push_back(v);
+      } else if (key != "non_blocking" && key != "memory_format" && key != "copy") {
+        throw nb::type_error(("to() got an unexpected keyword argument '" + key + "'").c_str());
+      }
+    }
+    Module& m = nb::cast<Module&>(self);
+    for (nb::handle target : targets) {
+      if (target.is_none() || PyBool_Check(target.ptr())) continue;  // positional non_blocking
+      if (nb::isinstance<Tensor>(target)) {
+        const Tensor& t = nb::cast<const Tensor&>(target);
+        m.to(t.device());
+        if (st::is_floating(t.dtype())) m.to(t.dtype());
+        continue;
+      }
+      if (nb::isinstance<nb::str>(target) || (nb::hasattr(target, "type") && nb::hasattr(target, "index"))) {
+        const std::string s = nb::cast<std::string>(nb::str(target));
+        if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
+          m.to(st::Device::parse(s));
+          continue;
         }
-        Module& m = nb::cast<Module&>(self);
-        for (nb::handle target : targets) {
-          if (target.is_none() || PyBool_Check(target.ptr())) continue;  // positional non_blocking
-          if (nb::isinstance<Tensor>(target)) {
-            const Tensor& t = nb::cast<const Tensor&>(target);
-            m.to(t.device());
-            if (st::is_floating(t.dtype())) m.to(t.dtype());
-            continue;
-          }
-          if (nb::isinstance<nb::str>(target) || (nb::hasattr(target, "type") && nb::hasattr(target, "index"))) {
-            const std::string s = nb::cast<std::string>(nb::str(target));
-            if (s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0 || s.rfind("wgpu", 0) == 0) {
-              m.to(st::Device::parse(s));
-              continue;
-            }
-          }
-          m.to(to_dtype(target));
-        }
-        return SelfRet(nb::borrow(self));
-      }, nb::sig("def to(self, *args: str | spiraltorch._core.dtype | spiraltorch._core.Tensor, **kwargs: "
-                 "str | spiraltorch._core.dtype | spiraltorch._core.Tensor | bool) -> typing.Self"),
-         nb::arg("args"), nb::arg("kwargs"),
-         "Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self. "
-         "Takes to(device), to(dtype), to(tensor), to(device, dtype) and the keywords device=, dtype=, "
-         "non_blocking= (accepted and ignored); e.g. model.to('cpu', st.float64).")
-      .def("float", [](nb::handle self) {
-        nb::cast<Module&>(self).to(Dtype::Float32);
-        return SelfRet(nb::borrow(self));
-      }, "Converts floating parameters and buffers to float32 in place; returns self.")
-      .def("double", [](nb::handle self) {
-        nb::cast<Module&>(self).to(Dtype::Float64);
-        return SelfRet(nb::borrow(self));
-      }, "Converts floating parameters and buffers to float64 in place; returns self.")
-      .def("half", [](nb::handle self) {
-        nb::cast<Module&>(self).to(Dtype::Float16);
-        return SelfRet(nb::borrow(self));
-      }, "Converts floating parameters and buffers to float16 in place; returns self.")
-      .def("bfloat16", [](nb::handle self) {
-        nb::cast<Module&>(self).to(Dtype::BFloat16);
-        return SelfRet(nb::borrow(self));
-      }, "Converts floating parameters and buffers to bfloat16 in place; returns self.")
-      .def("attach_hypergrad", [](Module& self, double curvature, double learning_rate) {
-        st::zspace::attach_hypergrad(self, curvature, learning_rate);
-      }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
-         "Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.")
+      }
+      m.to(to_dtype(target));
+    }
+    return SelfRet(nb::borrow(self));
+  },
+           nb::sig("def to(self, *args: str | spiraltorch._core.dtype | spiraltorch._core.Tensor, **kwargs: "
+                   "str | spiraltorch._core.dtype | spiraltorch._core.Tensor | bool) -> typing.Self"),
+           nb::arg("args"), nb::arg("kwargs"),
+           "Moves (device) and/or converts (floating dtype) every parameter and buffer in place; returns self. "
+           "Takes to(device), to(dtype), to(tensor), to(device, dtype) and the keywords device=, dtype=, "
+           "non_blocking= (accepted and ignored); e.g. model.to('cpu', st.float64).")
+      .def("float",
+           [](nb::handle self) {
+    nb::cast<Module&>(self).to(Dtype::Float32);
+    return SelfRet(nb::borrow(self));
+  }, "Converts floating parameters and buffers to float32 in place; returns self.")
+      .def("double",
+           [](nb::handle self) {
+    nb::cast<Module&>(self).to(Dtype::Float64);
+    return SelfRet(nb::borrow(self));
+  }, "Converts floating parameters and buffers to float64 in place; returns self.")
+      .def("half",
+           [](nb::handle self) {
+    nb::cast<Module&>(self).to(Dtype::Float16);
+    return SelfRet(nb::borrow(self));
+  }, "Converts floating parameters and buffers to float16 in place; returns self.")
+      .def("bfloat16",
+           [](nb::handle self) {
+    nb::cast<Module&>(self).to(Dtype::BFloat16);
+    return SelfRet(nb::borrow(self));
+  }, "Converts floating parameters and buffers to bfloat16 in place; returns self.")
+      .def("attach_hypergrad",
+           [](Module& self, double curvature, double learning_rate) {
+    st::zspace::attach_hypergrad(self, curvature, learning_rate);
+  }, nb::kw_only(), nb::arg("curvature") = -1.0, nb::arg("learning_rate") = 0.05,
+           "Gives every parameter below this module Riemannian SGD updates in the Poincare ball of this curvature.")
       .def("detach_hypergrad", [](Module& self) { st::zspace::detach_hypergrad(self); },
            "Drops the Riemannian updates attach_hypergrad gave; parameters get plain optimizer updates again.")
-      .def_prop_ro("hypergrad", [](const Module& self) -> std::optional<std::pair<double, double>> {
-        const std::optional<st::zspace::HypergradSettings> h = st::zspace::hypergrad_of(self);
-        if (!h) return std::nullopt;
-        return std::pair<double, double>(h->curvature, h->learning_rate);
-      }, "(curvature, learning_rate) of attach_hypergrad, or None when not attached.")
+      .def_prop_ro("hypergrad",
+                   [](const Module& self) -> std::optional<std::pair<double, double>> {
+    const std::optional<st::zspace::HypergradSettings> h = st::zspace::hypergrad_of(self);
+    if (!h) return std::nullopt;
+    return std::pair<double, double>(h->curvature, h->learning_rate);
+  }, "(curvature, learning_rate) of attach_hypergrad, or None when not attached.")
       .def("num_parameters", [](const Module& self) {
-        int64_t n = 0;
-        for (const Tensor& p : self.parameters()) n += p.numel();
-        return n;
-      }, "The number of scalar parameters (each shared parameter counted once).");
+    int64_t n = 0;
+    for (const Tensor& p : self.parameters()) n += p.numel();
+    return n;
+  }, "The number of scalar parameters (each shared parameter counted once).");
 
   nb::class_<st::nn::Linear, Module>(m, "Linear", "y = x W^T + b; W is (out_features, in_features) like PyTorch.")
       .def(nb::init<int64_t, int64_t, bool, std::string>(), nb::arg("in_features"), nb::arg("out_features"),
@@ -650,36 +681,40 @@ void bind_nn(nb::module_& parent) {
            "Weight (out_features, in_features) and bias (out_features,) drawn from U(-1/sqrt(in_features), "
            "1/sqrt(in_features)) (Kaiming-uniform, PyTorch's init); input (..., in_features) -> (..., "
            "out_features). e.g. nn.Linear(4, 2)(st.randn(8, 4)).shape == (8, 2)")
-      .def("extra_repr", [](nb::handle self) {
-        return nb::str("in_features={}, out_features={}, bias={}")
-            .format(self.attr("in_features"), self.attr("out_features"), !self.attr("bias").is_none());
-      }, nb::sig("def extra_repr(self) -> str"), "``in_features=..., out_features=..., bias=...`` for ``repr``.")
+      .def("extra_repr",
+           [](nb::handle self) {
+    return nb::str("in_features={}, out_features={}, bias={}")
+        .format(self.attr("in_features"), self.attr("out_features"), !self.attr("bias").is_none());
+  }, nb::sig("def extra_repr(self) -> str"), "``in_features=..., out_features=..., bias=...`` for ``repr``.")
       // The original's spellings: Linear("name", in, out) and Linear(in, out, "name").
-      .def("__init__", [](st::nn::Linear* self, std::string name, int64_t in, int64_t out, bool bias) {
-        new (self) st::nn::Linear(in, out, bias, std::move(name));
-      }, nb::arg("name"), nb::arg("in_features"), nb::arg("out_features"), nb::arg("bias") = true,
-         "The original's spelling Linear(name, in_features, out_features).")
-      .def("__init__", [](st::nn::Linear* self, int64_t in, int64_t out, std::string name) {
-        new (self) st::nn::Linear(in, out, true, std::move(name));
-      }, nb::arg("in_features"), nb::arg("out_features"), nb::arg("name"),
-         "The original's spelling Linear(in_features, out_features, name).")
+      .def("__init__",
+           [](st::nn::Linear* self, std::string name, int64_t in, int64_t out, bool bias) {
+    new (self) st::nn::Linear(in, out, bias, std::move(name));
+  }, nb::arg("name"), nb::arg("in_features"), nb::arg("out_features"), nb::arg("bias") = true,
+           "The original's spelling Linear(name, in_features, out_features).")
+      .def("__init__",
+           [](st::nn::Linear* self, int64_t in, int64_t out, std::string name) {
+    new (self) st::nn::Linear(in, out, true, std::move(name));
+  }, nb::arg("in_features"), nb::arg("out_features"), nb::arg("name"),
+           "The original's spelling Linear(in_features, out_features, name).")
       .def_prop_ro("weight", &st::nn::Linear::weight, "The (out_features, in_features) weight parameter.")
-      .def_prop_ro("bias", [](st::nn::Linear& l) -> std::optional<Tensor> {
-        Tensor b = l.bias();
-        return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
-      }, "The (out_features,) bias parameter, or None (bias=False).")
+      .def_prop_ro("bias",
+                   [](st::nn::Linear& l) -> std::optional<Tensor> {
+    Tensor b = l.bias();
+    return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
+  }, "The (out_features,) bias parameter, or None (bias=False).")
       .def_prop_ro("in_features", &st::nn::Linear::in_features, "Size of the input's last dim.")
       .def_prop_ro("out_features", &st::nn::Linear::out_features, "Size of the output's last dim.");
 
   nb::class_<st::nn::Sequential, Module>(m, "Sequential", "Runs its layers in order.")
-      .def("__init__", [](st::nn::Sequential* self, nb::args layers, std::string name) {
-        new (self) st::nn::Sequential(name);
-        for (nb::handle l : layers) self->add(nb::cast<std::shared_ptr<Module>>(l));
-      }, nb::sig("def __init__(self, *layers: Module, name: str = '') -> None"), nb::arg("layers"),
-         nb::arg("name") = "",
-         "Sequential(layer0, layer1, ...): each layer's output is the next one's input; unnamed layers take "
-         "the keys '0', '1', ... (parameters '0::weight'). e.g. nn.Sequential(nn.Linear(4, 8), nn.ReLU(), "
-         "nn.Linear(8, 2))")
+      .def("__init__",
+           [](st::nn::Sequential* self, nb::args layers, std::string name) {
+    new (self) st::nn::Sequential(name);
+    for (nb::handle l : layers) self->add(nb::cast<std::shared_ptr<Module>>(l));
+  }, nb::sig("def __init__(self, *layers: Module, name: str = '') -> None"), nb::arg("layers"), nb::arg("name") = "",
+           "Sequential(layer0, layer1, ...): each layer's output is the next one's input; unnamed layers take "
+           "the keys '0', '1', ... (parameters '0::weight'). e.g. nn.Sequential(nn.Linear(4, 8), nn.ReLU(), "
+           "nn.Linear(8, 2))")
       .def("add", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); },
            nb::arg("layer"), "Appends layer at the end.")
       .def("append", [](st::nn::Sequential& s, std::shared_ptr<Module> layer) { s.add(std::move(layer)); },
@@ -688,11 +723,12 @@ void bind_nn(nb::module_& parent) {
       .def("__getitem__", &st::nn::Sequential::at, nb::arg("index"),
            "The layer at index (negative counts from the end); IndexError when out of range.");
 
-  m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
+  m.def("linear",
+        [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
     return st::nn::linear(x, w, b ? *b : Tensor());
   }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
-     "x W^T + b with W (out_features, in_features), x (..., in_features); ShapeError when the inner sizes "
-     "differ.");
+        "x W^T + b with W (out_features, in_features), x (..., in_features); ShapeError when the inner sizes "
+        "differ.");
 
   // A Python subclass of a native layer that overrides forward is called through its forward, as
   // torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own forward
@@ -702,26 +738,24 @@ void bind_nn(nb::module_& parent) {
   // need the native call of a Module subclass and do not run here).
   nb::object call_forward = nb::cpp_function(
       [](nb::handle self, nb::args args, nb::kwargs kwargs) -> nb::object {
-        Module& m = nb::cast<Module&>(self);
-        if (!m.has_hooks() || nb::len(args) != 1 || nb::len(kwargs) != 0 || !nb::isinstance<Tensor>(args[0])) {
-          return self.attr("forward")(*args, **kwargs);
-        }
-        const Tensor x = m.run_forward_pre_hooks(nb::cast<Tensor>(args[0]));
-        nb::object y = self.attr("forward")(x);
-        if (!nb::isinstance<Tensor>(y)) return y;
-        return nb::cast(m.run_forward_hooks(x, nb::cast<Tensor>(y)));
-      },
-      nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
+    Module& m = nb::cast<Module&>(self);
+    if (!m.has_hooks() || nb::len(args) != 1 || nb::len(kwargs) != 0 || !nb::isinstance<Tensor>(args[0])) {
+      return self.attr("forward")(*args, **kwargs);
+    }
+    const Tensor x = m.run_forward_pre_hooks(nb::cast<Tensor>(args[0]));
+    nb::object y = self.attr("forward")(x);
+    if (!nb::isinstance<Tensor>(y)) return y;
+    return nb::cast(m.run_forward_hooks(x, nb::cast<Tensor>(y)));
+  }, nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
       "Runs self.forward(*args, **kwargs) (a Python subclass's forward), with the forward pre-hooks and "
       "forward hooks around a single-tensor call.");
   nb::object init_subclass = nb::cpp_function(
       [call_forward](nb::handle cls, nb::kwargs) {
-        auto native = [](nb::handle fn) { return nb::hasattr(fn, "__nb_signature__"); };
-        nb::object call = cls.attr("__call__"), forward = cls.attr("forward");
-        if (native(call) && !native(forward)) nb::setattr(cls, "__call__", call_forward);
-      },
-      nb::name("__init_subclass__"), nb::sig("def __init_subclass__(cls, **kwargs: typing.Any) -> None"),
-      nb::arg("cls"), nb::arg("kwargs"),
+    auto native = [](nb::handle fn) { return nb::hasattr(fn, "__nb_signature__"); };
+    nb::object call = cls.attr("__call__"), forward = cls.attr("forward");
+    if (native(call) && !native(forward)) nb::setattr(cls, "__call__", call_forward);
+  }, nb::name("__init_subclass__"), nb::sig("def __init_subclass__(cls, **kwargs: typing.Any) -> None"), nb::arg("cls"),
+      nb::arg("kwargs"),
       "Gives a Python subclass that overrides forward a __call__ running its forward (with the hooks).");
   nb::setattr(m.attr("Module"), "__init_subclass__", nb::steal(PyClassMethod_New(init_subclass.ptr())));
 

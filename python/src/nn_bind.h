@@ -13,7 +13,6 @@
 #include "spiraltorch/nn/module.h"
 #include "spiraltorch/ops.h"
 
-
 namespace stpy {
 
 // Argument and result types the nn bindings show in signatures and stubs. Each is a plain

@@ -67,10 +67,10 @@ void bind_nn_desire(nb::module_& nn) {
            "An empty bridge; attach it to pipelines (attach_trainer_bridge) to collect their steps.")
       .def("__len__", &DesireTrainerBridge::size, "The number of steps collected since the last drain.")
       .def("is_empty", [](const DesireTrainerBridge& b) { return b.size() == 0; },
-      "True when no step was collected since the last drain.")
+           "True when no step was collected since the last drain.")
       .def("drain_summary", [](DesireTrainerBridge& b) { return opt_dict(b.drain_summary()); },
-      "Per-phase step counts and mean entropy, temperature and weights of the collected steps, then clears them; "
-      "None when empty.");
+           "Per-phase step counts and mean entropy, temperature and weights of the collected steps, then clears them; "
+           "None when empty.");
 
   nb::class_<DesireRoundtableBridge>(
       nn, "DesireRoundtableBridge",
@@ -78,53 +78,52 @@ void bind_nn_desire(nb::module_& nn) {
       "multipliers (above, here, beneath) = clamp(1 + blend * (bary - 1/3), 0.35, 1.65), drift = "
       "clamp(tanh(lambda) * drift_gain, -1, 1). blend and drift_gain are clamped to [0, 1].")
       .def(nb::new_([](double blend, double drift_gain) {
-             return std::make_shared<DesireRoundtableBridge>(blend, drift_gain);
-           }),
+    return std::make_shared<DesireRoundtableBridge>(blend, drift_gain);
+  }),
            nb::arg("blend") = 0.35, nb::arg("drift_gain") = 0.35,
            "blend and drift_gain are clamped to [0, 1]; attach it to pipelines (attach_roundtable_bridge).")
       .def_prop_rw("blend", &DesireRoundtableBridge::blend, &DesireRoundtableBridge::set_blend,
-      "How far the multipliers move from 1 with the weights' barycentre, in [0, 1].")
+                   "How far the multipliers move from 1 with the weights' barycentre, in [0, 1].")
       .def_prop_rw("drift_gain", &DesireRoundtableBridge::drift_gain, &DesireRoundtableBridge::set_drift_gain,
-      "The scale of drift = tanh(lambda) * drift_gain, in [0, 1].")
-      .def("impulse", [](const DesireRoundtableBridge& b) -> nb::typed<nb::object, std::optional<nb::dict>> {
-        const auto im = b.impulse();
-        if (!im) return nb::none();
-        nb::dict d;
-        d["multipliers"] = nb::make_tuple(im->above, im->here, im->beneath);
-        d["drift"] = im->drift;
-        return d;
-      }, "The latest {'multipliers': (above, here, beneath), 'drift'}, or None before any step.")
+                   "The scale of drift = tanh(lambda) * drift_gain, in [0, 1].")
+      .def("impulse",
+           [](const DesireRoundtableBridge& b) -> nb::typed<nb::object, std::optional<nb::dict>> {
+    const auto im = b.impulse();
+    if (!im) return nb::none();
+    nb::dict d;
+    d["multipliers"] = nb::make_tuple(im->above, im->here, im->beneath);
+    d["drift"] = im->drift;
+    return d;
+  }, "The latest {'multipliers': (above, here, beneath), 'drift'}, or None before any step.")
       .def("drain_summary", [](DesireRoundtableBridge& b) { return opt_dict(b.drain_summary()); },
-      "Mean multipliers and drift of the collected steps, then clears them; None when empty.");
+           "Mean multipliers and drift of the collected steps, then clears them; None when empty.");
 
   nb::class_<DesireTelemetryBundle>(nn, "DesireTelemetryBundle",
                                     "A trainer bridge and a roundtable bridge, shared with every pipeline built "
                                     "with bundle=this.")
-      .def("__init__", [](DesireTelemetryBundle* self, bool trainer, bool roundtable, double blend, double drift_gain) {
-             new (self) DesireTelemetryBundle{trainer ? std::make_shared<DesireTrainerBridge>() : nullptr,
-                                              roundtable ? std::make_shared<DesireRoundtableBridge>(blend, drift_gain)
-                                                         : nullptr};
-           }, nb::kw_only(), nb::arg("trainer") = true, nb::arg("roundtable") = true, nb::arg("blend") = 0.35,
+      .def("__init__",
+           [](DesireTelemetryBundle* self, bool trainer, bool roundtable, double blend, double drift_gain) {
+    new (self)
+        DesireTelemetryBundle{trainer ? std::make_shared<DesireTrainerBridge>() : nullptr,
+                              roundtable ? std::make_shared<DesireRoundtableBridge>(blend, drift_gain) : nullptr};
+  }, nb::kw_only(), nb::arg("trainer") = true, nb::arg("roundtable") = true, nb::arg("blend") = 0.35,
            nb::arg("drift_gain") = 0.35,
            "A trainer bridge (trainer=True) and a roundtable bridge (roundtable=True, with blend and drift_gain) to "
            "share between pipelines.")
       .def("has_trainer", [](const DesireTelemetryBundle& b) { return b.trainer != nullptr; },
-      "Whether the bundle holds a trainer bridge.")
+           "Whether the bundle holds a trainer bridge.")
       .def("has_roundtable", [](const DesireTelemetryBundle& b) { return b.roundtable != nullptr; },
-      "Whether the bundle holds a roundtable bridge.")
-      .def("trainer_bridge", [](const DesireTelemetryBundle& b) { return b.trainer; },
-      "The trainer bridge, or None.")
+           "Whether the bundle holds a roundtable bridge.")
+      .def("trainer_bridge", [](const DesireTelemetryBundle& b) { return b.trainer; }, "The trainer bridge, or None.")
       .def("roundtable_bridge", [](const DesireTelemetryBundle& b) { return b.roundtable; },
-      "The roundtable bridge, or None.")
+           "The roundtable bridge, or None.")
       .def("drain_trainer_summary",
            [](DesireTelemetryBundle& b) {
-             return b.trainer ? opt_dict(b.trainer->drain_summary()) : OptSummary(nb::none());
-           },
-           "The trainer bridge's drain_summary(), or None without one.")
-      .def("drain_roundtable_summary",
-           [](DesireTelemetryBundle& b) {
-             return b.roundtable ? opt_dict(b.roundtable->drain_summary()) : OptSummary(nb::none());
-           }, "The roundtable bridge's drain_summary(), or None without one.");
+    return b.trainer ? opt_dict(b.trainer->drain_summary()) : OptSummary(nb::none());
+  }, "The trainer bridge's drain_summary(), or None without one.")
+      .def("drain_roundtable_summary", [](DesireTelemetryBundle& b) {
+    return b.roundtable ? opt_dict(b.roundtable->drain_summary()) : OptSummary(nb::none());
+  }, "The roundtable bridge's drain_summary(), or None without one.");
 
   nb::class_<DesirePipeline>(
       nn, "DesirePipeline",
@@ -138,14 +137,14 @@ void bind_nn_desire(nb::module_& nn) {
               double gamma, double lambda_, int64_t observation_horizon, int64_t integration_horizon,
               double target_entropy, double eta, double temp_min, double temp_max,
               std::optional<DesireTelemetryBundle> bundle) {
-             DesireConfig c;
-             c.vocab_size = vocab_size, c.concepts = concepts, c.alpha_end = alpha_end, c.beta_end = beta_end;
-             c.gamma = gamma, c.lambda = lambda_, c.observation_horizon = observation_horizon;
-             c.integration_horizon = integration_horizon, c.target_entropy = target_entropy, c.eta = eta;
-             c.temp_min = temp_min, c.temp_max = temp_max;
-             new (self) DesirePipeline(c);
-             if (bundle) self->attach_bundle(*bundle);
-           },
+    DesireConfig c;
+    c.vocab_size = vocab_size, c.concepts = concepts, c.alpha_end = alpha_end, c.beta_end = beta_end;
+    c.gamma = gamma, c.lambda = lambda_, c.observation_horizon = observation_horizon;
+    c.integration_horizon = integration_horizon, c.target_entropy = target_entropy, c.eta = eta;
+    c.temp_min = temp_min, c.temp_max = temp_max;
+    new (self) DesirePipeline(c);
+    if (bundle) self->attach_bundle(*bundle);
+  },
            nb::arg("vocab_size"), nb::kw_only(), nb::arg("concepts") = 3, nb::arg("alpha_end") = 0.0,
            nb::arg("beta_end") = 0.0, nb::arg("gamma") = 0.0, nb::arg("lambda_") = 0.0,
            nb::arg("observation_horizon") = 1, nb::arg("integration_horizon") = 2, nb::arg("target_entropy") = 0.8,
@@ -157,17 +156,14 @@ void bind_nn_desire(nb::module_& nn) {
            "The defaults leave the distribution unchanged.")
       .def("step",
            [](DesirePipeline& p, ValuesArg logits, int64_t previous_token, ValuesArg concept_mix) {
-             const std::vector<double> c = concept_mix.is_none() ? std::vector<double>{} : as_values(concept_mix,
-                 "concept");
-             return step_dict(p.step(as_values(logits, "logits"), previous_token, c));
-           },
-           nb::arg("logits"), nb::arg("previous_token"), nb::arg("concept").none() = nb::none(),
+    const std::vector<double> c = concept_mix.is_none() ? std::vector<double>{} : as_values(concept_mix, "concept");
+    return step_dict(p.step(as_values(logits, "logits"), previous_token, c));
+  }, nb::arg("logits"), nb::arg("previous_token"), nb::arg("concept").none() = nb::none(),
            "One step: returns {'step', 'phase', 'temperature' (used), 'next_temperature', 'entropy' and "
            "'base_entropy' (nats), 'weights' {alpha, beta, gamma, lambda}, 'probabilities', 'logit_offsets'}.")
-      .def_prop_ro("vocab_size", [](const DesirePipeline& p) { return p.config().vocab_size; },
-      "The number of tokens.")
+      .def_prop_ro("vocab_size", [](const DesirePipeline& p) { return p.config().vocab_size; }, "The number of tokens.")
       .def_prop_ro("concepts", [](const DesirePipeline& p) { return p.config().concepts; },
-      "The number of concept weights.")
+                   "The number of concept weights.")
       .def_prop_ro("temperature", &DesirePipeline::temperature, "The temperature the next step uses.")
       .def_prop_ro("steps_taken", &DesirePipeline::steps_taken, "The number of steps since construction or reset().")
       .def("set_transition_prior",
@@ -179,22 +175,21 @@ void bind_nn_desire(nb::module_& nn) {
            [](DesirePipeline& p, ValuesArg m) { p.set_concept_bridge(as_values(m, "bridge", true)); },
            nb::arg("matrix"), "Row-major vocab x concepts non-negative affinities.")
       .def_prop_ro("concept_bridge", &DesirePipeline::concept_bridge,
-      "The row-major vocab x concepts affinities (empty when unset).")
+                   "The row-major vocab x concepts affinities (empty when unset).")
       .def("ingest_geometry_bias",
            [](DesirePipeline& p, ValuesArg signal, const std::string& source) {
-             p.ingest_geometry_bias(as_values(signal, "signal"), source);
-           },
-           nb::arg("signal"), nb::kw_only(), nb::arg("source") = "zspace",
+    p.ingest_geometry_bias(as_values(signal, "signal"), source);
+  }, nb::arg("signal"), nb::kw_only(), nb::arg("source") = "zspace",
            "Stores a bias signal from 'zspace' or 'roundtable' as telemetry (it never changes the distribution).")
       .def("clear_geometry_bias", &DesirePipeline::clear_geometry_bias, "Drops the stored geometry bias signals.")
       .def("geometry_bias_metrics", [](const DesirePipeline& p) { return opt_dict(p.geometry_bias_metrics()); },
            "rms energies of the stored signals (z x0.25, roundtable x0.1), composite, balance, counts; None if empty.")
       .def("attach_trainer_bridge", &DesirePipeline::attach_trainer_bridge, nb::arg("bridge"),
-      "Sends every later step to this trainer bridge.")
+           "Sends every later step to this trainer bridge.")
       .def("attach_roundtable_bridge", &DesirePipeline::attach_roundtable_bridge, nb::arg("bridge"),
-      "Sends every later step to this roundtable bridge.")
+           "Sends every later step to this roundtable bridge.")
       .def("reset", &DesirePipeline::reset,
-      "Restarts the schedule, temperature and avoidance statistics (keeps priors and bridges).");
+           "Restarts the schedule, temperature and avoidance statistics (keeps priors and bridges).");
 }
 
 }  // namespace stpy

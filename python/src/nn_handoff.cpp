@@ -21,8 +21,7 @@ namespace {
 // An external state: a Module, a mapping of key -> tensor/array/list, or (key, value) pairs.
 using ExternalPairs = nb::typed<nb::iterable, std::tuple<std::string, stub::ArrayLike>>;
 using ExternalMapping = nb::typed<nb::mapping, std::string, stub::ArrayLike>;
-using ExternalArg =
-    nb::typed<nb::handle, std::variant<nb::typed<nb::handle, Module>, ExternalMapping, ExternalPairs>>;
+using ExternalArg = nb::typed<nb::handle, std::variant<nb::typed<nb::handle, Module>, ExternalMapping, ExternalPairs>>;
 using KeyMapArg = nb::typed<nb::handle, stub::KeyMapLike>;
 using AllowMissingArg = nb::typed<nb::handle, std::variant<std::string, std::vector<std::string>>>;
 using TensorDict = nb::typed<nb::dict, std::string, Tensor>;
@@ -56,9 +55,10 @@ Tensor external_value(nb::handle key, nb::handle value) {
   if (nb::isinstance<nb::list>(value) || nb::isinstance<nb::tuple>(value) || to_scalar(value)) {
     return tensor_from_data(value, std::nullopt);
   }
-  throw st::DtypeError("state dict: value for '" + nb::cast<std::string>(nb::str(key)) + "' has unsupported type " +
-                       nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()))).attr("__name__"))) +
-                       " (expected a Tensor, NumPy array, PyTorch tensor or nested list)");
+  throw st::DtypeError(
+      "state dict: value for '" + nb::cast<std::string>(nb::str(key)) + "' has unsupported type " +
+      nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()))).attr("__name__"))) +
+      " (expected a Tensor, NumPy array, PyTorch tensor or nested list)");
 }
 
 st::nn::StateDict external_from_py(nb::handle obj) {
@@ -231,63 +231,52 @@ void bind_nn_handoff(nb::module_& nn) {
 
   add_method(cls, "state_dict_compatibility",
              [](const Module& self, ExternalArg external, AllowMissingArg allow_missing, bool allow_extra) {
-               return report_to_dict(st::nn::state_dict_compatibility(self, external_from_py(external),
-                                                                      options_from(allow_missing, allow_extra)));
-             },
-             nb::arg("external"), nb::kw_only(), nb::arg("allow_missing") = nb::none(), nb::arg("allow_extra") = true,
+    return report_to_dict(
+        st::nn::state_dict_compatibility(self, external_from_py(external), options_from(allow_missing, allow_extra)));
+  }, nb::arg("external"), nb::kw_only(), nb::arg("allow_missing") = nb::none(), nb::arg("allow_extra") = true,
              "Read-only report of how `external` (same keys) would load: one entry per module key, sorted.");
-  add_method(cls, "state_dict_compatibility_with_key_map",
-             [](const Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
-                bool allow_extra) {
-               return report_to_dict(st::nn::state_dict_compatibility_with_key_map(
-                   self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
-             },
-             nb::arg("external"), nb::arg("key_map"), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
-             nb::arg("allow_extra") = true,
-             "Read-only report through a key map {source: target | {'target', 'transform'}} or a list of rules.");
-  add_method(cls, "load_state_dict_checked",
-             [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
-                bool allow_extra) {
-               const auto o = options_from(allow_missing, allow_extra);
-               const auto ext = external_from_py(external);
-               if (key_map.is_none()) return report_to_dict(st::nn::load_state_dict_checked(self, ext, o));
-               return report_to_dict(
-                   st::nn::load_state_dict_subset_mapped_checked(self, ext, key_map_from_py(key_map), o));
-             },
-             nb::arg("external"), nb::arg("key_map") = nb::none(), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
-             nb::arg("allow_extra") = true,
-             "Loads only when compatible (all keys present, shapes equal), atomically; else CheckpointError.");
-  add_method(cls, "load_state_dict_subset_mapped_checked",
-             [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing,
-                bool allow_extra) {
-               return report_to_dict(st::nn::load_state_dict_subset_mapped_checked(
-                   self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
-             },
-             nb::arg("external"), nb::arg("key_map"), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
-             nb::arg("allow_extra") = true,
-             "Loads the mapped subset of a larger checkpoint when every module key is mapped and fits; atomic.");
+  add_method(
+      cls, "state_dict_compatibility_with_key_map",
+      [](const Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing, bool allow_extra) {
+    return report_to_dict(st::nn::state_dict_compatibility_with_key_map(
+        self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
+  }, nb::arg("external"), nb::arg("key_map"), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
+      nb::arg("allow_extra") = true,
+      "Read-only report through a key map {source: target | {'target', 'transform'}} or a list of rules.");
+  add_method(
+      cls, "load_state_dict_checked",
+      [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing, bool allow_extra) {
+    const auto o = options_from(allow_missing, allow_extra);
+    const auto ext = external_from_py(external);
+    if (key_map.is_none()) return report_to_dict(st::nn::load_state_dict_checked(self, ext, o));
+    return report_to_dict(st::nn::load_state_dict_subset_mapped_checked(self, ext, key_map_from_py(key_map), o));
+  }, nb::arg("external"), nb::arg("key_map") = nb::none(), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
+      nb::arg("allow_extra") = true,
+      "Loads only when compatible (all keys present, shapes equal), atomically; else CheckpointError.");
+  add_method(
+      cls, "load_state_dict_subset_mapped_checked",
+      [](Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing, bool allow_extra) {
+    return report_to_dict(st::nn::load_state_dict_subset_mapped_checked(
+        self, external_from_py(external), key_map_from_py(key_map), options_from(allow_missing, allow_extra)));
+  }, nb::arg("external"), nb::arg("key_map"), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
+      nb::arg("allow_extra") = true,
+      "Loads the mapped subset of a larger checkpoint when every module key is mapped and fits; atomic.");
   add_method(cls, "state_dict_projection_preflight",
              [](const Module& self, ExternalArg external, KeyMapArg key_map, AllowMissingArg allow_missing) {
-               const auto ext = external_from_py(external);
-               const auto o = options_from(allow_missing, true);
-               if (key_map.is_none()) return projection_dict(st::nn::state_dict_compatibility(self, ext, o));
-               return projection_dict(
-                   st::nn::state_dict_compatibility_with_key_map(self, ext, key_map_from_py(key_map), o));
-             },
-             nb::arg("external"), nb::arg("key_map") = nb::none(), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
+    const auto ext = external_from_py(external);
+    const auto o = options_from(allow_missing, true);
+    if (key_map.is_none()) return projection_dict(st::nn::state_dict_compatibility(self, ext, o));
+    return projection_dict(st::nn::state_dict_compatibility_with_key_map(self, ext, key_map_from_py(key_map), o));
+  }, nb::arg("external"), nb::arg("key_map") = nb::none(), nb::kw_only(), nb::arg("allow_missing") = nb::none(),
              "What a load (with overlap resizes) would keep, drop and zero-fill per key; loads nothing.");
-  add_method(cls, "adapter_state_dict",
-             [](Module& self) {
-               TensorDict d;
-               for (auto& [k, t] : st::nn::adapter_state_dict(self)) d[nb::str(k.c_str())] = nb::cast(t);
-               return d;
-             },
-             "The LoRA adapter entries (lora_a, lora_b) of every LoraLinear below this module.");
-  add_method(cls, "load_adapter_state_dict",
-             [](Module& self, ExternalArg state) {
-               return report_to_dict(st::nn::load_adapter_state_dict(self, external_from_py(state)));
-             },
-             nb::arg("state"), "Loads exactly the adapter entries, checked and atomic.");
+  add_method(cls, "adapter_state_dict", [](Module& self) {
+    TensorDict d;
+    for (auto& [k, t] : st::nn::adapter_state_dict(self)) d[nb::str(k.c_str())] = nb::cast(t);
+    return d;
+  }, "The LoRA adapter entries (lora_a, lora_b) of every LoraLinear below this module.");
+  add_method(cls, "load_adapter_state_dict", [](Module& self, ExternalArg state) {
+    return report_to_dict(st::nn::load_adapter_state_dict(self, external_from_py(state)));
+  }, nb::arg("state"), "Loads exactly the adapter entries, checked and atomic.");
   add_method(cls, "adapter_keys", [](Module& self) { return st::nn::adapter_keys(self); },
              "The state-dict keys of the LoRA adapters (<path>::lora_a, <path>::lora_b) below this module.");
   add_method(cls, "num_trainable_parameters", [](const Module& self) {
@@ -300,25 +289,28 @@ void bind_nn_handoff(nb::module_& nn) {
 
   nn.def("state_dict_hash", [](ExternalArg state) { return st::nn::state_dict_hash(external_from_py(state)); },
          nb::arg("state"), "sha256 over the sorted keys, dtypes, shapes and bytes of a state dict.");
-  nn.def("external_state", [](ExternalArg state) {
+  nn.def("external_state",
+         [](ExternalArg state) {
     TensorDict d;
     for (auto& [k, t] : external_from_py(state)) d[nb::str(k.c_str())] = nb::cast(t);
     return d;
   }, nb::arg("state"),
-      "Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).");
-  nn.def("apply_transform", [](const Tensor& t, const std::string& transform, std::optional<ShapeArg> expected_arg) {
+         "Converts a dict of tensors/arrays/lists to SpiralTorch tensors (DLPack, no copy when possible).");
+  nn.def("apply_transform",
+         [](const Tensor& t, const std::string& transform, std::optional<ShapeArg> expected_arg) {
     const nb::handle expected = expected_arg ? nb::handle(*expected_arg) : nb::none();
     const auto tr = st::nn::parse_transform(transform);
     st::Shape shape = expected.is_none() ? t.shape() : to_shape_obj(expected);
-    if (expected.is_none() && (tr == st::nn::Transform::Transpose || tr == st::nn::Transform::TransposeCopyOverlapZeros) &&
+    if (expected.is_none() &&
+        (tr == st::nn::Transform::Transpose || tr == st::nn::Transform::TransposeCopyOverlapZeros) &&
         shape.size() == 2) {
       std::swap(shape[0], shape[1]);
     }
     return st::nn::apply_transform(t, tr, shape).contiguous();
   }, nb::arg("tensor"), nb::arg("transform"), nb::arg("shape").none() = nb::none(),
-     "tensor as it would be loaded into a parameter of `shape` (default: its own shape, transposed for the "
-     "transpose transforms): transform 'identity', 'transpose', 'copy_overlap_zeros' (the overlapping block "
-     "copied, the rest zero) or 'transpose_copy_overlap_zeros'. Returns a new contiguous tensor.");
+         "tensor as it would be loaded into a parameter of `shape` (default: its own shape, transposed for the "
+         "transpose transforms): transform 'identity', 'transpose', 'copy_overlap_zeros' (the overlapping block "
+         "copied, the rest zero) or 'transpose_copy_overlap_zeros'. Returns a new contiguous tensor.");
 
   nb::class_<LoraLinear, Module>(nn, "LoraLinear",
                                  "LoRA around a frozen Linear: y = x W^T + b + (alpha/rank) * dropout(x) A^T B^T.")
@@ -331,10 +323,11 @@ void bind_nn_handoff(nb::module_& nn) {
       .def_static("from_linear", &LoraLinear::from_linear, nb::arg("linear"), nb::arg("rank"), nb::arg("alpha") = 1.0,
                   nb::arg("dropout") = 0.0, "Wraps an existing Linear, sharing its weight and bias as the frozen base.")
       .def_prop_ro("weight", &LoraLinear::weight, "The frozen (out_features, in_features) base weight.")
-      .def_prop_ro("bias", [](LoraLinear& l) -> std::optional<Tensor> {
-        Tensor b = l.bias();
-        return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
-      }, "The frozen (out_features,) base bias, or None.")
+      .def_prop_ro("bias",
+                   [](LoraLinear& l) -> std::optional<Tensor> {
+    Tensor b = l.bias();
+    return b.defined() ? std::optional<Tensor>(b) : std::nullopt;
+  }, "The frozen (out_features,) base bias, or None.")
       .def_prop_ro("lora_a", &LoraLinear::lora_a, "The (rank, in_features) down-projection adapter.")
       .def_prop_ro("lora_b", &LoraLinear::lora_b, "The (out_features, rank) up-projection adapter.")
       .def_prop_ro("in_features", &LoraLinear::in_features, "The size of the input's last dim.")
@@ -346,21 +339,21 @@ void bind_nn_handoff(nb::module_& nn) {
       .def_prop_ro("dropout", &LoraLinear::dropout, "The dropout probability on the adapter's input.")
       .def_prop_ro("merged", &LoraLinear::merged, "Whether the adapter is folded into the base weight (merge()).")
       .def("merge", &LoraLinear::merge,
-      "Adds scaling * lora_b @ lora_a into the base weight (the adapter is then skipped); ValueError when already "
-      "merged.")
+           "Adds scaling * lora_b @ lora_a into the base weight (the adapter is then skipped); ValueError when already "
+           "merged.")
       .def("unmerge", &LoraLinear::unmerge,
-      "Subtracts the merged adapter from the base weight again; ValueError when not merged.")
+           "Subtracts the merged adapter from the base weight again; ValueError when not merged.")
       .def("set_trainable", &LoraLinear::set_trainable, nb::arg("trainable") = true,
            "Makes the adapters (lora_a, lora_b) trainable or frozen.")
       .def("set_base_trainable", &LoraLinear::set_base_trainable, nb::arg("trainable") = true,
            "Makes the base weight/bias trainable or frozen (frozen by default).")
       .def("base_state_dict", [](LoraLinear& self) {
-        TensorDict d;
-        const std::string p = self.name();
-        d[nb::str(st::nn::join_key(p, "weight").c_str())] = nb::cast(self.weight().detach());
-        if (self.bias().defined()) d[nb::str(st::nn::join_key(p, "bias").c_str())] = nb::cast(self.bias().detach());
-        return d;
-      }, "The base weight (and bias), detached, keyed '<name>::weight' / '<name>::bias'.");
+    TensorDict d;
+    const std::string p = self.name();
+    d[nb::str(st::nn::join_key(p, "weight").c_str())] = nb::cast(self.weight().detach());
+    if (self.bias().defined()) d[nb::str(st::nn::join_key(p, "bias").c_str())] = nb::cast(self.bias().detach());
+    return d;
+  }, "The base weight (and bias), detached, keyed '<name>::weight' / '<name>::bias'.");
 }
 
 }  // namespace stpy

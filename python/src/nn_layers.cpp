@@ -4,19 +4,19 @@
 
 namespace stpy {
 
-void bind_nn_seq(nb::module_& nn);  // nn_seq.cpp
-void bind_nn_wave(nb::module_& nn);  // nn_wave.cpp
+void bind_nn_seq(nb::module_& nn);     // nn_seq.cpp
+void bind_nn_wave(nb::module_& nn);    // nn_wave.cpp
 void bind_nn_desire(nb::module_& nn);  // nn_desire.cpp
-void bind_nn_vae(nb::module_& nn);  // nn_vae.cpp
+void bind_nn_vae(nb::module_& nn);     // nn_vae.cpp
 
-void bind_nn_basic(nb::module_& nn);  // nn_basic.cpp
+void bind_nn_basic(nb::module_& nn);        // nn_basic.cpp
 void bind_nn_activations(nb::module_& nn);  // nn_activations.cpp
-void bind_nn_norm(nb::module_& nn);  // nn_norm.cpp
-void bind_nn_conv(nb::module_& nn);  // nn_conv.cpp
+void bind_nn_norm(nb::module_& nn);         // nn_norm.cpp
+void bind_nn_conv(nb::module_& nn);         // nn_conv.cpp
 
-void bind_nn_loss(nb::module_& nn);  // nn_loss.cpp
-void bind_nn_loss_margin_likelihood(nb::module_& nn);  // nn_loss_margin_likelihood.cpp
-void bind_nn_handoff(nb::module_& nn);  // nn_handoff.cpp
+void bind_nn_loss(nb::module_& nn);                        // nn_loss.cpp
+void bind_nn_loss_margin_likelihood(nb::module_& nn);      // nn_loss_margin_likelihood.cpp
+void bind_nn_handoff(nb::module_& nn);                     // nn_handoff.cpp
 void bind_nn_pool_shuffle_dropout_cells(nb::module_& nn);  // nn_pool_shuffle_dropout_cells.cpp
 
 void bind_nn_layers(nb::module_& nn) {

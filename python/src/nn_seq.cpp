@@ -70,7 +70,8 @@ std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::n
   const Tensor data = nb::cast<Tensor>(packed.attr("data"));
   const Tensor batch_sizes = nb::cast<Tensor>(packed.attr("batch_sizes"));
   const nb::object sorted = packed.attr("sorted_indices"), unsorted = packed.attr("unsorted_indices");
-  if (data.dim() != 2) throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
+  if (data.dim() != 2)
+    throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
   const std::vector<int64_t> sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
   if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
   const int64_t B = sizes[0], L = m.num_layers(), H = m.hidden_size();
@@ -99,7 +100,9 @@ std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::n
   return {out, h, c};
 }
 
-bool is_packed(nb::handle x) { return !nb::isinstance<Tensor>(x) && nb::hasattr(x, "batch_sizes") && nb::hasattr(x, "data"); }
+bool is_packed(nb::handle x) {
+  return !nb::isinstance<Tensor>(x) && nb::hasattr(x, "batch_sizes") && nb::hasattr(x, "data");
+}
 
 }  // namespace
 
@@ -136,11 +139,11 @@ void bind_nn_seq(nb::module_& nn) {
     }
     if (is_packed(input_obj)) {
       const int64_t H = self.hidden_size();
-      auto [out, hn, cn] = run_packed(input_obj, self, h, c, true,
-                                      [&](const Tensor& x, const Tensor& hp, const Tensor& cp) {
-                                        auto [y, state] = self.forward_full(x, hp, cp);
-                                        return std::make_tuple(st::reshape(y, {-1, H}), state.first, state.second);
-                                      });
+      auto [out, hn, cn] =
+          run_packed(input_obj, self, h, c, true, [&](const Tensor& x, const Tensor& hp, const Tensor& cp) {
+        auto [y, state] = self.forward_full(x, hp, cp);
+        return std::make_tuple(st::reshape(y, {-1, H}), state.first, state.second);
+      });
       return LstmResult(nb::make_tuple(out, nb::make_tuple(hn, cn)));
     }
     auto [out, hc] = self.forward_full(nb::cast<Tensor>(input_obj), h, c);
@@ -169,11 +172,11 @@ void bind_nn_seq(nb::module_& nn) {
   auto gru_forward = [](snn::GRU& self, SeqInput input_obj, std::optional<Tensor> h0) -> GruResult {
     if (is_packed(input_obj)) {
       const int64_t H = self.hidden_size();
-      auto [out, hn, unused] = run_packed(input_obj, self, h0, std::nullopt, false,
-                                          [&](const Tensor& x, const Tensor& hp, const Tensor&) {
-                                            auto [y, state] = self.forward_full(x, hp);
-                                            return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
-                                          });
+      auto [out, hn, unused] =
+          run_packed(input_obj, self, h0, std::nullopt, false, [&](const Tensor& x, const Tensor& hp, const Tensor&) {
+        auto [y, state] = self.forward_full(x, hp);
+        return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
+      });
       return GruResult(nb::make_tuple(out, hn));
     }
     auto [out, hn] = self.forward_full(nb::cast<Tensor>(input_obj), h0);
@@ -182,7 +185,8 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::GRU, snn::RNNBase>(
       nn, "GRU",
       "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nbatch_first defaults to False as in "
-      "PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).")
+      "PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns "
+      "(output, h_n).")
       .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
            nb::arg("dropout") = 0.0, nb::arg("name") = "",
@@ -200,15 +204,16 @@ void bind_nn_seq(nb::module_& nn) {
                         bool average_attn_weights) {
     const Tensor k = key ? *key : query;
     const Tensor v = value ? *value : k;
-    auto [out, w] = self.forward_full(query, k, v, attn_mask, key_padding_mask, need_weights, is_causal,
-                                      average_attn_weights);
+    auto [out, w] =
+        self.forward_full(query, k, v, attn_mask, key_padding_mask, need_weights, is_causal, average_attn_weights);
     return std::make_pair(out, opt(w));
   };
   nb::class_<snn::MultiheadAttention, Module>(
       nn, "MultiheadAttention",
       "Multi-head attention with torch.nn.MultiheadAttention's parameters (in_proj_weight, in_proj_bias, "
       "out_proj.weight, out_proj.bias) and masks (bool True = blocked, or float added).\n\nbatch_first "
-      "defaults to False as in PyTorch. forward(query, key, value, attn_mask=None, key_padding_mask=None, need_weights=True, "
+      "defaults to False as in PyTorch. forward(query, key, value, attn_mask=None, key_padding_mask=None, "
+      "need_weights=True, "
       "is_causal=False, average_attn_weights=True) returns (output, weights or None); key/value default to query. "
       "is_causal without attn_mask applies the causal mask.")
       .def(nb::init<int64_t, int64_t, double, bool, bool, std::string>(), nb::arg("embed_dim"), nb::arg("num_heads"),
@@ -239,15 +244,14 @@ void bind_nn_seq(nb::module_& nn) {
                    "The (3 * embed_dim,) projection bias, or None (bias=False).")
       .def_prop_ro("out_proj", &snn::MultiheadAttention::out_proj, "The output projection (a Linear).")
       .def("__repr__", [](const snn::MultiheadAttention& m) {
-        return "MultiheadAttention(" + std::to_string(m.embed_dim()) + ", " + std::to_string(m.num_heads()) +
-               (m.dropout() != 0.0 ? ", dropout=" + fmt_double(m.dropout()) : std::string()) +
-               (m.batch_first() ? std::string() : std::string(", batch_first=False")) + name_suffix(m) + ")";
-      });
+    return "MultiheadAttention(" + std::to_string(m.embed_dim()) + ", " + std::to_string(m.num_heads()) +
+           (m.dropout() != 0.0 ? ", dropout=" + fmt_double(m.dropout()) : std::string()) +
+           (m.batch_first() ? std::string() : std::string(", batch_first=False")) + name_suffix(m) + ")";
+  });
 
   auto tel_forward = [](snn::TransformerEncoderLayer& self, const Tensor& src, std::optional<Tensor> src_mask,
-                        std::optional<Tensor> src_key_padding_mask, bool is_causal) {
-    return self.forward_full(src, src_mask, is_causal, src_key_padding_mask);
-  };
+                        std::optional<Tensor> src_key_padding_mask,
+                        bool is_causal) { return self.forward_full(src, src_mask, is_causal, src_key_padding_mask); };
   nb::class_<snn::TransformerEncoderLayer, Module>(
       nn, "TransformerEncoderLayer",
       "torch.nn.TransformerEncoderLayer with the same children (self_attn, linear1, dropout, linear2, norm1, norm2, "
@@ -270,26 +274,27 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false,
            "forward(src, src_mask, src_key_padding_mask, is_causal).")
       .def_prop_ro("self_attn", &snn::TransformerEncoderLayer::self_attn,
-      "The self-attention block (a MultiheadAttention).")
+                   "The self-attention block (a MultiheadAttention).")
       .def_prop_ro("linear1", &snn::TransformerEncoderLayer::linear1,
-      "The feed-forward input projection d_model -> dim_feedforward.")
+                   "The feed-forward input projection d_model -> dim_feedforward.")
       .def_prop_ro("linear2", &snn::TransformerEncoderLayer::linear2,
-      "The feed-forward output projection dim_feedforward -> d_model.")
+                   "The feed-forward output projection dim_feedforward -> d_model.")
       .def_prop_ro("norm1", &snn::TransformerEncoderLayer::norm1, "The LayerNorm of the self-attention block.")
       .def_prop_ro("norm2", &snn::TransformerEncoderLayer::norm2, "The LayerNorm of the feed-forward block.")
       .def_prop_ro("dropout", &snn::TransformerEncoderLayer::dropout, "The dropout inside the feed-forward block.")
       .def_prop_ro("dropout1", &snn::TransformerEncoderLayer::dropout1, "The dropout after self-attention.")
       .def_prop_ro("dropout2", &snn::TransformerEncoderLayer::dropout2, "The dropout after the feed-forward block.")
       .def_prop_ro("norm_first", &snn::TransformerEncoderLayer::norm_first,
-      "Whether each block normalises its input (pre-norm) instead of its output.")
+                   "Whether each block normalises its input (pre-norm) instead of its output.")
       .def_prop_ro("activation", &snn::TransformerEncoderLayer::activation,
-      "The feed-forward activation, 'relu' or 'gelu'.")
-      .def("__repr__", [](const snn::TransformerEncoderLayer& m) {
-        return "TransformerEncoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
-               std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
-               std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() + "'" +
-               (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
-      })
+                   "The feed-forward activation, 'relu' or 'gelu'.")
+      .def("__repr__",
+           [](const snn::TransformerEncoderLayer& m) {
+    return "TransformerEncoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
+           std::to_string(m.self_attn()->num_heads()) +
+           ", dim_feedforward=" + std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() +
+           "'" + (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
+  })
       .def("clone", &snn::TransformerEncoderLayer::clone,
            "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
 
@@ -303,13 +308,15 @@ void bind_nn_seq(nb::module_& nn) {
       "values, as PyTorch's deep copies), applied in order, then norm if given. Children: layers (indexable) and "
       "norm; keys 'layers.0.self_attn::in_proj_weight', 'norm::weight'.\n\nforward(src, mask=None, "
       "src_key_padding_mask=None, is_causal=None) returns the encoded src (same shape); the masks go to every layer.")
-      .def("__init__", [](snn::TransformerEncoder* self, const snn::TransformerEncoderLayer& layer, int64_t num_layers,
-                          std::shared_ptr<Module> norm, bool, bool, std::string name) {
-        new (self) snn::TransformerEncoder(layer, num_layers, std::move(norm), std::move(name));
-      }, nb::arg("encoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(),
-         nb::arg("enable_nested_tensor") = true, nb::arg("mask_check") = true, nb::arg("name") = "",
-         "num_layers copies of encoder_layer, then norm (a module, or None); enable_nested_tensor and mask_check "
-         "are accepted for PyTorch compatibility and ignored.")
+      .def("__init__",
+           [](snn::TransformerEncoder* self, const snn::TransformerEncoderLayer& layer, int64_t num_layers,
+              std::shared_ptr<Module> norm, bool, bool, std::string name) {
+    new (self) snn::TransformerEncoder(layer, num_layers, std::move(norm), std::move(name));
+  },
+           nb::arg("encoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(),
+           nb::arg("enable_nested_tensor") = true, nb::arg("mask_check") = true, nb::arg("name") = "",
+           "num_layers copies of encoder_layer, then norm (a module, or None); enable_nested_tensor and mask_check "
+           "are accepted for PyTorch compatibility and ignored.")
       .def("forward", te_forward, nb::arg("src"), nb::arg("mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal").none() = nb::none(),
            "Runs src (shaped as the layers expect) through every layer with the same masks, then norm; returns a "
@@ -319,15 +326,16 @@ void bind_nn_seq(nb::module_& nn) {
            "forward(src, mask, src_key_padding_mask, is_causal).")
       .def_prop_ro("num_layers", &snn::TransformerEncoder::num_layers, "The number of stacked layers.")
       .def_prop_ro("norm", &snn::TransformerEncoder::norm, "The final normalisation module, or None.")
-      .def_prop_ro("layers", [](const snn::TransformerEncoder& m) {
-        std::vector<std::shared_ptr<snn::TransformerEncoderLayer>> out;
-        for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
-        return out;
-      }, "The layers, in order (a list).")
+      .def_prop_ro("layers",
+                   [](const snn::TransformerEncoder& m) {
+    std::vector<std::shared_ptr<snn::TransformerEncoderLayer>> out;
+    for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
+    return out;
+  }, "The layers, in order (a list).")
       .def("__repr__", [](const snn::TransformerEncoder& m) {
-        return "TransformerEncoder(num_layers=" + std::to_string(m.num_layers()) +
-               (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
-      });
+    return "TransformerEncoder(num_layers=" + std::to_string(m.num_layers()) +
+           (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
+  });
 
   auto tdl_forward = [](snn::TransformerDecoderLayer& self, const Tensor& tgt, const Tensor& memory,
                         std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,
@@ -362,13 +370,13 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
            nb::arg("memory_is_causal") = false, "forward(tgt, memory, ...).")
       .def_prop_ro("self_attn", &snn::TransformerDecoderLayer::self_attn,
-      "The self-attention block (a MultiheadAttention).")
+                   "The self-attention block (a MultiheadAttention).")
       .def_prop_ro("multihead_attn", &snn::TransformerDecoderLayer::multihead_attn,
-      "The cross-attention block over memory (a MultiheadAttention).")
+                   "The cross-attention block over memory (a MultiheadAttention).")
       .def_prop_ro("linear1", &snn::TransformerDecoderLayer::linear1,
-      "The feed-forward input projection d_model -> dim_feedforward.")
+                   "The feed-forward input projection d_model -> dim_feedforward.")
       .def_prop_ro("linear2", &snn::TransformerDecoderLayer::linear2,
-      "The feed-forward output projection dim_feedforward -> d_model.")
+                   "The feed-forward output projection dim_feedforward -> d_model.")
       .def_prop_ro("norm1", &snn::TransformerDecoderLayer::norm1, "The LayerNorm of the self-attention block.")
       .def_prop_ro("norm2", &snn::TransformerDecoderLayer::norm2, "The LayerNorm of the cross-attention block.")
       .def_prop_ro("norm3", &snn::TransformerDecoderLayer::norm3, "The LayerNorm of the feed-forward block.")
@@ -377,15 +385,16 @@ void bind_nn_seq(nb::module_& nn) {
       .def_prop_ro("dropout2", &snn::TransformerDecoderLayer::dropout2, "The dropout after cross-attention.")
       .def_prop_ro("dropout3", &snn::TransformerDecoderLayer::dropout3, "The dropout after the feed-forward block.")
       .def_prop_ro("norm_first", &snn::TransformerDecoderLayer::norm_first,
-      "Whether each block normalises its input (pre-norm) instead of its output.")
+                   "Whether each block normalises its input (pre-norm) instead of its output.")
       .def_prop_ro("activation", &snn::TransformerDecoderLayer::activation,
-      "The feed-forward activation, 'relu' or 'gelu'.")
-      .def("__repr__", [](const snn::TransformerDecoderLayer& m) {
-        return "TransformerDecoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
-               std::to_string(m.self_attn()->num_heads()) + ", dim_feedforward=" +
-               std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() + "'" +
-               (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
-      })
+                   "The feed-forward activation, 'relu' or 'gelu'.")
+      .def("__repr__",
+           [](const snn::TransformerDecoderLayer& m) {
+    return "TransformerDecoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
+           std::to_string(m.self_attn()->num_heads()) +
+           ", dim_feedforward=" + std::to_string(m.linear1()->out_features()) + ", activation='" + m.activation() +
+           "'" + (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
+  })
       .def("clone", &snn::TransformerDecoderLayer::clone,
            "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
 
@@ -401,12 +410,14 @@ void bind_nn_seq(nb::module_& nn) {
       "torch.nn.TransformerDecoder: num_layers independent copies of decoder_layer, applied in order, then norm if "
       "given. Children: layers (indexable) and norm.\n\nforward(tgt, memory, tgt_mask=None, memory_mask=None, "
       "tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False).")
-      .def("__init__", [](snn::TransformerDecoder* self, const snn::TransformerDecoderLayer& layer, int64_t num_layers,
-                          std::shared_ptr<Module> norm, std::string name) {
-        new (self) snn::TransformerDecoder(layer, num_layers, std::move(norm), std::move(name));
-      }, nb::arg("decoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(), nb::arg("name") = "",
-          "num_layers copies of decoder_layer (its configuration and current values), then norm (a module, or "
-          "None).")
+      .def("__init__",
+           [](snn::TransformerDecoder* self, const snn::TransformerDecoderLayer& layer, int64_t num_layers,
+              std::shared_ptr<Module> norm, std::string name) {
+    new (self) snn::TransformerDecoder(layer, num_layers, std::move(norm), std::move(name));
+  },
+           nb::arg("decoder_layer"), nb::arg("num_layers"), nb::arg("norm").none() = nb::none(), nb::arg("name") = "",
+           "num_layers copies of decoder_layer (its configuration and current values), then norm (a module, or "
+           "None).")
       .def("forward", td_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal").none() = nb::none(),
@@ -419,15 +430,16 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("memory_is_causal") = false, "forward(tgt, memory, ...).")
       .def_prop_ro("num_layers", &snn::TransformerDecoder::num_layers, "The number of stacked layers.")
       .def_prop_ro("norm", &snn::TransformerDecoder::norm, "The final normalisation module, or None.")
-      .def_prop_ro("layers", [](const snn::TransformerDecoder& m) {
-        std::vector<std::shared_ptr<snn::TransformerDecoderLayer>> out;
-        for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
-        return out;
-      }, "The layers, in order (a list).")
+      .def_prop_ro("layers",
+                   [](const snn::TransformerDecoder& m) {
+    std::vector<std::shared_ptr<snn::TransformerDecoderLayer>> out;
+    for (int64_t i = 0; i < m.num_layers(); ++i) out.push_back(m.layer(i));
+    return out;
+  }, "The layers, in order (a list).")
       .def("__repr__", [](const snn::TransformerDecoder& m) {
-        return "TransformerDecoder(num_layers=" + std::to_string(m.num_layers()) +
-               (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
-      });
+    return "TransformerDecoder(num_layers=" + std::to_string(m.num_layers()) +
+           (m.norm() ? ", norm=" + m.norm()->type_name() : std::string()) + name_suffix(m) + ")";
+  });
 
   auto tr_forward = [](snn::Transformer& self, const Tensor& src, const Tensor& tgt, std::optional<Tensor> src_mask,
                        std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,
@@ -454,31 +466,33 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::Transformer, Module>(
       nn, "Transformer",
       "torch.nn.Transformer: a TransformerEncoder and a TransformerDecoder (each closed by a LayerNorm), matrices "
-      "Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys (a subclass may replace them, as PyTorch's "
+      "Xavier-uniform like PyTorch's reset. Children encoder and decoder, PyTorch's keys (a subclass may replace them, "
+      "as PyTorch's "
       "word_language_model replaces decoder with a Linear; forward then refuses to run).\n\nbatch_first "
       "defaults to False as in PyTorch. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, "
       "src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, "
       "tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.")
-      .def("__init__", [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
-                          int64_t num_decoder_layers, int64_t dim_feedforward, double dropout,
-                          const std::string& activation, nb::typed<nb::handle, Module> custom_encoder,
-                          nb::typed<nb::handle, Module> custom_decoder,
-                          double layer_norm_eps, bool batch_first, bool norm_first, bool bias, std::string name) {
-        if (!custom_encoder.is_none() || !custom_decoder.is_none()) {
-          throw st::ValueError("Transformer: custom_encoder/custom_decoder are not supported");
-        }
-        if (!bias) throw st::ValueError("Transformer: bias=False is not supported");
-        new (self) snn::Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, dropout,
-                                    activation, layer_norm_eps, batch_first, norm_first, std::move(name));
-      }, nb::arg("d_model") = 512, nb::arg("nhead") = 8, nb::arg("num_encoder_layers") = 6,
-         nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-         nb::arg("activation") = "relu", nb::arg("custom_encoder").none() = nb::none(),
-         nb::arg("custom_decoder").none() = nb::none(), nb::arg("layer_norm_eps") = 1e-5,
-         nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "",
-         "An encoder of num_encoder_layers and a decoder of num_decoder_layers layers (d_model, nhead, "
-         "dim_feedforward, dropout, activation, layer_norm_eps, norm_first as in the layers). "
-         "custom_encoder/custom_decoder and bias=False raise ValueError (not supported). e.g. "
-         "nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=2)")
+      .def("__init__",
+           [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
+              int64_t num_decoder_layers, int64_t dim_feedforward, double dropout, const std::string& activation,
+              nb::typed<nb::handle, Module> custom_encoder, nb::typed<nb::handle, Module> custom_decoder,
+              double layer_norm_eps, bool batch_first, bool norm_first, bool bias, std::string name) {
+    if (!custom_encoder.is_none() || !custom_decoder.is_none()) {
+      throw st::ValueError("Transformer: custom_encoder/custom_decoder are not supported");
+    }
+    if (!bias) throw st::ValueError("Transformer: bias=False is not supported");
+    new (self) snn::Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, dropout,
+                                activation, layer_norm_eps, batch_first, norm_first, std::move(name));
+  },
+           nb::arg("d_model") = 512, nb::arg("nhead") = 8, nb::arg("num_encoder_layers") = 6,
+           nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+           nb::arg("activation") = "relu", nb::arg("custom_encoder").none() = nb::none(),
+           nb::arg("custom_decoder").none() = nb::none(), nb::arg("layer_norm_eps") = 1e-5,
+           nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("bias") = true, nb::arg("name") = "",
+           "An encoder of num_encoder_layers and a decoder of num_decoder_layers layers (d_model, nhead, "
+           "dim_feedforward, dropout, activation, layer_norm_eps, norm_first as in the layers). "
+           "custom_encoder/custom_decoder and bias=False raise ValueError (not supported). e.g. "
+           "nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=2)")
       .def("forward", tr_forward, nb::arg("src"), nb::arg("tgt"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
@@ -491,16 +505,15 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("tgt_mask").none() = nb::none(), nb::arg("memory_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("src_is_causal").none() = nb::none(),
-           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false,
-           "forward(src, tgt, ...).")
-      .def_prop_ro("encoder", [](const snn::Transformer& m) {
-        return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "encoder"));
-      },
-                   "The child 'encoder' (a TransformerEncoder unless a subclass replaced it).")
-      .def_prop_ro("decoder", [](const snn::Transformer& m) {
-        return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "decoder"));
-      },
-                   "The child 'decoder' (a TransformerDecoder unless a subclass replaced it).")
+           nb::arg("tgt_is_causal").none() = nb::none(), nb::arg("memory_is_causal") = false, "forward(src, tgt, ...).")
+      .def_prop_ro("encoder",
+                   [](const snn::Transformer& m) {
+    return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "encoder"));
+  }, "The child 'encoder' (a TransformerEncoder unless a subclass replaced it).")
+      .def_prop_ro("decoder",
+                   [](const snn::Transformer& m) {
+    return nb::typed<nb::object, std::optional<Module>>(registered_child(m, "decoder"));
+  }, "The child 'decoder' (a TransformerDecoder unless a subclass replaced it).")
       .def_prop_ro("d_model", &snn::Transformer::d_model, "The model dim.")
       .def_prop_ro("nhead", &snn::Transformer::nhead, "The number of attention heads.")
       .def_prop_ro("batch_first", &snn::Transformer::batch_first, "Whether inputs are (batch, seq, d_model).")
@@ -508,16 +521,16 @@ void bind_nn_seq(nb::module_& nn) {
                   [](int64_t sz) { return snn::causal_mask(sz, sz, Dtype::Float32, st::Device()); }, nb::arg("sz"),
                   "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above.")
       .def("__repr__", [](const snn::Transformer& m) {
-        return "Transformer(d_model=" + std::to_string(m.d_model()) + ", nhead=" + std::to_string(m.nhead()) +
-               ", num_encoder_layers=" + std::to_string(m.encoder()->num_layers()) + ", num_decoder_layers=" +
-               std::to_string(m.decoder()->num_layers()) + name_suffix(m) + ")";
-      });
+    return "Transformer(d_model=" + std::to_string(m.d_model()) + ", nhead=" + std::to_string(m.nhead()) +
+           ", num_encoder_layers=" + std::to_string(m.encoder()->num_layers()) +
+           ", num_decoder_layers=" + std::to_string(m.decoder()->num_layers()) + name_suffix(m) + ")";
+  });
 
   nn.def("scaled_dot_product_attention",
          [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> attn_mask, double dropout_p,
             bool is_causal, std::optional<double> scale) {
-           return snn::scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale);
-         },
+    return snn::scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale);
+  },
          nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("attn_mask").none() = nb::none(),
          nb::arg("dropout_p") = 0.0, nb::arg("is_causal") = false, nb::arg("scale").none() = nb::none(),
          "softmax(q k^T * scale + mask) v like torch.nn.functional.scaled_dot_product_attention: attn_mask is bool "
@@ -525,10 +538,9 @@ void bind_nn_seq(nb::module_& nn) {
          "1/sqrt(head_dim).");
   nn.def("generate_square_subsequent_mask",
          [](int64_t sz, DtypeArg dtype, DeviceArg device) {
-           const st::Device dev = device.is_none() ? st::Device() : st::Device::parse(nb::cast<std::string>(nb::str(device)));
-           return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype), dev);
-         },
-         nb::arg("sz"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
+    const st::Device dev = device.is_none() ? st::Device() : st::Device::parse(nb::cast<std::string>(nb::str(device)));
+    return snn::causal_mask(sz, sz, dtype.is_none() ? Dtype::Float32 : to_dtype(dtype), dev);
+  }, nb::arg("sz"), nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(),
          "A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (like "
          "torch.nn.Transformer.generate_square_subsequent_mask).");
 }

@@ -32,16 +32,17 @@ void bind_nn_vae(nb::module_& nn) {
                           "Power-law feature map: y_i = sign(x_i) max(|x_i|, 1e-9)^e_i (e_i = 1 past the given "
                           "exponents), then each row L2-normalised (zero rows stay zero). Differentiable.")
       .def(nb::init<std::vector<double>>(), nb::arg("exponents"),
-      "One exponent per feature (each finite, else ValueError).")
+           "One exponent per feature (each finite, else ValueError).")
       .def_static("constant", &MellinBasis::constant, nb::arg("dim"), nb::arg("exponent"),
-      "A basis of dim features all with the same exponent (dim >= 1).")
+                  "A basis of dim features all with the same exponent (dim >= 1).")
       .def_static("ramp", &MellinBasis::ramp, nb::arg("dim"), nb::arg("start"), nb::arg("end"),
-      "A basis of dim exponents spaced evenly from start to end (dim >= 1).")
+                  "A basis of dim exponents spaced evenly from start to end (dim >= 1).")
       .def_prop_ro("dimension", &MellinBasis::dimension, "The number of exponents.")
       .def_prop_ro("exponents", &MellinBasis::exponents, "The exponents, one per feature.")
       .def("project", &MellinBasis::project, nb::arg("x"),
-      "The power-law map of x (..., features), each row then L2-normalised; differentiable.")
-      .def("__repr__", [](const MellinBasis& b) { return "MellinBasis(dimension=" + std::to_string(b.dimension()) + ")"; });
+           "The power-law map of x (..., features), each row then L2-normalised; differentiable.")
+      .def("__repr__",
+           [](const MellinBasis& b) { return "MellinBasis(dimension=" + std::to_string(b.dimension()) + ")"; });
 
   nb::class_<VaeOutput>(nn, "ZSpaceVaeState", "latent, reconstruction, mu and logvar of one forward pass.")
       .def_ro("latent", &VaeOutput::latent, "The sampled (or mean) latent z, (batch, latent_dim).")
@@ -62,29 +63,29 @@ void bind_nn_vae(nb::module_& nn) {
       .def_prop_ro("latent_dim", &ZSpaceVae::latent_dim, "The size of the latent code.")
       .def_prop_ro("seed", &ZSpaceVae::seed, "The seed of the layer's own generator (initialisation and sampling).")
       .def("encode", &ZSpaceVae::encode, nb::arg("x"), "Returns (mu, logvar).")
-      .def("sample_latent", &ZSpaceVae::sample_latent, nb::arg("mu"), nb::arg("logvar"),
-      "mu + exp(logvar / 2) * eps with eps ~ N(0, I) from the layer's generator (differentiable in mu and logvar).")
+      .def(
+          "sample_latent", &ZSpaceVae::sample_latent, nb::arg("mu"), nb::arg("logvar"),
+          "mu + exp(logvar / 2) * eps with eps ~ N(0, I) from the layer's generator (differentiable in mu and logvar).")
       .def("decode", &ZSpaceVae::decode, nb::arg("z"), "x^ = z D^T + b for z (batch, latent_dim).")
       .def("forward_full", &ZSpaceVae::forward_full, nb::arg("x"), nb::arg("use_mean") = false,
-      "One pass over x (batch, input_dim): encodes, samples z (the mean when use_mean or in eval mode) and decodes; "
-      "returns a ZSpaceVaeState.")
+           "One pass over x (batch, input_dim): encodes, samples z (the mean when use_mean or in eval mode) and "
+           "decodes; "
+           "returns a ZSpaceVaeState.")
       .def("loss_terms", [](const ZSpaceVae& v, const Tensor& x, const VaeOutput& out) { return v.loss_terms(x, out); },
            nb::arg("x"), nb::arg("state"), "(reconstruction, kl) as differentiable scalars.")
       .def("loss",
            [](ZSpaceVae& v, const Tensor& x, double kl_weight) {
-             const VaeOutput out = v.forward_full(x);
-             auto [recon, kl] = v.loss_terms(x, out);
-             return std::make_pair(st::add(recon, st::mul(kl, kl_weight)), stats_dict(v.stats(x, out, kl_weight)));
-           },
-           nb::arg("x"), nb::arg("kl_weight") = 1.0,
+    const VaeOutput out = v.forward_full(x);
+    auto [recon, kl] = v.loss_terms(x, out);
+    return std::make_pair(st::add(recon, st::mul(kl, kl_weight)), stats_dict(v.stats(x, out, kl_weight)));
+  }, nb::arg("x"), nb::arg("kl_weight") = 1.0,
            "One forward pass; returns (loss tensor to backpropagate, stats dict with recon_loss, kl_loss, "
            "evidence_lower_bound, weighted_loss, kl_weight, batch_size).")
       .def("evaluate",
            [](ZSpaceVae& v, const Tensor& x, double kl_weight) {
-             st::NoGradGuard ng;
-             return stats_dict(v.stats(x, v.forward_full(x, true), kl_weight));
-           },
-           nb::arg("x"), nb::arg("kl_weight") = 1.0, "Stats of the mean reconstruction (z = mu), no gradients.")
+    st::NoGradGuard ng;
+    return stats_dict(v.stats(x, v.forward_full(x, true), kl_weight));
+  }, nb::arg("x"), nb::arg("kl_weight") = 1.0, "Stats of the mean reconstruction (z = mu), no gradients.")
       .def("prior_recon_loss", &ZSpaceVae::prior_recon_loss, nb::arg("x"),
            "Reconstruction error when decoding z ~ N(0, I) instead of the posterior: the baseline to beat.");
 
@@ -101,7 +102,7 @@ void bind_nn_vae(nb::module_& nn) {
       .def_prop_ro("curvature", &ZSpaceTextVae::curvature, "The curvature of the wave encoder.")
       .def_prop_ro("temperature", &ZSpaceTextVae::temperature, "The temperature of the wave encoder.")
       .def("fit_text", &ZSpaceTextVae::fit_text, nb::arg("text"),
-      "text truncated or padded with spaces to window_chars characters.")
+           "text truncated or padded with spaces to window_chars characters.")
       .def("encode_texts", &ZSpaceTextVae::encode_texts, nb::arg("texts"),
            "(len(texts), 2 * window_chars) float32 wave encodings.");
 }

@@ -54,9 +54,9 @@ void bind_nn_wave(nb::module_& nn) {
       .def_prop_ro("kernel_size", &snn::WaveRnn::kernel_size, "The causal convolution window (steps).")
       .def_prop_ro("curvature", &snn::WaveRnn::curvature, "The (negative) curvature of the Poincare ball.")
       .def("extra_repr", [](const snn::WaveRnn& m) {
-        return std::to_string(m.input_size()) + ", " + std::to_string(m.hidden_size()) +
-               ", kernel_size=" + std::to_string(m.kernel_size()) + ", curvature=" + fmt_double(m.curvature());
-      }, "The constructor arguments as repr() shows them.");
+    return std::to_string(m.input_size()) + ", " + std::to_string(m.hidden_size()) +
+           ", kernel_size=" + std::to_string(m.kernel_size()) + ", curvature=" + fmt_double(m.curvature());
+  }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::WaveGate, Module>(
       nn, "WaveGate",
@@ -69,8 +69,8 @@ void bind_nn_wave(nb::module_& nn) {
       .def_prop_ro("features", &snn::WaveGate::features, "The size of the last dim, in and out.")
       .def_prop_ro("curvature", &snn::WaveGate::curvature, "The (negative) curvature of the Poincare ball.")
       .def("extra_repr", [](const snn::WaveGate& m) {
-        return "features=" + std::to_string(m.features()) + ", curvature=" + fmt_double(m.curvature());
-      }, "The constructor arguments as repr() shows them.");
+    return "features=" + std::to_string(m.features()) + ", curvature=" + fmt_double(m.curvature());
+  }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::ZSpaceMixer, Module>(
       nn, "ZSpaceMixer",
@@ -81,12 +81,12 @@ void bind_nn_wave(nb::module_& nn) {
            "A (features, kernel_size) depthwise causal kernel, initialised to the identity (1 at the current step).")
       .def_prop_ro("features", &snn::ZSpaceMixer::features, "The size of the last dim, in and out.")
       .def_prop_ro("kernel_size", &snn::ZSpaceMixer::kernel_size,
-      "The number of past steps mixed (including the current one).")
+                   "The number of past steps mixed (including the current one).")
       .def_prop_ro("weight", [](snn::ZSpaceMixer& m) { return *m.find_parameter("weight"); },
-      "The (features, kernel_size) mixing weights.")
+                   "The (features, kernel_size) mixing weights.")
       .def("extra_repr", [](const snn::ZSpaceMixer& m) {
-        return "features=" + std::to_string(m.features()) + ", kernel_size=" + std::to_string(m.kernel_size());
-      }, "The constructor arguments as repr() shows them.");
+    return "features=" + std::to_string(m.features()) + ", kernel_size=" + std::to_string(m.kernel_size());
+  }, "The constructor arguments as repr() shows them.");
 
   nb::class_<snn::FeatureReorder2d, Module>(
       nn, "FeatureReorder2d",
@@ -98,15 +98,16 @@ void bind_nn_wave(nb::module_& nn) {
            nb::arg("name") = "",
            "An image of channels x height x width; layout 'NCHW' (identity) or 'NHWC'; direction 'to_canonical' "
            "('to') or 'from_canonical' ('from'). ValueError for other strings.")
-      .def_prop_ro("shape", [](const snn::FeatureReorder2d& m) {
-        return nb::typed<nb::tuple, int64_t, int64_t, int64_t>(nb::make_tuple(m.channels(), m.height(), m.width()));
-      }, "(channels, height, width).")
+      .def_prop_ro("shape",
+                   [](const snn::FeatureReorder2d& m) {
+    return nb::typed<nb::tuple, int64_t, int64_t, int64_t>(nb::make_tuple(m.channels(), m.height(), m.width()));
+  }, "(channels, height, width).")
       .def_prop_ro("layout", &snn::FeatureReorder2d::layout, "'NCHW' or 'NHWC'.")
       .def_prop_ro("direction", &snn::FeatureReorder2d::direction, "'to_canonical' or 'from_canonical'.")
       .def("extra_repr", [](const snn::FeatureReorder2d& m) {
-        return std::to_string(m.channels()) + ", " + std::to_string(m.height()) + ", " + std::to_string(m.width()) +
-               ", layout='" + m.layout() + "', direction='" + m.direction() + "'";
-      }, "The constructor arguments as repr() shows them.");
+    return std::to_string(m.channels()) + ", " + std::to_string(m.height()) + ", " + std::to_string(m.width()) +
+           ", layout='" + m.layout() + "', direction='" + m.direction() + "'";
+  }, "The constructor arguments as repr() shows them.");
 }
 
 }  // namespace stpy

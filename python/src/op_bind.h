@@ -40,16 +40,16 @@ inline st::Dims int_list(nb::handle h) {
 }
 
 // The torch-family Tensor surface, one file per concept (called from bind_ops).
-void bind_tensor_scan(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_scan.cpp
-void bind_tensor_reorder(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_reorder.cpp
-void bind_tensor_sampling(nb::module_& m, nb::class_<Tensor>& cls); // tensor_sampling.cpp
-void bind_tensor_numeric(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_numeric.cpp
-void bind_tensor_products(nb::module_& m, nb::class_<Tensor>& cls); // tensor_products.cpp
-void bind_tensor_like(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_like.cpp
-void bind_tensor_seed(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_seed.cpp
+void bind_tensor_scan(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_scan.cpp
+void bind_tensor_reorder(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_reorder.cpp
+void bind_tensor_sampling(nb::module_& m, nb::class_<Tensor>& cls);    // tensor_sampling.cpp
+void bind_tensor_numeric(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_numeric.cpp
+void bind_tensor_products(nb::module_& m, nb::class_<Tensor>& cls);    // tensor_products.cpp
+void bind_tensor_like(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_like.cpp
+void bind_tensor_seed(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_seed.cpp
 void bind_tensor_statistics(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_statistics.cpp
-void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_repr.cpp
-void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls);  // tensor_selection.cpp
+void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_repr.cpp
+void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls);   // tensor_selection.cpp
 
 // What Tensor.device returns: the device's name as a str subclass with .type and .index (tensor_like.cpp).
 nb::object device_name(const st::Device& device);

@@ -24,7 +24,7 @@ namespace {
 using namespace st::optim;
 
 const std::set<std::string>& flag_keys() {
-  static const std::set<std::string> keys{"nesterov", "amsgrad", "centered", "maximize", "decoupled_weight_decay",
+  static const std::set<std::string> keys{"nesterov",  "amsgrad", "centered", "maximize", "decoupled_weight_decay",
                                           "capturable"};
   return keys;
 }
@@ -37,17 +37,20 @@ constexpr PairOption kPairOptions[] = {
     {"betas", "beta1", "beta2"}, {"etas", "eta_minus", "eta_plus"}, {"step_sizes", "step_size_min", "step_size_max"}};
 
 const PairOption* pair_named(const std::string& key) {
-  for (const PairOption& p : kPairOptions) if (key == p.name) return &p;
+  for (const PairOption& p : kPairOptions)
+    if (key == p.name) return &p;
   return nullptr;
 }
 
 const PairOption* pair_holding(const std::string& key) {
-  for (const PairOption& p : kPairOptions) if (key == p.first || key == p.second) return &p;
+  for (const PairOption& p : kPairOptions)
+    if (key == p.first || key == p.second) return &p;
   return nullptr;
 }
 
 nb::object option_value(const Options& o, const std::string& key) {
-  if (const PairOption* p = pair_named(key); p && o.count(p->first)) return nb::make_tuple(o.at(p->first), o.at(p->second));
+  if (const PairOption* p = pair_named(key); p && o.count(p->first))
+    return nb::make_tuple(o.at(p->first), o.at(p->second));
   auto it = o.find(key);
   if (it == o.end()) throw nb::key_error(key.c_str());
   if (flag_keys().count(key)) return nb::bool_(it->second != 0.0);
@@ -328,51 +331,60 @@ void bind_optim(nb::module_& root) {
 
   nb::class_<ParamGroup>(m, "ParamGroup",
                          "One parameter group: behaves like PyTorch's group dict (group['lr'] = 0.1 works).")
-      .def("__getitem__", [](const ParamGroup& g, const std::string& key) -> nb::object {
-        if (key == "params") return nb::cast(g.params);
-        return option_value(g.options, key);
-      }, nb::sig("def __getitem__(self, key: str, /) -> list[spiraltorch._core.Tensor] | float | bool | tuple[float, float]"),
-         "group[key]: 'params' (the list of tensors), an option as a float, a flag as a bool, or a pair "
-         "('betas', 'etas', 'step_sizes') as a tuple. KeyError for an option the group does not have.")
-      .def("__setitem__", [](ParamGroup& g, const std::string& key, nb::handle value) {
-        if (key == "params") {
-          g.params = tensors_of(value);
-        } else {
-          set_option(g.options, key, value);
-        }
-      }, nb::sig("def __setitem__(self, key: str, value: collections.abc.Iterable[spiraltorch._core.Tensor] | "
-                 "float | bool | tuple[float, float] | spiraltorch._core.Tensor | None, /) -> None"),
-         "group[key] = value: sets an option (a number, a bool, a 0-d tensor, or a pair for 'betas'/'etas'/"
-         "'step_sizes'; None leaves it unchanged) or replaces 'params'. ValueError for a non-finite or negative "
-         "'lr'/'weight_decay' or a pair of the wrong length; the group is unchanged then.")
-      .def("__contains__", [](const ParamGroup& g, const std::string& key) {
-        const PairOption* p = pair_named(key);
-        return key == "params" || (p ? g.options.count(p->first) > 0 : g.options.count(key) > 0);
-      }, nb::arg("key"), "key in group: 'params' or an option the group has.")
-      .def("get", [](const ParamGroup& g, const std::string& key, nb::object dflt) -> nb::object {
-        if (key == "params") return nb::cast(g.params);
-        const PairOption* p = pair_named(key);
-        if (p ? !g.options.count(p->first) : !g.options.count(key)) return dflt;
-        return option_value(g.options, key);
-      }, nb::sig("def get(self, key: str, default: typing.Any = None) -> typing.Any"), nb::arg("key"),
-         nb::arg("default") = nb::none(), "group[key], or default when the group has no such option (like dict.get).")
-      .def("keys", [](const ParamGroup& g) {
-        std::vector<std::string> k = option_keys(g.options);
-        k.insert(k.begin(), "params");
-        return k;
-      }, "'params' followed by the option names (pairs such as 'betas' under one name).")
-      .def("items", [](const ParamGroup& g) {
-        nb::list out;
-        out.append(nb::make_tuple("params", nb::cast(g.params)));
-        for (const std::string& k : option_keys(g.options)) out.append(nb::make_tuple(k, option_value(g.options, k)));
-        return out;
-      }, nb::sig("def items(self) -> list[tuple[str, typing.Any]]"), "(key, group[key]) for every key in keys().")
+      .def("__getitem__",
+           [](const ParamGroup& g, const std::string& key) -> nb::object {
+    if (key == "params") return nb::cast(g.params);
+    return option_value(g.options, key);
+  },
+           nb::sig("def __getitem__(self, key: str, /) -> list[spiraltorch._core.Tensor] | float | bool | tuple[float, "
+                   "float]"),
+           "group[key]: 'params' (the list of tensors), an option as a float, a flag as a bool, or a pair "
+           "('betas', 'etas', 'step_sizes') as a tuple. KeyError for an option the group does not have.")
+      .def("__setitem__",
+           [](ParamGroup& g, const std::string& key, nb::handle value) {
+    if (key == "params") {
+      g.params = tensors_of(value);
+    } else {
+      set_option(g.options, key, value);
+    }
+  },
+           nb::sig("def __setitem__(self, key: str, value: collections.abc.Iterable[spiraltorch._core.Tensor] | "
+                   "float | bool | tuple[float, float] | spiraltorch._core.Tensor | None, /) -> None"),
+           "group[key] = value: sets an option (a number, a bool, a 0-d tensor, or a pair for 'betas'/'etas'/"
+           "'step_sizes'; None leaves it unchanged) or replaces 'params'. ValueError for a non-finite or negative "
+           "'lr'/'weight_decay' or a pair of the wrong length; the group is unchanged then.")
+      .def("__contains__",
+           [](const ParamGroup& g, const std::string& key) {
+    const PairOption* p = pair_named(key);
+    return key == "params" || (p ? g.options.count(p->first) > 0 : g.options.count(key) > 0);
+  }, nb::arg("key"), "key in group: 'params' or an option the group has.")
+      .def("get",
+           [](const ParamGroup& g, const std::string& key, nb::object dflt) -> nb::object {
+    if (key == "params") return nb::cast(g.params);
+    const PairOption* p = pair_named(key);
+    if (p ? !g.options.count(p->first) : !g.options.count(key)) return dflt;
+    return option_value(g.options, key);
+  }, nb::sig("def get(self, key: str, default: typing.Any = None) -> typing.Any"), nb::arg("key"),
+           nb::arg("default") = nb::none(), "group[key], or default when the group has no such option (like dict.get).")
+      .def("keys",
+           [](const ParamGroup& g) {
+    std::vector<std::string> k = option_keys(g.options);
+    k.insert(k.begin(), "params");
+    return k;
+  }, "'params' followed by the option names (pairs such as 'betas' under one name).")
+      .def("items",
+           [](const ParamGroup& g) {
+    nb::list out;
+    out.append(nb::make_tuple("params", nb::cast(g.params)));
+    for (const std::string& k : option_keys(g.options)) out.append(nb::make_tuple(k, option_value(g.options, k)));
+    return out;
+  }, nb::sig("def items(self) -> list[tuple[str, typing.Any]]"), "(key, group[key]) for every key in keys().")
       .def("to_dict", [](const ParamGroup& g) { return group_to_dict(g, nullptr); },
            nb::sig("def to_dict(self) -> dict[str, typing.Any]"),
            "A plain dict copy of the group: {'params': [tensors], 'lr': ..., ...} (the tensors are the live ones).")
       .def("__repr__", [](const ParamGroup& g) {
-        return "ParamGroup(" + nb::cast<std::string>(nb::repr(group_to_dict(g, nullptr))) + ")";
-      }, "ParamGroup({...}) with the group's dict.");
+    return "ParamGroup(" + nb::cast<std::string>(nb::repr(group_to_dict(g, nullptr))) + ")";
+  }, "ParamGroup({...}) with the group's dict.");
 
   nb::class_<st::optim::StepResult>(m, "StepResult",
                                     "What Optimizer.step() did when its verdict is still on the device (wgpu): "
@@ -380,46 +392,49 @@ void bind_optim(nb::module_& root) {
                                     "the update was applied, False when a non-finite gradient made it skip.")
       .def("__bool__", [](const st::optim::StepResult& r) { return static_cast<bool>(r); },
            "True when the update was applied (reads the device verdict on first use).")
-      .def("__eq__", [](const st::optim::StepResult& r, bool b) { return static_cast<bool>(r) == b; },
-           nb::arg("other"), "bool(self) == other.")
+      .def("__eq__", [](const st::optim::StepResult& r, bool b) { return static_cast<bool>(r) == b; }, nb::arg("other"),
+           "bool(self) == other.")
       .def_prop_ro("known", &st::optim::StepResult::known, "True when bool() needs no device read.")
       .def("__repr__", [](const st::optim::StepResult& r) {
-        return r.known() ? std::string(static_cast<bool>(r) ? "StepResult(True)" : "StepResult(False)")
-                         : std::string("StepResult(pending)");
-      }, "StepResult(True), StepResult(False), or StepResult(pending) while the verdict is on the device.");
+    return r.known() ? std::string(static_cast<bool>(r) ? "StepResult(True)" : "StepResult(False)")
+                     : std::string("StepResult(pending)");
+  }, "StepResult(True), StepResult(False), or StepResult(pending) while the verdict is on the device.");
 
   nb::class_<Optimizer>(m, "Optimizer",
                         "Base of the optimizers. step() first checks every gradient is finite; if one is not, "
                         "nothing is updated, skipped_steps grows and step() returns False.")
       .def_prop_ro("param_groups", [](const Optimizer& o) { return o.param_groups(); },
                    "The live parameter groups; group['lr'] = x changes the rate used by the next step().")
-      .def_prop_ro("defaults", [](const Optimizer& o) {
-        nb::dict d;
-        for (const std::string& k : option_keys(o.defaults())) d[k.c_str()] = option_value(o.defaults(), k);
-        return d;
-      }, nb::sig("def defaults(self) -> dict[str, typing.Any]"),
-         "The constructor's options (a copy): what a group added without them gets.")
+      .def_prop_ro("defaults",
+                   [](const Optimizer& o) {
+    nb::dict d;
+    for (const std::string& k : option_keys(o.defaults())) d[k.c_str()] = option_value(o.defaults(), k);
+    return d;
+  }, nb::sig("def defaults(self) -> dict[str, typing.Any]"),
+                   "The constructor's options (a copy): what a group added without them gets.")
       .def("add_param_group", [](Optimizer& o, StateDictArg group) { o.add_param_group(group_from_dict(group)); },
            nb::arg("param_group"),
            "Adds a group {'params': tensors, option: value, ...}; missing options come from defaults. ValueError "
            "when it has no 'params' or a parameter is already in a group.")
       .def("zero_grad", &Optimizer::zero_grad, nb::arg("set_to_none") = true,
            "Clears every parameter's gradient: drops it (set_to_none=True, p.grad is None) or fills it with zeros.")
-      .def("step", [](Optimizer& o, nb::object closure) -> nb::object {
-        if (!closure.is_none()) {
-          st::EnableGradGuard eg;
-          closure();
-        }
-        st::optim::StepResult r = o.step();
-        if (r.known()) return nb::bool_(static_cast<bool>(r));
-        return nb::cast(std::move(r));
-      }, nb::sig("def step(self, closure: collections.abc.Callable[[], typing.Any] | None = None) -> "
-                 "bool | spiraltorch._core.optim.StepResult"),
-         nb::arg("closure") = nb::none(),
-         "Applies one update to every parameter with a gradient (closure, if given, is called first with grad "
-         "enabled, e.g. to recompute the loss). Returns True; returns False and changes nothing when a gradient "
-         "holds NaN/Inf (skipped_steps grows). Adam, AdamW and SGD on wgpu check on the device and return a "
-         "StepResult whose bool() reads the verdict when asked.")
+      .def("step",
+           [](Optimizer& o, nb::object closure) -> nb::object {
+    if (!closure.is_none()) {
+      st::EnableGradGuard eg;
+      closure();
+    }
+    st::optim::StepResult r = o.step();
+    if (r.known()) return nb::bool_(static_cast<bool>(r));
+    return nb::cast(std::move(r));
+  },
+           nb::sig("def step(self, closure: collections.abc.Callable[[], typing.Any] | None = None) -> "
+                   "bool | spiraltorch._core.optim.StepResult"),
+           nb::arg("closure") = nb::none(),
+           "Applies one update to every parameter with a gradient (closure, if given, is called first with grad "
+           "enabled, e.g. to recompute the loss). Returns True; returns False and changes nothing when a gradient "
+           "holds NaN/Inf (skipped_steps grows). Adam, AdamW and SGD on wgpu check on the device and return a "
+           "StepResult whose bool() reads the verdict when asked.")
       .def_prop_ro("skipped_steps", &Optimizer::skipped_steps,
                    "How many step() calls were skipped for a non-finite gradient.")
       .def("grads_finite", &Optimizer::grads_finite, "True when every defined gradient is finite (no NaN/Inf).")
@@ -432,24 +447,25 @@ void bind_optim(nb::module_& root) {
            nb::arg("state_dict"),
            "Restores a state_dict() (also PyTorch's layout). CheckpointError when it lacks 'state'/'param_groups' "
            "or does not match the groups or parameter shapes; a failed load changes nothing.")
-      .def("state_of", [](const Optimizer& o, const Tensor& p) -> nb::object {
-        const ParamState* s = o.state_of(p);
-        if (!s) return nb::dict();
-        nb::dict e;
-        e["step"] = s->step;
-        for (const auto& [k, t] : s->buffers) e[k.c_str()] = nb::cast(t);
-        return e;
-      }, nb::sig("def state_of(self, param: spiraltorch._core.Tensor) -> dict[str, typing.Any]"), nb::arg("param"),
-         "The live state of one parameter: {'step': n, buffer name: Tensor, ...} ({} before its first update).")
+      .def("state_of",
+           [](const Optimizer& o, const Tensor& p) -> nb::object {
+    const ParamState* s = o.state_of(p);
+    if (!s) return nb::dict();
+    nb::dict e;
+    e["step"] = s->step;
+    for (const auto& [k, t] : s->buffers) e[k.c_str()] = nb::cast(t);
+    return e;
+  }, nb::sig("def state_of(self, param: spiraltorch._core.Tensor) -> dict[str, typing.Any]"), nb::arg("param"),
+           "The live state of one parameter: {'step': n, buffer name: Tensor, ...} ({} before its first update).")
       .def("__repr__", [](const Optimizer& o) {
-        std::string s = o.type_name() + "(";
-        for (size_t i = 0; i < o.param_groups().size(); ++i) {
-          nb::dict d = group_to_dict(*o.param_groups()[i], nullptr);
-          d.attr("pop")("params");
-          s += (i ? ", " : "") + nb::cast<std::string>(nb::repr(d));
-        }
-        return s + ")";
-      }, "Name(options of each group).");
+    std::string s = o.type_name() + "(";
+    for (size_t i = 0; i < o.param_groups().size(); ++i) {
+      nb::dict d = group_to_dict(*o.param_groups()[i], nullptr);
+      d.attr("pop")("params");
+      s += (i ? ", " : "") + nb::cast<std::string>(nb::repr(d));
+    }
+    return s + ")";
+  }, "Name(options of each group).");
 
   // foreach= and fused= (SGD, Adam, AdamW, RMSprop, Adagrad) choose among PyTorch's implementations of the same
   // update; every SpiralTorch step is one native loop per parameter, so they are accepted and change nothing.
@@ -460,94 +476,105 @@ void bind_optim(nb::module_& root) {
                              "foreach=/fused= are accepted and change nothing.\n\n"
                              "Example: opt = st.optim.SGD(model.parameters(), lr=0.1, momentum=0.9); loss.backward(); "
                              "opt.step(); opt.zero_grad()")
-      .def("__init__", [](SGD* self, ParamsArg params, double lr, double momentum, double dampening,
-                          double weight_decay, bool nesterov, bool maximize, FlagArg, FlagArg) {
-        new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
-      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
-         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none());
+      .def("__init__",
+           [](SGD* self, ParamsArg params, double lr, double momentum, double dampening, double weight_decay,
+              bool nesterov, bool maximize, FlagArg, FlagArg) {
+    new (self) SGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov, maximize);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
+           nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false, nb::kw_only(), nb::arg("maximize") = false,
+           nb::arg("foreach").none() = nb::none(), nb::arg("fused").none() = nb::none());
 
   nb::class_<st::optim::RiemannianSGD, Optimizer>(
       m, "RiemannianSGD",
       "Riemannian SGD (Becigneul & Ganea 2019): manifold parameters (nn.ManifoldParameter) step along "
       "Poincare-ball geodesics with transported momentum; other parameters get plain SGD.")
-      .def("__init__", [](st::optim::RiemannianSGD* self, ParamsArg params, double lr, double momentum,
-                          double dampening, double weight_decay, bool nesterov) {
-        new (self) st::optim::RiemannianSGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov);
-      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
-         nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
+      .def("__init__",
+           [](st::optim::RiemannianSGD* self, ParamsArg params, double lr, double momentum, double dampening,
+              double weight_decay, bool nesterov) {
+    new (self) st::optim::RiemannianSGD(groups_from_py(params), lr, momentum, dampening, weight_decay, nesterov);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("momentum") = 0.0, nb::arg("dampening") = 0.0,
+           nb::arg("weight_decay") = 0.0, nb::arg("nesterov") = false);
 
   auto betas_of = [](FloatPairArg b) {
     nb::sequence seq = nb::borrow<nb::sequence>(b);
     if (nb::len(seq) != 2) throw st::ValueError("betas must be a pair of floats");
     return std::pair<double, double>(nb::cast<double>(seq[0]), nb::cast<double>(seq[1]));
   };
-  nb::class_<Adam, Optimizer>(m, "Adam",
-                              "torch.optim.Adam: g = grad (negated with maximize) + weight_decay * p (L2); m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) "
-                              "g^2; p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) (amsgrad: the running max "
-                              "of v). capturable=True keeps the step count on the parameters' device so step() can be "
-                              "captured in a CUDA graph. foreach=/fused= are accepted and change nothing.\n\n"
-                              "Example: opt = st.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))")
-      .def("__init__", [betas_of](Adam* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
-                                  bool capturable) {
-        auto [b1, b2] = betas_of(betas);
-        new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, false, capturable);
-      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
-         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
-         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none(),
-         nb::arg("capturable") = false);
+  nb::class_<Adam, Optimizer>(
+      m, "Adam",
+      "torch.optim.Adam: g = grad (negated with maximize) + weight_decay * p (L2); m = b1 m + (1 - b1) g, v = b2 v + "
+      "(1 - b2) "
+      "g^2; p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) (amsgrad: the running max "
+      "of v). capturable=True keeps the step count on the parameters' device so step() can be "
+      "captured in a CUDA graph. foreach=/fused= are accepted and change nothing.\n\n"
+      "Example: opt = st.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999))")
+      .def("__init__",
+           [betas_of](Adam* self, ParamsArg params, double lr, FloatPairArg betas, double eps, double weight_decay,
+                      bool amsgrad, bool maximize, FlagArg, FlagArg, bool capturable) {
+    auto [b1, b2] = betas_of(betas);
+    new (self) Adam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, false, capturable);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+           nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false, nb::kw_only(),
+           nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(), nb::arg("fused").none() = nb::none(),
+           nb::arg("capturable") = false);
   nb::class_<st::optim::RiemannianAdam, Optimizer>(
       m, "RiemannianAdam",
       "Riemannian Adam (Becigneul & Ganea 2019): manifold parameters get Riemannian gradients, second "
       "moments of the Riemannian norm, exp-map steps and transported first moments; others plain Adam.")
-      .def("__init__", [betas_of](st::optim::RiemannianAdam* self, ParamsArg params, double lr, FloatPairArg betas,
-                                  double eps, double weight_decay, bool amsgrad) {
-        auto [b1, b2] = betas_of(betas);
-        new (self) st::optim::RiemannianAdam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad);
-      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
-         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false);
+      .def("__init__",
+           [betas_of](st::optim::RiemannianAdam* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
+                      double weight_decay, bool amsgrad) {
+    auto [b1, b2] = betas_of(betas);
+    new (self) st::optim::RiemannianAdam(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+           nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 0.0, nb::arg("amsgrad") = false);
 
   nb::class_<AdamW, Adam>(m, "AdamW",
                           "torch.optim.AdamW: Adam with decoupled weight decay (p *= 1 - lr * weight_decay before the "
                           "Adam step; default weight_decay 1e-2).\n\n"
                           "Example: opt = st.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)")
-      .def("__init__", [betas_of](AdamW* self, ParamsArg params, double lr, FloatPairArg betas, double eps,
-                                  double weight_decay, bool amsgrad, bool maximize, FlagArg, FlagArg,
-                                  bool capturable) {
-        auto [b1, b2] = betas_of(betas);
-        new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, capturable);
-      }, nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
-         nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 1e-2, nb::arg("amsgrad") = false, nb::kw_only(),
-         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none(),
-         nb::arg("capturable") = false);
+      .def("__init__",
+           [betas_of](AdamW* self, ParamsArg params, double lr, FloatPairArg betas, double eps, double weight_decay,
+                      bool amsgrad, bool maximize, FlagArg, FlagArg, bool capturable) {
+    auto [b1, b2] = betas_of(betas);
+    new (self) AdamW(groups_from_py(params), lr, b1, b2, eps, weight_decay, amsgrad, maximize, capturable);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-3, nb::arg("betas") = nb::make_tuple(0.9, 0.999),
+           nb::arg("eps") = 1e-8, nb::arg("weight_decay") = 1e-2, nb::arg("amsgrad") = false, nb::kw_only(),
+           nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(), nb::arg("fused").none() = nb::none(),
+           nb::arg("capturable") = false);
   nb::class_<RMSprop, Optimizer>(m, "RMSprop", "torch.optim.RMSprop (optionally centered, with momentum).")
-      .def("__init__", [](RMSprop* self, ParamsArg params, double lr, double alpha, double eps, double weight_decay,
-                          double momentum, bool centered, bool maximize, FlagArg, FlagArg) {
-        new (self) RMSprop(groups_from_py(params), lr, alpha, eps, weight_decay, momentum, centered, maximize);
-      }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("alpha") = 0.99, nb::arg("eps") = 1e-8,
-         nb::arg("weight_decay") = 0.0, nb::arg("momentum") = 0.0, nb::arg("centered") = false, nb::kw_only(),
-         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none());
+      .def("__init__",
+           [](RMSprop* self, ParamsArg params, double lr, double alpha, double eps, double weight_decay,
+              double momentum, bool centered, bool maximize, FlagArg, FlagArg) {
+    new (self) RMSprop(groups_from_py(params), lr, alpha, eps, weight_decay, momentum, centered, maximize);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("alpha") = 0.99, nb::arg("eps") = 1e-8,
+           nb::arg("weight_decay") = 0.0, nb::arg("momentum") = 0.0, nb::arg("centered") = false, nb::kw_only(),
+           nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(), nb::arg("fused").none() = nb::none());
   nb::class_<Adagrad, Optimizer>(m, "Adagrad", "torch.optim.Adagrad.")
-      .def("__init__", [](Adagrad* self, ParamsArg params, double lr, double lr_decay, double weight_decay,
-                          double initial_accumulator_value, double eps, bool maximize, FlagArg, FlagArg) {
-        new (self) Adagrad(groups_from_py(params), lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
-      }, nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lr_decay") = 0.0, nb::arg("weight_decay") = 0.0,
-         nb::arg("initial_accumulator_value") = 0.0, nb::arg("eps") = 1e-10, nb::kw_only(),
-         nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(),
-         nb::arg("fused").none() = nb::none());
+      .def("__init__",
+           [](Adagrad* self, ParamsArg params, double lr, double lr_decay, double weight_decay,
+              double initial_accumulator_value, double eps, bool maximize, FlagArg, FlagArg) {
+    new (self) Adagrad(groups_from_py(params), lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize);
+  },
+           nb::arg("params"), nb::arg("lr") = 1e-2, nb::arg("lr_decay") = 0.0, nb::arg("weight_decay") = 0.0,
+           nb::arg("initial_accumulator_value") = 0.0, nb::arg("eps") = 1e-10, nb::kw_only(),
+           nb::arg("maximize") = false, nb::arg("foreach").none() = nb::none(), nb::arg("fused").none() = nb::none());
 
   // ---- schedules ----
   nb::class_<LRScheduler>(m, "LRScheduler", "Base of the learning-rate schedules (torch.optim.lr_scheduler).")
-      .def("step", [](LRScheduler& s, nb::typed<nb::object, int64_t> epoch) {
-        if (!epoch.is_none()) throw st::ValueError("LRScheduler.step: the epoch argument is not supported");
-        s.step();
-      }, nb::arg("epoch") = nb::none(),
-         "Advances one epoch (or iteration) and writes the new rates into the optimizer's groups. Call it after "
-         "optimizer.step(). Passing epoch raises ValueError (PyTorch deprecated it).")
+      .def("step",
+           [](LRScheduler& s, nb::typed<nb::object, int64_t> epoch) {
+    if (!epoch.is_none()) throw st::ValueError("LRScheduler.step: the epoch argument is not supported");
+    s.step();
+  }, nb::arg("epoch") = nb::none(),
+           "Advances one epoch (or iteration) and writes the new rates into the optimizer's groups. Call it after "
+           "optimizer.step(). Passing epoch raises ValueError (PyTorch deprecated it).")
       .def("get_last_lr", &LRScheduler::get_last_lr, "The rates the last step wrote, one per parameter group.")
       .def_prop_ro("last_epoch", &LRScheduler::last_epoch, "The epoch count: 0 after construction, +1 per step().")
       .def_prop_ro("base_lrs", &LRScheduler::base_lrs, "Each group's initial rate ('initial_lr').")
@@ -578,31 +605,32 @@ void bind_optim(nb::module_& root) {
                                       "anneals ('cos' or 'linear') to max_lr / div_factor / final_div_factor; "
                                       "momentum (or beta1) cycles the other way when cycle_momentum. Give "
                                       "total_steps, or epochs and steps_per_epoch (ValueError otherwise).")
-      .def("__init__", [](OneCycleLR* self, std::shared_ptr<Optimizer> opt, FloatOrListArg max_lr,
-                          std::optional<int64_t> total_steps, std::optional<int64_t> epochs,
-                          std::optional<int64_t> steps_per_epoch, double pct_start, const std::string& anneal_strategy,
-                          bool cycle_momentum, double base_momentum, double max_momentum, double div_factor,
-                          double final_div_factor, bool three_phase) {
-        std::vector<double> lrs;
-        if (nb::isinstance<nb::float_>(max_lr) || nb::isinstance<nb::int_>(max_lr)) {
-          lrs.push_back(nb::cast<double>(max_lr));
-        } else {
-          lrs = nb::cast<std::vector<double>>(max_lr);
-        }
-        int64_t total = 0;
-        if (total_steps) {
-          total = *total_steps;
-        } else if (epochs && steps_per_epoch) {
-          total = *epochs * *steps_per_epoch;
-        } else {
-          throw st::ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch");
-        }
-        new (self) OneCycleLR(std::move(opt), lrs, total, pct_start, anneal_strategy, cycle_momentum, base_momentum,
-                              max_momentum, div_factor, final_div_factor, three_phase);
-      }, nb::arg("optimizer"), nb::arg("max_lr"), nb::arg("total_steps") = nb::none(), nb::arg("epochs") = nb::none(),
-         nb::arg("steps_per_epoch") = nb::none(), nb::arg("pct_start") = 0.3, nb::arg("anneal_strategy") = "cos",
-         nb::arg("cycle_momentum") = true, nb::arg("base_momentum") = 0.85, nb::arg("max_momentum") = 0.95,
-         nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
+      .def("__init__",
+           [](OneCycleLR* self, std::shared_ptr<Optimizer> opt, FloatOrListArg max_lr,
+              std::optional<int64_t> total_steps, std::optional<int64_t> epochs, std::optional<int64_t> steps_per_epoch,
+              double pct_start, const std::string& anneal_strategy, bool cycle_momentum, double base_momentum,
+              double max_momentum, double div_factor, double final_div_factor, bool three_phase) {
+    std::vector<double> lrs;
+    if (nb::isinstance<nb::float_>(max_lr) || nb::isinstance<nb::int_>(max_lr)) {
+      lrs.push_back(nb::cast<double>(max_lr));
+    } else {
+      lrs = nb::cast<std::vector<double>>(max_lr);
+    }
+    int64_t total = 0;
+    if (total_steps) {
+      total = *total_steps;
+    } else if (epochs && steps_per_epoch) {
+      total = *epochs * *steps_per_epoch;
+    } else {
+      throw st::ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch");
+    }
+    new (self) OneCycleLR(std::move(opt), lrs, total, pct_start, anneal_strategy, cycle_momentum, base_momentum,
+                          max_momentum, div_factor, final_div_factor, three_phase);
+  },
+           nb::arg("optimizer"), nb::arg("max_lr"), nb::arg("total_steps") = nb::none(), nb::arg("epochs") = nb::none(),
+           nb::arg("steps_per_epoch") = nb::none(), nb::arg("pct_start") = 0.3, nb::arg("anneal_strategy") = "cos",
+           nb::arg("cycle_momentum") = true, nb::arg("base_momentum") = 0.85, nb::arg("max_momentum") = 0.95,
+           nb::arg("div_factor") = 25.0, nb::arg("final_div_factor") = 1e4, nb::arg("three_phase") = false);
 
   bind_optim_adaptive_lbfgs_schedules(m);
   for (nb::handle name : nb::list(m.attr("__dict__").attr("keys")())) {
@@ -614,7 +642,8 @@ void bind_optim(nb::module_& root) {
   }
 
   // ---- clipping ----
-  m.def("clip_grad_norm_", [](TensorsArg parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
+  m.def("clip_grad_norm_",
+        [](TensorsArg parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
     const std::vector<Tensor> params = params_arg(parameters);
     const double total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
     st::Dtype dt = st::Dtype::Float32;
@@ -628,14 +657,14 @@ void bind_optim(nb::module_& root) {
     }
     return st::scalar_tensor(total, dt, dev);
   }, nb::arg("parameters"), nb::arg("max_norm"), nb::arg("norm_type") = 2.0, nb::arg("error_if_nonfinite") = false,
-     "Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf "
-     "and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping "
-     "as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a "
-     "NaN/Inf norm raises instead of scaling.");
-  m.def("clip_grad_value_", [](TensorsArg parameters, double clip_value) {
-    clip_grad_value_(params_arg(parameters), clip_value);
-  }, nb::arg("parameters"), nb::arg("clip_value"),
-     "Clamps every gradient element to [-clip_value, clip_value] in place (torch.nn.utils.clip_grad_value_).");
+        "Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf "
+        "and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping "
+        "as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a "
+        "NaN/Inf norm raises instead of scaling.");
+  m.def("clip_grad_value_",
+        [](TensorsArg parameters, double clip_value) { clip_grad_value_(params_arg(parameters), clip_value); },
+        nb::arg("parameters"), nb::arg("clip_value"),
+        "Clamps every gradient element to [-clip_value, clip_value] in place (torch.nn.utils.clip_grad_value_).");
 }
 
 }  // namespace stpy

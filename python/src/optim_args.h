@@ -18,7 +18,8 @@
 namespace stpy {
 
 // torch.optim's `params`: an iterable of tensors, or of parameter-group dicts.
-using ParamsArg = nb::typed<nb::handle, std::variant<nb::typed<nb::iterable, Tensor>, nb::typed<nb::iterable, nb::dict>>>;
+using ParamsArg =
+    nb::typed<nb::handle, std::variant<nb::typed<nb::iterable, Tensor>, nb::typed<nb::iterable, nb::dict>>>;
 // A tensor or an iterable of tensors (clip_grad_*_'s parameters).
 using TensorsArg = nb::typed<nb::handle, std::variant<Tensor, nb::typed<nb::iterable, Tensor>>>;
 // A pair of floats given as any 2-sequence (betas, etas, step_sizes).

@@ -29,20 +29,18 @@ PyObject* g_spiralk_error = nullptr;
 // ---------------------------------------------------------------- events
 
 nb::object event_value(const ev::Value& v) {
-  return std::visit(
-      [](const auto& x) -> nb::object {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-          return nb::none();
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          nb::list l;
-          for (const int64_t d : x) l.append(d);
-          return l;
-        } else {
-          return nb::cast(x);
-        }
-      },
-      v);
+  return std::visit([](const auto& x) -> nb::object {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<T, std::monostate>) {
+      return nb::none();
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      nb::list l;
+      for (const int64_t d : x) l.append(d);
+      return l;
+    } else {
+      return nb::cast(x);
+    }
+  }, v);
 }
 
 ev::Value to_event_value(nb::handle h, const std::string& key) {
@@ -56,7 +54,8 @@ ev::Value to_event_value(nb::handle h, const std::string& key) {
     for (nb::handle item : h) out.push_back(nb::cast<int64_t>(item));
     return out;
   }
-  throw st::DtypeError("events.publish: field '" + key + "' must be None, bool, int, float, str or a list of ints, got " +
+  throw st::DtypeError("events.publish: field '" + key +
+                       "' must be None, bool, int, float, str or a list of ints, got " +
                        std::string(nb::type_name(h.type()).c_str()));
 }
 
@@ -94,11 +93,11 @@ uint64_t subscribe(const std::string& type, nb::callable fn) {
       (*cb)(event_dict(e));
     } catch (nb::python_error& err) {
       // The traceback goes to stderr; the bus records "<ExceptionType>: <message>" as the failure.
-      const std::string message = std::string(nb::type_name(err.type()).c_str()) + ": " +
-                                  std::string(nb::str(err.value()).c_str());
+      const std::string message =
+          std::string(nb::type_name(err.type()).c_str()) + ": " + std::string(nb::str(err.value()).c_str());
       try {
         nb::module_::import_("sys").attr("stderr").attr("write")("spiraltorch.plugin: a listener for '" + e.type +
-                                                                  "' raised:\n");
+                                                                 "' raised:\n");
         nb::module_::import_("traceback").attr("print_exception")(err.value());
       } catch (nb::python_error&) {  // reporting must not hide the original failure
       }
@@ -233,26 +232,26 @@ void bind_runtime(nb::module_& m) {
   // Inside `with _core._SilentOps():` built-in ops on this thread publish no TensorOp: a custom
   // operator built from built-in ones is announced once, as itself.
   struct SilentOps {};
-  nb::class_<SilentOps>(m, "_SilentOps", "Inside the with-block, built-in ops on this thread publish no TensorOp events.")
+  nb::class_<SilentOps>(m, "_SilentOps",
+                        "Inside the with-block, built-in ops on this thread publish no TensorOp events.")
       .def(nb::init<>())
-      .def("__enter__", [](SilentOps&) { ++st::op_observer::depth(); })
-      .def("__exit__", [](SilentOps&, nb::args) {
-        --st::op_observer::depth();
-        return false;
-      });
-  m.def(
-      "_events_publish",
-      [](const std::string& type, const nb::dict& fields) {
-        ev::Event e;
-        e.type = type;
-        for (const auto& [k, v] : fields) {
-          const std::string key = utf8_of(k, "events.publish", "a field name");
-          e.fields.emplace_back(key, to_event_value(v, key));
-        }
-        return report_dict(ev::publish(std::move(e)));
-      },
-      nb::arg("event_type"), nb::arg("fields"),
-      "Publishes an event with `fields` (None, bool, int, float, str or int lists) and returns the report.");
+      .def("__enter__", [](SilentOps&) {
+    ++st::op_observer::depth();
+  }).def("__exit__", [](SilentOps&, nb::args) {
+    --st::op_observer::depth();
+    return false;
+  });
+  m.def("_events_publish",
+        [](const std::string& type, const nb::dict& fields) {
+    ev::Event e;
+    e.type = type;
+    for (const auto& [k, v] : fields) {
+      const std::string key = utf8_of(k, "events.publish", "a field name");
+      e.fields.emplace_back(key, to_event_value(v, key));
+    }
+    return report_dict(ev::publish(std::move(e)));
+  }, nb::arg("event_type"), nb::arg("fields"),
+        "Publishes an event with `fields` (None, bool, int, float, str or int lists) and returns the report.");
 
   // ---- planner
   nb::class_<rt::RankPlan>(m, "_RankPlan", "A rank-k launch plan (spiraltorch.plan wraps it).")
@@ -275,67 +274,67 @@ void bind_runtime(nb::module_& m) {
            "The plan as a SpiralK `unison <kind> { ... }` block (it parses back to the same choice).")
       .def("fft_spiralk_hint", &rt::RankPlan::fft_spiralk_hint,
            "Three soft SpiralK rules steering a tuner towards this plan's FFT tiling.")
-      .def("spiralk_variables", [](const rt::RankPlan& p) {
-        nb::dict d;
-        for (const auto& [k, v] : p.spiralk_variables()) d[k.c_str()] = sk_value(v);
-        return d;
-      }, "The variables a SpiralK program sees for this plan (r, c, k, sg, ..., and the current choice).")
-      .def("rewrite_with_spiralk", [](const rt::RankPlan& p, const std::string& script, const nb::dict& variables) {
-        sk::Result r;
-        rt::RankPlan q = p.rewrite_with_spiralk(script, &r, variables_of(variables));
-        return std::make_pair(std::move(q), result_dict(r));
-      }, nb::arg("script"), nb::arg("variables"),
-         "(new plan, SpiralK result): the choice overridden by the program's hard assignments, then validated "
-         "(ValueError naming the field); `variables` adds names the program may read.")
+      .def("spiralk_variables",
+           [](const rt::RankPlan& p) {
+    nb::dict d;
+    for (const auto& [k, v] : p.spiralk_variables()) d[k.c_str()] = sk_value(v);
+    return d;
+  }, "The variables a SpiralK program sees for this plan (r, c, k, sg, ..., and the current choice).")
+      .def("rewrite_with_spiralk",
+           [](const rt::RankPlan& p, const std::string& script, const nb::dict& variables) {
+    sk::Result r;
+    rt::RankPlan q = p.rewrite_with_spiralk(script, &r, variables_of(variables));
+    return std::make_pair(std::move(q), result_dict(r));
+  }, nb::arg("script"), nb::arg("variables"),
+           "(new plan, SpiralK result): the choice overridden by the program's hard assignments, then validated "
+           "(ValueError naming the field); `variables` adds names the program may read.")
       .def("execute", [](const rt::RankPlan& p, const Tensor& x) {
-        rt::RankExecution r;
-        {
-          nb::gil_scoped_release release;
-          r = p.execute(x);
-        }
-        nb::dict s;
-        s["tile"] = r.stats.tile;
-        s["tiles_per_row"] = r.stats.tiles_per_row;
-        s["candidates_per_row"] = r.stats.candidates_per_row;
-        s["two_stage"] = r.stats.two_stage;
-        s["compaction_tile"] = r.stats.compaction_tile;
-        s["compaction_blocks_per_row"] = r.stats.compaction_blocks_per_row;
-        s["merge_candidates_per_row"] = r.stats.merge_candidates_per_row;
-        s["merge"] = r.stats.merge;
-        return nb::make_tuple(r.values, r.indices, s);
-      }, nb::arg("x"), "Runs the planned rank-k on the CPU (rows, cols) tensor x: (values, indices, stats).");
+    rt::RankExecution r;
+    {
+      nb::gil_scoped_release release;
+      r = p.execute(x);
+    }
+    nb::dict s;
+    s["tile"] = r.stats.tile;
+    s["tiles_per_row"] = r.stats.tiles_per_row;
+    s["candidates_per_row"] = r.stats.candidates_per_row;
+    s["two_stage"] = r.stats.two_stage;
+    s["compaction_tile"] = r.stats.compaction_tile;
+    s["compaction_blocks_per_row"] = r.stats.compaction_blocks_per_row;
+    s["merge_candidates_per_row"] = r.stats.merge_candidates_per_row;
+    s["merge"] = r.stats.merge;
+    return nb::make_tuple(r.values, r.indices, s);
+  }, nb::arg("x"), "Runs the planned rank-k on the CPU (rows, cols) tensor x: (values, indices, stats).");
 
-  m.def(
-      "_rank_plan",
-      [](const std::string& kind, int64_t rows, int64_t cols, int64_t k, const std::string& backend,
-         std::optional<int64_t> lane_width, std::optional<bool> subgroup, std::optional<int64_t> max_workgroup,
-         std::optional<int64_t> shared_mem) {
-        return rt::plan_rank(rt::parse_rank_kind(kind), rows, cols, k, backend,
-                             overrides_of(lane_width, subgroup, max_workgroup, shared_mem));
-      },
-      nb::arg("kind"), nb::arg("rows"), nb::arg("cols"), nb::arg("k"), nb::arg("backend"), nb::arg("lane_width").none(),
-      nb::arg("subgroup").none(), nb::arg("max_workgroup").none(), nb::arg("shared_mem_per_workgroup").none(),
-      "Plans `kind` over rows x cols keeping k per row for `backend` ('auto': CUDA when usable, else the CPU); "
-      "ValueError on non-positive sizes or k > cols.");
-  m.def(
-      "_rank_device_caps",
-      [](const std::string& backend, std::optional<int64_t> lane_width, std::optional<bool> subgroup,
-         std::optional<int64_t> max_workgroup, std::optional<int64_t> shared_mem) {
-        return caps_dict(rt::DeviceCaps::for_backend(backend, overrides_of(lane_width, subgroup, max_workgroup, shared_mem)));
-      },
-      nb::arg("backend"), nb::arg("lane_width").none(), nb::arg("subgroup").none(), nb::arg("max_workgroup").none(),
-      nb::arg("shared_mem_per_workgroup").none(),
-      "The planner's device table entry for `backend` with the given overrides (validated).");
-  m.def(
-      "_rank_align_workgroup",
-      [](int64_t lane_width, int64_t max_workgroup, int64_t w) {
-        rt::DeviceCaps c;
-        c.lane_width = lane_width;
-        c.max_workgroup = max_workgroup;
-        return c.align_workgroup(w);
-      },
-      nb::arg("lane_width"), nb::arg("max_workgroup"), nb::arg("w"),
-      "w clamped to [lane_width, max_workgroup] and rounded to a multiple of the lane width.");
+  m.def("_rank_plan",
+        [](const std::string& kind, int64_t rows, int64_t cols, int64_t k, const std::string& backend,
+           std::optional<int64_t> lane_width, std::optional<bool> subgroup, std::optional<int64_t> max_workgroup,
+           std::optional<int64_t> shared_mem) {
+    return rt::plan_rank(rt::parse_rank_kind(kind), rows, cols, k, backend,
+                         overrides_of(lane_width, subgroup, max_workgroup, shared_mem));
+  },
+        nb::arg("kind"), nb::arg("rows"), nb::arg("cols"), nb::arg("k"), nb::arg("backend"),
+        nb::arg("lane_width").none(), nb::arg("subgroup").none(), nb::arg("max_workgroup").none(),
+        nb::arg("shared_mem_per_workgroup").none(),
+        "Plans `kind` over rows x cols keeping k per row for `backend` ('auto': CUDA when usable, else the CPU); "
+        "ValueError on non-positive sizes or k > cols.");
+  m.def("_rank_device_caps",
+        [](const std::string& backend, std::optional<int64_t> lane_width, std::optional<bool> subgroup,
+           std::optional<int64_t> max_workgroup, std::optional<int64_t> shared_mem) {
+    return caps_dict(
+        rt::DeviceCaps::for_backend(backend, overrides_of(lane_width, subgroup, max_workgroup, shared_mem)));
+  },
+        nb::arg("backend"), nb::arg("lane_width").none(), nb::arg("subgroup").none(), nb::arg("max_workgroup").none(),
+        nb::arg("shared_mem_per_workgroup").none(),
+        "The planner's device table entry for `backend` with the given overrides (validated).");
+  m.def("_rank_align_workgroup",
+        [](int64_t lane_width, int64_t max_workgroup, int64_t w) {
+    rt::DeviceCaps c;
+    c.lane_width = lane_width;
+    c.max_workgroup = max_workgroup;
+    return c.align_workgroup(w);
+  }, nb::arg("lane_width"), nb::arg("max_workgroup"), nb::arg("w"),
+        "w clamped to [lane_width, max_workgroup] and rounded to a multiple of the lane width.");
   m.def("_rank_resolve_backend", &rt::resolve_backend, nb::arg("backend"),
         "'auto' -> 'cuda' when usable else 'cpu'; aliases (webgpu, rocm) resolved; ValueError when unknown.");
   m.def("_rank_runtime_ready", &rt::runtime_ready, nb::arg("backend"),
@@ -345,9 +344,8 @@ void bind_runtime(nb::module_& m) {
   m.def(
       "_spiralk_eval",
       [](const std::string& source, const nb::dict& variables) {
-        return result_dict(sk::Program::parse(source).eval(variables_of(variables)));
-      },
-      nb::arg("source"), nb::arg("variables"),
+    return result_dict(sk::Program::parse(source).eval(variables_of(variables)));
+  }, nb::arg("source"), nb::arg("variables"),
       "Parses and runs a SpiralK program: {'hard': {field: value}, 'soft': [{field, value, weight}], 'unison_kind'}.");
   m.def("_spiralk_check", [](const std::string& source) { (void)sk::Program::parse(source); }, nb::arg("source"),
         "Parses a SpiralK program; raises SpiralKError at the first syntax error.");

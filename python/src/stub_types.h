@@ -23,17 +23,18 @@ struct NdArray {};         // numpy.ndarray
 }  // namespace stpy::stub
 
 namespace nanobind::detail {
-#define ST_STUB_NAME(tag, text) \
-  template <>                   \
-  struct type_caster<stpy::stub::tag> {                                              \
-    static constexpr auto Name = text;                                               \
+#define ST_STUB_NAME(tag, text)         \
+  template <>                           \
+  struct type_caster<stpy::stub::tag> { \
+    static constexpr auto Name = text;  \
   };
 ST_STUB_NAME(ArrayLike, const_name<stpy::Tensor>() + const_name(" | numpy.typing.ArrayLike"))
 ST_STUB_NAME(Self, const_name("typing.Self"))
 ST_STUB_NAME(PackedSequence, const_name("spiraltorch.nn.utils.rnn.PackedSequence"))
 ST_STUB_NAME(DeviceLike, const_name("str | spiraltorch.accelerator.device"))
-ST_STUB_NAME(KeyMapLike, const_name("collections.abc.Mapping[str, str | dict[str, str]] | "
-                                    "collections.abc.Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]]"))
+ST_STUB_NAME(KeyMapLike,
+             const_name("collections.abc.Mapping[str, str | dict[str, str]] | "
+                        "collections.abc.Sequence[tuple[str, str] | tuple[str, str, str] | dict[str, str]]"))
 ST_STUB_NAME(FloatSeq, const_name("collections.abc.Iterable[float]"))
 ST_STUB_NAME(NpArray, const_name("numpy.typing.ArrayLike"))
 ST_STUB_NAME(NpDtype, const_name("numpy.typing.DTypeLike"))

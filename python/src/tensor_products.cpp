@@ -16,7 +16,8 @@ void bind_tensor_products(nb::module_& m, nb::class_<Tensor>& cls) {
        nb::arg("other"));
   both(m, cls, "trace", [](const Tensor& a) { return st::trace(a); },
        OpDoc{"", "Tensor", "The sum of the main diagonal of a 2-D tensor (integers sum to int64), as torch.trace."});
-  both(m, cls, "cross", [](const Tensor& a, const Tensor& b, std::optional<int64_t> dim) { return st::cross(a, b, dim); },
+  both(m, cls, "cross",
+       [](const Tensor& a, const Tensor& b, std::optional<int64_t> dim) { return st::cross(a, b, dim); },
        OpDoc{"other: Tensor, dim: int | None = None", "Tensor",
              "The 3-vector cross product along ``dim`` (shapes broadcast; when dim is None the first dim of size 3), "
              "as torch.cross."},

@@ -69,7 +69,8 @@ std::string format_block(const HostValues& v, const Shape& shape, size_t dim, si
   const std::string sep = ",\n" + std::string(static_cast<size_t>(indent + 1), ' ');
   std::string out = "[";
   for (int64_t j = 0; j < n; ++j) {
-    out += (j ? sep : "") + format_block(v, shape, dim + 1, start + static_cast<size_t>(j) * stride, dt, indent + 1, digits);
+    out += (j ? sep : "") +
+           format_block(v, shape, dim + 1, start + static_cast<size_t>(j) * stride, dt, indent + 1, digits);
   }
   return out + "]";
 }
@@ -92,8 +93,10 @@ std::string tensor_repr(nb::handle self) {
     body = format_block(v, t.shape(), 0, 0, dt, static_cast<int>(std::string("tensor(").size()), digits);
   }
   std::string extras;
-  if (t.numel() == 0 && t.dim() != 1) extras += ", size=" + nb::cast<std::string>(nb::repr(nb::tuple(nb::cast(t.shape()))));
-  if (dt != Dtype::Float32 && dt != Dtype::Int64 && dt != Dtype::Bool) extras += std::string(", dtype=spiraltorch.") + st::dtype_name(dt);
+  if (t.numel() == 0 && t.dim() != 1)
+    extras += ", size=" + nb::cast<std::string>(nb::repr(nb::tuple(nb::cast(t.shape()))));
+  if (dt != Dtype::Float32 && dt != Dtype::Int64 && dt != Dtype::Bool)
+    extras += std::string(", dtype=spiraltorch.") + st::dtype_name(dt);
   nb::object grad_fn = self.attr("grad_fn");
   if (!grad_fn.is_none()) {
     extras += ", grad_fn=<" + nb::cast<std::string>(nb::str(grad_fn)) + ">";
@@ -107,27 +110,32 @@ std::string tensor_repr(nb::handle self) {
 
 void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls) {
   const char* repr_doc = "PyTorch-style repr: ``tensor([[1., 2.]], dtype=spiraltorch.float64, requires_grad=True)``.";
-  cls.def("__repr__", [](nb::handle self) { return tensor_repr(self); }, nb::sig("def __repr__(self) -> str"), repr_doc);
+  cls.def("__repr__", [](nb::handle self) { return tensor_repr(self); }, nb::sig("def __repr__(self) -> str"),
+          repr_doc);
   cls.def("__str__", [](nb::handle self) { return tensor_repr(self); }, nb::sig("def __str__(self) -> str"), repr_doc);
-  cls.def("__iter__", [](nb::handle self) {
+  cls.def("__iter__",
+          [](nb::handle self) {
     // A sequence of sub-tensors along the first dim, each what self[i] gives (views with autograd).
     const int64_t n = nb::len(self);
     nb::list items;
     for (int64_t i = 0; i < n; ++i) items.append(self[nb::int_(i)]);
     return nb::iter(items);
   }, nb::sig("def __iter__(self) -> collections.abc.Iterator[Tensor]"),
-     "Iterates over the first dimension, like a sequence of sub-tensors.");
-  cls.def("__contains__", [](nb::handle self, nb::handle value) {
+          "Iterates over the first dimension, like a sequence of sub-tensors.");
+  cls.def("__contains__",
+          [](nb::handle self, nb::handle value) {
     nb::object eq = self.attr("__eq__")(value);
     if (eq.is(nb::handle(Py_NotImplemented))) return false;
     return nb::cast<bool>(nb::bool_(eq.attr("any")()));
   }, nb::arg("value"), nb::sig("def __contains__(self, value: typing.Any, /) -> bool"),
-     "``value in t``: whether any element equals ``value``.");
+          "``value in t``: whether any element equals ``value``.");
   both(m, cls, "is_floating_point", [](const Tensor& t) { return st::is_floating(t.dtype()); },
        OpDoc{"", "bool", "Whether the tensor's dtype is floating-point, as torch.is_floating_point."});
 
   nb::handle mod = m;  // the module outlives its classes
-  cls.def_static("rand", [mod](nb::args args, nb::kwargs kwargs) -> nb::object {
+  cls.def_static(
+      "rand",
+      [mod](nb::args args, nb::kwargs kwargs) -> nb::object {
     if (kwargs.contains("seed")) {
       nb::object seed = kwargs["seed"];
       nb::del(kwargs["seed"]);
@@ -136,15 +144,18 @@ void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls) {
           throw st::ShapeError("Tensor.rand: expected (rows, cols) with seed=, got " +
                                nb::cast<std::string>(nb::repr(args)));
         }
-        return nb::cast(st::rand_seeded({nb::cast<int64_t>(args[0]), nb::cast<int64_t>(args[1])},
-                                        nb::cast<uint64_t>(seed)));
+        return nb::cast(
+            st::rand_seeded({nb::cast<int64_t>(args[0]), nb::cast<int64_t>(args[1])}, nb::cast<uint64_t>(seed)));
       }
     }
     return mod.attr("rand")(*args, **kwargs);
-  }, nb::sig("def rand(*size: int | collections.abc.Sequence[int], seed: int | None = None, **kwargs: typing.Any) -> Tensor"),
-     "``Tensor.rand(rows, cols, seed=3)``: uniform [0, 1) values; a seed gives a fixed stream without touching "
-     "the global generator; other arguments as ``spiraltorch.rand``.");
-  cls.def_static("randn", [mod](nb::args args, nb::kwargs kwargs) -> nb::object {
+  },
+      nb::sig("def rand(*size: int | collections.abc.Sequence[int], seed: int | None = None, **kwargs: typing.Any) -> "
+              "Tensor"),
+      "``Tensor.rand(rows, cols, seed=3)``: uniform [0, 1) values; a seed gives a fixed stream without touching "
+      "the global generator; other arguments as ``spiraltorch.rand``.");
+  cls.def_static("randn",
+                 [mod](nb::args args, nb::kwargs kwargs) -> nb::object {
     if (kwargs.contains("seed")) {
       nb::object seed = kwargs["seed"];
       nb::del(kwargs["seed"]);
@@ -154,27 +165,33 @@ void bind_tensor_repr(nb::module_& m, nb::class_<Tensor>& cls) {
       }
     }
     return mod.attr("randn")(*args, **kwargs);
-  }, nb::sig("def randn(*size: int | collections.abc.Sequence[int], seed: int | None = None, **kwargs: typing.Any) -> Tensor"),
-     "``Tensor.randn(rows, cols, seed=None)``: standard normal values; a seed gives a fixed stream without "
-     "touching the global generator; other arguments as ``spiraltorch.randn``.");
+  },
+                 nb::sig("def randn(*size: int | collections.abc.Sequence[int], seed: int | None = None, **kwargs: "
+                         "typing.Any) -> Tensor"),
+                 "``Tensor.randn(rows, cols, seed=None)``: standard normal values; a seed gives a fixed stream without "
+                 "touching the global generator; other arguments as ``spiraltorch.randn``.");
   cls.def_static("zeros", [mod](nb::args args, nb::kwargs kwargs) { return mod.attr("zeros")(*args, **kwargs); },
                  nb::sig("def zeros(*size: int | collections.abc.Sequence[int], **kwargs: typing.Any) -> Tensor"),
                  "``Tensor.zeros(rows, cols)``: as ``spiraltorch.zeros``.");
 
   // dtype: printed as spiraltorch.<name>, with torch's is_floating_point and itemsize.
   nb::handle dtype = nb::type<Dtype>();
-  const auto dtype_repr = nb::cpp_function([](Dtype d) { return std::string("spiraltorch.") + st::dtype_name(d); },
-                                           nb::is_method(), nb::name("__repr__"));
-  nb::setattr(dtype, "__repr__", dtype_repr);
-  nb::setattr(dtype, "__str__", dtype_repr);
+  const auto printed = [](Dtype d) { return std::string("spiraltorch.") + st::dtype_name(d); };
+  // Two functions, not one under two names: the stub generator writes an alias (__str__ = __repr__)
+  // for a shared one, which is not valid in a class body's stub.
+  for (const char* name : {"__repr__", "__str__"}) {
+    nb::setattr(dtype, name,
+                nb::cpp_function(printed, nb::is_method(), nb::scope(dtype), nb::name(name),
+                                 "The dtype as spiraltorch prints it: ``spiraltorch.<name>``."));
+  }
   nb::object property = nb::module_::import_("builtins").attr("property");
   nb::setattr(dtype, "is_floating_point",
               property(nb::cpp_function([](Dtype d) { return st::is_floating(d); }, nb::is_method(), nb::scope(dtype),
                                         nb::name("is_floating_point"),
                                         "Whether the dtype is one of the floating-point types.")));
-  nb::setattr(dtype, "itemsize",
-              property(nb::cpp_function([](Dtype d) { return static_cast<int64_t>(st::dtype_size(d)); },
-                                        nb::is_method(), nb::scope(dtype), nb::name("itemsize"), "Bytes per element.")));
+  nb::setattr(dtype, "itemsize", property(nb::cpp_function([](Dtype d) {
+    return static_cast<int64_t>(st::dtype_size(d));
+  }, nb::is_method(), nb::scope(dtype), nb::name("itemsize"), "Bytes per element.")));
 }
 
 }  // namespace stpy

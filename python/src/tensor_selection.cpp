@@ -40,21 +40,23 @@ void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls) {
              "``input`` with ``alpha * source`` slices added at ``index`` along ``dim`` (repeats accumulate), as "
              "torch.index_add."},
        nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1.0);
-  cls.def("index_add_", [index_add](nb::handle self, int64_t dim, const Tensor& index, const Tensor& source,
-                                    double alpha) -> nb::object {
-    st::apply_inplace_(nb::cast<Tensor&>(self), [&](const Tensor& t) { return index_add(t, dim, index, source, alpha); },
-                       "index_add_");
+  cls.def(
+      "index_add_",
+      [index_add](nb::handle self, int64_t dim, const Tensor& index, const Tensor& source, double alpha) -> nb::object {
+    st::apply_inplace_(nb::cast<Tensor&>(self),
+                       [&](const Tensor& t) { return index_add(t, dim, index, source, alpha); }, "index_add_");
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1.0,
-     nb::sig("def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor"),
-     "In-place index_add: writes the result into ``self`` and returns it.");
-  cls.def("scatter_add_", [](nb::handle self, int64_t dim, const Tensor& index, const Tensor& src) -> nb::object {
+      nb::sig("def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: float = 1.0) -> Tensor"),
+      "In-place index_add: writes the result into ``self`` and returns it.");
+  cls.def("scatter_add_",
+          [](nb::handle self, int64_t dim, const Tensor& index, const Tensor& src) -> nb::object {
     st::apply_inplace_(nb::cast<Tensor&>(self), [&](const Tensor& t) { return st::scatter_add(t, dim, index, src); },
                        "scatter_add_");
     return nb::borrow(self);
   }, nb::arg("dim"), nb::arg("index"), nb::arg("src"),
-     nb::sig("def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor"),
-     "In-place scatter_add: adds ``src`` at the positions ``index`` gives along ``dim``; returns self.");
+          nb::sig("def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor"),
+          "In-place scatter_add: adds ``src`` at the positions ``index`` gives along ``dim``; returns self.");
   both(m, cls, "repeat_interleave", &repeat_interleave,
        OpDoc{"repeats: int | Tensor, dim: int | None = None", "Tensor",
              "Each element (each slice along ``dim``; of the flattened input when dim is None) repeated ``repeats`` "
@@ -65,8 +67,10 @@ void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls) {
              "A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives that "
              "diagonal as 1-D, as torch.diag."},
        nb::arg("diagonal") = 0);
-  both(m, cls, "unique", [](const Tensor& a, bool sorted, bool return_inverse, bool return_counts,
-                            std::optional<int64_t> dim) -> nb::object {
+  both(
+      m, cls, "unique",
+      [](const Tensor& a, bool sorted, bool return_inverse, bool return_counts,
+         std::optional<int64_t> dim) -> nb::object {
     (void)sorted;  // the values always come sorted, which sorted=False allows too
     if (dim) throw st::ValueError("unique: dim= is not supported (unique values of the flattened input only)");
     const st::UniqueResult r = st::unique(a);
@@ -76,12 +80,13 @@ void bind_tensor_selection(nb::module_& m, nb::class_<Tensor>& cls) {
     if (return_inverse) out.append(r.inverse);
     if (return_counts) out.append(r.counts);
     return nb::tuple(out);
-  }, OpDoc{"sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None",
-           "Tensor | tuple[Tensor, ...]",
-           "The distinct values of ``input`` in ascending order, with (optionally) each element's index into them and "
-           "their counts, as torch.unique over the flattened input."},
-     nb::arg("sorted") = true, nb::arg("return_inverse") = false, nb::arg("return_counts") = false,
-     nb::arg("dim").none() = nb::none());
+  },
+      OpDoc{"sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None",
+            "Tensor | tuple[Tensor, ...]",
+            "The distinct values of ``input`` in ascending order, with (optionally) each element's index into them and "
+            "their counts, as torch.unique over the flattened input."},
+      nb::arg("sorted") = true, nb::arg("return_inverse") = false, nb::arg("return_counts") = false,
+      nb::arg("dim").none() = nb::none());
 }
 
 }  // namespace stpy

@@ -16,7 +16,6 @@
 #include "convert.h"
 #include "stub_types.h"
 
-
 namespace stpy {
 
 // A tensor or array-like data.

@@ -54,21 +54,23 @@ void bind_train(nb::module_& nn) {
   nb::class_<RoundtableConfig>(nn, "RoundtableConfig",
                                "Band sizes of the roundtable split. band_weights scale the Above/Here/Beneath "
                                "gradient bands (a heuristic; the default (1, 1, 1) is plain gradient descent).")
-      .def("__init__", [](RoundtableConfig* c, int64_t top_k, int64_t mid_k, int64_t bottom_k, double tol,
-                          std::array<double, 3> weights) {
-        new (c) RoundtableConfig{top_k, mid_k, bottom_k, tol, weights};
-        c->validate();
-      }, nb::kw_only(), nb::arg("top_k") = 8, nb::arg("mid_k") = 8, nb::arg("bottom_k") = 8,
-         nb::arg("here_tolerance") = 1e-5, nb::arg("band_weights") = std::array<double, 3>{1.0, 1.0, 1.0})
+      .def("__init__",
+           [](RoundtableConfig* c, int64_t top_k, int64_t mid_k, int64_t bottom_k, double tol,
+              std::array<double, 3> weights) {
+    new (c) RoundtableConfig{top_k, mid_k, bottom_k, tol, weights};
+    c->validate();
+  },
+           nb::kw_only(), nb::arg("top_k") = 8, nb::arg("mid_k") = 8, nb::arg("bottom_k") = 8,
+           nb::arg("here_tolerance") = 1e-5, nb::arg("band_weights") = std::array<double, 3>{1.0, 1.0, 1.0})
       .def_ro("top_k", &RoundtableConfig::top_k, "How many of the largest |g| entries form the Above band.")
       .def_ro("mid_k", &RoundtableConfig::mid_k, "The Here band's nominal size (Here is what Above/Beneath leave).")
       .def_ro("bottom_k", &RoundtableConfig::bottom_k, "How many of the smallest remaining |g| entries form Beneath.")
       .def_ro("here_tolerance", &RoundtableConfig::here_tolerance, "Entries with |g| <= this are always Here.")
       .def_ro("band_weights", &RoundtableConfig::band_weights, "Gradient scale of the (Above, Here, Beneath) bands.")
       .def("__repr__", [](const RoundtableConfig& c) {
-        return "RoundtableConfig(top_k=" + std::to_string(c.top_k) + ", mid_k=" + std::to_string(c.mid_k) +
-               ", bottom_k=" + std::to_string(c.bottom_k) + ", here_tolerance=" + std::to_string(c.here_tolerance) + ")";
-      });
+    return "RoundtableConfig(top_k=" + std::to_string(c.top_k) + ", mid_k=" + std::to_string(c.mid_k) +
+           ", bottom_k=" + std::to_string(c.bottom_k) + ", here_tolerance=" + std::to_string(c.here_tolerance) + ")";
+  });
 
   nb::class_<RoundtableSchedule>(nn, "RoundtableSchedule",
                                  "Splits an output gradient into bands by rank of |g| over the flattened gradient: "
@@ -77,24 +79,26 @@ void bind_train(nb::module_& nn) {
       .def("above_k", &RoundtableSchedule::above_k, "The Above band's size (top_k clamped to [1, cols]).")
       .def("here_k", &RoundtableSchedule::here_k, "The Here band's nominal size (mid_k clamped to [1, cols]).")
       .def("beneath_k", &RoundtableSchedule::beneath_k, "The Beneath band's size (bottom_k clamped to [1, cols]).")
-      .def("band_energy", [](const RoundtableSchedule& s, const Tensor& g) {
-        const auto e = s.band_energy(g);
-        return std::make_tuple(e[0], e[1], e[2]);
-      }, nb::arg("gradient"), "Sum of |g| in each band: (above, here, beneath).")
-      .def("classify", [](const RoundtableSchedule& s, const Tensor& g) {
-        static const char* names[] = {"above", "here", "beneath"};
-        std::vector<std::string> out;
-        for (Band b : s.classify(g)) out.emplace_back(names[static_cast<int>(b)]);
-        return out;
-      }, nb::arg("gradient"),
-         "The band of every element of the flattened gradient: 'above', 'here' or 'beneath' (ties: larger |g|, "
-         "then lower index, ranks higher).")
+      .def("band_energy",
+           [](const RoundtableSchedule& s, const Tensor& g) {
+    const auto e = s.band_energy(g);
+    return std::make_tuple(e[0], e[1], e[2]);
+  }, nb::arg("gradient"), "Sum of |g| in each band: (above, here, beneath).")
+      .def("classify",
+           [](const RoundtableSchedule& s, const Tensor& g) {
+    static const char* names[] = {"above", "here", "beneath"};
+    std::vector<std::string> out;
+    for (Band b : s.classify(g)) out.emplace_back(names[static_cast<int>(b)]);
+    return out;
+  }, nb::arg("gradient"),
+           "The band of every element of the flattened gradient: 'above', 'here' or 'beneath' (ties: larger |g|, "
+           "then lower index, ranks higher).")
       .def("weight_mask", &RoundtableSchedule::weight_mask, nb::arg("gradient"),
            "A tensor shaped like gradient holding each element's band weight (config.band_weights).")
       .def("__repr__", [](const RoundtableSchedule& s) {
-        return "RoundtableSchedule(above_k=" + std::to_string(s.above_k()) + ", here_k=" + std::to_string(s.here_k()) +
-               ", beneath_k=" + std::to_string(s.beneath_k()) + ")";
-      });
+    return "RoundtableSchedule(above_k=" + std::to_string(s.above_k()) + ", here_k=" + std::to_string(s.here_k()) +
+           ", beneath_k=" + std::to_string(s.beneath_k()) + ")";
+  });
 
   nb::class_<EpochStats>(nn, "EpochStats", "What one epoch did; average_loss is the plain mean of batch losses.")
       .def_ro("batches", &EpochStats::batches,
@@ -108,53 +112,60 @@ void bind_train(nb::module_& nn) {
       .def_prop_ro("band_energy", [](const EpochStats& s) { return bands(s.band_energy); },
                    nb::sig("def band_energy(self) -> dict[str, float]"),
                    "Sum of |g| per roundtable band over the epoch: {'above', 'here', 'beneath'}.")
-      .def_prop_ro("desire_summary", [](const EpochStats& s) -> nb::object {
-        return s.desire_summary ? nb::cast(*s.desire_summary) : nb::none();
-      }, nb::sig("def desire_summary(self) -> dict[str, float] | None"),
-         "The desire trainer bridge's summary drained at the end of the epoch, or None.")
+      .def_prop_ro("desire_summary",
+                   [](const EpochStats& s) -> nb::object {
+    return s.desire_summary ? nb::cast(*s.desire_summary) : nb::none();
+  }, nb::sig("def desire_summary(self) -> dict[str, float] | None"),
+                   "The desire trainer bridge's summary drained at the end of the epoch, or None.")
       .def_prop_ro("desire_multipliers", [](const EpochStats& s) { return bands(s.desire_multipliers); },
                    nb::sig("def desire_multipliers(self) -> dict[str, float]"),
                    "The band multipliers (above, here, beneath) from the desire roundtable bridge last applied.")
       .def("__repr__", [](const EpochStats& s) {
-        return "EpochStats(batches=" + std::to_string(s.batches) + ", total_loss=" + std::to_string(s.total_loss) +
-               ", average_loss=" + std::to_string(s.average_loss) + ", skipped_steps=" + std::to_string(s.skipped_steps) + ")";
-      });
+    return "EpochStats(batches=" + std::to_string(s.batches) + ", total_loss=" + std::to_string(s.total_loss) +
+           ", average_loss=" + std::to_string(s.average_loss) + ", skipped_steps=" + std::to_string(s.skipped_steps) +
+           ")";
+  });
 
   nb::class_<CurvatureScheduler>(nn, "CurvatureScheduler",
                                  "Proportional controller moving the curvature toward a target mean |grad|.")
-      .def("__init__", [](CurvatureScheduler* s, std::optional<double> initial, double min_c, double max_c,
-                          double target, double step, double tol, double smoothing, double gain) {
-        new (s) CurvatureScheduler(CurvatureScheduler::Options{initial, min_c, max_c, target, step, tol, smoothing, gain});
-      }, nb::kw_only(), nb::arg("initial") = nb::none(), nb::arg("min_curvature") = -1.5,
-         nb::arg("max_curvature") = -0.2, nb::arg("target_pressure") = 0.05, nb::arg("step") = 0.05,
-         nb::arg("tolerance") = 0.05, nb::arg("smoothing") = 0.2, nb::arg("proportional_gain") = 1.0)
+      .def("__init__",
+           [](CurvatureScheduler* s, std::optional<double> initial, double min_c, double max_c, double target,
+              double step, double tol, double smoothing, double gain) {
+    new (s) CurvatureScheduler(CurvatureScheduler::Options{initial, min_c, max_c, target, step, tol, smoothing, gain});
+  },
+           nb::kw_only(), nb::arg("initial") = nb::none(), nb::arg("min_curvature") = -1.5,
+           nb::arg("max_curvature") = -0.2, nb::arg("target_pressure") = 0.05, nb::arg("step") = 0.05,
+           nb::arg("tolerance") = 0.05, nb::arg("smoothing") = 0.2, nb::arg("proportional_gain") = 1.0)
       .def_prop_ro("current", &CurvatureScheduler::current, "The current curvature (negative).")
       .def_prop_ro("last_pressure", &CurvatureScheduler::last_pressure,
                    "The smoothed pressure (EMA of observed mean |g|), or None before the first observation.")
       .def("sync", &CurvatureScheduler::sync, nb::arg("curvature"),
            "Sets the curvature (clamped into [min_curvature, max_curvature]) and restarts the pressure history.")
-      .def("observe_pressure", [](CurvatureScheduler& s, double p) {
-        const auto d = s.observe_pressure(p);
-        nb::dict out;
-        out["raw_pressure"] = d.raw_pressure;
-        out["smoothed_pressure"] = d.smoothed_pressure;
-        out["curvature"] = d.curvature;
-        out["changed"] = d.changed;
-        return out;
-      }, nb::sig("def observe_pressure(self, pressure: float) -> dict[str, float | bool]"), nb::arg("pressure"),
-         "Smooths pressure (ema += smoothing * (p - ema)); when |ema - target_pressure| > tolerance moves the "
-         "curvature by proportional_gain * error clamped to +-step and to the bounds. Returns {'raw_pressure', "
-         "'smoothed_pressure', 'curvature', 'changed'}. ValueError for a non-finite pressure.");
+      .def("observe_pressure",
+           [](CurvatureScheduler& s, double p) {
+    const auto d = s.observe_pressure(p);
+    nb::dict out;
+    out["raw_pressure"] = d.raw_pressure;
+    out["smoothed_pressure"] = d.smoothed_pressure;
+    out["curvature"] = d.curvature;
+    out["changed"] = d.changed;
+    return out;
+  }, nb::sig("def observe_pressure(self, pressure: float) -> dict[str, float | bool]"), nb::arg("pressure"),
+           "Smooths pressure (ema += smoothing * (p - ema)); when |ema - target_pressure| > tolerance moves the "
+           "curvature by proportional_gain * error clamped to +-step and to the bounds. Returns {'raw_pressure', "
+           "'smoothed_pressure', 'curvature', 'changed'}. ValueError for a non-finite pressure.");
 
   nb::class_<SpectralLearningRatePolicy>(nn, "SpectralLearningRatePolicy",
                                          "Heuristic LR scale from roundtable band energies: (target / smoothed "
                                          "above-share)^gain, clamped to lr_bounds and moved by at most max_lr_step "
                                          "per batch. Off unless passed to enable_spectral_learning_rate.")
-      .def("__init__", [](SpectralLearningRatePolicy* p, double smoothing, double target, double gain,
-                          std::pair<double, double> bounds, double max_step) {
-        new (p) SpectralLearningRatePolicy({smoothing, target, gain, bounds.first, bounds.second, max_step});
-      }, nb::kw_only(), nb::arg("smoothing") = 0.2, nb::arg("target_concentration") = 0.5, nb::arg("gain") = 0.5,
-         nb::arg("lr_bounds") = std::make_pair(0.1, 6.0), nb::arg("max_lr_step") = 1.4)
+      .def("__init__",
+           [](SpectralLearningRatePolicy* p, double smoothing, double target, double gain,
+              std::pair<double, double> bounds, double max_step) {
+    new (p) SpectralLearningRatePolicy({smoothing, target, gain, bounds.first, bounds.second, max_step});
+  },
+           nb::kw_only(), nb::arg("smoothing") = 0.2, nb::arg("target_concentration") = 0.5, nb::arg("gain") = 0.5,
+           nb::arg("lr_bounds") = std::make_pair(0.1, 6.0), nb::arg("max_lr_step") = 1.4)
       .def("observe", [](SpectralLearningRatePolicy& p, double a, double h, double b) { return p.observe({a, h, b}); },
            nb::arg("above"), nb::arg("here"), nb::arg("beneath"),
            "Observes one batch's band energies and returns the learning-rate scale for that batch.")
@@ -172,24 +183,28 @@ void bind_train(nb::module_& nn) {
                             "trainer.roundtable(x.shape[0], y.shape[1]))")
       .def(nb::init<std::string, double, double, double>(), nb::kw_only(), nb::arg("backend") = "cpu",
            nb::arg("curvature") = -1.0, nb::arg("hyper_learning_rate") = 1e-2, nb::arg("fallback_learning_rate") = 1e-2)
-      .def("roundtable", [](const ModuleTrainer& t, int64_t rows, int64_t cols, std::optional<RoundtableConfig> cfg) {
-        return t.roundtable(rows, cols, cfg.value_or(RoundtableConfig{}));
-      }, nb::arg("rows"), nb::arg("cols"), nb::arg("config") = nb::none(),
-         "The roundtable schedule for outputs of shape (rows, cols) (config defaults to RoundtableConfig()).")
-      .def("train_epoch", [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches,
-                             const RoundtableSchedule& schedule) {
-        nb::iterator it = nb::iter(batches);
-        return t.train_epoch(model, loss_fn(loss), batch_source(it), schedule);
-      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"), nb::arg("schedule"),
-         "One pass over batches ((input, target) pairs of tensors or array-likes): forward, loss(prediction, "
-         "target), backward, roundtable band weighting of the output gradient, then one update per batch "
-         "(batches with a non-finite loss or gradient are skipped and counted). Moves model and batches to the "
-         "backend's device. Returns EpochStats.")
-      .def("evaluate_epoch", [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches) {
-        nb::iterator it = nb::iter(batches);
-        return t.evaluate_epoch(model, loss_fn(loss), batch_source(it));
-      }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"),
-         "The mean loss over batches without gradients or updates; returns EpochStats.")
+      .def("roundtable",
+           [](const ModuleTrainer& t, int64_t rows, int64_t cols, std::optional<RoundtableConfig> cfg) {
+    return t.roundtable(rows, cols, cfg.value_or(RoundtableConfig{}));
+  }, nb::arg("rows"), nb::arg("cols"), nb::arg("config") = nb::none(),
+           "The roundtable schedule for outputs of shape (rows, cols) (config defaults to RoundtableConfig()).")
+      .def("train_epoch",
+           [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches,
+              const RoundtableSchedule& schedule) {
+    nb::iterator it = nb::iter(batches);
+    return t.train_epoch(model, loss_fn(loss), batch_source(it), schedule);
+  },
+           nb::arg("model"), nb::arg("loss"), nb::arg("batches"), nb::arg("schedule"),
+           "One pass over batches ((input, target) pairs of tensors or array-likes): forward, loss(prediction, "
+           "target), backward, roundtable band weighting of the output gradient, then one update per batch "
+           "(batches with a non-finite loss or gradient are skipped and counted). Moves model and batches to the "
+           "backend's device. Returns EpochStats.")
+      .def("evaluate_epoch",
+           [](ModuleTrainer& t, st::nn::Module& model, LossArg loss, BatchesArg batches) {
+    nb::iterator it = nb::iter(batches);
+    return t.evaluate_epoch(model, loss_fn(loss), batch_source(it));
+  }, nb::arg("model"), nb::arg("loss"), nb::arg("batches"),
+           "The mean loss over batches without gradients or updates; returns EpochStats.")
       .def("prepare", &ModuleTrainer::prepare, nb::arg("model"),
            "Attaches a hypergrad (the trainer's curvature and hyper_learning_rate) to every parameter of model.")
       .def("zero", &ModuleTrainer::zero, nb::arg("model"), "Clears the gradients of model's parameters.")
@@ -214,31 +229,35 @@ void bind_train(nb::module_& nn) {
            "parameters, and a curvature it moves becomes the trainer's and the attached hypergrads'.")
       .def("disable_curvature_scheduler", &ModuleTrainer::disable_curvature_scheduler,
            "Keeps the current curvature fixed from now on.")
-      .def("curvature_metrics", [](const ModuleTrainer& t) -> nb::object {
-        if (!t.curvature_scheduler() || !t.curvature_scheduler()->last_pressure()) return nb::none();
-        nb::dict d;
-        d["smoothed_pressure"] = *t.curvature_scheduler()->last_pressure();
-        d["curvature"] = t.curvature();
-        return d;
-      }, nb::sig("def curvature_metrics(self) -> dict[str, float] | None"),
-         "{'smoothed_pressure', 'curvature'} from the curvature scheduler, or None before it observed a batch.")
-      .def("enable_spectral_learning_rate", [](ModuleTrainer& t, std::optional<SpectralLearningRatePolicy> p) {
-        t.enable_spectral_learning_rate(p.value_or(SpectralLearningRatePolicy({})));
-      }, nb::arg("policy") = nb::none(),
-         "Scales each batch's learning rates by policy.observe(band energies) (default policy when None).")
+      .def("curvature_metrics",
+           [](const ModuleTrainer& t) -> nb::object {
+    if (!t.curvature_scheduler() || !t.curvature_scheduler()->last_pressure()) return nb::none();
+    nb::dict d;
+    d["smoothed_pressure"] = *t.curvature_scheduler()->last_pressure();
+    d["curvature"] = t.curvature();
+    return d;
+  }, nb::sig("def curvature_metrics(self) -> dict[str, float] | None"),
+           "{'smoothed_pressure', 'curvature'} from the curvature scheduler, or None before it observed a batch.")
+      .def("enable_spectral_learning_rate",
+           [](ModuleTrainer& t, std::optional<SpectralLearningRatePolicy> p) {
+    t.enable_spectral_learning_rate(p.value_or(SpectralLearningRatePolicy({})));
+  }, nb::arg("policy") = nb::none(),
+           "Scales each batch's learning rates by policy.observe(band energies) (default policy when None).")
       .def("disable_spectral_learning_rate", &ModuleTrainer::disable_spectral_learning_rate,
            "Back to unscaled learning rates.")
-      .def("spectral_metrics", [](const ModuleTrainer& t) -> nb::object {
-        if (!t.spectral_policy() || !t.spectral_policy()->concentration()) return nb::none();
-        nb::dict d;
-        d["concentration"] = *t.spectral_policy()->concentration();
-        d["lr_scale"] = t.spectral_policy()->last_scale();
-        return d;
-      }, nb::sig("def spectral_metrics(self) -> dict[str, float] | None"),
-         "{'concentration', 'lr_scale'} from the spectral policy, or None before it observed a batch.")
+      .def("spectral_metrics",
+           [](const ModuleTrainer& t) -> nb::object {
+    if (!t.spectral_policy() || !t.spectral_policy()->concentration()) return nb::none();
+    nb::dict d;
+    d["concentration"] = *t.spectral_policy()->concentration();
+    d["lr_scale"] = t.spectral_policy()->last_scale();
+    return d;
+  }, nb::sig("def spectral_metrics(self) -> dict[str, float] | None"),
+           "{'concentration', 'lr_scale'} from the spectral policy, or None before it observed a batch.")
       .def("mul_learning_rate", &ModuleTrainer::mul_learning_rate, nb::arg("model"), nb::arg("factor"),
            "Multiplies every learning rate (the trainer's and those of model's attached hypergrads) by factor.")
-      .def_prop_ro("requested_backend", &ModuleTrainer::requested_backend, "The backend asked for ('cpu', 'auto', ...).")
+      .def_prop_ro("requested_backend", &ModuleTrainer::requested_backend,
+                   "The backend asked for ('cpu', 'auto', ...).")
       .def_prop_ro("backend", &ModuleTrainer::requested_backend, "Same as requested_backend.")
       .def_prop_ro("effective_backend", &ModuleTrainer::effective_backend, "The device backend training runs on.")
       .def_prop_ro("curvature", &ModuleTrainer::curvature, "The Poincare-ball curvature of hypergrad steps (< 0).")
@@ -250,19 +269,22 @@ void bind_train(nb::module_& nn) {
                    "The realgrad rate set by enable_realgrad, or None.")
       .def_prop_ro("grad_clip_max_norm", &ModuleTrainer::grad_clip_max_norm, "The clipping norm, or None.")
       .def_prop_ro("epoch", &ModuleTrainer::epoch, "train_epoch calls so far (the number of the current epoch).")
-      .def_prop_ro("steps", &ModuleTrainer::steps, "Batches train_epoch has taken, across epochs (skipped ones included).")
-      .def("set_trace", [](ModuleTrainer& t, PathArg path, bool append, bool overwrite) {
-        t.set_trace(std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer",
-                                                          st::io::trace_mode(append, overwrite)));
-      }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false,
-         "Writes a JSONL trace (docs/traces.md) to path (an existing file is refused unless append=True or "
-         "overwrite=True): a \"step\" event per batch, "
-         "an \"epoch\" event per train_epoch, an \"eval\" event per evaluate_epoch.")
+      .def_prop_ro("steps", &ModuleTrainer::steps,
+                   "Batches train_epoch has taken, across epochs (skipped ones included).")
+      .def("set_trace",
+           [](ModuleTrainer& t, PathArg path, bool append, bool overwrite) {
+    t.set_trace(
+        std::make_shared<st::io::TraceWriter>(fs_path(path), "ModuleTrainer", st::io::trace_mode(append, overwrite)));
+  }, nb::arg("path"), nb::kw_only(), nb::arg("append") = false, nb::arg("overwrite") = false,
+           "Writes a JSONL trace (docs/traces.md) to path (an existing file is refused unless append=True or "
+           "overwrite=True): a \"step\" event per batch, "
+           "an \"epoch\" event per train_epoch, an \"eval\" event per evaluate_epoch.")
       .def("clear_trace", [](ModuleTrainer& t) { t.set_trace(nullptr); }, "Stops tracing (closes the file).")
-      .def_prop_ro("trace_path", [](const ModuleTrainer& t) -> std::optional<std::string> {
-        if (!t.trace()) return std::nullopt;
-        return t.trace()->path();
-      }, "The trace file, or None when not tracing.")
+      .def_prop_ro("trace_path",
+                   [](const ModuleTrainer& t) -> std::optional<std::string> {
+    if (!t.trace()) return std::nullopt;
+    return t.trace()->path();
+  }, "The trace file, or None when not tracing.")
       .def_prop_ro("trace_errors", &ModuleTrainer::trace_errors, "Trace writes that failed (the training went on).");
 }
 

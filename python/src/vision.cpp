@@ -80,26 +80,31 @@ nb::dict profile_dict(const v::SliceProfile& p) {
 void bind_vision(nb::module_& root) {
   nb::module_ m = root.def_submodule("vision", "Vision streams: chrono summaries, slice profiles, frame rings.");
 
-  nb::class_<v::ChronoSnapshot>(m, "ChronoSnapshot",
-                                "A chrono summary of a frame stream (timestamps float64) and its mean frame interval dt.")
-      .def("__init__", [](v::ChronoSnapshot* self, SummaryArg summary, double dt) {
-        new (self) v::ChronoSnapshot{summary_from(summary), clean_dt(dt)};
-      }, nb::arg("summary"), nb::kw_only(), nb::arg("dt") = 0.0,
-         "From a dict (or object) with the summary keys; missing keys are 0, a negative or non-finite dt is 0.")
-      .def_static("from_values", [](int64_t frames, double duration, double latest_timestamp, double mean_drift,
-                                    double mean_abs_drift, double drift_std, double mean_energy, double energy_std,
-                                    double mean_decay, double min_energy, double max_energy, double dt) {
-        return v::ChronoSnapshot{{frames, duration, latest_timestamp, mean_drift, mean_abs_drift, drift_std, mean_energy,
-                                  energy_std, mean_decay, min_energy, max_energy}, clean_dt(dt)};
-      }, nb::kw_only(), nb::arg("frames"), nb::arg("duration"), nb::arg("latest_timestamp"), nb::arg("mean_drift") = 0.0,
-         nb::arg("mean_abs_drift") = 0.0, nb::arg("drift_std") = 0.0, nb::arg("mean_energy") = 0.0,
-         nb::arg("energy_std") = 0.0, nb::arg("mean_decay") = 0.0, nb::arg("min_energy") = 0.0,
-         nb::arg("max_energy") = 0.0, nb::arg("dt") = 0.0,
-         "A snapshot from the summary fields given one by one (a negative or non-finite dt becomes 0).")
-      .def_static("from_stream", [](std::vector<double> timestamps, std::vector<double> energies) {
-        return v::chrono_summary(timestamps, energies);
-      }, nb::arg("timestamps"), nb::arg("energies"),
-         "The summary of frames with these timestamps (non-decreasing) and energies (mean of squares).")
+  nb::class_<v::ChronoSnapshot>(
+      m, "ChronoSnapshot", "A chrono summary of a frame stream (timestamps float64) and its mean frame interval dt.")
+      .def("__init__",
+           [](v::ChronoSnapshot* self, SummaryArg summary, double dt) {
+    new (self) v::ChronoSnapshot{summary_from(summary), clean_dt(dt)};
+  }, nb::arg("summary"), nb::kw_only(), nb::arg("dt") = 0.0,
+           "From a dict (or object) with the summary keys; missing keys are 0, a negative or non-finite dt is 0.")
+      .def_static("from_values",
+                  [](int64_t frames, double duration, double latest_timestamp, double mean_drift, double mean_abs_drift,
+                     double drift_std, double mean_energy, double energy_std, double mean_decay, double min_energy,
+                     double max_energy, double dt) {
+    return v::ChronoSnapshot{{frames, duration, latest_timestamp, mean_drift, mean_abs_drift, drift_std, mean_energy,
+                              energy_std, mean_decay, min_energy, max_energy},
+                             clean_dt(dt)};
+  },
+                  nb::kw_only(), nb::arg("frames"), nb::arg("duration"), nb::arg("latest_timestamp"),
+                  nb::arg("mean_drift") = 0.0, nb::arg("mean_abs_drift") = 0.0, nb::arg("drift_std") = 0.0,
+                  nb::arg("mean_energy") = 0.0, nb::arg("energy_std") = 0.0, nb::arg("mean_decay") = 0.0,
+                  nb::arg("min_energy") = 0.0, nb::arg("max_energy") = 0.0, nb::arg("dt") = 0.0,
+                  "A snapshot from the summary fields given one by one (a negative or non-finite dt becomes 0).")
+      .def_static("from_stream",
+                  [](std::vector<double> timestamps, std::vector<double> energies) {
+    return v::chrono_summary(timestamps, energies);
+  }, nb::arg("timestamps"), nb::arg("energies"),
+                  "The summary of frames with these timestamps (non-decreasing) and energies (mean of squares).")
       .def_prop_ro("timestamp", &v::ChronoSnapshot::timestamp,
                    "summary['latest_timestamp'], or 0 when it is not finite.")
       .def_prop_ro("dt", [](const v::ChronoSnapshot& s) { return s.dt; }, "The mean frame interval (>= 0).")
@@ -111,30 +116,32 @@ void bind_vision(nb::module_& root) {
            "'mean_energy', 'energy_std', 'mean_decay', 'min_energy', 'max_energy'}.")
       .def("merge", &v::ChronoSnapshot::merge, nb::arg("other"),
            "Both snapshots pooled as one stream (frame-weighted means, pooled stds).")
-      .def("to_dict", [](const v::ChronoSnapshot& s) {
-        nb::dict d;
-        d["timestamp"] = s.timestamp();
-        d["dt"] = s.dt;
-        d["summary"] = summary_dict(s.summary);
-        return d;
-      }, nb::sig("def to_dict(self) -> dict[str, float | dict[str, float]]"),
-         "{'timestamp', 'dt', 'summary': summary()}.")
+      .def("to_dict",
+           [](const v::ChronoSnapshot& s) {
+    nb::dict d;
+    d["timestamp"] = s.timestamp();
+    d["dt"] = s.dt;
+    d["summary"] = summary_dict(s.summary);
+    return d;
+  }, nb::sig("def to_dict(self) -> dict[str, float | dict[str, float]]"), "{'timestamp', 'dt', 'summary': summary()}.")
       .def("__repr__", [](const v::ChronoSnapshot& s) {
-        return "ChronoSnapshot(frames=" + std::to_string(s.summary.frames) + ", timestamp=" +
-               std::to_string(s.timestamp()) + ", dt=" + std::to_string(s.dt) + ")";
-      });
+    return "ChronoSnapshot(frames=" + std::to_string(s.summary.frames) +
+           ", timestamp=" + std::to_string(s.timestamp()) + ", dt=" + std::to_string(s.dt) + ")";
+  });
 
   m.def("slice_profile", [](const Tensor& volume) -> AnyDict { return profile_dict(v::slice_profile(volume)); },
         nb::arg("volume"),
         "Per-slice means, stds and energies of a (depth, ...) volume and their aggregates (entropy in bits).");
 
-  nb::class_<v::FrameAggregator>(m, "FrameAggregator", "The newest max_depth slices of a stream and their chrono summary.")
+  nb::class_<v::FrameAggregator>(m, "FrameAggregator",
+                                 "The newest max_depth slices of a stream and their chrono summary.")
       .def(nb::init<std::optional<int64_t>>(), nb::arg("max_depth") = nb::none())
       .def_prop_rw("max_depth", &v::FrameAggregator::max_depth, &v::FrameAggregator::set_max_depth,
                    "The most slices kept (None: unbounded); setting it trims the oldest. ValueError unless > 0.")
-      .def("extend", [](v::FrameAggregator& a, const Tensor& volume, double timestamp,
-                        std::optional<v::ChronoSnapshot> chrono) { a.extend(volume, timestamp, chrono); },
-           nb::arg("volume"), nb::arg("timestamp"), nb::arg("chrono") = nb::none(),
+      .def("extend",
+           [](v::FrameAggregator& a, const Tensor& volume, double timestamp, std::optional<v::ChronoSnapshot> chrono) {
+    a.extend(volume, timestamp, chrono);
+  }, nb::arg("volume"), nb::arg("timestamp"), nb::arg("chrono") = nb::none(),
            "Appends the slices of a (D, H, W) volume taken at timestamp (with the frame's own chrono snapshot "
            "when given), then drops the oldest beyond max_depth. ShapeError when the slice shape differs from the "
            "slices held.")
@@ -143,16 +150,18 @@ void bind_vision(nb::module_& root) {
       .def("clear", &v::FrameAggregator::clear, "Drops every slice (frames_seen is kept).")
       .def_prop_ro("depth", &v::FrameAggregator::depth, "The number of slices held.")
       .def_prop_ro("frames_seen", &v::FrameAggregator::frames_seen, "Frames passed to extend() so far.")
-      .def_prop_ro("slice_shape", [](const v::FrameAggregator& a) {
-        if (a.empty()) return nb::object(nb::none());
-        return make_size(a.slice_shape());
-      }, nb::sig("def slice_shape(self) -> tuple[int, ...] | None"),
-         "(H, W) of the slices held, or None when empty.")
-      .def("volume", &v::FrameAggregator::volume, "The held slices stacked (depth, H, W) float32; ValueError when empty.")
+      .def_prop_ro("slice_shape",
+                   [](const v::FrameAggregator& a) {
+    if (a.empty()) return nb::object(nb::none());
+    return make_size(a.slice_shape());
+  }, nb::sig("def slice_shape(self) -> tuple[int, ...] | None"), "(H, W) of the slices held, or None when empty.")
+      .def("volume", &v::FrameAggregator::volume,
+           "The held slices stacked (depth, H, W) float32; ValueError when empty.")
       .def("chrono", &v::FrameAggregator::chrono,
            "The chrono snapshot of the frames whose slices are held (None when empty).");
 
-  nb::class_<v::VisionVolume>(m, "VisionVolume", "An EMA (depth, height, width) volume with window-weighted projection.")
+  nb::class_<v::VisionVolume>(m, "VisionVolume",
+                              "An EMA (depth, height, width) volume with window-weighted projection.")
       .def(nb::init<int64_t, int64_t, int64_t, double, std::string, int64_t>(), nb::arg("depth"), nb::arg("height"),
            nb::arg("width"), nb::arg("alpha") = 0.2, nb::arg("window") = "hann", nb::arg("temporal") = 4)
       .def_prop_ro("depth", &v::VisionVolume::depth, "Slices of the volume.")
@@ -172,35 +181,40 @@ void bind_vision(nb::module_& root) {
       .def("project", &v::VisionVolume::project, nb::kw_only(), nb::arg("normalise") = true,
            "The window-weighted sum over slices, (height, width) float32; normalise divides by the max |value|.")
       .def("energy", &v::VisionVolume::energy, "The sum of squares of the volume.")
-      .def("energy_history", [](const v::VisionVolume& s) {
-        return std::vector<double>(s.energy_history().begin(), s.energy_history().end());
-      }, "energy() after each of the last `temporal` updates, oldest first.")
+      .def("energy_history",
+           [](const v::VisionVolume& s) {
+    return std::vector<double>(s.energy_history().begin(), s.energy_history().end());
+  }, "energy() after each of the last `temporal` updates, oldest first.")
       .def("window_weights", &v::VisionVolume::window_weights,
            "The per-slice weights of project() (floored at 1e-3; all 1 for 'none' or depth 1).")
       .def("reset", &v::VisionVolume::reset, "Zeroes the volume, the update count and the energy history.")
       .def("load", &v::VisionVolume::load, nb::arg("volume"), nb::arg("updates"),
            "Restores a checkpoint: the (depth, height, width) volume and the update count.");
 
-  m.def("online_step", [](v::VisionVolume& vision, const Tensor& payload, double weight, st::zspace::ZSpaceTrainer* trainer) {
+  m.def("online_step",
+        [](v::VisionVolume& vision, const Tensor& payload, double weight, st::zspace::ZSpaceTrainer* trainer) {
     const v::OnlineStep s = v::online_step(vision, payload, weight, trainer);
     nb::dict d;
     d["energy"] = s.energy;
     d["change"] = s.change;
-    if (s.loss) d["loss"] = *s.loss;
-    else d["loss"] = nb::none();
+    if (s.loss)
+      d["loss"] = *s.loss;
+    else
+      d["loss"] = nb::none();
     nb::dict metrics;
     for (const auto& [k, val] : s.metrics.values()) metrics[k.c_str()] = val;
     if (s.metrics.gradient()) metrics["gradient"] = *s.metrics.gradient();
     d["metrics"] = metrics;
     d["z_state"] = s.z;
     return d;
-  }, nb::sig("def online_step(vision: VisionVolume, payload: spiraltorch._core.Tensor, weight: float = 1.0, "
-             "trainer: spiraltorch._core.zspace.ZSpaceTrainer | None = None) -> dict[str, typing.Any]"),
-     nb::arg("vision"), nb::arg("payload"), nb::arg("weight") = 1.0, nb::arg("trainer").none() = nb::none(),
-     "Accumulates payload into vision and, with a trainer, steps it on the default metrics (a heuristic: speed = "
-     "mean |voxel change|, memory = mean slice energy, stability = mean slice std, drs = max |projection|, "
-     "gradient = row means of the normalised projection pooled into z_dim bands, centred). Returns {energy, change, "
-     "loss, metrics, z_state}.");
+  },
+        nb::sig("def online_step(vision: VisionVolume, payload: spiraltorch._core.Tensor, weight: float = 1.0, "
+                "trainer: spiraltorch._core.zspace.ZSpaceTrainer | None = None) -> dict[str, typing.Any]"),
+        nb::arg("vision"), nb::arg("payload"), nb::arg("weight") = 1.0, nb::arg("trainer").none() = nb::none(),
+        "Accumulates payload into vision and, with a trainer, steps it on the default metrics (a heuristic: speed = "
+        "mean |voxel change|, memory = mean slice energy, stability = mean slice std, drs = max |projection|, "
+        "gradient = row means of the normalised projection pooled into z_dim bands, centred). Returns {energy, change, "
+        "loss, metrics, z_state}.");
 }
 
 }  // namespace stpy

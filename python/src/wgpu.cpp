@@ -44,11 +44,14 @@ void bind_wgpu(nb::module_& m) {
     wg::synchronize();
   }, "Waits until the wgpu queue has finished all submitted work.");
   m.def("_wgpu_memory_allocated", &wg::memory_allocated, "Bytes of device buffers handed out to tensors.");
-  m.def("_wgpu_max_memory_allocated", &wg::max_memory_allocated, "The peak of memory_allocated since start or the last reset.");
+  m.def("_wgpu_max_memory_allocated", &wg::max_memory_allocated,
+        "The peak of memory_allocated since start or the last reset.");
   m.def("_wgpu_memory_reserved", &wg::memory_reserved, "Bytes held in device buffers (in use plus cached).");
-  m.def("_wgpu_reset_peak_memory_stats", &wg::reset_peak_memory_stats, "Restarts the peak of max_memory_allocated from the current value.");
+  m.def("_wgpu_reset_peak_memory_stats", &wg::reset_peak_memory_stats,
+        "Restarts the peak of max_memory_allocated from the current value.");
   m.def("_wgpu_empty_cache", &wg::empty_cache, "Destroys cached, unused device buffers.");
-  m.def("_wgpu_pipelines_compiled", &wg::pipelines_compiled, "Compute pipelines created so far (the pipeline cache size).");
+  m.def("_wgpu_pipelines_compiled", &wg::pipelines_compiled,
+        "Compute pipelines created so far (the pipeline cache size).");
   m.def("_wgpu_dispatches", &wg::dispatches, "Kernels dispatched so far.");
   m.def("_wgpu_host_reads", &wg::host_reads, "Device-to-host reads so far that waited for the queue to drain.");
 }

@@ -376,8 +376,8 @@ void deliver_to_leaf(GraphTask& task, const std::shared_ptr<TensorImpl>& leaf, c
   for (const auto& fn : hooks_of(leaf.get())) fn(t);
 }
 
-void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph,
-             bool create_graph, GraphTask& task) {
+void execute(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph, bool create_graph,
+             GraphTask& task) {
   EnableGradGuard keep_mode;  // restored on exit
   set_grad_enabled(create_graph);
   std::vector<std::function<void()>> callbacks;

@@ -29,10 +29,11 @@ void FunctionCtx::save_for_backward(std::vector<Tensor> tensors) {
 const std::vector<Tensor>& FunctionCtx::saved_tensors() const {
   for (size_t i = 0; i < saved_.size(); ++i) {
     if (saved_[i].defined() && saved_[i].version() != saved_versions_[i]) {
-      throw SpiralError("one of the variables needed for gradient computation has been modified by an inplace "
-                        "operation: saved tensor " + std::to_string(i) + " of " + name_ + " is at version " +
-                        std::to_string(saved_[i].version()) + "; expected version " +
-                        std::to_string(saved_versions_[i]) + " instead");
+      throw SpiralError(
+          "one of the variables needed for gradient computation has been modified by an inplace "
+          "operation: saved tensor " +
+          std::to_string(i) + " of " + name_ + " is at version " + std::to_string(saved_[i].version()) +
+          "; expected version " + std::to_string(saved_versions_[i]) + " instead");
     }
   }
   return saved_;
@@ -91,8 +92,8 @@ std::vector<Tensor> checked_gradients(const std::string& name, const std::vector
     grads.resize(n);
   }
   if (grads.size() != n) {
-    throw ValueError("function " + name + " returned an incorrect number of gradients (expected " +
-                     std::to_string(n) + ", got " + std::to_string(grads.size()) + ")");
+    throw ValueError("function " + name + " returned an incorrect number of gradients (expected " + std::to_string(n) +
+                     ", got " + std::to_string(grads.size()) + ")");
   }
   for (size_t i = 0; i < n; ++i) {
     Tensor& g = grads[i];
@@ -128,7 +129,8 @@ std::vector<Tensor> checked_gradients(const std::string& name, const std::vector
 std::vector<Tensor> apply_function(const std::shared_ptr<FunctionCtx>& ctx, const std::vector<Tensor>& inputs,
                                    const ForwardFn& forward, FunctionBackwardFn backward, bool once_differentiable) {
   if (!ctx) throw ValueError("autograd::apply_function: ctx is null");
-  if (!forward || !backward) throw ValueError("autograd::apply_function: " + ctx->name() + " needs a forward and a backward");
+  if (!forward || !backward)
+    throw ValueError("autograd::apply_function: " + ctx->name() + " needs a forward and a backward");
   std::vector<bool> needs(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) needs[i] = inputs[i].defined() && inputs[i].requires_grad();
   FunctionAccess::set_needs_input_grad(*ctx, needs);
@@ -152,51 +154,50 @@ std::vector<Tensor> apply_function(const std::shared_ptr<FunctionCtx>& ctx, cons
     results[j] = outputs[j].detach();
     recorded.push_back(results[j]);
   }
-  record_multi(
-      recorded, ctx->name().c_str(), inputs,
-      [ctx, backward = std::move(backward), diff = std::move(diff), out_info = std::move(out_info),
-       in_info = std::move(in_info), once_differentiable](std::span<const Tensor> g) -> std::vector<Tensor> {
-        std::vector<Tensor> grads(out_info.size());
-        for (size_t p = 0; p < diff.size(); ++p) grads[diff[p]] = g[p];
-        if (ctx->materialize_grads()) {
-          for (size_t j = 0; j < grads.size(); ++j) {
-            if (!grads[j].defined() && out_info[j].defined) {
-              grads[j] = zeros(out_info[j].shape, out_info[j].dtype, out_info[j].device);
-            }
-          }
+  record_multi(recorded, ctx->name().c_str(), inputs,
+               [ctx, backward = std::move(backward), diff = std::move(diff), out_info = std::move(out_info),
+                in_info = std::move(in_info), once_differentiable](std::span<const Tensor> g) -> std::vector<Tensor> {
+    std::vector<Tensor> grads(out_info.size());
+    for (size_t p = 0; p < diff.size(); ++p) grads[diff[p]] = g[p];
+    if (ctx->materialize_grads()) {
+      for (size_t j = 0; j < grads.size(); ++j) {
+        if (!grads[j].defined() && out_info[j].defined) {
+          grads[j] = zeros(out_info[j].shape, out_info[j].dtype, out_info[j].device);
         }
-        if (!once_differentiable) return checked_gradients(ctx->name(), in_info, backward(*ctx, grads));
-        std::vector<Tensor> r;
-        {
-          NoGradGuard ng;
-          r = checked_gradients(ctx->name(), in_info, backward(*ctx, grads));
-        }
-        // Under create_graph, results that would otherwise look constant get a node that refuses a
-        // higher-order pass instead of silently giving a wrong (zero) gradient.
-        std::vector<Tensor> upstream;
-        for (const Tensor& t : g) {
-          if (t.defined() && t.requires_grad()) upstream.push_back(t);
-        }
-        if (!needs_grad(upstream) || std::none_of(r.begin(), r.end(), [](const Tensor& t) { return t.defined(); })) {
-          return r;
-        }
-        for (Tensor& t : r) {
-          if (t.defined()) t = t.detach();
-        }
-        record_multi(r, "DelayedError", upstream,
-                     [name = ctx->name()](std::span<const Tensor>) -> std::vector<Tensor> {
-                       throw SpiralError("trying to differentiate twice a function that was marked with "
-                                         "@once_differentiable (" + name + ")");
-                     });
-        return r;
-      });
+      }
+    }
+    if (!once_differentiable) return checked_gradients(ctx->name(), in_info, backward(*ctx, grads));
+    std::vector<Tensor> r;
+    {
+      NoGradGuard ng;
+      r = checked_gradients(ctx->name(), in_info, backward(*ctx, grads));
+    }
+    // Under create_graph, results that would otherwise look constant get a node that refuses a
+    // higher-order pass instead of silently giving a wrong (zero) gradient.
+    std::vector<Tensor> upstream;
+    for (const Tensor& t : g) {
+      if (t.defined() && t.requires_grad()) upstream.push_back(t);
+    }
+    if (!needs_grad(upstream) || std::none_of(r.begin(), r.end(), [](const Tensor& t) { return t.defined(); })) {
+      return r;
+    }
+    for (Tensor& t : r) {
+      if (t.defined()) t = t.detach();
+    }
+    record_multi(r, "DelayedError", upstream, [name = ctx->name()](std::span<const Tensor>) -> std::vector<Tensor> {
+      throw SpiralError(
+          "trying to differentiate twice a function that was marked with "
+          "@once_differentiable (" +
+          name + ")");
+    });
+    return r;
+  });
   return results;
 }
 
-std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
-                                   const ForwardFn& forward, FunctionBackwardFn backward, bool once_differentiable) {
-  return apply_function(std::make_shared<FunctionCtx>(name), inputs, forward, std::move(backward),
-                        once_differentiable);
+std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs, const ForwardFn& forward,
+                                   FunctionBackwardFn backward, bool once_differentiable) {
+  return apply_function(std::make_shared<FunctionCtx>(name), inputs, forward, std::move(backward), once_differentiable);
 }
 
 }  // namespace st::autograd

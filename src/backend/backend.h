@@ -11,16 +11,64 @@
 namespace st::backend {
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Min, Max, Atan2,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Rem,
+  Pow,
+  Min,
+  Max,
+  Atan2,
   ReluGrad,      // a * (b > 0): the ReLU backward in one pass (a = gradient, b = output)
   GeluGrad,      // a * GELU'(b), erf form (a = gradient, b = input); floating dtypes
   GeluTanhGrad,  // a * GELU'(b), tanh form
-  Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+  Xor,
 };
 enum class UnaryOp : uint8_t {
-  Neg, Abs, Sign, Exp, Log, Log1p, Expm1, Sqrt, Rsqrt, Square, Reciprocal, Sin, Cos, Tan, Tanh, Atanh,
-  Sigmoid, Relu, Gelu, GeluTanh, Silu, Softplus, LeakyRelu, Elu, Floor, Ceil, Round, Trunc,
-  Not, IsNan, IsInf, IsFinite, Clamp, Erf,
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Log,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Square,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Atanh,
+  Sigmoid,
+  Relu,
+  Gelu,
+  GeluTanh,
+  Silu,
+  Softplus,
+  LeakyRelu,
+  Elu,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Not,
+  IsNan,
+  IsInf,
+  IsFinite,
+  Clamp,
+  Erf,
 };
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, Any, All };
 // The point-wise losses a backend may fuse (Backend::pointwise_loss).
@@ -40,67 +88,123 @@ inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 #pragma GCC diagnostic error "-Wswitch"
 constexpr const char* op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-    case BinaryOp::FloorDiv: return "floor_divide";
-    case BinaryOp::Rem: return "remainder";
-    case BinaryOp::Pow: return "pow";
-    case BinaryOp::Min: return "minimum";
-    case BinaryOp::Max: return "maximum";
-    case BinaryOp::Atan2: return "atan2";
-    case BinaryOp::ReluGrad: return "relu_backward";
-    case BinaryOp::GeluGrad: return "gelu_backward";
-    case BinaryOp::GeluTanhGrad: return "gelu_tanh_backward";
-    case BinaryOp::Eq: return "eq";
-    case BinaryOp::Ne: return "ne";
-    case BinaryOp::Lt: return "lt";
-    case BinaryOp::Le: return "le";
-    case BinaryOp::Gt: return "gt";
-    case BinaryOp::Ge: return "ge";
-    case BinaryOp::And: return "logical_and";
-    case BinaryOp::Or: return "logical_or";
-    case BinaryOp::Xor: return "logical_xor";
+    case BinaryOp::Add:
+      return "add";
+    case BinaryOp::Sub:
+      return "sub";
+    case BinaryOp::Mul:
+      return "mul";
+    case BinaryOp::Div:
+      return "div";
+    case BinaryOp::FloorDiv:
+      return "floor_divide";
+    case BinaryOp::Rem:
+      return "remainder";
+    case BinaryOp::Pow:
+      return "pow";
+    case BinaryOp::Min:
+      return "minimum";
+    case BinaryOp::Max:
+      return "maximum";
+    case BinaryOp::Atan2:
+      return "atan2";
+    case BinaryOp::ReluGrad:
+      return "relu_backward";
+    case BinaryOp::GeluGrad:
+      return "gelu_backward";
+    case BinaryOp::GeluTanhGrad:
+      return "gelu_tanh_backward";
+    case BinaryOp::Eq:
+      return "eq";
+    case BinaryOp::Ne:
+      return "ne";
+    case BinaryOp::Lt:
+      return "lt";
+    case BinaryOp::Le:
+      return "le";
+    case BinaryOp::Gt:
+      return "gt";
+    case BinaryOp::Ge:
+      return "ge";
+    case BinaryOp::And:
+      return "logical_and";
+    case BinaryOp::Or:
+      return "logical_or";
+    case BinaryOp::Xor:
+      return "logical_xor";
   }
   return "?";  // not reached: every enumerator has a case
 }
 constexpr const char* op_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Log1p: return "log1p";
-    case UnaryOp::Expm1: return "expm1";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::Sin: return "sin";
-    case UnaryOp::Cos: return "cos";
-    case UnaryOp::Tan: return "tan";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Atanh: return "atanh";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Gelu: return "gelu";
-    case UnaryOp::GeluTanh: return "gelu_tanh";
-    case UnaryOp::Silu: return "silu";
-    case UnaryOp::Softplus: return "softplus";
-    case UnaryOp::LeakyRelu: return "leaky_relu";
-    case UnaryOp::Elu: return "elu";
-    case UnaryOp::Floor: return "floor";
-    case UnaryOp::Ceil: return "ceil";
-    case UnaryOp::Round: return "round";
-    case UnaryOp::Trunc: return "trunc";
-    case UnaryOp::Not: return "logical_not";
-    case UnaryOp::IsNan: return "isnan";
-    case UnaryOp::IsInf: return "isinf";
-    case UnaryOp::IsFinite: return "isfinite";
-    case UnaryOp::Clamp: return "clamp";
-    case UnaryOp::Erf: return "erf";
+    case UnaryOp::Neg:
+      return "neg";
+    case UnaryOp::Abs:
+      return "abs";
+    case UnaryOp::Sign:
+      return "sign";
+    case UnaryOp::Exp:
+      return "exp";
+    case UnaryOp::Log:
+      return "log";
+    case UnaryOp::Log1p:
+      return "log1p";
+    case UnaryOp::Expm1:
+      return "expm1";
+    case UnaryOp::Sqrt:
+      return "sqrt";
+    case UnaryOp::Rsqrt:
+      return "rsqrt";
+    case UnaryOp::Square:
+      return "square";
+    case UnaryOp::Reciprocal:
+      return "reciprocal";
+    case UnaryOp::Sin:
+      return "sin";
+    case UnaryOp::Cos:
+      return "cos";
+    case UnaryOp::Tan:
+      return "tan";
+    case UnaryOp::Tanh:
+      return "tanh";
+    case UnaryOp::Atanh:
+      return "atanh";
+    case UnaryOp::Sigmoid:
+      return "sigmoid";
+    case UnaryOp::Relu:
+      return "relu";
+    case UnaryOp::Gelu:
+      return "gelu";
+    case UnaryOp::GeluTanh:
+      return "gelu_tanh";
+    case UnaryOp::Silu:
+      return "silu";
+    case UnaryOp::Softplus:
+      return "softplus";
+    case UnaryOp::LeakyRelu:
+      return "leaky_relu";
+    case UnaryOp::Elu:
+      return "elu";
+    case UnaryOp::Floor:
+      return "floor";
+    case UnaryOp::Ceil:
+      return "ceil";
+    case UnaryOp::Round:
+      return "round";
+    case UnaryOp::Trunc:
+      return "trunc";
+    case UnaryOp::Not:
+      return "logical_not";
+    case UnaryOp::IsNan:
+      return "isnan";
+    case UnaryOp::IsInf:
+      return "isinf";
+    case UnaryOp::IsFinite:
+      return "isfinite";
+    case UnaryOp::Clamp:
+      return "clamp";
+    case UnaryOp::Erf:
+      return "erf";
   }
   return "?";  // not reached: every enumerator has a case
 }
@@ -226,8 +330,8 @@ class Backend {
   virtual bool has_conv2d(const Conv2dGeom& g, int64_t groups, Dtype dtype) const;
   // out (batch, O, OH, OW) = conv(x (batch, C, H, W), w (O, C/groups, kh, kw)) (+ bias (O,) when
   // defined); all contiguous NCHW of one dtype, out overwritten.
-  virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
-                              int64_t groups, Tensor& out);
+  virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t groups,
+                              Tensor& out);
   // gx (batch, C, H, W) overwritten with the input gradient of conv2d_forward.
   virtual void conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t groups,
                                      Tensor& gx);
@@ -252,8 +356,8 @@ class Backend {
   // ---- attention softmax (the fused scaled-dot-product path of src/nn/attention.cpp) ----
   // s is a contiguous (batch, L, S) float tensor of raw q k^T scores. Each row i of a matrix
   // becomes p = softmax(scale * s + mask) in p (same shape and dtype; may alias s), where the
-  // causal mask blocks columns j > i; lse (batch * L; float64 for float64 scores, else float32) gets the row's log-sum-exp of
-  // scale * s + mask (-inf, and p = 0, for a row with nothing unmasked).
+  // causal mask blocks columns j > i; lse (batch * L; float64 for float64 scores, else float32) gets the row's
+  // log-sum-exp of scale * s + mask (-inf, and p = 0, for a row with nothing unmasked).
   virtual void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal,
                                  Tensor& p, Tensor& lse) = 0;
   // The backward's elementwise part: with raw scores s, lse and delta (batch * L, lse's dtype;
@@ -318,8 +422,8 @@ class Backend {
   }
   // Its backward, for operands flash_attention_masked took (the mask gets no gradient).
   virtual bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                               const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                               double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+                                               const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
+                                               bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
     return !mask.defined() && flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),

@@ -61,9 +61,12 @@ Colormap colormap_from_name(std::string_view name) {
 
 const char* colormap_name(Colormap c) {
   switch (c) {
-    case Colormap::Heat: return "heat";
-    case Colormap::Grayscale: return "grayscale";
-    case Colormap::Diverging: return "diverging";
+    case Colormap::Heat:
+      return "heat";
+    case Colormap::Grayscale:
+      return "grayscale";
+    case Colormap::Diverging:
+      return "diverging";
   }
   return "?";
 }
@@ -99,7 +102,8 @@ Tensor trajectory_field(const Tensor& points, int64_t height, int64_t width, dou
   const std::string op = "trajectory_field";
   check_side(height, "height", op);
   check_side(width, "width", op);
-  if (!(std::isfinite(sigma) && sigma > 0)) throw ValueError(op + ": sigma must be positive and finite, got " + num(sigma));
+  if (!(std::isfinite(sigma) && sigma > 0))
+    throw ValueError(op + ": sigma must be positive and finite, got " + num(sigma));
   if (!points.defined() || points.dim() != 2 || points.size(1) < 2 || points.size(0) < 1) {
     throw ShapeError(op + ": expected an (N, D) tensor of points with N >= 1 and D >= 2, got " +
                      (points.defined() ? shape_str(points.shape()) : std::string("an undefined tensor")));
@@ -196,7 +200,8 @@ Tensor CanvasProjector::render_trajectory(const Tensor& points, double sigma) {
 }
 
 void CanvasProjector::check_rendered(const char* op) const {
-  if (!has_surface()) throw ValueError(std::string("CanvasProjector.") + op + ": nothing rendered yet (call render first)");
+  if (!has_surface())
+    throw ValueError(std::string("CanvasProjector.") + op + ": nothing rendered yet (call render first)");
 }
 
 Tensor CanvasProjector::surface() const {

@@ -69,8 +69,8 @@ std::string zlib_stream(const std::string& raw) {
 #ifdef SPIRALTORCH_WITH_ZLIB
   uLongf size = compressBound(static_cast<uLong>(raw.size()));
   std::string out(size, '\0');
-  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &size,
-                           reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 6);
+  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(raw.data()),
+                           static_cast<uLong>(raw.size()), 6);
   if (rc != Z_OK) throw SpiralError("encode_png: zlib compress2 failed with code " + std::to_string(rc));
   out.resize(size);
   return out;

@@ -7,27 +7,39 @@ namespace st {
 size_t dtype_size(Dtype d) {
   switch (d) {
     case Dtype::Bool:
-    case Dtype::UInt8: return 1;
+    case Dtype::UInt8:
+      return 1;
     case Dtype::Float16:
-    case Dtype::BFloat16: return 2;
+    case Dtype::BFloat16:
+      return 2;
     case Dtype::Int32:
-    case Dtype::Float32: return 4;
+    case Dtype::Float32:
+      return 4;
     case Dtype::Int64:
-    case Dtype::Float64: return 8;
+    case Dtype::Float64:
+      return 8;
   }
   return 0;
 }
 
 const char* dtype_name(Dtype d) {
   switch (d) {
-    case Dtype::Bool: return "bool";
-    case Dtype::UInt8: return "uint8";
-    case Dtype::Int32: return "int32";
-    case Dtype::Int64: return "int64";
-    case Dtype::Float16: return "float16";
-    case Dtype::BFloat16: return "bfloat16";
-    case Dtype::Float32: return "float32";
-    case Dtype::Float64: return "float64";
+    case Dtype::Bool:
+      return "bool";
+    case Dtype::UInt8:
+      return "uint8";
+    case Dtype::Int32:
+      return "int32";
+    case Dtype::Int64:
+      return "int64";
+    case Dtype::Float16:
+      return "float16";
+    case Dtype::BFloat16:
+      return "bfloat16";
+    case Dtype::Float32:
+      return "float32";
+    case Dtype::Float64:
+      return "float64";
   }
   return "?";
 }

@@ -37,10 +37,12 @@ int& depth() noexcept;
 class OpEvent {
  public:
   explicit OpEvent(const char* name) noexcept : name_(name), observer_(current()) {
-    if (observer_) [[unlikely]] outer_ = depth()++ == 0;
+    if (observer_) [[unlikely]]
+      outer_ = depth()++ == 0;
   }
   ~OpEvent() {
-    if (observer_) [[unlikely]] --depth();
+    if (observer_) [[unlikely]]
+      --depth();
   }
   OpEvent(const OpEvent&) = delete;
   OpEvent& operator=(const OpEvent&) = delete;
@@ -48,10 +50,12 @@ class OpEvent {
   // The observer read on entry is called even if it was removed since: it is a plain function
   // that stays valid (the event bus then finds no listener).
   void publish(const Shape& input_shape, const Shape& output_shape) const {
-    if (outer_) [[unlikely]] observer_(name_, input_shape, output_shape);
+    if (outer_) [[unlikely]]
+      observer_(name_, input_shape, output_shape);
   }
   void publish(const Tensor& input, const Tensor& output) const {
-    if (outer_) [[unlikely]] observer_(name_, input.shape(), output.shape());
+    if (outer_) [[unlikely]]
+      observer_(name_, input.shape(), output.shape());
   }
 
  private:

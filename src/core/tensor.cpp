@@ -28,7 +28,8 @@ int64_t checked_numel(const Shape& shape, size_t itemsize, const char* op) {
   int64_t n = 1;
   bool empty = false;
   for (const int64_t d : shape) {
-    if (d < 0) throw ShapeError(std::string(op) + ": negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
+    if (d < 0)
+      throw ShapeError(std::string(op) + ": negative dimension " + std::to_string(d) + " in shape " + shape_str(shape));
     if (d == 0) {
       empty = true;
     } else if (__builtin_mul_overflow(n, d, &n)) {
@@ -72,8 +73,8 @@ Tensor Tensor::empty(const Shape& shape, Dtype dtype, Device device) {
   return Tensor(std::move(impl));
 }
 
-Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides,
-                            int64_t offset, Dtype dtype) {
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, const Shape& strides, int64_t offset,
+                            Dtype dtype) {
   // Views may repeat elements (expand), so only the element count is bounded here, not bytes.
   checked_numel(shape, 0, "view");
   if (strides.size() != shape.size()) {
@@ -91,8 +92,8 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape
 template <typename T>
 Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape)) {
-    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values cannot fill shape " +
-                     shape_str(shape) + " of " + std::to_string(shape_numel(shape)) + " elements");
+    throw ShapeError("from_vector: " + std::to_string(values.size()) + " values cannot fill shape " + shape_str(shape) +
+                     " of " + std::to_string(shape_numel(shape)) + " elements");
   }
   Tensor t = empty(shape, dtype_of<T>::value);
   std::copy(values.begin(), values.end(), t.data<T>());
@@ -176,8 +177,7 @@ Tensor Tensor::to(Dtype d) const { return d == dtype() ? *this : cast(*this, d);
 
 double Tensor::item() const {
   if (numel() != 1) {
-    throw ValueError("item: only one-element tensors can be converted to a number, got shape " +
-                     shape_str(shape()));
+    throw ValueError("item: only one-element tensors can be converted to a number, got shape " + shape_str(shape()));
   }
   if (device().type != DeviceType::CPU) return to_device(detach(), Device()).item();
   return ST_DISPATCH_ALL(dtype(), [&] { return to_double(*data<scalar_t>()); });
@@ -194,7 +194,7 @@ std::vector<T> Tensor::to_vector() const {
   return std::vector<T>(p, p + c.numel());
 }
 
-#define ST_INSTANTIATE(T)                                                         \
+#define ST_INSTANTIATE(T)                                                      \
   template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&); \
   template std::vector<T> Tensor::to_vector<T>() const;
 ST_INSTANTIATE(float)

@@ -32,10 +32,14 @@ using ByteReader = std::function<size_t(void* dst, size_t n)>;
 
 Dtype idx_dtype(uint8_t code, const std::string& label) {
   switch (code) {
-    case 0x08: return Dtype::UInt8;
-    case 0x0C: return Dtype::Int32;
-    case 0x0D: return Dtype::Float32;
-    case 0x0E: return Dtype::Float64;
+    case 0x08:
+      return Dtype::UInt8;
+    case 0x0C:
+      return Dtype::Int32;
+    case 0x0D:
+      return Dtype::Float32;
+    case 0x0E:
+      return Dtype::Float64;
     default: {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", code);
@@ -48,8 +52,8 @@ Dtype idx_dtype(uint8_t code, const std::string& label) {
 void read_exactly(const ByteReader& read, void* dst, size_t n, const std::string& label, const char* what) {
   const size_t got = read(dst, n);
   if (got != n) {
-    bad(label, std::string("truncated ") + what + ": expected " + std::to_string(n) + " bytes, got " +
-                   std::to_string(got));
+    bad(label,
+        std::string("truncated ") + what + ": expected " + std::to_string(n) + " bytes, got " + std::to_string(got));
   }
 }
 
@@ -166,8 +170,8 @@ std::optional<std::string> find_fashion_mnist(const std::string& root) {
     candidates.push_back(root);
   } else {
     if (const char* env = std::getenv("SPIRALTORCH_FASHION_MNIST")) candidates.emplace_back(env);
-    for (const char* d : {"/usr/share/fashion-mnist", "/usr/share/dataset-fashion-mnist",
-                          "/usr/share/datasets/fashion-mnist"})
+    for (const char* d :
+         {"/usr/share/fashion-mnist", "/usr/share/dataset-fashion-mnist", "/usr/share/datasets/fashion-mnist"})
       candidates.emplace_back(d);
   }
   const auto holds = [](const fs::path& dir) {
@@ -194,9 +198,9 @@ ImageSplit load_fashion_mnist(const std::string& root, const std::string& split,
   }
   const std::optional<std::string> base = find_fashion_mnist(root);
   if (!base) {
-    throw CheckpointError(
-        "load_fashion_mnist: Fashion-MNIST not found" + (root.empty() ? std::string() : " under " + root) +
-        ": install Debian's dataset-fashion-mnist or set SPIRALTORCH_FASHION_MNIST");
+    throw CheckpointError("load_fashion_mnist: Fashion-MNIST not found" +
+                          (root.empty() ? std::string() : " under " + root) +
+                          ": install Debian's dataset-fashion-mnist or set SPIRALTORCH_FASHION_MNIST");
   }
   const std::string prefix = split == "train" ? "train" : "t10k";
   const auto pick = [&](const std::string& stem) {

@@ -42,7 +42,8 @@ void copy_rows(const TensorDataset& ds, size_t f, std::span<const int64_t> sampl
   parallel_for(n, parallel ? (n + threads - 1) / threads : n, [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const size_t bytes = dst_off[k + 1] - dst_off[k];
-      if (bytes) std::memcpy(dst + dst_off[k], src + static_cast<size_t>(ds.row_begin(f, samples[k])) * row_bytes, bytes);
+      if (bytes)
+        std::memcpy(dst + dst_off[k], src + static_cast<size_t>(ds.row_begin(f, samples[k])) * row_bytes, bytes);
     }
   });
 }
@@ -140,7 +141,8 @@ Batch::~Batch() {
 
 void LoaderOptions::validate(const char* who) const {
   batching.validate(who);
-  if (prefetch < 0) throw ValueError(std::string(who) + ": prefetch must be non-negative, got " + std::to_string(prefetch));
+  if (prefetch < 0)
+    throw ValueError(std::string(who) + ": prefetch must be non-negative, got " + std::to_string(prefetch));
   if (device.type == DeviceType::CUDA && !cuda::is_available())
     throw DeviceUnavailableError(std::string(who) + ": device " + device.str() +
                                  " is not available: " + cuda::unavailable_reason());
@@ -267,8 +269,8 @@ std::unique_ptr<EpochIterator> DataLoader::epoch(Generator* gen) const {
 }
 
 std::unique_ptr<EpochIterator> DataLoader::epoch(std::vector<int64_t> order) const {
-  return std::make_unique<EpochIterator>(dataset_, plan_batches(*dataset_, order, options_.batching),
-                                         options_.prefetch, options_.device);
+  return std::make_unique<EpochIterator>(dataset_, plan_batches(*dataset_, order, options_.batching), options_.prefetch,
+                                         options_.device);
 }
 
 }  // namespace st::data

@@ -57,7 +57,8 @@ std::vector<int64_t> distributed_shard(int64_t n, int64_t rank, int64_t world_si
 }
 
 void BatchingOptions::validate(const char* who) const {
-  if (batch_size <= 0) throw ValueError(std::string(who) + ": batch_size must be positive, got " + std::to_string(batch_size));
+  if (batch_size <= 0)
+    throw ValueError(std::string(who) + ": batch_size must be positive, got " + std::to_string(batch_size));
   if (max_rows && *max_rows <= 0)
     throw ValueError(std::string(who) + ": max_rows must be positive, got " + std::to_string(*max_rows));
 }

@@ -1,6 +1,5 @@
 #include "spiraltorch/geometry/poincare_embedding.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,12 +38,12 @@ std::vector<int64_t> checked_pairs(const Tensor& edges, int64_t num_nodes, const
   std::vector<int64_t> pairs = edges.to_vector<int64_t>();
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (pairs[i] < 0 || pairs[i] >= num_nodes) {
-      throw ValueError(std::string(op) + ": edge " + std::to_string(i / 2) + " names node " +
-                       std::to_string(pairs[i]) + ", outside [0, " + std::to_string(num_nodes) + ")");
+      throw ValueError(std::string(op) + ": edge " + std::to_string(i / 2) + " names node " + std::to_string(pairs[i]) +
+                       ", outside [0, " + std::to_string(num_nodes) + ")");
     }
     if (i % 2 == 1 && pairs[i] == pairs[i - 1]) {
-      throw ValueError(std::string(op) + ": edge " + std::to_string(i / 2) + " pairs node " +
-                       std::to_string(pairs[i]) + " with itself");
+      throw ValueError(std::string(op) + ": edge " + std::to_string(i / 2) + " pairs node " + std::to_string(pairs[i]) +
+                       " with itself");
     }
   }
   return pairs;
@@ -227,8 +226,8 @@ PoincareEmbedding::PoincareEmbedding(int64_t num_nodes, int64_t dim, double curv
                                      EmbeddingGeometry geometry)
     : num_nodes_(num_nodes), dim_(dim), curvature_(curvature), seed_(seed), geometry_(geometry) {
   if (num_nodes < 2 || dim < 1) {
-    throw ValueError("PoincareEmbedding: need num_nodes >= 2 and dim >= 1, got " + std::to_string(num_nodes) +
-                     " and " + std::to_string(dim));
+    throw ValueError("PoincareEmbedding: need num_nodes >= 2 and dim >= 1, got " + std::to_string(num_nodes) + " and " +
+                     std::to_string(dim));
   }
   check_curvature(curvature, "PoincareEmbedding");
   weight_ = Tensor::empty({num_nodes, dim}, Dtype::Float64);
@@ -284,7 +283,8 @@ std::vector<EmbeddingEpoch> PoincareEmbedding::fit(const Tensor& edges, const Em
     double lr = burning ? opt.lr / 10 : opt.lr;
     if (!burning && opt.schedule == LrSchedule::Linear) {
       // Progress through the post-burn-in part of the run, by epochs or by the time budget.
-      double p = static_cast<double>(epoch - opt.burn_in) / static_cast<double>(std::max<int64_t>(1, opt.epochs - opt.burn_in));
+      double p = static_cast<double>(epoch - opt.burn_in) /
+                 static_cast<double>(std::max<int64_t>(1, opt.epochs - opt.burn_in));
       if (opt.max_seconds > 0) {
         const double used = std::chrono::duration<double>(t0 - fit_start).count();
         p = std::max(p, used / opt.max_seconds);
@@ -415,8 +415,8 @@ double embedding_pair_loss(std::span<const double> u, std::span<const double> ta
   if (dim == 0 || targets.empty() || targets.size() % u.size() != 0 || grad_u.size() != u.size() ||
       grad_targets.size() != targets.size()) {
     throw ShapeError("embedding_pair_loss: sizes u " + std::to_string(u.size()) + ", targets " +
-                     std::to_string(targets.size()) + ", grad_u " + std::to_string(grad_u.size()) +
-                     ", grad_targets " + std::to_string(grad_targets.size()) + " do not fit (n, dim) targets");
+                     std::to_string(targets.size()) + ", grad_u " + std::to_string(grad_u.size()) + ", grad_targets " +
+                     std::to_string(grad_targets.size()) + " do not fit (n, dim) targets");
   }
   const int64_t n = static_cast<int64_t>(targets.size()) / dim;
   std::vector<int64_t> idx(n);
@@ -442,7 +442,8 @@ ReconstructionMetrics reconstruction_metrics(const Tensor& weight, const Tensor&
   std::vector<double> norms(n);
   for (int64_t i = 0; i < n; ++i) {
     // Euclidean: rank by |u - x|^2 itself (all "norm" factors 1).
-    norms[i] = geometry == EmbeddingGeometry::Euclidean ? 1.0 : std::max(1 - k * sq_norm(w.data() + i * dim, dim), 1e-15);
+    norms[i] =
+        geometry == EmbeddingGeometry::Euclidean ? 1.0 : std::max(1 - k * sq_norm(w.data() + i * dim, dim), 1e-15);
   }
   std::vector<double> rank_sum(n, 0.0), ap(n, 0.0);
 

@@ -68,7 +68,8 @@ json parse_json(const char* begin, const char* end, const std::string& what, con
     if ((ev == json::parse_event_t::value || ev == json::parse_event_t::object_start ||
          ev == json::parse_event_t::array_start) &&
         ++values > max_values) {
-      fail(what, path, "JSON document holds more than " + std::to_string(max_values) + " values (the limit for this file)");
+      fail(what, path,
+           "JSON document holds more than " + std::to_string(max_values) + " values (the limit for this file)");
     }
     switch (ev) {
       case json::parse_event_t::object_start:
@@ -175,8 +176,9 @@ void check_bool_bytes(const uint8_t* data, size_t n, const std::string& what, co
                       const std::string& name) {
   for (size_t i = 0; i < n; ++i) {
     if (data[i] > 1) {
-      fail(what, path, "bool tensor '" + name + "' holds the byte value " + std::to_string(data[i]) +
-                           " at element " + std::to_string(i) + " (only 0 and 1 are booleans)");
+      fail(what, path,
+           "bool tensor '" + name + "' holds the byte value " + std::to_string(data[i]) + " at element " +
+               std::to_string(i) + " (only 0 and 1 are booleans)");
     }
   }
 }
@@ -203,7 +205,7 @@ bool checked_nbytes(const Shape& shape, Dtype dtype, uint64_t& nbytes) {
 int open_regular_file(const std::string& path, const std::string& what, uint64_t& size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(what, path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat sb {};
+  struct stat sb{};
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     ::close(fd);
     fail(what, path, "not a regular file");
@@ -228,8 +230,9 @@ std::string detail::read_file_capped(const std::string& path, const std::string&
   const int fd = detail::open_regular_file(path, what, size);
   if (size > max_bytes) {
     ::close(fd);
-    detail::fail(what, path, "file has " + std::to_string(size) + " bytes, more than the limit of " +
-                                 std::to_string(max_bytes) + " for this kind of file");
+    detail::fail(what, path,
+                 "file has " + std::to_string(size) + " bytes, more than the limit of " + std::to_string(max_bytes) +
+                     " for this kind of file");
   }
   std::string out;
   out.resize(static_cast<size_t>(size));
@@ -240,7 +243,8 @@ std::string detail::read_file_capped(const std::string& path, const std::string&
     if (r <= 0) {
       const int err = errno;
       ::close(fd);
-      detail::fail(what, path, r == 0 ? "file shrank while being read" : std::string("read failed: ") + std::strerror(err));
+      detail::fail(what, path,
+                   r == 0 ? "file shrank while being read" : std::string("read failed: ") + std::strerror(err));
     }
     done += static_cast<size_t>(r);
   }
@@ -278,7 +282,6 @@ bool process_alive(pid_t pid) { return pid == ::getpid() || ::kill(pid, 0) == 0 
 
 }  // namespace
 
-
 std::filesystem::path save_target(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -292,8 +295,8 @@ std::filesystem::path save_target(const std::filesystem::path& path) {
 std::filesystem::path temporary_for(const std::filesystem::path& target) {
   static std::atomic<uint64_t> counter{0};
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  return dir / ("." + target.filename().string() + ".tmp-" + temporary_host_tag() + "-" + std::to_string(::getpid()) + "-" +
-                std::to_string(counter.fetch_add(1)));
+  return dir / ("." + target.filename().string() + ".tmp-" + temporary_host_tag() + "-" + std::to_string(::getpid()) +
+                "-" + std::to_string(counter.fetch_add(1)));
 }
 
 std::vector<Temporary> temporaries_of(const std::filesystem::path& target) {
@@ -334,7 +337,7 @@ void fsync_directory(const std::filesystem::path& dir) {
 }
 
 void keep_mode(const std::filesystem::path& replaced, int fd) {
-  struct stat sb {};
+  struct stat sb{};
   if (::stat(replaced.c_str(), &sb) == 0 && S_ISREG(sb.st_mode)) ::fchmod(fd, sb.st_mode & 07777);
 }
 

@@ -29,23 +29,32 @@ const char* kWhat = "safetensors";
 // descending rank, then by name.
 int dtype_rank(Dtype d) {
   switch (d) {
-    case Dtype::Bool: return 0;
-    case Dtype::UInt8: return 1;
-    case Dtype::Float16: return 7;
-    case Dtype::BFloat16: return 8;
-    case Dtype::Int32: return 9;
-    case Dtype::Float32: return 11;
-    case Dtype::Float64: return 12;
-    case Dtype::Int64: default: return 13;
+    case Dtype::Bool:
+      return 0;
+    case Dtype::UInt8:
+      return 1;
+    case Dtype::Float16:
+      return 7;
+    case Dtype::BFloat16:
+      return 8;
+    case Dtype::Int32:
+      return 9;
+    case Dtype::Float32:
+      return 11;
+    case Dtype::Float64:
+      return 12;
+    case Dtype::Int64:
+    default:
+      return 13;
   }
 }
 
 bool dtype_from_safetensors(const std::string& s, Dtype& out, bool& known) {
   static const std::unordered_map<std::string, Dtype> supported = {
-      {"BOOL", Dtype::Bool},     {"U8", Dtype::UInt8},      {"I32", Dtype::Int32},   {"I64", Dtype::Int64},
-      {"F16", Dtype::Float16},   {"BF16", Dtype::BFloat16}, {"F32", Dtype::Float32}, {"F64", Dtype::Float64}};
-  static const std::set<std::string> others = {"I8",      "I16",     "U16",      "U32",     "U64",
-                                               "F8_E5M2", "F8_E4M3", "F8_E8M0",  "F4",      "F6_E2M3",
+      {"BOOL", Dtype::Bool},   {"U8", Dtype::UInt8},      {"I32", Dtype::Int32},   {"I64", Dtype::Int64},
+      {"F16", Dtype::Float16}, {"BF16", Dtype::BFloat16}, {"F32", Dtype::Float32}, {"F64", Dtype::Float64}};
+  static const std::set<std::string> others = {"I8",      "I16",     "U16",         "U32",        "U64",
+                                               "F8_E5M2", "F8_E4M3", "F8_E8M0",     "F4",         "F6_E2M3",
                                                "F6_E3M2", "C64",     "F8_E4M3FNUZ", "F8_E5M2FNUZ"};
   auto it = supported.find(s);
   if (it != supported.end()) {
@@ -123,14 +132,15 @@ SafetensorsHeader parse_header(const char* hdr, uint64_t n, uint64_t file_size, 
     if (!dt.is_string()) fail(kWhat, path, tn + ": dtype is not a string");
     bool known = false;
     if (!dtype_from_safetensors(dt.get<std::string>(), rec.dtype, known)) {
-      fail(kWhat, path, tn + (known ? ": dtype " + quote(dt.get<std::string>()) + " is not supported by SpiralTorch"
-                                    : ": unknown dtype " + quote(dt.get<std::string>())));
+      fail(kWhat, path,
+           tn + (known ? ": dtype " + quote(dt.get<std::string>()) + " is not supported by SpiralTorch"
+                       : ": unknown dtype " + quote(dt.get<std::string>())));
     }
     const json& shape = info["shape"];
     if (!shape.is_array()) fail(kWhat, path, tn + ": shape is not an array");
     if (shape.size() > static_cast<size_t>(kMaxDims)) {
-      fail(kWhat, path, tn + ": " + std::to_string(shape.size()) + " dimensions exceed the maximum of " +
-                            std::to_string(kMaxDims));
+      fail(kWhat, path,
+           tn + ": " + std::to_string(shape.size()) + " dimensions exceed the maximum of " + std::to_string(kMaxDims));
     }
     for (const json& d : shape) {
       uint64_t v;
@@ -144,22 +154,24 @@ SafetensorsHeader parse_header(const char* hdr, uint64_t n, uint64_t file_size, 
       fail(kWhat, path, tn + ": data_offsets must be two non-negative integers");
     }
     if (rec.end < rec.begin) {
-      fail(kWhat, path, tn + ": data_offsets [" + std::to_string(rec.begin) + ", " + std::to_string(rec.end) +
-                            "] end before they begin");
+      fail(kWhat, path,
+           tn + ": data_offsets [" + std::to_string(rec.begin) + ", " + std::to_string(rec.end) +
+               "] end before they begin");
     }
     uint64_t nbytes;
     if (!detail::checked_nbytes(rec.shape, rec.dtype, nbytes)) {
       fail(kWhat, path, tn + ": shape " + shape.dump() + " overflows the size of a tensor");
     }
     if (rec.end - rec.begin != nbytes) {
-      fail(kWhat, path, tn + ": shape " + shape.dump() + " of " + dt.get<std::string>() + " needs " +
-                            std::to_string(nbytes) + " bytes but data_offsets [" + std::to_string(rec.begin) +
-                            ", " + std::to_string(rec.end) + "] span " + std::to_string(rec.end - rec.begin));
+      fail(kWhat, path,
+           tn + ": shape " + shape.dump() + " of " + dt.get<std::string>() + " needs " + std::to_string(nbytes) +
+               " bytes but data_offsets [" + std::to_string(rec.begin) + ", " + std::to_string(rec.end) + "] span " +
+               std::to_string(rec.end - rec.begin));
     }
     if (rec.end > data_size) {
-      fail(kWhat, path, tn + ": data_offsets [" + std::to_string(rec.begin) + ", " + std::to_string(rec.end) +
-                            "] lie beyond the end of the data section (" + std::to_string(data_size) +
-                            " bytes; truncated file?)");
+      fail(kWhat, path,
+           tn + ": data_offsets [" + std::to_string(rec.begin) + ", " + std::to_string(rec.end) +
+               "] lie beyond the end of the data section (" + std::to_string(data_size) + " bytes; truncated file?)");
     }
     out.tensors.push_back(std::move(rec));
   }
@@ -173,15 +185,17 @@ SafetensorsHeader parse_header(const char* hdr, uint64_t n, uint64_t file_size, 
       fail(kWhat, path, "tensors " + quote(prev->name) + " and " + quote(r.name) + " overlap in the data section");
     }
     if (r.begin > expected) {
-      fail(kWhat, path, "the data section has a gap of " + std::to_string(r.begin - expected) + " bytes before tensor " +
-                            quote(r.name));
+      fail(kWhat, path,
+           "the data section has a gap of " + std::to_string(r.begin - expected) + " bytes before tensor " +
+               quote(r.name));
     }
     expected = r.end;
     prev = &r;
   }
   if (expected != data_size) {
-    fail(kWhat, path, "the tensors cover " + std::to_string(expected) + " bytes but the data section holds " +
-                          std::to_string(data_size) + " (trailing bytes)");
+    fail(kWhat, path,
+         "the tensors cover " + std::to_string(expected) + " bytes but the data section holds " +
+             std::to_string(data_size) + " (trailing bytes)");
   }
   return out;
 }
@@ -193,12 +207,14 @@ uint64_t checked_header_length(const uint8_t* first8, uint64_t file_size, const 
   }
   const uint64_t n = detail::load_u64(first8);
   if (n > kMaxSafetensorsHeader) {
-    fail(kWhat, path, "header length " + std::to_string(n) + " exceeds the limit of " +
-                          std::to_string(kMaxSafetensorsHeader) + " bytes");
+    fail(kWhat, path,
+         "header length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) +
+             " bytes");
   }
   if (n > file_size - 8) {
-    fail(kWhat, path, "header length " + std::to_string(n) + " exceeds the file size " + std::to_string(file_size) +
-                          " (truncated file?)");
+    fail(kWhat, path,
+         "header length " + std::to_string(n) + " exceeds the file size " + std::to_string(file_size) +
+             " (truncated file?)");
   }
   return n;
 }
@@ -274,7 +290,8 @@ Checkpoint load_single(const std::string& path, bool copy) {
       t = detail::new_tensor(r.shape, r.dtype);
       if (nbytes) pread_all(f.fd, t.raw_data(), nbytes, at, path);
     }
-    if (r.dtype == Dtype::Bool) detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kWhat, path, r.name);
+    if (r.dtype == Dtype::Bool)
+      detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kWhat, path, r.name);
     out.tensors.emplace_back(std::move(r.name), std::move(t));
   }
   return out;
@@ -304,7 +321,9 @@ Checkpoint load_index(const std::string& index_path, bool copy) {
     const fs::path sp(s);
     bool bad = s.empty() || sp.is_absolute();
     for (const auto& part : sp) bad = bad || part == "..";
-    if (bad) fail(kWhat, index_path, "weight_map entry " + quote(name) + " names the shard " + quote(s) + " outside the index's directory");
+    if (bad)
+      fail(kWhat, index_path,
+           "weight_map entry " + quote(name) + " names the shard " + quote(s) + " outside the index's directory");
     if (!wanted.count(s)) shard_order.push_back(s);
     wanted[s].insert(name);
   }
@@ -314,13 +333,15 @@ Checkpoint load_index(const std::string& index_path, bool copy) {
     std::set<std::string>& names = wanted[s];
     for (auto& [name, t] : shard.tensors) {
       if (!names.erase(name)) {
-        fail(kWhat, index_path, "shard " + quote(s) + " holds tensor " + quote(name) + " that weight_map does not assign to it");
+        fail(kWhat, index_path,
+             "shard " + quote(s) + " holds tensor " + quote(name) + " that weight_map does not assign to it");
       }
       out.tensors.emplace_back(name, std::move(t));
     }
     if (!names.empty()) {
-      fail(kWhat, index_path, "weight_map assigns tensor " + quote(*names.begin()) + " to shard " + quote(s) +
-                                  ", which does not contain it");
+      fail(kWhat, index_path,
+           "weight_map assigns tensor " + quote(*names.begin()) + " to shard " + quote(s) +
+               ", which does not contain it");
     }
     for (auto& [k, v] : shard.metadata) out.metadata.emplace(k, v);
   }
@@ -335,14 +356,23 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 const char* safetensors_dtype_name(Dtype d) {
   switch (d) {
-    case Dtype::Bool: return "BOOL";
-    case Dtype::UInt8: return "U8";
-    case Dtype::Int32: return "I32";
-    case Dtype::Int64: return "I64";
-    case Dtype::Float16: return "F16";
-    case Dtype::BFloat16: return "BF16";
-    case Dtype::Float32: return "F32";
-    case Dtype::Float64: default: return "F64";
+    case Dtype::Bool:
+      return "BOOL";
+    case Dtype::UInt8:
+      return "U8";
+    case Dtype::Int32:
+      return "I32";
+    case Dtype::Int64:
+      return "I64";
+    case Dtype::Float16:
+      return "F16";
+    case Dtype::BFloat16:
+      return "BF16";
+    case Dtype::Float32:
+      return "F32";
+    case Dtype::Float64:
+    default:
+      return "F64";
   }
 }
 
@@ -376,7 +406,8 @@ Checkpoint load_safetensors_bytes(const void* data, size_t size, const std::stri
     Tensor t = detail::new_tensor(r.shape, r.dtype);
     const uint64_t nbytes = r.end - r.begin;
     if (nbytes) std::memcpy(t.raw_data(), bytes + 8 + n + r.begin, nbytes);
-    if (r.dtype == Dtype::Bool) detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kWhat, label, r.name);
+    if (r.dtype == Dtype::Bool)
+      detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kWhat, label, r.name);
     out.tensors.emplace_back(std::move(r.name), std::move(t));
   }
   return out;
@@ -400,7 +431,8 @@ std::pair<std::string, NamedTensors> prepare(const NamedTensors& tensors, const 
     items.emplace_back(name, detail::bytes_view(t, kWhat, path, name));
   }
   for (const auto& [k, v] : metadata) {
-    if (!detail::valid_utf8(k) || !detail::valid_utf8(v)) fail(kWhat, path, "metadata entry " + quote(k) + " is not valid UTF-8");
+    if (!detail::valid_utf8(k) || !detail::valid_utf8(v))
+      fail(kWhat, path, "metadata entry " + quote(k) + " is not valid UTF-8");
   }
   std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
     const int ra = dtype_rank(a.second.dtype()), rb = dtype_rank(b.second.dtype());

@@ -42,10 +42,10 @@ std::string quote(const std::string& s) {
 }
 
 bool dtype_by_name(const std::string& s, Dtype& out) {
-  static const std::pair<const char*, Dtype> names[] = {
-      {"bool", Dtype::Bool},       {"uint8", Dtype::UInt8},      {"int32", Dtype::Int32},
-      {"int64", Dtype::Int64},     {"float16", Dtype::Float16},  {"bfloat16", Dtype::BFloat16},
-      {"float32", Dtype::Float32}, {"float64", Dtype::Float64}};
+  static const std::pair<const char*, Dtype> names[] = {{"bool", Dtype::Bool},       {"uint8", Dtype::UInt8},
+                                                        {"int32", Dtype::Int32},     {"int64", Dtype::Int64},
+                                                        {"float16", Dtype::Float16}, {"bfloat16", Dtype::BFloat16},
+                                                        {"float32", Dtype::Float32}, {"float64", Dtype::Float64}};
   for (const auto& [n, d] : names) {
     if (s == n) {
       out = d;
@@ -62,7 +62,8 @@ void check_names(const NamedTensors& tensors, const Metadata& metadata, const ch
     if (!detail::valid_utf8(name)) fail(what, path, "tensor name " + quote(name) + " is not valid UTF-8");
   }
   for (const auto& [k, v] : metadata) {
-    if (!detail::valid_utf8(k) || !detail::valid_utf8(v)) fail(what, path, "metadata entry " + quote(k) + " is not valid UTF-8");
+    if (!detail::valid_utf8(k) || !detail::valid_utf8(v))
+      fail(what, path, "metadata entry " + quote(k) + " is not valid UTF-8");
   }
 }
 
@@ -140,7 +141,8 @@ void fill_from_json(const json& data, Tensor& t, const std::string& path, const 
       } else {
         fail(kJson, path, where + " is not an integer");
       }
-      if (x < static_cast<int64_t>(std::numeric_limits<T>::min()) || x > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      if (x < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          x > static_cast<int64_t>(std::numeric_limits<T>::max())) {
         fail(kJson, path, where + " is out of range");
       }
       out[i] = static_cast<T>(x);
@@ -164,7 +166,8 @@ void fill_from_json(const json& data, Tensor& t, const std::string& path, const 
 }
 
 Checkpoint parse_json_state(const std::string& text, const std::string& path) {
-  const json root = detail::parse_json(text.data(), text.data() + text.size(), kJson, path, detail::kMaxJsonStateValues);
+  const json root =
+      detail::parse_json(text.data(), text.data() + text.size(), kJson, path, detail::kMaxJsonStateValues);
   if (!root.is_object()) fail(kJson, path, "top level is not an object");
   if (!root.contains("format") || root["format"] != kJsonFormatName) {
     fail(kJson, path, "not a SpiralTorch JSON state dict (\"format\" is not \"" + std::string(kJsonFormatName) + "\")");
@@ -183,21 +186,25 @@ Checkpoint parse_json_state(const std::string& text, const std::string& path) {
   if (!root.contains("tensors") || !root["tensors"].is_array()) fail(kJson, path, "\"tensors\" is not an array");
   std::set<std::string> seen;
   for (const json& e : root["tensors"]) {
-    if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) fail(kJson, path, "a tensor entry has no name");
+    if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+      fail(kJson, path, "a tensor entry has no name");
     const std::string name = e["name"].get<std::string>();
     if (!seen.insert(name).second) fail(kJson, path, "duplicate tensor name " + quote(name));
     const std::string tn = "tensor " + quote(name);
     for (const auto& [field, _] : e.items()) {
-      if (field != "name" && field != "dtype" && field != "shape" && field != "data") fail(kJson, path, tn + ": unknown field " + quote(field));
+      if (field != "name" && field != "dtype" && field != "shape" && field != "data")
+        fail(kJson, path, tn + ": unknown field " + quote(field));
     }
     Dtype dt;
     if (!e.contains("dtype") || !e["dtype"].is_string() || !dtype_by_name(e["dtype"].get<std::string>(), dt)) {
       fail(kJson, path, tn + ": missing or unknown dtype");
     }
-    if (!e.contains("shape") || !e["shape"].is_array() || e["shape"].size() > kMaxNdim) fail(kJson, path, tn + ": bad shape");
+    if (!e.contains("shape") || !e["shape"].is_array() || e["shape"].size() > kMaxNdim)
+      fail(kJson, path, tn + ": bad shape");
     Shape shape;
     for (const json& d : e["shape"]) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0) fail(kJson, path, tn + ": shape entries must be non-negative integers");
+      if (!d.is_number_integer() || d.get<int64_t>() < 0)
+        fail(kJson, path, tn + ": shape entries must be non-negative integers");
       shape.push_back(d.get<int64_t>());
     }
     uint64_t nbytes;
@@ -205,8 +212,9 @@ Checkpoint parse_json_state(const std::string& text, const std::string& path) {
     if (!e.contains("data") || !e["data"].is_array()) fail(kJson, path, tn + ": \"data\" is not an array");
     const uint64_t numel = nbytes / dtype_size(dt);
     if (e["data"].size() != numel) {
-      fail(kJson, path, tn + ": shape " + shape_str(shape) + " needs " + std::to_string(numel) + " values but data has " +
-                            std::to_string(e["data"].size()));
+      fail(kJson, path,
+           tn + ": shape " + shape_str(shape) + " needs " + std::to_string(numel) + " values but data has " +
+               std::to_string(e["data"].size()));
     }
     Tensor t = detail::new_tensor(shape, dt);
     ST_DISPATCH_ALL(dt, [&] { fill_from_json<scalar_t>(e["data"], t, path, name); });
@@ -235,7 +243,8 @@ std::string bincode_header_and_check(const NamedTensors& tensors, const Metadata
   detail::append_u64(out, tensors.size());
   for (const auto& [name, t] : tensors) {
     Tensor c = detail::bytes_view(t, kBincode, path, name);
-    if (c.dim() > static_cast<int64_t>(kMaxNdim)) fail(kBincode, path, "tensor " + quote(name) + " has more than 32 dims");
+    if (c.dim() > static_cast<int64_t>(kMaxNdim))
+      fail(kBincode, path, "tensor " + quote(name) + " has more than 32 dims");
     views.emplace_back(name, c);
   }
   return out;
@@ -256,8 +265,9 @@ struct Reader {
   const std::string& path;
   void need(uint64_t n, const char* what) {
     if (n > left) {
-      fail(kBincode, path, std::string("truncated file: ") + what + " needs " + std::to_string(n) + " bytes but only " +
-                               std::to_string(left) + " remain");
+      fail(kBincode, path,
+           std::string("truncated file: ") + what + " needs " + std::to_string(n) + " bytes but only " +
+               std::to_string(left) + " remain");
     }
   }
   uint64_t u64(const char* what) {
@@ -295,7 +305,8 @@ Checkpoint parse_bincode(const std::string& bytes, const std::string& path) {
   if (std::memcmp(r.p, kBincodeMagic, 8) != 0) fail(kBincode, path, "bad magic (not a SpiralTorch bincode file)");
   r.p += 8, r.left -= 8;
   const uint32_t version = r.u32("version");
-  if (version != kBincodeVersion) fail(kBincode, path, "unsupported version " + std::to_string(version) + " (this build reads 1)");
+  if (version != kBincodeVersion)
+    fail(kBincode, path, "unsupported version " + std::to_string(version) + " (this build reads 1)");
   if (r.u32("flags") != 0) fail(kBincode, path, "unknown flags set");
   Checkpoint out;
   const uint64_t n_meta = r.u64("metadata count");
@@ -313,7 +324,8 @@ Checkpoint parse_bincode(const std::string& bytes, const std::string& path) {
     const std::string tn = "tensor " + quote(name);
     if (!seen.insert(name).second) fail(kBincode, path, "duplicate tensor name " + quote(name));
     const uint8_t code = r.u8("dtype");
-    if (code > static_cast<uint8_t>(Dtype::Float64)) fail(kBincode, path, tn + ": unknown dtype code " + std::to_string(code));
+    if (code > static_cast<uint8_t>(Dtype::Float64))
+      fail(kBincode, path, tn + ": unknown dtype code " + std::to_string(code));
     const Dtype dt = static_cast<Dtype>(code);
     const uint8_t ndim = r.u8("ndim");
     if (ndim > kMaxNdim) fail(kBincode, path, tn + ": " + std::to_string(ndim) + " dims exceed the limit of 32");
@@ -327,14 +339,16 @@ Checkpoint parse_bincode(const std::string& bytes, const std::string& path) {
     if (!detail::checked_nbytes(shape, dt, expect)) fail(kBincode, path, tn + ": shape overflows the size of a tensor");
     const uint64_t nbytes = r.u64("byte count");
     if (nbytes != expect) {
-      fail(kBincode, path, tn + ": shape " + shape_str(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(expect) +
-                               " bytes but the entry holds " + std::to_string(nbytes));
+      fail(kBincode, path,
+           tn + ": shape " + shape_str(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(expect) +
+               " bytes but the entry holds " + std::to_string(nbytes));
     }
     r.need(nbytes, "tensor data");
     Tensor t = detail::new_tensor(shape, dt);
     if (nbytes) std::memcpy(t.raw_data(), r.p, nbytes);
     r.p += nbytes, r.left -= nbytes;
-    if (dt == Dtype::Bool) detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kBincode, path, name);
+    if (dt == Dtype::Bool)
+      detail::check_bool_bytes(static_cast<const uint8_t*>(t.raw_data()), nbytes, kBincode, path, name);
     out.tensors.emplace_back(std::move(name), std::move(t));
   }
   if (r.left != 0) fail(kBincode, path, std::to_string(r.left) + " trailing bytes after the last entry");
@@ -357,8 +371,9 @@ Checkpoint load_json(const std::string& path) {
 }
 Checkpoint load_json_bytes(const std::string& bytes, const std::string& label) {
   if (bytes.size() > detail::kMaxJsonStateBytes) {
-    fail(kJson, label, std::to_string(bytes.size()) + " bytes, more than the limit of " +
-                           std::to_string(detail::kMaxJsonStateBytes) + " for a JSON state dict");
+    fail(kJson, label,
+         std::to_string(bytes.size()) + " bytes, more than the limit of " + std::to_string(detail::kMaxJsonStateBytes) +
+             " for a JSON state dict");
   }
   return parse_json_state(bytes, label);
 }
@@ -388,7 +403,9 @@ void save_bincode(const std::string& path, const NamedTensors& tensors, const Me
 }
 
 Checkpoint load_bincode(const std::string& path) { return parse_bincode(read_file(path, kBincode), path); }
-Checkpoint load_bincode_bytes(const std::string& bytes, const std::string& label) { return parse_bincode(bytes, label); }
+Checkpoint load_bincode_bytes(const std::string& bytes, const std::string& label) {
+  return parse_bincode(bytes, label);
+}
 
 // --- manifests --------------------------------------------------------------
 
@@ -496,7 +513,8 @@ std::string mismatch(const Manifest& m) {
   const uint64_t size = std::filesystem::file_size(m.weights_path, ec);
   if (ec) return "cannot stat the weights file '" + m.weights_path + "': " + ec.message();
   if (size != m.bytes) {
-    return "the weights file has " + std::to_string(size) + " bytes but the manifest records " + std::to_string(m.bytes);
+    return "the weights file has " + std::to_string(size) + " bytes but the manifest records " +
+           std::to_string(m.bytes);
   }
   if (sha256_file(m.weights_path) != m.sha256) return "sha256 of the weights file does not match the manifest";
   return {};
@@ -600,7 +618,8 @@ std::string save_with_manifest(const std::string& path, const std::string& forma
     throw;
   }
   detail::fsync_directory(dir);
-  if (const fs::path mdir = fs::path(mpath).parent_path(); mdir != dir) detail::fsync_directory(mdir.empty() ? "." : mdir);
+  if (const fs::path mdir = fs::path(mpath).parent_path(); mdir != dir)
+    detail::fsync_directory(mdir.empty() ? "." : mdir);
   return mpath;
 }
 

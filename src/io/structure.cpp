@@ -34,7 +34,8 @@ double parse_float(const std::string& s) {
   double v = 0.0;
   const char* end = s.data() + s.size();
   const auto r = std::from_chars(s.data(), end, v);
-  if (s.empty() || r.ec != std::errc() || r.ptr != end) bad("\"float\" holds " + detail::printable(s) + ", not a number");
+  if (s.empty() || r.ec != std::errc() || r.ptr != end)
+    bad("\"float\" holds " + detail::printable(s) + ", not a number");
   return v;
 }
 
@@ -44,11 +45,16 @@ json encode(const Structure& s, int depth) {
                      " levels deep (dicts, lists and tuples)");
   }
   switch (s.kind) {
-    case Kind::None: return json{{"value", nullptr}};
-    case Kind::Bool: return json{{"value", s.boolean}};
-    case Kind::Int: return json{{"value", s.integer}};
-    case Kind::Float: return json{{"float", float_repr(s.number)}};
-    case Kind::String: return json{{"value", s.text}};
+    case Kind::None:
+      return json{{"value", nullptr}};
+    case Kind::Bool:
+      return json{{"value", s.boolean}};
+    case Kind::Int:
+      return json{{"value", s.integer}};
+    case Kind::Float:
+      return json{{"float", float_repr(s.number)}};
+    case Kind::String:
+      return json{{"value", s.text}};
     case Kind::Tensor: {
       json j{{"tensor", s.text}, {"requires_grad", s.boolean}};
       if (s.origin != Structure::TensorOrigin::Tensor) {
@@ -150,7 +156,8 @@ Structure decode(const json& node, const std::map<std::string, uint64_t>& keys, 
     } else if (v.is_boolean()) {
       s.kind = Kind::Bool, s.boolean = v.get<bool>();
     } else if (v.is_number_integer()) {
-      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad("an integer exceeds int64");
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        bad("an integer exceeds int64");
       s.kind = Kind::Int, s.integer = v.get<int64_t>();
     } else if (v.is_string()) {
       s.kind = Kind::String, s.text = v.get<std::string>();
@@ -180,7 +187,8 @@ Structure decode(const json& node, const std::map<std::string, uint64_t>& keys, 
         key.kind = Kind::String, key.text = e[0]["str"].get<std::string>();
         if (!seen_str.insert(key.text).second) bad("duplicate dict key " + detail::printable(key.text));
       } else if (e[0].contains("int") && e[0]["int"].is_number_integer() &&
-                 !(e[0]["int"].is_number_unsigned() && e[0]["int"].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+                 !(e[0]["int"].is_number_unsigned() &&
+                   e[0]["int"].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
         key.kind = Kind::Int, key.integer = e[0]["int"].get<int64_t>();
         if (!seen_int.insert(key.integer).second) bad("duplicate dict key " + std::to_string(key.integer));
       } else {
@@ -215,22 +223,29 @@ size_t numpy_itemsize(const std::string& dtype) {
     n = n * 10 + static_cast<size_t>(dtype[i] - '0');
   }
   switch (kind) {
-    case 'b': return n == 1 ? 1 : 0;
+    case 'b':
+      return n == 1 ? 1 : 0;
     case 'i':
-    case 'u': return n == 1 || n == 2 || n == 4 || n == 8 ? n : 0;
-    case 'f': return n == 2 || n == 4 || n == 8 ? n : 0;
-    case 'c': return n == 8 || n == 16 ? n : 0;
-    case 'S': return n >= 1 && n <= (1u << 20) ? n : 0;
-    case 'U': return n >= 1 && n <= (1u << 18) ? 4 * n : 0;
-    default: return 0;
+    case 'u':
+      return n == 1 || n == 2 || n == 4 || n == 8 ? n : 0;
+    case 'f':
+      return n == 2 || n == 4 || n == 8 ? n : 0;
+    case 'c':
+      return n == 8 || n == 16 ? n : 0;
+    case 'S':
+      return n >= 1 && n <= (1u << 20) ? n : 0;
+    case 'U':
+      return n >= 1 && n <= (1u << 18) ? 4 * n : 0;
+    default:
+      return 0;
   }
 }
 
 std::string encode_structure(const Structure& s) { return encode(s, 0).dump(); }
 
 Structure decode_structure(const std::string& json_text, const std::map<std::string, uint64_t>& tensor_keys) {
-  const json j = detail::parse_json(json_text.data(), json_text.data() + json_text.size(), "load",
-                                    "the structure metadata");
+  const json j =
+      detail::parse_json(json_text.data(), json_text.data() + json_text.size(), "load", "the structure metadata");
   return decode(j, tensor_keys, 0);
 }
 

@@ -66,7 +66,8 @@ TraceWriter::TraceWriter(std::string path, std::string source, TraceMode mode)
     throw ValueError("TraceWriter: '" + path_ + "' is not a file path");
   }
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) throw SpiralError("TraceWriter: cannot open '" + path_ + "': no directory '" + dir.string() + "'");
+  if (!fs::is_directory(dir, ec))
+    throw SpiralError("TraceWriter: cannot open '" + path_ + "': no directory '" + dir.string() + "'");
   if (::access(dir.c_str(), W_OK) != 0) {
     throw SpiralError("TraceWriter: cannot open '" + path_ + "': " + std::strerror(errno));
   }
@@ -124,13 +125,14 @@ std::vector<TraceEvent> read_trace(const std::string& path) {
     const std::string where = "line " + std::to_string(lineno);
     const detail::json j = detail::parse_json(line.data(), line.data() + line.size(), "read_trace", path + ":" + where);
     if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() || j["schema"] != kTraceSchema ||
-        !j.contains("version") ||
-        !j["version"].is_number_integer() || !j.contains("event") || !j["event"].is_string()) {
+        !j.contains("version") || !j["version"].is_number_integer() || !j.contains("event") ||
+        !j["event"].is_string()) {
       detail::fail("read_trace", path, where + " is not a spiraltorch.trace event");
     }
     if (j["version"].get<int64_t>() > kTraceVersion) {
-      detail::fail("read_trace", path, where + " has version " + std::to_string(j["version"].get<int64_t>()) +
-                                           ", newer than this reader's " + std::to_string(kTraceVersion));
+      detail::fail("read_trace", path,
+                   where + " has version " + std::to_string(j["version"].get<int64_t>()) +
+                       ", newer than this reader's " + std::to_string(kTraceVersion));
     }
     TraceEvent e;
     e.event = j["event"].get<std::string>();

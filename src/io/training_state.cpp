@@ -151,7 +151,8 @@ struct Reader {
     }
     // PyTorch's pair options (as Python's state_dict writes them) are kept as two numbers each.
     static const std::map<std::string, std::pair<std::string, std::string>> pairs{
-        {"betas", {"beta1", "beta2"}}, {"etas", {"eta_minus", "eta_plus"}},
+        {"betas", {"beta1", "beta2"}},
+        {"etas", {"eta_minus", "eta_plus"}},
         {"step_sizes", {"step_size_min", "step_size_max"}}};
     const Structure& groups = need(d, "param_groups", Kind::List, "optimizer");
     for (size_t gi = 0; gi < groups.items.size(); ++gi) {
@@ -192,8 +193,8 @@ struct Reader {
     if (!base) bad(path, where + " has no 'base_lrs'");
     s.base_lrs = numbers(*base, where + "['base_lrs']");
     if (const Structure* last = find(d, "_last_lr")) s.last_lrs = numbers(*last, where + "['_last_lr']");
-    static const std::set<std::string> common{"last_epoch", "_step_count", "base_lrs", "_last_lr", "_schedulers",
-                                              "type"};
+    static const std::set<std::string> common{"last_epoch", "_step_count", "base_lrs",
+                                              "_last_lr",   "_schedulers", "type"};
     for (const auto& [k, v] : d.entries) {
       if (k.kind != Kind::String) bad(path, where + " keys must be strings");
       if (!common.count(k.text) && (v.kind == Kind::Float || v.kind == Kind::Int)) s.extra[k.text] = number(v, where);
@@ -271,7 +272,8 @@ Progress load_training_state(const std::string& path, nn::Module& model, optim::
 
   // Parse everything first.
   const nn::StateDict weights = r.model(r.need(root, "model", Kind::Dict, "the file"));
-  const optim::OptimizerState os = r.optimizer(r.need(root, "optimizer", Kind::Dict, "the file"), optimizer.type_name());
+  const optim::OptimizerState os =
+      r.optimizer(r.need(root, "optimizer", Kind::Dict, "the file"), optimizer.type_name());
   std::optional<optim::SchedulerState> ss;
   if (scheduler) {
     const Structure* s = r.find(root, "scheduler");

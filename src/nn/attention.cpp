@@ -76,10 +76,14 @@ std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&
 // (B, H, rows, d) view of a (..., rows, d) operand (a copy only where leading dims cannot merge).
 Tensor as_bhrd(const Tensor& t) {
   switch (t.dim()) {
-    case 4: return t;
-    case 3: return unsqueeze(t, 1);
-    case 2: return unsqueeze(unsqueeze(t, 0), 0);
-    default: return reshape(t, {-1, 1, t.shape()[t.dim() - 2], t.shape().back()});
+    case 4:
+      return t;
+    case 3:
+      return unsqueeze(t, 1);
+    case 2:
+      return unsqueeze(unsqueeze(t, 0), 0);
+    default:
+      return reshape(t, {-1, 1, t.shape()[t.dim() - 2], t.shape().back()});
   }
 }
 
@@ -153,19 +157,19 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
          [r = std::array<GradientRoute, 3>{GradientRoute(q), GradientRoute(k), GradientRoute(v)}, q4, k4, v4, o4, lse,
           mask, mask4, qs = q.shape(), ks = k.shape(), vs = v.shape(), scale,
           causal](const Tensor& g) -> std::vector<Tensor> {
-           if (grad_enabled()) {
-             const GradientRoute routes[3] = {r[0], r[1], r[2]};
-             const Tensor values[3] = {reshape(q4, qs), reshape(k4, ks), reshape(v4, vs)};
-             return composite_grads(routes, values, g, scale, causal, mask);
-           }
-           const int64_t B = q4.shape()[0], H = q4.shape()[1];
-           FlashGrads gr{heads_last(B, H, q4.shape()[2], q4.shape()[3], q4.dtype(), q4.device()),
-                         heads_last(B, H, k4.shape()[2], k4.shape()[3], k4.dtype(), k4.device()),
-                         heads_last(B, H, v4.shape()[2], v4.shape()[3], v4.dtype(), v4.device())};
-           flash_backward(q4, k4, v4, mask4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
-           return {r[0].requires_grad() ? reshape(gr.dq, qs) : Tensor(), r[1].requires_grad() ? reshape(gr.dk, ks) : Tensor(),
-                   r[2].requires_grad() ? reshape(gr.dv, vs) : Tensor()};
-         },
+    if (grad_enabled()) {
+      const GradientRoute routes[3] = {r[0], r[1], r[2]};
+      const Tensor values[3] = {reshape(q4, qs), reshape(k4, ks), reshape(v4, vs)};
+      return composite_grads(routes, values, g, scale, causal, mask);
+    }
+    const int64_t B = q4.shape()[0], H = q4.shape()[1];
+    FlashGrads gr{heads_last(B, H, q4.shape()[2], q4.shape()[3], q4.dtype(), q4.device()),
+                  heads_last(B, H, k4.shape()[2], k4.shape()[3], k4.dtype(), k4.device()),
+                  heads_last(B, H, v4.shape()[2], v4.shape()[3], v4.dtype(), v4.device())};
+    flash_backward(q4, k4, v4, mask4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
+    return {r[0].requires_grad() ? reshape(gr.dq, qs) : Tensor(), r[1].requires_grad() ? reshape(gr.dk, ks) : Tensor(),
+            r[2].requires_grad() ? reshape(gr.dv, vs) : Tensor()};
+  },
          {q4, k4, v4, o4});
   return out;
 }
@@ -188,21 +192,21 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
   Tensor out = reshape(transpose(o4, 1, 2), {B, L, E});  // a view: o4 is laid out (B, L, H, d)
   if (!needs_grad({&qkv})) return out;
   record(out, "PackedAttentionBackward", {qkv},
-         [r = GradientRoute(qkv), x, q4, k4, v4, o4, lse, heads, scale, causal, head_views](
-             const Tensor& g) -> std::vector<Tensor> {
-           const int64_t B = x.shape()[0], L = x.shape()[1], H = heads, d = q4.shape()[3];
-           const Tensor g4 = transpose(reshape(g, {B, L, H, d}), 1, 2);
-           if (grad_enabled()) {
-             const Tensor xa = r.attach(x);
-             const Tensor mask = causal ? causal_mask(L, L, x.dtype(), x.device()) : Tensor();
-             const Tensor y = attend(head_views(xa, 0), head_views(xa, 1), head_views(xa, 2), mask, scale, 0.0).first;
-             return grad({y}, {xa}, {g4}, true, true, true);
-           }
-           Tensor dqkv = Tensor::empty(x.shape(), x.dtype(), x.device());
-           FlashGrads gr{head_views(dqkv, 0), head_views(dqkv, 1), head_views(dqkv, 2)};
-           flash_backward(q4, k4, v4, Tensor(), o4, lse, g4, scale, causal, gr);
-           return {dqkv};
-         },
+         [r = GradientRoute(qkv), x, q4, k4, v4, o4, lse, heads, scale, causal,
+          head_views](const Tensor& g) -> std::vector<Tensor> {
+    const int64_t B = x.shape()[0], L = x.shape()[1], H = heads, d = q4.shape()[3];
+    const Tensor g4 = transpose(reshape(g, {B, L, H, d}), 1, 2);
+    if (grad_enabled()) {
+      const Tensor xa = r.attach(x);
+      const Tensor mask = causal ? causal_mask(L, L, x.dtype(), x.device()) : Tensor();
+      const Tensor y = attend(head_views(xa, 0), head_views(xa, 1), head_views(xa, 2), mask, scale, 0.0).first;
+      return grad({y}, {xa}, {g4}, true, true, true);
+    }
+    Tensor dqkv = Tensor::empty(x.shape(), x.dtype(), x.device());
+    FlashGrads gr{head_views(dqkv, 0), head_views(dqkv, 1), head_views(dqkv, 2)};
+    flash_backward(q4, k4, v4, Tensor(), o4, lse, g4, scale, causal, gr);
+    return {dqkv};
+  },
          {x, o4});
   return out;
 }
@@ -239,8 +243,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
     be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, p.raw_data(), S,
             L * S, B);
     be.attention_softmax(p, B, L, S, scale, causal, p, lse);
-    be.gemm(dt, false, false, L, dv, S, 1.0, p.raw_data(), S, L * S, vc.raw_data(), dv, S * dv, 0.0, out.raw_data(),
-            dv, L * dv, B);
+    be.gemm(dt, false, false, L, dv, S, 1.0, p.raw_data(), S, L * S, vc.raw_data(), dv, S * dv, 0.0, out.raw_data(), dv,
+            L * dv, B);
   }
   if (!needs_grad({&q, &k, &v})) return out;
   const Tensor o = out.detach();
@@ -249,49 +253,51 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
          [rq = GradientRoute(q), rk = GradientRoute(k), rv = GradientRoute(v), qc, kc, vc, o, lse, B, L, S, d, dv,
           scale, causal](const Tensor& g) -> std::vector<Tensor> {
-           const bool want[3] = {rq.requires_grad(), rk.requires_grad(), rv.requires_grad()};
-           if (grad_enabled()) {  // create_graph: differentiate the composite formula
-             const GradientRoute routes[3] = {rq, rk, rv};
-             const Tensor values[3] = {qc, kc, vc};
-             return composite_grads(routes, values, g, scale, causal);
-           }
-           const Dtype dt = qc.dtype();
-           auto& be = detail::backend_of(qc);
-           const Tensor dout = detail::cast_raw(g, dt).contiguous();
-           const Dtype stat = lse.dtype();
-           const Tensor delta = sum(mul(detail::cast_raw(dout, stat), detail::cast_raw(o, stat)), {-1}).contiguous();
-           Tensor s = Tensor::empty({B, L, S}, dt, qc.device());
-           be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, s.raw_data(), S,
-                   L * S, B);
-           Tensor ds = Tensor::empty({B, L, S}, dt, qc.device());
-           be.gemm(dt, false, true, L, S, dv, 1.0, dout.raw_data(), dv, L * dv, vc.raw_data(), dv, S * dv, 0.0,
-                   ds.raw_data(), S, L * S, B);
-           be.attention_softmax_backward(s, ds, lse, delta, B, L, S, scale, causal);  // s := p, ds := dL/d(q k^T)
-           Tensor gq, gk, gv;
-           if (want[0]) {
-             gq = Tensor::empty(qc.shape(), dt, qc.device());
-             be.gemm(dt, false, false, L, d, S, 1.0, ds.raw_data(), S, L * S, kc.raw_data(), d, S * d, 0.0,
-                     gq.raw_data(), d, L * d, B);
-           }
-           if (want[1]) {
-             gk = Tensor::empty(kc.shape(), dt, kc.device());
-             be.gemm(dt, true, false, S, d, L, 1.0, ds.raw_data(), S, L * S, qc.raw_data(), d, L * d, 0.0,
-                     gk.raw_data(), d, S * d, B);
-           }
-           if (want[2]) {
-             gv = Tensor::empty(vc.shape(), dt, vc.device());
-             be.gemm(dt, true, false, S, dv, L, 1.0, s.raw_data(), S, L * S, dout.raw_data(), dv, L * dv, 0.0,
-                     gv.raw_data(), dv, S * dv, B);
-           }
-           return {gq, gk, gv};
-         },
+    const bool want[3] = {rq.requires_grad(), rk.requires_grad(), rv.requires_grad()};
+    if (grad_enabled()) {  // create_graph: differentiate the composite formula
+      const GradientRoute routes[3] = {rq, rk, rv};
+      const Tensor values[3] = {qc, kc, vc};
+      return composite_grads(routes, values, g, scale, causal);
+    }
+    const Dtype dt = qc.dtype();
+    auto& be = detail::backend_of(qc);
+    const Tensor dout = detail::cast_raw(g, dt).contiguous();
+    const Dtype stat = lse.dtype();
+    const Tensor delta = sum(mul(detail::cast_raw(dout, stat), detail::cast_raw(o, stat)), {-1}).contiguous();
+    Tensor s = Tensor::empty({B, L, S}, dt, qc.device());
+    be.gemm(dt, false, true, L, S, d, 1.0, qc.raw_data(), d, L * d, kc.raw_data(), d, S * d, 0.0, s.raw_data(), S,
+            L * S, B);
+    Tensor ds = Tensor::empty({B, L, S}, dt, qc.device());
+    be.gemm(dt, false, true, L, S, dv, 1.0, dout.raw_data(), dv, L * dv, vc.raw_data(), dv, S * dv, 0.0, ds.raw_data(),
+            S, L * S, B);
+    be.attention_softmax_backward(s, ds, lse, delta, B, L, S, scale, causal);  // s := p, ds := dL/d(q k^T)
+    Tensor gq, gk, gv;
+    if (want[0]) {
+      gq = Tensor::empty(qc.shape(), dt, qc.device());
+      be.gemm(dt, false, false, L, d, S, 1.0, ds.raw_data(), S, L * S, kc.raw_data(), d, S * d, 0.0, gq.raw_data(), d,
+              L * d, B);
+    }
+    if (want[1]) {
+      gk = Tensor::empty(kc.shape(), dt, kc.device());
+      be.gemm(dt, true, false, S, d, L, 1.0, ds.raw_data(), S, L * S, qc.raw_data(), d, L * d, 0.0, gk.raw_data(), d,
+              S * d, B);
+    }
+    if (want[2]) {
+      gv = Tensor::empty(vc.shape(), dt, vc.device());
+      be.gemm(dt, true, false, S, dv, L, 1.0, s.raw_data(), S, L * S, dout.raw_data(), dv, L * dv, 0.0, gv.raw_data(),
+              dv, S * dv, B);
+    }
+    return {gq, gk, gv};
+  },
          {qc, kc, vc, o});
   return out;
 }
 
 }  // namespace
 
-Tensor causal_mask(int64_t L, int64_t S, Dtype dtype, Device device) { return triu(full({L, S}, kNegInf, dtype, device), 1); }
+Tensor causal_mask(int64_t L, int64_t S, Dtype dtype, Device device) {
+  return triu(full({L, S}, kNegInf, dtype, device), 1);
+}
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
@@ -311,7 +317,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
     throw ShapeError(std::string(op) + ": key of shape " + shape_str(k.shape()) + " and value of shape " +
                      shape_str(v.shape()) + " differ in sequence length");
   }
-  if (!is_floating(q.dtype())) throw DtypeError(std::string(op) + ": expected floating inputs, got " + dtype_name(q.dtype()));
+  if (!is_floating(q.dtype()))
+    throw DtypeError(std::string(op) + ": expected floating inputs, got " + dtype_name(q.dtype()));
   if (!(dropout_p >= 0.0 && dropout_p <= 1.0)) {
     throw ValueError(std::string(op) + ": dropout_p must be in [0, 1], got " + std::to_string(dropout_p));
   }
@@ -337,7 +344,11 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
 
 MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, double dropout, bool bias,
                                        bool batch_first, std::string name)
-    : Module(std::move(name)), embed_dim_(embed_dim), num_heads_(num_heads), dropout_(dropout), batch_first_(batch_first) {
+    : Module(std::move(name)),
+      embed_dim_(embed_dim),
+      num_heads_(num_heads),
+      dropout_(dropout),
+      batch_first_(batch_first) {
   if (embed_dim <= 0 || num_heads <= 0) {
     throw ValueError("MultiheadAttention: embed_dim and num_heads must be positive, got " + std::to_string(embed_dim) +
                      " and " + std::to_string(num_heads));
@@ -390,7 +401,9 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
                      " do not match each other or the query " + shape_str(query.shape()));
   }
   const Tensor W = in_proj_weight(), b = in_proj_bias();
-  auto part = [&](const Tensor& t, int64_t i, int64_t n) { return t.defined() ? narrow(t, 0, i * E, n * E) : Tensor(); };
+  auto part = [&](const Tensor& t, int64_t i, int64_t n) {
+    return t.defined() ? narrow(t, 0, i * E, n * E) : Tensor();
+  };
   Tensor qp, kp, vp;
   const double p = training_ ? dropout_ : 0.0;
   const double sc = 1.0 / std::sqrt(static_cast<double>(d));

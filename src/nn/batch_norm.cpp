@@ -14,7 +14,8 @@ BatchNorm::BatchNorm(int64_t num_features, double eps, std::optional<double> mom
       momentum_(momentum),
       affine_(affine),
       track_(track_running_stats) {
-  if (num_features <= 0) throw ValueError("BatchNorm: num_features must be positive, got " + std::to_string(num_features));
+  if (num_features <= 0)
+    throw ValueError("BatchNorm: num_features must be positive, got " + std::to_string(num_features));
   if (!(eps >= 0)) throw ValueError("BatchNorm: eps must be non-negative, got " + std::to_string(eps));
   if (momentum && !(*momentum >= 0.0 && *momentum <= 1.0)) {
     throw ValueError("BatchNorm: momentum must lie in [0, 1], got " + std::to_string(*momentum));
@@ -58,16 +59,16 @@ void BatchNorm::check_channels(const Tensor& input) const {
 
 void BatchNorm1d::check_input(const Tensor& input) const {
   if (input.dim() != 2 && input.dim() != 3) {
-    throw ShapeError("BatchNorm1d(" + std::to_string(num_features()) + "): expected a 2-D (N, C) or 3-D (N, C, L) input, got shape " +
-                     shape_str(input.shape()));
+    throw ShapeError("BatchNorm1d(" + std::to_string(num_features()) +
+                     "): expected a 2-D (N, C) or 3-D (N, C, L) input, got shape " + shape_str(input.shape()));
   }
   check_channels(input);
 }
 
 void BatchNorm2d::check_input(const Tensor& input) const {
   if (input.dim() != 4) {
-    throw ShapeError("BatchNorm2d(" + std::to_string(num_features()) + "): expected a 4-D (N, C, H, W) input, got shape " +
-                     shape_str(input.shape()));
+    throw ShapeError("BatchNorm2d(" + std::to_string(num_features()) +
+                     "): expected a 4-D (N, C, H, W) input, got shape " + shape_str(input.shape()));
   }
   check_channels(input);
 }

@@ -73,9 +73,9 @@ ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s) {
              s.pad_begin[1] == 0 && s.pad_end[0] == 0 && s.pad_end[1] == 0;
   p.depthwise = !p.direct && p.Cg == 1 && p.Og == 1 && p.groups > 1;
   const int64_t rows = p.C * p.kh * p.kw;
-  p.geom = Conv2dGeom{p.C,          p.H,          p.W,           p.kh,          p.kw, s.stride[0], s.stride[1],
-                      s.pad_begin[0], s.pad_begin[1], s.dilation[0], s.dilation[1], p.OH, p.OW,
-                      p.L,          rows * p.L};
+  p.geom = Conv2dGeom{
+      p.C,           p.H,           p.W,  p.kh, p.kw, s.stride[0], s.stride[1], s.pad_begin[0], s.pad_begin[1],
+      s.dilation[0], s.dilation[1], p.OH, p.OW, p.L,  rows * p.L};
   return p;
 }
 
@@ -225,8 +225,8 @@ std::vector<Tensor> conv2d_backward_raw(const Tensor& gy_in, const Tensor& x, co
       if (chunked_x) {
         // dcols[g] (K, nb*L) = W[g]^T (K, Og) @ gyT[g] (Og, nb*L); then scatter back with col2im.
         Tensor dcols = Tensor::empty({p.C * p.kh * p.kw, cols_n}, dt, x.device());
-        be.gemm(dt, true, false, p.K, cols_n, p.Og, 1.0, w.raw_data(), p.K, p.Og * p.K, at(gt, n0 * p.L), NL,
-                p.Og * NL, 0.0, dcols.raw_data(), cols_n, p.K * cols_n, p.groups);
+        be.gemm(dt, true, false, p.K, cols_n, p.Og, 1.0, w.raw_data(), p.K, p.Og * p.K, at(gt, n0 * p.L), NL, p.Og * NL,
+                0.0, dcols.raw_data(), cols_n, p.K * cols_n, p.groups);
         Conv2dGeom g = p.geom;
         g.col_ld = cols_n;
         g.col_batch_stride = p.L;
@@ -247,10 +247,11 @@ namespace {
 // oneDNN takes float32 CPU convolutions with at least one element everywhere; the rest
 // (float64, CUDA, empty tensors, or the switch set to im2col) stay on the im2col path.
 std::optional<backend::onednn::Conv2dDims> onednn_dims(const Tensor& x, const ConvPlan& p, const ConvSpec& s) {
-  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !backend::onednn::use_onednn()) return std::nullopt;
+  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !backend::onednn::use_onednn())
+    return std::nullopt;
   if (std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) <= 0) return std::nullopt;
   return backend::onednn::Conv2dDims{p.N,  p.C,  p.H,      p.W,      p.O,         p.kh,      p.kw,
-                            p.OH, p.OW, p.groups, s.stride, s.pad_begin, s.pad_end, s.dilation};
+                                     p.OH, p.OW, p.groups, s.stride, s.pad_begin, s.pad_end, s.dilation};
 }
 
 ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padding, Pair dilation, int64_t groups,
@@ -275,7 +276,8 @@ ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padd
 
 Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvSpec& s,
                    const char* op) {
-  if (!input_in.defined() || !weight_in.defined()) throw ValueError(std::string(op) + ": input and weight are required");
+  if (!input_in.defined() || !weight_in.defined())
+    throw ValueError(std::string(op) + ": input and weight are required");
   // autocast's lower-precision list
   const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
                bias = autocast::to_lower(bias_in);
@@ -297,8 +299,9 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
   if (bias.defined()) {
     detail::check_same_device(input, bias, op);
     if (bias.dim() != 1 || bias.shape()[0] != O) {
-      throw ShapeError(std::string(op) + ": bias of shape " + shape_str(bias.shape()) + " does not match weight of shape " +
-                       shape_str(weight.shape()) + " (expected (" + std::to_string(O) + ",))");
+      throw ShapeError(std::string(op) + ": bias of shape " + shape_str(bias.shape()) +
+                       " does not match weight of shape " + shape_str(weight.shape()) + " (expected (" +
+                       std::to_string(O) + ",))");
     }
     if (bias.dtype() != input.dtype()) {
       throw DtypeError(std::string(op) + ": input is " + dtype_name(input.dtype()) + " but bias is " +
@@ -335,24 +338,23 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
       const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();
       record(out, "Conv2dBackward", {input, weight, bias},
              [x, w, p, nx, nw, nb](const Tensor& g) -> std::vector<Tensor> {
-               auto& bk = backend_of(x);
-               const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
-               Tensor gx, gw, gb;
-               if (nx) {
-                 gx = Tensor::empty(x.shape(), x.dtype(), x.device());
-                 bk.conv2d_backward_input(gy, w, p.geom, p.groups, gx);
-               }
-               if (nw) {
-                 gw = Tensor::empty(w.shape(), w.dtype(), w.device());
-                 bk.conv2d_backward_weight(gy, x, p.geom, p.groups, gw);
-               }
-               if (nb) {
-                 NoGradGuard ng;
-                 gb = sum(gy, {0, 2, 3});
-               }
-               return {gx, gw, gb};
-             },
-             {x, w});
+        auto& bk = backend_of(x);
+        const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
+        Tensor gx, gw, gb;
+        if (nx) {
+          gx = Tensor::empty(x.shape(), x.dtype(), x.device());
+          bk.conv2d_backward_input(gy, w, p.geom, p.groups, gx);
+        }
+        if (nw) {
+          gw = Tensor::empty(w.shape(), w.dtype(), w.device());
+          bk.conv2d_backward_weight(gy, x, p.geom, p.groups, gw);
+        }
+        if (nb) {
+          NoGradGuard ng;
+          gb = sum(gy, {0, 2, 3});
+        }
+        return {gx, gw, gb};
+      }, {x, w});
     }
     return out;
   }
@@ -366,13 +368,12 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
     const bool has_bias = bias.defined();
     record(out, "Conv2dBackward", {input, weight, bias},
            [x, w, p, dd, op, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
-             if (dd) {
-               const Tensor gy = detail::cast_raw(g, Dtype::Float32).contiguous();
-               if (auto r = backend::onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
-             }
-             return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
-           },
-           {x, w});
+      if (dd) {
+        const Tensor gy = detail::cast_raw(g, Dtype::Float32).contiguous();
+        if (auto r = backend::onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
+      }
+      return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
+    }, {x, w});
   }
   return out;
 }
@@ -390,9 +391,9 @@ Tensor conv1d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias
   }
   if (weight.shape()[1] * s.groups != input.shape()[1] && input.shape()[1] % s.groups == 0 &&
       weight.shape()[0] % s.groups == 0) {
-    throw ShapeError("conv1d: input of shape " + shape_str(input.shape()) + " has " +
-                     std::to_string(input.shape()[1]) + " channels, but weight of shape " + shape_str(weight.shape()) +
-                     " expects " + std::to_string(weight.shape()[1] * s.groups) + " (weight.shape[1] * groups = " +
+    throw ShapeError("conv1d: input of shape " + shape_str(input.shape()) + " has " + std::to_string(input.shape()[1]) +
+                     " channels, but weight of shape " + shape_str(weight.shape()) + " expects " +
+                     std::to_string(weight.shape()[1] * s.groups) + " (weight.shape[1] * groups = " +
                      std::to_string(weight.shape()[1]) + " * " + std::to_string(s.groups) + ")");
   }
   if (input.shape()[2] + s.pad_begin[1] + s.pad_end[1] < s.dilation[1] * (weight.shape()[2] - 1) + 1) {
@@ -475,15 +476,28 @@ void check_padding_mode(const char* name, const std::string& mode, bool strided)
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Pair kernel_size, Pair stride, Pair padding, Pair dilation,
                int64_t groups, bool bias, std::string name)
-    : Module(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel_size), stride_(stride),
-      padding_(padding), dilation_(dilation), groups_(groups) {
+    : Module(std::move(name)),
+      in_(in_channels),
+      out_(out_channels),
+      kernel_(kernel_size),
+      stride_(stride),
+      padding_(padding),
+      dilation_(dilation),
+      groups_(groups) {
   init(bias);
 }
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Pair kernel_size, Pair stride, const std::string& padding,
                Pair dilation, int64_t groups, bool bias, std::string name)
-    : Module(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel_size), stride_(stride),
-      padding_({0, 0}), dilation_(dilation), groups_(groups), padding_mode_(padding) {
+    : Module(std::move(name)),
+      in_(in_channels),
+      out_(out_channels),
+      kernel_(kernel_size),
+      stride_(stride),
+      padding_({0, 0}),
+      dilation_(dilation),
+      groups_(groups),
+      padding_mode_(padding) {
   check_padding_mode("Conv2d", padding, stride[0] != 1 || stride[1] != 1);
   init(bias);
 }
@@ -508,15 +522,28 @@ Tensor Conv2d::forward(const Tensor& input) {
 
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride, int64_t padding,
                int64_t dilation, int64_t groups, bool bias, std::string name)
-    : Module(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel_size), stride_(stride),
-      padding_(padding), dilation_(dilation), groups_(groups) {
+    : Module(std::move(name)),
+      in_(in_channels),
+      out_(out_channels),
+      kernel_(kernel_size),
+      stride_(stride),
+      padding_(padding),
+      dilation_(dilation),
+      groups_(groups) {
   init(bias);
 }
 
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
                const std::string& padding, int64_t dilation, int64_t groups, bool bias, std::string name)
-    : Module(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel_size), stride_(stride),
-      padding_(0), dilation_(dilation), groups_(groups), padding_mode_(padding) {
+    : Module(std::move(name)),
+      in_(in_channels),
+      out_(out_channels),
+      kernel_(kernel_size),
+      stride_(stride),
+      padding_(0),
+      dilation_(dilation),
+      groups_(groups),
+      padding_mode_(padding) {
   check_padding_mode("Conv1d", padding, stride != 1);
   init(bias);
 }

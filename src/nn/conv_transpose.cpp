@@ -83,15 +83,13 @@ Tensor conv_transpose2d_impl(const Tensor& input_in, const Tensor& weight_in, co
   Tensor out = conv2d_backward_raw(x, shape_only, w, false, true, false, false, p)[0];
   if (needs_grad({&input, &weight})) {
     const bool nx = input.requires_grad(), nw = weight.requires_grad();
-    record(out, "ConvTranspose2dBackward", {input, weight},
-           [x, w, p, nx, nw](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
-             Tensor gx, gw;
-             if (nx) gx = conv2d_forward_raw(gy, w, Tensor(), p);
-             if (nw) gw = conv2d_backward_raw(x, gy, w, false, false, true, false, p)[1];
-             return {gx, gw};
-           },
-           {x, w});
+    record(out, "ConvTranspose2dBackward", {input, weight}, [x, w, p, nx, nw](const Tensor& g) -> std::vector<Tensor> {
+      const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
+      Tensor gx, gw;
+      if (nx) gx = conv2d_forward_raw(gy, w, Tensor(), p);
+      if (nw) gw = conv2d_backward_raw(x, gy, w, false, false, true, false, p)[1];
+      return {gx, gw};
+    }, {x, w});
   }
   // The bias through autograd's own add: its gradient is the output gradient summed over N, H, W.
   return bias.defined() ? add(out, reshape(bias, {1, O, 1, 1})) : out;

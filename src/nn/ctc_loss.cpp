@@ -197,9 +197,9 @@ Tensor ctc_loss(const Tensor& log_probs_in, const Tensor& targets_in, const std:
     const Shape in_shape = log_probs_in.shape();
     record(loss, "CtcLossBackward", {log_probs_in},
            [dlp, per_sample, N, in_shape](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor w = per_sample ? reshape(g, {1, N, 1}) : g;
-             return {reshape(mul(dlp, w.to(dlp.dtype())), in_shape)};
-           });
+      const Tensor w = per_sample ? reshape(g, {1, N, 1}) : g;
+      return {reshape(mul(dlp, w.to(dlp.dtype())), in_shape)};
+    });
   }
   return loss;
 }

@@ -53,8 +53,12 @@ DesirePipeline::DesirePipeline(DesireConfig config) : config_(config) {
     throw ValueError("DesirePipeline: vocab_size and concepts must be >= 1, got " + std::to_string(c.vocab_size) +
                      " and " + std::to_string(c.concepts));
   }
-  for (const auto& [name, v] : {std::pair{"alpha_end", c.alpha_end}, {"beta_end", c.beta_end}, {"gamma", c.gamma},
-                                {"lambda_", c.lambda}, {"target_entropy", c.target_entropy}, {"eta", c.eta}}) {
+  for (const auto& [name, v] : {std::pair{"alpha_end", c.alpha_end},
+                                {"beta_end", c.beta_end},
+                                {"gamma", c.gamma},
+                                {"lambda_", c.lambda},
+                                {"target_entropy", c.target_entropy},
+                                {"eta", c.eta}}) {
     if (!std::isfinite(v)) throw ValueError(std::string("DesirePipeline: ") + name + " must be finite, got " + num(v));
   }
   if (c.observation_horizon < 0 || c.integration_horizon < c.observation_horizon) {
@@ -97,7 +101,9 @@ void DesirePipeline::set_concept_bridge(const std::vector<double>& matrix) {
   check_size(matrix, static_cast<size_t>(config_.vocab_size * config_.concepts), "concept bridge (vocab x concepts)");
   check_finite(matrix, "concept bridge");
   for (size_t i = 0; i < matrix.size(); ++i) {
-    if (matrix[i] < 0) throw ValueError("DesirePipeline: concept bridge[" + std::to_string(i) + "] = " + num(matrix[i]) + " is negative");
+    if (matrix[i] < 0)
+      throw ValueError("DesirePipeline: concept bridge[" + std::to_string(i) + "] = " + num(matrix[i]) +
+                       " is negative");
   }
   bridge_ = matrix;
 }
@@ -118,7 +124,9 @@ DesireStep DesirePipeline::step(const std::vector<double>& logits, int64_t previ
     check_finite(concept_mix, "concept");
     double total = 0;
     for (size_t k = 0; k < K; ++k) {
-      if (concept_mix[k] < 0) throw ValueError("DesirePipeline: concept[" + std::to_string(k) + "] = " + num(concept_mix[k]) + " is negative");
+      if (concept_mix[k] < 0)
+        throw ValueError("DesirePipeline: concept[" + std::to_string(k) + "] = " + num(concept_mix[k]) +
+                         " is negative");
       total += concept_mix[k];
     }
     if (!(total > 0)) throw ValueError("DesirePipeline: concept weights sum to 0");
@@ -128,7 +136,7 @@ DesireStep DesirePipeline::step(const std::vector<double>& logits, int64_t previ
 
   DesireStep out;
   out.step = steps_;
-  out.phase = steps_ < c.observation_horizon ? "observation"
+  out.phase = steps_ < c.observation_horizon   ? "observation"
               : steps_ < c.integration_horizon ? "injection"
                                                : "integration";
   const double ramp = c.integration_horizon > 0
@@ -160,8 +168,8 @@ DesireStep DesirePipeline::step(const std::vector<double>& logits, int64_t previ
   for (size_t i = 0; i < V; ++i) {
     double affinity = 0;
     for (size_t k = 0; k < want.size(); ++k) affinity += want[k] * bridge_[i * K + k];
-    score[i] = base[i] / temperature_ + w.alpha * transition_[p * V + i] + w.beta * avoidance[i] +
-               w.gamma * affinity - w.lambda * repression_[i];
+    score[i] = base[i] / temperature_ + w.alpha * transition_[p * V + i] + w.beta * avoidance[i] + w.gamma * affinity -
+               w.lambda * repression_[i];
   }
   const double smx = *std::max_element(score.begin(), score.end());
   double sz = 0;
@@ -233,8 +241,8 @@ void DesireTrainerBridge::record(const DesireStep& step) { steps_.push_back(step
 
 std::optional<std::map<std::string, double>> DesireTrainerBridge::drain_summary() {
   if (steps_.empty()) return std::nullopt;
-  std::map<std::string, double> s{{"total", static_cast<double>(steps_.size())}, {"observation", 0},
-                                  {"injection", 0}, {"integration", 0}};
+  std::map<std::string, double> s{
+      {"total", static_cast<double>(steps_.size())}, {"observation", 0}, {"injection", 0}, {"integration", 0}};
   double n = static_cast<double>(steps_.size());
   double ent = 0, temp = 0, a = 0, b = 0, g = 0, l = 0;
   for (const DesireStep& st : steps_) {

@@ -49,8 +49,8 @@ Tensor Embedding::forward(const Tensor& indices) {
   if (!indices.defined()) throw ValueError(type_name() + ": input is undefined");
   if (indices.dtype() != Dtype::Int64 && indices.dtype() != Dtype::Int32) {
     throw DtypeError("Embedding(" + std::to_string(num_) + ", " + std::to_string(dim_) +
-                     "): expected an int64 (or int32) index tensor, got " + dtype_name(indices.dtype()) +
-                     " of shape " + shape_str(indices.shape()));
+                     "): expected an int64 (or int32) index tensor, got " + dtype_name(indices.dtype()) + " of shape " +
+                     shape_str(indices.shape()));
   }
   return embedding(weight(), indices, padding_idx_);
 }

@@ -59,8 +59,8 @@ std::string shape_list(const Shape& s) { return shape_str(s); }
 
 // ---------------------------------------------------------------- layer_norm
 
-Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const Tensor& weight_in,
-                  const Tensor& bias_in, double eps) {
+Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const Tensor& weight_in, const Tensor& bias_in,
+                  double eps) {
   const char* op = "layer_norm";
   // autocast's float32 list
   const Tensor input = autocast::to_float(input_in), weight = autocast::to_float(weight_in),
@@ -111,41 +111,41 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
     record(out, "LayerNormBackward", {input, weight, bias},
            [input, weight, bias, xc, wc, mean_t, rstd_t, rows, cols, compute, eps, norm_shape, norm_dims,
             lead_dims](const Tensor& g) -> std::vector<Tensor> {
-             const bool gx = input.requires_grad();
-             const bool gw = weight.defined() && weight.requires_grad();
-             const bool gb = bias.defined() && bias.requires_grad();
-             if (grad_enabled()) {
-               // create_graph: the same analytic formulas with differentiable ops.
-               const Tensor x = input.dtype() == compute ? input : input.to(compute);
-               const Tensor gc = g.dtype() == compute ? g : g.to(compute);
-               const Tensor mu = mean(x, norm_dims, true);
-               const Tensor rs = rsqrt(add(var(x, norm_dims, 0.0, true), eps));
-               const Tensor xhat = mul(sub(x, mu), rs);
-               Tensor dx, dw, db;
-               if (gx) {
-                 const Tensor gwt = weight.defined() ? mul(gc, weight.to(compute)) : gc;
-                 dx = mul(rs, sub(sub(gwt, mean(gwt, norm_dims, true)), mul(xhat, mean(mul(gwt, xhat), norm_dims, true))));
-                 dx = dx.to(input.dtype());
-               }
-               if (gw) dw = (lead_dims.empty() ? mul(gc, xhat) : sum(mul(gc, xhat), lead_dims)).to(weight.dtype());
-               if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
-               return {dx, dw, db};
-             }
-             const Tensor gc = cast_raw(g, compute).contiguous();
-             Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
-             Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
-             Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
-             if (rows > 0 && cols > 0) {
-               backend::backend_for(input.device()).layer_norm_backward(gc, xc, mean_t, rstd_t, wc, rows, cols, dx, dw, db);
-             } else {
-               if (gw) zero_(dw);
-               if (gb) zero_(db);
-             }
-             if (gx) dx = cast_raw(dx, input.dtype());
-             if (gw) dw = cast_raw(dw, weight.dtype());
-             if (gb) db = cast_raw(db, bias.dtype());
-             return {dx, dw, db};
-           },
+      const bool gx = input.requires_grad();
+      const bool gw = weight.defined() && weight.requires_grad();
+      const bool gb = bias.defined() && bias.requires_grad();
+      if (grad_enabled()) {
+        // create_graph: the same analytic formulas with differentiable ops.
+        const Tensor x = input.dtype() == compute ? input : input.to(compute);
+        const Tensor gc = g.dtype() == compute ? g : g.to(compute);
+        const Tensor mu = mean(x, norm_dims, true);
+        const Tensor rs = rsqrt(add(var(x, norm_dims, 0.0, true), eps));
+        const Tensor xhat = mul(sub(x, mu), rs);
+        Tensor dx, dw, db;
+        if (gx) {
+          const Tensor gwt = weight.defined() ? mul(gc, weight.to(compute)) : gc;
+          dx = mul(rs, sub(sub(gwt, mean(gwt, norm_dims, true)), mul(xhat, mean(mul(gwt, xhat), norm_dims, true))));
+          dx = dx.to(input.dtype());
+        }
+        if (gw) dw = (lead_dims.empty() ? mul(gc, xhat) : sum(mul(gc, xhat), lead_dims)).to(weight.dtype());
+        if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
+        return {dx, dw, db};
+      }
+      const Tensor gc = cast_raw(g, compute).contiguous();
+      Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
+      Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
+      Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
+      if (rows > 0 && cols > 0) {
+        backend::backend_for(input.device()).layer_norm_backward(gc, xc, mean_t, rstd_t, wc, rows, cols, dx, dw, db);
+      } else {
+        if (gw) zero_(dw);
+        if (gb) zero_(db);
+      }
+      if (gx) dx = cast_raw(dx, input.dtype());
+      if (gw) dw = cast_raw(dw, weight.dtype());
+      if (gb) db = cast_raw(db, bias.dtype());
+      return {dx, dw, db};
+    },
            saved);
   }
   return out;
@@ -213,7 +213,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     const size_t row_bytes = static_cast<size_t>(dim) * weight.itemsize();
     const char* src = static_cast<const char*>(wc.raw_data());
     char* dst = static_cast<char*>(out.raw_data());
-#pragma omp parallel for num_threads(cpu::num_threads_for(k * dim)) schedule(static)
+#pragma omp parallel for num_threads(cpu::num_threads_for(k* dim)) schedule(static)
     for (int64_t i = 0; i < k; ++i) {
       if (row_bytes) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
     }
@@ -221,7 +221,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
   if (needs_grad({&weight})) {
     const Shape w_shape = weight.shape();
     const Dtype w_dtype = weight.dtype();
-    record(out, "EmbeddingBackward", {weight}, [idx, pad, w_shape, w_dtype, k, dim](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "EmbeddingBackward", {weight},
+           [idx, pad, w_shape, w_dtype, k, dim](const Tensor& g) -> std::vector<Tensor> {
       if (grad_enabled()) {
         // create_graph: differentiable scatter of the output gradient into the rows.
         Tensor g2 = reshape(g, {k, dim});
@@ -234,7 +235,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
       Tensor gw = zeros(w_shape, compute, g.device());
       const int64_t* ix = idx.data<int64_t>();
       const int64_t skip = pad ? *pad : -1;
-      ST_DISPATCH_FLOAT(compute, [&] { embedding_backward<scalar_t>(gc.data<scalar_t>(), ix, skip, gw.data<scalar_t>(), k, dim); });
+      ST_DISPATCH_FLOAT(
+          compute, [&] { embedding_backward<scalar_t>(gc.data<scalar_t>(), ix, skip, gw.data<scalar_t>(), k, dim); });
       return {cast_raw(gw, w_dtype)};
     });
   }
@@ -341,42 +343,42 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     record(out, "BatchNormBackward", {input, weight, bias},
            [input, weight, bias, xc, wc, mean_t, rstd_t, n, c, l, compute, training, eps, stat_shape,
             dims](const Tensor& g) -> std::vector<Tensor> {
-             const bool gx = input.requires_grad();
-             const bool gw = weight.defined() && weight.requires_grad();
-             const bool gb = bias.defined() && bias.requires_grad();
-             if (grad_enabled()) {
-               // create_graph: the same analytic formulas with differentiable ops.
-               const Tensor x = input.to(compute);
-               const Tensor gc = g.to(compute);
-               Tensor mu, rs;
-               if (training) {
-                 mu = mean(x, dims, true);
-                 rs = rsqrt(add(var(x, dims, 0.0, true), eps));
-               } else {
-                 mu = reshape(mean_t, stat_shape);
-                 rs = reshape(rstd_t, stat_shape);
-               }
-               const Tensor xhat = mul(sub(x, mu), rs);
-               Tensor dx, dw, db;
-               if (gx) {
-                 const Tensor gwt = weight.defined() ? mul(gc, reshape(weight.to(compute), stat_shape)) : gc;
-                 dx = training ? mul(rs, sub(sub(gwt, mean(gwt, dims, true)), mul(xhat, mean(mul(gwt, xhat), dims, true))))
-                               : mul(gwt, rs);
-                 dx = dx.to(input.dtype());
-               }
-               if (gw) dw = sum(mul(gc, xhat), dims).to(weight.dtype());
-               if (gb) db = sum(gc, dims).to(bias.dtype());
-               return {dx, dw, db};
-             }
-             const Tensor gc = cast_raw(g, compute).contiguous();
-             Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
-             Tensor dw = Tensor::empty({c}, compute, input.device());
-             Tensor db = Tensor::empty({c}, compute, input.device());
-             backend::backend_for(input.device())
-                 .batch_norm_backward(gc, xc, mean_t, rstd_t, wc, n, c, l, training, dx, dw, db);
-             if (gx) dx = cast_raw(dx, input.dtype());
-             return {dx, gw ? cast_raw(dw, weight.dtype()) : Tensor(), gb ? cast_raw(db, bias.dtype()) : Tensor()};
-           },
+      const bool gx = input.requires_grad();
+      const bool gw = weight.defined() && weight.requires_grad();
+      const bool gb = bias.defined() && bias.requires_grad();
+      if (grad_enabled()) {
+        // create_graph: the same analytic formulas with differentiable ops.
+        const Tensor x = input.to(compute);
+        const Tensor gc = g.to(compute);
+        Tensor mu, rs;
+        if (training) {
+          mu = mean(x, dims, true);
+          rs = rsqrt(add(var(x, dims, 0.0, true), eps));
+        } else {
+          mu = reshape(mean_t, stat_shape);
+          rs = reshape(rstd_t, stat_shape);
+        }
+        const Tensor xhat = mul(sub(x, mu), rs);
+        Tensor dx, dw, db;
+        if (gx) {
+          const Tensor gwt = weight.defined() ? mul(gc, reshape(weight.to(compute), stat_shape)) : gc;
+          dx = training ? mul(rs, sub(sub(gwt, mean(gwt, dims, true)), mul(xhat, mean(mul(gwt, xhat), dims, true))))
+                        : mul(gwt, rs);
+          dx = dx.to(input.dtype());
+        }
+        if (gw) dw = sum(mul(gc, xhat), dims).to(weight.dtype());
+        if (gb) db = sum(gc, dims).to(bias.dtype());
+        return {dx, dw, db};
+      }
+      const Tensor gc = cast_raw(g, compute).contiguous();
+      Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
+      Tensor dw = Tensor::empty({c}, compute, input.device());
+      Tensor db = Tensor::empty({c}, compute, input.device());
+      backend::backend_for(input.device())
+          .batch_norm_backward(gc, xc, mean_t, rstd_t, wc, n, c, l, training, dx, dw, db);
+      if (gx) dx = cast_raw(dx, input.dtype());
+      return {dx, gw ? cast_raw(dw, weight.dtype()) : Tensor(), gb ? cast_raw(db, bias.dtype()) : Tensor()};
+    },
            saved);
   }
   return out;

@@ -79,10 +79,14 @@ Transform parse_transform(const std::string& name) {
 
 std::string transform_name(Transform t) {
   switch (t) {
-    case Transform::Identity: return "identity";
-    case Transform::Transpose: return "transpose";
-    case Transform::CopyOverlapZeros: return "copy_overlap_zeros";
-    case Transform::TransposeCopyOverlapZeros: return "transpose_copy_overlap_zeros";
+    case Transform::Identity:
+      return "identity";
+    case Transform::Transpose:
+      return "transpose";
+    case Transform::CopyOverlapZeros:
+      return "copy_overlap_zeros";
+    case Transform::TransposeCopyOverlapZeros:
+      return "transpose_copy_overlap_zeros";
   }
   return "identity";
 }
@@ -234,8 +238,8 @@ void finish(HandoffReport& r, const StateDict& external, const HandoffOptions& o
   std::sort(r.extra_keys.begin(), r.extra_keys.end());
   r.source_hash = state_dict_hash(external);
   r.matched_subset_hash = state_dict_hash(r.adapted);
-  r.compatible = r.missing == 0 && r.shape_mismatched == 0 && r.conflicts == 0 && r.matched > 0 &&
-                 (o.allow_extra || r.extra == 0);
+  r.compatible =
+      r.missing == 0 && r.shape_mismatched == 0 && r.conflicts == 0 && r.matched > 0 && (o.allow_extra || r.extra == 0);
 }
 
 }  // namespace

@@ -29,8 +29,8 @@ void validate(int64_t in, int64_t out, int64_t rank, double alpha, double dropou
 }
 }  // namespace
 
-LoraLinear::LoraLinear(int64_t in_features, int64_t out_features, int64_t rank, double alpha, double dropout,
-                       bool bias, std::string name)
+LoraLinear::LoraLinear(int64_t in_features, int64_t out_features, int64_t rank, double alpha, double dropout, bool bias,
+                       std::string name)
     : Module(std::move(name)), in_(in_features), out_(out_features), rank_(rank), alpha_(alpha), dropout_(dropout) {
   validate(in_features, out_features, rank, alpha, dropout);
   register_parameter("weight", init::kaiming_uniform({out_features, in_features}, in_features), false);

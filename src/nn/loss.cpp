@@ -18,9 +18,12 @@ Reduction parse_reduction(const std::string& name, const char* op) {
 
 std::string reduction_name(Reduction r) {
   switch (r) {
-    case Reduction::Mean: return "mean";
-    case Reduction::Sum: return "sum";
-    case Reduction::None: break;
+    case Reduction::Mean:
+      return "mean";
+    case Reduction::Sum:
+      return "sum";
+    case Reduction::None:
+      break;
   }
   return "none";
 }
@@ -31,7 +34,9 @@ Tensor Loss::forward(const Tensor&) {
   throw DtypeError(type_name() + ".forward takes (prediction, target), not a single tensor");
 }
 
-Tensor MeanSquaredError::forward(const Tensor& pred, const Tensor& target) { return mse_loss(pred, target, reduction_); }
+Tensor MeanSquaredError::forward(const Tensor& pred, const Tensor& target) {
+  return mse_loss(pred, target, reduction_);
+}
 Tensor L1Loss::forward(const Tensor& pred, const Tensor& target) { return l1_loss(pred, target, reduction_); }
 
 HuberLoss::HuberLoss(double delta, Reduction r) : Loss(r), delta_(delta) {
@@ -75,7 +80,8 @@ Tensor NLLLoss::forward(const Tensor& pred, const Tensor& target) {
 
 FocalLoss::FocalLoss(double alpha, double gamma, Reduction r) : Loss(r), alpha_(alpha), gamma_(gamma) {
   if (!(gamma >= 0) || !std::isfinite(gamma)) throw ValueError("FocalLoss: gamma must be >= 0 and finite");
-  if (!(alpha <= 1.0) || !std::isfinite(alpha)) throw ValueError("FocalLoss: alpha must be <= 1 (negative disables it)");
+  if (!(alpha <= 1.0) || !std::isfinite(alpha))
+    throw ValueError("FocalLoss: alpha must be <= 1 (negative disables it)");
 }
 Tensor FocalLoss::forward(const Tensor& pred, const Tensor& target) {
   return sigmoid_focal_loss(pred, target, alpha_, gamma_, reduction_);

@@ -79,24 +79,22 @@ Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double
   if (!needs_grad({&x})) return rows;
   record(rows, "CrossEntropyBackward", {x},
          [rx = GradientRoute(x), xc, tc, lse, ignore_index, scale](const Tensor& g) -> std::vector<Tensor> {
-           // A gradient broadcast from one number (the mean's) goes in as that number: no expanded copy.
-           const bool one = g.dim() == 1 && g.size(0) > 1 && g.strides()[0] == 0;
-           const Tensor gr =
-               detail::cast_raw(one ? Tensor::from_storage(g.storage(), {1}, {1}, g.offset(), g.dtype()) : g,
-                                lse.dtype())
-                   .contiguous();
-           if (grad_enabled()) {  // create_graph: the same gradient from differentiable ops
-             const Tensor xa = rx.attach(xc);
-             const Tensor valid = ne(tc, wrap_scalar(ignore_index, tc));
-             const Tensor onehot = one_hot(where(valid, tc, zeros_like(tc)), xc.size(1)).to(xc.dtype());
-             const Tensor weight = mul(mul(unsqueeze(g, 1), unsqueeze(valid.to(xc.dtype()), 1)), scale);
-             return {mul(sub(softmax(xa, 1), onehot), weight)};
-           }
-           Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device());
-           detail::backend_of(xc).cross_entropy_rows_backward(xc, tc, lse, gr, ignore_index, scale, dx);
-           return {dx};
-         },
-         {xc, lse});
+    // A gradient broadcast from one number (the mean's) goes in as that number: no expanded copy.
+    const bool one = g.dim() == 1 && g.size(0) > 1 && g.strides()[0] == 0;
+    const Tensor gr =
+        detail::cast_raw(one ? Tensor::from_storage(g.storage(), {1}, {1}, g.offset(), g.dtype()) : g, lse.dtype())
+            .contiguous();
+    if (grad_enabled()) {  // create_graph: the same gradient from differentiable ops
+      const Tensor xa = rx.attach(xc);
+      const Tensor valid = ne(tc, wrap_scalar(ignore_index, tc));
+      const Tensor onehot = one_hot(where(valid, tc, zeros_like(tc)), xc.size(1)).to(xc.dtype());
+      const Tensor weight = mul(mul(unsqueeze(g, 1), unsqueeze(valid.to(xc.dtype()), 1)), scale);
+      return {mul(sub(softmax(xa, 1), onehot), weight)};
+    }
+    Tensor dx = Tensor::empty(xc.shape(), xc.dtype(), xc.device());
+    detail::backend_of(xc).cross_entropy_rows_backward(xc, tc, lse, gr, ignore_index, scale, dx);
+    return {dx};
+  }, {xc, lse});
   return rows;
 }
 
@@ -175,8 +173,12 @@ Tensor class_loss(const Tensor& logits, const Tensor& target, const Tensor& weig
   if (!batched) loss = squeeze(loss, 0);
   Tensor out;
   switch (reduction) {
-    case Reduction::None: out = loss; break;
-    case Reduction::Sum: out = sum(loss); break;
+    case Reduction::None:
+      out = loss;
+      break;
+    case Reduction::Sum:
+      out = sum(loss);
+      break;
     case Reduction::Mean:
       // every target counted: the mean over the targets, as PyTorch divides by their number
       out = mean_folded ? sum(loss) : index_mode && denom.defined() ? div(sum(loss), denom) : mean(loss);
@@ -193,9 +195,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits_in, const Tensor& t
                                         const Tensor& pos_weight, Reduction reduction) {
   const Tensor logits = autocast::to_float(logits_in), target = autocast::to_float(target_in);  // float32 list
   check_pointwise("binary_cross_entropy_with_logits", logits, target, pos_weight);
-  Tensor l = fused_or_composite(backend::PointwiseLoss::BceWithLogits, "BinaryCrossEntropyWithLogitsBackward", logits,
-                                target, pos_weight, 0.0, 0.0,
-                                [&] { return bce_with_logits_composite(logits, target, pos_weight); });
+  Tensor l =
+      fused_or_composite(backend::PointwiseLoss::BceWithLogits, "BinaryCrossEntropyWithLogitsBackward", logits, target,
+                         pos_weight, 0.0, 0.0, [&] { return bce_with_logits_composite(logits, target, pos_weight); });
   if (weight.defined()) l = mul(l, weight);
   return reduce(l, reduction);
 }
@@ -215,9 +217,9 @@ Tensor hyperbolic_cross_entropy(const Tensor& logits, const Tensor& target, doub
   return reduce(fused_or_composite(backend::PointwiseLoss::HyperbolicBce, "HyperbolicCrossEntropyBackward", logits,
                                    target, Tensor(), s, epsilon,
                                    [&] {
-                                     const Tensor t = epsilon > 0 ? clamp(target, epsilon, 1.0 - epsilon) : target;
-                                     return bce_with_logits_composite(mul(logits, s), t, Tensor());
-                                   }),
+    const Tensor t = epsilon > 0 ? clamp(target, epsilon, 1.0 - epsilon) : target;
+    return bce_with_logits_composite(mul(logits, s), t, Tensor());
+  }),
                 reduction);
 }
 
@@ -250,14 +252,14 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target_in, const 
     const Dtype xd = input.dtype(), td = target.dtype();
     record(loss, "BinaryCrossEntropyBackward", {input, target},
            [x, t, lx, l1x, w, gx, gt_, xd, td](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor gw = w.defined() ? mul(g, w) : g;
-             Tensor dx, dt;
-             // torch's EPSILON is the float 1e-12f, also in float64.
-             const double floor_ = static_cast<double>(1e-12f);
-             if (gx) dx = div(mul(gw, sub(x, t)), clamp(mul(x, rsub(x, 1.0)), floor_, std::nullopt)).to(xd);
-             if (gt_) dt = mul(gw, sub(l1x, lx)).to(td);
-             return {dx, dt};
-           });
+      const Tensor gw = w.defined() ? mul(g, w) : g;
+      Tensor dx, dt;
+      // torch's EPSILON is the float 1e-12f, also in float64.
+      const double floor_ = static_cast<double>(1e-12f);
+      if (gx) dx = div(mul(gw, sub(x, t)), clamp(mul(x, rsub(x, 1.0)), floor_, std::nullopt)).to(xd);
+      if (gt_) dt = mul(gw, sub(l1x, lx)).to(td);
+      return {dx, dt};
+    });
   }
   return reduce(loss, reduction);
 }
@@ -276,7 +278,8 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor
   const ClassLayout L = class_layout(logits, op);
   const bool index_mode = !is_floating(target.dtype());
   if (index_mode) {
-    if (target.dtype() == Dtype::Bool) throw DtypeError("cross_entropy: target must be int64 indices or floating probabilities");
+    if (target.dtype() == Dtype::Bool)
+      throw DtypeError("cross_entropy: target must be int64 indices or floating probabilities");
     check_index_target(target, L, op);
   } else if (target.shape() != logits.shape()) {
     throw ShapeError("cross_entropy: probability target shape " + shape_str(target.shape()) +
@@ -303,10 +306,10 @@ Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, const Tensor& 
 
 // ---------------------------------------------------------------- focal and margins
 
-Tensor sigmoid_focal_loss(const Tensor& logits, const Tensor& target, double alpha, double gamma,
-                          Reduction reduction) {
+Tensor sigmoid_focal_loss(const Tensor& logits, const Tensor& target, double alpha, double gamma, Reduction reduction) {
   if (!(gamma >= 0)) throw ValueError("sigmoid_focal_loss: gamma must be >= 0, got " + std::to_string(gamma));
-  if (alpha > 1.0) throw ValueError("sigmoid_focal_loss: alpha must be <= 1 (negative disables it), got " + std::to_string(alpha));
+  if (alpha > 1.0)
+    throw ValueError("sigmoid_focal_loss: alpha must be <= 1 (negative disables it), got " + std::to_string(alpha));
   const Tensor p = sigmoid(logits);
   const Tensor ce = binary_cross_entropy_with_logits(logits, target, {}, {}, Reduction::None);
   const Tensor p_t = add(mul(p, target), mul(rsub(p, 1.0), rsub(target, 1.0)));

@@ -11,9 +11,12 @@ namespace st::nn::loss_detail {
 
 inline Tensor reduce(const Tensor& l, Reduction r) {
   switch (r) {
-    case Reduction::Mean: return mean(l);
-    case Reduction::Sum: return sum(l);
-    case Reduction::None: break;
+    case Reduction::Mean:
+      return mean(l);
+    case Reduction::Sum:
+      return sum(l);
+    case Reduction::None:
+      break;
   }
   return l;
 }

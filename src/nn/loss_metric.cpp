@@ -29,8 +29,7 @@ Tensor euclidean_distance(const Tensor& x1, const Tensor& x2) {
   return d;
 }
 
-Tensor contrastive_loss_from_distance(const Tensor& distance, const Tensor& label, double margin,
-                                      Reduction reduction) {
+Tensor contrastive_loss_from_distance(const Tensor& distance, const Tensor& label, double margin, Reduction reduction) {
   check_floating(distance, "contrastive_loss", "distance");
   if (!label.defined()) throw ValueError("contrastive_loss: label is undefined");
   check_same_shape(distance, label, "contrastive_loss", "prediction", "target");

@@ -32,15 +32,14 @@ Tensor huber_loss(const Tensor& pred_in, const Tensor& target_in, Reduction redu
   const Tensor pred = autocast::to_float(pred_in), target = autocast::to_float(target_in);  // float32 list
   if (!(delta > 0)) throw ValueError("huber_loss: delta must be positive, got " + std::to_string(delta));
   check_pointwise("huber_loss", pred, target);
-  return reduce(fused_or_composite(backend::PointwiseLoss::Huber, "HuberLossBackward", pred, target, Tensor(), delta,
-                                   0.0,
-                                   [&] {
-                                     const Tensor d = sub(pred, target);
-                                     const Tensor ad = abs(d);
-                                     return where(lt(ad, wrap_scalar(delta, ad)), mul(square(d), 0.5),
-                                                  mul(sub(ad, 0.5 * delta), delta));
-                                   }),
-                reduction);
+  return reduce(
+      fused_or_composite(backend::PointwiseLoss::Huber, "HuberLossBackward", pred, target, Tensor(), delta, 0.0,
+                         [&] {
+    const Tensor d = sub(pred, target);
+    const Tensor ad = abs(d);
+    return where(lt(ad, wrap_scalar(delta, ad)), mul(square(d), 0.5), mul(sub(ad, 0.5 * delta), delta));
+  }),
+      reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {

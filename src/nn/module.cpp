@@ -12,9 +12,7 @@ std::string join_key(const std::string& prefix, const std::string& entry) {
   return prefix.empty() ? entry : prefix + "::" + entry;
 }
 
-Tensor Module::forward(const Tensor&) {
-  throw SpiralError(type_name() + ": forward is not defined for this module");
-}
+Tensor Module::forward(const Tensor&) { throw SpiralError(type_name() + ": forward is not defined for this module"); }
 
 Tensor Module::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
   if (name.empty() || name.find("::") != std::string::npos || name.find('.') != std::string::npos) {

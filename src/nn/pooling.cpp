@@ -18,9 +18,7 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
   return out;
 }
 
-bool is_half(const Tensor& t) {
-  return t.defined() && (t.dtype() == Dtype::Float16 || t.dtype() == Dtype::BFloat16);
-}
+bool is_half(const Tensor& t) { return t.defined() && (t.dtype() == Dtype::Float16 || t.dtype() == Dtype::BFloat16); }
 
 struct PoolInput {
   Tensor x;        // contiguous (N, C, H, W), detached
@@ -58,8 +56,7 @@ Pool2dGeom pool_geom(const Tensor& input, const PoolInput& in, Pair kernel, Pair
   for (int d = 0; d < 2; ++d) {
     if (kernel[d] <= 0) throw ValueError(std::string(op) + ": kernel_size must be positive, got " + pair_str(kernel));
     if (stride[d] <= 0) throw ValueError(std::string(op) + ": stride must be positive, got " + pair_str(stride));
-    if (dilation[d] <= 0)
-      throw ValueError(std::string(op) + ": dilation must be positive, got " + pair_str(dilation));
+    if (dilation[d] <= 0) throw ValueError(std::string(op) + ": dilation must be positive, got " + pair_str(dilation));
     if (padding[d] < 0 || padding[d] > kernel[d] / 2) {
       throw ValueError(std::string(op) + ": padding " + pair_str(padding) +
                        " must be non-negative and at most half the kernel size " + pair_str(kernel));
@@ -72,8 +69,8 @@ Pool2dGeom pool_geom(const Tensor& input, const PoolInput& in, Pair kernel, Pair
                      pair_str(kernel) + " with padding " + pair_str(padding) + " and dilation " + pair_str(dilation) +
                      " (output would be " + pair_str({OH, OW}) + ")");
   }
-  return Pool2dGeom{0, in.H, in.W, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-                    dilation[0], dilation[1], OH, OW, 0, 0};
+  return Pool2dGeom{0,          in.H,        in.W,        kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                    padding[1], dilation[0], dilation[1], OH,        OW,        0,         0};
 }
 
 }  // namespace
@@ -127,12 +124,11 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel_size, std::optional<Pair> str
     const int64_t planes = in.planes;
     record(out, "AvgPool2dBackward", {input},
            [g, xs, planes, count_include_pad, divisor_override](const Tensor& gy) -> std::vector<Tensor> {
-             const Tensor gyc = gy.contiguous();
-             Tensor gx = Tensor::empty(xs, gyc.dtype(), gyc.device());
-             if (gx.numel() > 0)
-               backend_of(gyc).avg_pool2d_backward(gyc, g, planes, count_include_pad, divisor_override, gx);
-             return {gx};
-           });
+      const Tensor gyc = gy.contiguous();
+      Tensor gx = Tensor::empty(xs, gyc.dtype(), gyc.device());
+      if (gx.numel() > 0) backend_of(gyc).avg_pool2d_backward(gyc, g, planes, count_include_pad, divisor_override, gx);
+      return {gx};
+    });
   }
   return out;
 }
@@ -167,8 +163,12 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
 
 MaxPool2d::MaxPool2d(Pair kernel_size, std::optional<Pair> stride, Pair padding, Pair dilation, bool ceil_mode,
                      std::string name)
-    : Module(std::move(name)), kernel_(kernel_size), stride_(stride.value_or(kernel_size)), padding_(padding),
-      dilation_(dilation), ceil_mode_(ceil_mode) {
+    : Module(std::move(name)),
+      kernel_(kernel_size),
+      stride_(stride.value_or(kernel_size)),
+      padding_(padding),
+      dilation_(dilation),
+      ceil_mode_(ceil_mode) {
   for (int d = 0; d < 2; ++d) {
     if (kernel_[d] <= 0 || stride_[d] <= 0 || dilation_[d] <= 0) {
       throw ValueError("MaxPool2d: kernel_size, stride and dilation must be positive");
@@ -184,10 +184,15 @@ Tensor MaxPool2d::forward(const Tensor& input) {
   return max_pool2d(input, kernel_, stride_, padding_, dilation_, ceil_mode_);
 }
 
-AvgPool2d::AvgPool2d(Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
-                     bool count_include_pad, int64_t divisor_override, std::string name)
-    : Module(std::move(name)), kernel_(kernel_size), stride_(stride.value_or(kernel_size)), padding_(padding),
-      ceil_mode_(ceil_mode), count_include_pad_(count_include_pad), divisor_override_(divisor_override) {
+AvgPool2d::AvgPool2d(Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode, bool count_include_pad,
+                     int64_t divisor_override, std::string name)
+    : Module(std::move(name)),
+      kernel_(kernel_size),
+      stride_(stride.value_or(kernel_size)),
+      padding_(padding),
+      ceil_mode_(ceil_mode),
+      count_include_pad_(count_include_pad),
+      divisor_override_(divisor_override) {
   for (int d = 0; d < 2; ++d) {
     if (kernel_[d] <= 0 || stride_[d] <= 0) throw ValueError("AvgPool2d: kernel_size and stride must be positive");
     if (padding_[d] < 0 || padding_[d] > kernel_[d] / 2) {

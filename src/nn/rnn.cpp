@@ -20,8 +20,7 @@ bool is_fast_dtype(Dtype d) { return d == Dtype::Float32 || d == Dtype::Float64;
 
 Tensor contig(const Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
 
-void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_hh, const Tensor& h0,
-                           int64_t gates) {
+void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_hh, const Tensor& h0, int64_t gates) {
   if (xproj.device() != w_hh.device() || h0.device() != w_hh.device()) {
     throw ValueError(std::string(op) + ": input, weights and initial state are on different devices (" +
                      xproj.device().str() + ", " + w_hh.device().str() + " and " + h0.device().str() + ")");
@@ -52,7 +51,7 @@ std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_i
                                         const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
                                         const Tensor& c0_in) {
   const backend::onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
-                           b_ih_in.defined()};
+                                    b_ih_in.defined()};
   const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
   const Tensor h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
   Tensor bias;  // oneDNN has one bias: b_ih + b_hh
@@ -71,16 +70,16 @@ std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_i
   record(*out, "LstmBackward", {x_in, w_ih_in, w_hh_in, b_ih_in, b_hh_in, h0_in, c0_in},
          [out_saved, ws, x, wi, wh, bias, h0, c0, d, nx, nwi, nwh, nbi, nbh, nh,
           nc](const Tensor& g_in) -> std::vector<Tensor> {
-           if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
-           NoGradGuard ng;
-           const Tensor g = contig(g_in.to(Dtype::Float32));
-           std::optional<backend::onednn::LstmGrads> r =
-               backend::onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
-           if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
-           return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(),
-                   nbi ? r->db : Tensor(), nbh ? r->db : Tensor(),    nh ? r->dh0 : Tensor(),
-                   nc ? r->dc0 : Tensor()};
-         },
+    if (grad_enabled())
+      throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+    NoGradGuard ng;
+    const Tensor g = contig(g_in.to(Dtype::Float32));
+    std::optional<backend::onednn::LstmGrads> r =
+        backend::onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
+    if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
+    return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(), nbi ? r->db : Tensor(),
+            nbh ? r->db : Tensor(), nh ? r->dh0 : Tensor(),    nc ? r->dc0 : Tensor()};
+  },
          {out_saved, x, wi, wh, h0, c0});
   return out;
 }
@@ -126,17 +125,17 @@ Tensor lstm_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tens
     const Tensor hc_saved = hc.detach();
     record(hc, "LstmBackward", {xproj_in, w_hh_in, h0_in, c0_in},
            [hc_saved, acts, w, h0, c0, T, B, H, dt, need_w, need_h, need_c](const Tensor& g_in) -> std::vector<Tensor> {
-             if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
-             NoGradGuard ng;
-             const Tensor g = contig(g_in.to(dt));
-             Tensor dx = Tensor::empty({T, B, 4 * H}, dt, g.device());
-             Tensor dw = need_w ? Tensor::empty({4 * H, H}, dt, g.device()) : Tensor();
-             Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-             Tensor dc0 = need_c ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-             be(g).lstm_backward(g, hc_saved, acts, w, h0, c0, dx, dw, dh0, dc0);
-             return {dx, dw, dh0, dc0};
-           },
-           {hc_saved, w, h0, c0});
+      if (grad_enabled())
+        throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+      NoGradGuard ng;
+      const Tensor g = contig(g_in.to(dt));
+      Tensor dx = Tensor::empty({T, B, 4 * H}, dt, g.device());
+      Tensor dw = need_w ? Tensor::empty({4 * H, H}, dt, g.device()) : Tensor();
+      Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
+      Tensor dc0 = need_c ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
+      be(g).lstm_backward(g, hc_saved, acts, w, h0, c0, dx, dw, dh0, dc0);
+      return {dx, dw, dh0, dc0};
+    }, {hc_saved, w, h0, c0});
   }
   return hc;
 }
@@ -152,9 +151,9 @@ Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tenso
     throw ShapeError("gru: b_hh of shape " + shape_str(b_hh_in.shape()) + ", expected " + shape_str({3 * H}));
   }
   if (!is_fast_dtype(dt)) {
-    Tensor r = gru_recurrence(cast(xproj_in, Dtype::Float32), cast(w_hh_in, Dtype::Float32),
-                              b_hh_in.defined() ? cast(b_hh_in, Dtype::Float32) : Tensor(),
-                              cast(h0_in, Dtype::Float32));
+    Tensor r =
+        gru_recurrence(cast(xproj_in, Dtype::Float32), cast(w_hh_in, Dtype::Float32),
+                       b_hh_in.defined() ? cast(b_hh_in, Dtype::Float32) : Tensor(), cast(h0_in, Dtype::Float32));
     return cast(r, dt);
   }
   Tensor xproj = xproj_in.detach();
@@ -170,17 +169,17 @@ Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tenso
     const Tensor hs_saved = hs.detach();
     record(hs, "GruBackward", {xproj_in, w_hh_in, b_hh_in, h0_in},
            [hs_saved, saved, w, h0, T, B, H, dt, need_w, need_h, need_b](const Tensor& g_in) -> std::vector<Tensor> {
-             if (grad_enabled()) throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
-             NoGradGuard ng;
-             const Tensor g = contig(g_in.to(dt));
-             Tensor dx = Tensor::empty({T, B, 3 * H}, dt, g.device());
-             Tensor dw = need_w ? Tensor::empty({3 * H, H}, dt, g.device()) : Tensor();
-             Tensor db = need_b ? Tensor::empty({3 * H}, dt, g.device()) : Tensor();
-             Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-             be(g).gru_backward(g, hs_saved, saved, w, h0, dx, dw, db, dh0);
-             return {dx, dw, db, dh0};
-           },
-           {hs_saved, w, h0});
+      if (grad_enabled())
+        throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+      NoGradGuard ng;
+      const Tensor g = contig(g_in.to(dt));
+      Tensor dx = Tensor::empty({T, B, 3 * H}, dt, g.device());
+      Tensor dw = need_w ? Tensor::empty({3 * H, H}, dt, g.device()) : Tensor();
+      Tensor db = need_b ? Tensor::empty({3 * H}, dt, g.device()) : Tensor();
+      Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
+      be(g).gru_backward(g, hs_saved, saved, w, h0, dx, dw, db, dh0);
+      return {dx, dw, db, dh0};
+    }, {hs_saved, w, h0});
   }
   return hs;
 }
@@ -237,14 +236,16 @@ std::pair<Tensor, bool> RNNBase::prepare_input(const Tensor& input, const char* 
   }
   if (input.shape().back() != input_size_) {
     throw ShapeError(std::string(op) + ": input of shape " + shape_str(input.shape()) + " has " +
-                     std::to_string(input.shape().back()) + " features, expected input_size=" +
-                     std::to_string(input_size_));
+                     std::to_string(input.shape().back()) +
+                     " features, expected input_size=" + std::to_string(input_size_));
   }
   if (!is_floating(input.dtype())) {
     throw DtypeError(std::string(op) + ": expected a floating input, got " + dtype_name(input.dtype()));
   }
   const int64_t seq = input.dim() == 2 || !batch_first_ ? input.shape()[0] : input.shape()[1];
-  if (seq == 0) throw ShapeError(std::string(op) + ": expected a sequence of length at least 1, got shape " + shape_str(input.shape()));
+  if (seq == 0)
+    throw ShapeError(std::string(op) + ": expected a sequence of length at least 1, got shape " +
+                     shape_str(input.shape()));
   if (input.dim() == 2) return {unsqueeze(input, 1), false};  // (seq, 1, feature)
   return {batch_first_ ? transpose(input, 0, 1) : input, true};
 }

@@ -2,7 +2,9 @@
 
 namespace st::nn {
 
-void Sequential::add(std::shared_ptr<Module> layer) { register_module(std::to_string(children().size()), std::move(layer)); }
+void Sequential::add(std::shared_ptr<Module> layer) {
+  register_module(std::to_string(children().size()), std::move(layer));
+}
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;

@@ -47,7 +47,7 @@ Tensor linspace(double start, double end, int64_t steps, Dtype dtype) {
     for (int64_t i = 0; i < steps; ++i) {
       // Fill from both ends so the last value is exactly `end`, like PyTorch.
       const double v = (steps == 1 || i < steps / 2) ? start + step * static_cast<double>(i)
-                                     : end - step * static_cast<double>(steps - 1 - i);
+                                                     : end - step * static_cast<double>(steps - 1 - i);
       p[i] = from_double<scalar_t>(v);
     }
   });
@@ -129,7 +129,8 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Dtype dtype, Gener
 Tensor& uniform_(Tensor& x, double low, double high) {
   // The fill below runs without grad; refuse first what any other in-place op refuses.
   if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
-    throw SpiralError("uniform_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+    throw SpiralError(
+        "uniform_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
   }
   // Random floats copied into an integer tensor would truncate (uniform [0, 1) to all zeros).
   if (!is_floating(x.dtype())) {
@@ -143,7 +144,8 @@ Tensor& uniform_(Tensor& x, double low, double high) {
 Tensor& normal_(Tensor& x, double mean, double std) {
   // The fill below runs without grad; refuse first what any other in-place op refuses.
   if (grad_enabled() && x.requires_grad() && x.is_leaf()) {
-    throw SpiralError("normal_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+    throw SpiralError(
+        "normal_: a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
   }
   // Random floats copied into an integer tensor would truncate (uniform [0, 1) to all zeros).
   if (!is_floating(x.dtype())) {

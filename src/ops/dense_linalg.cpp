@@ -585,29 +585,25 @@ Tensor solve_matrix(const Tensor& A, const Tensor& B) {
   const Shape batch = broadcast_shapes(batch_of(A), batch_of(B), "linalg.solve");
   Tensor X = solve_raw(A, B, batch);
   if (needs_grad({&A, &B})) {
-    record(X, "LinalgSolveBackward", {A, B},
-           [A, B, X0 = X.detach()](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor gB = solve_matrix(mT(A), g);
-             Tensor gA;
-             if (A.requires_grad()) {
-               const Tensor X = grad_enabled() ? solve_matrix(A, B) : X0;
-               gA = detail::sum_to(neg(matmul(gB, mT(X))), A.shape());
-             }
-             return {gA, B.requires_grad() ? detail::sum_to(gB, B.shape()) : Tensor()};
-           },
-           {A, B, X});
+    record(X, "LinalgSolveBackward", {A, B}, [A, B, X0 = X.detach()](const Tensor& g) -> std::vector<Tensor> {
+      const Tensor gB = solve_matrix(mT(A), g);
+      Tensor gA;
+      if (A.requires_grad()) {
+        const Tensor X = grad_enabled() ? solve_matrix(A, B) : X0;
+        gA = detail::sum_to(neg(matmul(gB, mT(X))), A.shape());
+      }
+      return {gA, B.requires_grad() ? detail::sum_to(gB, B.shape()) : Tensor()};
+    }, {A, B, X});
   }
   return X;
 }
 
 // Records the eigenvalue part of eigh's gradient on w: gA = V diag(gw) V^T.
 void record_eigenvalue_grad(Tensor& w, const Tensor& A, const Tensor& V, const std::string& uplo) {
-  record(w, "LinalgEighBackward", {A},
-         [A, V0 = V.detach(), uplo](const Tensor& gw) -> std::vector<Tensor> {
-           const Tensor V = grad_enabled() ? eigh(A, uplo).second : V0;
-           return {matmul(mul(V, unsqueeze(gw, -2)), mT(V))};
-         },
-         {A, V});
+  record(w, "LinalgEighBackward", {A}, [A, V0 = V.detach(), uplo](const Tensor& gw) -> std::vector<Tensor> {
+    const Tensor V = grad_enabled() ? eigh(A, uplo).second : V0;
+    return {matmul(mul(V, unsqueeze(gw, -2)), mT(V))};
+  }, {A, V});
 }
 
 }  // namespace
@@ -617,12 +613,10 @@ Tensor inv(const Tensor& A_in) {
   const Tensor A = matrix_arg(A_in, "linalg.inv", "A", true);
   Tensor out = inv_raw(A, "linalg.inv");
   if (needs_grad({&A})) {
-    record(out, "LinalgInvBackward", {A},
-           [A, Ai0 = out.detach()](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor AiT = mT(grad_enabled() ? inv(A) : Ai0);
-             return {neg(matmul(matmul(AiT, g), AiT))};
-           },
-           {A, out});
+    record(out, "LinalgInvBackward", {A}, [A, Ai0 = out.detach()](const Tensor& g) -> std::vector<Tensor> {
+      const Tensor AiT = mT(grad_enabled() ? inv(A) : Ai0);
+      return {neg(matmul(matmul(AiT, g), AiT))};
+    }, {A, out});
   }
   event.publish(A, out);
   return out;
@@ -676,18 +670,17 @@ Tensor solve_triangular(const Tensor& A_in, const Tensor& B_in, bool upper, bool
   if (needs_grad({&A, &B})) {
     record(X, "LinalgSolveTriangularBackward", {A, B},
            [A, B, X0 = X.detach(), upper, unitriangular](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor gB = solve_triangular(mT(A), g, !upper, true, unitriangular);
-             Tensor gA;
-             if (A.requires_grad()) {
-               const Tensor X = grad_enabled() ? solve_triangular(A, B, upper, true, unitriangular) : X0;
-               // Only the triangle A's values were read from receives a gradient.
-               const Tensor full = neg(matmul(gB, mT(X)));
-               const int64_t diag = unitriangular ? 1 : 0;
-               gA = detail::sum_to(upper ? triu(full, diag) : tril(full, -diag), A.shape());
-             }
-             return {gA, B.requires_grad() ? detail::sum_to(gB, B.shape()) : Tensor()};
-           },
-           {A, B, X});
+      const Tensor gB = solve_triangular(mT(A), g, !upper, true, unitriangular);
+      Tensor gA;
+      if (A.requires_grad()) {
+        const Tensor X = grad_enabled() ? solve_triangular(A, B, upper, true, unitriangular) : X0;
+        // Only the triangle A's values were read from receives a gradient.
+        const Tensor full = neg(matmul(gB, mT(X)));
+        const int64_t diag = unitriangular ? 1 : 0;
+        gA = detail::sum_to(upper ? triu(full, diag) : tril(full, -diag), A.shape());
+      }
+      return {gA, B.requires_grad() ? detail::sum_to(gB, B.shape()) : Tensor()};
+    }, {A, B, X});
   }
   event.publish(A, X);
   return X;
@@ -698,18 +691,16 @@ Tensor det(const Tensor& A_in) {
   const Tensor A = matrix_arg(A_in, "linalg.det", "A", true);
   Tensor d = determinant_raw(A, true, false).det;
   if (needs_grad({&A})) {
-    record(d, "LinalgDetBackward", {A},
-           [A, d0 = d.detach()](const Tensor& g) -> std::vector<Tensor> {
-             if (!grad_enabled()) return {det_backward_raw(A.detach(), g)};
-             // Differentiable form g det(A) A^-T; it needs A^-1, so singular matrices have first derivatives only.
-             if (any(eq(d0, wrap_scalar(0.0, d0))).item() != 0.0) {
-               throw ValueError(
-                   "linalg.det: the gradient at a singular matrix is available to first order only (create_graph "
-                   "needs A^-1)");
-             }
-             return {mul(unsqueeze2(mul(g, det(A))), mT(inv(A)))};
-           },
-           {A, d});
+    record(d, "LinalgDetBackward", {A}, [A, d0 = d.detach()](const Tensor& g) -> std::vector<Tensor> {
+      if (!grad_enabled()) return {det_backward_raw(A.detach(), g)};
+      // Differentiable form g det(A) A^-T; it needs A^-1, so singular matrices have first derivatives only.
+      if (any(eq(d0, wrap_scalar(0.0, d0))).item() != 0.0) {
+        throw ValueError(
+            "linalg.det: the gradient at a singular matrix is available to first order only (create_graph "
+            "needs A^-1)");
+      }
+      return {mul(unsqueeze2(mul(g, det(A))), mT(inv(A)))};
+    }, {A, d});
   }
   event.publish(A, d);
   return d;
@@ -720,12 +711,10 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& A_in) {
   const Tensor A = matrix_arg(A_in, "linalg.slogdet", "A", true);
   LuDeterminant r = determinant_raw(A, false, true);
   if (needs_grad({&A})) {
-    record(r.logabsdet, "LinalgSlogdetBackward", {A},
-           [A](const Tensor& g) -> std::vector<Tensor> {
-             const Tensor Ai = grad_enabled() ? inv(A) : inv_raw(A.detach(), "linalg.slogdet (backward)");
-             return {mul(unsqueeze2(g), mT(Ai))};
-           },
-           {A});
+    record(r.logabsdet, "LinalgSlogdetBackward", {A}, [A](const Tensor& g) -> std::vector<Tensor> {
+      const Tensor Ai = grad_enabled() ? inv(A) : inv_raw(A.detach(), "linalg.slogdet (backward)");
+      return {mul(unsqueeze2(g), mT(Ai))};
+    }, {A});
   }
   event.publish(A, r.logabsdet);
   return {r.sign, r.logabsdet};
@@ -736,19 +725,17 @@ Tensor cholesky(const Tensor& A_in, bool upper) {
   const Tensor A = matrix_arg(A_in, "linalg.cholesky", "A", true);
   Tensor F = cholesky_raw(A, upper);
   if (needs_grad({&A})) {
-    record(F, "LinalgCholeskyBackward", {A},
-           [A, F0 = F.detach(), upper](const Tensor& g) -> std::vector<Tensor> {
-             // Murray (2016), arXiv:1602.07527, in PyTorch's arrangement: with P = tril(L^T gL),
-             // gA = L^-T S L^-1 where S = (P + tril(P, -1)^T) / 2 is Phi(P) symmetrised.
-             const Tensor F = grad_enabled() ? cholesky(A, upper) : F0;
-             const Tensor L = upper ? mT(F) : F;
-             const Tensor gL = upper ? mT(g) : g;
-             const Tensor P = tril(matmul(mT(L), gL));
-             const Tensor S = mul(add(P, mT(tril(P, -1))), 0.5);
-             const Tensor Y = solve_triangular(mT(L), S, /*upper=*/true);
-             return {solve_triangular(L, Y, /*upper=*/false, /*left=*/false)};
-           },
-           {A, F});
+    record(F, "LinalgCholeskyBackward", {A}, [A, F0 = F.detach(), upper](const Tensor& g) -> std::vector<Tensor> {
+      // Murray (2016), arXiv:1602.07527, in PyTorch's arrangement: with P = tril(L^T gL),
+      // gA = L^-T S L^-1 where S = (P + tril(P, -1)^T) / 2 is Phi(P) symmetrised.
+      const Tensor F = grad_enabled() ? cholesky(A, upper) : F0;
+      const Tensor L = upper ? mT(F) : F;
+      const Tensor gL = upper ? mT(g) : g;
+      const Tensor P = tril(matmul(mT(L), gL));
+      const Tensor S = mul(add(P, mT(tril(P, -1))), 0.5);
+      const Tensor Y = solve_triangular(mT(L), S, /*upper=*/true);
+      return {solve_triangular(L, Y, /*upper=*/false, /*left=*/false)};
+    }, {A, F});
   }
   event.publish(A, F);
   return F;
@@ -765,25 +752,24 @@ std::pair<Tensor, Tensor> eigh(const Tensor& A_in, const std::string& uplo) {
     auto self = std::make_shared<std::weak_ptr<Node>>();
     record_multi({w, V}, "LinalgEighBackward", {A},
                  [self, w0 = w.detach(), V0 = V.detach(), n](std::span<const Tensor> g) -> std::vector<Tensor> {
-                   const Tensor &gw = g[0], &gV = g[1];
-                   const bool graph = grad_enabled();
-                   const Tensor w = graph ? own_output(w0, *self, 0) : w0;
-                   const Tensor V = graph ? own_output(V0, *self, 1) : V0;
-                   Tensor inner;
-                   if (gV.defined()) {
-                     // skew(.) has a zero diagonal, which the ones put on E's diagonal leave at zero.
-                     const Tensor X = matmul(mT(V), gV);
-                     const Tensor skew = mul(sub(X, mT(X)), 0.5);
-                     const Tensor E = add(sub(unsqueeze(w, -2), unsqueeze(w, -1)), eye_like(n, w));
-                     inner = div(skew, E);
-                   }
-                   if (gw.defined()) {
-                     const Tensor d = mul(unsqueeze(gw, -2), eye_like(n, w));
-                     inner = inner.defined() ? add(inner, d) : d;
-                   }
-                   return {matmul(matmul(V, inner), mT(V))};
-                 },
-                 {w, V});
+      const Tensor &gw = g[0], &gV = g[1];
+      const bool graph = grad_enabled();
+      const Tensor w = graph ? own_output(w0, *self, 0) : w0;
+      const Tensor V = graph ? own_output(V0, *self, 1) : V0;
+      Tensor inner;
+      if (gV.defined()) {
+        // skew(.) has a zero diagonal, which the ones put on E's diagonal leave at zero.
+        const Tensor X = matmul(mT(V), gV);
+        const Tensor skew = mul(sub(X, mT(X)), 0.5);
+        const Tensor E = add(sub(unsqueeze(w, -2), unsqueeze(w, -1)), eye_like(n, w));
+        inner = div(skew, E);
+      }
+      if (gw.defined()) {
+        const Tensor d = mul(unsqueeze(gw, -2), eye_like(n, w));
+        inner = inner.defined() ? add(inner, d) : d;
+      }
+      return {matmul(matmul(V, inner), mT(V))};
+    }, {w, V});
     *self = w.grad_fn();
   }
   event.publish(A, V);
@@ -819,18 +805,17 @@ std::pair<Tensor, Tensor> qr(const Tensor& A_in, const std::string& mode) {
     // One node for Q and R (mode 'r' returns no Q: its slot never receives a gradient).
     record_multi({mode != "r" ? Q : Tensor(), R}, "LinalgQrBackward", {A},
                  [A, Qr, Rr, tall_complete, k](std::span<const Tensor> g) -> std::vector<Tensor> {
-                   const Tensor &gQ = g[0], &gR = g[1];
-                   if (tall_complete && gQ.defined()) {
-                     throw ValueError(
-                         "linalg.qr: the gradient through Q is not defined for mode='complete' with more rows than "
-                         "columns (its last m - n columns are not unique); use mode='reduced'");
-                   }
-                   Tensor Q = Qr, R = Rr;
-                   if (grad_enabled()) std::tie(Q, R) = qr(A, "reduced");
-                   const Tensor gRr = tall_complete && gR.defined() ? narrow(gR, -2, 0, k) : gR;
-                   return {qr_backward(gQ, gRr, Q, R)};
-                 },
-                 {A, Q, R});
+      const Tensor &gQ = g[0], &gR = g[1];
+      if (tall_complete && gQ.defined()) {
+        throw ValueError(
+            "linalg.qr: the gradient through Q is not defined for mode='complete' with more rows than "
+            "columns (its last m - n columns are not unique); use mode='reduced'");
+      }
+      Tensor Q = Qr, R = Rr;
+      if (grad_enabled()) std::tie(Q, R) = qr(A, "reduced");
+      const Tensor gRr = tall_complete && gR.defined() ? narrow(gR, -2, 0, k) : gR;
+      return {qr_backward(gQ, gRr, Q, R)};
+    }, {A, Q, R});
   }
   if (mode == "r") Q = Tensor::empty({0}, A.dtype(), A.device());
   event.publish(A, R);
@@ -848,17 +833,17 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A_in, bool full_matrices) {
     record_multi({f.U, f.S, f.Vh}, "LinalgSvdBackward", {A},
                  [self, U0 = f.U.detach(), S0 = f.S.detach(), Vh0 = f.Vh.detach(), k,
                   full_matrices](std::span<const Tensor> g) -> std::vector<Tensor> {
-                   const bool graph = grad_enabled();
-                   // The thin factors the gradient is made of: full_matrices' extra columns of U and rows
-                   // of Vh get no gradient (as in PyTorch).
-                   const auto thin = [&](const Tensor& t, int64_t dim) {
-                     return full_matrices && t.defined() ? narrow(t, dim, 0, k) : t;
-                   };
-                   const Tensor U = thin(graph ? own_output(U0, *self, 0) : U0, -1);
-                   const Tensor S = graph ? own_output(S0, *self, 1) : S0;
-                   const Tensor Vh = thin(graph ? own_output(Vh0, *self, 2) : Vh0, -2);
-                   return {svd_backward(thin(g[0], -1), g[1], thin(g[2], -2), U, S, Vh)};
-                 },
+      const bool graph = grad_enabled();
+      // The thin factors the gradient is made of: full_matrices' extra columns of U and rows
+      // of Vh get no gradient (as in PyTorch).
+      const auto thin = [&](const Tensor& t, int64_t dim) {
+        return full_matrices && t.defined() ? narrow(t, dim, 0, k) : t;
+      };
+      const Tensor U = thin(graph ? own_output(U0, *self, 0) : U0, -1);
+      const Tensor S = graph ? own_output(S0, *self, 1) : S0;
+      const Tensor Vh = thin(graph ? own_output(Vh0, *self, 2) : Vh0, -2);
+      return {svd_backward(thin(g[0], -1), g[1], thin(g[2], -2), U, S, Vh)};
+    },
                  {f.U, f.S, f.Vh});
     *self = f.S.grad_fn();
   }
@@ -875,11 +860,10 @@ Tensor svdvals(const Tensor& A_in) {
   if (grad) {
     record(f.S, "LinalgSvdvalsBackward", {A},
            [A, U0 = f.U.detach(), Vh0 = f.Vh.detach()](const Tensor& gS) -> std::vector<Tensor> {
-             Tensor U = U0, Vh = Vh0;
-             if (grad_enabled()) std::tie(U, std::ignore, Vh) = svd(A, false);
-             return {matmul(mul(U, unsqueeze(gS, -2)), Vh)};
-           },
-           {A, f.S});
+      Tensor U = U0, Vh = Vh0;
+      if (grad_enabled()) std::tie(U, std::ignore, Vh) = svd(A, false);
+      return {matmul(mul(U, unsqueeze(gS, -2)), Vh)};
+    }, {A, f.S});
   }
   event.publish(A, f.S);
   return f.S;

@@ -21,7 +21,8 @@ Tensor to_device(const Tensor& x, Device device) {
   detail::remember_copied_range(x, out);
   if (needs_grad({&x})) {
     const Device from = x.device();
-    record(out, "ToDeviceBackward", {x}, [from](const Tensor& g) -> std::vector<Tensor> { return {to_device(g, from)}; });
+    record(out, "ToDeviceBackward", {x},
+           [from](const Tensor& g) -> std::vector<Tensor> { return {to_device(g, from)}; });
   }
   return out;
 }

@@ -49,7 +49,8 @@ Labels parse_term(const std::string& text, int64_t ellipsis_dims, const std::str
 int64_t ellipsis_count(const std::string& text) {
   const auto at = text.find("...");
   if (at == std::string::npos) return 0;
-  if (text.find("...", at + 3) != std::string::npos) throw ValueError("einsum: more than one ellipsis in '" + text + "'");
+  if (text.find("...", at + 3) != std::string::npos)
+    throw ValueError("einsum: more than one ellipsis in '" + text + "'");
   return 1;
 }
 
@@ -82,14 +83,15 @@ Term take_diagonals(Term term) {
         found = true;
         const int64_t n = term.value.shape()[p];
         if (term.value.shape()[q] != n) {
-          throw ShapeError("einsum: label '" + describe({term.labels[p]}) + "' repeated with sizes " + std::to_string(n) +
-                           " and " + std::to_string(term.value.shape()[q]));
+          throw ShapeError("einsum: label '" + describe({term.labels[p]}) + "' repeated with sizes " +
+                           std::to_string(n) + " and " + std::to_string(term.value.shape()[q]));
         }
         // mask[p, q] = (p == q), broadcast over the other dimensions.
         Shape mask_shape(term.labels.size(), 1);
         mask_shape[p] = n;
         mask_shape[q] = n;
-        const Tensor mask = reshape(to_device(eye(n, std::nullopt, term.value.dtype()), term.value.device()), mask_shape);
+        const Tensor mask =
+            reshape(to_device(eye(n, std::nullopt, term.value.dtype()), term.value.device()), mask_shape);
         term.value = sum(mul(term.value, mask), {static_cast<int64_t>(q)});
         term.labels.erase(term.labels.begin() + static_cast<std::ptrdiff_t>(q));
       }
@@ -133,8 +135,10 @@ Term contract(const Term& a, const Term& b, const std::set<int>& keep) {
   const Shape& bs = b.value.shape();
   const int64_t nb = product(as, a.labels, batch), nc = product(as, a.labels, contracted);
   const int64_t na = product(as, a.labels, a_only), nbo = product(bs, b.labels, b_only);
-  const Tensor a3 = reshape(permute(a.value, positions(a.labels, concat({&batch, &a_only, &contracted}))), {nb, na, nc});
-  const Tensor b3 = reshape(permute(b.value, positions(b.labels, concat({&batch, &contracted, &b_only}))), {nb, nc, nbo});
+  const Tensor a3 =
+      reshape(permute(a.value, positions(a.labels, concat({&batch, &a_only, &contracted}))), {nb, na, nc});
+  const Tensor b3 =
+      reshape(permute(b.value, positions(b.labels, concat({&batch, &contracted, &b_only}))), {nb, nc, nbo});
   const Labels out_labels = concat({&batch, &a_only, &b_only});
   Shape out_shape;
   for (int l : batch) out_shape.push_back(as[positions(a.labels, {l})[0]]);
@@ -215,8 +219,10 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands_i
     output = parse_term(rhs, ellipsis_count(rhs) ? ellipsis_dims : 0, equation);
     std::set<int> seen;
     for (int l : output) {
-      if (!seen.insert(l).second) throw ValueError("einsum: output label '" + describe({l}) + "' repeated in '" + equation + "'");
-      if (!sizes.count(l)) throw ValueError("einsum: output label '" + describe({l}) + "' appears in no input of '" + equation + "'");
+      if (!seen.insert(l).second)
+        throw ValueError("einsum: output label '" + describe({l}) + "' repeated in '" + equation + "'");
+      if (!sizes.count(l))
+        throw ValueError("einsum: output label '" + describe({l}) + "' appears in no input of '" + equation + "'");
     }
   } else {
     for (int64_t e = 0; e < ellipsis_dims; ++e) output.push_back(static_cast<int>(e));

@@ -152,7 +152,8 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
   Tensor out = binary_raw(BinaryOp::Add, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
     const double al = alpha.to_double();
-    record(out, "AddBackward", {a, b}, [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "AddBackward", {a, b},
+           [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
       return {ma.grad(g), mb.wants_grad ? mb.grad(al == 1.0 ? g : mul(g, al)) : Tensor()};
     });
   }
@@ -166,7 +167,8 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   Tensor out = binary_raw(BinaryOp::Sub, a, scaled ? binary_raw(BinaryOp::Mul, b, wrap_scalar(alpha, b)) : b);
   if (needs_grad({&a, &b})) {
     const double al = alpha.to_double();
-    record(out, "SubBackward", {a, b}, [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "SubBackward", {a, b},
+           [ma = InputMeta(a), mb = InputMeta(b), al](const Tensor& g) -> std::vector<Tensor> {
       return {ma.grad(g), mb.wants_grad ? mb.grad(mul(g, -al)) : Tensor()};
     });
   }
@@ -379,21 +381,26 @@ Tensor mask_of(const Tensor& cond, const Tensor& like) { return detail::cast_raw
 
 Tensor neg(const Tensor& x) {
   if (x.dtype() == Dtype::Bool) throw DtypeError("neg: negation of a bool tensor is not supported; use logical_not");
-  return unary_op(UnaryOp::Neg, x, "NegBackward", [](auto& g, auto&, auto&) { return neg(g); }, 0, 0, true, Keeps::None);
+  return unary_op(UnaryOp::Neg, x, "NegBackward", [](auto& g, auto&, auto&) { return neg(g); }, 0, 0, true,
+                  Keeps::None);
 }
 Tensor abs(const Tensor& x) {
-  return unary_op(UnaryOp::Abs, x, "AbsBackward", [](auto& g, auto& x, auto&) { return mul(g, sign(x)); }, 0, 0,
-                  true, Keeps::Input);
+  return unary_op(UnaryOp::Abs, x, "AbsBackward", [](auto& g, auto& x, auto&) { return mul(g, sign(x)); }, 0, 0, true,
+                  Keeps::Input);
 }
-Tensor sign(const Tensor& x) { return unary_op(UnaryOp::Sign, x, "SignBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
+Tensor sign(const Tensor& x) {
+  return unary_op(UnaryOp::Sign, x, "SignBackward", zero_grad_fn, 0, 0, true, Keeps::None);
+}
 Tensor exp(const Tensor& x) {
   return unary_op(UnaryOp::Exp, x, "ExpBackward", [](auto& g, auto&, auto& o) { return mul(g, o); });
 }
 Tensor log(const Tensor& x) {
-  return unary_op(UnaryOp::Log, x, "LogBackward", [](auto& g, auto& x, auto&) { return div(g, x); }, 0, 0, false, Keeps::Input);
+  return unary_op(UnaryOp::Log, x, "LogBackward", [](auto& g, auto& x, auto&) { return div(g, x); }, 0, 0, false,
+                  Keeps::Input);
 }
 Tensor log1p(const Tensor& x) {
-  return unary_op(UnaryOp::Log1p, x, "Log1pBackward", [](auto& g, auto& x, auto&) { return div(g, add(x, 1.0)); }, 0, 0, false, Keeps::Input);
+  return unary_op(UnaryOp::Log1p, x, "Log1pBackward", [](auto& g, auto& x, auto&) { return div(g, add(x, 1.0)); }, 0, 0,
+                  false, Keeps::Input);
 }
 Tensor expm1(const Tensor& x) {
   return unary_op(UnaryOp::Expm1, x, "Expm1Backward", [](auto& g, auto&, auto& o) { return mul(g, add(o, 1.0)); });
@@ -406,22 +413,23 @@ Tensor rsqrt(const Tensor& x) {
                   [](auto& g, auto&, auto& o) { return mul(g, mul(pow(o, 3.0), -0.5)); });
 }
 Tensor square(const Tensor& x) {
-  return unary_op(UnaryOp::Square, x, "SquareBackward", [](auto& g, auto& x, auto&) { return mul(g, mul(x, 2.0)); },
-                  0, 0, true, Keeps::Input);
+  return unary_op(UnaryOp::Square, x, "SquareBackward", [](auto& g, auto& x, auto&) { return mul(g, mul(x, 2.0)); }, 0,
+                  0, true, Keeps::Input);
 }
 Tensor reciprocal(const Tensor& x) {
   return unary_op(UnaryOp::Reciprocal, x, "ReciprocalBackward",
                   [](auto& g, auto&, auto& o) { return neg(mul(g, mul(o, o))); });
 }
 Tensor sin(const Tensor& x) {
-  return unary_op(UnaryOp::Sin, x, "SinBackward", [](auto& g, auto& x, auto&) { return mul(g, cos(x)); }, 0, 0, false, Keeps::Input);
+  return unary_op(UnaryOp::Sin, x, "SinBackward", [](auto& g, auto& x, auto&) { return mul(g, cos(x)); }, 0, 0, false,
+                  Keeps::Input);
 }
 Tensor cos(const Tensor& x) {
-  return unary_op(UnaryOp::Cos, x, "CosBackward", [](auto& g, auto& x, auto&) { return neg(mul(g, sin(x))); }, 0, 0, false, Keeps::Input);
+  return unary_op(UnaryOp::Cos, x, "CosBackward", [](auto& g, auto& x, auto&) { return neg(mul(g, sin(x))); }, 0, 0,
+                  false, Keeps::Input);
 }
 Tensor tan(const Tensor& x) {
-  return unary_op(UnaryOp::Tan, x, "TanBackward",
-                  [](auto& g, auto&, auto& o) { return mul(g, add(mul(o, o), 1.0)); });
+  return unary_op(UnaryOp::Tan, x, "TanBackward", [](auto& g, auto&, auto& o) { return mul(g, add(mul(o, o), 1.0)); });
 }
 Tensor tanh(const Tensor& x) {
   return unary_op(UnaryOp::Tanh, x, "TanhBackward",
@@ -489,10 +497,18 @@ Tensor elu(const Tensor& x, double alpha) {
     return mul(g, where(gt(x, zeros_like(x)), ones_like(x), add(o, alpha)));
   }, alpha);
 }
-Tensor floor(const Tensor& x) { return unary_op(UnaryOp::Floor, x, "FloorBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
-Tensor ceil(const Tensor& x) { return unary_op(UnaryOp::Ceil, x, "CeilBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
-Tensor round(const Tensor& x) { return unary_op(UnaryOp::Round, x, "RoundBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
-Tensor trunc(const Tensor& x) { return unary_op(UnaryOp::Trunc, x, "TruncBackward", zero_grad_fn, 0, 0, true, Keeps::None); }
+Tensor floor(const Tensor& x) {
+  return unary_op(UnaryOp::Floor, x, "FloorBackward", zero_grad_fn, 0, 0, true, Keeps::None);
+}
+Tensor ceil(const Tensor& x) {
+  return unary_op(UnaryOp::Ceil, x, "CeilBackward", zero_grad_fn, 0, 0, true, Keeps::None);
+}
+Tensor round(const Tensor& x) {
+  return unary_op(UnaryOp::Round, x, "RoundBackward", zero_grad_fn, 0, 0, true, Keeps::None);
+}
+Tensor trunc(const Tensor& x) {
+  return unary_op(UnaryOp::Trunc, x, "TruncBackward", zero_grad_fn, 0, 0, true, Keeps::None);
+}
 Tensor logical_not(const Tensor& x) { return unary_raw(UnaryOp::Not, x); }
 Tensor isnan(const Tensor& x) { return unary_raw(UnaryOp::IsNan, x); }
 Tensor isinf(const Tensor& x) { return unary_raw(UnaryOp::IsInf, x); }
@@ -523,9 +539,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   backend_of(a).where(detail::expand_view(cond, shape), detail::expand_view(detail::cast_raw(a, dt), shape),
                       detail::expand_view(detail::cast_raw(b, dt), shape), out);
   if (needs_grad({&a, &b})) {
-    record(out, "WhereBackward", {a, b}, [cond, ma = InputMeta(a), mb = InputMeta(b)](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "WhereBackward", {a, b},
+           [cond, ma = InputMeta(a), mb = InputMeta(b)](const Tensor& g) -> std::vector<Tensor> {
       const Tensor z = zeros_like(g);
-      return {ma.wants_grad ? ma.grad(where(cond, g, z)) : Tensor(), mb.wants_grad ? mb.grad(where(cond, z, g)) : Tensor()};
+      return {ma.wants_grad ? ma.grad(where(cond, g, z)) : Tensor(),
+              mb.wants_grad ? mb.grad(where(cond, z, g)) : Tensor()};
     });
   }
   return out;

@@ -87,8 +87,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     const Tensor& x = xs[i];
     if (!x.defined()) throw ValueError("cat: tensor at position " + std::to_string(i) + " is undefined");
     if (x.dim() == 0) {
-      throw ShapeError("cat: zero-dimensional tensor (at position " + std::to_string(i) +
-                       ") cannot be concatenated");
+      throw ShapeError("cat: zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
     }
     dt = promote_types(dt, x.dtype());
     // Legacy rule kept by PyTorch: 1-D empty tensors are skipped whatever the other shapes.
@@ -145,14 +144,14 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     }
     record(out, "CatBackward", xs,
            [dim, starts, lengths, skipped, req, dtypes, shapes](const Tensor& g) -> std::vector<Tensor> {
-             std::vector<Tensor> grads(req.size());
-             for (size_t i = 0; i < req.size(); ++i) {
-               if (!req[i]) continue;
-               grads[i] = skipped[i] ? zeros(shapes[i], dtypes[i], g.device())
-                                     : narrow(g, dim, starts[i], lengths[i]).to(dtypes[i]);
-             }
-             return grads;
-           });
+      std::vector<Tensor> grads(req.size());
+      for (size_t i = 0; i < req.size(); ++i) {
+        if (!req[i]) continue;
+        grads[i] =
+            skipped[i] ? zeros(shapes[i], dtypes[i], g.device()) : narrow(g, dim, starts[i], lengths[i]).to(dtypes[i]);
+      }
+      return grads;
+    });
   }
   return out;
 }
@@ -200,9 +199,9 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     total += s;
   }
   if (total != x.shape()[d]) {
-    throw ShapeError("split: split sizes " + dims_str(sizes) + " must sum exactly to " +
-                     std::to_string(x.shape()[d]) + " (the size of dimension " + std::to_string(d) + " of shape " +
-                     shape_str(x.shape()) + "), but sum to " + std::to_string(total));
+    throw ShapeError("split: split sizes " + dims_str(sizes) + " must sum exactly to " + std::to_string(x.shape()[d]) +
+                     " (the size of dimension " + std::to_string(d) + " of shape " + shape_str(x.shape()) +
+                     "), but sum to " + std::to_string(total));
   }
   return detail::split_views(x, d, sizes, "SplitWithSizesBackward");
 }
@@ -299,13 +298,13 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
     const Shape src_shape = src.shape();
     record(out, "ScatterAddBackward", {x, src},
            [d, idx_in, x_req, src_req, src_shape](const Tensor& g) -> std::vector<Tensor> {
-             Tensor gs;
-             if (src_req) {
-               gs = gather(g, d, idx_in);
-               if (gs.shape() != src_shape) gs = pad_to(gs, src_shape);
-             }
-             return {x_req ? g : Tensor(), gs};
-           }, {idx_in});
+      Tensor gs;
+      if (src_req) {
+        gs = gather(g, d, idx_in);
+        if (gs.shape() != src_shape) gs = pad_to(gs, src_shape);
+      }
+      return {x_req ? g : Tensor(), gs};
+    }, {idx_in});
   }
   return out;
 }
@@ -372,7 +371,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     }
     const Shape x_shape = x.shape();
     const int64_t numel = shape_numel(shape);
-    record(out, "MaskedSelectBackward", {x}, [positions, shape, x_shape, numel](const Tensor& g) -> std::vector<Tensor> {
+    record(out, "MaskedSelectBackward", {x},
+           [positions, shape, x_shape, numel](const Tensor& g) -> std::vector<Tensor> {
       const Tensor flat = scatter_into_zeros({numel}, 0, positions, g);
       return {detail::sum_to(reshape(flat, shape), x_shape)};
     });
@@ -486,7 +486,8 @@ Tensor triangle(const Tensor& x, int64_t diagonal, bool upper) {
     backend_of(x).triangle(raw_contiguous(x), x.numel() / (rows * cols), rows, cols, diagonal, upper, out);
   }
   if (needs_grad({&x})) {
-    record(out, upper ? "TriuBackward" : "TrilBackward", {x}, [diagonal, upper](const Tensor& g) -> std::vector<Tensor> {
+    record(out, upper ? "TriuBackward" : "TrilBackward", {x},
+           [diagonal, upper](const Tensor& g) -> std::vector<Tensor> {
       return {upper ? triu(g, diagonal) : tril(g, diagonal)};
     });
   }

@@ -12,13 +12,15 @@ namespace {
 // and views of tensors that are part of a graph.
 void check_inplace(const Tensor& x, const char* op) {
   if (x.storage()->read_only()) {
-    throw SpiralError(std::string(op) + ": the tensor shares read-only memory (a read-only NumPy array, memmap, "
+    throw SpiralError(std::string(op) +
+                      ": the tensor shares read-only memory (a read-only NumPy array, memmap, "
                       "bytes or JAX buffer) and cannot be written in place; write to a .clone()");
   }
   if (!grad_enabled()) return;
   if (x.requires_grad() && x.is_leaf()) {
-    throw SpiralError(std::string(op) +
-                      ": a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
+    throw SpiralError(
+        std::string(op) +
+        ": a leaf tensor that requires grad is being used in an in-place operation; wrap it in no_grad()");
   }
   if (x.impl()->autograd && x.impl()->autograd->view_base) {
     const Tensor base(x.impl()->autograd->view_base);
@@ -32,7 +34,8 @@ void check_inplace(const Tensor& x, const char* op) {
 // Region of a tensor laid out like `base` that `view` covers (same storage offsets).
 Tensor region_of(const Tensor& laid_out_like_base, const Tensor& base, const Tensor& view) {
   return Tensor::from_storage(laid_out_like_base.storage(), view.shape(), view.strides(),
-                              laid_out_like_base.offset() + (view.offset() - base.offset()), laid_out_like_base.dtype());
+                              laid_out_like_base.offset() + (view.offset() - base.offset()),
+                              laid_out_like_base.dtype());
 }
 
 // After `view` (a view of a graph tensor) was overwritten with `value`, gives the base
@@ -105,8 +108,7 @@ Tensor& commit(Tensor& x, const Tensor& value) {
   }
   x.storage()->bump_version();
   const bool view = x.impl()->autograd && x.impl()->autograd->view_base;
-  if (grad_enabled() && view &&
-      (value.requires_grad() || Tensor(x.impl()->autograd->view_base).requires_grad())) {
+  if (grad_enabled() && view && (value.requires_grad() || Tensor(x.impl()->autograd->view_base).requires_grad())) {
     rebase_view(x, value.requires_grad() ? value : value.detach());
     return x;
   }
@@ -176,7 +178,8 @@ Tensor& mul_(Tensor& x, const Tensor& o) {
   return inplace(x, o, "mul_", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, backend::BinaryOp::Mul);
 }
 Tensor& div_(Tensor& x, const Tensor& o) {
-  if (!is_floating(x.dtype())) throw DtypeError(std::string("div_: true division needs a floating tensor, got ") + dtype_name(x.dtype()));
+  if (!is_floating(x.dtype()))
+    throw DtypeError(std::string("div_: true division needs a floating tensor, got ") + dtype_name(x.dtype()));
   return inplace(x, o, "div_", [](const Tensor& a, const Tensor& b) { return div(a, b); }, backend::BinaryOp::Div);
 }
 Tensor& add_(Tensor& x, Scalar o) { return add_(x, wrap_scalar(o, x)); }

@@ -83,7 +83,7 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
     const GemmOperand A = prepare(detail::expand_view(a, a_full), nbatch);
     const GemmOperand B = prepare(detail::expand_view(b, b_full), nbatch);
     if (backend::onednn::bf16_matmul(A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride,
-                                B.data.raw_data(), B.ld, B.batch_stride, out.raw_data(), nbatch)) {
+                                     B.data.raw_data(), B.ld, B.batch_stride, out.raw_data(), nbatch)) {
       return out;
     }
   }
@@ -187,7 +187,8 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, bool log) {
   if (compute != dt) out = detail::cast_raw(out, dt);
   if (needs_grad({&x})) {
     const Tensor y = out.detach();
-    record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, [x, y0 = y, dim, log](const Tensor& g) -> std::vector<Tensor> {
+    record(out, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x},
+           [x, y0 = y, dim, log](const Tensor& g) -> std::vector<Tensor> {
       // Under create_graph, recompute the output with history so second derivatives flow.
       if (!grad_enabled() && g.dtype() == y0.dtype() &&
           (y0.dtype() == Dtype::Float32 || y0.dtype() == Dtype::Float64)) {

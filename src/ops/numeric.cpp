@@ -13,10 +13,14 @@ namespace {
 // The largest finite value of a floating dtype.
 double finite_max(Dtype dt) {
   switch (dt) {
-    case Dtype::Float16: return 65504.0;
-    case Dtype::BFloat16: return 3.3895313892515355e38;
-    case Dtype::Float32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
+    case Dtype::Float16:
+      return 65504.0;
+    case Dtype::BFloat16:
+      return 3.3895313892515355e38;
+    case Dtype::Float32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
   }
 }
 

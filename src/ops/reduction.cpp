@@ -124,8 +124,8 @@ Tensor sum(const Tensor& x, const Dims& dims_in, bool keepdim, std::optional<Dty
   const Dtype dt = dtype.value_or(sum_dtype(x.dtype()));
   // A half x summed into float32 reduces as it is (no float32 copy first).
   const bool half_to_float = is_half(x.dtype()) && dt == Dtype::Float32;
-  Tensor out = reduce_raw(ReduceOp::Sum, half_to_float ? x : detail::cast_raw(x, dt), dims, keepdim, "sum",
-                          half_to_float);
+  Tensor out =
+      reduce_raw(ReduceOp::Sum, half_to_float ? x : detail::cast_raw(x, dt), dims, keepdim, "sum", half_to_float);
   if (is_floating(dt) && needs_grad({&x})) {
     const Shape in_shape = x.shape();
     const Dtype in_dt = x.dtype();
@@ -145,7 +145,8 @@ Tensor mean(const Tensor& x, const Dims& dims_in, bool keepdim) {
   for (const int64_t d : dims) count *= x.shape()[d];
   // Half inputs sum and divide in float32 and round once, as PyTorch does: a float16 sum of
   // 100000 halves is already off by 16 before the division.
-  if (is_half(x.dtype())) return div(sum(x, dims_in, keepdim, Dtype::Float32), static_cast<double>(count)).to(x.dtype());
+  if (is_half(x.dtype()))
+    return div(sum(x, dims_in, keepdim, Dtype::Float32), static_cast<double>(count)).to(x.dtype());
   return div(sum(x, dims_in, keepdim), static_cast<double>(count));
 }
 
@@ -248,24 +249,28 @@ std::pair<Tensor, Tensor> arg_extreme(bool is_max, const Tensor& x, int64_t dim,
     const Tensor idx = indices;
     record(values, is_max ? "MaxBackward" : "MinBackward", {x},
            [x, idx, dims, keepdim](const Tensor& g) -> std::vector<Tensor> {
-             if (x.dim() == 0) return {g};
-             const int64_t dd = dims[0];
-             const Tensor ge = detail::unsqueeze_reduced(g, x.shape(), dims, keepdim);
-             const Tensor ie = detail::unsqueeze_reduced(idx, x.shape(), dims, keepdim);
-             Shape pos_shape(x.dim(), 1);
-             pos_shape[dd] = x.shape()[dd];
-             const Tensor positions =
-                 reshape(arange(0, static_cast<double>(x.shape()[dd]), 1.0, Dtype::Int64, g.device()), pos_shape);
-             return {mul(ge, eq(positions, ie).to(g.dtype()))};
-           });
+      if (x.dim() == 0) return {g};
+      const int64_t dd = dims[0];
+      const Tensor ge = detail::unsqueeze_reduced(g, x.shape(), dims, keepdim);
+      const Tensor ie = detail::unsqueeze_reduced(idx, x.shape(), dims, keepdim);
+      Shape pos_shape(x.dim(), 1);
+      pos_shape[dd] = x.shape()[dd];
+      const Tensor positions =
+          reshape(arange(0, static_cast<double>(x.shape()[dd]), 1.0, Dtype::Int64, g.device()), pos_shape);
+      return {mul(ge, eq(positions, ie).to(g.dtype()))};
+    });
   }
   return {values, indices};
 }
 
 }  // namespace
 
-Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(ReduceOp::Max, x, dims, keepdim, "amax"); }
-Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(ReduceOp::Min, x, dims, keepdim, "amin"); }
+Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) {
+  return extreme(ReduceOp::Max, x, dims, keepdim, "amax");
+}
+Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) {
+  return extreme(ReduceOp::Min, x, dims, keepdim, "amin");
+}
 Tensor max(const Tensor& x) { return extreme(ReduceOp::Max, x, {}, false, "max"); }
 Tensor min(const Tensor& x) { return extreme(ReduceOp::Min, x, {}, false, "min"); }
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) {

@@ -51,9 +51,8 @@ Tensor flip(const Tensor& x, const Dims& dims) {
   }
   if (ds.empty() || x.dim() == 0) out = out.clone();  // flip always returns a copy, as torch.flip
   if (needs_grad({&x})) {
-    record(out, "FlipBackward", {x}, [ds](const Tensor& g) -> std::vector<Tensor> {
-      return {flip(g, Dims(ds.begin(), ds.end()))};
-    });
+    record(out, "FlipBackward", {x},
+           [ds](const Tensor& g) -> std::vector<Tensor> { return {flip(g, Dims(ds.begin(), ds.end()))}; });
   }
   return out;
 }
@@ -149,7 +148,8 @@ std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim)
   const int64_t size = x.shape()[d], q = size / sections, r = size % sections;
   std::vector<int64_t> lengths;
   lengths.reserve(static_cast<size_t>(sections));
-  for (int64_t i = 0; i < sections; ++i) lengths.push_back(q + (i < r ? 1 : 0));  // the first size % sections are one longer
+  for (int64_t i = 0; i < sections; ++i)
+    lengths.push_back(q + (i < r ? 1 : 0));  // the first size % sections are one longer
   return detail::split_views(x, d, lengths, "TensorSplitBackward");
 }
 
@@ -181,10 +181,14 @@ Tensor rot90(const Tensor& x, int64_t k, const Dims& dims) {
   const std::vector<int64_t> ds = distinct_dims(dims, x.dim(), "rot90");
   const int64_t d0 = ds[0], d1 = ds[1];
   switch (((k % 4) + 4) % 4) {
-    case 1: return transpose(flip(x, {d1}), d0, d1);
-    case 2: return flip(x, {d0, d1});
-    case 3: return transpose(flip(x, {d0}), d0, d1);
-    default: return x.clone();
+    case 1:
+      return transpose(flip(x, {d1}), d0, d1);
+    case 2:
+      return flip(x, {d0, d1});
+    case 3:
+      return transpose(flip(x, {d0}), d0, d1);
+    default:
+      return x.clone();
   }
 }
 

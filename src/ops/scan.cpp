@@ -1,6 +1,6 @@
-// Scans along one dim: cumsum, cumprod, logcumsumexp, cummax, cummin, and their inverse, diff. Kernels: Backend::cumsum and
-// Backend::scan (src/backend/cpu/scan.cpp, src/backend/cuda/scan.cu, src/backend/wgpu/reduce.cpp).
-// Each backward is composed of differentiable ops, so second derivatives work too.
+// Scans along one dim: cumsum, cumprod, logcumsumexp, cummax, cummin, and their inverse, diff. Kernels: Backend::cumsum
+// and Backend::scan (src/backend/cpu/scan.cpp, src/backend/cuda/scan.cu, src/backend/wgpu/reduce.cpp). Each backward is
+// composed of differentiable ops, so second derivatives work too.
 #include <string>
 
 #include "ops/common.h"
@@ -61,8 +61,7 @@ Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& y, int64
   return add(before_part, where(first_zero, mul(head, tail_sum), zeros_like(x)));
 }
 
-std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, ScanOp op, const char* name,
-                                      const char* node) {
+std::pair<Tensor, Tensor> cum_extreme(const Tensor& x, int64_t dim, ScanOp op, const char* name, const char* node) {
   const int64_t d = wrap_dim(dim, x.dim(), name);
   ScanResult r = scan_raw(op, x, d, scan_compute_dtype(x.dtype()));
   Tensor values = detail::cast_raw(r.values, x.dtype());  // exact: the values are x's own

@@ -66,8 +66,8 @@ Tensor diag(const Tensor& x, int64_t k) {
     const int64_t n = x.shape()[0], m = n + std::abs(k);
     // Element i goes to row i + max(-k, 0), column i + max(k, 0) of the flattened (m, m) matrix.
     const int64_t first = std::max<int64_t>(-k, 0) * m + std::max<int64_t>(k, 0);
-    const Tensor pos = add(mul(arange(0, static_cast<double>(n), 1.0, Dtype::Int64, x.device()), Scalar(m + 1)),
-                           Scalar(first));
+    const Tensor pos =
+        add(mul(arange(0, static_cast<double>(n), 1.0, Dtype::Int64, x.device()), Scalar(m + 1)), Scalar(first));
     return reshape(scatter_add(zeros({m * m}, x.dtype(), x.device()), 0, pos, x), {m, m});
   }
   if (x.dim() == 2) {

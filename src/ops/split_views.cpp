@@ -39,17 +39,17 @@ std::vector<Tensor> split_views(const Tensor& x, int64_t d, const std::vector<in
   mark_views(x, pieces);
   if (needs_grad({&x})) {
     record_multi(pieces, name, {x},
-                 [d, lengths, shape = x.shape(), dtype = x.dtype(), device = x.device()](
-                     std::span<const Tensor> g) -> std::vector<Tensor> {
-                   std::vector<Tensor> parts;
-                   parts.reserve(g.size());
-                   for (size_t i = 0; i < g.size(); ++i) {
-                     Shape s = shape;
-                     s[d] = lengths[i];
-                     parts.push_back(grad_or_zeros(g, i, s, dtype, device));
-                   }
-                   return {cat(parts, d)};
-                 });
+                 [d, lengths, shape = x.shape(), dtype = x.dtype(),
+                  device = x.device()](std::span<const Tensor> g) -> std::vector<Tensor> {
+      std::vector<Tensor> parts;
+      parts.reserve(g.size());
+      for (size_t i = 0; i < g.size(); ++i) {
+        Shape s = shape;
+        s[d] = lengths[i];
+        parts.push_back(grad_or_zeros(g, i, s, dtype, device));
+      }
+      return {cat(parts, d)};
+    });
   }
   return pieces;
 }
@@ -68,11 +68,11 @@ std::vector<Tensor> unbind_views(const Tensor& x, int64_t d) {
     piece.erase(piece.begin() + d);
     record_multi(pieces, "UnbindBackward", {x},
                  [d, piece, dtype = x.dtype(), device = x.device()](std::span<const Tensor> g) -> std::vector<Tensor> {
-                   std::vector<Tensor> parts;
-                   parts.reserve(g.size());
-                   for (size_t i = 0; i < g.size(); ++i) parts.push_back(grad_or_zeros(g, i, piece, dtype, device));
-                   return {stack(parts, d)};
-                 });
+      std::vector<Tensor> parts;
+      parts.reserve(g.size());
+      for (size_t i = 0; i < g.size(); ++i) parts.push_back(grad_or_zeros(g, i, piece, dtype, device));
+      return {stack(parts, d)};
+    });
   }
   return pieces;
 }

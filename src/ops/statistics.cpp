@@ -127,7 +127,8 @@ Tensor quantile(const Tensor& x, const std::vector<double>& q, std::optional<int
     throw DtypeError(std::string(op) + ": input must be float32 or float64, got " + dtype_name(x.dtype()));
   }
   for (const double v : q) {
-    if (!(v >= 0 && v <= 1)) throw ValueError(std::string(op) + ": q values must be in the range [0, 1], got " + std::to_string(v));
+    if (!(v >= 0 && v <= 1))
+      throw ValueError(std::string(op) + ": q values must be in the range [0, 1], got " + std::to_string(v));
   }
   if (x.numel() == 0) throw IndexError(std::string(op) + ": input tensor must be non-empty");
   const Sorted s = sorted_along(x, dim, op);
@@ -172,7 +173,8 @@ Tensor cov(const Tensor& input, int64_t correction, const Tensor& fweights, cons
       throw ShapeError(std::string("cov: ") + name + " must be 1-D with " + std::to_string(n) + " entries, got shape " +
                        shape_str(w.shape()));
     }
-    if (any(lt(w, wrap_scalar(0, w))).item() != 0) throw ValueError(std::string("cov: ") + name + " cannot be negative");
+    if (any(lt(w, wrap_scalar(0, w))).item() != 0)
+      throw ValueError(std::string("cov: ") + name + " cannot be negative");
   };
   Tensor w, aw;
   if (fweights.defined()) {
@@ -234,7 +236,8 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
     src = ones({n}, Dtype::Int64, x.device());
   } else {
     if (weights.shape() != Shape{n}) {
-      throw ShapeError("bincount: weights " + shape_str(weights.shape()) + " must match input (" + std::to_string(n) + ",)");
+      throw ShapeError("bincount: weights " + shape_str(weights.shape()) + " must match input (" + std::to_string(n) +
+                       ",)");
     }
     const bool keep = weights.dtype() == Dtype::Float32 || weights.dtype() == Dtype::Float64;
     src = keep ? weights : cast(weights, Dtype::Float64);
@@ -265,10 +268,13 @@ Tensor histc(const Tensor& x, int64_t bins, double min, double max) {
   if (!std::isfinite(lo) || !std::isfinite(hi)) {
     throw ValueError("histc: range of [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not finite");
   }
-  const Tensor inside = masked_select(flat, logical_and(ge(flat, wrap_scalar(lo, flat)), le(flat, wrap_scalar(hi, flat))));
-  const Tensor bin = clamp(cast(floor(mul(sub(inside, Scalar(lo)), static_cast<double>(bins) / (hi - lo))), Dtype::Int64),
-                           Scalar(int64_t{0}), Scalar(bins - 1));
-  const Tensor counts = scatter_add(zeros({bins}, compute, x.device()), 0, bin, ones({inside.numel()}, compute, x.device()));
+  const Tensor inside =
+      masked_select(flat, logical_and(ge(flat, wrap_scalar(lo, flat)), le(flat, wrap_scalar(hi, flat))));
+  const Tensor bin =
+      clamp(cast(floor(mul(sub(inside, Scalar(lo)), static_cast<double>(bins) / (hi - lo))), Dtype::Int64),
+            Scalar(int64_t{0}), Scalar(bins - 1));
+  const Tensor counts =
+      scatter_add(zeros({bins}, compute, x.device()), 0, bin, ones({inside.numel()}, compute, x.device()));
   return cast(counts, x.dtype());
 }
 

@@ -200,13 +200,13 @@ Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t s
   const Shape in_shape = x.shape();
   return make_view(x, shape, strides, x.offset() + start * x.strides()[dim], "SliceBackward",
                    [in_shape, dim, start, end, step](const Tensor& g) {
-                     if (g.requires_grad()) return embed_differentiably(g, in_shape, dim, start, step);
-                     Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
-                     Tensor part = slice(full_grad, dim, start, end, step);
-                     NoGradGuard ng;
-                     copy_(part, g);
-                     return full_grad;
-                   });
+    if (g.requires_grad()) return embed_differentiably(g, in_shape, dim, start, step);
+    Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
+    Tensor part = slice(full_grad, dim, start, end, step);
+    NoGradGuard ng;
+    copy_(part, g);
+    return full_grad;
+  });
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
@@ -234,13 +234,13 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   const Shape in_shape = x.shape();
   return make_view(x, shape, strides, x.offset() + index * x.strides()[dim], "SelectBackward",
                    [in_shape, dim, index](const Tensor& g) {
-                     if (g.requires_grad()) return embed_differentiably(unsqueeze(g, dim), in_shape, dim, index, 1);
-                     Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
-                     Tensor part = select(full_grad, dim, index);
-                     NoGradGuard ng;
-                     copy_(part, g);
-                     return full_grad;
-                   });
+    if (g.requires_grad()) return embed_differentiably(unsqueeze(g, dim), in_shape, dim, index, 1);
+    Tensor full_grad = zeros(in_shape, g.dtype(), g.device());
+    Tensor part = select(full_grad, dim, index);
+    NoGradGuard ng;
+    copy_(part, g);
+    return full_grad;
+  });
 }
 
 Tensor expand(const Tensor& x, const Shape& requested) {

@@ -9,8 +9,11 @@ namespace st::optim {
 
 Adagrad::Adagrad(std::vector<ParamGroup> groups, double lr, double lr_decay, double weight_decay,
                  double initial_accumulator_value, double eps, bool maximize)
-    : Optimizer({}, {{"lr", lr}, {"lr_decay", lr_decay}, {"weight_decay", weight_decay},
-                     {"initial_accumulator_value", initial_accumulator_value}, {"eps", eps},
+    : Optimizer({}, {{"lr", lr},
+                     {"lr_decay", lr_decay},
+                     {"weight_decay", weight_decay},
+                     {"initial_accumulator_value", initial_accumulator_value},
+                     {"eps", eps},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& g : groups) add_param_group(std::move(g));
@@ -18,7 +21,8 @@ Adagrad::Adagrad(std::vector<ParamGroup> groups, double lr, double lr_decay, dou
 
 void Adagrad::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("lr_decay") >= 0.0)) throw ValueError("Adagrad: invalid lr_decay value " + std::to_string(o.at("lr_decay")));
+  if (!(o.at("lr_decay") >= 0.0))
+    throw ValueError("Adagrad: invalid lr_decay value " + std::to_string(o.at("lr_decay")));
   if (!(o.at("eps") >= 0.0)) throw ValueError("Adagrad: invalid epsilon value " + std::to_string(o.at("eps")));
   if (!(o.at("initial_accumulator_value") >= 0.0)) throw ValueError("Adagrad: invalid initial_accumulator_value");
 }

@@ -10,8 +10,13 @@ namespace st::optim {
 
 Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2, double eps, double weight_decay,
            bool amsgrad, bool maximize, bool decoupled_weight_decay, bool capturable)
-    : Optimizer({}, {{"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay},
-                     {"amsgrad", amsgrad ? 1.0 : 0.0}, {"maximize", maximize ? 1.0 : 0.0},
+    : Optimizer({}, {{"lr", lr},
+                     {"beta1", beta1},
+                     {"beta2", beta2},
+                     {"eps", eps},
+                     {"weight_decay", weight_decay},
+                     {"amsgrad", amsgrad ? 1.0 : 0.0},
+                     {"maximize", maximize ? 1.0 : 0.0},
                      {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0},
                      {"capturable", capturable ? 1.0 : 0.0}}) {
   validate(defaults());
@@ -40,8 +45,11 @@ bool capturable_group(const ParamGroup& group) {
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
   const bool capturable = capturable_group(group);
   if (!capturable && st::detail::capturing(param.device())) {
-    throw SpiralError(type_name() + ".step: cannot be captured into a CUDA graph: its bias correction depends on "
-                      "the step count (" + std::to_string(state.step + 1) + " next), which every replay would "
+    throw SpiralError(type_name() +
+                      ".step: cannot be captured into a CUDA graph: its bias correction depends on "
+                      "the step count (" +
+                      std::to_string(state.step + 1) +
+                      " next), which every replay would "
                       "repeat; construct it with capturable=True (the step count then lives on the device)");
   }
   if (capturable && param.device().type != DeviceType::CUDA && param.device().type != DeviceType::CPU) {
@@ -75,8 +83,8 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
   const double step_size = lr / bc1;
   const double bc2_sqrt = std::sqrt(bc2);
-  const backend::Backend::AdamArgs args{
-      step_size, beta1, beta2, eps, wd, 1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
+  const backend::Backend::AdamArgs args{step_size,     beta1,    beta2,   eps,      wd,
+                                        1.0 - lr * wd, bc2_sqrt, amsgrad, maximize, decoupled};
   update_queue().adam.push(param.device(), param.dtype(), args, {param, grad.contiguous(), m, v, vmax, Tensor()});
 }
 

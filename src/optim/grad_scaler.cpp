@@ -17,8 +17,7 @@ void check_positive(double v, const char* what) {
 }
 }  // namespace
 
-GradScaler::GradScaler(Options options)
-    : opts_(options), enabled_(options.enabled), state_{options.init_scale, 0, 0} {
+GradScaler::GradScaler(Options options) : opts_(options), enabled_(options.enabled), state_{options.init_scale, 0, 0} {
   check_positive(opts_.init_scale, "init_scale");
   if (!(opts_.growth_factor > 1.0) || !std::isfinite(opts_.growth_factor)) {
     throw ValueError("GradScaler: growth_factor must be > 1, got " + std::to_string(opts_.growth_factor));
@@ -39,7 +38,8 @@ Tensor GradScaler::scale(const Tensor& loss) const {
 
 void GradScaler::unscale(Optimizer& opt) {
   if (!enabled_) return;
-  if (stepped_.count(&opt)) throw SpiralError("GradScaler.unscale_: step() was already called for this optimizer; call update() first");
+  if (stepped_.count(&opt))
+    throw SpiralError("GradScaler.unscale_: step() was already called for this optimizer; call update() first");
   if (unscaled_.count(&opt)) {
     throw SpiralError("GradScaler.unscale_: already called for this optimizer since the last update()");
   }
@@ -59,7 +59,8 @@ void GradScaler::unscale(Optimizer& opt) {
 
 bool GradScaler::step(Optimizer& opt) {
   if (!enabled_) return static_cast<bool>(opt.step());
-  if (stepped_.count(&opt)) throw SpiralError("GradScaler.step: already called for this optimizer; call update() first");
+  if (stepped_.count(&opt))
+    throw SpiralError("GradScaler.step: already called for this optimizer; call update() first");
   if (!unscaled_.count(&opt)) unscale(opt);
   stepped_.insert(&opt);
   if (found_inf_) {

@@ -19,7 +19,8 @@ inline Tensor& buffer(ParamState& s, const char* name, const Tensor& param, doub
 
 // The option checks SGD-style optimizers share: momentum >= 0, Nesterov needs momentum and no dampening.
 inline void check_momentum_options(const Options& o, const std::string& who) {
-  if (!(o.at("momentum") >= 0.0)) throw ValueError(who + ": invalid momentum value " + std::to_string(o.at("momentum")));
+  if (!(o.at("momentum") >= 0.0))
+    throw ValueError(who + ": invalid momentum value " + std::to_string(o.at("momentum")));
   if (o.at("nesterov") != 0.0 && (o.at("momentum") <= 0.0 || o.at("dampening") != 0.0)) {
     throw ValueError(who + ": Nesterov momentum requires a momentum and zero dampening");
   }

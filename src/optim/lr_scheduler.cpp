@@ -133,7 +133,8 @@ std::vector<double> CosineAnnealingLR::compute_lr() {
 // ---- LinearWarmup
 LinearWarmup::LinearWarmup(std::shared_ptr<Optimizer> optimizer, int64_t warmup_steps, double start_factor)
     : LRScheduler(std::move(optimizer)), warmup_steps_(warmup_steps), start_factor_(start_factor) {
-  if (warmup_steps <= 0) throw ValueError("LinearWarmup: warmup_steps must be positive, got " + std::to_string(warmup_steps));
+  if (warmup_steps <= 0)
+    throw ValueError("LinearWarmup: warmup_steps must be positive, got " + std::to_string(warmup_steps));
   if (!(start_factor > 0.0 && start_factor <= 1.0)) {
     throw ValueError("LinearWarmup: start_factor must be in (0, 1], got " + std::to_string(start_factor));
   }
@@ -159,7 +160,8 @@ OneCycleLR::OneCycleLR(std::shared_ptr<Optimizer> optimizer, std::vector<double>
       div_factor_(div_factor),
       final_div_factor_(final_div_factor),
       three_phase_(three_phase) {
-  if (total_steps <= 0) throw ValueError("OneCycleLR: total_steps must be positive, got " + std::to_string(total_steps));
+  if (total_steps <= 0)
+    throw ValueError("OneCycleLR: total_steps must be positive, got " + std::to_string(total_steps));
   if (!(pct_start >= 0.0 && pct_start <= 1.0)) {
     throw ValueError("OneCycleLR: pct_start must be in [0, 1], got " + std::to_string(pct_start));
   }
@@ -209,9 +211,13 @@ OneCycleLR::OneCycleLR(std::shared_ptr<Optimizer> optimizer, std::vector<double>
 }
 
 Options OneCycleLR::hyperparameters() const {
-  return {{"total_steps", double(total_steps_)}, {"pct_start", pct_start_}, {"div_factor", div_factor_},
-          {"final_div_factor", final_div_factor_}, {"cycle_momentum", cycle_momentum_ ? 1.0 : 0.0},
-          {"three_phase", three_phase_ ? 1.0 : 0.0}, {"anneal_cos", cos_ ? 1.0 : 0.0}};
+  return {{"total_steps", double(total_steps_)},
+          {"pct_start", pct_start_},
+          {"div_factor", div_factor_},
+          {"final_div_factor", final_div_factor_},
+          {"cycle_momentum", cycle_momentum_ ? 1.0 : 0.0},
+          {"three_phase", three_phase_ ? 1.0 : 0.0},
+          {"anneal_cos", cos_ ? 1.0 : 0.0}};
 }
 
 double OneCycleLR::anneal(double start, double end, double pct) const {

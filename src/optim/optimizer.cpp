@@ -65,7 +65,8 @@ void Optimizer::add_param_group(ParamGroup group) {
   for (const auto& [k, v] : defaults_) group.options.emplace(k, v);
   validate(group.options);
   std::set<const TensorImpl*> seen;
-  for (const auto& g : groups_) for (const Tensor& p : g->params) seen.insert(p.impl());
+  for (const auto& g : groups_)
+    for (const Tensor& p : g->params) seen.insert(p.impl());
   for (const Tensor& p : group.params) {
     if (!p.defined()) throw ValueError(type_name() + ": a parameter is undefined");
     if (!is_floating(p.dtype())) {
@@ -115,8 +116,8 @@ bool Optimizer::grads_finite() const {
       if (!grad.defined()) continue;
       const Tensor c = checked_view(grad);
       if (!c.defined()) continue;
-      auto it = std::find_if(device_grads.begin(), device_grads.end(),
-                             [&](const auto& e) { return e.first == c.device(); });
+      auto it =
+          std::find_if(device_grads.begin(), device_grads.end(), [&](const auto& e) { return e.first == c.device(); });
       if (it == device_grads.end()) it = device_grads.insert(device_grads.end(), {c.device(), {}});
       it->second.push_back(c);
     }
@@ -226,7 +227,7 @@ StepResult Optimizer::step() {
     }
     auto& be = backend::backend_for(*device);
     Tensor flag = zero_flag_.defined() && zero_flag_.device() == *device ? std::exchange(zero_flag_, Tensor())
-                                                                            : zeros({1}, Dtype::Int32, *device);
+                                                                         : zeros({1}, Dtype::Int32, *device);
     be.flag_nonfinite(grads, flag);
     NoGradGuard ng;
     queue_->skip = flag.data<int32_t>();
@@ -238,7 +239,8 @@ StepResult Optimizer::step() {
       throw;
     }
     queue_->skip = nullptr;
-    pending_ = std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), flag, std::nullopt});
+    pending_ =
+        std::make_shared<detail::PendingVerdict>(detail::PendingVerdict{be.read_later(flag), flag, std::nullopt});
     pending_before_ = std::move(before);
     return StepResult(pending_);
   }
@@ -367,9 +369,8 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
     for (const auto& [k, t] : ps.buffers) {
       if (!t.defined()) continue;
       if (const Shape want = buffer_shape(p, k); t.shape() != want) {
-        throw CheckpointError(type_name() + ".load_state_dict: buffer '" + k + "' of parameter " +
-                              std::to_string(idx) + " has shape " + shape_str(t.shape()) + ", expected " +
-                              shape_str(want));
+        throw CheckpointError(type_name() + ".load_state_dict: buffer '" + k + "' of parameter " + std::to_string(idx) +
+                              " has shape " + shape_str(t.shape()) + ", expected " + shape_str(want));
       }
       copy.buffers.emplace(k, st::detail::cast_raw(t.detach(), compute).clone());
     }
@@ -403,8 +404,7 @@ double count_or_min_norm(const std::vector<Tensor>& grads, double norm_type) {
 
 }  // namespace
 
-double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type, bool error_if_nonfinite) {
   NoGradGuard ng;
   std::vector<Tensor> grads;
   for (const Tensor& p : params) {

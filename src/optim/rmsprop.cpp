@@ -9,8 +9,13 @@ namespace st::optim {
 
 RMSprop::RMSprop(std::vector<ParamGroup> groups, double lr, double alpha, double eps, double weight_decay,
                  double momentum, bool centered, bool maximize)
-    : Optimizer({}, {{"lr", lr}, {"alpha", alpha}, {"eps", eps}, {"weight_decay", weight_decay},
-                     {"momentum", momentum}, {"centered", centered ? 1.0 : 0.0}, {"maximize", maximize ? 1.0 : 0.0}}) {
+    : Optimizer({}, {{"lr", lr},
+                     {"alpha", alpha},
+                     {"eps", eps},
+                     {"weight_decay", weight_decay},
+                     {"momentum", momentum},
+                     {"centered", centered ? 1.0 : 0.0},
+                     {"maximize", maximize ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& g : groups) add_param_group(std::move(g));
 }
@@ -18,7 +23,8 @@ RMSprop::RMSprop(std::vector<ParamGroup> groups, double lr, double alpha, double
 void RMSprop::validate(const Options& o) const {
   Optimizer::validate(o);
   if (!(o.at("eps") >= 0.0)) throw ValueError("RMSprop: invalid epsilon value " + std::to_string(o.at("eps")));
-  if (!(o.at("momentum") >= 0.0)) throw ValueError("RMSprop: invalid momentum value " + std::to_string(o.at("momentum")));
+  if (!(o.at("momentum") >= 0.0))
+    throw ValueError("RMSprop: invalid momentum value " + std::to_string(o.at("momentum")));
   if (!(o.at("alpha") >= 0.0)) throw ValueError("RMSprop: invalid alpha value " + std::to_string(o.at("alpha")));
 }
 

@@ -8,8 +8,12 @@ namespace st::optim {
 
 SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum, double dampening, double weight_decay,
          bool nesterov, bool maximize)
-    : Optimizer({}, {{"lr", lr}, {"momentum", momentum}, {"dampening", dampening}, {"weight_decay", weight_decay},
-                     {"nesterov", nesterov ? 1.0 : 0.0}, {"maximize", maximize ? 1.0 : 0.0}}) {
+    : Optimizer({}, {{"lr", lr},
+                     {"momentum", momentum},
+                     {"dampening", dampening},
+                     {"weight_decay", weight_decay},
+                     {"nesterov", nesterov ? 1.0 : 0.0},
+                     {"maximize", maximize ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& g : groups) add_param_group(std::move(g));
 }
@@ -29,7 +33,8 @@ void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Par
     first = state.buffers.find("momentum_buffer") == state.buffers.end();
     if (first && st::detail::capturing(param.device())) {
       // The first step initialises the buffer differently; a captured first step would repeat that on every replay.
-      throw SpiralError(type_name() + ".step: cannot capture the first momentum step into a CUDA graph; run a "
+      throw SpiralError(type_name() +
+                        ".step: cannot capture the first momentum step into a CUDA graph; run a "
                         "warm-up step before capturing");
     }
     buf = detail::buffer(state, "momentum_buffer", param);

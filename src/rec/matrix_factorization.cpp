@@ -69,7 +69,8 @@ Groups group_by(std::span<const int64_t> keys, int64_t n) {
   std::partial_sum(g.start.begin(), g.start.end(), g.start.begin());
   g.rows.resize(keys.size());
   std::vector<int64_t> fill(g.start.begin(), g.start.end() - 1);
-  for (size_t r = 0; r < keys.size(); ++r) g.rows[static_cast<size_t>(fill[static_cast<size_t>(keys[r])]++)] = static_cast<int64_t>(r);
+  for (size_t r = 0; r < keys.size(); ++r)
+    g.rows[static_cast<size_t>(fill[static_cast<size_t>(keys[r])]++)] = static_cast<int64_t>(r);
   return g;
 }
 
@@ -101,8 +102,9 @@ void check_rate(const char* op, const char* name, float v) {
 
 std::vector<std::pair<int64_t, float>> best_k(std::vector<std::pair<int64_t, float>> scored, int64_t k) {
   const auto keep = static_cast<size_t>(std::min<int64_t>(k, static_cast<int64_t>(scored.size())));
-  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep), scored.end(),
-                    [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+  std::partial_sort(
+      scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep), scored.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
   scored.resize(keep);
   return scored;
 }
@@ -138,9 +140,11 @@ void BiasedMF::fit_global_mean(const Ratings& r) {
 
 float BiasedMF::predict(int64_t user, int64_t item) const {
   if (user < 0 || user >= users_)
-    throw IndexError("BiasedMF.predict: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) + ")");
+    throw IndexError("BiasedMF.predict: user " + std::to_string(user) + " is out of range [0, " +
+                     std::to_string(users_) + ")");
   if (item < 0 || item >= items_)
-    throw IndexError("BiasedMF.predict: item " + std::to_string(item) + " is out of range [0, " + std::to_string(items_) + ")");
+    throw IndexError("BiasedMF.predict: item " + std::to_string(item) + " is out of range [0, " +
+                     std::to_string(items_) + ")");
   const float* pu = &p_[static_cast<size_t>(user * factors_)];
   const float* qi = &q_[static_cast<size_t>(item * factors_)];
   float dot = 0.0f;
@@ -150,8 +154,8 @@ float BiasedMF::predict(int64_t user, int64_t item) const {
 
 std::vector<float> BiasedMF::predict(std::span<const int64_t> users, std::span<const int64_t> items) const {
   if (users.size() != items.size())
-    throw ShapeError("BiasedMF.predict: " + std::to_string(users.size()) + " users and " + std::to_string(items.size()) +
-                     " items");
+    throw ShapeError("BiasedMF.predict: " + std::to_string(users.size()) + " users and " +
+                     std::to_string(items.size()) + " items");
   std::vector<float> out(users.size());
   for (size_t k = 0; k < users.size(); ++k) out[k] = predict(users[k], items[k]);
   return out;
@@ -179,7 +183,8 @@ MFEpoch BiasedMF::sgd_epoch(const Ratings& r, float lr, float reg, float reg_bia
       throw ShapeError(std::string(op) + ": order has " + std::to_string(order.size()) + " entries, there are " +
                        std::to_string(n) + " ratings");
     for (const int64_t k : order)
-      if (k < 0 || k >= n) throw IndexError(std::string(op) + ": order entry " + std::to_string(k) + " is out of range");
+      if (k < 0 || k >= n)
+        throw IndexError(std::string(op) + ": order entry " + std::to_string(k) + " is out of range");
   }
   if (!mu_set_) fit_global_mean(r);
   const int64_t F = factors_;
@@ -232,16 +237,19 @@ MFEpoch BiasedMF::als_sweep(const Ratings& r, float reg, float reg_bias) {
           b_new[static_cast<size_t>(o)] = 0.0f;
           continue;
         }
-        std::vector<double> a(static_cast<size_t>(D * D), 0.0), rhs(static_cast<size_t>(D), 0.0), z(static_cast<size_t>(D));
+        std::vector<double> a(static_cast<size_t>(D * D), 0.0), rhs(static_cast<size_t>(D), 0.0),
+            z(static_cast<size_t>(D));
         for (int64_t j = lo; j < hi; ++j) {
           const auto k = static_cast<size_t>(g.rows[static_cast<size_t>(j)]);
           const auto other = static_cast<size_t>(others[k]);
           z[0] = 1.0;
-          for (int64_t f = 0; f < F; ++f) z[static_cast<size_t>(f + 1)] = x[other * static_cast<size_t>(F) + static_cast<size_t>(f)];
+          for (int64_t f = 0; f < F; ++f)
+            z[static_cast<size_t>(f + 1)] = x[other * static_cast<size_t>(F) + static_cast<size_t>(f)];
           const double y = static_cast<double>(r.values[k]) - mu_ - other_b[other];
           for (int64_t p = 0; p < D; ++p) {
             rhs[static_cast<size_t>(p)] += y * z[static_cast<size_t>(p)];
-            for (int64_t q = 0; q <= p; ++q) a[static_cast<size_t>(p * D + q)] += z[static_cast<size_t>(p)] * z[static_cast<size_t>(q)];
+            for (int64_t q = 0; q <= p; ++q)
+              a[static_cast<size_t>(p * D + q)] += z[static_cast<size_t>(p)] * z[static_cast<size_t>(q)];
           }
         }
         const double cnt = static_cast<double>(hi - lo);
@@ -272,10 +280,12 @@ MFEpoch BiasedMF::als_sweep(const Ratings& r, float reg, float reg_bias) {
   return {rmse(r), static_cast<int64_t>(r.values.size())};
 }
 
-std::vector<std::pair<int64_t, float>> BiasedMF::top_k(int64_t user, int64_t k, std::span<const int64_t> exclude) const {
+std::vector<std::pair<int64_t, float>> BiasedMF::top_k(int64_t user, int64_t k,
+                                                       std::span<const int64_t> exclude) const {
   if (k < 0) throw ValueError("BiasedMF.top_k: k must be >= 0, got " + std::to_string(k));
   if (user < 0 || user >= users_)
-    throw IndexError("BiasedMF.top_k: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) + ")");
+    throw IndexError("BiasedMF.top_k: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) +
+                     ")");
   std::vector<char> skip(static_cast<size_t>(items_), 0);
   for (const int64_t i : exclude)
     if (i >= 0 && i < items_) skip[static_cast<size_t>(i)] = 1;
@@ -343,7 +353,8 @@ double ImplicitALS::sweep(const Ratings& r) {
           failed.store(true);
           continue;
         }
-        for (int64_t p = 0; p < F; ++p) w_new[static_cast<size_t>(o * F + p)] = static_cast<float>(rhs[static_cast<size_t>(p)]);
+        for (int64_t p = 0; p < F; ++p)
+          w_new[static_cast<size_t>(o * F + p)] = static_cast<float>(rhs[static_cast<size_t>(p)]);
       }
     });
     if (failed)
@@ -372,18 +383,23 @@ double ImplicitALS::sweep(const Ratings& r) {
 
 float ImplicitALS::score(int64_t user, int64_t item) const {
   if (user < 0 || user >= users_)
-    throw IndexError("ImplicitALS.score: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) + ")");
+    throw IndexError("ImplicitALS.score: user " + std::to_string(user) + " is out of range [0, " +
+                     std::to_string(users_) + ")");
   if (item < 0 || item >= items_)
-    throw IndexError("ImplicitALS.score: item " + std::to_string(item) + " is out of range [0, " + std::to_string(items_) + ")");
+    throw IndexError("ImplicitALS.score: item " + std::to_string(item) + " is out of range [0, " +
+                     std::to_string(items_) + ")");
   float s = 0.0f;
-  for (int64_t f = 0; f < factors_; ++f) s += x_[static_cast<size_t>(user * factors_ + f)] * y_[static_cast<size_t>(item * factors_ + f)];
+  for (int64_t f = 0; f < factors_; ++f)
+    s += x_[static_cast<size_t>(user * factors_ + f)] * y_[static_cast<size_t>(item * factors_ + f)];
   return s;
 }
 
-std::vector<std::pair<int64_t, float>> ImplicitALS::top_k(int64_t user, int64_t k, std::span<const int64_t> exclude) const {
+std::vector<std::pair<int64_t, float>> ImplicitALS::top_k(int64_t user, int64_t k,
+                                                          std::span<const int64_t> exclude) const {
   if (k < 0) throw ValueError("ImplicitALS.top_k: k must be >= 0, got " + std::to_string(k));
   if (user < 0 || user >= users_)
-    throw IndexError("ImplicitALS.top_k: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) + ")");
+    throw IndexError("ImplicitALS.top_k: user " + std::to_string(user) + " is out of range [0, " +
+                     std::to_string(users_) + ")");
   std::vector<char> skip(static_cast<size_t>(items_), 0);
   for (const int64_t i : exclude)
     if (i >= 0 && i < items_) skip[static_cast<size_t>(i)] = 1;

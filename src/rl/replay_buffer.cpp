@@ -8,7 +8,8 @@
 
 namespace st::rl {
 
-ReplayBuffer::ReplayBuffer(int64_t capacity, int64_t obs_dim, uint64_t seed) : capacity_(capacity), obs_dim_(obs_dim), gen_(seed) {
+ReplayBuffer::ReplayBuffer(int64_t capacity, int64_t obs_dim, uint64_t seed)
+    : capacity_(capacity), obs_dim_(obs_dim), gen_(seed) {
   if (capacity <= 0) throw ValueError("ReplayBuffer: capacity must be positive, got " + std::to_string(capacity));
   if (obs_dim <= 0) throw ValueError("ReplayBuffer: obs_dim must be positive, got " + std::to_string(obs_dim));
   const auto c = static_cast<size_t>(capacity);
@@ -25,9 +26,9 @@ void ReplayBuffer::push(std::span<const float> obs, std::span<const int64_t> act
   const size_t d = static_cast<size_t>(obs_dim_);
   auto need = [&](const char* name, size_t got, size_t want) {
     if (got != want)
-      throw ShapeError("ReplayBuffer.push: " + std::string(name) + " has " + std::to_string(got) + " values, expected " +
-                       std::to_string(want) + " for " + std::to_string(n) + " transitions of obs_dim " +
-                       std::to_string(obs_dim_));
+      throw ShapeError("ReplayBuffer.push: " + std::string(name) + " has " + std::to_string(got) +
+                       " values, expected " + std::to_string(want) + " for " + std::to_string(n) +
+                       " transitions of obs_dim " + std::to_string(obs_dim_));
   };
   need("obs", obs.size(), n * d);
   need("next_obs", next_obs.size(), n * d);
@@ -40,7 +41,8 @@ void ReplayBuffer::push(std::span<const float> obs, std::span<const int64_t> act
   }
   for (size_t k = 0; k < n; ++k) {
     const auto slot = static_cast<size_t>(head_);
-    std::copy_n(obs.begin() + static_cast<std::ptrdiff_t>(k * d), d, obs_.begin() + static_cast<std::ptrdiff_t>(slot * d));
+    std::copy_n(obs.begin() + static_cast<std::ptrdiff_t>(k * d), d,
+                obs_.begin() + static_cast<std::ptrdiff_t>(slot * d));
     std::copy_n(next_obs.begin() + static_cast<std::ptrdiff_t>(k * d), d,
                 next_obs_.begin() + static_cast<std::ptrdiff_t>(slot * d));
     actions_[slot] = actions[k];
@@ -71,7 +73,8 @@ TransitionBatch ReplayBuffer::sample(int64_t batch) {
     const uint64_t r = (static_cast<uint64_t>(block[w]) << 32) | block[w + 1];
     const auto slot = static_cast<size_t>((static_cast<unsigned __int128>(r) * static_cast<uint64_t>(size_)) >> 64);
     out.indices[k] = static_cast<int64_t>(slot);
-    std::copy_n(obs_.begin() + static_cast<std::ptrdiff_t>(slot * d), d, out.obs.begin() + static_cast<std::ptrdiff_t>(k * d));
+    std::copy_n(obs_.begin() + static_cast<std::ptrdiff_t>(slot * d), d,
+                out.obs.begin() + static_cast<std::ptrdiff_t>(k * d));
     std::copy_n(next_obs_.begin() + static_cast<std::ptrdiff_t>(slot * d), d,
                 out.next_obs.begin() + static_cast<std::ptrdiff_t>(k * d));
     out.actions[k] = actions_[slot];

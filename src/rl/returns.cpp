@@ -13,8 +13,8 @@ int64_t check_layout(const char* op, int64_t envs, std::span<const float> reward
   if (envs <= 0) throw ValueError(std::string(op) + ": envs must be positive, got " + std::to_string(envs));
   const auto n = static_cast<int64_t>(rewards.size());
   if (n % envs != 0)
-    throw ShapeError(std::string(op) + ": " + std::to_string(n) + " rewards do not split into " +
-                     std::to_string(envs) + " envs");
+    throw ShapeError(std::string(op) + ": " + std::to_string(n) + " rewards do not split into " + std::to_string(envs) +
+                     " envs");
   return n / envs;
 }
 

@@ -166,9 +166,11 @@ void Reducer::finish_backward() {
   ++synced_steps_;
 }
 
-DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group,
-                                                 double bucket_cap_mb, bool broadcast_buffers)
-    : module_(std::move(module)), group_(group ? std::move(group) : default_group_ptr()),
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                                                 std::shared_ptr<ProcessGroup> group, double bucket_cap_mb,
+                                                 bool broadcast_buffers)
+    : module_(std::move(module)),
+      group_(group ? std::move(group) : default_group_ptr()),
       broadcast_buffers_(broadcast_buffers) {
   if (!module_) throw ValueError("DistributedDataParallel: the module is null");
   // Every rank starts from rank 0's weights: issue all broadcasts, then wait for them.

@@ -24,10 +24,14 @@ ReduceOp parse_reduce_op(const std::string& name) {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Avg: return "avg";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Avg:
+      return "avg";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
   }
   return "?";
 }
@@ -35,8 +39,8 @@ const char* reduce_op_name(ReduceOp op) {
 void ProcessGroup::check_tensor(const char* op, const Tensor& t, bool cuda) const {
   if (!t.defined()) throw ValueError(std::string(op) + ": the tensor is undefined");
   if ((t.device().type == DeviceType::CUDA) != cuda) {
-    throw DeviceUnavailableError(std::string(op) + ": the " + backend() + " backend takes " +
-                                 (cuda ? "CUDA" : "CPU") + " tensors, got a tensor on " + t.device().str());
+    throw DeviceUnavailableError(std::string(op) + ": the " + backend() + " backend takes " + (cuda ? "CUDA" : "CPU") +
+                                 " tensors, got a tensor on " + t.device().str());
   }
 }
 

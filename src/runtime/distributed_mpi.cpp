@@ -178,29 +178,37 @@ class MpiEngine {
 
 MPI_Datatype reduce_type(Dtype d) {
   switch (d) {
-    case Dtype::Float32: return MPI_FLOAT;
-    case Dtype::Float64: return MPI_DOUBLE;
-    case Dtype::Int64: return MPI_INT64_T;
-    case Dtype::Int32: return MPI_INT32_T;
-    case Dtype::UInt8: return MPI_UINT8_T;
-    default: return MPI_DATATYPE_NULL;
+    case Dtype::Float32:
+      return MPI_FLOAT;
+    case Dtype::Float64:
+      return MPI_DOUBLE;
+    case Dtype::Int64:
+      return MPI_INT64_T;
+    case Dtype::Int32:
+      return MPI_INT32_T;
+    case Dtype::UInt8:
+      return MPI_UINT8_T;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg: return MPI_SUM;
-    case ReduceOp::Max: return MPI_MAX;
-    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Avg:
+      return MPI_SUM;
+    case ReduceOp::Max:
+      return MPI_MAX;
+    case ReduceOp::Min:
+      return MPI_MIN;
   }
   return MPI_SUM;
 }
 
 int checked_count(const char* op, int64_t n) {
   if (n > INT_MAX) {
-    throw ValueError(std::string(op) + ": " + std::to_string(n) +
-                     " elements exceed MPI's int count; split the tensor");
+    throw ValueError(std::string(op) + ": " + std::to_string(n) + " elements exceed MPI's int count; split the tensor");
   }
   return static_cast<int>(n);
 }
@@ -307,8 +315,8 @@ class MpiGroup : public ProcessGroup {
 
  private:
   std::shared_ptr<Work> issue(const std::string& op, std::function<void()> body) {
-    auto work = std::make_shared<MpiWork>(op + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")",
-                                          timeout());
+    auto work = std::make_shared<MpiWork>(
+        op + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")", timeout());
     engine_.submit([body = std::move(body), work] {
       try {
         body();
@@ -332,8 +340,8 @@ class MpiGroup : public ProcessGroup {
 
   void check_root(const char* op, int root) const {
     if (root < 0 || root >= size()) {
-      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is outside [0, " + std::to_string(size()) +
-                       ")");
+      throw ValueError(std::string(op) + ": root " + std::to_string(root) + " is outside [0, " +
+                       std::to_string(size()) + ")");
     }
   }
 

@@ -35,24 +35,35 @@ void check_nccl(ncclResult_t rc, const std::string& what) {
 
 ncclDataType_t nccl_type(Dtype d) {
   switch (d) {
-    case Dtype::Float32: return ncclFloat32;
-    case Dtype::Float64: return ncclFloat64;
-    case Dtype::Float16: return ncclFloat16;
-    case Dtype::BFloat16: return ncclBfloat16;
-    case Dtype::Int64: return ncclInt64;
-    case Dtype::Int32: return ncclInt32;
+    case Dtype::Float32:
+      return ncclFloat32;
+    case Dtype::Float64:
+      return ncclFloat64;
+    case Dtype::Float16:
+      return ncclFloat16;
+    case Dtype::BFloat16:
+      return ncclBfloat16;
+    case Dtype::Int64:
+      return ncclInt64;
+    case Dtype::Int32:
+      return ncclInt32;
     case Dtype::UInt8:
-    case Dtype::Bool: return ncclUint8;
+    case Dtype::Bool:
+      return ncclUint8;
   }
   return ncclUint8;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return ncclSum;
-    case ReduceOp::Avg: return ncclAvg;
-    case ReduceOp::Max: return ncclMax;
-    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Sum:
+      return ncclSum;
+    case ReduceOp::Avg:
+      return ncclAvg;
+    case ReduceOp::Max:
+      return ncclMax;
+    case ReduceOp::Min:
+      return ncclMin;
   }
   return ncclSum;
 }
@@ -102,7 +113,8 @@ class NcclWork : public Work {
         throw DistributedError(what_ + ": NCCL reported an asynchronous error: " + ncclGetErrorString(async));
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        throw DistributedError(what_ + ": not complete after " + std::to_string(timeout_.count() / 1000.0).substr(0, 6) +
+        throw DistributedError(what_ + ": not complete after " +
+                               std::to_string(timeout_.count() / 1000.0).substr(0, 6) +
                                " s (the process group's timeout); another rank has failed, is slower, or issued a "
                                "different collective");
       }
@@ -242,8 +254,8 @@ class NcclGroup : public ProcessGroup {
 
   void check_here(const char* op, const Tensor& t) const {
     if (t.device().index != device_) {
-      throw DeviceUnavailableError(std::string(op) + ": this rank's NCCL group runs on cuda:" + std::to_string(device_) +
-                                   ", got a tensor on " + t.device().str());
+      throw DeviceUnavailableError(std::string(op) + ": this rank's NCCL group runs on cuda:" +
+                                   std::to_string(device_) + ", got a tensor on " + t.device().str());
     }
   }
 

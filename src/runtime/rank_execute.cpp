@@ -42,7 +42,7 @@ RankExecution RankPlan::execute(const Tensor& x_in) const {
     throw ShapeError(op + ": planned for (" + std::to_string(rows) + ", " + std::to_string(cols) + "), got " +
                      shape_str(x_in.shape()));
   }
-  const Dtype out_dtype = is_floating(x_in.dtype()) ? x_in.dtype()
+  const Dtype out_dtype = is_floating(x_in.dtype())      ? x_in.dtype()
                           : x_in.dtype() == Dtype::Int64 ? Dtype::Float64
                                                          : Dtype::Float32;
   const std::vector<double> x = x_in.to(Dtype::Float64).to_vector<double>();

@@ -31,10 +31,14 @@ int64_t next_pow2(int64_t v) {
 
 const char* rank_kind_name(RankKind kind) {
   switch (kind) {
-    case RankKind::TopK: return "topk";
-    case RankKind::MidK: return "midk";
-    case RankKind::BottomK: return "bottomk";
-    case RankKind::Fft: return "fft";
+    case RankKind::TopK:
+      return "topk";
+    case RankKind::MidK:
+      return "midk";
+    case RankKind::BottomK:
+      return "bottomk";
+    case RankKind::Fft:
+      return "fft";
   }
   return "?";
 }
@@ -93,8 +97,8 @@ DeviceCaps DeviceCaps::for_backend(const std::string& backend, const Overrides& 
   if (o.max_workgroup) c.max_workgroup = *o.max_workgroup;
   if (o.shared_mem_per_workgroup) c.shared_mem_per_workgroup = o.shared_mem_per_workgroup;
   if (c.lane_width > c.max_workgroup) {
-    throw ValueError("lane_width=" + std::to_string(c.lane_width) + " exceeds max_workgroup=" +
-                     std::to_string(c.max_workgroup));
+    throw ValueError("lane_width=" + std::to_string(c.lane_width) +
+                     " exceeds max_workgroup=" + std::to_string(c.max_workgroup));
   }
   return c;
 }
@@ -182,7 +186,8 @@ RankChoice baseline_choice(RankKind kind_in, int64_t rows, int64_t cols, int64_t
 RankPlan plan_rank(RankKind kind, int64_t rows, int64_t cols, int64_t k, const std::string& backend,
                    const DeviceCaps::Overrides& overrides) {
   for (const auto& [name, v] : {std::pair{"rows", rows}, {"cols", cols}, {"k", k}}) {
-    if (v <= 0) throw ValueError(std::string("rank-plan dimension '") + name + "' must be positive, got " + std::to_string(v));
+    if (v <= 0)
+      throw ValueError(std::string("rank-plan dimension '") + name + "' must be positive, got " + std::to_string(v));
   }
   if (k > cols) throw ValueError("rank-plan k=" + std::to_string(k) + " exceeds cols=" + std::to_string(cols));
   RankPlan p;
@@ -208,15 +213,14 @@ std::string RankPlan::to_unison_script() const {
   if (c.tile) s << "  tile " << c.tile << "\n";
   if (c.compaction_tile) s << "  compaction_tile " << c.compaction_tile << "\n";
   s << "  two_stage " << (c.use_two_stage ? "true" : "false") << "\n";
-  s << "  fft_tile " << c.fft_tile << "\n  fft_radix " << c.fft_radix << "\n  fft_segments " << c.fft_segments
-    << "\n}";
+  s << "  fft_tile " << c.fft_tile << "\n  fft_radix " << c.fft_radix << "\n  fft_segments " << c.fft_segments << "\n}";
   return s.str();
 }
 
 std::string RankPlan::fft_spiralk_hint() const {
   const int64_t t = choice.fft_tile;
-  return "soft (tile_cols, " + std::to_string(t) + ", 0.85, c >= " + std::to_string(t) + ");\n" +
-         "soft (radix, " + std::to_string(choice.fft_radix) + ", 0.90, true);\n" + "soft (segments, " +
+  return "soft (tile_cols, " + std::to_string(t) + ", 0.85, c >= " + std::to_string(t) + ");\n" + "soft (radix, " +
+         std::to_string(choice.fft_radix) + ", 0.90, true);\n" + "soft (segments, " +
          std::to_string(choice.fft_segments) + ", 0.75, true);";
 }
 
@@ -282,21 +286,33 @@ RankPlan RankPlan::rewrite_with_spiralk(std::string_view script, spiralk::Result
   RankChoice& c = out.choice;
   std::optional<bool> explicit_two_stage, kind_two_stage;
   for (const auto& [field, v] : r.hard) {
-    if (field == "workgroup") c.workgroup = integer_of(field, v);
-    else if (field == "lanes") c.lanes = integer_of(field, v);
-    else if (field == "channel_stride") c.channel_stride = integer_of(field, v);
-    else if (field == "tile") c.tile = integer_of(field, v);
-    else if (field == "compaction_tile") c.compaction_tile = integer_of(field, v);
-    else if (field == "fft_tile") c.fft_tile = integer_of(field, v);
-    else if (field == "fft_radix") c.fft_radix = integer_of(field, v);
-    else if (field == "fft_segments") c.fft_segments = integer_of(field, v);
-    else if (field == "merge_kind") c.merge_kind = static_cast<int>(std::clamp<int64_t>(integer_of(field, v), -1, 99));
-    else if (field == "merge_detail") c.merge_detail = static_cast<int>(std::clamp<int64_t>(integer_of(field, v), -1, 99));
-    else if (field == "two_stage") explicit_two_stage = bool_of(field, v);
+    if (field == "workgroup")
+      c.workgroup = integer_of(field, v);
+    else if (field == "lanes")
+      c.lanes = integer_of(field, v);
+    else if (field == "channel_stride")
+      c.channel_stride = integer_of(field, v);
+    else if (field == "tile")
+      c.tile = integer_of(field, v);
+    else if (field == "compaction_tile")
+      c.compaction_tile = integer_of(field, v);
+    else if (field == "fft_tile")
+      c.fft_tile = integer_of(field, v);
+    else if (field == "fft_radix")
+      c.fft_radix = integer_of(field, v);
+    else if (field == "fft_segments")
+      c.fft_segments = integer_of(field, v);
+    else if (field == "merge_kind")
+      c.merge_kind = static_cast<int>(std::clamp<int64_t>(integer_of(field, v), -1, 99));
+    else if (field == "merge_detail")
+      c.merge_detail = static_cast<int>(std::clamp<int64_t>(integer_of(field, v), -1, 99));
+    else if (field == "two_stage")
+      explicit_two_stage = bool_of(field, v);
     else if (field == "algo") {
       // 0 keeps the plan's merge; 1 heap, 2 bitonic, 3 k-way (the upstream numbering).
       const int64_t a = integer_of(field, v);
-      if (a < 0 || a > 3) throw ValueError(std::string(kRewrite) + ": field 'algo' must be 0..3, got " + std::to_string(a));
+      if (a < 0 || a > 3)
+        throw ValueError(std::string(kRewrite) + ": field 'algo' must be 0..3, got " + std::to_string(a));
       if (a == 1) c.merge_kind = 1, c.merge_detail = 1;
       if (a == 2) c.merge_kind = 0, c.merge_detail = 3;
       if (a == 3) c.merge_kind = 1, c.merge_detail = 2;
@@ -323,7 +339,9 @@ RankPlan RankPlan::rewrite_with_spiralk(std::string_view script, spiralk::Result
 void RankPlan::validate() const {
   const RankChoice& c = choice;
   auto fail = [](const std::string& what) { throw ValueError("rank plan: " + what); };
-  for (const auto& [name, v] : {std::pair{"workgroup", c.workgroup}, {"lanes", c.lanes}, {"tile", c.tile},
+  for (const auto& [name, v] : {std::pair{"workgroup", c.workgroup},
+                                {"lanes", c.lanes},
+                                {"tile", c.tile},
                                 {"compaction_tile", c.compaction_tile}}) {
     if (v <= 0) fail(std::string("choice '") + name + "' must be positive, got " + std::to_string(v));
   }
@@ -332,7 +350,8 @@ void RankPlan::validate() const {
     fail("choice 'workgroup'=" + std::to_string(c.workgroup) + " must be a multiple of the lane width " +
          std::to_string(caps.lane_width) + " and at most " + std::to_string(caps.max_workgroup));
   }
-  if (c.merge_kind < 0 || c.merge_kind > 2) fail("choice 'merge_kind'=" + std::to_string(c.merge_kind) + " is invalid (0..2)");
+  if (c.merge_kind < 0 || c.merge_kind > 2)
+    fail("choice 'merge_kind'=" + std::to_string(c.merge_kind) + " is invalid (0..2)");
   if (c.merge_detail < 0 || c.merge_detail > 5) {
     fail("choice 'merge_detail'=" + std::to_string(c.merge_detail) + " is invalid (0..5)");
   }

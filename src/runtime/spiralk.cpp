@@ -23,17 +23,29 @@ struct FieldAlias {
   const char* canonical;
 };
 constexpr FieldAlias kFields[] = {
-    {"workgroup", "workgroup"},       {"wg", "workgroup"},
-    {"lanes", "lanes"},               {"kl", "lanes"},
-    {"channel_stride", "channel_stride"}, {"ch", "channel_stride"},
+    {"workgroup", "workgroup"},
+    {"wg", "workgroup"},
+    {"lanes", "lanes"},
+    {"kl", "lanes"},
+    {"channel_stride", "channel_stride"},
+    {"ch", "channel_stride"},
     {"tile", "tile"},
-    {"compaction_tile", "compaction_tile"}, {"ctile", "compaction_tile"},
-    {"two_stage", "two_stage"},       {"u2", "two_stage"},        {"use_2ce", "two_stage"},
-    {"merge_kind", "merge_kind"},     {"merge_detail", "merge_detail"},
-    {"algo", "algo"},                 {"midk", "midk"},           {"bottomk", "bottomk"},
-    {"fft_tile", "fft_tile"},         {"tile_cols", "fft_tile"},
-    {"fft_radix", "fft_radix"},       {"radix", "fft_radix"},
-    {"fft_segments", "fft_segments"}, {"segments", "fft_segments"},
+    {"compaction_tile", "compaction_tile"},
+    {"ctile", "compaction_tile"},
+    {"two_stage", "two_stage"},
+    {"u2", "two_stage"},
+    {"use_2ce", "two_stage"},
+    {"merge_kind", "merge_kind"},
+    {"merge_detail", "merge_detail"},
+    {"algo", "algo"},
+    {"midk", "midk"},
+    {"bottomk", "bottomk"},
+    {"fft_tile", "fft_tile"},
+    {"tile_cols", "fft_tile"},
+    {"fft_radix", "fft_radix"},
+    {"radix", "fft_radix"},
+    {"fft_segments", "fft_segments"},
+    {"segments", "fft_segments"},
 };
 
 // ---------------------------------------------------------------- lexer
@@ -49,9 +61,12 @@ struct Token {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case Tok::End: return "the end of the program";
-    case Tok::String: return "the string \"" + t.text + "\"";
-    default: return "'" + t.text + "'";
+    case Tok::End:
+      return "the end of the program";
+    case Tok::String:
+      return "the string \"" + t.text + "\"";
+    default:
+      return "'" + t.text + "'";
   }
 }
 
@@ -305,13 +320,14 @@ class Parser {
     const Token& kind = next();
     if (std::find_if(std::begin(kRankKinds), std::end(kRankKinds), [&](const char* k) { return kind.text == k; }) ==
         std::end(kRankKinds)) {
-      throw SpiralKError(kind.line, kind.column, "expected a rank kind (topk, midk or bottomk) after 'unison', got '" +
-                                                     kind.text + "'");
+      throw SpiralKError(kind.line, kind.column,
+                         "expected a rank kind (topk, midk or bottomk) after 'unison', got '" + kind.text + "'");
     }
     const Token& open = expect("{", "after 'unison " + kind.text + "'");
     std::vector<NodePtr> settings;
     while (!is("}")) {
-      if (peek().kind == Tok::End) fail("expected '}' to close the unison block opened at line " + std::to_string(open.line));
+      if (peek().kind == Tok::End)
+        fail("expected '}' to close the unison block opened at line " + std::to_string(open.line));
       const Token& key = expect_ident("a unison setting (workgroup, lanes, merge, tile, ...) or '}'");
       if (key.text == "merge") {
         const Token& strategy = expect_ident("a merge strategy (bitonic, shared or warp) after 'merge'");
@@ -322,16 +338,19 @@ class Parser {
         settings.push_back(number_assign("merge_detail", detail, md));
         continue;
       }
-      static const char* keys[] = {"workgroup", "lanes", "channel_stride", "tile", "compaction_tile", "two_stage",
-                                   "fft_tile", "fft_radix", "fft_segments"};
-      if (std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return key.text == k; }) == std::end(keys)) {
+      static const char* keys[] = {"workgroup", "lanes",    "channel_stride", "tile",        "compaction_tile",
+                                   "two_stage", "fft_tile", "fft_radix",      "fft_segments"};
+      if (std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return key.text == k; }) ==
+          std::end(keys)) {
         throw SpiralKError(key.line, key.column, "unknown unison setting '" + key.text + "'");
       }
       const Token& v = peek();
       if (key.text == "two_stage") {
-        if (!(v.kind == Tok::Ident && (v.text == "true" || v.text == "false"))) fail("expected true or false after 'two_stage'");
+        if (!(v.kind == Tok::Ident && (v.text == "true" || v.text == "false")))
+          fail("expected true or false after 'two_stage'");
         next();
-        settings.push_back(make(Kind::Assign, key, "two_stage", {literal(Kind::Bool, v, v.text == "true" ? 1.0 : 0.0)}));
+        settings.push_back(
+            make(Kind::Assign, key, "two_stage", {literal(Kind::Bool, v, v.text == "true" ? 1.0 : 0.0)}));
       } else {
         if (v.kind != Tok::Number) fail("expected a number after '" + key.text + "'");
         next();
@@ -484,8 +503,8 @@ class Evaluator {
       }
       case Kind::Unison: {
         if (out.unison_kind && *out.unison_kind != n.text) {
-          throw SpiralKError(n.line, n.column, "a second unison block for '" + n.text + "' after one for '" +
-                                                   *out.unison_kind + "'");
+          throw SpiralKError(n.line, n.column,
+                             "a second unison block for '" + n.text + "' after one for '" + *out.unison_kind + "'");
         }
         out.unison_kind = n.text;
         for (const auto& s : n.kids) run(*s, out);
@@ -533,24 +552,31 @@ class Evaluator {
     if (const auto it = base_.find(n.text); it != base_.end()) return it->second;
     std::string known;
     for (const auto& [k, v] : base_) known += (known.empty() ? "" : ", ") + k;
-    throw SpiralKError(n.line, n.column, "unknown variable '" + n.text + "'" +
-                                             (known.empty() ? "" : " (in scope: " + known + ")"));
+    throw SpiralKError(n.line, n.column,
+                       "unknown variable '" + n.text + "'" + (known.empty() ? "" : " (in scope: " + known + ")"));
   }
 
   Value eval(const Node& n) {
     const DepthGuard guard(*this, n);
     switch (n.kind) {
-      case Kind::Number: return n.number;
-      case Kind::Bool: return n.number != 0.0;
-      case Kind::String: return n.text;
-      case Kind::Var: return lookup(n);
+      case Kind::Number:
+        return n.number;
+      case Kind::Bool:
+        return n.number != 0.0;
+      case Kind::String:
+        return n.text;
+      case Kind::Var:
+        return lookup(n);
       case Kind::Unary: {
         if (n.text == "-") return -number(*n.kids[0], "the operand of '-'");
         return !boolean(*n.kids[0], "the operand of '!'");
       }
-      case Kind::Binary: return binary(n);
-      case Kind::Call: return call(n);
-      default: throw SpiralKError(n.line, n.column, "internal: not an expression");
+      case Kind::Binary:
+        return binary(n);
+      case Kind::Call:
+        return call(n);
+      default:
+        throw SpiralKError(n.line, n.column, "internal: not an expression");
     }
   }
 
@@ -589,8 +615,9 @@ class Evaluator {
     const size_t argc = n.kids.size();
     auto arity = [&](size_t want) {
       if (argc != want) {
-        throw SpiralKError(n.line, n.column, "'" + f + "' takes " + std::to_string(want) + " argument" +
-                                                 (want == 1 ? "" : "s") + ", got " + std::to_string(argc));
+        throw SpiralKError(n.line, n.column,
+                           "'" + f + "' takes " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") +
+                               ", got " + std::to_string(argc));
       }
     };
     auto arg = [&](size_t i) { return number(*n.kids[i], "argument " + std::to_string(i + 1) + " of '" + f + "'"); };
@@ -607,7 +634,8 @@ class Evaluator {
     if (f == "clamp") {
       arity(3);
       const double x = arg(0), lo = arg(1), hi = arg(2);
-      if (lo > hi) throw SpiralKError(n.line, n.column, "'clamp' bounds are reversed: " + value_str(lo) + " > " + value_str(hi));
+      if (lo > hi)
+        throw SpiralKError(n.line, n.column, "'clamp' bounds are reversed: " + value_str(lo) + " > " + value_str(hi));
       return std::clamp(x, lo, hi);
     }
     if (f == "pow") {
@@ -615,9 +643,9 @@ class Evaluator {
       return std::pow(arg(0), arg(1));
     }
     static const std::map<std::string, double (*)(double), std::less<>> unary = {
-        {"abs", [](double x) { return std::fabs(x); }},   {"floor", [](double x) { return std::floor(x); }},
-        {"ceil", [](double x) { return std::ceil(x); }},  {"round", [](double x) { return std::round(x); }},
-        {"sqrt", [](double x) { return std::sqrt(x); }},  {"log2", [](double x) { return std::log2(x); }},
+        {"abs", [](double x) { return std::fabs(x); }},  {"floor", [](double x) { return std::floor(x); }},
+        {"ceil", [](double x) { return std::ceil(x); }}, {"round", [](double x) { return std::round(x); }},
+        {"sqrt", [](double x) { return std::sqrt(x); }}, {"log2", [](double x) { return std::log2(x); }},
     };
     if (const auto it = unary.find(f); it != unary.end()) {
       arity(1);
@@ -627,8 +655,9 @@ class Evaluator {
       }
       return it->second(x);
     }
-    throw SpiralKError(n.line, n.column, "unknown function '" + f +
-                                             "' (builtins: abs, ceil, clamp, floor, log2, max, min, pow, round, sel, sqrt)");
+    throw SpiralKError(
+        n.line, n.column,
+        "unknown function '" + f + "' (builtins: abs, ceil, clamp, floor, log2, max, min, pow, round, sel, sqrt)");
   }
 
   const Variables& base_;

@@ -23,8 +23,11 @@ void publish_step(int64_t epoch, int64_t step, const Tensor& x, double loss, boo
   if (!events::has_listeners(ModuleTrainer::kStepEvent)) return;
   events::Event e;
   e.type = ModuleTrainer::kStepEvent;
-  e.fields = {{"epoch", epoch}, {"step", step}, {"samples", x.dim() > 0 ? x.shape()[0] : int64_t{1}},
-              {"loss", loss}, {"skipped", skipped}};
+  e.fields = {{"epoch", epoch},
+              {"step", step},
+              {"samples", x.dim() > 0 ? x.shape()[0] : int64_t{1}},
+              {"loss", loss},
+              {"skipped", skipped}};
   if (energy) {
     e.fields.emplace_back("band_above", (*energy)[0]);
     e.fields.emplace_back("band_here", (*energy)[1]);
@@ -52,8 +55,8 @@ ModuleTrainer::ModuleTrainer(std::string backend, double curvature, double hyper
     effective_ = "cpu";
   } else if (requested_ == "cuda" || requested_.starts_with("cuda:")) {
     if (!cuda::is_available()) {
-      throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ + "' is not available: " +
-                                   cuda::unavailable_reason());
+      throw DeviceUnavailableError("ModuleTrainer: backend '" + requested_ +
+                                   "' is not available: " + cuda::unavailable_reason());
     }
     device_ = Device::parse(requested_);
     if (device_.index < 0) device_.index = 0;
@@ -110,7 +113,8 @@ void ModuleTrainer::mul_learning_rate(nn::Module& module, double factor) {
   if (real_lr_) *real_lr_ *= factor;
   // Each module's own rate, once (attach_hypergrad would also rewrite its children).
   for (auto& [key, m] : module.named_modules()) {
-    if (const auto h = zspace::hypergrad_of(*m)) zspace::set_own_hypergrad(*m, zspace::HypergradSettings{h->curvature, h->learning_rate * factor});
+    if (const auto h = zspace::hypergrad_of(*m))
+      zspace::set_own_hypergrad(*m, zspace::HypergradSettings{h->curvature, h->learning_rate * factor});
   }
 }
 
@@ -210,7 +214,8 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
       if (d.changed) {
         curvature_ = d.curvature;
         for (auto& [key, m] : module.named_modules()) {
-          if (const auto h = zspace::hypergrad_of(*m)) zspace::set_own_hypergrad(*m, zspace::HypergradSettings{curvature_, h->learning_rate});
+          if (const auto h = zspace::hypergrad_of(*m))
+            zspace::set_own_hypergrad(*m, zspace::HypergradSettings{curvature_, h->learning_rate});
         }
       }
     }
@@ -223,10 +228,18 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
     }
     zero(module);
     if (trace_) {
-      emit({"step", 0, ++trace_step_, epoch_,
-            {{"trainer.loss", value}, {"trainer.skipped", stepped ? 0.0 : 1.0}, {"trainer.band_above", energy[0]},
-             {"trainer.band_here", energy[1]}, {"trainer.band_beneath", energy[2]}, {"trainer.lr_scale", lr_scale_}},
-            {}, {}});
+      emit({"step",
+            0,
+            ++trace_step_,
+            epoch_,
+            {{"trainer.loss", value},
+             {"trainer.skipped", stepped ? 0.0 : 1.0},
+             {"trainer.band_above", energy[0]},
+             {"trainer.band_here", energy[1]},
+             {"trainer.band_beneath", energy[2]},
+             {"trainer.lr_scale", lr_scale_}},
+            {},
+            {}});
     }
     publish_step(epoch_, steps_, x, value, !stepped, &energy, lr_scale_);
   }
@@ -234,11 +247,17 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
   if (desire_ && desire_->trainer) stats.desire_summary = desire_->trainer->drain_summary();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (trace_) {
-    emit({"epoch", 0, std::nullopt, epoch_,
-          {{"trainer.average_loss", stats.average_loss}, {"trainer.total_loss", stats.total_loss},
+    emit({"epoch",
+          0,
+          std::nullopt,
+          epoch_,
+          {{"trainer.average_loss", stats.average_loss},
+           {"trainer.total_loss", stats.total_loss},
            {"trainer.batches", static_cast<double>(stats.batches)},
-           {"trainer.skipped_steps", static_cast<double>(stats.skipped_steps)}, {"trainer.seconds", stats.seconds}},
-          {}, {}});
+           {"trainer.skipped_steps", static_cast<double>(stats.skipped_steps)},
+           {"trainer.seconds", stats.seconds}},
+          {},
+          {}});
   }
   return stats;
 }
@@ -266,10 +285,15 @@ EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, c
   stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (trace_) {
-    emit({"eval", 0, std::nullopt, epoch_,
-          {{"eval.average_loss", stats.average_loss}, {"eval.batches", static_cast<double>(stats.batches)},
+    emit({"eval",
+          0,
+          std::nullopt,
+          epoch_,
+          {{"eval.average_loss", stats.average_loss},
+           {"eval.batches", static_cast<double>(stats.batches)},
            {"eval.seconds", stats.seconds}},
-          {}, {}});
+          {},
+          {}});
   }
   return stats;
 }

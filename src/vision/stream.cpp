@@ -13,7 +13,8 @@ namespace {
 
 // The volume as contiguous float32 on the host, checked to be at least 1-d with a slice per row.
 Tensor host_f32(const Tensor& v, const char* who) {
-  if (!v.defined() || v.dim() < 1) throw ShapeError(std::string(who) + ": expected a volume (depth, ...), got a 0-d tensor");
+  if (!v.defined() || v.dim() < 1)
+    throw ShapeError(std::string(who) + ": expected a volume (depth, ...), got a 0-d tensor");
   if (!is_floating(v.dtype()) && v.dtype() != Dtype::UInt8)
     throw DtypeError(std::string(who) + ": expected a float or uint8 volume, got " + dtype_name(v.dtype()));
   Tensor t = v.detach();
@@ -104,7 +105,8 @@ void FrameAggregator::trim() {
 }
 
 void FrameAggregator::prune_oldest(int64_t keep) {
-  if (keep < 0) throw ValueError("ZSpaceStreamFrameAggregator.prune_oldest: keep must be >= 0, got " + std::to_string(keep));
+  if (keep < 0)
+    throw ValueError("ZSpaceStreamFrameAggregator.prune_oldest: keep must be >= 0, got " + std::to_string(keep));
   while (depth() > keep) {
     slices_.pop_front();
     if (!records_.empty() && --records_.front().slices <= 0) records_.pop_front();
@@ -166,7 +168,8 @@ VisionVolume::VisionVolume(int64_t depth, int64_t height, int64_t width, double 
   if (depth <= 0 || height <= 0 || width <= 0)
     throw ValueError("SpiralTorchVision: depth, height and width must be positive, got (" + std::to_string(depth) +
                      ", " + std::to_string(height) + ", " + std::to_string(width) + ")");
-  if (!(alpha > 0 && alpha <= 1)) throw ValueError("SpiralTorchVision: alpha must be in (0, 1], got " + std::to_string(alpha));
+  if (!(alpha > 0 && alpha <= 1))
+    throw ValueError("SpiralTorchVision: alpha must be in (0, 1], got " + std::to_string(alpha));
   if (temporal <= 0) throw ValueError("SpiralTorchVision: temporal must be positive, got " + std::to_string(temporal));
   static const char* known[] = {"hann", "hamming", "blackman", "gaussian", "none"};
   if (std::find(std::begin(known), std::end(known), window_) == std::end(known))
@@ -192,7 +195,8 @@ void VisionVolume::load(const Tensor& volume, int64_t updates) {
 }
 
 double VisionVolume::accumulate(const Tensor& x, double weight) {
-  if (!(weight >= 0)) throw ValueError("SpiralTorchVision.accumulate: weight must be >= 0, got " + std::to_string(weight));
+  if (!(weight >= 0))
+    throw ValueError("SpiralTorchVision.accumulate: weight must be >= 0, got " + std::to_string(weight));
   const double a = updates_ == 0 ? 1.0 : alpha_ * weight;
   if (a > 1) throw ValueError("SpiralTorchVision.accumulate: alpha * weight = " + std::to_string(a) + " exceeds 1");
   const Tensor v = host_f32(x, "SpiralTorchVision.accumulate");
@@ -223,10 +227,14 @@ std::vector<double> VisionVolume::window_weights() const {
   const double pi = std::numbers::pi, m = static_cast<double>(depth_ - 1);
   for (int64_t k = 0; k < depth_; ++k) {
     const double x = static_cast<double>(k) / m;
-    if (window_ == "hann") w[k] = 0.5 - 0.5 * std::cos(2 * pi * x);
-    else if (window_ == "hamming") w[k] = 0.54 - 0.46 * std::cos(2 * pi * x);
-    else if (window_ == "blackman") w[k] = 0.42 - 0.5 * std::cos(2 * pi * x) + 0.08 * std::cos(4 * pi * x);
-    else w[k] = std::exp(-0.5 * std::pow((x - 0.5) / 0.25, 2));  // gaussian, sigma a quarter of the span
+    if (window_ == "hann")
+      w[k] = 0.5 - 0.5 * std::cos(2 * pi * x);
+    else if (window_ == "hamming")
+      w[k] = 0.54 - 0.46 * std::cos(2 * pi * x);
+    else if (window_ == "blackman")
+      w[k] = 0.42 - 0.5 * std::cos(2 * pi * x) + 0.08 * std::cos(4 * pi * x);
+    else
+      w[k] = std::exp(-0.5 * std::pow((x - 0.5) / 0.25, 2));  // gaussian, sigma a quarter of the span
   }
   // Hann and Blackman vanish at both ends; a 2-slice volume would project to zero, so floor them.
   for (double& x : w) x = std::max(x, 1e-3);

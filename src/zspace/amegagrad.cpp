@@ -73,7 +73,8 @@ DesireGradientControl Amegagrad::desire_control(std::optional<double> gain) cons
 std::pair<double, double> Amegagrad::rates(double hyper_scale, double real_scale) const {
   const double h = hyper_lr_ * hyper_scale, r = real_lr_ * real_scale;
   if (!(std::isfinite(h) && h > 0 && std::isfinite(r) && r > 0)) {
-    throw ValueError("Amegagrad.tune: the control gives invalid rates (" + detail::num(h) + ", " + detail::num(r) + ")");
+    throw ValueError("Amegagrad.tune: the control gives invalid rates (" + detail::num(h) + ", " + detail::num(r) +
+                     ")");
   }
   return {h, r};
 }

@@ -90,7 +90,8 @@ Barycenter z_space_barycenter(const std::vector<double>& weights, const std::vec
     }
     J = coupling->detach().to(Dtype::Float64).contiguous().to_vector<double>();
     for (double v : J) {
-      if (!(v >= 0) || !std::isfinite(v)) throw ValueError(std::string(op) + ": coupling entries must be finite and >= 0");
+      if (!(v >= 0) || !std::isfinite(v))
+        throw ValueError(std::string(op) + ": coupling entries must be finite and >= 0");
     }
   }
   double weight_sum = 0;

@@ -60,7 +60,8 @@ void transform_row(std::complex<double>* x, size_t n, double sign) {
     for (size_t k = 0; k < n; ++k) {
       std::complex<double> acc = 0;
       for (size_t j = 0; j < n; ++j) {
-        acc += x[j] * std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>((k * j) % n) / static_cast<double>(n));
+        acc += x[j] * std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>((k * j) % n) /
+                                          static_cast<double>(n));
       }
       out[k] = acc;
     }
@@ -78,7 +79,8 @@ void transform_row(std::complex<double>* x, size_t n, double sign) {
     for (size_t i = 0; i < n; i += len) {
       for (size_t k = 0; k < len / 2; ++k) {
         // Twiddles from polar() per index (not by repeated multiplication) keep the error flat.
-        const auto w = std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(len));
+        const auto w =
+            std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(len));
         const auto u = x[i + k], v = x[i + k + len / 2] * w;
         x[i + k] = u + v;
         x[i + k + len / 2] = u - v;

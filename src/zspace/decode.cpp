@@ -71,7 +71,8 @@ SpectralPenalty fractional_penalty(std::span<const double> z, double alpha) {
   for (size_t j = 0; j < n; ++j) {
     double s = 0.0;
     for (size_t k = 0; k < bins; ++k) {
-      const double ang = -2.0 * std::numbers::pi * static_cast<double>(k) * static_cast<double>(j) / static_cast<double>(n);
+      const double ang =
+          -2.0 * std::numbers::pi * static_cast<double>(k) * static_cast<double>(j) / static_cast<double>(n);
       s += w[k] * (std::conj(spec[k]) * std::polar(1.0, ang)).real();
     }
     grad[j] = 2.0 / static_cast<double>(bins) * s;

@@ -59,8 +59,12 @@ GradientSummary::GradientSummary(std::span<const double> values) {
 }
 
 double GradientSummary::sum() const { return exact_sum(v_); }
-double GradientSummary::l1() const { return fsum_of(v_, [](double x) { return std::fabs(x); }); }
-double GradientSummary::sum_squares() const { return fsum_of(v_, [](double x) { return x * x; }); }
+double GradientSummary::l1() const {
+  return fsum_of(v_, [](double x) { return std::fabs(x); });
+}
+double GradientSummary::sum_squares() const {
+  return fsum_of(v_, [](double x) { return x * x; });
+}
 double GradientSummary::l2() const { return std::sqrt(sum_squares()); }
 
 double GradientSummary::linf() const {
@@ -71,14 +75,16 @@ double GradientSummary::linf() const {
 
 double GradientSummary::mean() const { return v_.empty() ? 0.0 : sum() / static_cast<double>(v_.size()); }
 double GradientSummary::mean_abs() const { return v_.empty() ? 0.0 : l1() / static_cast<double>(v_.size()); }
-double GradientSummary::rms() const {
-  return v_.empty() ? 0.0 : l2() / std::sqrt(static_cast<double>(v_.size()));
-}
+double GradientSummary::rms() const { return v_.empty() ? 0.0 : l2() / std::sqrt(static_cast<double>(v_.size())); }
 double GradientSummary::min() const { return v_.empty() ? 0.0 : *std::min_element(v_.begin(), v_.end()); }
 double GradientSummary::max() const { return v_.empty() ? 0.0 : *std::max_element(v_.begin(), v_.end()); }
 
-int64_t GradientSummary::positive_count() const { return std::count_if(v_.begin(), v_.end(), [](double x) { return x > 0; }); }
-int64_t GradientSummary::negative_count() const { return std::count_if(v_.begin(), v_.end(), [](double x) { return x < 0; }); }
+int64_t GradientSummary::positive_count() const {
+  return std::count_if(v_.begin(), v_.end(), [](double x) { return x > 0; });
+}
+int64_t GradientSummary::negative_count() const {
+  return std::count_if(v_.begin(), v_.end(), [](double x) { return x < 0; });
+}
 int64_t GradientSummary::near_zero_count() const {
   return std::count_if(v_.begin(), v_.end(), [](double x) { return std::fabs(x) <= 1e-5; });
 }

@@ -40,10 +40,8 @@ void Hypergrad::retune(double curvature, double learning_rate) {
 
 Tensor& Hypergrad::apply(Tensor& weights) {
   const Tensor w = as_matrix(weights, "apply");
-  const Tensor updated =
-      geometry::clip_to_ball(guarded(geometry::rsgd_step(geometry::clip_to_ball(w, c_), pending_tensor(), c_,
-                                                         learning_rate())),
-                             c_);
+  const Tensor updated = geometry::clip_to_ball(
+      guarded(geometry::rsgd_step(geometry::clip_to_ball(w, c_), pending_tensor(), c_, learning_rate())), c_);
   return commit(weights, updated, "Hypergrad.apply");
 }
 

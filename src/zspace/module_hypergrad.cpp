@@ -70,7 +70,8 @@ void attach_hypergrad(nn::Module& module, double curvature, double learning_rate
     throw ValueError("attach_hypergrad: curvature must be negative and finite, got " + std::to_string(curvature));
   }
   if (!(learning_rate > 0) || !std::isfinite(learning_rate)) {
-    throw ValueError("attach_hypergrad: learning_rate must be positive and finite, got " + std::to_string(learning_rate));
+    throw ValueError("attach_hypergrad: learning_rate must be positive and finite, got " +
+                     std::to_string(learning_rate));
   }
   const std::vector<std::pair<std::string, nn::Module*>> modules = module.named_modules();
   Table& t = table();

@@ -30,7 +30,10 @@ void move(Tensor& param, const Tensor& step, std::initializer_list<Tensor*> tran
 
 RiemannianSGD::RiemannianSGD(std::vector<ParamGroup> groups, double lr, double momentum, double dampening,
                              double weight_decay, bool nesterov)
-    : Optimizer({}, {{"lr", lr}, {"momentum", momentum}, {"dampening", dampening}, {"weight_decay", weight_decay},
+    : Optimizer({}, {{"lr", lr},
+                     {"momentum", momentum},
+                     {"dampening", dampening},
+                     {"weight_decay", weight_decay},
                      {"nesterov", nesterov ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& gr : groups) add_param_group(std::move(gr));
@@ -62,7 +65,11 @@ void RiemannianSGD::update(const ParamGroup& group, Tensor& param, const Tensor&
 
 RiemannianAdam::RiemannianAdam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2, double eps,
                                double weight_decay, bool amsgrad)
-    : Optimizer({}, {{"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay},
+    : Optimizer({}, {{"lr", lr},
+                     {"beta1", beta1},
+                     {"beta2", beta2},
+                     {"eps", eps},
+                     {"weight_decay", weight_decay},
                      {"amsgrad", amsgrad ? 1.0 : 0.0}}) {
   validate(defaults());
   for (auto& gr : groups) add_param_group(std::move(gr));

@@ -103,7 +103,8 @@ void AmegagradSession::init_common() {
 }
 
 Amegagrad AmegagradSession::make_optimizer(int64_t rows, int64_t cols) const {
-  return Amegagrad(rows, cols, opt_.curvature, opt_.hyper_learning_rate, opt_.real_learning_rate, opt_.gain, opt_.topos);
+  return Amegagrad(rows, cols, opt_.curvature, opt_.hyper_learning_rate, opt_.real_learning_rate, opt_.gain,
+                   opt_.topos);
 }
 
 void AmegagradSession::add_slot(std::string name, const Tensor& param) {
@@ -190,8 +191,9 @@ SessionStep AmegagradSession::step_text(const LanguageWaveEncoder& encoder, std:
 
 SessionStep AmegagradSession::step(const Tensor& input, const Tensor& target, std::string_view note) {
   if (!model_) {
-    throw ValueError("AmegagradSession.step: a weights session is stepped with step_wave, step_pair, step_text or "
-                     "apply");
+    throw ValueError(
+        "AmegagradSession.step: a weights session is stepped with step_wave, step_pair, step_text or "
+        "apply");
   }
   model_->zero_grad(true);
   const Tensor prediction = (*model_)(input);
@@ -247,7 +249,8 @@ SessionStep AmegagradSession::update(const std::vector<Tensor>& grads, double lo
     const auto hp = a.hyper().pending_gradient(), rp = a.real().pending_gradient();
     hyper_g.insert(hyper_g.end(), hp.begin(), hp.end());
     real_g.insert(real_g.end(), rp.begin(), rp.end());
-    Tensor w = reshape(slots_[i].param.detach().to(Dtype::Float64).contiguous().clone(), {slots_[i].rows, slots_[i].cols});
+    Tensor w =
+        reshape(slots_[i].param.detach().to(Dtype::Float64).contiguous().clone(), {slots_[i].rows, slots_[i].cols});
     a.step(w, tune);
     h_lr += a.hyper().learning_rate();
     r_lr += a.real().learning_rate();

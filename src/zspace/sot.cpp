@@ -75,9 +75,14 @@ const std::vector<std::string>& Plan::micro_roles() {
 
 Plan::Plan(int64_t total_steps, double base_radius, double radial_growth, double base_height, double meso_gain,
            double micro_gain)
-    : total_steps_(total_steps), base_radius_(base_radius), radial_growth_(radial_growth), base_height_(base_height),
-      meso_gain_(meso_gain), micro_gain_(micro_gain) {
-  if (total_steps <= 0) throw ValueError("sot.generate_plan: total_steps must be positive, got " + std::to_string(total_steps));
+    : total_steps_(total_steps),
+      base_radius_(base_radius),
+      radial_growth_(radial_growth),
+      base_height_(base_height),
+      meso_gain_(meso_gain),
+      micro_gain_(micro_gain) {
+  if (total_steps <= 0)
+    throw ValueError("sot.generate_plan: total_steps must be positive, got " + std::to_string(total_steps));
   for (double v : {base_radius, radial_growth, base_height, meso_gain, micro_gain}) {
     if (!std::isfinite(v)) throw ValueError("sot.generate_plan: every parameter must be finite");
   }
@@ -104,8 +109,9 @@ Plan::Plan(int64_t total_steps, double base_radius, double radial_growth, double
           s.y = s.radius * std::sin(s.angle);
           z += gain / static_cast<double>(macro[m]);
           s.z_track = z;
-          s.macro = {static_cast<int64_t>(m), macro[m], in_macro, phase_of(in_macro, macro[m]), in_macro == macro[m] - 1, 0};
-          s.meso = {meso_global, meso_len, in_meso, phase_of(in_meso, meso_len), in_meso == meso_len - 1,
+          s.macro = {static_cast<int64_t>(m),  macro[m], in_macro, phase_of(in_macro, macro[m]),
+                     in_macro == macro[m] - 1, 0};
+          s.meso = {meso_global,    meso_len, in_meso, phase_of(in_meso, meso_len), in_meso == meso_len - 1,
                     meso_global % 3};
           s.micro = {micro_global, micro_len, k, phase_of(k, micro_len), k == micro_len - 1, micro_global % 4};
           s.height = z + meso_gain * (s.meso.phase - 0.5) + micro_gain * (s.micro.phase - 0.5);
@@ -146,8 +152,8 @@ Tensor Plan::as_tensor() const {
 
 Tensor Plan::feature_tensor() const {
   return table(steps_, 9, [this](const Step& s, std::vector<double>& v) {
-    v.insert(v.end(), {s.radius, s.angle, s.height, s.curvature, s.macro.phase, s.meso.phase, s.micro.phase,
-                       meso_gain_, micro_gain_});
+    v.insert(v.end(), {s.radius, s.angle, s.height, s.curvature, s.macro.phase, s.meso.phase, s.micro.phase, meso_gain_,
+                       micro_gain_});
   });
 }
 
@@ -163,8 +169,8 @@ Tensor Plan::reflection_tensor() const {
   });
 }
 
-TensorBiome Plan::grow_biome(const OpenCartesianTopos& topos, const std::string& label_prefix,
-                             bool include_reflections, bool include_roles) const {
+TensorBiome Plan::grow_biome(const OpenCartesianTopos& topos, const std::string& label_prefix, bool include_reflections,
+                             bool include_roles) const {
   std::vector<Tensor> parts{as_tensor(), narrow(feature_tensor(), 1, 0, 2), narrow(feature_tensor(), 1, 3, 6)};
   // [x, y, height] + [radius, angle] + [curvature, phases x3, gains x2]: the layout of the docstring.
   if (include_roles) parts.push_back(role_tensor());

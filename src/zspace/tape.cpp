@@ -23,7 +23,10 @@ std::string shape_pair(int64_t r, int64_t c) { return "(" + std::to_string(r) + 
 
 GradientTape::GradientTape(double learning_rate, int64_t rows, int64_t cols, std::string who,
                            std::optional<OpenCartesianTopos> topos)
-    : who_(std::move(who)), lr_(detail::check_learning_rate(learning_rate, who_)), rows_(rows), cols_(cols),
+    : who_(std::move(who)),
+      lr_(detail::check_learning_rate(learning_rate, who_)),
+      rows_(rows),
+      cols_(cols),
       topos_(std::move(topos)) {
   if (rows <= 0 || cols <= 0) {
     throw ValueError(who_ + ": rows and cols must be positive ints, got " + shape_pair(rows, cols));

@@ -10,8 +10,12 @@ namespace st::zspace {
 
 OpenCartesianTopos::OpenCartesianTopos(double curvature, double tolerance, double saturation, int64_t max_depth,
                                        int64_t max_volume, double porosity)
-    : curvature_(curvature), tolerance_(tolerance), saturation_(saturation), max_depth_(max_depth),
-      max_volume_(max_volume), porosity_(porosity) {
+    : curvature_(curvature),
+      tolerance_(tolerance),
+      saturation_(saturation),
+      max_depth_(max_depth),
+      max_volume_(max_volume),
+      porosity_(porosity) {
   auto bad = [](const char* name, double v, const char* want) {
     throw ValueError(std::string("OpenCartesianTopos: ") + name + " must be " + want + ", got " + std::to_string(v));
   };

@@ -27,7 +27,8 @@ MellinBasis MellinBasis::constant(int64_t dim, double exponent) {
 MellinBasis MellinBasis::ramp(int64_t dim, double start, double end) {
   if (dim < 1) throw ValueError("MellinBasis.ramp: dim must be >= 1, got " + std::to_string(dim));
   std::vector<double> e(static_cast<size_t>(dim), start);
-  for (int64_t i = 1; i < dim; ++i) e[i] = start + (end - start) * static_cast<double>(i) / static_cast<double>(dim - 1);
+  for (int64_t i = 1; i < dim; ++i)
+    e[i] = start + (end - start) * static_cast<double>(i) / static_cast<double>(dim - 1);
   return MellinBasis(std::move(e));
 }
 
@@ -96,8 +97,7 @@ VaeOutput ZSpaceVae::forward_full(const Tensor& x, bool use_mean) {
 std::pair<Tensor, Tensor> ZSpaceVae::loss_terms(const Tensor& x, const VaeOutput& out) const {
   const Tensor diff = sub(x, out.reconstruction);
   const Tensor recon = div(mean(sum(mul(diff, diff), {1})), static_cast<double>(input_dim_));
-  const Tensor kl_rows =
-      mul(sum(sub(sub(add(out.logvar, 1.0), mul(out.mu, out.mu)), exp(out.logvar)), {1}), -0.5);
+  const Tensor kl_rows = mul(sum(sub(sub(add(out.logvar, 1.0), mul(out.mu, out.mu)), exp(out.logvar)), {1}), -0.5);
   return {recon, mean(kl_rows)};
 }
 
@@ -129,7 +129,8 @@ ZSpaceTextVae::ZSpaceTextVae(int64_t window_chars, int64_t latent_dim, double cu
     : ZSpaceVae(2 * std::max<int64_t>(window_chars, 1), latent_dim, seed, std::move(name)),
       window_chars_(window_chars),
       encoder_(curvature, temperature) {
-  if (window_chars < 1) throw ValueError("ZSpaceTextVae: window_chars must be >= 1, got " + std::to_string(window_chars));
+  if (window_chars < 1)
+    throw ValueError("ZSpaceTextVae: window_chars must be >= 1, got " + std::to_string(window_chars));
 }
 
 std::string ZSpaceTextVae::fit_text(std::string_view utf8) const {

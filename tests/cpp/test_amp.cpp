@@ -75,9 +75,7 @@ TEST(ActivationCheckpoint, SameGradientsAsPlainBackward) {
   manual_seed(5);
   nn::Linear lin(5, 5);
   const Tensor x0 = randn({3, 5}, Dtype::Float32);
-  auto block = [&](const std::vector<Tensor>& in) {
-    return nn::dropout(tanh(lin.forward(in[0])), 0.4, true);
-  };
+  auto block = [&](const std::vector<Tensor>& in) { return nn::dropout(tanh(lin.forward(in[0])), 0.4, true); };
   auto run = [&](bool ckpt) {
     for (Tensor p : lin.parameters()) p.set_grad(Tensor());
     Tensor x = x0.detach().clone();

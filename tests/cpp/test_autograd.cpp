@@ -10,9 +10,7 @@ using namespace st;
 using st::test_util::gradcheck;
 using st::test_util::gradcheck_all;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(Autograd, ElementwiseAndBroadcast) {
   manual_seed(3);
@@ -134,7 +132,7 @@ TEST(GradHooks, NonLeafHookChangesWhatFlowsOnAndWhatIsRetained) {
   HookHandle b = register_hook(y, [&](const Tensor& g) {
     order.push_back(2);
     EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{3, 3}));  // after the first hook
-    return Tensor();  // keep it
+    return Tensor();                                                // keep it
   });
   sum(y).backward();
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
@@ -159,9 +157,8 @@ TEST(GradHooks, PostAccumulateHookStillRunsAfterAHookedLeaf) {
   w.set_requires_grad(true);
   HookHandle h = register_hook(w, [](const Tensor& g) { return mul(g, 2.0); });
   std::vector<double> at_post;
-  const int64_t id = register_post_accumulate_grad_hook(w, [&](const Tensor& leaf) {
-    at_post = leaf.grad().to_vector<double>();
-  });
+  const int64_t id =
+      register_post_accumulate_grad_hook(w, [&](const Tensor& leaf) { at_post = leaf.grad().to_vector<double>(); });
   sum(add(mul(w, 1.0), mul(w, 4.0))).backward();
   EXPECT_EQ(at_post, (std::vector<double>{10, 10}));
   remove_post_accumulate_grad_hook(id);

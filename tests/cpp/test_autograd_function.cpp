@@ -133,8 +133,7 @@ TEST(MultiOutputNode, LongChainOfMultiOutputNodesIsFreedWithoutRecursion) {
   Tensor h = x;
   for (int i = 0; i < 100000; ++i) {
     Tensor a = h.detach(), b = h.detach();
-    record_multi({a, b}, "PairBackward", {h},
-                 [](std::span<const Tensor> g) -> std::vector<Tensor> { return {g[0]}; });
+    record_multi({a, b}, "PairBackward", {h}, [](std::span<const Tensor> g) -> std::vector<Tensor> { return {g[0]}; });
     h = a;
   }
   h = Tensor();  // the whole chain is released here
@@ -149,12 +148,10 @@ TEST(AutogradFunction, TwoOutputsUsedSeparatelyAndJointly) {
   test_util::gradcheck([](const Tensor& x) { return SinCos::apply({x})[0]; }, x0);
   test_util::gradcheck([](const Tensor& x) { return SinCos::apply({x})[1]; }, x0);
   // jointly, and one output used twice
-  test_util::gradcheck(
-      [](const Tensor& x) {
-        const auto sc = SinCos::apply({x});
-        return add(mul(sc[0], sc[1]), mul(sc[1], 3.0));
-      },
-      x0);
+  test_util::gradcheck([](const Tensor& x) {
+    const auto sc = SinCos::apply({x});
+    return add(mul(sc[0], sc[1]), mul(sc[1], 3.0));
+  }, x0);
   EXPECT_EQ(SinCos::backward_calls, 3);  // one backward per pass, whatever the outputs used
   const auto sc = SinCos::apply({x0});
   EXPECT_FALSE(sc[0].requires_grad());  // nothing required grad: nothing recorded
@@ -214,14 +211,12 @@ TEST(AutogradFunction, CallablesNonDifferentiableOutputsAndMaterialization) {
 TEST(AutogradFunction, GradientChecksBroadcastAndErrors) {
   Tensor x = vec({1.0, 2.0}).set_requires_grad(true);
   Tensor b = Tensor::from_vector(std::vector<double>{0.5}, {1}).set_requires_grad(true);
-  auto forward = [](FunctionCtx&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
-    return {add(in[0], in[1])};
-  };
+  auto forward = [](FunctionCtx&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {add(in[0], in[1])}; };
   // b's gradient comes back with x's shape: summed down to b's; a float32 gradient is cast.
   auto out = autograd::apply_function("AddBackward", {x, b}, forward,
                                       [](FunctionCtx&, const std::vector<Tensor>& g) -> std::vector<Tensor> {
-                                        return {g[0].to(Dtype::Float32), g[0], Tensor()};
-                                      });
+    return {g[0].to(Dtype::Float32), g[0], Tensor()};
+  });
   sum(out[0]).backward();
   EXPECT_EQ(x.grad().dtype(), Dtype::Float64);
   expect_values(x.grad(), {1.0, 1.0});
@@ -229,9 +224,9 @@ TEST(AutogradFunction, GradientChecksBroadcastAndErrors) {
   auto bad = [&](std::vector<Tensor> (*bw)(FunctionCtx&, const std::vector<Tensor>&)) {
     return autograd::apply_function("BadBackward", {x, b}, forward, bw)[0];
   };
-  EXPECT_THROW(sum(bad([](FunctionCtx&, const std::vector<Tensor>& g) -> std::vector<Tensor> { return {g[0]}; }))
-                   .backward(),
-               ValueError);
+  EXPECT_THROW(
+      sum(bad([](FunctionCtx&, const std::vector<Tensor>& g) -> std::vector<Tensor> { return {g[0]}; })).backward(),
+      ValueError);
   try {
     sum(bad([](FunctionCtx&, const std::vector<Tensor>& g) -> std::vector<Tensor> {
       return {vec({1.0, 2.0, 3.0}), Tensor()};
@@ -318,13 +313,11 @@ TEST(MultiOutputNode, SplitChunkUnbindAreOneNodeAndTwiceDifferentiable) {
   const auto rows = unbind(x, 1);
   EXPECT_EQ(rows[0].grad_fn(), rows[3].grad_fn());
   // pieces used unevenly, one not at all: first order against finite differences
-  test_util::gradcheck(
-      [](const Tensor& t) {
-        const auto c = chunk(t, 3, 0);
-        const auto u = unbind(t, 1);
-        return add(mul(c[0], c[2]), sum(mul(u[1], u[3])));
-      },
-      x0);
+  test_util::gradcheck([](const Tensor& t) {
+    const auto c = chunk(t, 3, 0);
+    const auto u = unbind(t, 1);
+    return add(mul(c[0], c[2]), sum(mul(u[1], u[3])));
+  }, x0);
   test_util::gradcheck([](const Tensor& t) { return tensor_split(t, std::vector<int64_t>{1, 4}, 0)[1]; }, x0);
   // second order: d/dx of the gradient of sum(p0^2 * p1) (rows 0-2 and 3-5 of x)
   const auto p = split(x, 3, 0);
@@ -349,5 +342,5 @@ TEST(MultiOutputNode, SplitChunkUnbindAreOneNodeAndTwiceDifferentiable) {
   sum(mul(y, y)).backward();
   const auto gx = x.grad().to_vector<double>();
   for (int64_t i = 0; i < 12; ++i) EXPECT_NEAR(gx[i], 2 * xv[i], 1e-12);  // rows 0-2 flow back
-  for (int64_t i = 12; i < 24; ++i) EXPECT_NEAR(gx[i], 0.0, 1e-12);      // rows 3-5 were overwritten
+  for (int64_t i = 12; i < 24; ++i) EXPECT_NEAR(gx[i], 0.0, 1e-12);       // rows 3-5 were overwritten
 }

@@ -205,9 +205,9 @@ TEST(Canvas, StoredDeflateStreamInflates) {
     const std::string z = zlib_stored_stream(raw.substr(0, n));
     std::string back(n + 1, '\0');
     uLongf size = back.size();
-    ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(back.data()), &size, reinterpret_cast<const Bytef*>(z.data()),
-                         z.size()),
-              Z_OK)
+    ASSERT_EQ(
+        uncompress(reinterpret_cast<Bytef*>(back.data()), &size, reinterpret_cast<const Bytef*>(z.data()), z.size()),
+        Z_OK)
         << n;
     EXPECT_EQ(back.substr(0, size), raw.substr(0, n));
   }

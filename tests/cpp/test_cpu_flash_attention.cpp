@@ -110,8 +110,8 @@ Tensor laid_out(const Tensor& x, int layout) {
 
 void check_kernel(const cpu::Kernels& kern, const Case& c, Dtype dt, bool causal, int layout, unsigned seed) {
   SCOPED_TRACE(testing::Message() << "B=" << c.B << " H=" << c.H << " L=" << c.L << " S=" << c.S << " d=" << c.d
-                                  << " dv=" << c.dv << " " << dtype_name(dt) << (causal ? " causal" : "")
-                                  << " layout " << layout);
+                                  << " dv=" << c.dv << " " << dtype_name(dt) << (causal ? " causal" : "") << " layout "
+                                  << layout);
   const Tensor q64 = random_tensor({c.B, c.H, c.L, c.d}, seed), k64 = random_tensor({c.B, c.H, c.S, c.d}, seed + 1);
   const Tensor v64 = random_tensor({c.B, c.H, c.S, c.dv}, seed + 2),
                g64 = random_tensor({c.B, c.H, c.L, c.dv}, seed + 3);
@@ -202,9 +202,9 @@ TEST(CpuFlashAttention, OpMatchesTheCompositePath) {
       for (Tensor& t : leaves) t.set_requires_grad(true);
       Tensor m = mask.clone();
       if (path == 2) m.set_requires_grad(true);
-      const Tensor o = path == 0 ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt,
-                                                                    0.0, causal)
-                                 : nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], m);
+      const Tensor o =
+          path == 0 ? nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt, 0.0, causal)
+                    : nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], m);
       sum(mul(o, g)).backward();
       outs.push_back(o.detach());
       for (const Tensor& t : leaves) grads.push_back(t.grad());

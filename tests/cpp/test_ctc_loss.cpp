@@ -51,8 +51,8 @@ TEST(CtcLoss, GradientThroughLogSoftmaxMatchesFiniteDifferences) {
   manual_seed(11);
   const Tensor logits = randn({6, 2, 4}, Dtype::Float64);
   const Tensor tg = Tensor::from_vector(std::vector<int64_t>{1, 3, 2, 2}, {2, 2});
-  test_util::gradcheck_all(
-      [&] { return nn::ctc_loss(log_softmax(logits, -1), tg, {6, 5}, {2, 2}, 0, nn::Reduction::None); }, {logits},
-      1e-6);
+  test_util::gradcheck_all([&] {
+    return nn::ctc_loss(log_softmax(logits, -1), tg, {6, 5}, {2, 2}, 0, nn::Reduction::None);
+  }, {logits}, 1e-6);
   EXPECT_THROW(nn::ctc_loss(log_softmax(logits, -1), tg, {6, 7}, {2, 2}), ValueError);
 }

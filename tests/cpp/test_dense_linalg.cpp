@@ -48,18 +48,16 @@ Tensor spd(const Shape& shape, Dtype dt = Dtype::Float64) {
 void gradgradcheck(const std::function<Tensor(const Tensor&)>& f, const Tensor& x0, double tol = 1e-5) {
   manual_seed(11);
   const Tensor w = randn(f(x0).shape(), Dtype::Float64);
-  gradcheck(
-      [&](const Tensor& x) {
-        if (!grad_enabled()) {
-          // Finite-difference probes (run under no_grad): the same first gradient, on a fresh leaf.
-          Tensor leaf = x.detach().clone();
-          leaf.set_requires_grad(true);
-          EnableGradGuard eg;
-          return grad({sum(mul(f(leaf), w))}, {leaf})[0].detach();
-        }
-        return grad({sum(mul(f(x), w))}, {x}, {}, true, true)[0];
-      },
-      x0, tol);
+  gradcheck([&](const Tensor& x) {
+    if (!grad_enabled()) {
+      // Finite-difference probes (run under no_grad): the same first gradient, on a fresh leaf.
+      Tensor leaf = x.detach().clone();
+      leaf.set_requires_grad(true);
+      EnableGradGuard eg;
+      return grad({sum(mul(f(leaf), w))}, {leaf})[0].detach();
+    }
+    return grad({sum(mul(f(x), w))}, {x}, {}, true, true)[0];
+  }, x0, tol);
 }
 
 // Symmetric inputs for the ops that read one triangle: finite differences then move both halves.
@@ -256,12 +254,10 @@ TEST(DenseLinalg, GradientsFirstOrder) {
   gradcheck([](const Tensor& x) { return linalg::eigvalsh(sym(x)); }, randn({2, 4, 4}, Dtype::Float64));
   gradcheck([](const Tensor& x) { return linalg::eigh(sym(x), "U").first; }, randn({4, 4}, Dtype::Float64));
   // Eigenvectors are defined up to sign: each column times its own first entry is not.
-  gradcheck(
-      [](const Tensor& x) {
-        const Tensor V = linalg::eigh(sym(x)).second;
-        return mul(V, narrow(V, -2, 0, 1));
-      },
-      randn({2, 4, 4}, Dtype::Float64));
+  gradcheck([](const Tensor& x) {
+    const Tensor V = linalg::eigh(sym(x)).second;
+    return mul(V, narrow(V, -2, 0, 1));
+  }, randn({2, 4, 4}, Dtype::Float64));
   for (const Shape& shape : {Shape{5, 3}, Shape{2, 3, 3}, Shape{3, 5}}) {
     const Tensor X = randn(shape, Dtype::Float64);
     gradcheck([](const Tensor& x) { return linalg::qr(x).first; }, X);
@@ -277,20 +273,16 @@ TEST(DenseLinalg, GradientsFirstOrder) {
     gradcheck([](const Tensor& x) { return linalg::svdvals(x); }, X);
     for (bool full : {false, true}) {
       gradcheck([full](const Tensor& x) { return std::get<1>(linalg::svd(x, full)); }, X);
-      gradcheck(
-          [full](const Tensor& x) {
-            const int64_t k = std::min(x.shape()[x.dim() - 2], x.shape().back());
-            const Tensor U = narrow(std::get<0>(linalg::svd(x, full)), -1, 0, k);
-            return mul(U, narrow(U, -2, 0, 1));
-          },
-          X);
-      gradcheck(
-          [full](const Tensor& x) {
-            const int64_t k = std::min(x.shape()[x.dim() - 2], x.shape().back());
-            const Tensor Vh = narrow(std::get<2>(linalg::svd(x, full)), -2, 0, k);
-            return mul(Vh, narrow(Vh, -1, 0, 1));
-          },
-          X);
+      gradcheck([full](const Tensor& x) {
+        const int64_t k = std::min(x.shape()[x.dim() - 2], x.shape().back());
+        const Tensor U = narrow(std::get<0>(linalg::svd(x, full)), -1, 0, k);
+        return mul(U, narrow(U, -2, 0, 1));
+      }, X);
+      gradcheck([full](const Tensor& x) {
+        const int64_t k = std::min(x.shape()[x.dim() - 2], x.shape().back());
+        const Tensor Vh = narrow(std::get<2>(linalg::svd(x, full)), -2, 0, k);
+        return mul(Vh, narrow(Vh, -1, 0, 1));
+      }, X);
     }
   }
   const Tensor L = add(tril(randn({3, 3}, Dtype::Float64)), mul(eye(3, 3, Dtype::Float64), 3.0));
@@ -360,19 +352,15 @@ TEST(DenseLinalg, MultiOutputNodes) {
   // Second order: the backward reads the node's own outputs. (Squares fix the sign here: slicing's
   // backward is not differentiable under create_graph yet, so narrow() cannot be used.)
   gradgradcheck(qr_all, randn({4, 3}, Dtype::Float64));
-  gradgradcheck(
-      [&](const Tensor& x) {
-        const auto [e, v] = linalg::eigh(sym(x));
-        return cat({flat(e), flat(mul(v, v))});
-      },
-      randn({3, 3}, Dtype::Float64));
+  gradgradcheck([&](const Tensor& x) {
+    const auto [e, v] = linalg::eigh(sym(x));
+    return cat({flat(e), flat(mul(v, v))});
+  }, randn({3, 3}, Dtype::Float64));
   for (const Shape& shape : {Shape{4, 3}, Shape{3, 4}}) {
-    gradgradcheck(
-        [&](const Tensor& x) {
-          const auto [u, s, vh] = linalg::svd(x, false);
-          return cat({flat(mul(u, u)), flat(s), flat(mul(vh, vh))});
-        },
-        randn(shape, Dtype::Float64));
+    gradgradcheck([&](const Tensor& x) {
+      const auto [u, s, vh] = linalg::svd(x, false);
+      return cat({flat(mul(u, u)), flat(s), flat(mul(vh, vh))});
+    }, randn(shape, Dtype::Float64));
   }
 }
 

@@ -39,8 +39,15 @@ TEST(Desire, DefaultsLeaveSamplingUnchanged) {
 }
 
 TEST(Desire, ScoreFormulaTemperatureAndBridges) {
-  DesireConfig c{.vocab_size = 2, .concepts = 2, .alpha_end = 1.0, .gamma = 0.5, .lambda = 0.25,
-                 .observation_horizon = 0, .integration_horizon = 1, .target_entropy = 0.1, .eta = 0.5};
+  DesireConfig c{.vocab_size = 2,
+                 .concepts = 2,
+                 .alpha_end = 1.0,
+                 .gamma = 0.5,
+                 .lambda = 0.25,
+                 .observation_horizon = 0,
+                 .integration_horizon = 1,
+                 .target_entropy = 0.1,
+                 .eta = 0.5};
   DesirePipeline p(c);
   p.set_transition_prior({0.0, 2.0, 0.0, 0.0});
   p.set_repression({1.0, 0.0});
@@ -83,14 +90,13 @@ TEST(Desire, ModuleTrainerUsesTheImpulseAndDrainsTheSummary) {
     if (bundle) trainer.enable_desire_telemetry(*bundle);
     const st::Tensor x = st::rand({4, 3}), y = st::rand({4, 1});
     bool given = false;
-    const auto stats = trainer.train_epoch(
-        model, [](const st::Tensor& p, const st::Tensor& t) { return st::mean(st::square(st::sub(p, t))); },
-        [&](st::Tensor& xi, st::Tensor& yi) {
-          if (given) return false;
-          xi = x, yi = y, given = true;
-          return true;
-        },
-        schedule);
+    const auto stats = trainer.train_epoch(model, [](const st::Tensor& p, const st::Tensor& t) {
+      return st::mean(st::square(st::sub(p, t)));
+    }, [&](st::Tensor& xi, st::Tensor& yi) {
+      if (given) return false;
+      xi = x, yi = y, given = true;
+      return true;
+    }, schedule);
     return std::make_pair(stats, model.weight().to_vector<float>());
   };
   const auto [plain_stats, plain] = run(std::nullopt);

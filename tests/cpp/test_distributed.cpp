@@ -75,9 +75,8 @@ TEST(DistributedHooks, PostAccumulateHookSeesTheFullGradientOncePerBackward) {
   Tensor w = Tensor::from_vector<double>({1.0, 2.0, 3.0}, {3});
   w.set_requires_grad(true);
   std::vector<std::vector<double>> seen;
-  const int64_t id = register_post_accumulate_grad_hook(w, [&](const Tensor& leaf) {
-    seen.push_back(leaf.grad().to_vector<double>());
-  });
+  const int64_t id = register_post_accumulate_grad_hook(
+      w, [&](const Tensor& leaf) { seen.push_back(leaf.grad().to_vector<double>()); });
   // w is used twice: the hook runs once, after both contributions (2w + 3 per element).
   sum(add(mul(w, w), mul(w, 3.0))).backward();
   ASSERT_EQ(seen.size(), 1u);

@@ -27,9 +27,8 @@ TEST(EventBus, SpecificListenersFirstThenWildcard) {
   const BusGuard guard;
   std::vector<std::string> seen;
   const uint64_t a = ev::subscribe("*", [&](const ev::Event& e) { seen.push_back("wild:" + e.type); });
-  const uint64_t b = ev::subscribe("Ping", [&](const ev::Event& e) {
-    seen.push_back("ping:" + std::get<std::string>(*e.find("payload")));
-  });
+  const uint64_t b = ev::subscribe(
+      "Ping", [&](const ev::Event& e) { seen.push_back("ping:" + std::get<std::string>(*e.find("payload"))); });
   EXPECT_EQ(b, a + 1);
   const ev::PublishReport r = ev::publish({"Ping", {{"payload", std::string("x")}}});
   EXPECT_TRUE(r.ok());
@@ -169,12 +168,13 @@ TEST(EventBus, ModuleTrainerReportsASkippedBatch) {
   std::vector<ev::Event> seen;
   ev::subscribe("TrainerStep", [&](const ev::Event& e) { seen.push_back(e); });
   bool given = false;
-  const auto stats = trainer.train_epoch(model, [](const Tensor& p, const Tensor&) { return mul(sum(p), std::numeric_limits<double>::quiet_NaN()); },
-                                         [&](Tensor& xi, Tensor& yi) {
-                                           if (given) return false;
-                                           xi = rand({2, 3}), yi = rand({2, 1}), given = true;
-                                           return true;
-                                         }, schedule);
+  const auto stats = trainer.train_epoch(model, [](const Tensor& p, const Tensor&) {
+    return mul(sum(p), std::numeric_limits<double>::quiet_NaN());
+  }, [&](Tensor& xi, Tensor& yi) {
+    if (given) return false;
+    xi = rand({2, 3}), yi = rand({2, 1}), given = true;
+    return true;
+  }, schedule);
   EXPECT_EQ(stats.skipped_steps, 1);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_TRUE(std::get<bool>(*seen[0].find("skipped")));

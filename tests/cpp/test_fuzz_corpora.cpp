@@ -34,8 +34,8 @@ TEST_P(FuzzCorpus, EveryKeptInputIsRejectedCleanlyOrRoundTrips) {
   EXPECT_GE(count, 10u) << "corpus " << dir << " is nearly empty";
 }
 
-INSTANTIATE_TEST_SUITE_P(Readers, FuzzCorpus, ::testing::Values("safetensors", "json", "bincode", "manifest", "structure",
-                                                                       "spiralk"));
+INSTANTIATE_TEST_SUITE_P(Readers, FuzzCorpus,
+                         ::testing::Values("safetensors", "json", "bincode", "manifest", "structure", "spiralk"));
 
 TEST(FuzzInputs, UnknownTargetHasNoFunction) { EXPECT_EQ(st::fuzz::input_fn("yaml"), nullptr); }
 

@@ -145,7 +145,7 @@ TEST(Idx, FashionMnistLoaderFindsAndChecksFiles) {
   EXPECT_EQ(data::load_fashion_mnist(dir.path.string(), "train", false).images.dtype(), Dtype::UInt8);
 
   write(dir / "sub/train-labels-idx1-ubyte", header(0x08, {3}) + std::string{3, 9, 1});
-  EXPECT_THROW(data::load_fashion_mnist(dir.path.string()), CheckpointError);  // 2 images, 3 labels
+  EXPECT_THROW(data::load_fashion_mnist(dir.path.string()), CheckpointError);          // 2 images, 3 labels
   EXPECT_THROW(data::load_fashion_mnist(dir.path.string(), "test"), CheckpointError);  // no t10k files
 }
 

@@ -252,8 +252,7 @@ TEST(IndexingScatterAdd, ValuesWithDuplicates) {
   EXPECT_EQ(fv(o2), (std::vector<float>{1, 3, 1, 1, 1, 1, 2, 1, 1}));
   const Tensor oi = scatter_add(zeros({4}, Dtype::Int64), 0, L({3, 3, 0}, {3}), L({1, 2, 5}, {3}));
   EXPECT_EQ(lv(oi), (std::vector<int64_t>{5, 0, 0, 3}));
-  EXPECT_TRUE(contains(error_of<DtypeError>([&] { scatter_add(x, 1, L({0}, {1, 1}), D({1}, {1, 1})); }),
-                       "same dtype"));
+  EXPECT_TRUE(contains(error_of<DtypeError>([&] { scatter_add(x, 1, L({0}, {1, 1}), D({1}, {1, 1})); }), "same dtype"));
   EXPECT_EQ(error_of<IndexError>([&] { scatter_add(x, 0, L({2}, {1, 1}), src); }),
             "scatter_add: index 2 is out of bounds for dimension 0 with size 2");
 }

@@ -113,12 +113,10 @@ TEST(RNNCells, LSTMCellValuesAndGradients) {
   }
   std::vector<Tensor> wrt{x, h, c};
   for (const Tensor& p : params_of(cell)) wrt.push_back(p);
-  gradcheck_all(
-      [&] {
-        auto [a, b] = cell.forward_full(x, h, c);
-        return cat({a, b}, 1);
-      },
-      wrt);
+  gradcheck_all([&] {
+    auto [a, b] = cell.forward_full(x, h, c);
+    return cat({a, b}, 1);
+  }, wrt);
 }
 
 TEST(RNNCells, GRUCellValuesAndGradientsUnbatched) {

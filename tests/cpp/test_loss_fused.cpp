@@ -35,14 +35,12 @@ std::vector<Case> cases() {
       {"huber", [](const Tensor& p, const Tensor& t) { return nn::huber_loss(p, t, Reduction::None, 0.7); }, false},
       {"bce_with_logits",
        [](const Tensor& p, const Tensor& t) {
-         return nn::binary_cross_entropy_with_logits(p, t, {}, {}, Reduction::None);
-       },
-       true},
+    return nn::binary_cross_entropy_with_logits(p, t, {}, {}, Reduction::None);
+  }, true},
       {"bce_with_logits_pos_weight",
        [pos_weight](const Tensor& p, const Tensor& t) {
-         return nn::binary_cross_entropy_with_logits(p, t, {}, pos_weight, Reduction::None);
-       },
-       true},
+    return nn::binary_cross_entropy_with_logits(p, t, {}, pos_weight, Reduction::None);
+  }, true},
       {"hyperbolic_ce",
        [](const Tensor& p, const Tensor& t) { return nn::hyperbolic_cross_entropy(p, t, -0.8, Reduction::None, 0.1); },
        true},

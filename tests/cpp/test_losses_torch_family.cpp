@@ -1,5 +1,5 @@
-// torch.nn's remaining losses (src/nn/loss_{classification,regression,likelihood,metric}.cpp): float64 finite-difference
-// gradient checks, hand-computed values and the errors.
+// torch.nn's remaining losses (src/nn/loss_{classification,regression,likelihood,metric}.cpp): float64
+// finite-difference gradient checks, hand-computed values and the errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,19 +41,17 @@ TEST(LossesTorchFamily, GradientsMatchFiniteDifferences) {
   gradcheck([&](const Tensor& x) { return soft_margin_loss(x, from({1, -1, 1, -1, -1, 1}, {2, 3}), Reduction::None); },
             a);
   const Tensor y4 = from({1, -1, -1, 1});
-  gradcheck(
-      [&](const Tensor& x) { return margin_ranking_loss(x, from({0.1, 0.2, -0.3, 0.4}), y4, 0.5, Reduction::None); },
-      from({0.3, -0.4, 0.9, -1.2}));
+  gradcheck([&](const Tensor& x) {
+    return margin_ranking_loss(x, from({0.1, 0.2, -0.3, 0.4}), y4, 0.5, Reduction::None);
+  }, from({0.3, -0.4, 0.9, -1.2}));
   gradcheck([&](const Tensor& x) { return cosine_embedding_loss(x, b, from({1, -1}), 0.1, Reduction::None); }, a);
   gradcheck([&](const Tensor& x) { return poisson_nll_loss(x, from({0, 1, 2, 3, 4, 5}, {2, 3}), true, true); }, a);
   const Tensor var = from({0.5, 1.5});
   gradcheck([&](const Tensor& v) { return gaussian_nll_loss(a, b, v, true, 1e-6, Reduction::None); }, var);
   gradcheck([&](const Tensor& x) { return gaussian_nll_loss(x, b, var, false, 1e-6, Reduction::None); }, a);
-  gradcheck(
-      [&](const Tensor& x) {
-        return multilabel_soft_margin_loss(x, from({1, 0, 1, 0, 0, 1}, {2, 3}), from({1, 2, 0.5}));
-      },
-      a);
+  gradcheck([&](const Tensor& x) {
+    return multilabel_soft_margin_loss(x, from({1, 0, 1, 0, 0, 1}, {2, 3}), from({1, 2, 0.5}));
+  }, a);
   const Tensor cls = from({2, 0}).to(Dtype::Int64);
   gradcheck([&](const Tensor& x) { return multi_margin_loss(x, cls, 1, 1.0, {}, Reduction::None); }, a);
   gradcheck([&](const Tensor& x) { return multi_margin_loss(x, cls, 2, 0.8, from({1, 2, 3})); }, a);

@@ -57,8 +57,8 @@ void check(int64_t n, int64_t c, int64_t h, int64_t w, bool ceil_mode) {
 TEST(MaxPool2x2, MatchesTheReferenceRule) {
   check<float>(2, 3, 28, 28, false);
   check<float>(1, 4, 14, 14, false);
-  check<float>(2, 2, 7, 9, false);   // odd sizes: the last row and column are left out
-  check<float>(2, 2, 7, 9, true);    // ceil mode: partial windows (the general loop)
+  check<float>(2, 2, 7, 9, false);    // odd sizes: the last row and column are left out
+  check<float>(2, 2, 7, 9, true);     // ceil mode: partial windows (the general loop)
   check<float>(1, 2, 2, 600, false);  // rows wider than one chunk of the fast path
   check<double>(2, 3, 10, 12, false);
 }

@@ -62,7 +62,8 @@ TEST(Module, ForwardHooksRunInsideContainersAndCanBeRemoved) {
   auto net = small_net();
   auto first = net->at(0);
   int calls = 0;
-  const int id = first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
+  const int id =
+      first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
     ++calls;
     return zeros_like(out);
   });
@@ -89,7 +90,8 @@ TEST(Module, FullBackwardHookSeesAndReplacesGradients) {
   ASSERT_TRUE(seen_out.defined());
   EXPECT_TRUE(allclose(seen_out, ones({4, 2})));
   // d sum(xW^T+b)/dx = column sums of W, doubled by the hook.
-  const Tensor expected = expand(reshape(mul(sum(lin.weight().detach(), {0}), scalar_tensor(2.0, Dtype::Float32)), {1, 3}), {4, 3});
+  const Tensor expected =
+      expand(reshape(mul(sum(lin.weight().detach(), {0}), scalar_tensor(2.0, Dtype::Float32)), {1, 3}), {4, 3});
   EXPECT_TRUE(allclose(x.grad(), expected, 1e-5, 1e-6));
 }
 

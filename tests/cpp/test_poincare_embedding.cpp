@@ -24,8 +24,8 @@ TEST(PoincareEmbedding, PairLossGradientsMatchFiniteDifferences) {
   for (const double c : {-1.0, -0.5, -2.0}) {
     const double r = 0.8 / std::sqrt(-c);  // points well inside the ball of this curvature
     std::vector<double> u = {0.3 * r, -0.2 * r, 0.1 * r};
-    std::vector<double> t = {0.5 * r, 0.1 * r, -0.3 * r, -0.4 * r, 0.4 * r, 0.2 * r,
-                             0.05 * r, -0.6 * r, 0.3 * r, 0.2 * r, 0.2 * r, 0.2 * r};
+    std::vector<double> t = {0.5 * r,  0.1 * r,  -0.3 * r, -0.4 * r, 0.4 * r, 0.2 * r,
+                             0.05 * r, -0.6 * r, 0.3 * r,  0.2 * r,  0.2 * r, 0.2 * r};
     std::vector<double> gu(3), gt(12), tmp_u(3), tmp_t(12);
     embedding_pair_loss(u, t, c, gu, gt);
     const double h = 1e-6;
@@ -70,7 +70,7 @@ TEST(PoincareEmbedding, TinyTreeIsReconstructedExactly) {
   ASSERT_EQ(reports.size(), 300u);
   EXPECT_LT(reports.back().loss, reports.front().loss);
   EXPECT_DOUBLE_EQ(reports.front().lr, 0.05);  // burn-in at lr / 10
-  EXPECT_DOUBLE_EQ(reports[10].lr, 0.5);        // then the linear decay from lr to 0
+  EXPECT_DOUBLE_EQ(reports[10].lr, 0.5);       // then the linear decay from lr to 0
   EXPECT_DOUBLE_EQ(reports.back().lr, 0.5 * (1 - 289.0 / 290.0));
   const auto m = reconstruction_metrics(emb.weight(), tiny_tree());
   EXPECT_EQ(m.nodes, 6);

@@ -23,7 +23,7 @@ using st::testing::TempDir;
 }  // namespace
 
 TEST(Reliability, ShapesAreCheckedInOnePlace) {
-  EXPECT_THROW(Tensor::empty({int64_t{1} << 62}), ShapeError);            // bytes overflow
+  EXPECT_THROW(Tensor::empty({int64_t{1} << 62}), ShapeError);  // bytes overflow
   EXPECT_THROW(Tensor::empty({int64_t{1} << 32, int64_t{1} << 32}), ShapeError);
   EXPECT_THROW(Tensor::empty({-2}), ShapeError);
   EXPECT_THROW(Tensor::empty(Shape(kMaxDims + 1, 1)), ShapeError);
@@ -82,9 +82,7 @@ TEST(Reliability, FifoIsRefusedWithoutBlocking) {
 TEST(Reliability, ManifestPairSurvivesAKillBetweenRenames) {
   TempDir d;
   const std::string w = d / "m.safetensors";
-  auto saver = [](const io::NamedTensors& t) {
-    return [t](const std::string& to) { io::save_safetensors(to, t); };
-  };
+  auto saver = [](const io::NamedTensors& t) { return [t](const std::string& to) { io::save_safetensors(to, t); }; };
   const io::NamedTensors v1 = {{"w", zeros({3})}}, v2 = {{"w", ones({3})}};
   const std::string mp = io::save_with_manifest(w, "safetensors", saver(v1), v1);
   EXPECT_NO_THROW(io::read_manifest(mp));
@@ -99,7 +97,9 @@ TEST(Reliability, ManifestPairSurvivesAKillBetweenRenames) {
   const io::Manifest m = io::read_manifest(mp);
   EXPECT_EQ(m.sha256, io::sha256_file(w));
   // A stale weights temporary is removed by the next save, and the promoted manifest with it.
-  { std::ofstream(d / (".m.safetensors.tmp-" + tag + "-999999999-3")) << "junk"; }
+  {
+    std::ofstream(d / (".m.safetensors.tmp-" + tag + "-999999999-3")) << "junk";
+  }
   io::save_with_manifest(w, "safetensors", saver(v1), v1);
   for (const auto& e : fs::directory_iterator(d.path)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();

@@ -113,12 +113,12 @@ TEST(Safetensors, BytesMatchReferenceLayout) {
 TEST(Safetensors, OrderIsDtypeRankThenName) {
   const std::string b = io::save_safetensors_bytes(sample());
   const auto pos = [&](const std::string& k) { return b.find("\"" + k + "\":"); };
-  EXPECT_LT(pos("i"), pos("b"));        // I64 before F64
-  EXPECT_LT(pos("b"), pos("empty"));    // F64 before F32
+  EXPECT_LT(pos("i"), pos("b"));      // I64 before F64
+  EXPECT_LT(pos("b"), pos("empty"));  // F64 before F32
   EXPECT_LT(pos("empty"), pos("scalar"));
-  EXPECT_LT(pos("w"), pos("i32"));      // F32 before I32
-  EXPECT_LT(pos("bf"), pos("h"));       // BF16 before F16
-  EXPECT_LT(pos("u"), pos("m"));        // U8 before BOOL
+  EXPECT_LT(pos("w"), pos("i32"));  // F32 before I32
+  EXPECT_LT(pos("bf"), pos("h"));   // BF16 before F16
+  EXPECT_LT(pos("u"), pos("m"));    // U8 before BOOL
 }
 
 TEST(Safetensors, NonContiguousTensorsAreWrittenRowMajor) {
@@ -146,19 +146,30 @@ TEST(Safetensors, RejectsHostileFiles) {
   expect_checkpoint_error(raw_file(R"([1,2])", ""), "header does not start");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"Q8","shape":[2],"data_offsets":[0,8]}})", data), "unknown dtype");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"I16","shape":[4],"data_offsets":[0,8]}})", data), "not supported");
-  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data), "needs 12 bytes");
+  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data),
+                          "needs 12 bytes");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data), "non-negative");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", data), "beyond");
-  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"y":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}})", data), "overlap");
+  expect_checkpoint_error(
+      raw_file(
+          R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"y":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}})",
+          data),
+      "overlap");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data), "gap");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data), "trailing");
-  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})", data), "overflows");
-  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data), "duplicate key");
+  expect_checkpoint_error(
+      raw_file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})", data), "overflows");
+  expect_checkpoint_error(
+      raw_file(
+          R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+          data),
+      "duplicate key");
   expect_checkpoint_error(raw_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", data), "end before");
   expect_checkpoint_error(raw_file(R"({"__metadata__":{"a":1}})", ""), "not a string");
   expect_checkpoint_error(raw_file(std::string(100, '[') + std::string(100, ']'), ""), "header does not start");
   expect_checkpoint_error(raw_file("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", ""), "nesting");
-  expect_checkpoint_error(raw_file(R"({"x":{"dtype":"BOOL","shape":[8],"data_offsets":[0,8]}})", std::string(8, '\x07')), "bool");
+  expect_checkpoint_error(
+      raw_file(R"({"x":{"dtype":"BOOL","shape":[8],"data_offsets":[0,8]}})", std::string(8, '\x07')), "bool");
 }
 
 TEST(Safetensors, ErrorsNameThePath) {
@@ -168,8 +179,8 @@ TEST(Safetensors, ErrorsNameThePath) {
     io::load_safetensors(d / "bad.safetensors");
     FAIL();
   } catch (const CheckpointError& e) {
-    EXPECT_EQ(std::string(e.what()), "safetensors: " + (d / "bad.safetensors") +
-                                         ": file is 3 bytes, too short for the 8-byte header length");
+    EXPECT_EQ(std::string(e.what()),
+              "safetensors: " + (d / "bad.safetensors") + ": file is 3 bytes, too short for the 8-byte header length");
   }
   EXPECT_THROW(io::load_safetensors(d / "missing.safetensors"), CheckpointError);
   EXPECT_THROW(io::load_safetensors(d.path.string()), CheckpointError);  // empty directory
@@ -197,14 +208,15 @@ TEST(Safetensors, AtomicWriteKeepsOldFileOnFailure) {
   io::save_safetensors(p, {{"x", Tensor::from_vector<float>({1.f}, {1})}});
   const std::string before = io::read_file(p, "test");
   // Failing serialisation (duplicate names) happens before the file is touched.
-  EXPECT_THROW(io::save_safetensors(p, {{"x", Tensor::from_vector<float>({1.f}, {1})},
-                                        {"x", Tensor::from_vector<float>({2.f}, {1})}}),
+  EXPECT_THROW(io::save_safetensors(
+                   p, {{"x", Tensor::from_vector<float>({1.f}, {1})}, {"x", Tensor::from_vector<float>({2.f}, {1})}}),
                CheckpointError);
   // A failure in the middle of writing removes the temporary file.
-  EXPECT_THROW(io::write_file_atomic(p, "test", [](const io::ByteSink& sink) {
-                 sink("partial", 7);
-                 throw CheckpointError("boom");
-               }),
+  EXPECT_THROW(io::write_file_atomic(p, "test",
+                                     [](const io::ByteSink& sink) {
+    sink("partial", 7);
+    throw CheckpointError("boom");
+  }),
                CheckpointError);
   EXPECT_EQ(io::read_file(p, "test"), before);
   size_t files = 0;
@@ -221,8 +233,9 @@ TEST(Safetensors, AtomicWriteKeepsOldFileOnFailure) {
 TEST(SafetensorsStateFormats, JsonAndBincodeRoundTrip) {
   TempDir d;
   auto t = sample();
-  t.emplace_back("special", Tensor::from_vector<float>({std::numeric_limits<float>::quiet_NaN(),
-                                                        std::numeric_limits<float>::infinity(), -0.1f}, {3}));
+  t.emplace_back("special",
+                 Tensor::from_vector<float>(
+                     {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -0.1f}, {3}));
   io::save_json(d / "a.json", t, {{"k", "v"}});
   io::Checkpoint j = io::load_json(d / "a.json");
   expect_same(t, j.tensors);

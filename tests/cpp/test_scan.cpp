@@ -45,9 +45,11 @@ TEST(Cumprod, IntegersAccumulateInInt64UnlessADtypeIsGiven) {
 
 TEST(Cumprod, GradientThroughZeros) {
   // No zero, one zero (first, middle, last) and two zeros in a line.
-  for (const std::vector<double>& row :
-       {std::vector<double>{0.5, -1.5, 2.0, 0.7}, {0, 1.5, -2.0, 0.7}, {0.5, 1.5, 0, 0.7}, {0.5, 1.5, 2.0, 0},
-        {0.5, 0, 2.0, 0}}) {
+  for (const std::vector<double>& row : {std::vector<double>{0.5, -1.5, 2.0, 0.7},
+                                         {0, 1.5, -2.0, 0.7},
+                                         {0.5, 1.5, 0, 0.7},
+                                         {0.5, 1.5, 2.0, 0},
+                                         {0.5, 0, 2.0, 0}}) {
     test_util::gradcheck([](const Tensor& t) { return cumprod(t, 0); }, D(row, {4}));
   }
   test_util::gradcheck([](const Tensor& t) { return cumprod(t, 1); },

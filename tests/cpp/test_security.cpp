@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 namespace {
 
 mode_t mode_of(const std::string& path) {
-  struct stat sb {};
+  struct stat sb{};
   EXPECT_EQ(::stat(path.c_str(), &sb), 0) << path;
   return sb.st_mode & 07777;
 }
@@ -129,12 +129,16 @@ TEST(Security, JsonInputsAreCappedBeforeTheyAreHeld) {
   TempDir d;
   // A JSON state dict larger than the limit is refused from its size, before reading (sparse file).
   const std::string big = d / "big.json";
-  { std::ofstream(big) << "{"; }
+  {
+    std::ofstream(big) << "{";
+  }
   fs::resize_file(big, (256ull << 20) + 1);
   EXPECT_NE(error_of([&] { io::load_json(big); }).find("more than the limit"), std::string::npos);
   // A manifest likewise.
   const std::string bigm = d / "w.safetensors.manifest.json";
-  { std::ofstream(bigm) << "{"; }
+  {
+    std::ofstream(bigm) << "{";
+  }
   fs::resize_file(bigm, (64ull << 20) + 1);
   EXPECT_NE(error_of([&] { io::read_manifest(bigm, false); }).find("more than the limit"), std::string::npos);
   // A safetensors header holding a huge array is stopped while parsing (5M values > 4M allowed).
@@ -154,17 +158,25 @@ TEST(Security, TraceWritersNeverEraseAnEarlierTraceUnasked) {
   const std::string path = d / "t.jsonl";
   io::TraceEvent e;
   e.event = "step";
-  { io::TraceWriter(path, "Test").write(e); }
+  {
+    io::TraceWriter(path, "Test").write(e);
+  }
   EXPECT_THROW(io::TraceWriter(path, "Test"), SpiralError);  // the default refuses an existing file
-  { io::TraceWriter(path, "Test", io::TraceMode::Append).write(e); }
+  {
+    io::TraceWriter(path, "Test", io::TraceMode::Append).write(e);
+  }
   EXPECT_EQ(io::read_trace(path).size(), 2u);
-  { io::TraceWriter(path, "Test", io::TraceMode::Overwrite).write(e); }
+  {
+    io::TraceWriter(path, "Test", io::TraceMode::Overwrite).write(e);
+  }
   EXPECT_EQ(io::read_trace(path).size(), 1u);
   EXPECT_THROW(io::trace_mode(true, true), ValueError);
   // A file created between the check and the first write is still not truncated.
   const std::string late = d / "late.jsonl";
   io::TraceWriter w(late, "Test");
-  { std::ofstream(late) << "precious\n"; }
+  {
+    std::ofstream(late) << "precious\n";
+  }
   EXPECT_THROW(w.write(e), SpiralError);
   EXPECT_EQ(slurp(late), "precious\n");
 }
@@ -174,7 +186,9 @@ TEST(Security, MalformedTraceFieldsRaiseCheckpointError) {
   for (const std::string line : {R"({"schema": 5, "version": 1, "event": "x"})", R"({"schema": null})",
                                  R"({"schema": "spiraltorch.trace", "version": "1", "event": "x"})", "[1, 2]"}) {
     const std::string path = d / "bad.jsonl";
-    { std::ofstream(path, std::ios::trunc) << line << "\n"; }
+    {
+      std::ofstream(path, std::ios::trunc) << line << "\n";
+    }
     EXPECT_NE(error_of([&] { io::read_trace(path); }), "") << line;
   }
 }
@@ -188,40 +202,61 @@ TEST(Security, StructureDecoderRoundTripsAndRejectsMalformedInput) {
   io::Structure str{.kind = K::String, .text = "caf\xc3\xa9"};
   io::Structure big{.kind = K::Int, .integer = INT64_MIN};
   io::Structure list{.kind = K::List, .items = {leaf_t, f, inf, big}};
-  io::Structure tuple{.kind = K::Tuple, .items = {str, io::Structure{}, io::Structure{.kind = K::Bool, .boolean = true}}};
+  io::Structure tuple{.kind = K::Tuple,
+                      .items = {str, io::Structure{}, io::Structure{.kind = K::Bool, .boolean = true}}};
   io::Structure root{.kind = K::Dict};
   root.entries.emplace_back(io::Structure{.kind = K::String, .text = "model"}, list);
   root.entries.emplace_back(io::Structure{.kind = K::Int, .integer = 3}, tuple);
   root.entries.emplace_back(io::Structure{.kind = K::String, .text = "np"}, leaf_np);
-  io::Structure raw{.kind = K::Tensor, .text = "t1", .origin = io::Structure::TensorOrigin::NumpyArray,
-                    .numpy_dtype = "<u2", .shape = {3}};
+  io::Structure raw{.kind = K::Tensor,
+                    .text = "t1",
+                    .origin = io::Structure::TensorOrigin::NumpyArray,
+                    .numpy_dtype = "<u2",
+                    .shape = {3}};
   root.entries.emplace_back(io::Structure{.kind = K::String, .text = "raw"}, raw);
   const std::map<std::string, uint64_t> keys = {{"t0", 24}, {"t1", 6}};
   const std::string text = io::encode_structure(root);
   EXPECT_EQ(io::decode_structure(text, keys), root);
   EXPECT_EQ(io::encode_structure(io::decode_structure(text, keys)), text);
 
-  for (const std::string bad : std::vector<std::string>{"", "[]", "{}", "5", R"({"tensor": "t9"})", R"({"tensor": 1})", R"({"tensor": "t0", "requires_grad": 1})",
-        R"({"tensor": "t0", "numpy": "pickle"})", R"({"value": 1.5})", R"({"value": [1]})", R"({"float": 1.5})",
-        R"({"float": "1.5x"})", R"({"dict": [[{"str": "a"}]]})", R"({"dict": [[{"bytes": "a"}, {"value": 1}]]})",
-        R"({"dict": [[{"str": "a"}, {"value": 1}], [{"str": "a"}, {"value": 2}]]})", R"({"dict": {}})",
-        R"({"list": [{"value": 1}, 7]})", R"({"tuple": "abc"})", R"({"value": 1, "extra": 2})",
-        R"({"module": "os", "call": "system"})", R"({"value": 18446744073709551615})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "|O8", "shape": [1]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "|V6", "shape": [1]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": ">u2", "shape": [3]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [4]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [-3]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "<u2"})",
-        R"({"tensor": "t1", "numpy": "scalar", "dtype": "<u2", "shape": [3]})",
-        R"({"tensor": "t1", "dtype": "<u2", "shape": [3]})",
-        R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [4611686018427387904, 4]})",
-        std::string(100, '[') + std::string(100, ']')}) {
+  for (const std::string bad : std::vector<std::string>{
+           "",
+           "[]",
+           "{}",
+           "5",
+           R"({"tensor": "t9"})",
+           R"({"tensor": 1})",
+           R"({"tensor": "t0", "requires_grad": 1})",
+           R"({"tensor": "t0", "numpy": "pickle"})",
+           R"({"value": 1.5})",
+           R"({"value": [1]})",
+           R"({"float": 1.5})",
+           R"({"float": "1.5x"})",
+           R"({"dict": [[{"str": "a"}]]})",
+           R"({"dict": [[{"bytes": "a"}, {"value": 1}]]})",
+           R"({"dict": [[{"str": "a"}, {"value": 1}], [{"str": "a"}, {"value": 2}]]})",
+           R"({"dict": {}})",
+           R"({"list": [{"value": 1}, 7]})",
+           R"({"tuple": "abc"})",
+           R"({"value": 1, "extra": 2})",
+           R"({"module": "os", "call": "system"})",
+           R"({"value": 18446744073709551615})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "|O8", "shape": [1]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "|V6", "shape": [1]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": ">u2", "shape": [3]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [4]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [-3]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "<u2"})",
+           R"({"tensor": "t1", "numpy": "scalar", "dtype": "<u2", "shape": [3]})",
+           R"({"tensor": "t1", "dtype": "<u2", "shape": [3]})",
+           R"({"tensor": "t1", "numpy": "array", "dtype": "<u2", "shape": [4611686018427387904, 4]})",
+           std::string(100, '[') + std::string(100, ']')}) {
     EXPECT_NE(error_of([&] { io::decode_structure(bad, keys); }), "") << bad;
   }
   // Anything save writes stays within what load reads back.
   io::Structure deep{.kind = K::List};
-  for (int i = 0; i < io::kMaxStructureDepth; ++i) deep = io::Structure{.kind = K::Dict, .entries = {{io::Structure{.kind = K::Int}, deep}}};
+  for (int i = 0; i < io::kMaxStructureDepth; ++i)
+    deep = io::Structure{.kind = K::Dict, .entries = {{io::Structure{.kind = K::Int}, deep}}};
   EXPECT_EQ(io::decode_structure(io::encode_structure(deep), keys), deep);
   EXPECT_EQ(io::numpy_itemsize("<U3"), 12u);
   EXPECT_EQ(io::numpy_itemsize("|S5"), 5u);

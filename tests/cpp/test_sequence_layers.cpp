@@ -212,8 +212,7 @@ TEST(FeatureReorder2d, MovesChannelsBothWays) {
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t h = 0; h < H; ++h)
-        for (int64_t w = 0; w < W; ++w)
-          EXPECT_EQ(b[((n * C + c) * H + h) * W + w], a[((n * H + h) * W + w) * C + c]);
+        for (int64_t w = 0; w < W; ++w) EXPECT_EQ(b[((n * C + c) * H + h) * W + w], a[((n * H + h) * W + w) * C + c]);
   EXPECT_LT(max(abs(sub(from(nchw), nhwc))).item(), 1e-15);
   // Flattened rows stay flattened.
   const Tensor flat = to(reshape(nhwc, {2, C * H * W}));

@@ -48,21 +48,25 @@ TEST(SpiralK, ParsesAssignmentsSoftRulesLetAndIf) {
 }
 
 TEST(SpiralK, ErrorsNameLineAndColumn) {
-  EXPECT_EQ(error_of("wg: 32;\n\ntile: 4 }"), "spiralk: line 3, column 9: expected ';' after the value of 'tile', got '}'");
+  EXPECT_EQ(error_of("wg: 32;\n\ntile: 4 }"),
+            "spiralk: line 3, column 9: expected ';' after the value of 'tile', got '}'");
   EXPECT_EQ(error_of("  foo: 1;"),
             "spiralk: line 1, column 3: unknown field 'foo' (fields: workgroup, lanes, channel_stride, tile, "
             "compaction_tile, two_stage, merge_kind, merge_detail, algo, midk, bottomk, fft_tile, fft_radix, "
             "fft_segments)");
   EXPECT_EQ(error_of("wg: q;"), "spiralk: line 1, column 5: unknown variable 'q' (in scope: c)");
-  EXPECT_EQ(error_of("if c { wg: 1; }"), "spiralk: line 1, column 4: the condition of 'if' must be a boolean, got a number");
+  EXPECT_EQ(error_of("if c { wg: 1; }"),
+            "spiralk: line 1, column 4: the condition of 'if' must be a boolean, got a number");
   EXPECT_EQ(error_of("wg: 1 / 0;"), "spiralk: line 1, column 7: division by zero in '/'");
   EXPECT_EQ(error_of("wg: 3 $ 4;"), "spiralk: line 1, column 7: unexpected character '$'");
-  EXPECT_EQ(error_of("if true { wg: 1;"), "spiralk: line 1, column 17: expected '}' to close the block opened at line 1, "
-                                          "got the end of the program");
+  EXPECT_EQ(error_of("if true { wg: 1;"),
+            "spiralk: line 1, column 17: expected '}' to close the block opened at line 1, "
+            "got the end of the program");
   EXPECT_EQ(error_of("soft (radix, 2, 1.5, true);"),
             "spiralk: line 1, column 17: the weight of 'soft' must be in [0, 1], got 1.5");
-  EXPECT_EQ(error_of("wg: nope(1);"), "spiralk: line 1, column 5: unknown function 'nope' (builtins: abs, ceil, clamp, "
-                                      "floor, log2, max, min, pow, round, sel, sqrt)");
+  EXPECT_EQ(error_of("wg: nope(1);"),
+            "spiralk: line 1, column 5: unknown function 'nope' (builtins: abs, ceil, clamp, "
+            "floor, log2, max, min, pow, round, sel, sqrt)");
   std::string deep(5000, '(');
   EXPECT_NE(error_of("wg: " + deep), "");  // deep nesting is an error, not a crash
 }
@@ -72,7 +76,8 @@ TEST(SpiralK, ErrorsNameLineAndColumn) {
 TEST(SpiralK, LongElseIfChainsParseAndEvaluateWithoutRecursion) {
   constexpr int kBranches = 100000;
   std::string src;
-  for (int i = 0; i < kBranches; ++i) src += (i ? " else if c == " : "if c == ") + std::to_string(i) + " { wg: " + std::to_string(i) + "; }";
+  for (int i = 0; i < kBranches; ++i)
+    src += (i ? " else if c == " : "if c == ") + std::to_string(i) + " { wg: " + std::to_string(i) + "; }";
   src += " else { wg: -1; }";
   const auto p = sk::Program::parse(src);
   EXPECT_EQ(std::get<double>(p.eval({{"c", 0.0}}).hard.at(0).second), 0.0);
@@ -123,8 +128,9 @@ TEST(SpiralK, RewriteChangesPlanFieldsAndValidates) {
 }
 
 TEST(SpiralK, UnisonScriptRoundTrips) {
-  for (const RankPlan& p : {plan_rank(RankKind::TopK, 2, 4, 2, "wgpu"), plan_rank(RankKind::BottomK, 4096, 200000, 300, "cuda"),
-                            plan_rank(RankKind::MidK, 300, 40000, 70, "hip")}) {
+  for (const RankPlan& p :
+       {plan_rank(RankKind::TopK, 2, 4, 2, "wgpu"), plan_rank(RankKind::BottomK, 4096, 200000, 300, "cuda"),
+        plan_rank(RankKind::MidK, 300, 40000, 70, "hip")}) {
     const std::string script = p.to_unison_script();
     const RankPlan back = p.rewrite_with_spiralk(script);
     EXPECT_EQ(back.choice, p.choice) << script;

@@ -45,10 +45,14 @@ TEST(Trace, WriterAndReaderRoundTrip) {
   EXPECT_EQ(events[1].timestamp, 2.0);
   ASSERT_EQ(events[1].metrics.size(), 2u);
   // Append mode keeps what is there.
-  { io::TraceWriter(path, "Test", io::TraceMode::Append).write({"eval", 3.0, {}, {}, {}, {}, {}}); }
+  {
+    io::TraceWriter(path, "Test", io::TraceMode::Append).write({"eval", 3.0, {}, {}, {}, {}, {}});
+  }
   EXPECT_EQ(io::read_trace(path).size(), 3u);
   // A line from a newer schema version, or not of this schema, is refused with its line number.
-  { std::ofstream(path, std::ios::app) << "{\"schema\":\"spiraltorch.trace\",\"version\":99,\"event\":\"step\"}\n"; }
+  {
+    std::ofstream(path, std::ios::app) << "{\"schema\":\"spiraltorch.trace\",\"version\":99,\"event\":\"step\"}\n";
+  }
   try {
     io::read_trace(path);
     FAIL();
@@ -98,8 +102,10 @@ TEST(Trace, ModuleTrainerWritesStepsAndEpochs) {
   EXPECT_EQ(*events[4].step, 4);
   EXPECT_EQ(*events[4].epoch, 2);
   double first = NAN, last = NAN;
-  for (const auto& [k, v] : events[0].metrics) if (k == "trainer.loss") first = v;
-  for (const auto& [k, v] : events[4].metrics) if (k == "trainer.loss") last = v;
+  for (const auto& [k, v] : events[0].metrics)
+    if (k == "trainer.loss") first = v;
+  for (const auto& [k, v] : events[4].metrics)
+    if (k == "trainer.loss") last = v;
   EXPECT_LT(last, first);
 }
 

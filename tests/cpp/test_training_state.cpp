@@ -58,7 +58,8 @@ struct Training {
 }  // namespace
 
 TEST(Sequential, VariadicConstructorKeysLayersByIndex) {
-  nn::Sequential net(std::make_shared<nn::Linear>(2, 3), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(3, 1));
+  nn::Sequential net(std::make_shared<nn::Linear>(2, 3), std::make_shared<nn::ReLU>(),
+                     std::make_shared<nn::Linear>(3, 1));
   EXPECT_EQ(net.size(), 3u);
   const nn::StateDict sd = net.state_dict();
   ASSERT_EQ(sd.size(), 4u);

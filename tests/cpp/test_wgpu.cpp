@@ -107,8 +107,8 @@ TEST(Wgpu, GemmIntoItsOperandsBuffer) {
   const Tensor a = rand_seeded({6, 5}, 5), b = rand_seeded({5, 4}, 6);
   Tensor buf = to_device(cat({reshape(a, {30}), reshape(b, {20}), zeros({24})}, 0), kW);
   float* base = static_cast<float*>(buf.raw_data());  // device addresses: offsets within one buffer
-  backend::backend_for(kW).gemm(Dtype::Float32, false, false, 6, 4, 5, 1.0, base, 5, 0, base + 30, 4, 0, 0.0,
-                                base + 50, 4, 0, 1);
+  backend::backend_for(kW).gemm(Dtype::Float32, false, false, 6, 4, 5, 1.0, base, 5, 0, base + 30, 4, 0, 0.0, base + 50,
+                                4, 0, 1);
   expect_close(reshape(slice(buf, 0, 50, 74), {6, 4}), matmul(a, b), 1e-5);
 }
 
@@ -124,12 +124,12 @@ TEST(Wgpu, KnownRangeOfHostCopiedIndices) {
   const Tensor host = Tensor::from_vector(std::vector<int64_t>{3, 0, 9, 4}, {4});
   Tensor d = to_device(host, kW);
   EXPECT_TRUE(detail::known_within(d, 0, 10));
-  EXPECT_FALSE(detail::known_within(d, 0, 9));   // 9 is outside [0, 9)
-  EXPECT_FALSE(detail::known_within(d, 1, 10));  // 0 is outside [1, 10)
+  EXPECT_FALSE(detail::known_within(d, 0, 9));                  // 9 is outside [0, 9)
+  EXPECT_FALSE(detail::known_within(d, 1, 10));                 // 0 is outside [1, 10)
   EXPECT_TRUE(detail::known_within(slice(d, 0, 1, 3), 0, 10));  // a view: the copy's range bounds it
-  EXPECT_FALSE(detail::known_within(host, 0, 10));            // host tensors need no record
-  EXPECT_FALSE(detail::known_within(add(d, 0), 0, 10));       // made on the device: unknown
-  d.storage()->bump_version();                                // as every in-place write does
+  EXPECT_FALSE(detail::known_within(host, 0, 10));              // host tensors need no record
+  EXPECT_FALSE(detail::known_within(add(d, 0), 0, 10));         // made on the device: unknown
+  d.storage()->bump_version();                                  // as every in-place write does
   EXPECT_FALSE(detail::known_within(d, 0, 10));
 }
 

@@ -71,7 +71,8 @@ Result run(backend::Backend& be, Device dev, const Case& c, bool causal, int lay
   const Tensor g = laid_out(random_tensor({c.B, c.H, c.L, c.dv}, seed + 3), layout, dev);
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
   Result r{laid_out(Tensor::empty({c.B, c.H, c.L, c.dv}, Dtype::Float32), layout, dev),
-           Tensor::empty({c.B, c.H, c.L}, Dtype::Float32, dev), laid_out(Tensor::empty(q.shape(), Dtype::Float32), layout, dev),
+           Tensor::empty({c.B, c.H, c.L}, Dtype::Float32, dev),
+           laid_out(Tensor::empty(q.shape(), Dtype::Float32), layout, dev),
            laid_out(Tensor::empty(k.shape(), Dtype::Float32), layout, dev),
            laid_out(Tensor::empty(v.shape(), Dtype::Float32), layout, dev)};
   EXPECT_TRUE(be.flash_attention(q, k, v, scale, causal, r.out, r.lse));
@@ -87,11 +88,11 @@ TEST(WgpuFlashAttention, MatchesTheCpuKernel) {
   backend::Backend& wg = backend::wgpu_backend(0);
   ASSERT_TRUE(wg.has_flash_attention()) << "SPIRALTORCH_WGPU_FLASH=0 set?";
   const Case cases[] = {
-      {1, 2, 70, 70, 64, 64},    // T off the 64-row block
-      {2, 1, 100, 37, 64, 64},   // L > S: causal rows past S see every key
-      {1, 1, 33, 150, 128, 128}, // L < S
-      {2, 3, 17, 23, 5, 7},      // head dims off the vec4 width, dv != d
-      {1, 1, 1, 1, 8, 8},        // T = 1
+      {1, 2, 70, 70, 64, 64},     // T off the 64-row block
+      {2, 1, 100, 37, 64, 64},    // L > S: causal rows past S see every key
+      {1, 1, 33, 150, 128, 128},  // L < S
+      {2, 3, 17, 23, 5, 7},       // head dims off the vec4 width, dv != d
+      {1, 1, 1, 1, 8, 8},         // T = 1
   };
   unsigned seed = 1;
   for (const Case& c : cases) {
@@ -120,7 +121,8 @@ TEST(WgpuFlashAttention, RefusesWhatItDoesNotTake) {
   Tensor lse_i32 = Tensor::empty({1, 2, 4}, Dtype::Int32, kW);
   EXPECT_FALSE(wg.flash_attention(q, q, q, 1.0, false, out, lse_i32));  // lse must be float32
   const Tensor wide = to_device(random_tensor({1, 1, 4, 260}, 2), kW);  // head dim over 256
-  Tensor wide_out = Tensor::empty({1, 1, 4, 260}, Dtype::Float32, kW), wide_lse = Tensor::empty({1, 1, 4}, Dtype::Float32, kW);
+  Tensor wide_out = Tensor::empty({1, 1, 4, 260}, Dtype::Float32, kW),
+         wide_lse = Tensor::empty({1, 1, 4}, Dtype::Float32, kW);
   EXPECT_FALSE(wg.flash_attention(wide, wide, wide, 1.0, false, wide_out, wide_lse));
   const Tensor q3 = to_device(random_tensor({2, 4, 8}, 3), kW);  // not (B, H, rows, d)
   EXPECT_FALSE(wg.flash_attention(q3, q3, q3, 1.0, false, out, lse));

@@ -55,7 +55,7 @@ TEST(ZSpace, EncoderReproducesTheReferenceValues) {
   const Tensor z = enc.encode_z_space("spiral");
   ASSERT_EQ(z.shape(), (Shape{1, 12}));
   EXPECT_EQ(z.dtype(), Dtype::Float32);
-  const std::vector<double> want{0.676302, 0, -0.157006, 0.221685, -0.136367, 0.077499,
+  const std::vector<double> want{0.676302,  0, -0.157006, 0.221685,  -0.136367, 0.077499,
                                  -0.145694, 0, -0.136367, -0.077499, -0.157006, -0.221685};
   const auto got = z.to(Dtype::Float64).to_vector<double>();
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
@@ -198,7 +198,8 @@ TEST(ZSpace, FractionalPenaltyGradientMatchesFiniteDifferences) {
 
 TEST(ZSpace, TrainerStepIsAdamOnTheSquashedGradient) {
   ZSpaceTrainer t;
-  const double obj = t.step(metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}}, std::vector<double>(3, 0.0)));
+  const double obj =
+      t.step(metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}}, std::vector<double>(3, 0.0)));
   EXPECT_NEAR(obj, 0.5 * std::tanh(0.2) + 0.3 * std::tanh(0.1) + 0.2 * std::tanh(0.9), 1e-15);
   EXPECT_EQ(t.state(), std::vector<double>(4, 0.0));  // zero gradient and penalty at z = 0
   ZSpaceTrainer fresh;
@@ -225,8 +226,8 @@ TEST(ZSpace, TrainerStepIsAdamOnTheSquashedGradient) {
 
 TEST(ZSpace, StepPartialReproducesTheSeedSnippetAndFits) {
   ZSpaceTrainer t;
-  const double loss = t.step_partial(metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}},
-                                             std::vector<double>{0.1, 0.0, 0.0, 0.0}));
+  const double loss = t.step_partial(
+      metrics({{"speed", 0.2}, {"memory", 0.1}, {"stability", 0.9}}, std::vector<double>{0.1, 0.0, 0.0, 0.0}));
   ASSERT_TRUE(t.last_inference());
   EXPECT_NEAR(t.last_inference()->residual, 0.134288, 1e-6);
   EXPECT_NEAR(t.last_inference()->confidence, 0.874339, 1e-6);
@@ -323,7 +324,8 @@ TEST(ZSpace, ComplexTensorArithmeticAndFft) {
     for (int64_t r = 0; r < 2; ++r) {
       for (int64_t k = 0; k < n; ++k) {
         C want = 0;
-        for (int64_t j = 0; j < n; ++j) want += x[size_t(r * n + j)] * std::polar(1.0, -2 * M_PI * double(k * j) / double(n));
+        for (int64_t j = 0; j < n; ++j)
+          want += x[size_t(r * n + j)] * std::polar(1.0, -2 * M_PI * double(k * j) / double(n));
         EXPECT_NEAR(std::abs(X.data()[size_t(r * n + k)] - want), 0.0, 1e-12);
       }
     }

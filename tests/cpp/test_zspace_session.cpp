@@ -116,7 +116,12 @@ TEST(AmegagradSession, RefusedUpdateThrowsAndChangesNothing) {
   EXPECT_EQ(model->weight().to_vector<double>(), before);
   EXPECT_EQ(s.steps(), 0);
   EXPECT_TRUE(s.frames().empty());
-  EXPECT_THROW(AmegagradSession(*model, mse(), [] { AmegagradSession::Options b; b.telemetry_bound = -1; return b; }()),
+  EXPECT_THROW(AmegagradSession(*model, mse(),
+                                [] {
+    AmegagradSession::Options b;
+    b.telemetry_bound = -1;
+    return b;
+  }()),
                ValueError);
   // A non-scalar loss is a shape error.
   AmegagradSession v(*model, [](const Tensor& p, const Tensor&) { return p; }, {});

@@ -12,9 +12,9 @@
 using namespace st;
 
 TEST(ZSpaceTools, BarycenterReferenceValues) {
-  const auto b = zspace::z_space_barycenter({1.0, 2.0}, {Tensor::from_vector<double>({0.8, 0.2}, {2}),
-                                                         Tensor::from_vector<double>({0.3, 0.7}, {2})},
-                                            0.1, 0.0);
+  const auto b = zspace::z_space_barycenter(
+      {1.0, 2.0}, {Tensor::from_vector<double>({0.8, 0.2}, {2}), Tensor::from_vector<double>({0.3, 0.7}, {2})}, 0.1,
+      0.0);
   const auto rho = b.density.to_vector<double>();
   EXPECT_NEAR(rho[0], 0.475157, 1e-6);
   EXPECT_NEAR(b.kl_energy, 0.393542, 1e-6);
@@ -24,7 +24,8 @@ TEST(ZSpaceTools, BarycenterReferenceValues) {
   for (size_t i = 1; i < b.intermediates.size(); ++i) {
     EXPECT_LE(b.intermediates[i].objective, b.intermediates[i - 1].objective + 1e-12);
   }
-  EXPECT_THROW(zspace::z_space_barycenter({1.0}, {Tensor::from_vector<double>({0.5, 0.5}, {2})}, -1.5, 0.0), ValueError);
+  EXPECT_THROW(zspace::z_space_barycenter({1.0}, {Tensor::from_vector<double>({0.5, 0.5}, {2})}, -1.5, 0.0),
+               ValueError);
 }
 
 TEST(ZSpaceTools, ToposSaturationIsMonotoneAndBounded) {
@@ -71,9 +72,9 @@ TEST(ZSpaceTools, ProjectorOutputsStayInTheBall) {
 #include "spiraltorch/zspace/realgrad.h"
 
 TEST(ZSpaceTools, TapeAccumulatesTheBarycenterCorridor) {
-  const auto b = zspace::z_space_barycenter({1.0, 2.0}, {Tensor::from_vector<double>({0.8, 0.2}, {1, 2}),
-                                                         Tensor::from_vector<double>({0.3, 0.7}, {1, 2})},
-                                            0.1, 0.0);
+  const auto b = zspace::z_space_barycenter(
+      {1.0, 2.0}, {Tensor::from_vector<double>({0.8, 0.2}, {1, 2}), Tensor::from_vector<double>({0.3, 0.7}, {1, 2})},
+      0.1, 0.0);
   zspace::Realgrad tape(1.0, 1, 2);
   tape.accumulate_barycenter_path(b.intermediates);
   Tensor w = b.intermediates.front().density.clone();

@@ -37,24 +37,21 @@ void round_trip(const uint8_t* data, size_t size, Load load, Save save, const ch
 }  // namespace
 
 void safetensors_input(const uint8_t* data, size_t size) {
-  round_trip(
-      data, size, [](const std::string& b) { return io::load_safetensors_bytes(b, "fuzz"); },
-      [](const io::Checkpoint& c) { return io::save_safetensors_bytes(c.tensors, c.metadata); },
-      "safetensors save(load(x)) is not a fixed point");
+  round_trip(data, size, [](const std::string& b) { return io::load_safetensors_bytes(b, "fuzz"); },
+             [](const io::Checkpoint& c) { return io::save_safetensors_bytes(c.tensors, c.metadata); },
+             "safetensors save(load(x)) is not a fixed point");
 }
 
 void json_input(const uint8_t* data, size_t size) {
-  round_trip(
-      data, size, [](const std::string& b) { return io::load_json_bytes(b, "fuzz"); },
-      [](const io::Checkpoint& c) { return io::save_json_bytes(c.tensors, c.metadata); },
-      "json save(load(x)) is not a fixed point");
+  round_trip(data, size, [](const std::string& b) { return io::load_json_bytes(b, "fuzz"); },
+             [](const io::Checkpoint& c) { return io::save_json_bytes(c.tensors, c.metadata); },
+             "json save(load(x)) is not a fixed point");
 }
 
 void bincode_input(const uint8_t* data, size_t size) {
-  round_trip(
-      data, size, [](const std::string& b) { return io::load_bincode_bytes(b, "fuzz"); },
-      [](const io::Checkpoint& c) { return io::save_bincode_bytes(c.tensors, c.metadata); },
-      "bincode save(load(x)) is not a fixed point");
+  round_trip(data, size, [](const std::string& b) { return io::load_bincode_bytes(b, "fuzz"); },
+             [](const io::Checkpoint& c) { return io::save_bincode_bytes(c.tensors, c.metadata); },
+             "bincode save(load(x)) is not a fixed point");
 }
 
 void manifest_input(const uint8_t* data, size_t size) {

@@ -12,7 +12,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MAP_PATH = ROOT / "cmake" / "layers.json"

@@ -51,8 +51,7 @@ Checkpoint load_bincode_bytes(const std::string& bytes, const std::string& label
 // Manifests. `format` is "safetensors", "json" or "bincode"; returns the manifest path.
 std::string manifest_path(const std::string& weights_path);
 std::string write_manifest(const std::string& weights_path, const std::string& format, const NamedTensors& tensors,
-                           const std::optional<std::string>& module_type = std::nullopt,
-                           const Metadata& metadata = {});
+                           const std::optional<std::string>& module_type = std::nullopt, const Metadata& metadata = {});
 struct Manifest {
   std::string format;
   std::string weights_path;  // resolved against the manifest's directory

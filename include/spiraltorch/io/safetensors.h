@@ -40,7 +40,7 @@ struct TensorRecord {
 struct SafetensorsHeader {
   std::vector<TensorRecord> tensors;  // sorted by offset
   Metadata metadata;
-  uint64_t header_size = 0;           // N
+  uint64_t header_size = 0;  // N
 };
 
 // The largest header accepted (the reference implementation's limit).

@@ -24,8 +24,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Pai
 // x (N, C, L) or unbatched (C, L); weight (out, C/groups, k).
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1,
               int64_t padding = 0, int64_t dilation = 1, int64_t groups = 1);
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride,
-              const std::string& padding, int64_t dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t stride, const std::string& padding,
+              int64_t dilation = 1, int64_t groups = 1);
 
 // Transposed convolutions (the input gradient of the conv2d / conv1d with the same weight and
 // settings), PyTorch's argument order. x (N, C_in, H, W) or unbatched; weight (C_in, C_out/groups,

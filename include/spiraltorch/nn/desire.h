@@ -43,9 +43,9 @@ struct DesireWeights {
 };
 
 struct DesireStep {
-  int64_t step = 0;           // index of this step (0-based)
-  std::string phase;          // observation | injection | integration
-  double temperature = 1.0;   // the temperature used for this step
+  int64_t step = 0;          // index of this step (0-based)
+  std::string phase;         // observation | injection | integration
+  double temperature = 1.0;  // the temperature used for this step
   double next_temperature = 1.0;
   double entropy = 0.0;       // H(q) in nats
   double base_entropy = 0.0;  // H(softmax(l)) in nats

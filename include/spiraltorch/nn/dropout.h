@@ -16,7 +16,9 @@ class Dropout : public Module, public InplaceOption {
   Tensor forward(const Tensor& input) override;
   std::string type_name() const override { return "Dropout"; }
   double p() const { return p_; }
-  std::optional<uint64_t> seed() const { return generator_ ? std::optional<uint64_t>(generator_->seed()) : std::nullopt; }
+  std::optional<uint64_t> seed() const {
+    return generator_ ? std::optional<uint64_t>(generator_->seed()) : std::nullopt;
+  }
 
  private:
   double p_;

@@ -31,9 +31,8 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Genera
 // training: normalise with the batch statistics and, when running_mean/running_var are
 // defined, update them in place (running_var with the unbiased variance):
 // r = (1 - momentum) * r + momentum * batch_stat. Not training: use the running stats.
-Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
-                  const Tensor& weight = {}, const Tensor& bias = {}, bool training = false,
-                  double momentum = 0.1, double eps = 1e-5);
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight = {},
+                  const Tensor& bias = {}, bool training = false, double momentum = 0.1, double eps = 1e-5);
 
 // GELU by name: approximate is "none" (erf) or "tanh".
 Tensor gelu(const Tensor& input, const std::string& approximate);

@@ -39,7 +39,7 @@ using KeyMap = std::vector<KeyRule>;
 // One line of a report; one per module key (sorted by name), plus one per rule whose
 // target is not a key of the module ("unexpected_target").
 struct HandoffEntry {
-  std::string name;         // target key
+  std::string name;  // target key
   // matched | shape_mismatch | missing_source | missing_rule | unexpected_target | conflict | allowed_missing
   std::string status;
   std::string source_name;  // "" when no rule/key names a source
@@ -58,11 +58,11 @@ struct HandoffEntry {
 struct HandoffReport {
   bool compatible = false;
   int64_t matched = 0, missing = 0, shape_mismatched = 0, extra = 0, conflicts = 0;
-  std::vector<HandoffEntry> entries;     // sorted by name
-  std::vector<std::string> extra_keys;   // checkpoint keys no rule/key uses (sorted)
-  std::string source_hash;               // sha256 of the whole external state
-  std::string matched_subset_hash;       // sha256 of the adapted (target-keyed) matched tensors
-  StateDict adapted;                     // target key -> transformed tensor in the target dtype (matched only)
+  std::vector<HandoffEntry> entries;    // sorted by name
+  std::vector<std::string> extra_keys;  // checkpoint keys no rule/key uses (sorted)
+  std::string source_hash;              // sha256 of the whole external state
+  std::string matched_subset_hash;      // sha256 of the adapted (target-keyed) matched tensors
+  StateDict adapted;                    // target key -> transformed tensor in the target dtype (matched only)
   // "missing: 'a' (no source 'x'); shape mismatch: 'b' expects (2, 3), got (3, 2) ..."
   std::string problems() const;
 };

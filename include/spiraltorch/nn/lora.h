@@ -18,8 +18,8 @@ class LoraLinear : public Module {
   LoraLinear(int64_t in_features, int64_t out_features, int64_t rank, double alpha = 1.0, double dropout = 0.0,
              bool bias = true, std::string name = "");
   // Wraps an existing Linear: its weight/bias tensors become the (frozen) base, shared.
-  static std::shared_ptr<LoraLinear> from_linear(const std::shared_ptr<Linear>& base, int64_t rank,
-                                                 double alpha = 1.0, double dropout = 0.0);
+  static std::shared_ptr<LoraLinear> from_linear(const std::shared_ptr<Linear>& base, int64_t rank, double alpha = 1.0,
+                                                 double dropout = 0.0);
 
   Tensor forward(const Tensor& input) override;
   std::string type_name() const override { return "LoraLinear"; }

@@ -17,14 +17,12 @@ std::string reduction_name(Reduction r);
 // ---- functional ----
 Tensor mse_loss(const Tensor& pred, const Tensor& target, Reduction reduction = Reduction::Mean);
 Tensor l1_loss(const Tensor& pred, const Tensor& target, Reduction reduction = Reduction::Mean);
-Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction = Reduction::Mean,
-                  double delta = 1.0);
+Tensor huber_loss(const Tensor& pred, const Tensor& target, Reduction reduction = Reduction::Mean, double delta = 1.0);
 // Numerically stable sigmoid + binary cross-entropy on logits, like
 // torch.nn.functional.binary_cross_entropy_with_logits. `weight` broadcasts against the
 // loss, `pos_weight` against the class dimension (the last one).
-Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
-                                        const Tensor& weight = {}, const Tensor& pos_weight = {},
-                                        Reduction reduction = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, Reduction reduction = Reduction::Mean);
 // Element-wise binary cross-entropy on logits scaled by s = sqrt(|curvature|) (a
 // temperature): targets are per-element probabilities in [0, 1], not class indices.
 // `epsilon` > 0 clamps targets to [epsilon, 1 - epsilon] first (0: no clamp).
@@ -33,12 +31,11 @@ Tensor hyperbolic_cross_entropy(const Tensor& logits, const Tensor& target, doub
 // Fused log-softmax + gather cross-entropy over dim 1 of (N, C) or (N, C, d...) logits
 // (or dim 0 of unbatched (C,) logits). `target` holds int64 class indices (N, d...) or
 // class probabilities shaped like the logits. Matches torch.nn.functional.cross_entropy.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {},
-                     int64_t ignore_index = -100, Reduction reduction = Reduction::Mean,
-                     double label_smoothing = 0.0);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {}, int64_t ignore_index = -100,
+                     Reduction reduction = Reduction::Mean, double label_smoothing = 0.0);
 // Negative log-likelihood of log-probabilities (N, C) / (N, C, d...) at int64 indices.
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {},
-                int64_t ignore_index = -100, Reduction reduction = Reduction::Mean);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, int64_t ignore_index = -100,
+                Reduction reduction = Reduction::Mean);
 // Binary focal loss on logits, like torchvision.ops.sigmoid_focal_loss: alpha < 0
 // disables the class balancing factor.
 Tensor sigmoid_focal_loss(const Tensor& logits, const Tensor& target, double alpha = 0.25, double gamma = 2.0,
@@ -54,9 +51,8 @@ Tensor contrastive_loss(const Tensor& x1, const Tensor& x2, const Tensor& label,
 // ||x1 - x2 + eps||_p over the last dim, like torch.nn.functional.pairwise_distance.
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6);
 // max(0, d(a, p) - d(a, n) + margin), like torch.nn.TripletMarginLoss.
-Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
-                           double margin = 1.0, double p = 2.0, double eps = 1e-6, bool swap = false,
-                           Reduction reduction = Reduction::Mean);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin = 1.0,
+                           double p = 2.0, double eps = 1e-6, bool swap = false, Reduction reduction = Reduction::Mean);
 
 // ---- modules ----
 // Base of the losses: call with (prediction, target). The one-tensor Module::forward

@@ -25,8 +25,8 @@ namespace st::nn {
 // Shared plumbing of LSTM and GRU: parameters and inter-layer dropout.
 class RNNBase : public Module {
  public:
-  RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
-          bool batch_first, double dropout, std::string name);
+  RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first,
+          double dropout, std::string name);
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
   int64_t num_layers() const { return num_layers_; }

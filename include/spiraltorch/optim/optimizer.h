@@ -16,7 +16,7 @@ namespace st::optim {
 namespace detail {
 struct UpdateQueue;
 struct PendingVerdict;
-}
+}  // namespace detail
 
 // Hyperparameters of a group ("lr", "weight_decay", "beta1", ...); flags are 0/1.
 using Options = std::map<std::string, double>;

@@ -17,7 +17,7 @@ struct Ratings {
 };
 
 struct MFEpoch {
-  double rmse;     // of the training errors, each measured before its own update (SGD) or after the sweep (ALS)
+  double rmse;  // of the training errors, each measured before its own update (SGD) or after the sweep (ALS)
   int64_t samples;
 };
 

@@ -41,7 +41,7 @@ struct SoftRule {
 struct Result {
   // Canonical field name -> value, in first-assignment order (a later assignment overwrites).
   std::vector<std::pair<std::string, Value>> hard;
-  std::vector<SoftRule> soft;             // the rules whose condition held, in program order
+  std::vector<SoftRule> soft;              // the rules whose condition held, in program order
   std::optional<std::string> unison_kind;  // set when the program holds a `unison` block
   const Value* find(std::string_view field) const;
 };

@@ -21,9 +21,9 @@ namespace st::train {
 struct EpochStats {
   int64_t batches = 0;
   double total_loss = 0.0;
-  double average_loss = 0.0;  // plain mean of the batch losses
+  double average_loss = 0.0;                         // plain mean of the batch losses
   std::array<double, 3> band_energy{0.0, 0.0, 0.0};  // summed over batches: Above, Here, Beneath
-  int64_t skipped_steps = 0;  // batches whose loss or gradients were not finite
+  int64_t skipped_steps = 0;                         // batches whose loss or gradients were not finite
   double seconds = 0.0;
   // With desire telemetry enabled: the trainer bridge's summary drained at the end of the
   // epoch (steps the desire pipelines took meanwhile), and the band multipliers applied.

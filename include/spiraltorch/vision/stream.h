@@ -104,11 +104,11 @@ class VisionVolume {
 // mean slice std, drs = max |projection|, gradient = the row means of the normalised projection
 // pooled into `bands` horizontal bands (z_dim when a trainer runs; 0: one per row), minus their mean.
 struct OnlineStep {
-  double energy = 0;       // vision.energy() after the update
-  double change = 0;       // mean |voxel change|
+  double energy = 0;           // vision.energy() after the update
+  double change = 0;           // mean |voxel change|
   std::optional<double> loss;  // the trainer's objective, when a trainer ran
   zspace::ObservedMetrics metrics;
-  std::vector<double> z;   // the trainer's state after the step (empty without a trainer)
+  std::vector<double> z;  // the trainer's state after the step (empty without a trainer)
 };
 zspace::ObservedMetrics default_metrics(const VisionVolume& vision, double change, int64_t bands = 0);
 OnlineStep online_step(VisionVolume& vision, const Tensor& payload, double weight = 1.0,

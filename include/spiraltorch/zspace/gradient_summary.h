@@ -34,7 +34,7 @@ class GradientSummary {
   double activation() const;        // the fraction of entries with |g| > 1e-5
   double variance() const;          // population variance
   double std() const;
-  double sign_lean() const;         // (positive - negative) / count
+  double sign_lean() const;  // (positive - negative) / count
   // Shannon entropy of the positive/negative/zero fractions over ln(number of non-empty bins).
   double sign_entropy() const;
   // Non-excess kurtosis (central 4th moment / variance^2); 0 when degenerate.

@@ -12,15 +12,15 @@
 namespace st::zspace {
 
 struct Inference {
-  NamedValues metrics;    // decoded, observed ones overriding (decode order)
-  NamedValues prior;      // decoded only
-  NamedValues observed;   // the observed base metrics, in the caller's order
-  std::vector<double> gradient;  // d/dz of 1/2 sum (decoded - observed)^2 (central differences)
-  double residual = 0.0;         // RMS of observed - decoded over the observed metrics
-  double confidence = 1.0;       // exp(-residual) * telemetry_reliability
+  NamedValues metrics;                                  // decoded, observed ones overriding (decode order)
+  NamedValues prior;                                    // decoded only
+  NamedValues observed;                                 // the observed base metrics, in the caller's order
+  std::vector<double> gradient;                         // d/dz of 1/2 sum (decoded - observed)^2 (central differences)
+  double residual = 0.0;                                // RMS of observed - decoded over the observed metrics
+  double confidence = 1.0;                              // exp(-residual) * telemetry_reliability
   std::optional<std::vector<double>> control_gradient;  // the gradient supplied with the observation
-  std::array<double, 3> barycentric{};  // softplus(speed, memory, stability) weights, blended
-  std::optional<NamedValues> telemetry;  // the flattened telemetry used, if any
+  std::array<double, 3> barycentric{};                  // softplus(speed, memory, stability) weights, blended
+  std::optional<NamedValues> telemetry;                 // the flattened telemetry used, if any
   double telemetry_reliability = 1.0;
 };
 

@@ -22,7 +22,7 @@ namespace st::zspace {
 
 // One timestamped frame of named metrics and notes (spiraltorch.telemetry.AtlasFrame in Python).
 struct AtlasFrame {
-  double timestamp = 0;  // seconds since the Unix epoch
+  double timestamp = 0;                                 // seconds since the Unix epoch
   std::vector<std::pair<std::string, double>> metrics;  // emission order; every value finite
   std::vector<std::string> notes;
   std::optional<double> metric(std::string_view name) const;
@@ -30,9 +30,9 @@ struct AtlasFrame {
 
 // What one session step did.
 struct SessionStep {
-  int64_t step = 0;         // 1-based count of steps attempted (skipped ones included)
-  double loss = 0;          // the model's loss before the update (NaN for tape-driven steps)
-  bool skipped = false;     // a non-finite loss or gradient: nothing was changed
+  int64_t step = 0;      // 1-based count of steps attempted (skipped ones included)
+  double loss = 0;       // the model's loss before the update (NaN for tape-driven steps)
+  bool skipped = false;  // a non-finite loss or gradient: nothing was changed
   AtlasFrame frame;
 };
 

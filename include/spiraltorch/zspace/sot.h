@@ -21,12 +21,12 @@ std::vector<int64_t> pack_tribonacci_chunks(int64_t n);
 std::vector<int64_t> pack_tetranacci_chunks(int64_t n);
 
 struct Scale {
-  int64_t index = 0;     // which chunk of this scale
-  int64_t length = 0;    // its length in steps
-  int64_t position = 0;  // the step's position inside it
-  double phase = 0;      // position / (length - 1), 0 for a chunk of one step
+  int64_t index = 0;        // which chunk of this scale
+  int64_t length = 0;       // its length in steps
+  int64_t position = 0;     // the step's position inside it
+  double phase = 0;         // position / (length - 1), 0 for a chunk of one step
   bool reflection = false;  // the chunk's last step
-  int64_t role = 0;      // meso: explore/structure/verify; micro: diverge/ground/design/test
+  int64_t role = 0;         // meso: explore/structure/verify; micro: diverge/ground/design/test
 };
 
 struct Step {
@@ -50,9 +50,9 @@ class Plan {
   int64_t total_steps() const { return total_steps_; }
   double meso_gain() const { return meso_gain_; }
   double micro_gain() const { return micro_gain_; }
-  Tensor as_tensor() const;        // (n, 3): x, y, height
-  Tensor feature_tensor() const;   // (n, 9): radius, angle, height, curvature, 3 phases, meso/micro gain
-  Tensor role_tensor() const;      // (n, 2): meso and micro role indices
+  Tensor as_tensor() const;          // (n, 3): x, y, height
+  Tensor feature_tensor() const;     // (n, 9): radius, angle, height, curvature, 3 phases, meso/micro gain
+  Tensor role_tensor() const;        // (n, 2): meso and micro role indices
   Tensor reflection_tensor() const;  // (n, 3): 0/1 flags for micro, meso, macro chunk ends
   // One shoot: [x, y, height, radius, angle, curvature, 3 phases, gains] (+ roles, + reflections),
   // weight 1 + meso_gain + micro_gain, absorbed into a biome under `topos`.

@@ -40,9 +40,11 @@ from spiraltorch._core import (
 class dtype(enum.Enum):
     """Element types of a tensor."""
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """The dtype as spiraltorch prints it: ``spiraltorch.<name>``."""
 
-    def __repr__(self) -> str: ...
+    def __repr__(self) -> str:
+        """The dtype as spiraltorch prints it: ``spiraltorch.<name>``."""
 
     bool = 0
 

@@ -67,7 +67,7 @@ class Module:
         Moves every parameter and buffer to the CPU in place; returns the module.
         """
 
-    def get_buffer(self, target: str) -> Tensor:
+    def get_buffer(self, target: str) -> spiraltorch._core.Tensor:
         """
         The buffer at ``target`` (a dotted path: ``"block.norm.running_mean"``), like torch.nn.Module.get_buffer; raises AttributeError naming the path when there is none.
         """

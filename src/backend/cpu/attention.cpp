@@ -34,10 +34,14 @@ namespace {
 template <typename F>
 void dispatch_attn(Dtype dt, F f) {
   switch (dt) {
-    case Dtype::Float64: return f(double{});
-    case Dtype::Float16: return f(Half{});
-    case Dtype::BFloat16: return f(BFloat16{});
-    default: return f(float{});
+    case Dtype::Float64:
+      return f(double{});
+    case Dtype::Float16:
+      return f(Half{});
+    case Dtype::BFloat16:
+      return f(BFloat16{});
+    default:
+      return f(float{});
   }
 }
 
@@ -56,7 +60,7 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
     A* lp = lse.data<A>();
     const T* in = s.data<T>();
     T* out = p.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows * S * 4)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* S * 4)) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t n = visible(r % L, S, causal);
       const T* x = in + r * S;
@@ -81,8 +85,8 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
   });
 }
 
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal) {
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
+                                int64_t S, double scale, bool causal) {
   const int64_t rows = batch * L;
   if (rows == 0) return;
   dispatch_attn(s.dtype(), [&](auto tag) {
@@ -92,7 +96,7 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
     const A* dl = delta.data<A>();
     T* sp = s.data<T>();
     T* gp = dp.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows * S * 4)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* S * 4)) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t n = visible(r % L, S, causal);
       const A l = lp[r], d = dl[r];
@@ -254,8 +258,8 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
               Tensor& dv_out) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
-  const Heads<T> Q(q, H), K(k, H), V(v, H), DO(dout, H), LS(lse, H), DL(delta, H), DQ(dq, H), DK(dk, H),
-      DV(dv_out, H), M(mask.defined() ? mask : q, H);
+  const Heads<T> Q(q, H), K(k, H), V(v, H), DO(dout, H), LS(lse, H), DL(delta, H), DQ(dq, H), DK(dk, H), DV(dv_out, H),
+      M(mask.defined() ? mask : q, H);
   const bool masked = mask.defined();
   const T scale = static_cast<T>(scale_d);
   const int64_t row_blocks = (L + kRowBlock - 1) / kRowBlock, key_blocks = (S + kKeyBlock - 1) / kKeyBlock;
@@ -272,8 +276,7 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   const int64_t tasks = BH * chunks_used;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> p(kRowBlock * kKeyBlock), dp(kRowBlock * kKeyBlock), dk_acc(kKeyBlock * d),
-        dv_acc(kKeyBlock * dv);
+    std::vector<T> p(kRowBlock * kKeyBlock), dp(kRowBlock * kKeyBlock), dk_acc(kKeyBlock * d), dv_acc(kKeyBlock * dv);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t % BH, chunk = t / BH;

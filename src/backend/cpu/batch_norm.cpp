@@ -19,7 +19,7 @@ int channel_threads(int64_t c, int64_t work) {
 
 template <typename T>
 void stats(const T* x, int64_t n, int64_t c, int64_t l, double eps, T* mean, T* rstd, T* var_out) {
-#pragma omp parallel for num_threads(channel_threads(c, n * c * l * 2)) schedule(static)
+#pragma omp parallel for num_threads(channel_threads(c, n* c* l * 2)) schedule(static)
   for (int64_t ch = 0; ch < c; ++ch) {
     double s = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -46,7 +46,7 @@ void stats(const T* x, int64_t n, int64_t c, int64_t l, double eps, T* mean, T* 
 
 template <typename T>
 void apply(const T* x, const T* mean, const T* rstd, const T* w, const T* b, T* y, int64_t n, int64_t c, int64_t l) {
-#pragma omp parallel for num_threads(num_threads_for(n * c * l * 2)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(n* c* l * 2)) schedule(static)
   for (int64_t r = 0; r < n * c; ++r) {
     const int64_t ch = r % c;
     const T scale = rstd[ch] * (w ? w[ch] : T(1));
@@ -62,7 +62,7 @@ template <typename T>
 void backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db, int64_t n,
               int64_t c, int64_t l, bool training) {
   std::vector<double> sg(static_cast<size_t>(c)), sgx(static_cast<size_t>(c));
-#pragma omp parallel for num_threads(channel_threads(c, n * c * l * 2)) schedule(static)
+#pragma omp parallel for num_threads(channel_threads(c, n* c* l * 2)) schedule(static)
   for (int64_t ch = 0; ch < c; ++ch) {
     double a = 0, bsum = 0;
     const T m = mean[ch], rs = rstd[ch];
@@ -82,7 +82,7 @@ void backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, 
   }
   if (!dx) return;
   const double inv_m = 1.0 / static_cast<double>(n * l);
-#pragma omp parallel for num_threads(num_threads_for(n * c * l * 3)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(n* c* l * 3)) schedule(static)
   for (int64_t r = 0; r < n * c; ++r) {
     const int64_t ch = r % c;
     const T m = mean[ch], rs = rstd[ch];

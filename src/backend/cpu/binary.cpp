@@ -8,8 +8,15 @@ namespace {
 // (baseline_only.h); float32/float64 masks stay vectorised (1.4x faster at 512 bits).
 bool is_predicate(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt:
-    case BinaryOp::Ge: case BinaryOp::And: case BinaryOp::Or: case BinaryOp::Xor:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or:
+    case BinaryOp::Xor:
       return true;
     default:
       return false;

@@ -55,44 +55,44 @@ template <typename T, typename Out, typename F>
 void binary_loop_same(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   using RT = Raw<T>;
   using RO = Raw<Out>;
-  const auto g = make_geometry<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()},
-                                  {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T)),
-                                   static_cast<int64_t>(sizeof(T))});
-  for_each<3>(g, {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()),
-                  static_cast<char*>(b.raw_data())},
+  const auto g = make_geometry<3>(
+      out.shape(), {&out.strides(), &a.strides(), &b.strides()},
+      {static_cast<int64_t>(sizeof(Out)), static_cast<int64_t>(sizeof(T)), static_cast<int64_t>(sizeof(T))});
+  for_each<3>(g,
+              {static_cast<char*>(out.raw_data()), static_cast<char*>(a.raw_data()), static_cast<char*>(b.raw_data())},
               [&](std::array<char*, 3> p, int64_t n, std::array<int64_t, 3> s) {
-                RO* o = reinterpret_cast<RO*>(p[0]);
-                const RT* x = reinterpret_cast<const RT*>(p[1]);
-                const RT* y = reinterpret_cast<const RT*>(p[2]);
-                constexpr int64_t so = sizeof(Out), st = sizeof(T);
-                if constexpr (std::is_same_v<T, Half> && kF16cBlocks) {
-                  // a scalar first operand is handled as f with its arguments swapped
-                  if (s[0] == so && s[1] == st && (s[2] == st || s[2] == 0)) {
-                    return half_block_loop<Out>(x, y, s[2] == 0, o, n, f);
-                  }
-                  if (s[0] == so && s[1] == 0 && s[2] == st) {
-                    return half_block_loop<Out>(y, x, true, o, n, [&f](float v, float u) ST_VINLINE_LAMBDA { return f(u, v); });
-                  }
-                }
-                if (s[0] == so && s[1] == st && s[2] == st) {
+    RO* o = reinterpret_cast<RO*>(p[0]);
+    const RT* x = reinterpret_cast<const RT*>(p[1]);
+    const RT* y = reinterpret_cast<const RT*>(p[2]);
+    constexpr int64_t so = sizeof(Out), st = sizeof(T);
+    if constexpr (std::is_same_v<T, Half> && kF16cBlocks) {
+      // a scalar first operand is handled as f with its arguments swapped
+      if (s[0] == so && s[1] == st && (s[2] == st || s[2] == 0)) {
+        return half_block_loop<Out>(x, y, s[2] == 0, o, n, f);
+      }
+      if (s[0] == so && s[1] == 0 && s[2] == st) {
+        return half_block_loop<Out>(y, x, true, o, n, [&f](float v, float u) ST_VINLINE_LAMBDA { return f(u, v); });
+      }
+    }
+    if (s[0] == so && s[1] == st && s[2] == st) {
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), load_elem<T>(y[i])));
-                } else if (s[0] == so && s[1] == 0 && s[2] == st) {
-                  const auto xv = load_elem<T>(*x);
+      for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), load_elem<T>(y[i])));
+    } else if (s[0] == so && s[1] == 0 && s[2] == st) {
+      const auto xv = load_elem<T>(*x);
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(xv, load_elem<T>(y[i])));
-                } else if (s[0] == so && s[1] == st && s[2] == 0) {
-                  const auto yv = load_elem<T>(*y);
+      for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(xv, load_elem<T>(y[i])));
+    } else if (s[0] == so && s[1] == st && s[2] == 0) {
+      const auto yv = load_elem<T>(*y);
 #pragma omp simd
-                  for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), yv));
-                } else {
-                  for (int64_t i = 0; i < n; ++i) {
-                    *reinterpret_cast<RO*>(p[0] + i * s[0]) =
-                        store_elem<Out>(f(load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1])),
-                                          load_elem<T>(*reinterpret_cast<const RT*>(p[2] + i * s[2]))));
-                  }
-                }
-              });
+      for (int64_t i = 0; i < n; ++i) o[i] = store_elem<Out>(f(load_elem<T>(x[i]), yv));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<RO*>(p[0] + i * s[0]) =
+            store_elem<Out>(f(load_elem<T>(*reinterpret_cast<const RT*>(p[1] + i * s[1])),
+                              load_elem<T>(*reinterpret_cast<const RT*>(p[2] + i * s[2]))));
+      }
+    }
+  });
 }
 
 template <typename T>
@@ -166,16 +166,26 @@ template <typename S>
 void predicate(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   using T = Compute<S>;
   switch (op) {
-    case BinaryOp::Eq: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x < y; });
-    case BinaryOp::Le: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x > y; });
-    case BinaryOp::Ge: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x >= y; });
-    case BinaryOp::And: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) && y != T(0); });
-    case BinaryOp::Or: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) || y != T(0); });
-    case BinaryOp::Xor: return binary_loop<S, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
-    default: break;
+    case BinaryOp::Eq:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x < y; });
+    case BinaryOp::Le:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x <= y; });
+    case BinaryOp::Gt:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x > y; });
+    case BinaryOp::Ge:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x >= y; });
+    case BinaryOp::And:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Xor:
+      return binary_loop<S, bool>(a, b, out, [](T x, T y) { return (x != T(0)) != (y != T(0)); });
+    default:
+      break;
   }
   throw DtypeError(std::string("binary kernel: not a comparison for dtype ") + dtype_name(a.dtype()));
 }
@@ -189,21 +199,26 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<S, S>(a, b, out, [](T x, T y) { return x || y; });
       } else {
-        return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
+        return binary_loop<S, S>(a, b, out,
+                                 [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       }
     case BinaryOp::Sub:
-      return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
+      return binary_loop<S, S>(a, b, out,
+                               [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
     case BinaryOp::Mul:
       if constexpr (std::is_same_v<T, bool>) {
         return binary_loop<S, S>(a, b, out, [](T x, T y) { return x && y; });
       } else {
-        return binary_loop<S, S>(a, b, out, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
+        return binary_loop<S, S>(a, b, out,
+                                 [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
       }
     case BinaryOp::Div:
       if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T x, T y) { return x / y; });
       break;
-    case BinaryOp::FloorDiv: return binary_loop<S, S>(a, b, out, [](T x, T y) { return floor_div(x, y); });
-    case BinaryOp::Rem: return binary_loop<S, S>(a, b, out, [](T x, T y) { return py_rem(x, y); });
+    case BinaryOp::FloorDiv:
+      return binary_loop<S, S>(a, b, out, [](T x, T y) { return floor_div(x, y); });
+    case BinaryOp::Rem:
+      return binary_loop<S, S>(a, b, out, [](T x, T y) { return py_rem(x, y); });
     case BinaryOp::Pow:
       if constexpr (kFloat<T>) {
         return binary_loop<S, S>(a, b, out, [](T x, T y) { return y == T(2) ? x * x : std::pow(x, y); });
@@ -229,7 +244,8 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
     case BinaryOp::Atan2:
       if constexpr (kFloat<T>) return binary_loop<S, S>(a, b, out, [](T x, T y) { return std::atan2(x, y); });
       break;
-    case BinaryOp::ReluGrad: return binary_loop<S, S>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
+    case BinaryOp::ReluGrad:
+      return binary_loop<S, S>(a, b, out, [](T g, T y) { return y > T(0) ? g : T(0); });
     case BinaryOp::GeluGrad:
       if constexpr (kFloat<T>) {
         return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_grad(x); });
@@ -240,8 +256,15 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_tanh_grad(x); });
       }
       break;
-    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt:
-    case BinaryOp::Ge: case BinaryOp::And: case BinaryOp::Or: case BinaryOp::Xor:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or:
+    case BinaryOp::Xor:
       if constexpr (kBaselineObject || std::is_same_v<S, float> || std::is_same_v<S, double>) {
         return predicate<S>(op, a, b, out);
       }

@@ -153,8 +153,7 @@ void max_pool2x2_plane(const T* in, const Pool2dGeom& g, T* o, int64_t* id) {
         orow[ow0 + j] = m;
         code[j] = k;
       }
-      for (int64_t j = 0; j < n; ++j)
-        irow[ow0 + j] = (2 * oh + (code[j] >> 1)) * g.W + 2 * (ow0 + j) + (code[j] & 1);
+      for (int64_t j = 0; j < n; ++j) irow[ow0 + j] = (2 * oh + (code[j] >> 1)) * g.W + 2 * (ow0 + j) + (code[j] & 1);
     }
   }
 }
@@ -168,8 +167,8 @@ void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& ou
     T* op = out.data<T>();
     int64_t* ip = indices.data<int64_t>();
     const int threads = num_threads_for(planes * g.OH * g.OW * g.kh * g.kw);
-    const bool two_by_two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
-                            g.dh == 1 && g.dw == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W;
+    const bool two_by_two = g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.dh == 1 &&
+                            g.dw == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W;
     if (two_by_two) {
 #pragma omp parallel for num_threads(threads) schedule(static)
       for (int64_t p = 0; p < planes; ++p)

@@ -44,8 +44,8 @@ std::optional<std::string> header_version() { return std::nullopt; }
 std::optional<Tensor> forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dDims&, const char*) {
   return std::nullopt;
 }
-std::optional<Grads> backward(const Tensor&, const Tensor&, const Tensor&, bool, bool, bool, bool,
-                              const Conv2dDims&, const char*) {
+std::optional<Grads> backward(const Tensor&, const Tensor&, const Tensor&, bool, bool, bool, bool, const Conv2dDims&,
+                              const char*) {
   return std::nullopt;
 }
 
@@ -78,8 +78,8 @@ using Key = detail::Key<18>;
 using KeyHash = detail::KeyHash<18>;
 
 Key make_key(Kind kind, bool bias, const Conv2dDims& d) {
-  return Key{{static_cast<int64_t>(kind), bias, d.N, d.C, d.H, d.W, d.O, d.kh, d.kw, d.groups, d.stride[0],
-              d.stride[1], d.pad_begin[0], d.pad_begin[1], d.pad_end[0], d.pad_end[1], d.dilation[0], d.dilation[1]}};
+  return Key{{static_cast<int64_t>(kind), bias, d.N, d.C, d.H, d.W, d.O, d.kh, d.kw, d.groups, d.stride[0], d.stride[1],
+              d.pad_begin[0], d.pad_begin[1], d.pad_end[0], d.pad_end[1], d.dilation[0], d.dilation[1]}};
 }
 
 // Creating a primitive JIT-compiles its kernel (milliseconds), so primitives are cached by
@@ -148,10 +148,9 @@ std::shared_ptr<const Entry> make_forward(const Conv2dDims& d, bool bias) {
                                                s.pad_l, s.pad_r);
     const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
 #endif
-    return std::make_shared<const Entry>(Entry{dnnl::convolution_forward(pd), pd.scratchpad_desc(),
-                                               input_arg(md(s.src, Tag::nchw), pd.src_desc()),
-                                               input_arg(md(s.wei, s.wei_tag), pd.weights_desc()),
-                                               output_arg(md(s.dst, Tag::nchw), pd.dst_desc()), pd});
+    return std::make_shared<const Entry>(
+        Entry{dnnl::convolution_forward(pd), pd.scratchpad_desc(), input_arg(md(s.src, Tag::nchw), pd.src_desc()),
+              input_arg(md(s.wei, s.wei_tag), pd.weights_desc()), output_arg(md(s.dst, Tag::nchw), pd.dst_desc()), pd});
   } catch (const dnnl::error& e) {
     if (unimplemented(e)) return nullptr;
     throw;
@@ -163,9 +162,9 @@ std::shared_ptr<const Entry> make_backward_data(const Conv2dDims& d, const Entry
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
 #if DNNL_VERSION_MAJOR >= 3
-    const dnnl::convolution_backward_data::primitive_desc pd(engine(), dnnl::algorithm::convolution_direct,
-                                                             want(s.src), want(s.wei), want(s.dst), s.strides,
-                                                             s.dilates, s.pad_l, s.pad_r, *fwd.fwd_pd, attr);
+    const dnnl::convolution_backward_data::primitive_desc pd(engine(), dnnl::algorithm::convolution_direct, want(s.src),
+                                                             want(s.wei), want(s.dst), s.strides, s.dilates, s.pad_l,
+                                                             s.pad_r, *fwd.fwd_pd, attr);
 #else
     const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, want(s.src), want(s.wei),
                                                      want(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r);
@@ -191,9 +190,8 @@ std::shared_ptr<const Entry> make_backward_weights(const Conv2dDims& d, bool bia
         engine(), dnnl::algorithm::convolution_direct, want(s.src), want(s.wei), bias_md, want(s.dst), s.strides,
         s.dilates, s.pad_l, s.pad_r, *fwd.fwd_pd, attr);
 #else
-    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, want(s.src),
-                                                        want(s.wei), bias_md, want(s.dst), s.strides, s.dilates,
-                                                        s.pad_l, s.pad_r);
+    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, want(s.src), want(s.wei),
+                                                        bias_md, want(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r);
     const dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine(), *fwd.fwd_pd);
 #endif
     return std::make_shared<const Entry>(Entry{dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
@@ -249,8 +247,7 @@ std::optional<std::string> header_version() {
          std::to_string(DNNL_VERSION_PATCH);
 }
 
-std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d,
-                              const char* op) {
+std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, const char* op) {
   try {
     const auto e = forward_entry(d, b.defined());
     if (!e) return std::nullopt;

@@ -36,8 +36,7 @@ bool use_onednn();
 // The compute entry points take contiguous float32 CPU tensors with the shapes in `d`.
 // Each returns nullopt when oneDNN has no implementation for this geometry (the caller then
 // uses im2col); oneDNN failures become SpiralError naming `op` and the shapes.
-std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d,
-                              const char* op);
+std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, const char* op);
 struct Grads {
   Tensor gx, gw, gb;
 };

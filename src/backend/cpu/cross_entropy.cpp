@@ -43,18 +43,21 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
     const T* xp = x.data<T>();
     T* lp = loss.data<T>();
     T* sp = lse.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows * C)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* C)) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = xp + r * C;
       const double l = row_lse(xr, C);
       const int64_t y = tp[r];
       sp[r] = static_cast<T>(l);
-      lp[r] = y == ignore_index             ? T(0)
-              : (y < 0 || y >= C)           ? std::numeric_limits<T>::quiet_NaN()
-                                            : static_cast<T>(scale * (l - static_cast<double>(xr[y])));
+      lp[r] = y == ignore_index   ? T(0)
+              : (y < 0 || y >= C) ? std::numeric_limits<T>::quiet_NaN()
+                                  : static_cast<T>(scale * (l - static_cast<double>(xr[y])));
     }
   };
-  if (x.dtype() == Dtype::Float64) run(double{}); else run(float{});
+  if (x.dtype() == Dtype::Float64)
+    run(double{});
+  else
+    run(float{});
   return true;
 }
 
@@ -69,7 +72,7 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
     const T* lp = lse.data<T>();
     const T* gp = g.data<T>();
     T* dp = dx.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows * C)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* C)) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = xp + r * C;
       T* dr = dp + r * C;
@@ -85,7 +88,10 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
       if (y >= 0 && y < C) dr[y] = static_cast<T>(gr * (std::exp(static_cast<double>(xr[y]) - l) - 1.0));
     }
   };
-  if (x.dtype() == Dtype::Float64) run(double{}); else run(float{});
+  if (x.dtype() == Dtype::Float64)
+    run(double{});
+  else
+    run(float{});
   return true;
 }
 

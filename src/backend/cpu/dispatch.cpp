@@ -31,15 +31,19 @@ constexpr Capability kAll[] = {Capability::Baseline, Capability::Avx2, Capabilit
 const Kernels* compiled_table(Capability c) {
   switch (c) {
 #if SPIRALTORCH_CPU_HAS_BASELINE
-    case Capability::Baseline: return SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
+    case Capability::Baseline:
+      return SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
 #endif
 #if SPIRALTORCH_CPU_HAS_AVX2
-    case Capability::Avx2: return SPIRALTORCH_CPU_KERNELS_SYMBOL(avx2)();
+    case Capability::Avx2:
+      return SPIRALTORCH_CPU_KERNELS_SYMBOL(avx2)();
 #endif
 #if SPIRALTORCH_CPU_HAS_AVX512
-    case Capability::Avx512: return SPIRALTORCH_CPU_KERNELS_SYMBOL(avx512)();
+    case Capability::Avx512:
+      return SPIRALTORCH_CPU_KERNELS_SYMBOL(avx512)();
 #endif
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -53,9 +57,12 @@ std::string names(CapabilitySet set) {
 
 const char* requirement(Capability c) {
   switch (c) {
-    case Capability::Baseline: return "x86-64-v2";
-    case Capability::Avx2: return "x86-64-v3: AVX2, FMA, F16C, BMI2";
-    case Capability::Avx512: return "x86-64-v4: AVX-512 F/BW/CD/DQ/VL";
+    case Capability::Baseline:
+      return "x86-64-v2";
+    case Capability::Avx2:
+      return "x86-64-v3: AVX2, FMA, F16C, BMI2";
+    case Capability::Avx512:
+      return "x86-64-v4: AVX-512 F/BW/CD/DQ/VL";
   }
   return "";
 }
@@ -78,9 +85,12 @@ const Active& active() {
 
 const char* capability_name(Capability c) {
   switch (c) {
-    case Capability::Baseline: return "baseline";
-    case Capability::Avx2: return "avx2";
-    case Capability::Avx512: return "avx512";
+    case Capability::Baseline:
+      return "baseline";
+    case Capability::Avx2:
+      return "avx2";
+    case Capability::Avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -94,8 +104,8 @@ CapabilitySet host_capabilities() {
   const bool v3 = __builtin_cpu_supports("x86-64-v3");
   const bool v4 = __builtin_cpu_supports("x86-64-v4");
 #else
-  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                  __builtin_cpu_supports("bmi2");
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
                   __builtin_cpu_supports("avx512vl");
@@ -122,15 +132,14 @@ Capability select_capability(const char* requested, CapabilitySet host, Capabili
     for (int i = kNumCapabilities - 1; i >= 0; --i) {
       if (usable & capability_bit(static_cast<Capability>(i))) return static_cast<Capability>(i);
     }
-    throw DeviceUnavailableError("cpu: no CPU kernels this build has (" + names(built) +
-                                 ") run on this CPU (" + names(host) + ")");
+    throw DeviceUnavailableError("cpu: no CPU kernels this build has (" + names(built) + ") run on this CPU (" +
+                                 names(host) + ")");
   }
   for (const Capability c : kAll) {
     if (want != capability_name(c)) continue;
     if (!(built & capability_bit(c))) {
-      throw DeviceUnavailableError("SPIRALTORCH_CPU_CAPABILITY=" + std::string(requested) +
-                                   ": this build has no " + capability_name(c) + " kernels (it has " + names(built) +
-                                   ")");
+      throw DeviceUnavailableError("SPIRALTORCH_CPU_CAPABILITY=" + std::string(requested) + ": this build has no " +
+                                   capability_name(c) + " kernels (it has " + names(built) + ")");
     }
     if (!(host & capability_bit(c))) {
       throw DeviceUnavailableError("SPIRALTORCH_CPU_CAPABILITY=" + std::string(requested) + ": this CPU lacks " +

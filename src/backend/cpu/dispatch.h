@@ -34,91 +34,90 @@
 #include "backend/backend.h"
 
 // One line per dispatched kernel: X(name, return type, parameters, arguments).
-#define ST_CPU_DISPATCHED_KERNELS(X)                                                                                 \
-  X(binary, void, (backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out), (op, a, b, out))            \
-  X(unary, void, (backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1), (op, x, out, p0, p1))    \
-  X(copy, void, (const Tensor& src, Tensor& dst), (src, dst))                                                        \
-  X(fill, void, (Tensor & dst, Scalar value), (dst, value))                                                          \
-  X(where, void, (const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out), (cond, a, b, out))             \
-  X(reduce, void, (backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out),     \
-    (op, x, outer, r, inner, out))                                                                                   \
-  X(arg_reduce, void,                                                                                                \
-    (bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values, Tensor& indices),        \
-    (is_max, x, outer, r, inner, values, indices))                                                                   \
-  X(softmax, void, (const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out), (x, rows, cols, log, out))  \
-  X(softmax_backward, void, (const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx),    \
-    (g, y, rows, cols, log, dx))                                                                                     \
-  X(layer_norm, void,                                                                                                \
-    (const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,           \
-     Tensor& mean, Tensor& rstd),                                                                                    \
-    (x, w, b, rows, cols, eps, y, mean, rstd))                                                                       \
-  X(layer_norm_backward, void,                                                                                       \
-    (const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t rows,        \
-     int64_t cols, Tensor& dx, Tensor& dw, Tensor& db),                                                              \
-    (g, x, mean, rstd, w, rows, cols, dx, dw, db))                                                                   \
-  X(batch_norm_stats, void,                                                                                          \
-    (const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd, Tensor& var),         \
-    (x, n, c, l, eps, mean, rstd, var))                                                                              \
-  X(batch_norm_apply, void,                                                                                          \
-    (const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b, int64_t n,           \
-     int64_t c, int64_t l, Tensor& y),                                                                               \
-    (x, mean, rstd, w, b, n, c, l, y))                                                                               \
-  X(batch_norm_backward, void,                                                                                       \
-    (const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n,           \
-     int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db),                                       \
-    (g, x, mean, rstd, w, n, c, l, training, dx, dw, db))                                                            \
-  X(attention_softmax, void,                                                                                         \
-    (const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p, Tensor& lse),       \
-    (s, batch, L, S, scale, causal, p, lse))                                                                         \
-  X(attention_softmax_backward, void,                                                                                \
-    (Tensor & s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S,            \
-     double scale, bool causal),                                                                                     \
-    (s, dp, lse, delta, batch, L, S, scale, causal))                                                                 \
-  X(flash_attention, bool,                                                                                           \
-    (const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out, Tensor& lse),        \
-    (q, k, v, scale, causal, out, lse))                                                                              \
-  X(flash_attention_backward, bool,                                                                                  \
-    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse, const Tensor& delta,  \
-     double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                                                 \
-    (q, k, v, dout, lse, delta, scale, causal, dq, dk, dv))                                                          \
-  X(flash_attention_masked, bool,                                                                                    \
+#define ST_CPU_DISPATCHED_KERNELS(X)                                                                                  \
+  X(binary, void, (backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out), (op, a, b, out))             \
+  X(unary, void, (backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1), (op, x, out, p0, p1))     \
+  X(copy, void, (const Tensor& src, Tensor& dst), (src, dst))                                                         \
+  X(fill, void, (Tensor & dst, Scalar value), (dst, value))                                                           \
+  X(where, void, (const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out), (cond, a, b, out))              \
+  X(reduce, void, (backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out),      \
+    (op, x, outer, r, inner, out))                                                                                    \
+  X(arg_reduce, void,                                                                                                 \
+    (bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values, Tensor& indices),         \
+    (is_max, x, outer, r, inner, values, indices))                                                                    \
+  X(softmax, void, (const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out), (x, rows, cols, log, out))   \
+  X(softmax_backward, void, (const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx),     \
+    (g, y, rows, cols, log, dx))                                                                                      \
+  X(layer_norm, void,                                                                                                 \
+    (const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,            \
+     Tensor& mean, Tensor& rstd),                                                                                     \
+    (x, w, b, rows, cols, eps, y, mean, rstd))                                                                        \
+  X(layer_norm_backward, void,                                                                                        \
+    (const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t rows,         \
+     int64_t cols, Tensor& dx, Tensor& dw, Tensor& db),                                                               \
+    (g, x, mean, rstd, w, rows, cols, dx, dw, db))                                                                    \
+  X(batch_norm_stats, void,                                                                                           \
+    (const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd, Tensor& var),          \
+    (x, n, c, l, eps, mean, rstd, var))                                                                               \
+  X(batch_norm_apply, void,                                                                                           \
+    (const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b, int64_t n, int64_t c, \
+     int64_t l, Tensor& y),                                                                                           \
+    (x, mean, rstd, w, b, n, c, l, y))                                                                                \
+  X(batch_norm_backward, void,                                                                                        \
+    (const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c, \
+     int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db),                                                   \
+    (g, x, mean, rstd, w, n, c, l, training, dx, dw, db))                                                             \
+  X(attention_softmax, void,                                                                                          \
+    (const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p, Tensor& lse),        \
+    (s, batch, L, S, scale, causal, p, lse))                                                                          \
+  X(attention_softmax_backward, void,                                                                                 \
+    (Tensor & s, Tensor & dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L, int64_t S,            \
+     double scale, bool causal),                                                                                      \
+    (s, dp, lse, delta, batch, L, S, scale, causal))                                                                  \
+  X(flash_attention, bool,                                                                                            \
+    (const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out, Tensor& lse),         \
+    (q, k, v, scale, causal, out, lse))                                                                               \
+  X(flash_attention_backward, bool,                                                                                   \
+    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse, const Tensor& delta,   \
+     double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                                                  \
+    (q, k, v, dout, lse, delta, scale, causal, dq, dk, dv))                                                           \
+  X(flash_attention_masked, bool,                                                                                     \
     (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale, bool causal, Tensor& out,   \
-     Tensor& lse),                                                                                                   \
-    (q, k, v, mask, scale, causal, out, lse))                                                                        \
-  X(flash_attention_masked_backward, bool,                                                                           \
-    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout, const Tensor& lse,   \
-     const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                            \
-    (q, k, v, mask, dout, lse, delta, scale, causal, dq, dk, dv))                                                    \
-  X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),     \
-    (slots, a))                                                                                                      \
-  X(sgd_update, void, (std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a),       \
-    (slots, a))                                                                                                      \
-  X(adagrad_update, void,                                                                                            \
-    (std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a), (slots, a))      \
-  X(rmsprop_update, void,                                                                                            \
-    (std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a), (slots, a))      \
-  X(flag_nonfinite, void, (std::span<const Tensor> xs, Tensor& flag), (xs, flag))                                    \
-  X(lstm_forward, void,                                                                                              \
-    (const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts),            \
-    (xproj, w, h0, c0, hc, acts))                                                                                    \
-  X(lstm_backward, void,                                                                                             \
-    (const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0, const Tensor& c0,     \
-     Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0),                                                              \
-    (g, hc, acts, w, h0, c0, dx, dw, dh0, dc0))                                                                      \
-  X(gru_forward, void,                                                                                               \
-    (const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved),          \
-    (xproj, w, bhh, h0, hs, saved))                                                                                  \
-  X(gru_backward, void,                                                                                              \
-    (const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,          \
-     Tensor& dw, Tensor& dbhh, Tensor& dh0),                                                                         \
-    (g, hs, saved, w, h0, dx, dw, dbhh, dh0))                                                                        \
-  /* The float32 softmax cross-entropy rows (src/nn/loss.cpp), over one contiguous row of logits:  */                \
+     Tensor& lse),                                                                                                    \
+    (q, k, v, mask, scale, causal, out, lse))                                                                         \
+  X(flash_attention_masked_backward, bool,                                                                            \
+    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout, const Tensor& lse,    \
+     const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                             \
+    (q, k, v, mask, dout, lse, delta, scale, causal, dq, dk, dv))                                                     \
+  X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),      \
+    (slots, a))                                                                                                       \
+  X(sgd_update, void, (std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a),         \
+    (slots, a))                                                                                                       \
+  X(adagrad_update, void,                                                                                             \
+    (std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a), (slots, a))       \
+  X(rmsprop_update, void,                                                                                             \
+    (std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a), (slots, a))       \
+  X(flag_nonfinite, void, (std::span<const Tensor> xs, Tensor & flag), (xs, flag))                                    \
+  X(lstm_forward, void,                                                                                               \
+    (const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts),             \
+    (xproj, w, h0, c0, hc, acts))                                                                                     \
+  X(lstm_backward, void,                                                                                              \
+    (const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0, const Tensor& c0,      \
+     Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0),                                                               \
+    (g, hc, acts, w, h0, c0, dx, dw, dh0, dc0))                                                                       \
+  X(gru_forward, void,                                                                                                \
+    (const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved),           \
+    (xproj, w, bhh, h0, hs, saved))                                                                                   \
+  X(gru_backward, void,                                                                                               \
+    (const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,           \
+     Tensor& dw, Tensor& dbhh, Tensor& dh0),                                                                          \
+    (g, hs, saved, w, h0, dx, dw, dbhh, dh0))                                                                         \
+  /* The float32 softmax cross-entropy rows (src/nn/loss.cpp), over one contiguous row of logits:  */                 \
   /* max_i x[i] (NaNs skipped; they reach the sum); sum_i exp(x[i] - shift) in float64 of float32   */                \
   /* exponentials; gx[i] = g * (a * exp(x[i] - lse) - b * w[i]) (w = 1 when null).                  */                \
-  X(row_max, float, (const float* x, int64_t n), (x, n))                                                             \
-  X(row_sum_exp, double, (const float* x, int64_t n, float shift), (x, n, shift))                                    \
-  X(row_ce_grad, void,                                                                                               \
-    (const float* x, const float* w, int64_t n, float lse, float g, float a, float b, float* gx),                   \
+  X(row_max, float, (const float* x, int64_t n), (x, n))                                                              \
+  X(row_sum_exp, double, (const float* x, int64_t n, float shift), (x, n, shift))                                     \
+  X(row_ce_grad, void, (const float* x, const float* w, int64_t n, float lse, float g, float a, float b, float* gx),  \
     (x, w, n, lse, g, a, b, gx))
 
 #define ST_CPU_DECLARE_KERNEL(name, ret, params, args) ret name params;

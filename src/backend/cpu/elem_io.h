@@ -99,8 +99,9 @@ ST_VINLINE void floats_to_halves(const float* v, int64_t n, uint16_t* o) {
   int64_t i = 0;
 #if defined(__AVX512F__)
   for (; i + 16 <= n; i += 16) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + i),
-                        _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(o + i),
+        _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 #endif
 #if defined(__F16C__)

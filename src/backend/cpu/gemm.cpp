@@ -14,8 +14,8 @@ namespace {
 
 // Integer matmul has no BLAS; a plain i-k-j loop keeps the inner loop contiguous.
 template <typename T>
-void naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda,
-                const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
+void naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda, const T* b,
+                int64_t ldb, double beta, T* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? T(0) : static_cast<T>(beta * c[i * ldc + j]);
     for (int64_t p = 0; p < k; ++p) {
@@ -103,31 +103,30 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
     }
     const bool plain = alpha == 1.0 && beta == 0.0 && ldc == n && (batch == 1 || stride_c == m * n);
     if (lib == GemmLibrary::OneDNN && plain && !omp_in_parallel() &&
-        backend::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb, batch == 1 ? 0 : stride_b,
-                               c, batch)) {
+        backend::onednn::f32_matmul(ta, tb, m, n, k, a, lda, batch == 1 ? 0 : stride_a, b, ldb,
+                                    batch == 1 ? 0 : stride_b, c, batch)) {
       return;
     }
     const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-    blas_gemm<float>(ta, tb, m, n, k, static_cast<const float*>(a), lda, stride_a, static_cast<const float*>(b), ldb,
-                     stride_b, static_cast<float*>(c), ldc, stride_c, batch,
-                     [&](int64_t mm, int64_t nn, int64_t kk, const float* A, int64_t la, const float* B, int64_t lb,
-                         float* C, int64_t lc) {
-                       scipy_cblas_sgemm(CblasRowMajor, TA, TB, mm, nn, kk, al, A, la, B, lb, be, C, lc);
-                     });
+    blas_gemm<float>(
+        ta, tb, m, n, k, static_cast<const float*>(a), lda, stride_a, static_cast<const float*>(b), ldb, stride_b,
+        static_cast<float*>(c), ldc, stride_c, batch,
+        [&](int64_t mm, int64_t nn, int64_t kk, const float* A, int64_t la, const float* B, int64_t lb, float* C,
+            int64_t lc) { scipy_cblas_sgemm(CblasRowMajor, TA, TB, mm, nn, kk, al, A, la, B, lb, be, C, lc); });
   } else if (dtype == Dtype::Float64) {
     if (f64_gemm_library() == GemmLibrary::Mkl) {
       mkl::gemm(true, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch);
       return;
     }
-    blas_gemm<double>(ta, tb, m, n, k, static_cast<const double*>(a), lda, stride_a, static_cast<const double*>(b),
-                      ldb, stride_b, static_cast<double*>(c), ldc, stride_c, batch,
-                      [&](int64_t mm, int64_t nn, int64_t kk, const double* A, int64_t la, const double* B, int64_t lb,
-                          double* C, int64_t lc) {
-                        scipy_cblas_dgemm(CblasRowMajor, TA, TB, mm, nn, kk, alpha, A, la, B, lb, beta, C, lc);
-                      });
+    blas_gemm<double>(
+        ta, tb, m, n, k, static_cast<const double*>(a), lda, stride_a, static_cast<const double*>(b), ldb, stride_b,
+        static_cast<double*>(c), ldc, stride_c, batch,
+        [&](int64_t mm, int64_t nn, int64_t kk, const double* A, int64_t la, const double* B, int64_t lb, double* C,
+            int64_t lc) { scipy_cblas_dgemm(CblasRowMajor, TA, TB, mm, nn, kk, alpha, A, la, B, lb, beta, C, lc); });
   } else {
     ST_DISPATCH_ARITH(dtype, [&] {
-      naive_batched<scalar_t>(ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch);
+      naive_batched<scalar_t>(ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
+                              batch);
     });
   }
 }

@@ -51,7 +51,7 @@ bool greater_nan_first(T a, T b) {
 template <typename T>
 void gather_impl(const T* x, const int64_t* idx, T* out, int64_t outer, int64_t n, int64_t k, int64_t inner) {
   const int64_t rows = outer * k;
-#pragma omp parallel for num_threads(num_threads_for(rows * inner)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* inner)) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const T* xb = x + (r / k) * n * inner;
     const int64_t* ip = idx + r * inner;
@@ -66,7 +66,7 @@ void scatter_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, i
   // into the same element and the summation order is fixed (deterministic results).
   const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(outer * k * inner)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(outer* k* inner)) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kColumnBlock;
@@ -126,7 +126,7 @@ void cumsum_impl(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
   const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(outer * n * inner)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(outer* n* inner)) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kColumnBlock;
@@ -148,7 +148,7 @@ void cumsum_impl(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
 template <typename T>
 void triangle_impl(const T* x, T* out, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper) {
   const int64_t total_rows = batch * rows;
-#pragma omp parallel for num_threads(num_threads_for(total_rows * cols)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(total_rows* cols)) schedule(static)
   for (int64_t br = 0; br < total_rows; ++br) {
     const int64_t r = br % rows;
     const T* xr = x + br * cols;
@@ -205,7 +205,7 @@ void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n
   const int64_t* ip = index.data<int64_t>();
   char* op = static_cast<char*>(out.raw_data());
   const int64_t rows = outer * k;
-#pragma omp parallel for num_threads(num_threads_for(rows * inner)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(rows* inner)) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t o = r / k, j = r % k;
     std::memcpy(op + r * run, xp + (o * n + ip[j]) * run, run);
@@ -236,9 +236,8 @@ void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& ou
 }
 
 void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out) {
-  ST_DISPATCH_ALL(x.dtype(), [&] {
-    triangle_impl(x.data<scalar_t>(), out.data<scalar_t>(), batch, rows, cols, diagonal, upper);
-  });
+  ST_DISPATCH_ALL(x.dtype(),
+                  [&] { triangle_impl(x.data<scalar_t>(), out.data<scalar_t>(), batch, rows, cols, diagonal, upper); });
 }
 
 }  // namespace st::cpu

@@ -21,8 +21,7 @@ void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t
           int64_t ldc, int64_t stride_c, int64_t batch);
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 // ---- scans other than cumsum and Poisson sampling (scan.cpp) ----
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-          Tensor& indices);
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices);
 void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 
 // ---- indexing kernels (indexing.cpp) ----
@@ -50,8 +49,8 @@ void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t
                          int64_t divisor_override, Tensor& gx);
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
 void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
-void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
-                      int64_t batch, Tensor& out);
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g, int64_t batch,
+                      Tensor& out);
 void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,

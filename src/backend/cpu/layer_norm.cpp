@@ -53,8 +53,8 @@ void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_o
 
 // dx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)); dw = sum_rows g*xhat; db = sum_rows g.
 template <typename T>
-void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db,
-                 int64_t rows, int64_t cols) {
+void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx, T* dw, T* db, int64_t rows,
+                 int64_t cols) {
   const int threads = num_threads_for(rows * cols * 6);
   const bool want_params = dw || db;
   std::vector<T> partial;  // per-thread sums in T: a thread covers rows / threads rows
@@ -106,7 +106,7 @@ void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* 
     }
   }
   if (want_params) {
-#pragma omp parallel for num_threads(num_threads_for(cols * threads)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(cols* threads)) schedule(static)
     for (int64_t j = 0; j < cols; ++j) {
       double sw = 0, sb = 0;
       for (int t = 0; t < threads; ++t) {
@@ -142,8 +142,8 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
                          int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
   ST_DISPATCH_FLOAT(x.dtype(), [&] {
     ln_backward<scalar_t>(g.data<scalar_t>(), x.data<scalar_t>(), mean.data<scalar_t>(), rstd.data<scalar_t>(),
-                          opt<scalar_t>(w), opt_mut<scalar_t>(dx), opt_mut<scalar_t>(dw), opt_mut<scalar_t>(db),
-                          rows, cols);
+                          opt<scalar_t>(w), opt_mut<scalar_t>(dx), opt_mut<scalar_t>(dw), opt_mut<scalar_t>(db), rows,
+                          cols);
   });
 }
 

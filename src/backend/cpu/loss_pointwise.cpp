@@ -40,8 +40,8 @@ void run(const Tensor& p, const Tensor& t, const Tensor& aux, Tensor& out, Tenso
 #pragma omp parallel for num_threads(num_threads_for(n * 4)) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     double gp = 0, gt = 0;
-    op[i] = static_cast<T>(f(static_cast<double>(pp[i]), static_cast<double>(tp[i]),
-                             ap ? static_cast<double>(ap[i]) : 1.0, gp, gt));
+    op[i] = static_cast<T>(
+        f(static_cast<double>(pp[i]), static_cast<double>(tp[i]), ap ? static_cast<double>(ap[i]) : 1.0, gp, gt));
     if (dpp) dpp[i] = static_cast<T>(gp);
     if (dtp) dtp[i] = static_cast<T>(gt);
   }

@@ -100,18 +100,30 @@ bool f32_matmul(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void* a
 std::string effective_isa() {
   try {
     switch (dnnl::get_effective_cpu_isa()) {
-      case dnnl::cpu_isa::sse41: return "sse41";
-      case dnnl::cpu_isa::avx: return "avx";
-      case dnnl::cpu_isa::avx2: return "avx2";
-      case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-      case dnnl::cpu_isa::avx2_vnni_2: return "avx2_vnni_2";
-      case dnnl::cpu_isa::avx512_core: return "avx512_core";
-      case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-      case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-      case dnnl::cpu_isa::avx512_core_fp16: return "avx512_core_fp16";
-      case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-      case dnnl::cpu_isa::avx512_core_amx_fp16: return "avx512_core_amx_fp16";
-      default: return "other";
+      case dnnl::cpu_isa::sse41:
+        return "sse41";
+      case dnnl::cpu_isa::avx:
+        return "avx";
+      case dnnl::cpu_isa::avx2:
+        return "avx2";
+      case dnnl::cpu_isa::avx2_vnni:
+        return "avx2_vnni";
+      case dnnl::cpu_isa::avx2_vnni_2:
+        return "avx2_vnni_2";
+      case dnnl::cpu_isa::avx512_core:
+        return "avx512_core";
+      case dnnl::cpu_isa::avx512_core_vnni:
+        return "avx512_core_vnni";
+      case dnnl::cpu_isa::avx512_core_bf16:
+        return "avx512_core_bf16";
+      case dnnl::cpu_isa::avx512_core_fp16:
+        return "avx512_core_fp16";
+      case dnnl::cpu_isa::avx512_core_amx:
+        return "avx512_core_amx";
+      case dnnl::cpu_isa::avx512_core_amx_fp16:
+        return "avx512_core_amx_fp16";
+      default:
+        return "other";
     }
   } catch (const dnnl::error&) {
     return "unknown";

@@ -43,9 +43,12 @@ class BackendSwitch {
 
   std::string name() {
     switch (mode()) {
-      case kFallback: return fallback_;
-      case kOneDNN: return "onednn";
-      default: return "auto";
+      case kFallback:
+        return fallback_;
+      case kOneDNN:
+        return "onednn";
+      default:
+        return "auto";
     }
   }
   void set(const std::string& name, const char* setter) {

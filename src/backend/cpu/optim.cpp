@@ -42,11 +42,15 @@ void float_cases(const char* op, const Slots& slots, F f) {
   const Dtype dt = slots.front().param.dtype();
   for (const auto& s : slots) {
     if (s.param.dtype() != dt || (dt != Dtype::Float32 && dt != Dtype::Float64)) {
-      throw DtypeError(std::string(op) + ": the fused CPU update takes float32 or float64 parameters of one dtype, got " +
+      throw DtypeError(std::string(op) +
+                       ": the fused CPU update takes float32 or float64 parameters of one dtype, got " +
                        dtype_name(dt) + " and " + dtype_name(s.param.dtype()));
     }
   }
-  if (dt == Dtype::Float64) f(double{}); else f(float{});
+  if (dt == Dtype::Float64)
+    f(double{});
+  else
+    f(float{});
 }
 
 // One contiguous run [begin, end) of one slot. Same arithmetic as PyTorch's single-tensor
@@ -218,7 +222,8 @@ void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const 
   if (a.skip && *a.skip != 0) return;
   float_cases("adagrad_update", slots, [&](auto tag) {
     using T = decltype(tag);
-    for_chunks(slots, [&](const backend::Backend::AdagradSlot& s, int64_t b, int64_t e) { adagrad_run<T>(s, a, b, e); });
+    for_chunks(slots,
+               [&](const backend::Backend::AdagradSlot& s, int64_t b, int64_t e) { adagrad_run<T>(s, a, b, e); });
   });
 }
 

@@ -28,7 +28,8 @@ void random_typed(Tensor& out, bool normal, double p0, double p1, uint64_t seed,
           u = u - std::floor(u);
         }
         scalar_t v = static_cast<scalar_t>(p0 + (p1 - p0) * u);
-        if (v >= static_cast<scalar_t>(p1) && p1 > p0) v = std::nextafter(static_cast<scalar_t>(p1), static_cast<scalar_t>(p0));
+        if (v >= static_cast<scalar_t>(p1) && p1 > p0)
+          v = std::nextafter(static_cast<scalar_t>(p1), static_cast<scalar_t>(p0));
         o[i] = v;
       } else {
         const auto block = Generator::philox(seed, counter + static_cast<uint64_t>(i / 2));

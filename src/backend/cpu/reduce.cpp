@@ -24,9 +24,11 @@ struct Reducer {
   acc_t<T> init() const {
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Any: return 0;
+      case ReduceOp::Any:
+        return 0;
       case ReduceOp::Prod:
-      case ReduceOp::All: return 1;
+      case ReduceOp::All:
+        return 1;
       case ReduceOp::Max:
         if constexpr (std::is_floating_point_v<C>) {
           return -std::numeric_limits<double>::infinity();
@@ -44,8 +46,10 @@ struct Reducer {
   }
   acc_t<T> combine(acc_t<T> a, acc_t<T> b) const {
     switch (op) {
-      case ReduceOp::Sum: return a + b;
-      case ReduceOp::Prod: return a * b;
+      case ReduceOp::Sum:
+        return a + b;
+      case ReduceOp::Prod:
+        return a * b;
       case ReduceOp::Max:
         if constexpr (std::is_floating_point_v<C>) {
           if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
@@ -56,8 +60,10 @@ struct Reducer {
           if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
         }
         return a < b ? a : b;
-      case ReduceOp::Any: return (a != 0) || (b != 0);
-      case ReduceOp::All: return (a != 0) && (b != 0);
+      case ReduceOp::Any:
+        return (a != 0) || (b != 0);
+      case ReduceOp::All:
+        return (a != 0) && (b != 0);
     }
     return a;
   }
@@ -266,7 +272,8 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
 #pragma omp simd
             for (int64_t j = j0; j < j1; ++j) acc[j - j0] += static_cast<A>(load_elem<T>(row[j]));
           } else {
-            for (int64_t j = j0; j < j1; ++j) acc[j - j0] = red.combine(acc[j - j0], static_cast<A>(load_elem<T>(row[j])));
+            for (int64_t j = j0; j < j1; ++j)
+              acc[j - j0] = red.combine(acc[j - j0], static_cast<A>(load_elem<T>(row[j])));
           }
         }
       }

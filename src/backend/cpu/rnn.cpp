@@ -66,8 +66,8 @@ void gate_gemms(Dtype dt, int64_t gates, int64_t hidden, int64_t lo, int64_t w, 
                 const void* W, int64_t wld, size_t esize, double beta, void* c, int64_t ldc) {
   for (int64_t q = 0; q < gates; ++q) {
     const int64_t col = q * hidden + lo;
-    gemm1(dt, false, true, batch, w, hidden, hprev, hidden, static_cast<const char*>(W) + col * wld * esize, wld,
-          beta, static_cast<char*>(c) + col * esize, ldc);
+    gemm1(dt, false, true, batch, w, hidden, hprev, hidden, static_cast<const char*>(W) + col * wld * esize, wld, beta,
+          static_cast<char*>(c) + col * esize, ldc);
   }
 }
 
@@ -178,7 +178,8 @@ void lstm_backward_impl(const T* ghc, const T* hc, const T* acts, const Tensor& 
   if (dw) {
     // dW = sum_t dgates_t^T h_{t-1}
     gemm1(dt, true, false, G, hidden, batch, dx, G, h0, hidden, 0.0, dw, hidden);
-    if (steps > 1) gemm1(dt, true, false, G, hidden, (steps - 1) * batch, dx + batch * G, G, hs, hidden, 1.0, dw, hidden);
+    if (steps > 1)
+      gemm1(dt, true, false, G, hidden, (steps - 1) * batch, dx + batch * G, G, hs, hidden, 1.0, dw, hidden);
   }
 }
 
@@ -284,7 +285,8 @@ void gru_backward_impl(const T* ghs, const T* hs, const T* saved, const Tensor& 
   if (dh0) std::memcpy(dh0, dbuf.data() + (steps % 2) * BH, sizeof(T) * BH);
   if (dw) {
     gemm1(dt, true, false, G, hidden, batch, dgh, G, h0, hidden, 0.0, dw, hidden);
-    if (steps > 1) gemm1(dt, true, false, G, hidden, (steps - 1) * batch, dgh + batch * G, G, hs, hidden, 1.0, dw, hidden);
+    if (steps > 1)
+      gemm1(dt, true, false, G, hidden, (steps - 1) * batch, dgh + batch * G, G, hs, hidden, 1.0, dw, hidden);
   }
   if (dbhh) {
     for (int64_t j = 0; j < G; ++j) dbhh[j] = T(0);
@@ -325,8 +327,7 @@ void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const 
   });
 }
 
-void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
-                 Tensor& saved) {
+void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved) {
   const int64_t steps = xproj.shape()[0], batch = xproj.shape()[1], hidden = w.shape()[1];
   dispatch_float(w.dtype(), [&](auto tag) {
     using S = decltype(tag);
@@ -335,8 +336,8 @@ void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const 
   });
 }
 
-void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
-                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) {
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,
+                  Tensor& dw, Tensor& dbhh, Tensor& dh0) {
   const int64_t steps = hs.shape()[0], batch = hs.shape()[1], hidden = hs.shape()[2];
   Tensor dgh = Tensor::empty({steps, batch, 3 * hidden}, w.dtype());
   dispatch_float(w.dtype(), [&](auto tag) {

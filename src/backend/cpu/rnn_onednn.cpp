@@ -92,8 +92,8 @@ Descs descs(const LstmDims& d) {
 struct Entry {
   dnnl::primitive prim;
   memory::desc scratch, workspace;
-  Arg wl, wi;            // forward: weights; backward: weights (inputs)
-  std::optional<Arg> dwl, dwi;  // backward: weight gradients (outputs)
+  Arg wl, wi;                                                // forward: weights; backward: weights (inputs)
+  std::optional<Arg> dwl, dwi;                               // backward: weight gradients (outputs)
   std::optional<dnnl::lstm_forward::primitive_desc> fwd_pd;  // training forward: the hint for backward
 };
 
@@ -102,9 +102,7 @@ enum class Kind : int64_t { Inference, Training, Backward };
 using Key = detail::Key<6>;
 using KeyHash = detail::KeyHash<6>;
 
-Key make_key(Kind kind, const LstmDims& d) {
-  return Key{{static_cast<int64_t>(kind), d.T, d.B, d.I, d.H, d.bias}};
-}
+Key make_key(Kind kind, const LstmDims& d) { return Key{{static_cast<int64_t>(kind), d.T, d.B, d.I, d.H, d.bias}}; }
 
 // Creating an RNN primitive JIT-compiles its kernels, so they are cached by shape; a null
 // entry records that oneDNN has no implementation for one.
@@ -130,9 +128,8 @@ std::shared_ptr<const Entry> make_forward(const LstmDims& d, bool training) {
                                                 s.src_layer, s.src_iter, s.src_iter, s.wl_fwd, s.wi_fwd, s.bias,
                                                 s.dst_layer, s.dst_iter, s.dst_iter, user_scratchpad());
 #else
-    const dnnl::lstm_forward::desc desc(prop, dnnl::rnn_direction::unidirectional_left2right, s.src_layer,
-                                        s.src_iter, s.src_iter, s.wl_fwd, s.wi_fwd, s.bias, s.dst_layer, s.dst_iter,
-                                        s.dst_iter);
+    const dnnl::lstm_forward::desc desc(prop, dnnl::rnn_direction::unidirectional_left2right, s.src_layer, s.src_iter,
+                                        s.src_iter, s.wl_fwd, s.wi_fwd, s.bias, s.dst_layer, s.dst_iter, s.dst_iter);
     const dnnl::lstm_forward::primitive_desc pd(desc, user_scratchpad(), engine());
 #endif
     Entry e{dnnl::lstm_forward(pd),
@@ -160,10 +157,10 @@ std::shared_ptr<const Entry> make_backward(const LstmDims& d, const Entry& fwd) 
         s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, s.src_layer, s.src_iter,
         s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, *fwd.fwd_pd, user_scratchpad());
 #else
-    const dnnl::lstm_backward::desc desc(
-        dnnl::prop_kind::backward, dnnl::rnn_direction::unidirectional_left2right, s.src_layer, s.src_iter,
-        s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter, s.src_layer, s.src_iter,
-        s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter);
+    const dnnl::lstm_backward::desc desc(dnnl::prop_kind::backward, dnnl::rnn_direction::unidirectional_left2right,
+                                         s.src_layer, s.src_iter, s.src_iter, s.wl_any, s.wi_any, s.bias, s.dst_layer,
+                                         s.dst_iter, s.dst_iter, s.src_layer, s.src_iter, s.src_iter, s.wl_any,
+                                         s.wi_any, s.bias, s.dst_layer, s.dst_iter, s.dst_iter);
     const dnnl::lstm_backward::primitive_desc pd(desc, user_scratchpad(), engine(), *fwd.fwd_pd);
 #endif
     Entry e{dnnl::lstm_backward(pd),
@@ -261,7 +258,7 @@ class WeightCache {
 
  private:
   std::mutex mu_;
-  std::list<std::shared_ptr<const WeightEntry>> entries_;  // most recently used first
+  std::list<std::shared_ptr<const WeightEntry> > entries_;  // most recently used first
 };
 
 WeightCache& weight_cache() {
@@ -345,24 +342,23 @@ std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const
     r.dc0 = Tensor::empty({d.B, d.H}, Dtype::Float32);
     const memory dwl = sg.out_zeroed(*e->dwl, r.dw_ih);
     const memory dwi = sg.out_zeroed(*e->dwi, r.dw_hh);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC_LAYER, Staging::wrap(s.src_layer, x)},
-        {DNNL_ARG_SRC_ITER, Staging::wrap(s.src_iter, h0)},
-        {DNNL_ARG_SRC_ITER_C, Staging::wrap(s.src_iter, c0)},
-        {DNNL_ARG_WEIGHTS_LAYER, sg.in(e->wl, w_ih)},
-        {DNNL_ARG_WEIGHTS_ITER, sg.in(e->wi, w_hh)},
-        {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out)},
-        {DNNL_ARG_DST_ITER, Staging::wrap_at(s.dst_iter, out, d.T * BH)},
-        {DNNL_ARG_DST_ITER_C, Staging::wrap_at(s.dst_iter, out, (d.T + 1) * BH)},
-        {DNNL_ARG_WORKSPACE, memory(e->workspace, engine(), workspace.raw_data())},
-        {DNNL_ARG_DIFF_SRC_LAYER, Staging::wrap(s.src_layer, r.dx)},
-        {DNNL_ARG_DIFF_SRC_ITER, Staging::wrap(s.src_iter, r.dh0)},
-        {DNNL_ARG_DIFF_SRC_ITER_C, Staging::wrap(s.src_iter, r.dc0)},
-        {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl},
-        {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi},
-        {DNNL_ARG_DIFF_DST_LAYER, Staging::wrap(s.dst_layer, g)},
-        {DNNL_ARG_DIFF_DST_ITER, Staging::wrap_at(s.dst_iter, g, d.T * BH)},
-        {DNNL_ARG_DIFF_DST_ITER_C, Staging::wrap_at(s.dst_iter, g, (d.T + 1) * BH)}};
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, Staging::wrap(s.src_layer, x)},
+                                         {DNNL_ARG_SRC_ITER, Staging::wrap(s.src_iter, h0)},
+                                         {DNNL_ARG_SRC_ITER_C, Staging::wrap(s.src_iter, c0)},
+                                         {DNNL_ARG_WEIGHTS_LAYER, sg.in(e->wl, w_ih)},
+                                         {DNNL_ARG_WEIGHTS_ITER, sg.in(e->wi, w_hh)},
+                                         {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out)},
+                                         {DNNL_ARG_DST_ITER, Staging::wrap_at(s.dst_iter, out, d.T * BH)},
+                                         {DNNL_ARG_DST_ITER_C, Staging::wrap_at(s.dst_iter, out, (d.T + 1) * BH)},
+                                         {DNNL_ARG_WORKSPACE, memory(e->workspace, engine(), workspace.raw_data())},
+                                         {DNNL_ARG_DIFF_SRC_LAYER, Staging::wrap(s.src_layer, r.dx)},
+                                         {DNNL_ARG_DIFF_SRC_ITER, Staging::wrap(s.src_iter, r.dh0)},
+                                         {DNNL_ARG_DIFF_SRC_ITER_C, Staging::wrap(s.src_iter, r.dc0)},
+                                         {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl},
+                                         {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi},
+                                         {DNNL_ARG_DIFF_DST_LAYER, Staging::wrap(s.dst_layer, g)},
+                                         {DNNL_ARG_DIFF_DST_ITER, Staging::wrap_at(s.dst_iter, g, d.T * BH)},
+                                         {DNNL_ARG_DIFF_DST_ITER_C, Staging::wrap_at(s.dst_iter, g, (d.T + 1) * BH)}};
     if (d.bias) {
       r.db = Tensor::empty({4 * d.H}, Dtype::Float32);
       std::memset(r.db.raw_data(), 0, sizeof(float) * 4 * d.H);

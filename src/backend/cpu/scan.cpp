@@ -23,7 +23,7 @@ void scan_typed(backend::ScanOp op, const T* x, T* out, int64_t* indices, int64_
   using A = backend::ScanCarry<T>;
   const int64_t blocks = (inner + kScanColumns - 1) / kScanColumns;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(outer * n * inner * 4)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(outer* n* inner * 4)) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
     const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kScanColumns;
@@ -49,7 +49,7 @@ void scan_typed(backend::ScanOp op, const T* x, T* out, int64_t* indices, int64_
 
 template <typename T>
 void poisson_typed(const T* rates, T* out, int64_t n, uint64_t seed, uint64_t counter) {
-  const auto philox = [](uint64_t key, uint64_t c, uint32_t (&w)[4]) {
+  const auto philox = [](uint64_t key, uint64_t c, uint32_t(&w)[4]) {
     const auto block = Generator::philox(key, c);
     std::copy(block.begin(), block.end(), w);
   };
@@ -63,19 +63,21 @@ void poisson_typed(const T* rates, T* out, int64_t n, uint64_t seed, uint64_t co
 
 }  // namespace
 
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-          Tensor& indices) {
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices) {
   const bool extreme = op == backend::ScanOp::Max || op == backend::ScanOp::Min;
   int64_t* ip = extreme ? indices.data<int64_t>() : nullptr;
   switch (x.dtype()) {
-    case Dtype::Float32: return scan_typed(op, x.data<float>(), out.data<float>(), ip, outer, n, inner);
-    case Dtype::Float64: return scan_typed(op, x.data<double>(), out.data<double>(), ip, outer, n, inner);
+    case Dtype::Float32:
+      return scan_typed(op, x.data<float>(), out.data<float>(), ip, outer, n, inner);
+    case Dtype::Float64:
+      return scan_typed(op, x.data<double>(), out.data<double>(), ip, outer, n, inner);
     case Dtype::Int64:
       if (op != backend::ScanOp::LogSumExp) {
         return scan_typed(op, x.data<int64_t>(), out.data<int64_t>(), ip, outer, n, inner);
       }
       break;
-    default: break;
+    default:
+      break;
   }
   throw DtypeError(std::string("scan kernel: unsupported dtype ") + dtype_name(x.dtype()));
 }

@@ -7,9 +7,12 @@ namespace {
 #ifdef ST_CPU_BASELINE_OBJECT
 void unary_int(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (x.dtype()) {
-    case Dtype::Int64: return int_unary<int64_t>(op, x, out, p0, p1);
-    case Dtype::Int32: return int_unary<int32_t>(op, x, out, p0, p1);
-    case Dtype::UInt8: return int_unary<uint8_t>(op, x, out, p0, p1);
+    case Dtype::Int64:
+      return int_unary<int64_t>(op, x, out, p0, p1);
+    case Dtype::Int32:
+      return int_unary<int32_t>(op, x, out, p0, p1);
+    case Dtype::UInt8:
+      return int_unary<uint8_t>(op, x, out, p0, p1);
     case Dtype::Bool:
       if (op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite) {
         return int_unary<uint8_t>(op, x, out, p0, p1);  // same bytes
@@ -25,11 +28,16 @@ void unary_int(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
 
 void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (x.dtype()) {
-    case Dtype::Float32: return float_unary<float>(op, x, out, p0, p1);
-    case Dtype::Float64: return float_unary<double>(op, x, out, p0, p1);
-    case Dtype::BFloat16: return unary_bf16(op, x, out, p0, p1);
-    case Dtype::Float16: return unary_f16(op, x, out, p0, p1);
-    default: break;
+    case Dtype::Float32:
+      return float_unary<float>(op, x, out, p0, p1);
+    case Dtype::Float64:
+      return float_unary<double>(op, x, out, p0, p1);
+    case Dtype::BFloat16:
+      return unary_bf16(op, x, out, p0, p1);
+    case Dtype::Float16:
+      return unary_f16(op, x, out, p0, p1);
+    default:
+      break;
   }
 #ifdef ST_CPU_BASELINE_OBJECT
   unary_int(op, x, out, p0, p1);

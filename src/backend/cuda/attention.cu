@@ -26,7 +26,8 @@ __device__ inline A block_reduce(A v, A* shared, bool is_max) {
   __syncthreads();
   if (threadIdx.x == 0) {
     A r = shared[0];
-    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) r = is_max ? (shared[w] > r ? shared[w] : r) : r + shared[w];
+    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
+      r = is_max ? (shared[w] > r ? shared[w] : r) : r + shared[w];
     shared[0] = r;
   }
   __syncthreads();
@@ -76,7 +77,6 @@ __global__ void attn_softmax_backward_kernel(T* s, T* dp, const A* lse, const A*
   }
 }
 
-
 }  // namespace
 
 void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
@@ -87,14 +87,14 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
     using T = decltype(t);
     using A = decltype(a);
     attn_softmax_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
-        static_cast<const T*>(s.raw_data()), static_cast<T*>(p.raw_data()), lse.data<A>(), L, S,
-        static_cast<A>(scale), causal);
+        static_cast<const T*>(s.raw_data()), static_cast<T*>(p.raw_data()), lse.data<A>(), L, S, static_cast<A>(scale),
+        causal);
     ST_CUDA_LAUNCH_CHECK();
   });
 }
 
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal) {
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
+                                int64_t S, double scale, bool causal) {
   const int64_t rows = batch * L;
   if (rows == 0 || S == 0) return;
   if (S > INT_MAX || L > INT_MAX || rows > INT_MAX) {

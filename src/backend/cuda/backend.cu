@@ -222,8 +222,8 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     cudak::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
-  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
-                                        int64_t batch, Tensor& gw) override {
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
+                                        Tensor& gw) override {
     use_device(index_);
     cudak::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }

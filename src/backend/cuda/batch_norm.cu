@@ -55,7 +55,8 @@ bool fits32(int64_t n, int64_t c, int64_t l) { return n * c * l < (int64_t{1} <<
 // Grid-stride over the n * c * l elements: f(i, channel of i) (both as int64_t).
 template <typename I, typename Idx, typename F>
 __global__ void per_element_kernel(I total, Idx idx, F f) {
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
     f(static_cast<int64_t>(i), static_cast<int64_t>(idx.channel(i)));
   }
 }
@@ -65,8 +66,8 @@ void for_each_element(int64_t n, int64_t c, int64_t l, F f) {
   const int64_t total = n * c * l;
   if (total <= 0) return;
   if (fits32(n, c, l)) {
-    per_element_kernel<uint32_t><<<blocks_for(total, kThreads, 4), kThreads, 0, stream()>>>(
-        static_cast<uint32_t>(total), Index32(c, l), f);
+    per_element_kernel<uint32_t>
+        <<<blocks_for(total, kThreads, 4), kThreads, 0, stream()>>>(static_cast<uint32_t>(total), Index32(c, l), f);
   } else {
     per_element_kernel<int64_t><<<blocks_for(total, kThreads, 4), kThreads, 0, stream()>>>(total, Index64(c, l), f);
   }
@@ -93,7 +94,8 @@ __device__ inline double block_sum(double v, double* shared) {
 dim3 sums_grid(int64_t n, int64_t c, int64_t l) {
   const int64_t per_channel_blocks = (n * l + kBnThreads * 4 - 1) / (kBnThreads * 4);
   const int64_t want = std::max<int64_t>(1, (1024 + c - 1) / c);
-  return dim3(static_cast<unsigned>(c), static_cast<unsigned>(std::clamp<int64_t>(want, 1, std::max<int64_t>(per_channel_blocks, 1))));
+  return dim3(static_cast<unsigned>(c),
+              static_cast<unsigned>(std::clamp<int64_t>(want, 1, std::max<int64_t>(per_channel_blocks, 1))));
 }
 
 template <typename T, bool kXhat, typename I, typename Idx>
@@ -121,14 +123,13 @@ __global__ void channel_sums_kernel(const T* a, const T* b, const T* mean, const
 
 // acc[2c], acc[2c + 1] += sum a, sum a * b' per channel (see channel_sums_kernel).
 template <typename T, bool kXhat>
-void channel_sums(const T* a, const T* b, const T* mean, const T* rstd, int64_t n, int64_t c, int64_t l,
-                  double* acc) {
+void channel_sums(const T* a, const T* b, const T* mean, const T* rstd, int64_t n, int64_t c, int64_t l, double* acc) {
   if (fits32(n, c, l)) {
     channel_sums_kernel<T, kXhat, uint32_t><<<sums_grid(n, c, l), kBnThreads, 0, stream()>>>(
         a, b, mean, rstd, static_cast<uint32_t>(n * l), Index32(c, l), acc);
   } else {
-    channel_sums_kernel<T, kXhat, int64_t><<<sums_grid(n, c, l), kBnThreads, 0, stream()>>>(
-        a, b, mean, rstd, n * l, Index64(c, l), acc);
+    channel_sums_kernel<T, kXhat, int64_t>
+        <<<sums_grid(n, c, l), kBnThreads, 0, stream()>>>(a, b, mean, rstd, n * l, Index64(c, l), acc);
   }
   ST_CUDA_LAUNCH_CHECK();
 }

@@ -18,9 +18,9 @@ namespace st::cudak {
 
 [[noreturn]] void throw_cuda(cudaError_t err, const char* what, const char* file, int line);
 
-#define ST_CUDA_CHECK(expr)                                                       \
-  do {                                                                            \
-    cudaError_t st_err_ = (expr);                                                 \
+#define ST_CUDA_CHECK(expr)                                                                  \
+  do {                                                                                       \
+    cudaError_t st_err_ = (expr);                                                            \
     if (st_err_ != cudaSuccess) ::st::cudak::throw_cuda(st_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 #define ST_CUDA_LAUNCH_CHECK() ST_CUDA_CHECK(cudaGetLastError())
@@ -33,41 +33,91 @@ void set_stream_of(int device, cudaStream_t s);
 void use_device(int index);
 
 // Device types per dtype: 16-bit floats use CUDA's own types (same bits).
-template <typename T> struct dev_type { using type = T; };
-template <> struct dev_type<Half> { using type = __half; };
-template <> struct dev_type<BFloat16> { using type = __nv_bfloat16; };
+template <typename T>
+struct dev_type {
+  using type = T;
+};
+template <>
+struct dev_type<Half> {
+  using type = __half;
+};
+template <>
+struct dev_type<BFloat16> {
+  using type = __nv_bfloat16;
+};
 
-#define STK_DISPATCH_ALL(DT, ...)                                                          \
-  [&] {                                                                                    \
-    switch (DT) {                                                                          \
-      case ::st::Dtype::Bool: { using scalar_t = bool; return __VA_ARGS__(); }             \
-      case ::st::Dtype::UInt8: { using scalar_t = uint8_t; return __VA_ARGS__(); }         \
-      case ::st::Dtype::Int32: { using scalar_t = int32_t; return __VA_ARGS__(); }         \
-      case ::st::Dtype::Int64: { using scalar_t = int64_t; return __VA_ARGS__(); }         \
-      case ::st::Dtype::Float16: { using scalar_t = __half; return __VA_ARGS__(); }        \
-      case ::st::Dtype::BFloat16: { using scalar_t = __nv_bfloat16; return __VA_ARGS__(); } \
-      case ::st::Dtype::Float32: { using scalar_t = float; return __VA_ARGS__(); }         \
-      case ::st::Dtype::Float64: default: { using scalar_t = double; return __VA_ARGS__(); } \
-    }                                                                                      \
+#define STK_DISPATCH_ALL(DT, ...)       \
+  [&] {                                 \
+    switch (DT) {                       \
+      case ::st::Dtype::Bool: {         \
+        using scalar_t = bool;          \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::UInt8: {        \
+        using scalar_t = uint8_t;       \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::Int32: {        \
+        using scalar_t = int32_t;       \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::Int64: {        \
+        using scalar_t = int64_t;       \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::Float16: {      \
+        using scalar_t = __half;        \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::BFloat16: {     \
+        using scalar_t = __nv_bfloat16; \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::Float32: {      \
+        using scalar_t = float;         \
+        return __VA_ARGS__();           \
+      }                                 \
+      case ::st::Dtype::Float64:        \
+      default: {                        \
+        using scalar_t = double;        \
+        return __VA_ARGS__();           \
+      }                                 \
+    }                                   \
   }()
 
-template <typename T> struct is_half_t { static constexpr bool value = false; };
-template <> struct is_half_t<__half> { static constexpr bool value = true; };
-template <> struct is_half_t<__nv_bfloat16> { static constexpr bool value = true; };
-template <typename T> constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_t<T>::value;
+template <typename T>
+struct is_half_t {
+  static constexpr bool value = false;
+};
+template <>
+struct is_half_t<__half> {
+  static constexpr bool value = true;
+};
+template <>
+struct is_half_t<__nv_bfloat16> {
+  static constexpr bool value = true;
+};
+template <typename T>
+constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_t<T>::value;
 
 // Value conversions through float (16-bit types) or double.
 template <typename T>
 __host__ __device__ inline double to_d(T v) {
-  if constexpr (std::is_same_v<T, __half>) return static_cast<double>(__half2float(v));
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return static_cast<double>(__bfloat162float(v));
-  else return static_cast<double>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return static_cast<double>(__half2float(v));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return static_cast<double>(__bfloat162float(v));
+  else
+    return static_cast<double>(v);
 }
 template <typename T>
 __host__ __device__ inline float to_f(T v) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
-  else return static_cast<float>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<float>(v);
 }
 template <typename D, typename S>
 __host__ __device__ inline D convert(S v) {
@@ -92,9 +142,9 @@ template <int N>
 struct Geometry {
   int nd = 0;
   int64_t numel = 0;
-  int64_t sizes[kMaxDims];        // outermost first, after coalescing
-  int64_t strides[N][kMaxDims];   // element strides per operand
-  bool contiguous = false;        // nd == 1 and every operand's stride is 0 or 1
+  int64_t sizes[kMaxDims];       // outermost first, after coalescing
+  int64_t strides[N][kMaxDims];  // element strides per operand
+  bool contiguous = false;       // nd == 1 and every operand's stride is 0 or 1
 };
 
 // Builds the loop over `shape` for operands with element strides strides[i]; dims that
@@ -114,7 +164,8 @@ Geometry<N> make_geometry(const Shape& shape, const std::array<const Shape*, N>&
         continue;
       }
     }
-    if (g.nd == kMaxDims) throw ShapeError("cuda: tensors with more than 12 non-mergeable dimensions are not supported");
+    if (g.nd == kMaxDims)
+      throw ShapeError("cuda: tensors with more than 12 non-mergeable dimensions are not supported");
     g.sizes[g.nd] = shape[d];
     for (int i = 0; i < N; ++i) g.strides[i][g.nd] = (*strides[i])[d];
     ++g.nd;
@@ -169,14 +220,14 @@ inline bool fits_32bit(const Geometry<N>& g) {
 // rather than a generic lambda: nvcc refuses extended __device__ lambdas defined
 // inside a generic lambda, and these blocks launch such lambdas.
 #define ST_CUDA_FLOAT_CASES(DTYPE, ...) \
-  do {                                 \
-    if ((DTYPE) == Dtype::Float64) {   \
-      using T = double;                \
-      __VA_ARGS__                      \
-    } else {                           \
-      using T = float;                 \
-      __VA_ARGS__                      \
-    }                                  \
+  do {                                  \
+    if ((DTYPE) == Dtype::Float64) {    \
+      using T = double;                 \
+      __VA_ARGS__                       \
+    } else {                            \
+      using T = float;                  \
+      __VA_ARGS__                       \
+    }                                   \
   } while (0)
 
 constexpr int kThreads = 256;
@@ -204,7 +255,8 @@ void for_n(int64_t n, F f) {
 template <int N, typename I, typename F>
 __global__ void geometry_kernel(Geometry<N> g, F f) {
   const I n = static_cast<I>(g.numel);
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
     I off32[N];
     offsets<N, I>(g, i, off32);
     int64_t off[N];
@@ -341,7 +393,8 @@ template <int VEC, typename I, typename Out, typename A, typename F>
 __global__ void vec_strided_map1_kernel(Geometry<2> gv, Out* out, const A* a, F f) {
   const I n = static_cast<I>(gv.numel);
   const bool ab = gv.strides[1][gv.nd - 1] == 0;
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
     I off[2];
     offsets<2, I>(gv, i, off);
     const Pack<A, VEC> va = load_or_splat<VEC>(a + off[1], ab);
@@ -355,7 +408,8 @@ template <int VEC, typename I, typename Out, typename A, typename B, typename F>
 __global__ void vec_strided_map2_kernel(Geometry<3> gv, Out* out, const A* a, const B* b, F f) {
   const I n = static_cast<I>(gv.numel);
   const bool ab = gv.strides[1][gv.nd - 1] == 0, bb = gv.strides[2][gv.nd - 1] == 0;
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
     I off[3];
     offsets<3, I>(gv, i, off);
     const Pack<A, VEC> va = load_or_splat<VEC>(a + off[1], ab);
@@ -451,10 +505,14 @@ void launch_map2(const Geometry<3>& g, Out* out, const A* a, const B* b, F f) {
 template <typename F>
 void dispatch_float_accum(Dtype dt, F f) {
   switch (dt) {
-    case Dtype::Float64: return f(double{}, double{});
-    case Dtype::Float16: return f(__half{}, float{});
-    case Dtype::BFloat16: return f(__nv_bfloat16{}, float{});
-    default: return f(float{}, float{});
+    case Dtype::Float64:
+      return f(double{}, double{});
+    case Dtype::Float16:
+      return f(__half{}, float{});
+    case Dtype::BFloat16:
+      return f(__nv_bfloat16{}, float{});
+    default:
+      return f(float{}, float{});
   }
 }
 

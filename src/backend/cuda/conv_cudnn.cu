@@ -65,12 +65,12 @@ void cudnn_conv2d_backward_weight(const Tensor&, const Tensor&, const backend::C
 
 namespace {
 
-#define ST_CUDNN_CHECK(expr)                                                                                  \
-  do {                                                                                                        \
-    const cudnnStatus_t st_s_ = (expr);                                                                       \
-    if (st_s_ != CUDNN_STATUS_SUCCESS) {                                                                      \
-      throw SpiralError(std::string("conv2d (cuDNN): ") + cudnnGetErrorString(st_s_) + " in " #expr);         \
-    }                                                                                                         \
+#define ST_CUDNN_CHECK(expr)                                                                          \
+  do {                                                                                                \
+    const cudnnStatus_t st_s_ = (expr);                                                               \
+    if (st_s_ != CUDNN_STATUS_SUCCESS) {                                                              \
+      throw SpiralError(std::string("conv2d (cuDNN): ") + cudnnGetErrorString(st_s_) + " in " #expr); \
+    }                                                                                                 \
   } while (0)
 
 // Workspace ceiling for an algorithm: fast algorithms with huge scratch needs would push
@@ -90,10 +90,14 @@ cudnnHandle_t handle() {
 
 cudnnDataType_t data_type(Dtype dt) {
   switch (dt) {
-    case Dtype::Float64: return CUDNN_DATA_DOUBLE;
-    case Dtype::Float16: return CUDNN_DATA_HALF;
-    case Dtype::BFloat16: return CUDNN_DATA_BFLOAT16;
-    default: return CUDNN_DATA_FLOAT;
+    case Dtype::Float64:
+      return CUDNN_DATA_DOUBLE;
+    case Dtype::Float16:
+      return CUDNN_DATA_HALF;
+    case Dtype::BFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
   }
 }
 
@@ -150,13 +154,13 @@ std::shared_ptr<Plan> plan_for(const backend::Conv2dGeom& g, int64_t batch, int6
   ST_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
   ST_CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
   ST_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
-  ST_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, as_int(batch), as_int(g.C), as_int(g.H),
-                                            as_int(g.W)));
+  ST_CUDNN_CHECK(
+      cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, type, as_int(batch), as_int(g.C), as_int(g.H), as_int(g.W)));
   ST_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, type, as_int(batch), as_int(out_channels),
                                             as_int(g.OH), as_int(g.OW)));
   ST_CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, type, 1, as_int(out_channels), 1, 1));
-  ST_CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, as_int(out_channels),
-                                            as_int(g.C / groups), as_int(g.kh), as_int(g.kw)));
+  ST_CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NCHW, as_int(out_channels), as_int(g.C / groups),
+                                            as_int(g.kh), as_int(g.kw)));
   const cudnnDataType_t compute = dt == Dtype::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   ST_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, as_int(g.ph), as_int(g.pw), as_int(g.sh), as_int(g.sw),
                                                  as_int(g.dh), as_int(g.dw), CUDNN_CROSS_CORRELATION, compute));
@@ -164,8 +168,8 @@ std::shared_ptr<Plan> plan_for(const backend::Conv2dGeom& g, int64_t batch, int6
   // float32: TF32 tensor cores unless disallowed (FMA math then), like PyTorch's
   // torch.backends.cudnn.allow_tf32 (on by default, unlike matmul's flag); half types: tensor cores.
   const cudnnMathType_t math = dt == Dtype::Float16 || dt == Dtype::BFloat16 ? CUDNN_TENSOR_OP_MATH
-                               : tf32                                          ? CUDNN_DEFAULT_MATH
-                                                                               : CUDNN_FMA_MATH;
+                               : tf32                                        ? CUDNN_DEFAULT_MATH
+                                                                             : CUDNN_FMA_MATH;
   ST_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
   cache.emplace(key, p);
   return p;
@@ -187,7 +191,8 @@ std::pair<decltype(Perf{}.algo), size_t> choose(const char* what, GetFn get, Fin
     size_t need = 0;
     ST_CUDNN_CHECK(get(perf, kMax, &returned));
     for (int i = 0; i < returned; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace) need = std::max(need, perf[i].memory);
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace)
+        need = std::max(need, perf[i].memory);
     }
     Tensor ws = workspace(need, d);
     ST_CUDNN_CHECK(find(perf, kMax, &returned, ws.raw_data(), need));
@@ -195,7 +200,8 @@ std::pair<decltype(Perf{}.algo), size_t> choose(const char* what, GetFn get, Fin
     ST_CUDNN_CHECK(get(perf, kMax, &returned));
   }
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace) return {perf[i].algo, perf[i].memory};
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace)
+      return {perf[i].algo, perf[i].memory};
   }
   throw SpiralError(std::string("conv2d (cuDNN): no ") + what + " algorithm fits in " +
                     std::to_string(kMaxWorkspace >> 20) + " MiB of workspace");
@@ -238,16 +244,12 @@ void cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, 
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_fwd) {
-      std::tie(p->fwd, p->fwd_ws) = choose<cudnnConvolutionFwdAlgoPerf_t>(
-          "forward",
-          [&](auto* perf, int n, int* r) {
-            return cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, n, r, perf);
-          },
-          [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
-            return cudnnFindConvolutionForwardAlgorithmEx(h, p->x, x.raw_data(), p->w, w.raw_data(), p->conv, p->y,
-                                                          out.raw_data(), n, r, perf, ws, bytes);
-          },
-          x.device());
+      std::tie(p->fwd, p->fwd_ws) = choose<cudnnConvolutionFwdAlgoPerf_t>("forward", [&](auto* perf, int n, int* r) {
+        return cudnnGetConvolutionForwardAlgorithm_v7(h, p->x, p->w, p->conv, p->y, n, r, perf);
+      }, [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
+        return cudnnFindConvolutionForwardAlgorithmEx(h, p->x, x.raw_data(), p->w, w.raw_data(), p->conv, p->y,
+                                                      out.raw_data(), n, r, perf, ws, bytes);
+      }, x.device());
       p->has_fwd = true;
     }
   }
@@ -267,16 +269,13 @@ void cudnn_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backen
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_bwd_data) {
-      std::tie(p->bwd_data, p->bwd_data_ws) = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-          "backward-data",
-          [&](auto* perf, int n, int* r) {
-            return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p->w, p->y, p->conv, p->x, n, r, perf);
-          },
-          [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
-            return cudnnFindConvolutionBackwardDataAlgorithmEx(h, p->w, w.raw_data(), p->y, gy.raw_data(), p->conv,
-                                                               p->x, gx.raw_data(), n, r, perf, ws, bytes);
-          },
-          gy.device());
+      std::tie(p->bwd_data, p->bwd_data_ws) =
+          choose<cudnnConvolutionBwdDataAlgoPerf_t>("backward-data", [&](auto* perf, int n, int* r) {
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p->w, p->y, p->conv, p->x, n, r, perf);
+      }, [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
+        return cudnnFindConvolutionBackwardDataAlgorithmEx(h, p->w, w.raw_data(), p->y, gy.raw_data(), p->conv, p->x,
+                                                           gx.raw_data(), n, r, perf, ws, bytes);
+      }, gy.device());
       p->has_bwd_data = true;
     }
   }
@@ -295,16 +294,13 @@ void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backe
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_bwd_filter) {
-      std::tie(p->bwd_filter, p->bwd_filter_ws) = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          "backward-filter",
-          [&](auto* perf, int n, int* r) {
-            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->x, p->y, p->conv, p->w, n, r, perf);
-          },
-          [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
-            return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, p->x, x.raw_data(), p->y, gy.raw_data(), p->conv,
-                                                                 p->w, gw.raw_data(), n, r, perf, ws, bytes);
-          },
-          x.device());
+      std::tie(p->bwd_filter, p->bwd_filter_ws) =
+          choose<cudnnConvolutionBwdFilterAlgoPerf_t>("backward-filter", [&](auto* perf, int n, int* r) {
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->x, p->y, p->conv, p->w, n, r, perf);
+      }, [&](auto* perf, int n, int* r, void* ws, size_t bytes) {
+        return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, p->x, x.raw_data(), p->y, gy.raw_data(), p->conv, p->w,
+                                                             gw.raw_data(), n, r, perf, ws, bytes);
+      }, x.device());
       p->has_bwd_filter = true;
     }
   }

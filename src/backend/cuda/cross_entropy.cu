@@ -13,8 +13,8 @@ namespace {
 constexpr int kRowThreads = 256;
 
 template <typename T, typename A>
-__global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* lse, int64_t cols,
-                                     int64_t ignore_index, A scale) {
+__global__ void cross_entropy_kernel(const T* x, const int64_t* t, A* loss, A* lse, int64_t cols, int64_t ignore_index,
+                                     A scale) {
   const int64_t r = blockIdx.x;
   const T* xr = x + r * cols;
   A m = -INFINITY;
@@ -81,8 +81,7 @@ void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
     using A = decltype(acc);
     cross_entropy_backward_kernel<T, A><<<static_cast<unsigned>(rows), kRowThreads, 0, stream()>>>(
         static_cast<const T*>(x.raw_data()), t.data<int64_t>(), lse.data<A>(), g.data<A>(),
-        static_cast<T*>(dx.raw_data()), cols, ignore_index, g.numel() == 1 ? 0 : 1,
-        static_cast<A>(scale));
+        static_cast<T*>(dx.raw_data()), cols, ignore_index, g.numel() == 1 ? 0 : 1, static_cast<A>(scale));
     ST_CUDA_LAUNCH_CHECK();
   });
 }

@@ -125,20 +125,29 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   constexpr bool kF = std::is_floating_point_v<T>;
   switch (op) {
     case BinaryOp::Add:
-      if constexpr (std::is_same_v<T, bool>) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x || y; });
-      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x + y); });
-    case BinaryOp::Sub: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x - y); });
+      if constexpr (std::is_same_v<T, bool>)
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x || y; });
+      else
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x + y); });
+    case BinaryOp::Sub:
+      return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x - y); });
     case BinaryOp::Mul:
-      if constexpr (std::is_same_v<T, bool>) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x && y; });
-      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x * y); });
+      if constexpr (std::is_same_v<T, bool>)
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x && y; });
+      else
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return static_cast<T>(x * y); });
     case BinaryOp::Div:
       if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return x / y; });
       break;
-    case BinaryOp::FloorDiv: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return floor_div(x, y); });
-    case BinaryOp::Rem: return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return py_rem(x, y); });
+    case BinaryOp::FloorDiv:
+      return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return floor_div(x, y); });
+    case BinaryOp::Rem:
+      return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return py_rem(x, y); });
     case BinaryOp::Pow:
-      if constexpr (kF) return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return y == T(2) ? x * x : pow(x, y); });
-      else return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return int_pow(x, y); });
+      if constexpr (kF)
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return y == T(2) ? x * x : pow(x, y); });
+      else
+        return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) { return int_pow(x, y); });
     case BinaryOp::Min:
       return binary_loop<T, T>(a, b, out, [] __device__(T x, T y) {
         if constexpr (kF) {
@@ -177,14 +186,22 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         });
       }
       break;
-    case BinaryOp::Eq: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x == y; });
-    case BinaryOp::Ne: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != y; });
-    case BinaryOp::Lt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x < y; });
-    case BinaryOp::Le: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x > y; });
-    case BinaryOp::Ge: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x >= y; });
-    case BinaryOp::And: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) && y != T(0); });
-    case BinaryOp::Or: return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Eq:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x < y; });
+    case BinaryOp::Le:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x <= y; });
+    case BinaryOp::Gt:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x > y; });
+    case BinaryOp::Ge:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x >= y; });
+    case BinaryOp::And:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or:
+      return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return x != T(0) || y != T(0); });
     case BinaryOp::Xor:
       return binary_loop<T, bool>(a, b, out, [] __device__(T x, T y) { return (x != T(0)) != (y != T(0)); });
   }
@@ -224,37 +241,63 @@ template <typename T>
 void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   const T a = static_cast<T>(p0), b = static_cast<T>(p1);
   switch (op) {
-    case UnaryOp::Neg: return unary_loop<T, T>(x, out, [] __device__(T v) { return -v; });
-    case UnaryOp::Abs: return unary_loop<T, T>(x, out, [] __device__(T v) { return fabs(v); });
+    case UnaryOp::Neg:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return -v; });
+    case UnaryOp::Abs:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return fabs(v); });
     case UnaryOp::Sign:
       return unary_loop<T, T>(x, out, [] __device__(T v) { return v != v ? v : static_cast<T>((v > 0) - (v < 0)); });
-    case UnaryOp::Exp: return unary_loop<T, T>(x, out, [] __device__(T v) { return exp(v); });
-    case UnaryOp::Log: return unary_loop<T, T>(x, out, [] __device__(T v) { return log(v); });
-    case UnaryOp::Log1p: return unary_loop<T, T>(x, out, [] __device__(T v) { return log1p(v); });
-    case UnaryOp::Expm1: return unary_loop<T, T>(x, out, [] __device__(T v) { return expm1(v); });
-    case UnaryOp::Sqrt: return unary_loop<T, T>(x, out, [] __device__(T v) { return sqrt(v); });
-    case UnaryOp::Rsqrt: return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / sqrt(v); });
-    case UnaryOp::Square: return unary_loop<T, T>(x, out, [] __device__(T v) { return v * v; });
-    case UnaryOp::Reciprocal: return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / v; });
-    case UnaryOp::Sin: return unary_loop<T, T>(x, out, [] __device__(T v) { return sin(v); });
-    case UnaryOp::Cos: return unary_loop<T, T>(x, out, [] __device__(T v) { return cos(v); });
-    case UnaryOp::Tan: return unary_loop<T, T>(x, out, [] __device__(T v) { return tan(v); });
-    case UnaryOp::Tanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return tanh(v); });
-    case UnaryOp::Atanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return atanh(v); });
-    case UnaryOp::Sigmoid: return unary_loop<T, T>(x, out, [] __device__(T v) { return sigmoid(v); });
-    case UnaryOp::Relu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : (v != v ? v : T(0)); });
+    case UnaryOp::Exp:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return exp(v); });
+    case UnaryOp::Log:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return log(v); });
+    case UnaryOp::Log1p:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return log1p(v); });
+    case UnaryOp::Expm1:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return expm1(v); });
+    case UnaryOp::Sqrt:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return sqrt(v); });
+    case UnaryOp::Rsqrt:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / sqrt(v); });
+    case UnaryOp::Square:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v * v; });
+    case UnaryOp::Reciprocal:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return T(1) / v; });
+    case UnaryOp::Sin:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return sin(v); });
+    case UnaryOp::Cos:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return cos(v); });
+    case UnaryOp::Tan:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return tan(v); });
+    case UnaryOp::Tanh:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return tanh(v); });
+    case UnaryOp::Atanh:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return atanh(v); });
+    case UnaryOp::Sigmoid:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return sigmoid(v); });
+    case UnaryOp::Relu:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : (v != v ? v : T(0)); });
     case UnaryOp::Gelu:
-      return unary_loop<T, T>(x, out, [] __device__(T v) { return T(0.5) * v * (T(1) + erf(v * T(0.7071067811865476))); });
-    case UnaryOp::GeluTanh: return unary_loop<T, T>(x, out, [] __device__(T v) { return gelu_tanh(v); });
-    case UnaryOp::Silu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v * sigmoid(v); });
+      return unary_loop<T, T>(x, out,
+                              [] __device__(T v) { return T(0.5) * v * (T(1) + erf(v * T(0.7071067811865476))); });
+    case UnaryOp::GeluTanh:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return gelu_tanh(v); });
+    case UnaryOp::Silu:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v * sigmoid(v); });
     case UnaryOp::Softplus:
       return unary_loop<T, T>(x, out, [a, b] __device__(T v) { return v * a > b ? v : log1p(exp(v * a)) / a; });
-    case UnaryOp::LeakyRelu: return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : v * a; });
-    case UnaryOp::Elu: return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : a * expm1(v); });
-    case UnaryOp::Floor: return unary_loop<T, T>(x, out, [] __device__(T v) { return floor(v); });
-    case UnaryOp::Ceil: return unary_loop<T, T>(x, out, [] __device__(T v) { return ceil(v); });
-    case UnaryOp::Round: return unary_loop<T, T>(x, out, [] __device__(T v) { return rint(v); });
-    case UnaryOp::Trunc: return unary_loop<T, T>(x, out, [] __device__(T v) { return trunc(v); });
+    case UnaryOp::LeakyRelu:
+      return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : v * a; });
+    case UnaryOp::Elu:
+      return unary_loop<T, T>(x, out, [a] __device__(T v) { return v > 0 ? v : a * expm1(v); });
+    case UnaryOp::Floor:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return floor(v); });
+    case UnaryOp::Ceil:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return ceil(v); });
+    case UnaryOp::Round:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return rint(v); });
+    case UnaryOp::Trunc:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return trunc(v); });
     case UnaryOp::Clamp:
       return unary_loop<T, T>(x, out, [a, b] __device__(T v) {
         T r = v;
@@ -262,30 +305,43 @@ void float_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1)
         if (b == b && r > b) r = b;
         return r;
       });
-    case UnaryOp::Erf: return unary_loop<T, T>(x, out, [] __device__(T v) { return erf(v); });
-    case UnaryOp::Not: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
-    case UnaryOp::IsNan: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v != v; });
-    case UnaryOp::IsInf: return unary_loop<T, bool>(x, out, [] __device__(T v) { return isinf(v); });
-    case UnaryOp::IsFinite: return unary_loop<T, bool>(x, out, [] __device__(T v) { return isfinite(v); });
+    case UnaryOp::Erf:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return erf(v); });
+    case UnaryOp::Not:
+      return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
+    case UnaryOp::IsNan:
+      return unary_loop<T, bool>(x, out, [] __device__(T v) { return v != v; });
+    case UnaryOp::IsInf:
+      return unary_loop<T, bool>(x, out, [] __device__(T v) { return isinf(v); });
+    case UnaryOp::IsFinite:
+      return unary_loop<T, bool>(x, out, [] __device__(T v) { return isfinite(v); });
   }
 }
 
 template <typename T>
 void int_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (op) {
-    case UnaryOp::Neg: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(-v); });
+    case UnaryOp::Neg:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(-v); });
     case UnaryOp::Abs:
-      if constexpr (std::is_unsigned_v<T>) return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
-      else return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v < 0 ? -v : v); });
+      if constexpr (std::is_unsigned_v<T>)
+        return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
+      else
+        return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v < 0 ? -v : v); });
     case UnaryOp::Sign:
-      if constexpr (std::is_unsigned_v<T>) return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v > 0); });
-      else return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>((v > 0) - (v < 0)); });
-    case UnaryOp::Square: return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v * v); });
-    case UnaryOp::Relu: return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : T(0); });
+      if constexpr (std::is_unsigned_v<T>)
+        return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v > 0); });
+      else
+        return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Square:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return static_cast<T>(v * v); });
+    case UnaryOp::Relu:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v > 0 ? v : T(0); });
     case UnaryOp::Floor:
     case UnaryOp::Ceil:
     case UnaryOp::Round:
-    case UnaryOp::Trunc: return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
+    case UnaryOp::Trunc:
+      return unary_loop<T, T>(x, out, [] __device__(T v) { return v; });
     case UnaryOp::Clamp: {
       const bool has_lo = p0 == p0, has_hi = p1 == p1;
       const T lo = has_lo ? static_cast<T>(p0) : T(0), hi = has_hi ? static_cast<T>(p1) : T(0);
@@ -296,10 +352,13 @@ void int_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
         return r;
       });
     }
-    case UnaryOp::Not: return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
+    case UnaryOp::Not:
+      return unary_loop<T, bool>(x, out, [] __device__(T v) { return v == T(0); });
     case UnaryOp::IsNan:
-    case UnaryOp::IsInf: return unary_loop<T, bool>(x, out, [] __device__(T) { return false; });
-    case UnaryOp::IsFinite: return unary_loop<T, bool>(x, out, [] __device__(T) { return true; });
+    case UnaryOp::IsInf:
+      return unary_loop<T, bool>(x, out, [] __device__(T) { return false; });
+    case UnaryOp::IsFinite:
+      return unary_loop<T, bool>(x, out, [] __device__(T) { return true; });
     default:
       throw DtypeError(std::string("unary kernel: op not defined for dtype ") + dtype_name(x.dtype()));
   }
@@ -313,23 +372,28 @@ void convert_loop(const Tensor& src, Tensor& dst) {
   launch_map1(g, o, in, [] __device__(S v) { return convert<D>(v); });
 }
 
-__device__ inline uint32_t lane(const uint4& b, int i) {
-  return i == 0 ? b.x : i == 1 ? b.y : i == 2 ? b.z : b.w;
-}
+__device__ inline uint32_t lane(const uint4& b, int i) { return i == 0 ? b.x : i == 1 ? b.y : i == 2 ? b.z : b.w; }
 
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   switch (a.dtype()) {
-    case Dtype::Bool: return arith<bool>(op, a, b, out);
-    case Dtype::UInt8: return arith<uint8_t>(op, a, b, out);
-    case Dtype::Int32: return arith<int32_t>(op, a, b, out);
-    case Dtype::Int64: return arith<int64_t>(op, a, b, out);
+    case Dtype::Bool:
+      return arith<bool>(op, a, b, out);
+    case Dtype::UInt8:
+      return arith<uint8_t>(op, a, b, out);
+    case Dtype::Int32:
+      return arith<int32_t>(op, a, b, out);
+    case Dtype::Int64:
+      return arith<int64_t>(op, a, b, out);
     case Dtype::Float16:
     case Dtype::BFloat16:  // computed in float32 per element (binary_loop picks the storage)
-    case Dtype::Float32: return arith<float>(op, a, b, out);
-    case Dtype::Float64: return arith<double>(op, a, b, out);
-    default: throw DtypeError(std::string("binary kernel: unsupported dtype ") + dtype_name(a.dtype()));
+    case Dtype::Float32:
+      return arith<float>(op, a, b, out);
+    case Dtype::Float64:
+      return arith<double>(op, a, b, out);
+    default:
+      throw DtypeError(std::string("binary kernel: unsupported dtype ") + dtype_name(a.dtype()));
   }
 }
 
@@ -337,17 +401,23 @@ void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
   switch (x.dtype()) {
     case Dtype::Float16:
     case Dtype::BFloat16:  // computed in float32 per element (unary_loop picks the storage)
-    case Dtype::Float32: return float_unary<float>(op, x, out, p0, p1);
-    case Dtype::Float64: return float_unary<double>(op, x, out, p0, p1);
-    case Dtype::Int64: return int_unary<int64_t>(op, x, out, p0, p1);
-    case Dtype::Int32: return int_unary<int32_t>(op, x, out, p0, p1);
-    case Dtype::UInt8: return int_unary<uint8_t>(op, x, out, p0, p1);
+    case Dtype::Float32:
+      return float_unary<float>(op, x, out, p0, p1);
+    case Dtype::Float64:
+      return float_unary<double>(op, x, out, p0, p1);
+    case Dtype::Int64:
+      return int_unary<int64_t>(op, x, out, p0, p1);
+    case Dtype::Int32:
+      return int_unary<int32_t>(op, x, out, p0, p1);
+    case Dtype::UInt8:
+      return int_unary<uint8_t>(op, x, out, p0, p1);
     case Dtype::Bool:
       if (op == UnaryOp::Not || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite) {
         return int_unary<uint8_t>(op, x, out, p0, p1);
       }
       [[fallthrough]];
-    default: throw DtypeError(std::string("unary kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    default:
+      throw DtypeError(std::string("unary kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 

@@ -51,9 +51,12 @@ cudaError_t dispatch(Dtype dt, int64_t d, F f) {
   auto by_dim = [&](auto t) {
     using T = decltype(t);
     switch (d) {
-      case 32: return f(T{}, std::integral_constant<int, 32>{});
-      case 64: return f(T{}, std::integral_constant<int, 64>{});
-      default: return f(T{}, std::integral_constant<int, 128>{});
+      case 32:
+        return f(T{}, std::integral_constant<int, 32>{});
+      case 64:
+        return f(T{}, std::integral_constant<int, 64>{});
+      default:
+        return f(T{}, std::integral_constant<int, 128>{});
     }
   };
   if (dt == Dtype::Float32) return by_dim(float{});
@@ -61,9 +64,13 @@ cudaError_t dispatch(Dtype dt, int64_t d, F f) {
 }
 
 template <typename T>
-const T* in(const Tensor& t) { return static_cast<const T*>(t.raw_data()); }
+const T* in(const Tensor& t) {
+  return static_cast<const T*>(t.raw_data());
+}
 template <typename T>
-T* out(Tensor& t) { return static_cast<T*>(t.raw_data()); }
+T* out(Tensor& t) {
+  return static_cast<T*>(t.raw_data());
+}
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 #pragma once
 // Flash attention on tensor cores (FlashAttention-2's recurrence with mma.sync m16n8k16):
 // softmax(scale q k^T [+ causal mask]) v for (batch, L, D) / (batch, S, D) float16 or bfloat16
-// operands (m16n8k16), or float32 ones computed in TF32 (m16n8k8), with no (L, S) buffer. The forward walks key tiles with an online softmax and keeps
-// each row's log-sum-exp; the backward recomputes the probabilities tile by tile, once per key
-// tile for dK and dV and once per query tile for dQ (two kernels, no atomics, deterministic).
+// operands (m16n8k16), or float32 ones computed in TF32 (m16n8k8), with no (L, S) buffer. The forward walks key tiles
+// with an online softmax and keeps each row's log-sum-exp; the backward recomputes the probabilities tile by tile, once
+// per key tile for dK and dV and once per query tile for dQ (two kernels, no atomics, deterministic).
 //
 // Layout: 64-row tiles in shared memory (rows padded by 16 bytes so ldmatrix is conflict-free),
 // filled with cp.async two tiles deep; 4 warps own 16 rows each. Scores, probabilities and
@@ -29,10 +29,14 @@ constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-template <typename T> constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16 bytes
-template <typename T> constexpr int kK = std::is_same_v<T, float> ? 8 : 16;     // k of one mma
-template <typename T, int D> constexpr int kLd = D + kVec<T>;  // shared tile row, elements
-template <typename T, int D> constexpr int kTileElems = kTile * kLd<T, D>;
+template <typename T>
+constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // elements per 16 bytes
+template <typename T>
+constexpr int kK = std::is_same_v<T, float> ? 8 : 16;  // k of one mma
+template <typename T, int D>
+constexpr int kLd = D + kVec<T>;  // shared tile row, elements
+template <typename T, int D>
+constexpr int kTileElems = kTile * kLd<T, D>;
 
 // Element strides of one operand: batch, head and row (the last dim is unit-stride; every row
 // starts 16-byte aligned).
@@ -64,7 +68,9 @@ __device__ inline void cp_tile(T* dst, const T* src, int r0, int rows, int64_t r
 }
 __device__ inline void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
-__device__ inline void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ inline void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 // ---- fragments ----
 __device__ inline uint32_t to_tf32(uint32_t bits) {
@@ -243,15 +249,16 @@ __device__ inline int key_tiles(int q0, int L, int S, bool causal) {
 }
 
 template <typename T, int D>
-struct FwdSmem { static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<T, D>; };
+struct FwdSmem {
+  static constexpr size_t bytes = 5 * sizeof(T) * kTileElems<T, D>;
+};
 
 // grid.x = batch * query tiles; out (batch, L, D); lse (batch, L) natural-log log-sum-exp of
 // each row's scaled, masked scores (-inf for a row with nothing visible; its output is 0).
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads) flash_forward(const T* __restrict__ q, const T* __restrict__ k,
-                                                          const T* __restrict__ v, T* __restrict__ out,
-                                                          float* __restrict__ lse, const Layout g, float scale,
-                                                          bool causal) {
+__global__ void __launch_bounds__(kThreads)
+    flash_forward(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
+                  float* __restrict__ lse, const Layout g, float scale, bool causal) {
   const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
@@ -367,20 +374,18 @@ struct BwdKvSmem {
 // the operands of dV += P^T dO and dK += dS^T Q. lse, delta (= rowsum(dO * O)) are (batch, L)
 // float32; dk, dv (batch, S, D).
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restrict__ q, const T* __restrict__ k,
-                                                              const T* __restrict__ v, const T* __restrict__ dout,
-                                                              const float* __restrict__ lse,
-                                                              const float* __restrict__ delta, T* __restrict__ dk,
-                                                              T* __restrict__ dv, const Layout g, float scale,
-                                                              bool causal) {
+__global__ void __launch_bounds__(kThreads)
+    flash_backward_kv(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                      const T* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
+                      T* __restrict__ dk, T* __restrict__ dv, const Layout g, float scale, bool causal) {
   const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const ks = reinterpret_cast<T*>(smem);
   T* const vs = ks + kTileElems<T, D>;
-  T* const qs = vs + kTileElems<T, D>;         // two stages
-  T* const dos = qs + 2 * kTileElems<T, D>;    // two stages
+  T* const qs = vs + kTileElems<T, D>;                                        // two stages
+  T* const dos = qs + 2 * kTileElems<T, D>;                                   // two stages
   float* const lse_s = reinterpret_cast<float*>(dos + 2 * kTileElems<T, D>);  // two stages, times log2(e)
-  float* const delta_s = lse_s + 2 * kTile;                                 // two stages
+  float* const delta_s = lse_s + 2 * kTile;                                   // two stages
 
   const int tiles = (S + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -445,21 +450,22 @@ __global__ void __launch_bounds__(kThreads) flash_backward_kv(const T* __restric
 }
 
 template <typename T, int D>
-struct BwdQSmem { static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<T, D>; };
+struct BwdQSmem {
+  static constexpr size_t bytes = 6 * sizeof(T) * kTileElems<T, D>;
+};
 
 // dQ: grid.x = batch * query tiles; each block walks the key tiles its rows see.
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads) flash_backward_q(const T* __restrict__ q, const T* __restrict__ k,
-                                                             const T* __restrict__ v, const T* __restrict__ dout,
-                                                             const float* __restrict__ lse,
-                                                             const float* __restrict__ delta, T* __restrict__ dq,
-                                                             const Layout g, float scale, bool causal) {
+__global__ void __launch_bounds__(kThreads)
+    flash_backward_q(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                     const T* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ delta,
+                     T* __restrict__ dq, const Layout g, float scale, bool causal) {
   const int L = g.L, S = g.S;
   extern __shared__ __align__(128) unsigned char smem[];
   T* const qs = reinterpret_cast<T*>(smem);
   T* const dos = qs + kTileElems<T, D>;
-  T* const ks = dos + kTileElems<T, D>;      // two stages
-  T* const vs = ks + 2 * kTileElems<T, D>;   // two stages
+  T* const ks = dos + kTileElems<T, D>;     // two stages
+  T* const vs = ks + 2 * kTileElems<T, D>;  // two stages
 
   const int tiles = (L + kTile - 1) / kTile;
   const int64_t b = blockIdx.x / tiles;
@@ -526,8 +532,8 @@ inline cudaError_t allow_smem(K kernel, size_t bytes) {
 }
 
 template <typename T, int D>
-cudaError_t forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t batch, const Layout& g,
-                    float scale, bool causal, cudaStream_t stream) {
+cudaError_t forward(const T* q, const T* k, const T* v, T* out, float* lse, int64_t batch, const Layout& g, float scale,
+                    bool causal, cudaStream_t stream) {
   constexpr size_t bytes = FwdSmem<T, D>::bytes;
   static const cudaError_t ready = allow_smem(flash_forward<T, D>, bytes);
   if (ready != cudaSuccess) return ready;
@@ -546,10 +552,10 @@ cudaError_t backward(const T* q, const T* k, const T* v, const T* dout, const fl
   if (ready_q != cudaSuccess) return ready_q;
   const int64_t kv_blocks = batch * ((g.S + kTile - 1) / kTile), q_blocks = batch * ((g.L + kTile - 1) / kTile);
   flash_backward_kv<T, D><<<static_cast<unsigned>(kv_blocks), kThreads, kv_bytes, stream>>>(q, k, v, dout, lse, delta,
-                                                                                           dk, dv, g, scale, causal);
+                                                                                            dk, dv, g, scale, causal);
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-  flash_backward_q<T, D><<<static_cast<unsigned>(q_blocks), kThreads, q_bytes, stream>>>(q, k, v, dout, lse, delta, dq,
-                                                                                         g, scale, causal);
+  flash_backward_q<T, D>
+      <<<static_cast<unsigned>(q_blocks), kThreads, q_bytes, stream>>>(q, k, v, dout, lse, delta, dq, g, scale, causal);
   return cudaGetLastError();
 }
 

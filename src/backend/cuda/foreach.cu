@@ -109,18 +109,21 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
       auto steps = [&](size_t k) { return std::array<T*, 2>{ptr_or_null<T>(slots[k].step), c + 2 * k}; };
       launch_foreach<T, 2>(slots.size(), steps, std::vector<int64_t>(slots.size(), 1),
                            [=] __device__(const ForeachPack<T, 2>& pk, int s, int64_t) {
-                             if (skip && *skip != 0) return;
-                             const double k = static_cast<double>(pk.ptr[0][s][0]) + 1.0;
-                             pk.ptr[0][s][0] = static_cast<T>(k);
-                             pk.ptr[1][s][0] = static_cast<T>(lr / (1.0 - pow(beta1, k)));
-                             pk.ptr[1][s][1] = static_cast<T>(sqrt(1.0 - pow(beta2, k)));
-                           });
+        if (skip && *skip != 0) return;
+        const double k = static_cast<double>(pk.ptr[0][s][0]) + 1.0;
+        pk.ptr[0][s][0] = static_cast<T>(k);
+        pk.ptr[1][s][0] = static_cast<T>(lr / (1.0 - pow(beta1, k)));
+        pk.ptr[1][s][1] = static_cast<T>(sqrt(1.0 - pow(beta2, k)));
+      });
     }
     T* const coef_base = coef.defined() ? static_cast<T*>(coef.raw_data()) : nullptr;
     auto arrays = [&](size_t k) {
       const auto& s = slots[k];
-      return std::array<T*, 6>{ptr_or_null<T>(s.param), ptr_or_null<T>(s.grad), ptr_or_null<T>(s.m),
-                               ptr_or_null<T>(s.v), ams ? ptr_or_null<T>(s.vmax) : nullptr,
+      return std::array<T*, 6>{ptr_or_null<T>(s.param),
+                               ptr_or_null<T>(s.grad),
+                               ptr_or_null<T>(s.m),
+                               ptr_or_null<T>(s.v),
+                               ams ? ptr_or_null<T>(s.vmax) : nullptr,
                                coef_base ? coef_base + 2 * k : nullptr};
     };
     launch_foreach<T, 6>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 6>& pk, int s, int64_t i) {

@@ -43,9 +43,8 @@ __global__ void tiled_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, A 
 }
 
 template <typename T, typename A>
-void plain_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
-                int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
-                int64_t batch) {
+void plain_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda, int64_t sa,
+                const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc, int64_t batch) {
   for (int64_t z0 = 0; z0 < batch; z0 += 65535) {
     const int64_t nb = std::min<int64_t>(65535, batch - z0);
     dim3 grid(static_cast<unsigned>((n + 15) / 16), static_cast<unsigned>((m + 15) / 16), static_cast<unsigned>(nb));
@@ -59,18 +58,25 @@ void plain_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
 #ifdef SPIRALTORCH_HAVE_CUBLAS
 const char* cublas_error(cublasStatus_t s) {
   switch (s) {
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    default: return "CUBLAS error";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default:
+      return "CUBLAS error";
   }
 }
-#define ST_CUBLAS_CHECK(expr)                                                                 \
-  do {                                                                                        \
-    cublasStatus_t s_ = (expr);                                                               \
+#define ST_CUBLAS_CHECK(expr)                                                                          \
+  do {                                                                                                 \
+    cublasStatus_t s_ = (expr);                                                                        \
     if (s_ != CUBLAS_STATUS_SUCCESS) throw SpiralError(std::string("cuda gemm: ") + cublas_error(s_)); \
   } while (0)
 
@@ -114,21 +120,28 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
     }
     ST_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, opb, opa, static_cast<int>(n), static_cast<int>(m),
                                                static_cast<int>(k), alpha_p, b, type, static_cast<int>(ldb), sb, a,
-                                               type, static_cast<int>(lda), sa, beta_p, c, type,
-                                               static_cast<int>(ldc), sc, static_cast<int>(batch), compute,
-                                               CUBLAS_GEMM_DEFAULT));
+                                               type, static_cast<int>(lda), sa, beta_p, c, type, static_cast<int>(ldc),
+                                               sc, static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
     return;
   }
 #endif
   switch (dtype) {
-    case Dtype::Float64: return plain_gemm<double, double>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::Float32: return plain_gemm<float, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::Float16: return plain_gemm<__half, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::BFloat16: return plain_gemm<__nv_bfloat16, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::Int64: return plain_gemm<int64_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::Int32: return plain_gemm<int32_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    case Dtype::UInt8: return plain_gemm<uint8_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
-    default: throw DtypeError(std::string("matmul: unsupported dtype on CUDA: ") + dtype_name(dtype));
+    case Dtype::Float64:
+      return plain_gemm<double, double>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::Float32:
+      return plain_gemm<float, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::Float16:
+      return plain_gemm<__half, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::BFloat16:
+      return plain_gemm<__nv_bfloat16, float>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::Int64:
+      return plain_gemm<int64_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::Int32:
+      return plain_gemm<int32_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    case Dtype::UInt8:
+      return plain_gemm<uint8_t, int64_t>(ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    default:
+      throw DtypeError(std::string("matmul: unsupported dtype on CUDA: ") + dtype_name(dtype));
   }
 }
 

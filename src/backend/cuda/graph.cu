@@ -91,7 +91,8 @@ void Graph::capture_begin(int device) {
 namespace {
 // Without a usable device every entry refuses the way the CPU-only build's does.
 void require_cuda(const char* op) {
-  if (!is_available()) throw DeviceUnavailableError(std::string(op) + ": CUDA is not available: " + unavailable_reason());
+  if (!is_available())
+    throw DeviceUnavailableError(std::string(op) + ": CUDA is not available: " + unavailable_reason());
 }
 }  // namespace
 

@@ -134,10 +134,14 @@ void cumsum_typed(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tens
 
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) {
   switch (x.dtype()) {
-    case Dtype::Float32: return cumsum_typed<float, double>(x, outer, n, inner, out);
-    case Dtype::Float64: return cumsum_typed<double, double>(x, outer, n, inner, out);
-    case Dtype::Int64: return cumsum_typed<int64_t, int64_t>(x, outer, n, inner, out);
-    default: throw DtypeError(std::string("cumsum kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    case Dtype::Float32:
+      return cumsum_typed<float, double>(x, outer, n, inner, out);
+    case Dtype::Float64:
+      return cumsum_typed<double, double>(x, outer, n, inner, out);
+    case Dtype::Int64:
+      return cumsum_typed<int64_t, int64_t>(x, outer, n, inner, out);
+    default:
+      throw DtypeError(std::string("cumsum kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 

@@ -10,8 +10,7 @@ void copy_on_device(const Tensor& src, Tensor& dst);
 void fill(Tensor& dst, Scalar value);
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
 void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);
-void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
-                Tensor& indices);
+void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values, Tensor& indices);
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch);
@@ -37,8 +36,7 @@ void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n
                   Tensor& out);
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
 // scan.cu: Backend::scan and Backend::poisson.
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-          Tensor& indices);
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices);
 void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
 void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out);
 void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols);
@@ -59,8 +57,8 @@ void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
 void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
 // depthwise.cu
-void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
-                      int64_t batch, Tensor& out);
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g, int64_t batch,
+                      Tensor& out);
 void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
@@ -83,8 +81,8 @@ void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backe
 // attention.cu
 void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
                        Tensor& lse);
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal);
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
+                                int64_t S, double scale, bool causal);
 // flash_attention.cu (false: not taken, nothing written)
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                      Tensor& lse);
@@ -100,7 +98,7 @@ void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const 
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
                    const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
 void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
-void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
-                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,
+                  Tensor& dw, Tensor& dbhh, Tensor& dh0);
 
 }  // namespace st::cudak

@@ -29,8 +29,7 @@ __host__ __device__ inline AvgWindow avg_window(const Pool2dGeom& g, int64_t oh,
   w0 = w0 > 0 ? w0 : 0;
   h1 = h1 < g.H ? h1 : g.H;
   w1 = w1 < g.W ? w1 : g.W;
-  const int64_t div =
-      divisor_override > 0 ? divisor_override : count_include_pad ? pool_size : (h1 - h0) * (w1 - w0);
+  const int64_t div = divisor_override > 0 ? divisor_override : count_include_pad ? pool_size : (h1 - h0) * (w1 - w0);
   return {h0, h1, w0, w1, div};
 }
 

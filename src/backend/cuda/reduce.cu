@@ -20,22 +20,30 @@ struct Red {
   __host__ __device__ A init() const {
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Any: return A(0);
+      case ReduceOp::Any:
+        return A(0);
       case ReduceOp::Prod:
-      case ReduceOp::All: return A(1);
+      case ReduceOp::All:
+        return A(1);
       case ReduceOp::Max:
-        if constexpr (std::is_floating_point_v<A>) return -INFINITY;
-        else return std::numeric_limits<A>::lowest();
+        if constexpr (std::is_floating_point_v<A>)
+          return -INFINITY;
+        else
+          return std::numeric_limits<A>::lowest();
       case ReduceOp::Min:
-        if constexpr (std::is_floating_point_v<A>) return INFINITY;
-        else return std::numeric_limits<A>::max();
+        if constexpr (std::is_floating_point_v<A>)
+          return INFINITY;
+        else
+          return std::numeric_limits<A>::max();
     }
     return A(0);
   }
   __device__ A operator()(A a, A b) const {
     switch (op) {
-      case ReduceOp::Sum: return a + b;
-      case ReduceOp::Prod: return a * b;
+      case ReduceOp::Sum:
+        return a + b;
+      case ReduceOp::Prod:
+        return a * b;
       case ReduceOp::Max:
         if constexpr (std::is_floating_point_v<A>) {
           if (a != a || b != b) return NAN;
@@ -46,8 +54,10 @@ struct Red {
           if (a != a || b != b) return NAN;
         }
         return a < b ? a : b;
-      case ReduceOp::Any: return (a != 0) || (b != 0);
-      case ReduceOp::All: return (a != 0) && (b != 0);
+      case ReduceOp::Any:
+        return (a != 0) || (b != 0);
+      case ReduceOp::All:
+        return (a != 0) && (b != 0);
     }
     return a;
   }
@@ -153,8 +163,8 @@ void reduce_pass(const In* x, Out* out, int64_t outer, int64_t r, int64_t inner,
   const unsigned gy = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
   if (inner == 1) {
     const int threads = r / nsplit >= 1024 ? 512 : (r / nsplit >= 256 ? 256 : 128);
-    row_reduce_kernel<In, A, Out><<<dim3(static_cast<unsigned>(nsplit), gy), threads, 0, stream()>>>(x, out, outer, r,
-                                                                                                     chunk, red, init);
+    row_reduce_kernel<In, A, Out>
+        <<<dim3(static_cast<unsigned>(nsplit), gy), threads, 0, stream()>>>(x, out, outer, r, chunk, red, init);
   } else {
     const int threads = inner >= 256 ? 256 : (inner >= 64 ? 64 : 32);
     const unsigned gx = static_cast<unsigned>((inner + threads - 1) / threads);
@@ -194,8 +204,8 @@ void reduce_typed(ReduceOp op, const Tensor& xt, int64_t outer, int64_t r, int64
     reduce_pass<T, A, T>(x, out, outer, r, inner, 1, red, init);
     return;
   }
-  Tensor partial = Tensor::empty({outer * nsplit * inner}, std::is_floating_point_v<T> ? Dtype::Float64 : Dtype::Int64,
-                                 xt.device());
+  Tensor partial =
+      Tensor::empty({outer * nsplit * inner}, std::is_floating_point_v<T> ? Dtype::Float64 : Dtype::Int64, xt.device());
   A* p = static_cast<A*>(partial.raw_data());
   reduce_pass<T, A, A>(x, p, outer, r, inner, nsplit, red, init);
   reduce_pass<A, A, T>(p, out, outer, nsplit, inner, 1, red, init);
@@ -231,7 +241,7 @@ __global__ void arg_row_kernel(const T* x, T* values, int64_t* indices, int64_t 
     for (int64_t k = threadIdx.x; k < r; k += blockDim.x) best = arg_pick(best, ArgBest<T>{row[k], k}, is_max);
     for (int off = 16; off > 0; off >>= 1) {
       ArgBest<T> other{static_cast<T>(__shfl_xor_sync(0xffffffffu, best.v, off)),
-                        __shfl_xor_sync(0xffffffffu, best.i, off)};
+                       __shfl_xor_sync(0xffffffffu, best.i, off)};
       best = arg_pick(best, other, is_max);
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -298,7 +308,8 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, boo
     bool nan = false;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
       const T v = xr[j];
-      if (v != v) nan = true;
+      if (v != v)
+        nan = true;
       else if (v > m) {
         s = (m == -INFINITY ? T(0) : s * exp(m - v)) + T(1);
         m = v;
@@ -525,8 +536,8 @@ __global__ void softmax_regs_kernel(const T* x, T* y, int64_t rows, int64_t cols
 }
 
 template <typename T, int VEC>
-__global__ void ln_forward_regs_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out,
-                                       int64_t rows, int64_t cols, double eps) {
+__global__ void ln_forward_regs_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
+                                       int64_t cols, double eps) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     RowRegs<T, VEC> row;
     row.load(x + r * cols, cols, T(0));
@@ -657,26 +668,40 @@ int row_threads(int64_t cols) { return cols >= 2048 ? 512 : (cols >= 512 ? 256 :
 
 void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) {
   switch (x.dtype()) {
-    case Dtype::Bool: return reduce_typed<bool>(op, x, outer, r, inner, out);
-    case Dtype::UInt8: return reduce_typed<uint8_t>(op, x, outer, r, inner, out);
-    case Dtype::Int32: return reduce_typed<int32_t>(op, x, outer, r, inner, out);
-    case Dtype::Int64: return reduce_typed<int64_t>(op, x, outer, r, inner, out);
-    case Dtype::Float32: return reduce_typed<float>(op, x, outer, r, inner, out);
-    case Dtype::Float64: return reduce_typed<double>(op, x, outer, r, inner, out);
-    default: throw DtypeError(std::string("reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    case Dtype::Bool:
+      return reduce_typed<bool>(op, x, outer, r, inner, out);
+    case Dtype::UInt8:
+      return reduce_typed<uint8_t>(op, x, outer, r, inner, out);
+    case Dtype::Int32:
+      return reduce_typed<int32_t>(op, x, outer, r, inner, out);
+    case Dtype::Int64:
+      return reduce_typed<int64_t>(op, x, outer, r, inner, out);
+    case Dtype::Float32:
+      return reduce_typed<float>(op, x, outer, r, inner, out);
+    case Dtype::Float64:
+      return reduce_typed<double>(op, x, outer, r, inner, out);
+    default:
+      throw DtypeError(std::string("reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 
 void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
                 Tensor& indices) {
   switch (x.dtype()) {
-    case Dtype::Bool: return arg_typed<bool>(is_max, x, outer, r, inner, values, indices);
-    case Dtype::UInt8: return arg_typed<uint8_t>(is_max, x, outer, r, inner, values, indices);
-    case Dtype::Int32: return arg_typed<int32_t>(is_max, x, outer, r, inner, values, indices);
-    case Dtype::Int64: return arg_typed<int64_t>(is_max, x, outer, r, inner, values, indices);
-    case Dtype::Float32: return arg_typed<float>(is_max, x, outer, r, inner, values, indices);
-    case Dtype::Float64: return arg_typed<double>(is_max, x, outer, r, inner, values, indices);
-    default: throw DtypeError(std::string("arg_reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    case Dtype::Bool:
+      return arg_typed<bool>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::UInt8:
+      return arg_typed<uint8_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Int32:
+      return arg_typed<int32_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Int64:
+      return arg_typed<int64_t>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Float32:
+      return arg_typed<float>(is_max, x, outer, r, inner, values, indices);
+    case Dtype::Float64:
+      return arg_typed<double>(is_max, x, outer, r, inner, values, indices);
+    default:
+      throw DtypeError(std::string("arg_reduce kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 
@@ -726,8 +751,8 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
       ln_forward_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(
           x.data<T>(), wp, bp, y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, cols, eps);
     } else {
-      ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(x.data<T>(), wp, bp, y.data<T>(),
-                                                                       mean.data<T>(), rstd.data<T>(), rows, cols, eps);
+      ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(x.data<T>(), wp, bp, y.data<T>(), mean.data<T>(),
+                                                                       rstd.data<T>(), rows, cols, eps);
     }
   });
   ST_CUDA_LAUNCH_CHECK();

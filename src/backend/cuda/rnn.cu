@@ -33,8 +33,7 @@ void zero(void* p, size_t bytes) {
 
 }  // namespace
 
-void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
-                  Tensor& acts) {
+void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts) {
   require_float32_or_64(w, "lstm_forward");
   const Dtype dt = w.dtype();
   const int64_t steps = xproj.shape()[0], B = xproj.shape()[1], H = w.shape()[1], G = 4 * H, BH = B * H;
@@ -173,8 +172,7 @@ void gru_backward(const Tensor& g, const Tensor& hs_in, const Tensor& saved, con
                   Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) {
   require_float32_or_64(w, "gru_backward");
   const Dtype dt = w.dtype();
-  const int64_t steps = hs_in.shape()[0], B = hs_in.shape()[1], H = hs_in.shape()[2], G = 3 * H, S = 4 * H,
-                BH = B * H;
+  const int64_t steps = hs_in.shape()[0], B = hs_in.shape()[1], H = hs_in.shape()[2], G = 3 * H, S = 4 * H, BH = B * H;
   // dgh: the gradient w.r.t. h_{t-1} W_hh^T + b_hh per step (feeds dW and db);
   // dhrec / next: dh_t carried backwards (double-buffered).
   Tensor dgh_t = Tensor::empty({steps, B, G}, dt, w.device());

@@ -15,8 +15,8 @@ namespace st::cudak {
 
 void throw_cuda(cudaError_t err, const char* what, const char* file, int line) {
   (void)cudaGetLastError();  // clear a sticky launch error so the next call is clean
-  const std::string msg = std::string("cuda: ") + cudaGetErrorString(err) + " (" + what + " at " + file + ":" +
-                          std::to_string(line) + ")";
+  const std::string msg =
+      std::string("cuda: ") + cudaGetErrorString(err) + " (" + what + " at " + file + ":" + std::to_string(line) + ")";
   if (err == cudaErrorMemoryAllocation) throw SpiralError("cuda: out of memory: " + msg);
   throw SpiralError(msg);
 }
@@ -197,9 +197,9 @@ void* allocate(size_t nbytes, int device) {
     }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
-      throw SpiralError("cuda: out of memory allocating " + std::to_string(nbytes) + " bytes on cuda:" +
-                        std::to_string(device) + " (" + std::to_string(c.allocated) + " bytes allocated, " +
-                        std::to_string(c.reserved) + " reserved): " + cudaGetErrorString(err));
+      throw SpiralError("cuda: out of memory allocating " + std::to_string(nbytes) +
+                        " bytes on cuda:" + std::to_string(device) + " (" + std::to_string(c.allocated) +
+                        " bytes allocated, " + std::to_string(c.reserved) + " reserved): " + cudaGetErrorString(err));
     }
     c.reserved += size;
   }

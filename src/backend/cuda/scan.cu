@@ -52,23 +52,25 @@ void poisson_typed(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t cou
   const T* rp = static_cast<const T*>(rates.raw_data());
   T* o = static_cast<T*>(out.raw_data());
   for_n(out.numel(), [=] __device__(int64_t i) {
-    o[i] = static_cast<T>(backend::poisson_draw(static_cast<double>(rp[i]), seed,
-                                                counter + static_cast<uint64_t>(i), DevicePhilox{}));
+    o[i] = static_cast<T>(
+        backend::poisson_draw(static_cast<double>(rp[i]), seed, counter + static_cast<uint64_t>(i), DevicePhilox{}));
   });
 }
 
 }  // namespace
 
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-          Tensor& indices) {
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices) {
   if (outer * inner == 0 || n == 0) return;
   switch (x.dtype()) {
-    case Dtype::Float32: return scan_typed<float>(op, x, outer, n, inner, out, indices);
-    case Dtype::Float64: return scan_typed<double>(op, x, outer, n, inner, out, indices);
+    case Dtype::Float32:
+      return scan_typed<float>(op, x, outer, n, inner, out, indices);
+    case Dtype::Float64:
+      return scan_typed<double>(op, x, outer, n, inner, out, indices);
     case Dtype::Int64:
       if (op != backend::ScanOp::LogSumExp) return scan_typed<int64_t>(op, x, outer, n, inner, out, indices);
       break;
-    default: break;
+    default:
+      break;
   }
   throw DtypeError(std::string("scan kernel: unsupported dtype ") + dtype_name(x.dtype()));
 }

@@ -61,8 +61,8 @@ __device__ inline K sort_key(T v, bool descending) {
 
 // I is the offset and position type: int32 when the whole problem fits, else int64.
 template <typename T, typename I>
-void sort_segments(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending,
-                   Tensor& values, Tensor& indices) {
+void sort_segments(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
+                   Tensor& indices) {
   using K = key_t_of<T>;
   const Device dev = x.device();
   const int64_t segments = outer * inner, total = segments * n;
@@ -104,8 +104,8 @@ void sort_segments(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int
     cub::DoubleBuffer<K> keys(ka, kb);
     cub::DoubleBuffer<I> pos(pa, pb);
     size_t bytes = 0;
-    ST_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, keys, pos, total, segments, off,
-                                                            off + 1, stream()));
+    ST_CUDA_CHECK(
+        cub::DeviceSegmentedSort::StableSortPairs(nullptr, bytes, keys, pos, total, segments, off, off + 1, stream()));
     Tensor temp = scratch_bytes(bytes, dev);
     ST_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(temp.raw_data(), bytes, keys, pos, total, segments, off,
                                                             off + 1, stream()));
@@ -155,13 +155,20 @@ void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, b
           Tensor& indices) {
   if (outer * inner * k == 0) return;
   switch (x.dtype()) {
-    case Dtype::Bool: return sort_typed<bool>(x, outer, n, inner, k, descending, values, indices);
-    case Dtype::UInt8: return sort_typed<uint8_t>(x, outer, n, inner, k, descending, values, indices);
-    case Dtype::Int32: return sort_typed<int32_t>(x, outer, n, inner, k, descending, values, indices);
-    case Dtype::Int64: return sort_typed<int64_t>(x, outer, n, inner, k, descending, values, indices);
-    case Dtype::Float32: return sort_typed<float>(x, outer, n, inner, k, descending, values, indices);
-    case Dtype::Float64: return sort_typed<double>(x, outer, n, inner, k, descending, values, indices);
-    default: throw DtypeError(std::string("sort kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    case Dtype::Bool:
+      return sort_typed<bool>(x, outer, n, inner, k, descending, values, indices);
+    case Dtype::UInt8:
+      return sort_typed<uint8_t>(x, outer, n, inner, k, descending, values, indices);
+    case Dtype::Int32:
+      return sort_typed<int32_t>(x, outer, n, inner, k, descending, values, indices);
+    case Dtype::Int64:
+      return sort_typed<int64_t>(x, outer, n, inner, k, descending, values, indices);
+    case Dtype::Float32:
+      return sort_typed<float>(x, outer, n, inner, k, descending, values, indices);
+    case Dtype::Float64:
+      return sort_typed<double>(x, outer, n, inner, k, descending, values, indices);
+    default:
+      throw DtypeError(std::string("sort kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 
@@ -169,11 +176,16 @@ void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, b
 void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) {
   if (x.numel() == 0 || out.numel() == 0) return;
   switch (x.itemsize()) {
-    case 1: return select_flagged<uint8_t>(x, mask, out);
-    case 2: return select_flagged<uint16_t>(x, mask, out);
-    case 4: return select_flagged<uint32_t>(x, mask, out);
-    case 8: return select_flagged<unsigned long long>(x, mask, out);
-    default: throw DtypeError(std::string("masked_select kernel: unsupported dtype ") + dtype_name(x.dtype()));
+    case 1:
+      return select_flagged<uint8_t>(x, mask, out);
+    case 2:
+      return select_flagged<uint16_t>(x, mask, out);
+    case 4:
+      return select_flagged<uint32_t>(x, mask, out);
+    case 8:
+      return select_flagged<unsigned long long>(x, mask, out);
+    default:
+      throw DtypeError(std::string("masked_select kernel: unsupported dtype ") + dtype_name(x.dtype()));
   }
 }
 

@@ -95,11 +95,11 @@ const Api* api(std::string& reason) {
       return;
     }
     table.path = opened.path;
-#define ST_WGPU_LOAD(name)                                                           \
-  table.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));            \
-  if (!table.name) {                                                                 \
+#define ST_WGPU_LOAD(name)                                                             \
+  table.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));              \
+  if (!table.name) {                                                                   \
     why = std::string("libwgpu_native at ") + table.path + " lacks the symbol " #name; \
-    return;                                                                          \
+    return;                                                                            \
   }
     ST_WGPU_FUNCTIONS(ST_WGPU_LOAD)
 #undef ST_WGPU_LOAD

@@ -9,20 +9,53 @@
 
 namespace st::wgpuk {
 
-#define ST_WGPU_FUNCTIONS(X)                                                                                        \
-  X(wgpuCreateInstance) X(wgpuInstanceRequestAdapter) X(wgpuInstanceProcessEvents) X(wgpuInstanceRelease)            \
-  X(wgpuAdapterGetInfo) X(wgpuAdapterInfoFreeMembers) X(wgpuAdapterGetLimits) X(wgpuAdapterGetFeatures)              \
-  X(wgpuSupportedFeaturesFreeMembers) X(wgpuAdapterHasFeature) X(wgpuAdapterRequestDevice) X(wgpuAdapterRelease)     \
-  X(wgpuDeviceGetQueue) X(wgpuDeviceCreateBuffer) X(wgpuBufferRelease) X(wgpuBufferDestroy)                         \
-  X(wgpuDeviceCreateShaderModule) X(wgpuShaderModuleRelease) X(wgpuDeviceCreateComputePipeline)                      \
-  X(wgpuComputePipelineRelease) X(wgpuDeviceCreateBindGroupLayout) X(wgpuDeviceCreatePipelineLayout)                 \
-  X(wgpuDeviceCreateBindGroup) X(wgpuBindGroupRelease) X(wgpuDeviceCreateCommandEncoder)                             \
-  X(wgpuCommandEncoderBeginComputePass) X(wgpuComputePassEncoderSetPipeline) X(wgpuComputePassEncoderSetBindGroup)   \
-  X(wgpuComputePassEncoderDispatchWorkgroups) X(wgpuComputePassEncoderEnd) X(wgpuComputePassEncoderRelease)          \
-  X(wgpuCommandEncoderCopyBufferToBuffer) X(wgpuCommandEncoderClearBuffer) X(wgpuCommandEncoderFinish)               \
-  X(wgpuCommandEncoderRelease) X(wgpuQueueSubmitForIndex) X(wgpuCommandBufferRelease) X(wgpuQueueWriteBuffer)        \
-  X(wgpuBufferMapAsync) X(wgpuBufferGetConstMappedRange) X(wgpuBufferUnmap) X(wgpuDevicePoll) X(wgpuGetVersion)     \
+// clang-format off: one entry per line (the formatter joins an X-macro list into ragged rows)
+#define ST_WGPU_FUNCTIONS(X) \
+  X(wgpuCreateInstance) \
+  X(wgpuInstanceRequestAdapter) \
+  X(wgpuInstanceProcessEvents) \
+  X(wgpuInstanceRelease) \
+  X(wgpuAdapterGetInfo) \
+  X(wgpuAdapterInfoFreeMembers) \
+  X(wgpuAdapterGetLimits) \
+  X(wgpuAdapterGetFeatures) \
+  X(wgpuSupportedFeaturesFreeMembers) \
+  X(wgpuAdapterHasFeature) \
+  X(wgpuAdapterRequestDevice) \
+  X(wgpuAdapterRelease) \
+  X(wgpuDeviceGetQueue) \
+  X(wgpuDeviceCreateBuffer) \
+  X(wgpuBufferRelease) \
+  X(wgpuBufferDestroy) \
+  X(wgpuDeviceCreateShaderModule) \
+  X(wgpuShaderModuleRelease) \
+  X(wgpuDeviceCreateComputePipeline) \
+  X(wgpuComputePipelineRelease) \
+  X(wgpuDeviceCreateBindGroupLayout) \
+  X(wgpuDeviceCreatePipelineLayout) \
+  X(wgpuDeviceCreateBindGroup) \
+  X(wgpuBindGroupRelease) \
+  X(wgpuDeviceCreateCommandEncoder) \
+  X(wgpuCommandEncoderBeginComputePass) \
+  X(wgpuComputePassEncoderSetPipeline) \
+  X(wgpuComputePassEncoderSetBindGroup) \
+  X(wgpuComputePassEncoderDispatchWorkgroups) \
+  X(wgpuComputePassEncoderEnd) \
+  X(wgpuComputePassEncoderRelease) \
+  X(wgpuCommandEncoderCopyBufferToBuffer) \
+  X(wgpuCommandEncoderClearBuffer) \
+  X(wgpuCommandEncoderFinish) \
+  X(wgpuCommandEncoderRelease) \
+  X(wgpuQueueSubmitForIndex) \
+  X(wgpuCommandBufferRelease) \
+  X(wgpuQueueWriteBuffer) \
+  X(wgpuBufferMapAsync) \
+  X(wgpuBufferGetConstMappedRange) \
+  X(wgpuBufferUnmap) \
+  X(wgpuDevicePoll) \
+  X(wgpuGetVersion) \
   X(wgpuQueueOnSubmittedWorkDone)
+// clang-format on
 
 struct Api {
 #define ST_WGPU_DECLARE(name) decltype(&::name) name = nullptr;

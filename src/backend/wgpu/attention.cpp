@@ -50,8 +50,8 @@ struct Tile {
 };
 Tile tile_for(int64_t d, int64_t dv) {
   Tile t{(d + 3) / 4, (dv + 3) / 4, 0};
-  const int64_t budget = std::min<int64_t>(Context::require("flash_attention").info().max_compute_workgroup_storage_size,
-                                           32768);
+  const int64_t budget =
+      std::min<int64_t>(Context::require("flash_attention").info().max_compute_workgroup_storage_size, 32768);
   t.bc = std::clamp<int64_t>(budget / ((t.d4 + t.dv4) * 16 + 8), 1, kRowsPerGroup);
   return t;
 }
@@ -91,7 +91,8 @@ Subs tile_subs(const Tile& t) {
           {"AXPY_O", unrolled(DV4, "o[@] = fma(pv, vs[jv + @], o[@]); ")},
           {"AXPY_DQ", unrolled(D4, "dq[@] = fma(dsv, ks[jb + @], dq[@]); ")},
           {"AXPY_DK", unrolled(D4, "dk[@] = fma(dsv, qs[rb + @], dk[@]); ")},
-          {"DOT_V_GS_AXPY_DV", unrolled(DV4, "{ let gv = gs[rv + @]; b = fma(gv, v[@], b); dvv[@] = fma(pv, gv, dvv[@]); } ")},
+          {"DOT_V_GS_AXPY_DV",
+           unrolled(DV4, "{ let gv = gs[rv + @]; b = fma(gv, v[@], b); dvv[@] = fma(pv, gv, dvv[@]); } ")},
           {"STORE_OUT", unrolled(DV4, "st4_out(e, 4 * @, dv, cs, o[@] * inv); ")},
           {"STORE_DQ", unrolled(D4, "st4_dq(e, 4 * @, d, cs, sc * dq[@]); ")},
           {"STORE_DK", unrolled(D4, "st4_dk(e, 4 * @, d, cs, sc * dk[@]); ")},
@@ -149,8 +150,7 @@ void launch(const std::string& kernel, const std::vector<Arg>& args, const std::
     std::lock_guard<std::mutex> lock(mu);
     cache.emplace(std::move(key), pipe);
   }
-  ctx.launch(pipe, buffers, {p.begin(), p.end()}, static_cast<int64_t>(p[0]) * blocks * kRowsPerGroup,
-             kRowsPerGroup);
+  ctx.launch(pipe, buffers, {p.begin(), p.end()}, static_cast<int64_t>(p[0]) * blocks * kRowsPerGroup, kRowsPerGroup);
 }
 
 }  // namespace
@@ -174,15 +174,13 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
   put(p, kOut, out);
   put(p, kLse, lse);
   launch("flash_forward",
-         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"out", out.dtype(), true},
-          {"lse", lse.dtype(), true}},
+         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"out", out.dtype(), true}, {"lse", lse.dtype(), true}},
          {ref(q), ref(k), ref(v), ref(out), ref(lse)}, p, q.shape()[2], t);
   return true;
 }
 
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
-                              Tensor& dk, Tensor& dv) {
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
+                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
   if (!takes(q, k, v, lse) || dout.dtype() != q.dtype() || delta.dtype() != Dtype::Float32) return false;
   if (!bindable_float(dq) || !bindable_float(dk) || !bindable_float(dv)) return false;
   const Tile t = tile_for(q.shape()[3], v.shape()[3]);
@@ -199,12 +197,23 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   // dq per query row, then dk and dv per key row: each recomputes its probabilities, which
   // costs a second score product but needs no float atomics (WGSL has none) and no (L, S) buffer.
   launch("flash_backward_dq",
-         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"dout", dout.dtype()}, {"lse", lse.dtype()},
-          {"delta", delta.dtype()}, {"dq", dq.dtype(), true}},
+         {{"q", q.dtype()},
+          {"k", k.dtype()},
+          {"v", v.dtype()},
+          {"dout", dout.dtype()},
+          {"lse", lse.dtype()},
+          {"delta", delta.dtype()},
+          {"dq", dq.dtype(), true}},
          {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dq)}, p, q.shape()[2], t);
   launch("flash_backward_dkdv",
-         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"dout", dout.dtype()}, {"lse", lse.dtype()},
-          {"delta", delta.dtype()}, {"dk", dk.dtype(), true}, {"dv", dv.dtype(), true}},
+         {{"q", q.dtype()},
+          {"k", k.dtype()},
+          {"v", v.dtype()},
+          {"dout", dout.dtype()},
+          {"lse", lse.dtype()},
+          {"delta", delta.dtype()},
+          {"dk", dk.dtype(), true},
+          {"dv", dv.dtype(), true}},
          {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dk), ref(dv)}, p, k.shape()[2], t);
   return true;
 }

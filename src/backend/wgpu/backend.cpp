@@ -159,8 +159,8 @@ class WgpuBackend final : public backend::Backend {
                                        Tensor& gx) override {
     wgpuk::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
-  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g,
-                                        int64_t batch, Tensor& gw) override {
+  void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
+                                        Tensor& gw) override {
     wgpuk::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
@@ -234,9 +234,7 @@ class WgpuBackend final : public backend::Backend {
   void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
     wgpuk::rmsprop_update(slots, a);
   }
-  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
-    wgpuk::flag_nonfinite(xs, flag);
-  }
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override { wgpuk::flag_nonfinite(xs, flag); }
   // A buffer copy and a map that completes with its own submission (context.cpp).
   std::function<int32_t()> read_later(const Tensor& flag) override {
     if (flag.dtype() != Dtype::Int32 || flag.numel() != 1) {
@@ -254,7 +252,9 @@ class WgpuBackend final : public backend::Backend {
 namespace st::backend {
 
 Backend& wgpu_backend(int index) {
-  if (index != 0) throw DeviceUnavailableError("backend: device wgpu:" + std::to_string(index) + " does not exist (one adapter is used)");
+  if (index != 0)
+    throw DeviceUnavailableError("backend: device wgpu:" + std::to_string(index) +
+                                 " does not exist (one adapter is used)");
   wgpuk::Context::require("backend");
   static wgpuk::WgpuBackend instance;
   return instance;

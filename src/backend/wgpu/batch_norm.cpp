@@ -8,7 +8,8 @@ namespace st::wgpuk {
 namespace {
 void check_float(const char* op, Dtype d) {
   check_dtype(op, d);
-  if (!is_float_domain(d)) throw DtypeError(std::string("wgpu.") + op + ": expected a floating dtype, got " + dtype_name(d));
+  if (!is_float_domain(d))
+    throw DtypeError(std::string("wgpu.") + op + ": expected a floating dtype, got " + dtype_name(d));
 }
 }  // namespace
 
@@ -32,7 +33,11 @@ void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, c
   const Tensor& wt = w.defined() ? w : mean;
   const Tensor& bt = b.defined() ? b : mean;
   run("batch_norm", "apply",
-      {{"x", x.dtype()}, {"mean", mean.dtype()}, {"rstd", rstd.dtype()}, {"w", wt.dtype()}, {"b", bt.dtype()},
+      {{"x", x.dtype()},
+       {"mean", mean.dtype()},
+       {"rstd", rstd.dtype()},
+       {"w", wt.dtype()},
+       {"b", bt.dtype()},
        {"y", y.dtype(), true}},
       {ref(x), ref(mean), ref(rstd), ref(wt), ref(bt), ref(y)},
       {i32(n * c * l, "numel"), i32(c, "channels"), i32(l, "l"), w.defined() ? 1 : 0, b.defined() ? 1 : 0,
@@ -56,8 +61,14 @@ void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
   const int32_t flags = (w.defined() ? 1 : 0) | (dx.defined() ? 2 : 0) | (dw.defined() ? 4 : 0) |
                         (db.defined() ? 8 : 0) | (training ? 16 : 0);
   run("batch_norm", "backward",
-      {{"g", g.dtype()}, {"x", x.dtype()}, {"mean", mean.dtype()}, {"rstd", rstd.dtype()}, {"w", wt.dtype()},
-       {"dx", dxt.dtype(), true}, {"dw", dwt.dtype(), true}, {"db", dbt.dtype(), true}},
+      {{"g", g.dtype()},
+       {"x", x.dtype()},
+       {"mean", mean.dtype()},
+       {"rstd", rstd.dtype()},
+       {"w", wt.dtype()},
+       {"dx", dxt.dtype(), true},
+       {"dw", dwt.dtype(), true},
+       {"db", dbt.dtype(), true}},
       {ref(g), ref(x), ref(mean), ref(rstd), ref(wt), ref(dxt), ref(dwt), ref(dbt)},
       {i32(c, "channels"), i32(n, "n"), i32(l, "l"), flags, elem_offset(g), elem_offset(x), elem_offset(mean),
        elem_offset(rstd), elem_offset(wt), elem_offset(dxt), elem_offset(dwt), elem_offset(dbt)},

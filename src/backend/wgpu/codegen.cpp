@@ -24,12 +24,11 @@ void check_dtype(const char* op, Dtype d) {
 
 namespace {
 
-bool subword(Dtype d) {
-  return d == Dtype::Bool || d == Dtype::UInt8 || d == Dtype::Float16 || d == Dtype::BFloat16;
-}
+bool subword(Dtype d) { return d == Dtype::Bool || d == Dtype::UInt8 || d == Dtype::Float16 || d == Dtype::BFloat16; }
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
 }
 
 // The text of `//@<kind> name` up to the next `//@kernel` or `//@part` marker.
@@ -37,7 +36,8 @@ std::string marked(const std::string& text, const std::string& family, const std
                    const std::string& name) {
   const std::string tag = "//@" + kind + " " + name + "\n";
   const size_t start = text.find(tag);
-  if (start == std::string::npos) throw SpiralError("wgpu: " + kind + " " + family + "/" + name + " is not in the build");
+  if (start == std::string::npos)
+    throw SpiralError("wgpu: " + kind + " " + family + "/" + name + " is not in the build");
   const size_t body = start + tag.size();
   const size_t end = std::min(text.find("//@kernel ", body), text.find("//@part ", body));
   return text.substr(body, end == std::string::npos ? std::string::npos : end - body);
@@ -98,7 +98,8 @@ std::string accessors(const Arg& a, int binding) {
       ldf = "bitcast<f32>(((" + word("i >> 1u") + " >> (u32(i & 1) * 16u)) & 0xffffu) << 16u)";
       ldi = "i32(" + ldf + ")";
       break;
-    default: throw DtypeError("wgpu: dtype " + std::string(dtype_name(a.dtype)) + " cannot be bound to a kernel");
+    default:
+      throw DtypeError("wgpu: dtype " + std::string(dtype_name(a.dtype)) + " cannot be bound to a kernel");
   }
   s += "fn ldf_" + n + "(i: i32) -> f32 { return " + ldf + "; }\n";
   s += "fn ldi_" + n + "(i: i32) -> i32 { return " + ldi + "; }\n";
@@ -106,9 +107,9 @@ std::string accessors(const Arg& a, int binding) {
   // Sub-word stores merge into their word with atomics: each element has one writer, and
   // and/or on disjoint bits commute, so neighbours written by other invocations survive.
   auto merge = [&](const std::string& bits, const std::string& width) {
-    return "  let sh = u32(i & " + std::string(width == "8" ? "3" : "1") + ") * " + width + "u;\n  atomicAnd(&" + B + "[i >> " +
-           (width == "8" ? "2u" : "1u") + "], ~(" + (width == "8" ? "0xffu" : "0xffffu") + " << sh));\n  atomicOr(&" + B +
-           "[i >> " + (width == "8" ? "2u" : "1u") + "], (" + bits + ") << sh);\n";
+    return "  let sh = u32(i & " + std::string(width == "8" ? "3" : "1") + ") * " + width + "u;\n  atomicAnd(&" + B +
+           "[i >> " + (width == "8" ? "2u" : "1u") + "], ~(" + (width == "8" ? "0xffu" : "0xffffu") +
+           " << sh));\n  atomicOr(&" + B + "[i >> " + (width == "8" ? "2u" : "1u") + "], (" + bits + ") << sh);\n";
   };
   std::string stf, sti;
   switch (a.dtype) {
@@ -138,11 +139,14 @@ std::string accessors(const Arg& a, int binding) {
       sti = "  stf_" + n + "(i, f32(v));\n";
       break;
     case Dtype::BFloat16:  // round to nearest even; NaN stays a quiet NaN
-      stf = "  let u = bitcast<u32>(v);\n  let r = select((u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u, 0x7fc0u, "
-            "(u & 0x7fffffffu) > 0x7f800000u);\n" + merge("r", "16");
+      stf =
+          "  let u = bitcast<u32>(v);\n  let r = select((u + 0x7fffu + ((u >> 16u) & 1u)) >> 16u, 0x7fc0u, "
+          "(u & 0x7fffffffu) > 0x7f800000u);\n" +
+          merge("r", "16");
       sti = "  stf_" + n + "(i, f32(v));\n";
       break;
-    default: break;
+    default:
+      break;
   }
   s += "fn stf_" + n + "(i: i32, v: f32) {\n" + stf + "}\n";
   s += "fn sti_" + n + "(i: i32, v: i32) {\n" + sti + "}\n";
@@ -245,8 +249,8 @@ WGPUComputePipeline pipeline_for(const std::string& family, const std::string& k
   for (const auto& [k, v] : subs) {
     if (k == "EXPR") label += " (" + v + ")";
   }
-  const WGPUComputePipeline p = c.pipeline(wgsl(family, kernel, args, subs),
-                                           nbuffers >= 0 ? nbuffers : static_cast<int>(args.size()), 0, label);
+  const WGPUComputePipeline p =
+      c.pipeline(wgsl(family, kernel, args, subs), nbuffers >= 0 ? nbuffers : static_cast<int>(args.size()), 0, label);
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace(std::move(key), p);
   return p;

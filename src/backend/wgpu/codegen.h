@@ -36,9 +36,9 @@ void check_dtype(const char* op, Dtype d);
 
 // The buffer of a tensor (or raw address) and its element offset for kernels.
 BufferRef ref(const Tensor& t);
-int32_t elem_offset(const Tensor& t);  // offset in elements of t's dtype from the buffer's start
+int32_t elem_offset(const Tensor& t);      // offset in elements of t's dtype from the buffer's start
 int32_t i32(int64_t v, const char* what);  // range-checked narrowing for parameter words
-int32_t fbits(double v);  // float parameter as its f32 bit pattern
+int32_t fbits(double v);                   // float parameter as its f32 bit pattern
 
 // The pipeline of `family`'s `kernel` for these buffers and substitutions, compiled once and then
 // found by a short key (not the module text). `nbuffers`: the storage bindings when the kernel

@@ -27,59 +27,101 @@ WGPUStringView view(const std::string& s) { return WGPUStringView{s.data(), s.si
 
 const char* backend_name(WGPUBackendType t) {
   switch (t) {
-    case WGPUBackendType_Vulkan: return "vulkan";
-    case WGPUBackendType_Metal: return "metal";
-    case WGPUBackendType_D3D12: return "dx12";
-    case WGPUBackendType_D3D11: return "dx11";
-    case WGPUBackendType_OpenGL: return "gl";
-    case WGPUBackendType_OpenGLES: return "gles";
-    case WGPUBackendType_WebGPU: return "webgpu";
-    case WGPUBackendType_Null: return "null";
-    default: return "unknown";
+    case WGPUBackendType_Vulkan:
+      return "vulkan";
+    case WGPUBackendType_Metal:
+      return "metal";
+    case WGPUBackendType_D3D12:
+      return "dx12";
+    case WGPUBackendType_D3D11:
+      return "dx11";
+    case WGPUBackendType_OpenGL:
+      return "gl";
+    case WGPUBackendType_OpenGLES:
+      return "gles";
+    case WGPUBackendType_WebGPU:
+      return "webgpu";
+    case WGPUBackendType_Null:
+      return "null";
+    default:
+      return "unknown";
   }
 }
 const char* adapter_type_name(WGPUAdapterType t) {
   switch (t) {
-    case WGPUAdapterType_DiscreteGPU: return "discrete-gpu";
-    case WGPUAdapterType_IntegratedGPU: return "integrated-gpu";
-    case WGPUAdapterType_CPU: return "cpu";
-    default: return "unknown";
+    case WGPUAdapterType_DiscreteGPU:
+      return "discrete-gpu";
+    case WGPUAdapterType_IntegratedGPU:
+      return "integrated-gpu";
+    case WGPUAdapterType_CPU:
+      return "cpu";
+    default:
+      return "unknown";
   }
 }
 std::string feature_name(WGPUFeatureName f) {
   switch (f) {
-    case WGPUFeatureName_ShaderF16: return "shader-f16";
-    case WGPUFeatureName_TimestampQuery: return "timestamp-query";
-    case WGPUFeatureName_Float32Filterable: return "float32-filterable";
-    case WGPUFeatureName_Subgroups: return "subgroups";
-    case WGPUFeatureName_DepthClipControl: return "depth-clip-control";
-    case WGPUFeatureName_IndirectFirstInstance: return "indirect-first-instance";
-    case WGPUFeatureName_BGRA8UnormStorage: return "bgra8unorm-storage";
-    case WGPUFeatureName_TextureCompressionBC: return "texture-compression-bc";
-    case WGPUFeatureName_Float32Blendable: return "float32-blendable";
-    case WGPUFeatureName_Depth32FloatStencil8: return "depth32float-stencil8";
-    case WGPUFeatureName_TextureCompressionBCSliced3D: return "texture-compression-bc-sliced-3d";
-    case WGPUFeatureName_RG11B10UfloatRenderable: return "rg11b10ufloat-renderable";
-    case WGPUFeatureName_ClipDistances: return "clip-distances";
-    case WGPUFeatureName_DualSourceBlending: return "dual-source-blending";
-    case WGPUFeatureName_PrimitiveIndex: return "primitive-index";
-    default: break;
+    case WGPUFeatureName_ShaderF16:
+      return "shader-f16";
+    case WGPUFeatureName_TimestampQuery:
+      return "timestamp-query";
+    case WGPUFeatureName_Float32Filterable:
+      return "float32-filterable";
+    case WGPUFeatureName_Subgroups:
+      return "subgroups";
+    case WGPUFeatureName_DepthClipControl:
+      return "depth-clip-control";
+    case WGPUFeatureName_IndirectFirstInstance:
+      return "indirect-first-instance";
+    case WGPUFeatureName_BGRA8UnormStorage:
+      return "bgra8unorm-storage";
+    case WGPUFeatureName_TextureCompressionBC:
+      return "texture-compression-bc";
+    case WGPUFeatureName_Float32Blendable:
+      return "float32-blendable";
+    case WGPUFeatureName_Depth32FloatStencil8:
+      return "depth32float-stencil8";
+    case WGPUFeatureName_TextureCompressionBCSliced3D:
+      return "texture-compression-bc-sliced-3d";
+    case WGPUFeatureName_RG11B10UfloatRenderable:
+      return "rg11b10ufloat-renderable";
+    case WGPUFeatureName_ClipDistances:
+      return "clip-distances";
+    case WGPUFeatureName_DualSourceBlending:
+      return "dual-source-blending";
+    case WGPUFeatureName_PrimitiveIndex:
+      return "primitive-index";
+    default:
+      break;
   }
   // wgpu-native's own features (wgpu.h), the compute-relevant ones by name.
   switch (static_cast<int>(f)) {
-    case WGPUNativeFeature_ShaderF64: return "shader-f64";
-    case WGPUNativeFeature_ShaderI16: return "shader-i16";
-    case WGPUNativeFeature_ShaderInt64: return "shader-int64";
-    case WGPUNativeFeature_ShaderFloat32Atomic: return "shader-float32-atomic";
-    case WGPUNativeFeature_ShaderInt64AtomicMinMax: return "shader-int64-atomic-min-max";
-    case WGPUNativeFeature_ShaderInt64AtomicAllOps: return "shader-int64-atomic-all-ops";
-    case WGPUNativeFeature_Subgroup: return "subgroup";
-    case WGPUNativeFeature_SubgroupBarrier: return "subgroup-barrier";
-    case WGPUNativeFeature_Immediates: return "immediates";
-    case WGPUNativeFeature_PipelineCache: return "pipeline-cache";
-    case WGPUNativeFeature_MappablePrimaryBuffers: return "mappable-primary-buffers";
-    case WGPUNativeFeature_TimestampQueryInsidePasses: return "timestamp-query-inside-passes";
-    case WGPUNativeFeature_PipelineStatisticsQuery: return "pipeline-statistics-query";
+    case WGPUNativeFeature_ShaderF64:
+      return "shader-f64";
+    case WGPUNativeFeature_ShaderI16:
+      return "shader-i16";
+    case WGPUNativeFeature_ShaderInt64:
+      return "shader-int64";
+    case WGPUNativeFeature_ShaderFloat32Atomic:
+      return "shader-float32-atomic";
+    case WGPUNativeFeature_ShaderInt64AtomicMinMax:
+      return "shader-int64-atomic-min-max";
+    case WGPUNativeFeature_ShaderInt64AtomicAllOps:
+      return "shader-int64-atomic-all-ops";
+    case WGPUNativeFeature_Subgroup:
+      return "subgroup";
+    case WGPUNativeFeature_SubgroupBarrier:
+      return "subgroup-barrier";
+    case WGPUNativeFeature_Immediates:
+      return "immediates";
+    case WGPUNativeFeature_PipelineCache:
+      return "pipeline-cache";
+    case WGPUNativeFeature_MappablePrimaryBuffers:
+      return "mappable-primary-buffers";
+    case WGPUNativeFeature_TimestampQueryInsidePasses:
+      return "timestamp-query-inside-passes";
+    case WGPUNativeFeature_PipelineStatisticsQuery:
+      return "pipeline-statistics-query";
     default: {
       char buf[32];
       std::snprintf(buf, sizeof buf, "0x%x", static_cast<unsigned>(f));
@@ -135,7 +177,7 @@ bool Context::init(std::string& reason) {
   extras.backends = WGPUInstanceBackend_Primary;
   if (const char* b = std::getenv("SPIRALTORCH_WGPU_BACKEND"); b && *b) {
     const std::string s(b);
-    extras.backends = s == "vulkan" ? WGPUInstanceBackend_Vulkan
+    extras.backends = s == "vulkan"  ? WGPUInstanceBackend_Vulkan
                       : s == "metal" ? WGPUInstanceBackend_Metal
                       : s == "dx12"  ? WGPUInstanceBackend_DX12
                       : s == "gl"    ? WGPUInstanceBackend_GL
@@ -255,9 +297,9 @@ void Context::check_errors(const std::string& what) {
 void* Context::allocate(size_t nbytes) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (nbytes > limits_.maxBufferSize || nbytes > limits_.maxStorageBufferBindingSize) {
-    throw OutOfMemoryError("wgpu: cannot allocate " + std::to_string(nbytes) + " bytes: the adapter's largest buffer is " +
-                           std::to_string(std::min<uint64_t>(limits_.maxBufferSize, limits_.maxStorageBufferBindingSize)) +
-                           " bytes");
+    throw OutOfMemoryError(
+        "wgpu: cannot allocate " + std::to_string(nbytes) + " bytes: the adapter's largest buffer is " +
+        std::to_string(std::min<uint64_t>(limits_.maxBufferSize, limits_.maxStorageBufferBindingSize)) + " bytes");
   }
   const uint64_t cap = round_capacity(nbytes);
   auto it = free_.lower_bound(cap);
@@ -417,7 +459,8 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (gx == 0 || gy == 0 || gz == 0) return;
   const uint64_t pbytes = std::max<uint64_t>(params.size() * 4, 16);
-  if (pbytes > kParamWindow) throw SpiralError("wgpu: a kernel's parameter block exceeds " + std::to_string(kParamWindow) + " bytes");
+  if (pbytes > kParamWindow)
+    throw SpiralError("wgpu: a kernel's parameter block exceeds " + std::to_string(kParamWindow) + " bytes");
   uint64_t at = (arena_.size() + kParamAlign - 1) & ~(kParamAlign - 1);
   if (at + kParamWindow > kParamBytes || batched_ >= kMaxBatch) {
     flush();
@@ -432,7 +475,8 @@ void Context::dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef
   }
   const int layout = layout_of_.at(pipeline);
   std::string key(buffers.size() * sizeof(WGPUBuffer) + sizeof(int), '\0');
-  for (size_t i = 0; i < buffers.size(); ++i) std::memcpy(key.data() + i * sizeof(WGPUBuffer), &buffers[i].buffer, sizeof(WGPUBuffer));
+  for (size_t i = 0; i < buffers.size(); ++i)
+    std::memcpy(key.data() + i * sizeof(WGPUBuffer), &buffers[i].buffer, sizeof(WGPUBuffer));
   std::memcpy(key.data() + buffers.size() * sizeof(WGPUBuffer), &layout, sizeof(int));
   WGPUBindGroup group;
   if (auto it = bind_groups_.find(key); it != bind_groups_.end()) {
@@ -647,7 +691,7 @@ std::function<int32_t()> Context::read_later(const void* src_va) {
     if (p->have) return p->value;
     Context& c = *p->ctx;
     std::lock_guard<std::recursive_mutex> lock(c.mu_);
-    c.flush();  // work queued since runs while this waits
+    c.flush();                                                // work queued since runs while this waits
     c.poll_until([&p](bool) { return p->done; }, &p->index);  // not a reads_ one: later work keeps running
     if (c.trace_) std::fprintf(stderr, "wgpu read finished, 4 bytes\n");
     if (p->status != WGPUMapAsyncStatus_Success) throw SpiralError("wgpu: reading a buffer failed: " + p->message);

@@ -58,8 +58,8 @@ class Context {
 
   // ---- submission ----
   // Records one dispatch into the open batch; params are the kernel's P[] words.
-  void dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers,
-                const std::vector<int32_t>& params, uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+  void dispatch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers, const std::vector<int32_t>& params,
+                uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
   // 1-d launch of `threads` invocations in workgroups of `wg`, folded into x/y dimensions.
   void launch(WGPUComputePipeline pipeline, const std::vector<BufferRef>& buffers, const std::vector<int32_t>& params,
               int64_t threads, int64_t wg = 256);
@@ -102,8 +102,8 @@ class Context {
     bool in_use;
     size_t requested;
   };
-  std::map<uintptr_t, Block> blocks_;           // by virtual base address
-  std::multimap<uint64_t, uintptr_t> free_;     // capacity -> base of cached blocks
+  std::map<uintptr_t, Block> blocks_;        // by virtual base address
+  std::multimap<uint64_t, uintptr_t> free_;  // capacity -> base of cached blocks
   uintptr_t next_va_ = uintptr_t(1) << 44;
   size_t allocated_ = 0, peak_ = 0, reserved_ = 0;
 
@@ -126,8 +126,8 @@ class Context {
 
   WGPUCommandEncoder encoder_ = nullptr;
   WGPUComputePassEncoder pass_ = nullptr;
-  std::vector<uint8_t> arena_;           // the batch's parameter words
-  WGPUBuffer param_buffer_ = nullptr;    // kParamBytes, rewritten before each submit
+  std::vector<uint8_t> arena_;         // the batch's parameter words
+  WGPUBuffer param_buffer_ = nullptr;  // kParamBytes, rewritten before each submit
   int batched_ = 0;
   uint64_t dispatches_ = 0;
   uint64_t reads_ = 0;  // device-to-host reads: each waits for the whole queue

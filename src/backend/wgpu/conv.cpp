@@ -11,14 +11,30 @@ namespace {
 
 void check_float(const char* op, Dtype d) {
   check_dtype(op, d);
-  if (!is_float_domain(d)) throw DtypeError(std::string("wgpu.") + op + ": expected a floating dtype, got " + dtype_name(d));
+  if (!is_float_domain(d))
+    throw DtypeError(std::string("wgpu.") + op + ": expected a floating dtype, got " + dtype_name(d));
 }
 
 std::vector<int32_t> params(int64_t count, int64_t planes, const Tensor& in, const Tensor& out, const Conv2dGeom& g) {
-  return {i32(count, "count"), i32(planes, "planes"), elem_offset(in), elem_offset(out), i32(g.C, "C"),
-          i32(g.H, "H"), i32(g.W, "W"), i32(g.kh, "kh"), i32(g.kw, "kw"), i32(g.sh, "sh"), i32(g.sw, "sw"),
-          i32(g.ph, "ph"), i32(g.pw, "pw"), i32(g.dh, "dh"), i32(g.dw, "dw"), i32(g.OH, "OH"), i32(g.OW, "OW"),
-          i32(g.col_ld, "col_ld"), i32(g.col_batch_stride, "col_batch_stride")};
+  return {i32(count, "count"),
+          i32(planes, "planes"),
+          elem_offset(in),
+          elem_offset(out),
+          i32(g.C, "C"),
+          i32(g.H, "H"),
+          i32(g.W, "W"),
+          i32(g.kh, "kh"),
+          i32(g.kw, "kw"),
+          i32(g.sh, "sh"),
+          i32(g.sw, "sw"),
+          i32(g.ph, "ph"),
+          i32(g.pw, "pw"),
+          i32(g.dh, "dh"),
+          i32(g.dw, "dw"),
+          i32(g.OH, "OH"),
+          i32(g.OW, "OW"),
+          i32(g.col_ld, "col_ld"),
+          i32(g.col_batch_stride, "col_batch_stride")};
 }
 
 // PyTorch's avg_pool2d window and divisor at (oh, ow) (the CPU's avg_window), or the adaptive one.

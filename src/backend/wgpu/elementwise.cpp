@@ -126,28 +126,50 @@ void ew_run(const std::string& kernel, const std::vector<Arg>& args, const std::
 
 std::string binary_expr(BinaryOp op, bool f) {
   switch (op) {
-    case BinaryOp::Add: return "a + b";
-    case BinaryOp::Sub: return "a - b";
-    case BinaryOp::Mul: return "a * b";
-    case BinaryOp::Div: return f ? "a / b" : "select(a / b, 0, b == 0)";
-    case BinaryOp::FloorDiv: return f ? "f_floordiv(a, b)" : "i_floordiv(a, b)";
-    case BinaryOp::Rem: return f ? "f_rem(a, b)" : "i_rem(a, b)";
-    case BinaryOp::Pow: return f ? "f_pow(a, b)" : "i_pow(a, b)";
-    case BinaryOp::Min: return f ? "f_min(a, b)" : "min(a, b)";
-    case BinaryOp::Max: return f ? "f_max(a, b)" : "max(a, b)";
-    case BinaryOp::Atan2: return "atan2(a, b)";
-    case BinaryOp::ReluGrad: return f ? "select(0.0, a, b > 0.0)" : "select(0, a, b > 0)";
-    case BinaryOp::GeluGrad: return "f_gelu_grad(a, b)";
-    case BinaryOp::GeluTanhGrad: return "f_gelu_tanh_grad(a, b)";
-    case BinaryOp::Eq: return "select(0, 1, a == b)";
-    case BinaryOp::Ne: return "select(0, 1, a != b)";
-    case BinaryOp::Lt: return "select(0, 1, a < b)";
-    case BinaryOp::Le: return "select(0, 1, a <= b)";
-    case BinaryOp::Gt: return "select(0, 1, a > b)";
-    case BinaryOp::Ge: return "select(0, 1, a >= b)";
-    case BinaryOp::And: return f ? "select(0, 1, a != 0.0 && b != 0.0)" : "select(0, 1, a != 0 && b != 0)";
-    case BinaryOp::Or: return f ? "select(0, 1, a != 0.0 || b != 0.0)" : "select(0, 1, a != 0 || b != 0)";
-    case BinaryOp::Xor: return f ? "select(0, 1, (a != 0.0) != (b != 0.0))" : "select(0, 1, (a != 0) != (b != 0))";
+    case BinaryOp::Add:
+      return "a + b";
+    case BinaryOp::Sub:
+      return "a - b";
+    case BinaryOp::Mul:
+      return "a * b";
+    case BinaryOp::Div:
+      return f ? "a / b" : "select(a / b, 0, b == 0)";
+    case BinaryOp::FloorDiv:
+      return f ? "f_floordiv(a, b)" : "i_floordiv(a, b)";
+    case BinaryOp::Rem:
+      return f ? "f_rem(a, b)" : "i_rem(a, b)";
+    case BinaryOp::Pow:
+      return f ? "f_pow(a, b)" : "i_pow(a, b)";
+    case BinaryOp::Min:
+      return f ? "f_min(a, b)" : "min(a, b)";
+    case BinaryOp::Max:
+      return f ? "f_max(a, b)" : "max(a, b)";
+    case BinaryOp::Atan2:
+      return "atan2(a, b)";
+    case BinaryOp::ReluGrad:
+      return f ? "select(0.0, a, b > 0.0)" : "select(0, a, b > 0)";
+    case BinaryOp::GeluGrad:
+      return "f_gelu_grad(a, b)";
+    case BinaryOp::GeluTanhGrad:
+      return "f_gelu_tanh_grad(a, b)";
+    case BinaryOp::Eq:
+      return "select(0, 1, a == b)";
+    case BinaryOp::Ne:
+      return "select(0, 1, a != b)";
+    case BinaryOp::Lt:
+      return "select(0, 1, a < b)";
+    case BinaryOp::Le:
+      return "select(0, 1, a <= b)";
+    case BinaryOp::Gt:
+      return "select(0, 1, a > b)";
+    case BinaryOp::Ge:
+      return "select(0, 1, a >= b)";
+    case BinaryOp::And:
+      return f ? "select(0, 1, a != 0.0 && b != 0.0)" : "select(0, 1, a != 0 && b != 0)";
+    case BinaryOp::Or:
+      return f ? "select(0, 1, a != 0.0 || b != 0.0)" : "select(0, 1, a != 0 || b != 0)";
+    case BinaryOp::Xor:
+      return f ? "select(0, 1, (a != 0.0) != (b != 0.0))" : "select(0, 1, (a != 0) != (b != 0))";
   }
   return "";
 }
@@ -156,58 +178,103 @@ std::string binary_expr(BinaryOp op, bool f) {
 std::string unary_expr(UnaryOp op, bool f) {
   if (!f) {
     switch (op) {
-      case UnaryOp::Neg: return "-v";
-      case UnaryOp::Abs: return "abs(v)";
-      case UnaryOp::Sign: return "sign(v)";
-      case UnaryOp::Square: return "v * v";
-      case UnaryOp::Relu: return "max(v, 0)";
+      case UnaryOp::Neg:
+        return "-v";
+      case UnaryOp::Abs:
+        return "abs(v)";
+      case UnaryOp::Sign:
+        return "sign(v)";
+      case UnaryOp::Square:
+        return "v * v";
+      case UnaryOp::Relu:
+        return "max(v, 0)";
       case UnaryOp::Floor:
       case UnaryOp::Ceil:
       case UnaryOp::Round:
-      case UnaryOp::Trunc: return "v";
-      case UnaryOp::Clamp: return "i_clamp(v, p0, p1)";
-      case UnaryOp::Not: return "select(0, 1, v == 0)";
+      case UnaryOp::Trunc:
+        return "v";
+      case UnaryOp::Clamp:
+        return "i_clamp(v, p0, p1)";
+      case UnaryOp::Not:
+        return "select(0, 1, v == 0)";
       case UnaryOp::IsNan:
-      case UnaryOp::IsInf: return "0";
-      case UnaryOp::IsFinite: return "1";
-      default: return "";
+      case UnaryOp::IsInf:
+        return "0";
+      case UnaryOp::IsFinite:
+        return "1";
+      default:
+        return "";
     }
   }
   switch (op) {
-    case UnaryOp::Neg: return "-v";
-    case UnaryOp::Abs: return "abs(v)";
-    case UnaryOp::Sign: return "f_sign(v)";
-    case UnaryOp::Exp: return "exp(v)";
-    case UnaryOp::Log: return "log(v)";
-    case UnaryOp::Log1p: return "f_log1p(v)";
-    case UnaryOp::Expm1: return "f_expm1(v)";
-    case UnaryOp::Sqrt: return "sqrt(v)";
-    case UnaryOp::Rsqrt: return "1.0 / sqrt(v)";
-    case UnaryOp::Square: return "v * v";
-    case UnaryOp::Reciprocal: return "1.0 / v";
-    case UnaryOp::Sin: return "sin(v)";
-    case UnaryOp::Cos: return "cos(v)";
-    case UnaryOp::Tan: return "tan(v)";
-    case UnaryOp::Tanh: return "f_tanh(v)";
-    case UnaryOp::Atanh: return "f_atanh(v)";
-    case UnaryOp::Sigmoid: return "f_sigmoid(v)";
-    case UnaryOp::Relu: return "select(select(0.0, v, v > 0.0), v, is_nan(v))";
-    case UnaryOp::Gelu: return "f_gelu(v)";
-    case UnaryOp::GeluTanh: return "f_gelu_tanh(v)";
-    case UnaryOp::Silu: return "v * f_sigmoid(v)";
-    case UnaryOp::Softplus: return "f_softplus(v, p0, p1)";
-    case UnaryOp::LeakyRelu: return "select(v * p0, v, v > 0.0)";
-    case UnaryOp::Elu: return "select(p0 * f_expm1(v), v, v > 0.0)";
-    case UnaryOp::Floor: return "floor(v)";
-    case UnaryOp::Ceil: return "ceil(v)";
-    case UnaryOp::Round: return "round(v)";
-    case UnaryOp::Trunc: return "trunc(v)";
-    case UnaryOp::Not: return "select(0, 1, v == 0.0)";
-    case UnaryOp::IsNan: return "select(0, 1, is_nan(v))";
-    case UnaryOp::IsInf: return "select(0, 1, is_inf(v))";
-    case UnaryOp::IsFinite: return "select(0, 1, !is_nan(v) && !is_inf(v))";
-    case UnaryOp::Clamp: return "f_clamp(v, p0, p1)";
-    case UnaryOp::Erf: return "f_erf(v)";
+    case UnaryOp::Neg:
+      return "-v";
+    case UnaryOp::Abs:
+      return "abs(v)";
+    case UnaryOp::Sign:
+      return "f_sign(v)";
+    case UnaryOp::Exp:
+      return "exp(v)";
+    case UnaryOp::Log:
+      return "log(v)";
+    case UnaryOp::Log1p:
+      return "f_log1p(v)";
+    case UnaryOp::Expm1:
+      return "f_expm1(v)";
+    case UnaryOp::Sqrt:
+      return "sqrt(v)";
+    case UnaryOp::Rsqrt:
+      return "1.0 / sqrt(v)";
+    case UnaryOp::Square:
+      return "v * v";
+    case UnaryOp::Reciprocal:
+      return "1.0 / v";
+    case UnaryOp::Sin:
+      return "sin(v)";
+    case UnaryOp::Cos:
+      return "cos(v)";
+    case UnaryOp::Tan:
+      return "tan(v)";
+    case UnaryOp::Tanh:
+      return "f_tanh(v)";
+    case UnaryOp::Atanh:
+      return "f_atanh(v)";
+    case UnaryOp::Sigmoid:
+      return "f_sigmoid(v)";
+    case UnaryOp::Relu:
+      return "select(select(0.0, v, v > 0.0), v, is_nan(v))";
+    case UnaryOp::Gelu:
+      return "f_gelu(v)";
+    case UnaryOp::GeluTanh:
+      return "f_gelu_tanh(v)";
+    case UnaryOp::Silu:
+      return "v * f_sigmoid(v)";
+    case UnaryOp::Softplus:
+      return "f_softplus(v, p0, p1)";
+    case UnaryOp::LeakyRelu:
+      return "select(v * p0, v, v > 0.0)";
+    case UnaryOp::Elu:
+      return "select(p0 * f_expm1(v), v, v > 0.0)";
+    case UnaryOp::Floor:
+      return "floor(v)";
+    case UnaryOp::Ceil:
+      return "ceil(v)";
+    case UnaryOp::Round:
+      return "round(v)";
+    case UnaryOp::Trunc:
+      return "trunc(v)";
+    case UnaryOp::Not:
+      return "select(0, 1, v == 0.0)";
+    case UnaryOp::IsNan:
+      return "select(0, 1, is_nan(v))";
+    case UnaryOp::IsInf:
+      return "select(0, 1, is_inf(v))";
+    case UnaryOp::IsFinite:
+      return "select(0, 1, !is_nan(v) && !is_inf(v))";
+    case UnaryOp::Clamp:
+      return "f_clamp(v, p0, p1)";
+    case UnaryOp::Erf:
+      return "f_erf(v)";
   }
   return "";
 }

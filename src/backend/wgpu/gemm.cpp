@@ -33,7 +33,8 @@ Loads operand(const std::string& X, const std::string& reg, const std::string& s
     const std::string idx = "let r = l / " + KV + "; let q = (l % " + KV + ") * 4; ";
     o.load = "{ " + idx + "let gi = " + rc0 + " + r; let gp = q0 + q; " + reg + " = vec4<f32>(0.0); ";
     if (vec) {
-      o.load += "if (gi < " + ext + " && gp < k) { " + reg + " = " + X + "[(" + off + " + gi * " + ld + " + gp) >> 2u]; } }";
+      o.load +=
+          "if (gi < " + ext + " && gp < k) { " + reg + " = " + X + "[(" + off + " + gi * " + ld + " + gp) >> 2u]; } }";
     } else {
       o.load += "if (gi < " + ext + ") { let at = " + off + " + gi * " + ld + " + gp; ";
       const char* comp[4] = {"x", "y", "z", "w"};
@@ -51,12 +52,14 @@ Loads operand(const std::string& X, const std::string& reg, const std::string& s
     const std::string idx = "let p = l / " + BM4 + "; let iq = (l % " + BM4 + ") * 4; ";
     o.load = "{ " + idx + "let gi = " + rc0 + " + iq; let gp = q0 + p; " + reg + " = vec4<f32>(0.0); ";
     if (vec) {
-      o.load += "if (gp < k && gi < " + ext + ") { " + reg + " = " + X + "[(" + off + " + gp * " + ld + " + gi) >> 2u]; } }";
+      o.load +=
+          "if (gp < k && gi < " + ext + ") { " + reg + " = " + X + "[(" + off + " + gp * " + ld + " + gi) >> 2u]; } }";
     } else {
       o.load += "if (gp < k) { let at = " + off + " + gp * " + ld + " + gi; ";
       const char* comp[4] = {"x", "y", "z", "w"};
       for (int e = 0; e < 4; ++e) {
-        o.load += "if (gi + " + S(e) + " < " + ext + ") { " + reg + "." + comp[e] + " = " + X + "[at + " + S(e) + "]; } ";
+        o.load +=
+            "if (gi + " + S(e) + " < " + ext + ") { " + reg + "." + comp[e] + " = " + X + "[at + " + S(e) + "]; } ";
       }
       o.load += "} }";
     }
@@ -114,8 +117,7 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   // step of each operand is 1024 floats, one vec4 per invocation.
   auto tiles = [&](int64_t t) { return ((m + t - 1) / t) * ((n + t - 1) / t) * batch; };
   const int forced = forced_tile();
-  const bool big = forced ? forced == 128
-                          : m >= 256 && n >= 256 && k >= 64 && (tiles(128) >= 128 || ctx.cpu_adapter());
+  const bool big = forced ? forced == 128 : m >= 256 && n >= 256 && k >= 64 && (tiles(128) >= 128 || ctx.cpu_adapter());
   const int BM = big ? 128 : 64;
   // Too few tiles to occupy a large GPU and a long K: split K into S slices (multiples of the K
   // step, at least 128 long) computed side by side into a scratch, then summed (splitk_sum).
@@ -156,20 +158,33 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   }
   const uint32_t gx = static_cast<uint32_t>((n + BM - 1) / BM), gy = static_cast<uint32_t>((m + BM - 1) / BM);
   if (S == 1) {
-    const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"),
-                                 i32(ldc, "ldc"), i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"),
-                                 i32(sa, "stride a"), i32(sb, "stride b"), i32(sc, "stride c"), fbits(alpha),
-                                 fbits(beta), 1, i32(k, "k")};
+    const std::vector<int32_t> p{
+        i32(m, "m"),         i32(n, "n"),           i32(k, "k"),           i32(lda, "lda"),       i32(ldb, "ldb"),
+        i32(ldc, "ldc"),     i32(aoff, "a offset"), i32(boff, "b offset"), i32(coff, "c offset"), i32(sa, "stride a"),
+        i32(sb, "stride b"), i32(sc, "stride c"),   fbits(alpha),          fbits(beta),           1,
+        i32(k, "k")};
     ctx.dispatch(pipe, {ra, rb, rc}, p, gx, gy, static_cast<uint32_t>(batch));
     return;
   }
   Tensor w = Tensor::empty({batch * S * m * n}, Dtype::Float32, Device(DeviceType::WGPU));
   const BufferRef rw = ctx.resolve(w.raw_data());
   const int64_t woff = static_cast<int64_t>(rw.offset / 4);
-  const std::vector<int32_t> p{i32(m, "m"), i32(n, "n"), i32(k, "k"), i32(lda, "lda"), i32(ldb, "ldb"), i32(n, "n"),
-                               i32(aoff, "a offset"), i32(boff, "b offset"), i32(woff, "scratch offset"),
-                               i32(sa, "stride a"), i32(sb, "stride b"), i32(m * n, "m * n"), fbits(1.0), fbits(0.0),
-                               i32(S, "slices"), i32(Ks, "slice")};
+  const std::vector<int32_t> p{i32(m, "m"),
+                               i32(n, "n"),
+                               i32(k, "k"),
+                               i32(lda, "lda"),
+                               i32(ldb, "ldb"),
+                               i32(n, "n"),
+                               i32(aoff, "a offset"),
+                               i32(boff, "b offset"),
+                               i32(woff, "scratch offset"),
+                               i32(sa, "stride a"),
+                               i32(sb, "stride b"),
+                               i32(m * n, "m * n"),
+                               fbits(1.0),
+                               fbits(0.0),
+                               i32(S, "slices"),
+                               i32(Ks, "slice")};
   i32(batch * S * m * n, "split-K scratch");
   ctx.dispatch(pipe, {ra, rb, rw}, p, gx, gy, static_cast<uint32_t>(batch * S));
   ctx.launch(pipeline_for("gemm", "splitk_sum", {}, {}, 2), {rw, rc},
@@ -211,21 +226,32 @@ std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM, boo
         const std::string cv = acc(g, r, h);
         epi += "      {\n        let j = col0 + " + S(h * HALF) + " + tx * 4;\n        let at = coff + i * ldc + j;\n";
         if (vc) {
-          epi += "        if (j < n) { var v = alpha * " + cv + "; if (beta != 0.0) { v = v + beta * C[at >> 2u]; } C[at >> 2u] = v; }\n";
+          epi += "        if (j < n) { var v = alpha * " + cv +
+                 "; if (beta != 0.0) { v = v + beta * C[at >> 2u]; } C[at >> 2u] = v; }\n";
         } else {
           for (int e = 0; e < 4; ++e) {
-            epi += "        if (j + " + S(e) + " < n) { var v = alpha * " + cv + "." + comp[e] + "; if (beta != 0.0) { v = v + beta * C[at + " +
-                   S(e) + "]; } C[at + " + S(e) + "] = v; }\n";
+            epi += "        if (j + " + S(e) + " < n) { var v = alpha * " + cv + "." + comp[e] +
+                   "; if (beta != 0.0) { v = v + beta * C[at + " + S(e) + "]; } C[at + " + S(e) + "] = v; }\n";
           }
         }
         epi += "      }\n";
       }
       epi += "    }\n  }\n";
     }
-  const Subs subs{{"BM", S(BM)},        {"BK", S(BK)},         {"TM", S(TM)},          {"HALF", S(HALF)},
-                  {"AT", va ? "vec4<f32>" : "f32"}, {"BT", vb ? "vec4<f32>" : "f32"},
-                  {"CT", vc ? "vec4<f32>" : "f32"}, {"LOADA", la.load}, {"LOADB", lb.load}, {"STOREA", la.store},
-                  {"STOREB", lb.store}, {"DECL", decl},   {"FMAS", fmas},         {"EPILOGUE", epi},
+  const Subs subs{{"BM", S(BM)},
+                  {"BK", S(BK)},
+                  {"TM", S(TM)},
+                  {"HALF", S(HALF)},
+                  {"AT", va ? "vec4<f32>" : "f32"},
+                  {"BT", vb ? "vec4<f32>" : "f32"},
+                  {"CT", vc ? "vec4<f32>" : "f32"},
+                  {"LOADA", la.load},
+                  {"LOADB", lb.load},
+                  {"STOREA", la.store},
+                  {"STOREB", lb.store},
+                  {"DECL", decl},
+                  {"FMAS", fmas},
+                  {"EPILOGUE", epi},
                   {"AB_ACCESS", ro ? "read" : "read_write"}};
   return wgsl("gemm", "tiled", {}, subs);
 }

@@ -63,8 +63,8 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
   }
   run("indexing", "scatter_add", {{"out", out.dtype(), true}, {"index", index.dtype()}, {"src", src.dtype()}},
       {ref(out), ref(index), ref(src)},
-      {i32(outer * inner, "lines"), i32(n, "n"), i32(k, "k"), i32(inner, "inner"), elem_offset(out),
-       elem_offset(index), elem_offset(src)},
+      {i32(outer * inner, "lines"), i32(n, "n"), i32(k, "k"), i32(inner, "inner"), elem_offset(out), elem_offset(index),
+       elem_offset(src)},
       outer * inner, {{"D", f ? "f" : "i"}});
 }
 

@@ -17,11 +17,9 @@ void fill(Tensor& dst, Scalar value);
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
 // reduce.cpp
 void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);
-void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
-                Tensor& indices);
+void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values, Tensor& indices);
 void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
-          Tensor& indices);
+void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices);
 // gemm.cpp
 void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
@@ -40,17 +38,16 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
                          int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
 void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
                        Tensor& lse);
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal);
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
+                                int64_t S, double scale, bool causal);
 // attention.cpp: tiled flash attention (Backend::flash_attention); false where not taken.
 // SPIRALTORCH_WGPU_FLASH=0 turns it off (flash_enabled() false): scaled_dot_product_attention then
 // takes the composite with its (L, S) scores, the before of bench/bench_wgpu_attention_long.py.
 bool flash_enabled();
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                      Tensor& lse);
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
-                              Tensor& dk, Tensor& dv);
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
+                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
 // random.cpp
 void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
@@ -78,8 +75,8 @@ void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const 
 void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
                    const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
 void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
-void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
-                  Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);
+void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,
+                  Tensor& dw, Tensor& dbhh, Tensor& dh0);
 // batch_norm.cpp
 void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                       Tensor& var);
@@ -99,8 +96,8 @@ void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t
                          int64_t divisor_override, Tensor& gx);
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
 void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
-void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
-                      int64_t batch, Tensor& out);
+void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g, int64_t batch,
+                      Tensor& out);
 void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
                                      Tensor& gx);
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,

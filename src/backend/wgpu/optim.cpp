@@ -83,12 +83,14 @@ struct AdamFill {
     check_float32("adam", sl.param);
     const Tensor& vm = amsgrad ? sl.vmax : sl.v;
     const std::string k = std::to_string(s);
-    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()},
-                             {"m" + k, sl.m.dtype(), true}, {"v" + k, sl.v.dtype(), true},
+    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true},
+                             {"g" + k, sl.grad.dtype()},
+                             {"m" + k, sl.m.dtype(), true},
+                             {"v" + k, sl.v.dtype(), true},
                              {"x" + k, vm.dtype(), true}});
     buffers.insert(buffers.end(), {ref(sl.param), ref(sl.grad), ref(sl.m), ref(sl.v), ref(vm)});
-    params.insert(params.end(), {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(sl.m), elem_offset(sl.v),
-                                 elem_offset(vm)});
+    params.insert(params.end(),
+                  {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(sl.m), elem_offset(sl.v), elem_offset(vm)});
     auto at = [&](size_t w) { return P(b + w) + " + i"; };
     body += "  if (t < " + P(b) + " + " + P(b + 1) + ") {\n    let i = t - " + P(b) + ";\n    let r = adam1(ldf_p" + k +
             "(" + at(2) + "), ldf_g" + k + "(" + at(3) + "), ldf_m" + k + "(" + at(4) + "), ldf_v" + k + "(" + at(5) +
@@ -106,14 +108,15 @@ struct SgdFill {
     const bool has = sl.buf.defined();
     const Tensor& bt = has ? sl.buf : sl.param;
     const std::string k = std::to_string(s);
-    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()}, {"b" + k, bt.dtype(), true}});
+    args.insert(args.end(),
+                {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()}, {"b" + k, bt.dtype(), true}});
     buffers.insert(buffers.end(), {ref(sl.param), ref(sl.grad), ref(bt)});
     params.insert(params.end(), {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(bt)});
     auto at = [&](size_t w) { return P(b + w) + " + i"; };
     body += "  if (t < " + P(b) + " + " + P(b + 1) + ") {\n    let i = t - " + P(b) + ";\n    let r = sgd1(ldf_p" + k +
-            "(" + at(2) + "), ldf_g" + k + "(" + at(3) + "), ldf_b" + k + "(" + at(4) + "), " + (has ? "true" : "false") + ");\n" +
-            (has ? "    stf_b" + k + "(" + at(4) + ", r.b);\n" : std::string()) + "    stf_p" + k + "(" + at(2) +
-            ", r.p);\n    return;\n  }\n";
+            "(" + at(2) + "), ldf_g" + k + "(" + at(3) + "), ldf_b" + k + "(" + at(4) + "), " +
+            (has ? "true" : "false") + ");\n" + (has ? "    stf_b" + k + "(" + at(4) + ", r.b);\n" : std::string()) +
+            "    stf_p" + k + "(" + at(2) + ", r.p);\n    return;\n  }\n";
   }
 };
 
@@ -143,8 +146,10 @@ struct RmspropFill {
     const Tensor& ga = centered ? sl.grad_avg : sl.param;
     const Tensor& bt = has ? sl.buf : sl.param;
     const std::string k = std::to_string(s);
-    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true}, {"g" + k, sl.grad.dtype()},
-                             {"q" + k, sl.square_avg.dtype(), true}, {"a" + k, ga.dtype(), true},
+    args.insert(args.end(), {{"p" + k, sl.param.dtype(), true},
+                             {"g" + k, sl.grad.dtype()},
+                             {"q" + k, sl.square_avg.dtype(), true},
+                             {"a" + k, ga.dtype(), true},
                              {"b" + k, bt.dtype(), true}});
     buffers.insert(buffers.end(), {ref(sl.param), ref(sl.grad), ref(sl.square_avg), ref(ga), ref(bt)});
     params.insert(params.end(), {elem_offset(sl.param), elem_offset(sl.grad), elem_offset(sl.square_avg),
@@ -177,8 +182,8 @@ struct FlagFill {
 }  // namespace
 
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a) {
-  const int32_t flags = (a.amsgrad ? 1 : 0) | (a.maximize ? 2 : 0) | (a.decoupled ? 4 : 0) |
-                        (a.weight_decay != 0.0 ? 8 : 0);
+  const int32_t flags =
+      (a.amsgrad ? 1 : 0) | (a.maximize ? 2 : 0) | (a.decoupled ? 4 : 0) | (a.weight_decay != 0.0 ? 8 : 0);
   multi("adam", slots, 5,
         {0, flags, fbits(1.0 - a.beta1), fbits(a.beta2), fbits(1.0 - a.beta2), fbits(a.weight_decay), fbits(a.decay),
          fbits(a.eps), fbits(-a.step_size), fbits(a.bc2_sqrt)},
@@ -186,11 +191,10 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
 }
 
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a) {
-  const int32_t flags = (a.maximize ? 2 : 0) | (a.nesterov ? 4 : 0) | (a.first_step ? 8 : 0) |
-                        (a.weight_decay != 0.0 ? 16 : 0);
-  multi("sgd", slots, 3,
-        {0, flags, fbits(a.lr), fbits(a.momentum), fbits(1.0 - a.dampening), fbits(a.weight_decay)}, a.skip,
-        SgdFill{});
+  const int32_t flags =
+      (a.maximize ? 2 : 0) | (a.nesterov ? 4 : 0) | (a.first_step ? 8 : 0) | (a.weight_decay != 0.0 ? 16 : 0);
+  multi("sgd", slots, 3, {0, flags, fbits(a.lr), fbits(a.momentum), fbits(1.0 - a.dampening), fbits(a.weight_decay)},
+        a.skip, SgdFill{});
 }
 
 void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a) {

@@ -23,12 +23,18 @@ OpText op_text(ReduceOp op, Dtype dt) {
   const std::string T = f ? "f32" : "i32";
   const std::string ld = "ld" + d + "_x(k)";
   switch (op) {
-    case ReduceOp::Sum: return {T, f ? "0.0" : "0", "a + b", ld};
-    case ReduceOp::Prod: return {T, f ? "1.0" : "1", "a * b", ld};
-    case ReduceOp::Max: return {T, f ? "-f_inf()" : "-2147483647 - 1", f ? "f_max(a, b)" : "max(a, b)", ld};
-    case ReduceOp::Min: return {T, f ? "f_inf()" : "2147483647", f ? "f_min(a, b)" : "min(a, b)", ld};
-    case ReduceOp::Any: return {"i32", "0", "max(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
-    case ReduceOp::All: return {"i32", "1", "min(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
+    case ReduceOp::Sum:
+      return {T, f ? "0.0" : "0", "a + b", ld};
+    case ReduceOp::Prod:
+      return {T, f ? "1.0" : "1", "a * b", ld};
+    case ReduceOp::Max:
+      return {T, f ? "-f_inf()" : "-2147483647 - 1", f ? "f_max(a, b)" : "max(a, b)", ld};
+    case ReduceOp::Min:
+      return {T, f ? "f_inf()" : "2147483647", f ? "f_min(a, b)" : "min(a, b)", ld};
+    case ReduceOp::Any:
+      return {"i32", "0", "max(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
+    case ReduceOp::All:
+      return {"i32", "1", "min(a, b)", "select(0, 1, " + ld + (f ? " != 0.0)" : " != 0)")};
   }
   return {};
 }
@@ -42,8 +48,13 @@ void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, 
           const Tensor& out, int32_t ooff) {
   const OpText t = op_text(op, x.dtype());
   const int64_t outputs = outer * C * inner;
-  const std::vector<int32_t> p{i32(outputs, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"),
-                               i32(C, "chunks"), i32(L, "chunk"), xoff, ooff};
+  const std::vector<int32_t> p{i32(outputs, "outputs"),
+                               i32(r, "reduced size"),
+                               i32(inner, "inner size"),
+                               i32(C, "chunks"),
+                               i32(L, "chunk"),
+                               xoff,
+                               ooff};
   const Subs subs = op_subs(t);
   const std::vector<Arg> args{{"x", x.dtype()}, {"out", out.dtype(), true}};
   // One invocation per output when neighbouring invocations read neighbouring elements (inner >= 64)
@@ -58,8 +69,9 @@ void pass(ReduceOp op, const Tensor& x, int32_t xoff, int64_t outer, int64_t r, 
 // One pass of cols_tile (x (outer, r, inner) -> out (outer, inner)).
 void tile_pass(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, const Tensor& out) {
   const OpText t = op_text(op, x.dtype());
-  const std::vector<int32_t> p{i32(outer * inner, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"), 1,
-                               i32(r, "reduced size"), elem_offset(x), elem_offset(out), i32(outer, "outer size")};
+  const std::vector<int32_t> p{
+      i32(outer * inner, "outputs"), i32(r, "reduced size"), i32(inner, "inner size"), 1,
+      i32(r, "reduced size"),        elem_offset(x),         elem_offset(out),         i32(outer, "outer size")};
   const Subs subs = op_subs(t);
   run("reduce", "cols_tile", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)}, p,
       outer * ((inner + 15) / 16) * 256, subs);
@@ -75,10 +87,13 @@ void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inne
     const OpText t = op_text(op, x.dtype());
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Any: return fill(out, Scalar(int64_t{0}));
+      case ReduceOp::Any:
+        return fill(out, Scalar(int64_t{0}));
       case ReduceOp::Prod:
-      case ReduceOp::All: return fill(out, Scalar(int64_t{1}));
-      default: throw ValueError("wgpu.reduce: max/min of an empty dimension");
+      case ReduceOp::All:
+        return fill(out, Scalar(int64_t{1}));
+      default:
+        throw ValueError("wgpu.reduce: max/min of an empty dimension");
     }
   }
   const int64_t outputs = outer * inner;
@@ -94,8 +109,8 @@ void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inne
   if (C > 1) {
     const int64_t L = (r + C - 1) / C;
     const Dtype pd = op == ReduceOp::Any || op == ReduceOp::All ? Dtype::Int32
-                     : is_float_domain(x.dtype())              ? Dtype::Float32
-                                                               : Dtype::Int32;
+                     : is_float_domain(x.dtype())               ? Dtype::Float32
+                                                                : Dtype::Int32;
     Tensor part = Tensor::empty({outer, C, inner}, pd, x.device());
     pass(op, x, elem_offset(x), outer, r, inner, C, L, part, elem_offset(part));
     // The partials of Any/All are 0/1 flags: combine them as Max/Min.
@@ -139,13 +154,16 @@ void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, T
   const std::string nan_acc = f ? "is_nan(acc)" : "false", nan_v = f ? "is_nan(v)" : "false";
   std::string step;
   switch (op) {
-    case ScanOp::Prod: step = "acc = acc * v;"; break;
+    case ScanOp::Prod:
+      step = "acc = acc * v;";
+      break;
     case ScanOp::LogSumExp:
-      step = "if (is_nan(acc) || is_nan(v)) { acc = acc + v; } else {\n"
-             "      let hi = max(acc, v);\n"
-             "      let lo = min(acc, v);\n"
-             "      if (is_inf(hi)) { acc = hi; } else { acc = hi + log(1.0 + exp(lo - hi)); }\n"
-             "    }";
+      step =
+          "if (is_nan(acc) || is_nan(v)) { acc = acc + v; } else {\n"
+          "      let hi = max(acc, v);\n"
+          "      let lo = min(acc, v);\n"
+          "      if (is_inf(hi)) { acc = hi; } else { acc = hi + log(1.0 + exp(lo - hi)); }\n"
+          "    }";
       break;
     case ScanOp::Max:
     case ScanOp::Min:

@@ -44,8 +44,7 @@ void require_float32(const Tensor& w, const char* op) {
 
 }  // namespace
 
-void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
-                  Tensor& acts) {
+void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts) {
   require_float32(w, "lstm_forward");
   const int64_t steps = xproj.shape()[0], B = xproj.shape()[1], H = w.shape()[1], G = 4 * H, BH = B * H;
   if (steps * BH == 0) return;
@@ -127,8 +126,7 @@ void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const 
 void gru_backward(const Tensor& g, const Tensor& hs_in, const Tensor& saved, const Tensor& w, const Tensor& h0,
                   Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) {
   require_float32(w, "gru_backward");
-  const int64_t steps = hs_in.shape()[0], B = hs_in.shape()[1], H = hs_in.shape()[2], G = 3 * H, S = 4 * H,
-                BH = B * H;
+  const int64_t steps = hs_in.shape()[0], B = hs_in.shape()[1], H = hs_in.shape()[2], G = 3 * H, S = 4 * H, BH = B * H;
   // dgh: the gradient w.r.t. h_{t-1} W_hh^T + b_hh per step (feeds dW and db); dhrec / next:
   // dh_t carried backwards (double-buffered).
   Tensor dgh = Tensor::empty({steps, B, G}, F, w.device());
@@ -154,8 +152,8 @@ void gru_backward(const Tensor& g, const Tensor& hs_in, const Tensor& saved, con
     } else {
       gemm1(true, false, G, H, B, dgh.raw_data(), G, h0.raw_data(), H, 0.0, dw.raw_data(), H);
       if (steps > 1) {
-        gemm1(true, false, G, H, (steps - 1) * B, at(dgh.raw_data(), B * G), G, hs_in.raw_data(), H, 1.0,
-              dw.raw_data(), H);
+        gemm1(true, false, G, H, (steps - 1) * B, at(dgh.raw_data(), B * G), G, hs_in.raw_data(), H, 1.0, dw.raw_data(),
+              H);
       }
     }
   }

@@ -50,8 +50,7 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
       {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", g.dtype()}, {"dx", dx.dtype(), true}},
       {ref(x), ref(t), ref(lse), ref(g), ref(dx)},
       {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
-       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1,
-       fbits(scale)},
+       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1, fbits(scale)},
       x.numel());
   return true;
 }
@@ -64,7 +63,11 @@ void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
   const Tensor& wt = w.defined() ? w : x;
   const Tensor& bt = b.defined() ? b : x;
   run("norm", "layer_norm",
-      {{"x", x.dtype()}, {"w", wt.dtype()}, {"b", bt.dtype()}, {"y", y.dtype(), true}, {"mean", mean.dtype(), true},
+      {{"x", x.dtype()},
+       {"w", wt.dtype()},
+       {"b", bt.dtype()},
+       {"y", y.dtype(), true},
+       {"mean", mean.dtype(), true},
        {"rstd", rstd.dtype(), true}},
       {ref(x), ref(wt), ref(bt), ref(y), ref(mean), ref(rstd)},
       {i32(rows, "rows"), i32(cols, "cols"), w.defined() ? 1 : 0, b.defined() ? 1 : 0, elem_offset(x),
@@ -80,19 +83,27 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
   if (dx.defined()) {
     const Tensor& wt = w.defined() ? w : x;
     run("norm", "layer_norm_dx",
-        {{"g", g.dtype()}, {"x", x.dtype()}, {"mean", mean.dtype()}, {"rstd", rstd.dtype()}, {"w", wt.dtype()},
+        {{"g", g.dtype()},
+         {"x", x.dtype()},
+         {"mean", mean.dtype()},
+         {"rstd", rstd.dtype()},
+         {"w", wt.dtype()},
          {"dx", dx.dtype(), true}},
         {ref(g), ref(x), ref(mean), ref(rstd), ref(wt), ref(dx)},
-        {i32(rows, "rows"), i32(cols, "cols"), w.defined() ? 1 : 0, elem_offset(g), elem_offset(x),
-         elem_offset(mean), elem_offset(rstd), w.defined() ? elem_offset(w) : 0, elem_offset(dx)},
+        {i32(rows, "rows"), i32(cols, "cols"), w.defined() ? 1 : 0, elem_offset(g), elem_offset(x), elem_offset(mean),
+         elem_offset(rstd), w.defined() ? elem_offset(w) : 0, elem_offset(dx)},
         rows * 256);
   }
   if (dw.defined() || db.defined()) {
     const Tensor& dwt = dw.defined() ? dw : db;
     const Tensor& dbt = db.defined() ? db : dw;
     run("norm", "layer_norm_dwdb",
-        {{"g", g.dtype()}, {"x", x.dtype()}, {"mean", mean.dtype()}, {"rstd", rstd.dtype()},
-         {"dw", dwt.dtype(), true}, {"db", dbt.dtype(), true}},
+        {{"g", g.dtype()},
+         {"x", x.dtype()},
+         {"mean", mean.dtype()},
+         {"rstd", rstd.dtype()},
+         {"dw", dwt.dtype(), true},
+         {"db", dbt.dtype(), true}},
         {ref(g), ref(x), ref(mean), ref(rstd), ref(dwt), ref(dbt)},
         {i32(rows, "rows"), i32(cols, "cols"), dw.defined() ? 1 : 0, db.defined() ? 1 : 0, elem_offset(g),
          elem_offset(x), elem_offset(mean), elem_offset(rstd), elem_offset(dwt), elem_offset(dbt)},
@@ -112,8 +123,8 @@ void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, dou
       rows * 256);
 }
 
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
-                                int64_t L, int64_t S, double scale, bool causal) {
+void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
+                                int64_t S, double scale, bool causal) {
   check_dtype("attention_softmax_backward", s.dtype());
   const int64_t n = batch * L * S;
   if (n == 0) return;

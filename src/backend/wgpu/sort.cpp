@@ -20,8 +20,8 @@ std::string move_expr(Dtype d, const std::string& out) {
 // keys/indices of P2 = next power of two >= n slots per line: chunks of up to 2048 slots sort in
 // workgroup memory, longer lines merge with global steps down to the chunk size and finish each
 // stage in workgroup memory; then the first min(n, k) slots are written out.
-void bitonic_sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending,
-                  Tensor& values, Tensor& indices) {
+void bitonic_sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
+                  Tensor& indices) {
   const bool f = is_float_domain(x.dtype());
   const std::string D = f ? "f" : "i", T = f ? "f32" : "i32";
   // (av, ai) before (bv, bi): padding (index -1) last, then the key order, then the index.
@@ -76,8 +76,9 @@ void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, b
   if (x.dtype() != Dtype::Int64) return bitonic_sort(x, outer, n, inner, k, descending, values, indices);
   std::string less, eq;
   // int64 keys (two words): every element counts the elements that precede it (O(n) each).
-  less = "(bitcast<i32>(B_x[2 * a + 1]) < bitcast<i32>(B_x[2 * b + 1])) || "
-         "(B_x[2 * a + 1] == B_x[2 * b + 1] && B_x[2 * a] < B_x[2 * b])";
+  less =
+      "(bitcast<i32>(B_x[2 * a + 1]) < bitcast<i32>(B_x[2 * b + 1])) || "
+      "(B_x[2 * a + 1] == B_x[2 * b + 1] && B_x[2 * a] < B_x[2 * b])";
   eq = "B_x[2 * a] == B_x[2 * b] && B_x[2 * a + 1] == B_x[2 * b + 1]";
   run("sort", "rank_sort", {{"x", x.dtype()}, {"values", values.dtype(), true}, {"indices", indices.dtype(), true}},
       {ref(x), ref(values), ref(indices)},
