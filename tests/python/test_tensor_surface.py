@@ -61,9 +61,13 @@ print(json.dumps(out))
 
 
 def _probe() -> dict:
-    pkg_dir = os.path.join(ROOT, "python", "spiraltorch")
+    # The package under test: the source tree's in a development build, the installed one otherwise
+    # (conftest.py chose it before this module was imported).
+    import spiraltorch
+
+    pkg_dir = os.path.dirname(os.path.abspath(spiraltorch.__file__))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.dirname(pkg_dir) + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", _PROBE, pkg_dir], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
