@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/common/loop_plan.h"
 #include "spiraltorch/tensor.h"
 
 namespace st::cpu {
@@ -21,39 +22,16 @@ inline int num_threads_for(int64_t work) {
   return static_cast<int>(by_work < max ? by_work : max);
 }
 
+// The loop over an output shape (backend/common/loop_plan.h), with byte strides.
 template <int N>
-struct LoopGeometry {
-  std::vector<int64_t> sizes;                   // outermost first, after coalescing
-  std::vector<std::array<int64_t, N>> strides;  // byte strides, per dim per operand
-};
+using LoopGeometry = backend::LoopPlan<N>;
 
 // Builds the loop over `shape` for operands with element strides `strides[i]` and
-// element sizes `itemsize[i]`, merging dims that are contiguous for all operands.
+// element sizes `itemsize[i]`.
 template <int N>
 LoopGeometry<N> make_geometry(const Shape& shape, const std::array<const Shape*, N>& strides,
                               const std::array<int64_t, N>& itemsize) {
-  LoopGeometry<N> g;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    std::array<int64_t, N> s;
-    for (int i = 0; i < N; ++i) s[i] = (*strides[i])[d] * itemsize[i];
-    if (!g.sizes.empty()) {
-      bool mergeable = true;
-      for (int i = 0; i < N; ++i) mergeable &= g.strides.back()[i] == s[i] * shape[d];
-      if (mergeable) {
-        g.sizes.back() *= shape[d];
-        g.strides.back() = s;
-        continue;
-      }
-    }
-    g.sizes.push_back(shape[d]);
-    g.strides.push_back(s);
-  }
-  if (g.sizes.empty()) {
-    g.sizes.push_back(1);
-    g.strides.push_back({});
-  }
-  return g;
+  return backend::plan_loop<N>(shape, strides, itemsize);
 }
 
 // Calls inner(ptrs, n, inner_strides) over every element of the loop.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/common/loop_plan.h"
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
 
@@ -147,33 +148,21 @@ struct Geometry {
   bool contiguous = false;       // nd == 1 and every operand's stride is 0 or 1
 };
 
-// Builds the loop over `shape` for operands with element strides strides[i]; dims that
-// are contiguous for every operand are merged.
+// The loop over `shape` for operands with element strides strides[i]
+// (backend/common/loop_plan.h), in the fixed arrays a kernel argument needs.
 template <int N>
 Geometry<N> make_geometry(const Shape& shape, const std::array<const Shape*, N>& strides) {
+  const backend::LoopPlan<N> plan = backend::plan_loop<N>(shape, strides);
+  if (plan.nd() > kMaxDims) {
+    throw ShapeError("cuda: tensors with more than " + std::to_string(kMaxDims) + " non-mergeable dimensions (here " +
+                     std::to_string(plan.nd()) + ") are not supported");
+  }
   Geometry<N> g;
   g.numel = shape_numel(shape);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (g.nd > 0) {
-      bool mergeable = true;
-      for (int i = 0; i < N; ++i) mergeable &= g.strides[i][g.nd - 1] == (*strides[i])[d] * shape[d];
-      if (mergeable) {
-        g.sizes[g.nd - 1] *= shape[d];
-        for (int i = 0; i < N; ++i) g.strides[i][g.nd - 1] = (*strides[i])[d];
-        continue;
-      }
-    }
-    if (g.nd == kMaxDims)
-      throw ShapeError("cuda: tensors with more than 12 non-mergeable dimensions are not supported");
-    g.sizes[g.nd] = shape[d];
-    for (int i = 0; i < N; ++i) g.strides[i][g.nd] = (*strides[i])[d];
-    ++g.nd;
-  }
-  if (g.nd == 0) {
-    g.nd = 1;
-    g.sizes[0] = 1;
-    for (int i = 0; i < N; ++i) g.strides[i][0] = 0;
+  g.nd = plan.nd();
+  for (int d = 0; d < g.nd; ++d) {
+    g.sizes[d] = plan.sizes[d];
+    for (int i = 0; i < N; ++i) g.strides[i][d] = plan.strides[d][i];
   }
   g.contiguous = g.nd == 1;
   for (int i = 0; i < N; ++i) g.contiguous &= g.strides[i][0] == 0 || g.strides[i][0] == 1;

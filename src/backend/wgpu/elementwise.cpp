@@ -2,8 +2,11 @@
 // (kernels/elementwise.wgsl; scalar maths in kernels/math.wgsl).
 #include "backend/wgpu/kernels.h"
 
+#include <array>
 #include <cctype>
+#include <type_traits>
 
+#include "backend/common/loop_plan.h"
 #include "spiraltorch/error.h"
 
 namespace st::wgpuk {
@@ -16,23 +19,23 @@ namespace {
 // How an elementwise kernel indexes operand t over the output's shape: 'f' contiguous in that
 // shape (element i at offset + i), 's' one element broadcast (offset), 't' a contiguous trailing
 // block broadcast over leading dimensions (offset + i % block: a bias row), 'n' N-d strided.
+// Read from t's loop plan against a contiguous output (backend/common/loop_plan.h): one run of
+// stride 1, stride 0 everywhere, or a broadcast outer dimension around a contiguous inner one.
 char access(const Tensor& t, const Shape& shape, int64_t& block) {
   block = 1;
   if (shape.empty() || (t.is_contiguous() && t.shape() == shape)) return 'f';
-  if (t.shape().size() != shape.size()) return 'n';
-  const auto& st = t.strides();
-  const int nd = static_cast<int>(shape.size());
-  // Innermost dimensions with row-major strides, then only broadcast (stride 0) or size-1 ones.
-  int d = nd - 1;
-  int64_t expect = 1;
-  for (; d >= 0; --d) {
-    if (shape[d] != 1 && st[d] != expect) break;
-    expect *= shape[d];
+  if (t.strides().size() != shape.size()) return 'n';
+  const Shape out = contiguous_strides(shape);
+  const backend::LoopPlan<2> plan = backend::plan_loop<2>(shape, {&out, &t.strides()});
+  bool broadcast = true;
+  for (const auto& s : plan.strides) broadcast &= s[1] == 0;
+  if (broadcast) return 's';
+  if (plan.nd() == 1 && plan.strides[0][1] == 1) return 'f';
+  if (plan.nd() == 2 && plan.strides[0][1] == 0 && plan.strides[1][1] == 1) {
+    block = plan.sizes[1];
+    return 't';
   }
-  block = expect;
-  for (int e = d; e >= 0; --e)
-    if (shape[e] != 1 && st[e] != 0) return 'n';
-  return block == 1 ? 's' : 't';
+  return 'n';
 }
 
 // The fast indexing of every operand, or "" when some operand (or the output, the last one)
@@ -65,11 +68,33 @@ std::vector<int32_t> strided_params(const Shape& shape, const std::vector<const 
     }
     return p;
   }
-  p.push_back(static_cast<int32_t>(shape.size()));
-  for (int64_t s : shape) p.push_back(i32(std::max<int64_t>(s, 1), "size"));
-  for (const Tensor* t : ops) {
-    p.push_back(elem_offset(*t));
-    for (int64_t s : t->strides()) p.push_back(i32(s, "stride"));
+  // N-d strided: the operands' joint loop plan (fewer dimensions to divide out per element).
+  const auto push_plan = [&]<int N>(std::integral_constant<int, N>) {
+    std::array<const Shape*, N> strides;
+    for (int k = 0; k < N; ++k) strides[k] = &ops[k]->strides();
+    const backend::LoopPlan<N> plan = backend::plan_loop<N>(shape, strides);
+    p.push_back(plan.nd());
+    for (int64_t s : plan.sizes) p.push_back(i32(s, "size"));
+    for (int k = 0; k < N; ++k) {
+      p.push_back(elem_offset(*ops[k]));
+      for (const auto& s : plan.strides) p.push_back(i32(s[k], "stride"));
+    }
+  };
+  switch (ops.size()) {
+    case 1:
+      push_plan(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      push_plan(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      push_plan(std::integral_constant<int, 3>{});
+      break;
+    case 4:
+      push_plan(std::integral_constant<int, 4>{});
+      break;
+    default:
+      throw ValueError("wgpu: strided_params takes 1 to 4 operands, got " + std::to_string(ops.size()));
   }
   return p;
 }
