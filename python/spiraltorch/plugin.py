@@ -3,9 +3,11 @@ of Python plugins with shared configuration and services.
 
 Every listener receives one dict with ``"ts"`` (UNIX seconds at dispatch) and ``"type"``, plus
 the event's fields: ``TensorOp`` (``op_name``, ``input_shape``, ``output_shape``; published by the
-built-in ops in C++ and by ``spiraltorch.ops.execute``), ``EpochStart`` (``epoch``) and ``EpochEnd`` (``epoch``, ``loss``;
-published by ``nn.ModuleTrainer.train_epoch``), ``TrainerStep`` (one per batch of that epoch, from
-C++: ``epoch``, ``step``, ``samples``, ``loss``, ``skipped``, ...), ``PluginLoaded``/``PluginUnloaded``
+built-in ops in C++ and by ``spiraltorch.ops.execute``), ``EpochStart`` (``epoch``) and ``EpochEnd``
+(``epoch``, ``loss``, ...) around each epoch and ``TrainerStep`` (``epoch``, ``step``, ``samples``,
+``loss``, ``skipped``, ``source``, ...) after each step of the C++ training engine (``nn.fit``,
+``nn.ModuleTrainer``, ``ZSpaceTrainer``, ``AmegagradSession``/``HypergradSession``; ``source`` names
+which), ``PluginLoaded``/``PluginUnloaded``
 (``plugin_id``), ``SystemInit``/``SystemShutdown``, and custom types from ``publish`` (``event_type``
 and ``payload``). Listeners run synchronously on the publishing thread, type-specific ones first
 (in subscription order), then ``"*"`` (wildcard) ones; a listener that raises is reported on
@@ -47,10 +49,14 @@ _EVENT_TYPES = {
     "PluginUnloaded": "a plugin finished on_unload; keys: plugin_id",
     "TensorOp": "a tensor op ran (built-in C++ ops such as add, matmul, sum, softmax, exp, and custom operators "
                 "through spiraltorch.ops.execute); keys: op_name, input_shape, output_shape",
-    "EpochStart": "nn.ModuleTrainer.train_epoch started; keys: epoch (1-based)",
-    "EpochEnd": "nn.ModuleTrainer.train_epoch finished; keys: epoch, loss (the epoch's average loss)",
-    "TrainerStep": "one batch of nn.ModuleTrainer.train_epoch (published in C++); keys: epoch, step, samples, loss, "
-                   "skipped, and band_above, band_here, band_beneath, lr_scale once the gradient was computed",
+    "EpochStart": "an epoch of the training engine (nn.fit, nn.ModuleTrainer.train_epoch) started; keys: epoch "
+                  "(1-based), source",
+    "EpochEnd": "an epoch of the training engine finished; keys: epoch, loss (the epoch's average loss), batches, "
+                "skipped_steps, source, and val_loss, val_accuracy when nn.fit validated",
+    "TrainerStep": "one step of the training engine (published in C++): nn.fit, nn.ModuleTrainer, ZSpaceTrainer, "
+                   "AmegagradSession, HypergradSession; keys: epoch, step, samples, loss, skipped, source, "
+                   "skip_reason when skipped, and the front-end's metrics (ModuleTrainer: band_above, band_here, "
+                   "band_beneath, lr_scale once the gradient was computed; ZSpaceTrainer: z_norm)",
     "*": "wildcard: every event",
 }
 _BUILTIN_KEYS = {"SystemInit": (), "SystemShutdown": (), "PluginLoaded": ("plugin_id",),

@@ -10,6 +10,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "nn_bind.h"
+#include "spiraltorch/nn/loss.h"
+#include "spiraltorch/optim/optimizer.h"
+#include "spiraltorch/optim/training_engine.h"
 #include "spiraltorch/train/module_trainer.h"
 
 namespace stpy {
@@ -29,6 +32,81 @@ ModuleTrainer::BatchSource batch_source(nb::iterator& it) {
     ++it;
     return true;
   };
+}
+
+// A fresh pass over a Python iterable of (input, target) pairs each time it is called.
+std::function<st::optim::TrainingEngine::BatchSource()> batch_sources(nb::object loader) {
+  return [loader]() -> st::optim::TrainingEngine::BatchSource {
+    auto it = std::make_shared<nb::iterator>(nb::iter(loader));
+    return [it](Tensor& x, Tensor& y) { return batch_source(*it)(x, y); };
+  };
+}
+
+// True for an instance of a class bound here (not a Python subclass, which may override methods).
+bool exactly_native(nb::handle obj) {
+  const nb::object module = nb::getattr(obj.type(), "__module__", nb::none());
+  return nb::isinstance<nb::str>(module) && nb::cast<std::string>(module).starts_with("spiraltorch._core");
+}
+
+// nn.fit's step parts from Python objects: native modules, losses and optimizers run in C++,
+// anything else (a Python callable, a Python optimizer) is called through Python.
+st::optim::StepParts fit_parts(nb::object model, nb::object loss, nb::object optimizer) {
+  st::optim::StepParts parts;
+  st::nn::Module* module = nullptr;
+  if (nb::try_cast(model, module) && module) {
+    // The native call runs a Python subclass's forward and the module's hooks.
+    parts.forward = [model, module](const Tensor& x) { return (*module)(x); };
+    parts.set_training = [model, module](bool training) {
+      const bool was = module->is_training();
+      module->train(training);
+      return was;
+    };
+  } else {
+    parts.forward = [model](const Tensor& x) { return nb::cast<Tensor>(model(x)); };
+    parts.set_training = [model](bool training) {
+      const bool was = nb::cast<bool>(nb::getattr(model, "training", nb::bool_(true)));
+      model.attr("train")(training);
+      return was;
+    };
+  }
+  st::nn::Loss* native_loss = nullptr;
+  if (exactly_native(loss) && nb::try_cast(loss, native_loss) && native_loss) {
+    parts.loss = [loss, native_loss](const Tensor& p, const Tensor& t) { return (*native_loss)(p, t); };
+  } else {
+    parts.loss = [loss](const Tensor& p, const Tensor& t) { return nb::cast<Tensor>(loss(p, t)); };
+  }
+  st::optim::Optimizer* opt = nullptr;
+  const bool base_step =
+      nb::getattr(optimizer.type(), "step", nb::none()).is(nb::getattr(nb::type<st::optim::Optimizer>(), "step"));
+  if (exactly_native(optimizer) && base_step && nb::try_cast(optimizer, opt) && opt) {
+    parts.zero_grad = [optimizer, opt] { opt->zero_grad(true); };
+    parts.update = [optimizer, opt](st::optim::StepReport&) { return static_cast<bool>(opt->step()); };
+  } else {
+    parts.zero_grad = [optimizer] { optimizer.attr("zero_grad")(); };
+    // False, or a StepResult whose verdict is False (None: an optimizer without one).
+    parts.update = [optimizer](st::optim::StepReport&) {
+      const nb::object r = optimizer.attr("step")();
+      return r.is_none() || nb::cast<bool>(nb::bool_(r));
+    };
+  }
+  return parts;
+}
+
+nb::object optional_float(const std::optional<double>& v) { return v ? nb::cast(*v) : nb::none(); }
+
+nb::dict epoch_report(const st::optim::EpochReport& e) {
+  nb::dict d;
+  d["epoch"] = e.epoch;
+  d["train_loss"] = e.average_loss;
+  d["seconds"] = e.seconds;
+  d["val_loss"] = optional_float(e.val_loss);
+  d["val_accuracy"] = optional_float(e.val_accuracy);
+  d["skipped_steps"] = e.skipped_steps;
+  d["batches"] = e.batches;
+  d["samples"] = e.samples;
+  d["score"] = e.score;
+  d["improved"] = e.improved;
+  return d;
 }
 
 // Signature-only names for the stubs (plain Python objects at run time).
@@ -286,6 +364,61 @@ void bind_train(nb::module_& nn) {
     return t.trace()->path();
   }, "The trace file, or None when not tracing.")
       .def_prop_ro("trace_errors", &ModuleTrainer::trace_errors, "Trace writes that failed (the training went on).");
+
+  // nn.fit and nn.evaluate: the C++ training engine over Python objects (spiraltorch/nn/fit.py is the glue).
+  nn.def("_fit",
+         [](nb::object model, nb::object loss, nb::object optimizer, nb::object train_loader, int64_t epochs,
+            nb::object val_loader, nb::object scheduler, nb::object on_epoch_start, nb::object on_epoch_end) {
+    st::optim::TrainingEngine::Options o;
+    o.source = "fit";
+    if (!scheduler.is_none()) o.scheduler_step = [scheduler] { scheduler.attr("step")(); };
+    if (!on_epoch_start.is_none()) o.on_epoch_start = [on_epoch_start](int64_t epoch) { on_epoch_start(epoch); };
+    if (!on_epoch_end.is_none()) {
+      o.on_epoch_end.push_back([on_epoch_end](const st::optim::EpochReport& e) {
+        return nb::cast<bool>(nb::bool_(on_epoch_end(epoch_report(e))));
+      });
+    }
+    st::optim::TrainingEngine engine(std::move(o));
+    const auto report = engine.fit(fit_parts(model, loss, optimizer), epochs, batch_sources(train_loader),
+                                   val_loader.is_none() ? nullptr : batch_sources(val_loader));
+    return report.stopped_early;
+  },
+         nb::arg("model"), nb::arg("loss"), nb::arg("optimizer"), nb::arg("train_loader"), nb::arg("epochs"),
+         nb::arg("val_loader").none(), nb::arg("scheduler").none(), nb::arg("on_epoch_start").none(),
+         nb::arg("on_epoch_end").none(),
+         "nn.fit's loop: the training engine's fit over (input, target) batches; on_epoch_end(report dict) returning "
+         "True stops. Returns whether it stopped early.");
+  nn.def("_evaluate",
+         [](nb::object model, nb::object loss, nb::object loader) {
+    st::optim::StepParts parts = fit_parts(model, loss, nb::none());
+    st::optim::TrainingEngine engine([] {
+      st::optim::TrainingEngine::Options o;
+      o.source = "evaluate";
+      return o;
+    }());
+    const st::optim::EpochReport e = engine.evaluate(parts, batch_sources(loader)());
+    nb::dict d;
+    d["loss"] = e.batches ? nb::cast(e.average_loss) : nb::none();
+    d["accuracy"] = optional_float(e.accuracy);
+    return d;
+  }, nb::arg("model"), nb::arg("loss"), nb::arg("loader"),
+         "nn.evaluate's loop: the engine's mean loss and accuracy (integer targets, (N, C) predictions).");
+
+  using Stop = st::optim::EarlyStopping;
+  nb::class_<Stop>(nn, "_EarlyStopping", "The training engine's early stopping (nn.EarlyStopping wraps it).")
+      .def("__init__",
+           [](Stop* s, int64_t patience, double min_delta, const std::string& monitor) {
+    if (monitor != "val_loss" && monitor != "train_loss") {
+      throw st::ValueError("EarlyStopping: monitor must be 'val_loss' or 'train_loss', got '" + monitor + "'");
+    }
+    new (s) Stop(patience, min_delta, monitor == "val_loss" ? Stop::Monitor::ValLoss : Stop::Monitor::TrainLoss);
+  }, nb::arg("patience"), nb::arg("min_delta"), nb::arg("monitor"))
+      .def("observe", nb::overload_cast<double>(&Stop::observe), nb::arg("value"),
+           "Observes an epoch's monitored value; True when training should stop.")
+      .def_prop_ro("best", &Stop::best)
+      .def_prop_ro("stale", &Stop::stale)
+      .def_prop_ro("patience", &Stop::patience)
+      .def_prop_ro("min_delta", &Stop::min_delta);
 }
 
 }  // namespace stpy

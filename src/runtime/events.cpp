@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "core/op_observer.h"
+#include "spiraltorch/optim/training_engine.h"
 #include "spiraltorch/error.h"
 
 namespace st::events {
@@ -169,6 +170,32 @@ void publish_tensor_op(const char* op_name, const Shape& input_shape, const Shap
   } restore;
   publish(std::move(e));
 }
+
+// The training engine's steps and epochs (TrainerStep, EpochStart, EpochEnd), published while
+// anything listens. Installed once with the runtime: each step then costs one listener check.
+void publish_training(const char* type, const optim::StepReport* step, const optim::EpochReport* epoch) {
+  if (!has_listeners(type)) return;
+  Event e;
+  e.type = type;
+  if (step) {
+    e.fields = {{"epoch", step->epoch}, {"step", step->step},       {"samples", step->samples},
+                {"loss", step->loss},   {"skipped", step->skipped}, {"source", step->source}};
+    if (step->skipped) e.fields.emplace_back("skip_reason", step->skip_reason);
+    for (const auto& [name, value] : step->metrics) e.fields.emplace_back(name, value);
+  } else if (epoch) {
+    e.fields = {{"epoch", epoch->epoch}, {"source", epoch->source}};
+    if (std::string_view(type) == "EpochEnd") {
+      e.fields.emplace_back("loss", epoch->average_loss);
+      e.fields.emplace_back("batches", epoch->batches);
+      e.fields.emplace_back("skipped_steps", epoch->skipped_steps);
+      if (epoch->val_loss) e.fields.emplace_back("val_loss", *epoch->val_loss);
+      if (epoch->val_accuracy) e.fields.emplace_back("val_accuracy", *epoch->val_accuracy);
+    }
+  }
+  publish(std::move(e));
+}
+
+[[maybe_unused]] const bool training_publisher_installed = (optim::training_observer::install(&publish_training), true);
 }  // namespace
 
 }  // namespace st::events

@@ -1,13 +1,11 @@
 #include "spiraltorch/train/module_trainer.h"
 
-#include <chrono>
 #include <cmath>
 
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/geometry/poincare.h"
 #include "spiraltorch/ops.h"
-#include "spiraltorch/runtime/events.h"
 #include "spiraltorch/wgpu.h"
 #include "spiraltorch/zspace/module_hypergrad.h"
 
@@ -17,35 +15,27 @@ namespace {
 // Gradient norms are summed in float64 where the device has it.
 Dtype reduction_dtype(const Tensor& g) { return g.device().has_float64() ? Dtype::Float64 : Dtype::Float32; }
 
-// The TrainerStep event of one batch (see module_trainer.h); energy and lr_scale only when known.
-void publish_step(int64_t epoch, int64_t step, const Tensor& x, double loss, bool skipped,
-                  const std::array<double, 3>* energy, double lr_scale) {
-  if (!events::has_listeners(ModuleTrainer::kStepEvent)) return;
-  events::Event e;
-  e.type = ModuleTrainer::kStepEvent;
-  e.fields = {{"epoch", epoch},
-              {"step", step},
-              {"samples", x.dim() > 0 ? x.shape()[0] : int64_t{1}},
-              {"loss", loss},
-              {"skipped", skipped}};
-  if (energy) {
-    e.fields.emplace_back("band_above", (*energy)[0]);
-    e.fields.emplace_back("band_here", (*energy)[1]);
-    e.fields.emplace_back("band_beneath", (*energy)[2]);
-    e.fields.emplace_back("lr_scale", lr_scale);
-  }
-  events::publish(std::move(e));
-}
-
 void check_rate(double v, const char* what) {
   if (!(v > 0) || !std::isfinite(v)) {
     throw ValueError(std::string("ModuleTrainer: ") + what + " must be positive and finite, got " + std::to_string(v));
   }
 }
+
+optim::TrainingEngine::Options engine_options() {
+  optim::TrainingEngine::Options o;
+  o.source = "ModuleTrainer";
+  o.check_gradients = true;       // all or nothing: a non-finite gradient skips the batch
+  o.zero_grad_after_step = true;  // each batch leaves clean gradients behind
+  return o;
+}
 }  // namespace
 
 ModuleTrainer::ModuleTrainer(std::string backend, double curvature, double hyper_lr, double fallback_lr)
-    : requested_(std::move(backend)), curvature_(curvature), hyper_lr_(hyper_lr), fallback_lr_(fallback_lr) {
+    : requested_(std::move(backend)),
+      curvature_(curvature),
+      hyper_lr_(hyper_lr),
+      fallback_lr_(fallback_lr),
+      engine_(engine_options()) {
   if (!(curvature < 0) || !std::isfinite(curvature)) {
     throw ValueError("ModuleTrainer: curvature must be negative and finite, got " + std::to_string(curvature));
   }
@@ -98,7 +88,7 @@ void ModuleTrainer::enable_realgrad(double lr) {
 
 void ModuleTrainer::set_grad_clip_max_norm(double max_norm) {
   if (!(max_norm > 0) || !std::isfinite(max_norm)) throw ValueError("grad_clip_max_norm must be positive and finite");
-  clip_ = max_norm;
+  engine_.options().max_grad_norm = max_norm;
 }
 
 void ModuleTrainer::enable_curvature_scheduler(CurvatureScheduler scheduler) {
@@ -119,23 +109,18 @@ void ModuleTrainer::mul_learning_rate(nn::Module& module, double factor) {
 }
 
 bool ModuleTrainer::step(nn::Module& module) {
+  std::vector<Tensor> params;
+  for (const auto& [p, h] : zspace::parameters_with_hypergrad(module)) params.push_back(p);
+  return optim::gate_gradients(params, engine_.options().max_grad_norm) && apply_update(module);
+}
+
+bool ModuleTrainer::apply_update(nn::Module& module) {
   NoGradGuard ng;
-  const auto params = zspace::parameters_with_hypergrad(module);
   // Compute every update first; commit only if all are finite.
-  double sq = 0.0;
-  for (const auto& [p, h] : params) {
+  std::vector<std::pair<Tensor, Tensor>> updates;
+  for (const auto& [p, h] : zspace::parameters_with_hypergrad(module)) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
-    const double s = sum(square(g.to(reduction_dtype(g)))).item();
-    if (!std::isfinite(s)) return false;
-    sq += s;
-  }
-  const double scale = clip_ && std::sqrt(sq) > *clip_ ? *clip_ / (std::sqrt(sq) + 1e-12) : 1.0;
-  std::vector<std::pair<Tensor, Tensor>> updates;
-  for (const auto& [p, h] : params) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    if (scale != 1.0) g = mul(g, scale);
     Tensor next;
     if (h) {
       next = geometry::rsgd_step(p, g, h->curvature, h->learning_rate * lr_scale_);
@@ -162,31 +147,33 @@ void ModuleTrainer::emit(io::TraceEvent event) {
   }
 }
 
+optim::StepParts ModuleTrainer::parts(nn::Module& module, const Loss& loss) {
+  optim::StepParts parts;
+  parts.zero_grad = [&module] { module.zero_grad(); };
+  parts.forward = [&module](const Tensor& x) { return module(x); };
+  parts.loss = loss;
+  parts.update = [this, &module](optim::StepReport&) { return apply_update(module); };
+  parts.parameters = module.parameters();
+  parts.place = [this](Tensor& x, Tensor& y) { to_backend(x, y); };
+  parts.set_training = [&module](bool training) {
+    const bool was = module.is_training();
+    module.train(training);
+    return was;
+  };
+  return parts;
+}
+
 EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches,
                                       const RoundtableSchedule& schedule) {
-  const auto start = std::chrono::steady_clock::now();
   EpochStats stats;
-  ++epoch_;
   module.to(device_);
   zero(module);
-  module.train(true);
-  Tensor x, y;
-  while (batches(x, y)) {
-    to_backend(x, y);
-    const Tensor pred = module(x);
-    const Tensor l = loss(pred, y);
-    const double value = l.item();
-    ++steps_;
-    if (!std::isfinite(value)) {
-      ++stats.skipped_steps;
-      zero(module);
-      if (trace_) emit({"step", 0, ++trace_step_, epoch_, {{"trainer.loss", value}, {"trainer.skipped", 1.0}}, {}, {}});
-      publish_step(epoch_, steps_, x, value, true, nullptr, lr_scale_);
-      continue;
-    }
+  optim::StepParts step = parts(module, loss);
+  // The roundtable: the output gradient is split into bands by |g| and each band weighted
+  // before it flows back into the module; the band energies drive the spectral policy.
+  step.backward = [&](const Tensor& l, const Tensor& pred, optim::StepReport& report) {
     const Tensor g = grad({l}, {pred}, {}, true)[0];
     const auto energy = schedule.band_energy(g);
-    for (int i = 0; i < 3; ++i) stats.band_energy[i] += energy[i];
     if (spectral_) lr_scale_ = spectral_->observe(energy);
     RoundtableConfig cfg = schedule.config();
     if (desire_ && desire_->roundtable) {
@@ -219,38 +206,31 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
         }
       }
     }
-    const bool stepped = step(module);
-    if (stepped) {
-      stats.total_loss += value;
-      ++stats.batches;
-    } else {
-      ++stats.skipped_steps;
-    }
-    zero(module);
-    if (trace_) {
-      emit({"step",
-            0,
-            ++trace_step_,
-            epoch_,
-            {{"trainer.loss", value},
-             {"trainer.skipped", stepped ? 0.0 : 1.0},
-             {"trainer.band_above", energy[0]},
-             {"trainer.band_here", energy[1]},
-             {"trainer.band_beneath", energy[2]},
-             {"trainer.lr_scale", lr_scale_}},
-            {},
-            {}});
-    }
-    publish_step(epoch_, steps_, x, value, !stepped, &energy, lr_scale_);
+    report.metrics = {
+        {"band_above", energy[0]}, {"band_here", energy[1]}, {"band_beneath", energy[2]}, {"lr_scale", lr_scale_}};
+  };
+  if (trace_) {
+    step.observe = [this](const optim::StepReport& r) {
+      io::TraceEvent e{"step", 0, ++trace_step_, r.epoch, {{"trainer.loss", r.loss}}, {}, {}};
+      e.metrics.emplace_back("trainer.skipped", r.skipped ? 1.0 : 0.0);
+      for (const auto& [name, value] : r.metrics) e.metrics.emplace_back("trainer." + name, value);
+      emit(std::move(e));
+    };
   }
-  stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
+  const optim::EpochReport epoch = engine_.train_epoch(step, batches);
+  stats.batches = epoch.batches;
+  stats.total_loss = epoch.total_loss;
+  stats.skipped_steps = epoch.skipped_steps;
+  stats.average_loss = epoch.batches ? epoch.average_loss : 0.0;
+  const char* bands[3] = {"band_above", "band_here", "band_beneath"};
+  for (int i = 0; i < 3; ++i) stats.band_energy[i] = epoch.metric_sum(bands[i]).value_or(0.0);
   if (desire_ && desire_->trainer) stats.desire_summary = desire_->trainer->drain_summary();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.seconds = epoch.seconds;
   if (trace_) {
     emit({"epoch",
           0,
           std::nullopt,
-          epoch_,
+          epoch.epoch,
           {{"trainer.average_loss", stats.average_loss},
            {"trainer.total_loss", stats.total_loss},
            {"trainer.batches", static_cast<double>(stats.batches)},
@@ -263,32 +243,18 @@ EpochStats ModuleTrainer::train_epoch(nn::Module& module, const Loss& loss, cons
 }
 
 EpochStats ModuleTrainer::evaluate_epoch(nn::Module& module, const Loss& loss, const BatchSource& batches) {
-  const auto start = std::chrono::steady_clock::now();
-  EpochStats stats;
-  const bool was_training = module.is_training();
   module.to(device_);
-  module.eval();
-  NoGradGuard ng;
-  Tensor x, y;
-  try {
-    while (batches(x, y)) {
-      to_backend(x, y);
-      const double value = loss(module(x), y).item();
-      stats.total_loss += value;
-      ++stats.batches;
-    }
-  } catch (...) {
-    module.train(was_training);
-    throw;
-  }
-  module.train(was_training);
-  stats.average_loss = stats.batches ? stats.total_loss / static_cast<double>(stats.batches) : 0.0;
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const optim::EpochReport epoch = engine_.evaluate(parts(module, loss), batches);
+  EpochStats stats;
+  stats.batches = epoch.batches;
+  stats.total_loss = epoch.total_loss;
+  stats.average_loss = epoch.batches ? epoch.average_loss : 0.0;
+  stats.seconds = epoch.seconds;
   if (trace_) {
     emit({"eval",
           0,
           std::nullopt,
-          epoch_,
+          engine_.epoch(),
           {{"eval.average_loss", stats.average_loss},
            {"eval.batches", static_cast<double>(stats.batches)},
            {"eval.seconds", stats.seconds}},

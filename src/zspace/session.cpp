@@ -23,10 +23,6 @@ std::pair<int64_t, int64_t> matrix_shape(const Tensor& t) {
   return {rows, rows == 0 ? 0 : t.numel() / rows};
 }
 
-bool all_finite(const std::vector<double>& v) {
-  return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-}
-
 void push(AtlasFrame& f, std::string name, double value) {
   if (std::isfinite(value)) f.metrics.emplace_back(std::move(name), value);
 }
@@ -74,6 +70,10 @@ void AmegagradSession::init_common() {
   if (opt_.telemetry_bound < 0) {
     throw ValueError("AmegagradSession: telemetry_bound must be >= 0, got " + std::to_string(opt_.telemetry_bound));
   }
+  optim::TrainingEngine::Options engine;
+  engine.source = opt_.hyper_only ? "HypergradSession" : "AmegagradSession";
+  engine.check_gradients = true;  // a non-finite gradient skips the step, changing nothing
+  engine_ = optim::TrainingEngine(std::move(engine));
   if (opt_.z_dim > 0) {
     ZSpaceTrainer::Options z;
     z.z_dim = opt_.z_dim;
@@ -160,7 +160,18 @@ void AmegagradSession::absorb_text(const LanguageWaveEncoder& encoder, std::stri
 
 SessionStep AmegagradSession::apply(std::string_view note) {
   single("apply");
-  return update({}, NAN, note, "apply");
+  return tape_step(note, "apply");
+}
+
+SessionStep AmegagradSession::tape_step(std::string_view note, const char* op) {
+  optim::StepParts parts;  // no loss: the update applies what the tapes hold
+  std::optional<SessionStep> done;
+  parts.update = [&](optim::StepReport&) {
+    done = update({}, NAN, note, op);
+    return true;
+  };
+  engine_.step(parts);
+  return std::move(*done);
 }
 
 SessionStep AmegagradSession::accumulate_then_update(const std::function<void()>& accumulate, std::string_view note,
@@ -173,7 +184,7 @@ SessionStep AmegagradSession::accumulate_then_update(const std::function<void()>
     opts_ = saved;
     throw;
   }
-  return update({}, NAN, note, op);
+  return tape_step(note, op);
 }
 
 SessionStep AmegagradSession::step_wave(const Tensor& wave, std::string_view note) {
@@ -195,36 +206,31 @@ SessionStep AmegagradSession::step(const Tensor& input, const Tensor& target, st
         "AmegagradSession.step: a weights session is stepped with step_wave, step_pair, step_text or "
         "apply");
   }
-  model_->zero_grad(true);
-  const Tensor prediction = (*model_)(input);
-  const Tensor loss = loss_(prediction, target);
-  if (!loss.defined() || loss.numel() != 1) {
-    throw ShapeError("AmegagradSession.step: the loss must hold one value, got shape " +
-                     (loss.defined() ? shape_str(loss.shape()) : std::string("(undefined)")));
-  }
-  const double value = loss.detach().to(Dtype::Float64).item();
-  std::vector<Tensor> grads;
-  bool finite = std::isfinite(value);
-  if (finite) {
-    loss.backward();
+  optim::StepParts parts;
+  parts.zero_grad = [this] { model_->zero_grad(true); };
+  parts.forward = [this](const Tensor& x) { return (*model_)(x); };
+  parts.loss = loss_;
+  for (const Slot& s : slots_) parts.parameters.push_back(s.param);
+  std::optional<SessionStep> done;
+  parts.update = [&](optim::StepReport& report) {
+    std::vector<Tensor> grads;
     for (const Slot& s : slots_) {
       const Tensor g = s.param.grad();
-      Tensor m = g.defined() ? reshape(g.detach().to(Dtype::Float64).contiguous(), {s.rows, s.cols})
-                             : zeros({s.rows, s.cols}, Dtype::Float64);
-      if (finite && !all_finite(m.to_vector<double>())) finite = false;
-      grads.push_back(std::move(m));
+      grads.push_back(g.defined() ? reshape(g.detach().to(Dtype::Float64).contiguous(), {s.rows, s.cols})
+                                  : zeros({s.rows, s.cols}, Dtype::Float64));
     }
-  }
-  if (!finite) {
-    SessionStep s;
-    s.step = ++steps_;
-    s.loss = value;
-    s.skipped = true;
-    ++skipped_;
-    s.frame.notes.emplace_back(std::isfinite(value) ? "skipped: non-finite gradient" : "skipped: non-finite loss");
-    return finish(std::move(s), note);
-  }
-  return update(grads, value, note, "step");
+    done = update(grads, report.loss, note, "step");
+    return true;
+  };
+  const optim::StepReport r = engine_.step(parts, input, target);
+  if (done) return std::move(*done);
+  SessionStep s;
+  s.step = r.step;
+  s.loss = r.loss;
+  s.skipped = true;
+  ++skipped_;
+  s.frame.notes.emplace_back("skipped: " + r.skip_reason);
+  return finish(std::move(s), note);
 }
 
 SessionStep AmegagradSession::update(const std::vector<Tensor>& grads, double loss, std::string_view note,
@@ -290,7 +296,7 @@ SessionStep AmegagradSession::update(const std::vector<Tensor>& grads, double lo
   ztrainer_ = std::move(z);
 
   SessionStep s;
-  s.step = ++steps_;
+  s.step = engine_.steps();  // the engine counted this step when it began
   s.loss = loss;
   AtlasFrame& f = s.frame;
   if (model_) push(f, "session.loss", loss);

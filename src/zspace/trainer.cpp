@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "checks.h"
+#include "spiraltorch/ops.h"
 
 namespace st::zspace {
 
@@ -19,9 +20,15 @@ double bias_correction(double beta, int64_t t) {
   return beta > 0 ? -std::expm1(static_cast<double>(t) * std::log(beta)) : 1.0;
 }
 
+optim::TrainingEngine::Options engine_options() {
+  optim::TrainingEngine::Options o;
+  o.source = "ZSpaceTrainer";
+  return o;
+}
+
 }  // namespace
 
-ZSpaceTrainer::ZSpaceTrainer(const Options& options) : opt_(options) {
+ZSpaceTrainer::ZSpaceTrainer(const Options& options) : opt_(options), engine_(engine_options()) {
   if (opt_.z_dim <= 0) {
     throw ValueError("ZSpaceTrainer: z_dim must be a positive int, got " + std::to_string(opt_.z_dim));
   }
@@ -42,6 +49,7 @@ void ZSpaceTrainer::reset() {
   v_.assign(n, 0.0);
   t_ = 0;
   last_.reset();
+  engine_.set_counts(0, 0);
 }
 
 std::vector<double> ZSpaceTrainer::project(const std::optional<std::vector<double>>& grad) const {
@@ -99,8 +107,22 @@ double ZSpaceTrainer::step(const ObservedMetrics& metrics) {
   const double obj = objective(metrics.values(), pen.value);
   std::vector<double> dir = project(metrics.gradient());
   for (size_t i = 0; i < dir.size(); ++i) dir[i] += opt_.lam_frac * pen.gradient[i];
-  adam(dir);
-  return obj;
+  return engine_step(obj, dir);
+}
+
+double ZSpaceTrainer::engine_step(double objective, const std::vector<double>& direction) {
+  optim::StepParts parts;
+  parts.loss = [objective](const Tensor&, const Tensor&) { return scalar_tensor(objective, Dtype::Float64); };
+  parts.backward = [](const Tensor&, const Tensor&, optim::StepReport&) {};  // the direction is the gradient
+  parts.update = [&](optim::StepReport& report) {
+    adam(direction);  // throws, changing nothing, when the update is not finite
+    double n2 = 0.0;
+    for (const double x : z_) n2 += x * x;
+    report.metrics.emplace_back("z_norm", std::sqrt(n2));
+    return true;
+  };
+  engine_.step(parts);
+  return objective;
 }
 
 std::vector<double> ZSpaceTrainer::step_batch(std::span<const ObservedMetrics> samples) {
@@ -124,7 +146,7 @@ double ZSpaceTrainer::step_partial(const ObservedMetrics& partial, double smooth
   const std::vector<double> proj = project(partial.gradient());
   std::vector<double> dir(proj.size());
   for (size_t i = 0; i < dir.size(); ++i) dir[i] = inference.gradient[i] + proj[i] + opt_.lam_frac * pen.gradient[i];
-  adam(dir);
+  engine_step(obj, dir);
   last_ = std::move(inference);
   return obj;
 }

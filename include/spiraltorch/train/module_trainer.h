@@ -12,6 +12,7 @@
 #include "spiraltorch/io/trace.h"
 #include "spiraltorch/nn/desire.h"
 #include "spiraltorch/nn/module.h"
+#include "spiraltorch/optim/training_engine.h"
 #include "spiraltorch/train/curvature_scheduler.h"
 #include "spiraltorch/train/roundtable.h"
 #include "spiraltorch/train/spectral_policy.h"
@@ -50,14 +51,15 @@ class ModuleTrainer {
   // Attaches hypergrad (trainer curvature and hyper rate) to every parameter.
   void prepare(nn::Module& module) const;
   void zero(nn::Module& module) const;
-  // Applies one update from the parameters' .grad; all-or-nothing: returns false and
-  // changes nothing when any gradient is non-finite.
+  // Applies one update from the parameters' .grad (clipped by the engine's gradient gate when a
+  // max norm is set); all-or-nothing: returns false and changes no parameter when any gradient or
+  // update is non-finite.
   bool step(nn::Module& module);
 
   void enable_realgrad(double learning_rate);
   void disable_realgrad() { real_lr_.reset(); }
   void set_grad_clip_max_norm(double max_norm);
-  void clear_grad_clip_max_norm() { clip_.reset(); }
+  void clear_grad_clip_max_norm() { engine_.options().max_grad_norm.reset(); }
   void enable_curvature_scheduler(CurvatureScheduler scheduler);
   void disable_curvature_scheduler() { scheduler_.reset(); }
   const std::optional<CurvatureScheduler>& curvature_scheduler() const { return scheduler_; }
@@ -83,16 +85,18 @@ class ModuleTrainer {
   double hyper_learning_rate() const { return hyper_lr_; }
   double fallback_learning_rate() const { return fallback_lr_; }
   std::optional<double> real_learning_rate() const { return real_lr_; }
-  std::optional<double> grad_clip_max_norm() const { return clip_; }
-  int64_t epoch() const { return epoch_; }
+  std::optional<double> grad_clip_max_norm() const { return engine_.options().max_grad_norm; }
+  int64_t epoch() const { return engine_.epoch(); }
   // Batches train_epoch has taken, across epochs (skipped ones included).
-  int64_t steps() const { return steps_; }
-  // While anything listens (spiraltorch/runtime/events.h), each batch of train_epoch publishes a
-  // "TrainerStep" event after its update: epoch, step (steps() after the batch), samples (the
-  // input's first dim, 1 for a scalar), loss, skipped (true when the loss or a gradient was not
-  // finite and nothing changed) and, for a batch that got as far as its gradient,
-  // band_above/here/beneath and lr_scale. Progress bars and TensorBoard writers follow training
-  // through it; with no listener it costs one check per batch.
+  int64_t steps() const { return engine_.steps(); }
+  // The training engine that runs train_epoch and evaluate_epoch (optim/training_engine.h).
+  const optim::TrainingEngine& engine() const { return engine_; }
+  // While anything listens (spiraltorch/runtime/events.h), the engine publishes a "TrainerStep"
+  // event after each batch's update: epoch, step (steps() after the batch), samples (the input's
+  // first dim, 1 for a scalar), loss, skipped (true when the loss or a gradient was not finite and
+  // nothing changed), source ("ModuleTrainer") and, for a batch that got as far as its gradient,
+  // band_above/here/beneath and lr_scale; EpochStart and EpochEnd around each epoch. Progress bars
+  // and TensorBoard writers follow training through it; with no listener it costs one check.
   static constexpr const char* kStepEvent = "TrainerStep";
   // An optional JSONL trace (docs/traces.md). train_epoch writes one "step" event per batch
   // (trainer.loss, trainer.skipped, trainer.band_above/here/beneath, trainer.lr_scale) and an "epoch"
@@ -106,16 +110,20 @@ class ModuleTrainer {
 
  private:
   void to_backend(Tensor& x, Tensor& y) const;  // a batch onto device_
+  // The update of step() once the gradients passed the gate.
+  bool apply_update(nn::Module& module);
+  // The parts of a step of module (forward, loss, update, ...) shared by training and evaluation.
+  optim::StepParts parts(nn::Module& module, const Loss& loss);
 
   std::string requested_, effective_;
   Device device_{DeviceType::CPU, 0};
   double curvature_, hyper_lr_, fallback_lr_;
-  std::optional<double> real_lr_, clip_;
+  std::optional<double> real_lr_;
   std::optional<CurvatureScheduler> scheduler_;
   std::optional<SpectralLearningRatePolicy> spectral_;
   std::optional<nn::DesireTelemetryBundle> desire_;
   double lr_scale_ = 1.0;  // set per batch by the spectral policy
-  int64_t epoch_ = 0, steps_ = 0;
+  optim::TrainingEngine engine_;
   std::shared_ptr<io::TraceWriter> trace_;
   int64_t trace_step_ = 0, trace_errors_ = 0;
   void emit(io::TraceEvent event);

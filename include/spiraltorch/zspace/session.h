@@ -14,6 +14,7 @@
 
 #include "spiraltorch/io/trace.h"
 #include "spiraltorch/nn/module.h"
+#include "spiraltorch/optim/training_engine.h"
 #include "spiraltorch/zspace/amegagrad.h"
 #include "spiraltorch/zspace/topos.h"
 #include "spiraltorch/zspace/trainer.h"
@@ -105,7 +106,9 @@ class AmegagradSession {
   const std::optional<ZSpaceTrainer>& ztrainer() const { return ztrainer_; }
   const std::deque<AtlasFrame>& frames() const { return frames_; }
   std::optional<SessionStep> last_step() const { return last_; }
-  int64_t steps() const { return steps_; }
+  int64_t steps() const { return engine_.steps(); }
+  // The training engine every step runs through (source "AmegagradSession" or "HypergradSession").
+  const optim::TrainingEngine& engine() const { return engine_; }
   int64_t skipped_steps() const { return skipped_; }
   int64_t trace_errors() const { return trace_errors_; }
 
@@ -121,6 +124,8 @@ class AmegagradSession {
   // Checks the options both constructors share and builds the optional z trainer.
   void init_common();
   SessionStep update(const std::vector<Tensor>& grads, double loss, std::string_view note, const char* op);
+  // A step of the tapes' pending gradients through the engine.
+  SessionStep tape_step(std::string_view note, const char* op);
   // Zeroes the tapes, runs `accumulate`, then update(); a throwing accumulate restores the tapes.
   SessionStep accumulate_then_update(const std::function<void()>& accumulate, std::string_view note, const char* op);
   SessionStep finish(SessionStep s, std::string_view note);
@@ -134,7 +139,8 @@ class AmegagradSession {
   std::optional<ZSpaceTrainer> ztrainer_;
   std::deque<AtlasFrame> frames_;
   std::optional<SessionStep> last_;
-  int64_t steps_ = 0, skipped_ = 0, trace_errors_ = 0;
+  optim::TrainingEngine engine_;
+  int64_t skipped_ = 0, trace_errors_ = 0;
 };
 
 }  // namespace st::zspace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spiraltorch/optim/training_engine.h"
 #include "spiraltorch/zspace/inference.h"
 #include "spiraltorch/zspace/observed_metrics.h"
 #include "spiraltorch/zspace/topos.h"
@@ -75,6 +76,9 @@ class ZSpaceTrainer {
   // metrics. smoothing and telemetry shape only the reported inference, not the step.
   double step_partial(const ObservedMetrics& partial, double smoothing = 0.35, const NamedValues& telemetry = {});
   const std::optional<Inference>& last_inference() const { return last_; }
+  // The training engine each step runs through (source "ZSpaceTrainer"): the objective is the
+  // step's loss, the direction its gradient, Adam its update; steps report "z_norm" (|z| after).
+  const optim::TrainingEngine& engine() const { return engine_; }
 
   State state_dict() const { return {z_, m_, v_, t_}; }
   // Checks everything before writing anything. CheckpointError for a missing vector (strict), a
@@ -86,11 +90,14 @@ class ZSpaceTrainer {
   std::vector<double> project(const std::optional<std::vector<double>>& grad) const;
   double objective(const NamedValues& metrics, double penalty) const;
   void adam(const std::vector<double>& g);
+  // One engine step: `objective` as the loss, Adam along `direction`; returns the objective.
+  double engine_step(double objective, const std::vector<double>& direction);
 
   Options opt_;
   std::vector<double> z_, m_, v_;
   int64_t t_ = 0;
   std::optional<Inference> last_;
+  optim::TrainingEngine engine_;
 };
 
 }  // namespace st::zspace

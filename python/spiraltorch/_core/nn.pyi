@@ -3667,3 +3667,33 @@ class ModuleTrainer:
     @property
     def trace_errors(self) -> int:
         """Trace writes that failed (the training went on)."""
+
+def _fit(model: object, loss: object, optimizer: object, train_loader: object, epochs: int, val_loader: object | None, scheduler: object | None, on_epoch_start: object | None, on_epoch_end: object | None) -> bool:
+    """
+    nn.fit's loop: the training engine's fit over (input, target) batches; on_epoch_end(report dict) returning True stops. Returns whether it stopped early.
+    """
+
+def _evaluate(model: object, loss: object, loader: object) -> dict:
+    """
+    nn.evaluate's loop: the engine's mean loss and accuracy (integer targets, (N, C) predictions).
+    """
+
+class _EarlyStopping:
+    """The training engine's early stopping (nn.EarlyStopping wraps it)."""
+
+    def __init__(self, patience: int, min_delta: float, monitor: str) -> None: ...
+
+    def observe(self, value: float) -> bool:
+        """Observes an epoch's monitored value; True when training should stop."""
+
+    @property
+    def best(self) -> float: ...
+
+    @property
+    def stale(self) -> int: ...
+
+    @property
+    def patience(self) -> int: ...
+
+    @property
+    def min_delta(self) -> float: ...

@@ -26,8 +26,8 @@ from . import parallel  # noqa: E402,F401
 
 
 class ModuleTrainer(_native.ModuleTrainer):
-    """The native roundtable trainer (see ``spiraltorch._core.nn.ModuleTrainer``);
-    ``train_epoch`` also publishes the ``EpochStart``/``EpochEnd`` plugin events
+    """The native roundtable trainer (see ``spiraltorch._core.nn.ModuleTrainer``), run by the C++
+    training engine, which publishes the ``EpochStart``/``TrainerStep``/``EpochEnd`` plugin events
     (``spiraltorch.plugin``) when anything listens.
 
     ``progress`` shows a bar per ``train_epoch`` on a terminal (``spiraltorch.utils.progress``);
@@ -41,17 +41,14 @@ class ModuleTrainer(_native.ModuleTrainer):
         self.writer, self.progress = writer, progress
 
     def train_epoch(self, *args: Any, **kwargs: Any) -> Any:
-        from .. import plugin  # the events' module loads with the first epoch, not with nn
         from ..utils._observe import StepWatch
         from ..utils.progress import epoch_samples
 
         epoch = self.epoch + 1
         writer = getattr(self, "writer", None)
         batches = args[2] if len(args) > 2 else kwargs.get("batches")
-        plugin._emit("EpochStart", epoch=epoch)
         with StepWatch(epoch_samples(batches), f"epoch {epoch}", getattr(self, "progress", True), writer):
             stats = super().train_epoch(*args, **kwargs)
-        plugin._emit("EpochEnd", epoch=epoch, loss=float(stats.average_loss))
         if writer is not None:
             if stats.batches:
                 writer.add_scalar("epoch/train_loss", stats.average_loss, epoch)

@@ -1,25 +1,29 @@
 """A modern training loop: ``fit(model, loss, optimizer, train_loader, ...)``.
 
+The loop is the C++ training engine (``include/spiraltorch/optim/training_engine.h``, the one that
+also runs ``ModuleTrainer``, ``ZSpaceTrainer`` and the Z-space sessions): each step, the epochs,
+validation, the scheduler and the best-epoch bookkeeping run there; this module is the glue that
+turns its per-epoch reports into ``EpochResult``/``FitHistory`` and calls Python callbacks.
+
 On a terminal each epoch shows a progress bar (``spiraltorch.utils.progress``: tqdm when it is
-installed, a one-line counter otherwise) with ETA, samples/s and the running loss. Each epoch
-reports the mean training loss, and, with ``val_loader``, the validation loss and
-(for integer class targets) accuracy. ``writer`` (a ``spiraltorch.utils.tensorboard.SummaryWriter``)
-receives ``train/loss`` per batch and ``epoch/*`` per epoch. ``EarlyStopping`` stops when the monitored
-value has not improved for ``patience`` epochs; ``restore_best`` puts back the
-weights of the best epoch; ``checkpoint_path`` saves them with ``spiraltorch.nn.save``
-when that is available.
+installed, a one-line counter otherwise) with ETA, samples/s and the running loss, following the
+engine's ``TrainerStep`` events. Each epoch reports the mean training loss, and, with
+``val_loader``, the validation loss and (for integer class targets) accuracy. ``writer`` (a
+``spiraltorch.utils.tensorboard.SummaryWriter``) receives ``train/loss`` per batch and ``epoch/*``
+per epoch. ``EarlyStopping`` stops when the monitored value has not improved for ``patience``
+epochs; ``restore_best`` puts back the weights of the best epoch; ``checkpoint_path`` saves them
+with ``spiraltorch.nn.save`` when that is available.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from .. import _core
-from ..autograd import no_grad
-from ..utils.progress import Progress, batch_samples, epoch_samples
+from ..utils._observe import StepWatch
+from ..utils.progress import epoch_samples
 
 Tensor = _core.Tensor
 
@@ -58,46 +62,28 @@ class Callback:
 
 class EarlyStopping(Callback):
     """Stops when ``monitor`` ("val_loss" or "train_loss") has not improved by more than
-    ``min_delta`` for ``patience`` epochs."""
+    ``min_delta`` for ``patience`` epochs (the training engine's ``EarlyStopping``)."""
 
     def __init__(self, patience: int = 3, min_delta: float = 0.0, monitor: str = "val_loss") -> None:
-        if patience < 0 or not math.isfinite(min_delta):
-            raise _core.SpiralValueError("EarlyStopping: patience must be >= 0 and min_delta finite")
-        self.patience, self.min_delta, self.monitor = patience, max(0.0, min_delta), monitor
-        self.best = math.inf
-        self.stale = 0
+        # Any EpochResult field may be monitored here; the engine's own policy knows the two losses.
+        native_monitor = monitor if monitor in ("val_loss", "train_loss") else "val_loss"
+        self._native = _core.nn._EarlyStopping(patience, min_delta, native_monitor)
+        self.monitor = monitor
+
+    patience = property(lambda self: self._native.patience)
+    min_delta = property(lambda self: self._native.min_delta)
+    best = property(lambda self: self._native.best, doc="The best monitored value so far.")
+    stale = property(lambda self: self._native.stale, doc="Epochs since the last improvement.")
 
     def on_epoch_end(self, result: EpochResult, history: FitHistory) -> bool:
         value = getattr(result, self.monitor)
-        if value is None:
-            value = result.train_loss
-        if value + self.min_delta < self.best:
-            self.best, self.stale = value, 0
-        else:
-            self.stale += 1
-        return self.stale > self.patience
+        return self._native.observe(result.train_loss if value is None else value)
 
 
 def evaluate(model: Any, loss: Callable[[Tensor, Tensor], Tensor], loader: Iterable) -> Dict[str, Optional[float]]:
-    """Mean loss over ``loader`` and, for integer targets with (N, C) predictions, accuracy."""
-    was_training = model.training
-    model.eval()
-    total, batches, correct, seen = 0.0, 0, 0, 0
-    try:
-        with no_grad():
-            for x, y in loader:
-                pred = model(x)
-                total += float(loss(pred, y).item())
-                batches += 1
-                if y.dtype == _core.dtype.int64 and pred.ndim == 2:
-                    correct += int((pred.argmax(dim=1) == y).sum().item())
-                    seen += y.shape[0]
-    finally:
-        model.train(was_training)
-    return {
-        "loss": total / batches if batches else None,
-        "accuracy": correct / seen if seen else None,
-    }
+    """Mean loss over ``loader`` and, for integer targets with (N, C) predictions, accuracy (the
+    training engine's evaluation: eval mode, no gradients)."""
+    return _core.nn._evaluate(model, loss, loader)
 
 
 def _write_epoch(writer: Any, result: EpochResult, optimizer: Any, samples: int) -> None:
@@ -137,8 +123,10 @@ def fit(
 ) -> FitHistory:
     """Trains ``model`` for ``epochs`` epochs and returns a ``FitHistory``.
 
-    Each step: ``optimizer.zero_grad()``, forward, ``loss(pred, target).backward()``,
-    ``optimizer.step()``. A batch whose loss is not finite is skipped (no update) and
+    Each step (in the C++ training engine): ``optimizer.zero_grad()``, forward,
+    ``loss(pred, target).backward()``, ``optimizer.step()``; native modules, losses and optimizers
+    are called in C++, Python ones through Python. Batches are ``(input, target)`` pairs of tensors
+    (or array-likes, converted). A batch whose loss is not finite is skipped (no update) and
     counted in ``skipped_steps``. ``scheduler.step()`` runs once per epoch when given.
     ``progress`` shows a bar on a terminal and the per-epoch lines (through ``log``).
     ``writer`` (a ``SummaryWriter``) gets ``train/loss`` at each update (step = batches seen,
@@ -148,65 +136,53 @@ def fit(
     if epochs < 1:
         raise _core.SpiralValueError(f"fit: epochs must be >= 1, got {epochs}")
     history = FitHistory()
-    best_state = None
-    global_step = 0
-    for epoch in range(1, epochs + 1):
-        model.train(True)
-        start = time.perf_counter()
-        total, batches, skipped = 0.0, 0, 0
-        with Progress(epoch_samples(train_loader), desc=f"epoch {epoch}/{epochs}", enable=progress) as bar:
-            for x, y in train_loader:
-                global_step += 1
-                optimizer.zero_grad()
-                value = loss(model(x), y)
-                scalar = float(value.item())
-                bar.update(batch_samples(x))
-                if not math.isfinite(scalar):
-                    skipped += 1
-                    continue
-                value.backward()
-                stepped = optimizer.step()
-                # False, or a StepResult whose verdict is False (None: an optimizer without one)
-                if stepped is not None and not stepped:
-                    skipped += 1
-                    continue
-                total += scalar
-                batches += 1
-                if writer is not None:
-                    writer.add_scalar("train/loss", scalar, global_step)
-                if bar.shown:
-                    bar.set_postfix(loss=total / batches)
-            seen = bar.n
-        if scheduler is not None:
-            scheduler.step()
-        result = EpochResult(epoch, total / batches if batches else math.nan, time.perf_counter() - start,
-                             skipped_steps=skipped)
-        if val_loader is not None:
-            metrics = evaluate(model, loss, val_loader)
-            result.val_loss, result.val_accuracy = metrics["loss"], metrics["accuracy"]
+    best_state: Optional[Dict[str, Tensor]] = None
+    watch: Optional[StepWatch] = None
+    total = epoch_samples(train_loader)
+
+    def on_epoch_start(epoch: int) -> None:
+        nonlocal watch
+        watch = StepWatch(total, f"epoch {epoch}/{epochs}", progress, writer)
+        watch.__enter__()
+
+    def on_epoch_end(report: Dict[str, Any]) -> bool:
+        nonlocal best_state, watch
+        done, watch = watch, None
+        if done is not None:
+            done.__exit__(None, None, None)
+        epoch = report["epoch"]
+        result = EpochResult(epoch, report["train_loss"], report["seconds"], report["val_loss"],
+                             report["val_accuracy"], report["skipped_steps"])
         history.epochs.append(result)
         if writer is not None:
-            _write_epoch(writer, result, optimizer, seen)
-        line = f"epoch {epoch}/{epochs}  train_loss {result.train_loss:.4f}"
-        if result.val_loss is not None:
-            line += f"  val_loss {result.val_loss:.4f}"
-        if result.val_accuracy is not None:
-            line += f"  val_acc {result.val_accuracy:.4f}"
-        line += f"  ({result.seconds:.1f} s)"
+            _write_epoch(writer, result, optimizer, report["samples"])
         if progress:
-            log(line)
-        score = result.val_loss if result.val_loss is not None else result.train_loss
-        if math.isfinite(score) and (history.best_score is None or score < history.best_score):
-            history.best_score, history.best_epoch = score, epoch
+            log(_epoch_line(result, epochs))
+        if report["improved"]:
+            history.best_score, history.best_epoch = report["score"], epoch
             if restore_best or checkpoint_path:
                 best_state = {k: v.clone() for k, v in model.state_dict().items()}
                 if checkpoint_path:
                     from . import save  # type: ignore[attr-defined]
 
                     save(checkpoint_path, model)
-        if any(cb.on_epoch_end(result, history) for cb in callbacks):
-            history.stopped_early = True
-            break
+        return any(cb.on_epoch_end(result, history) for cb in callbacks)
+
+    try:
+        history.stopped_early = _core.nn._fit(model, loss, optimizer, train_loader, epochs, val_loader, scheduler,
+                                              on_epoch_start, on_epoch_end)
+    finally:
+        if watch is not None:
+            watch.__exit__(None, None, None)
     if restore_best and best_state is not None:
         model.load_state_dict(best_state)
     return history
+
+
+def _epoch_line(result: EpochResult, epochs: int) -> str:
+    line = f"epoch {result.epoch}/{epochs}  train_loss {result.train_loss:.4f}"
+    if result.val_loss is not None:
+        line += f"  val_loss {result.val_loss:.4f}"
+    if result.val_accuracy is not None:
+        line += f"  val_acc {result.val_accuracy:.4f}"
+    return line + f"  ({result.seconds:.1f} s)"

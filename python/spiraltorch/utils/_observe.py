@@ -1,6 +1,7 @@
-"""Following a native trainer from Python without a second loop: the C++ ``ModuleTrainer`` publishes
-a ``TrainerStep`` event per batch on the event bus (while something listens), and ``StepWatch``
-turns those events into a progress bar and TensorBoard scalars."""
+"""Following native training from Python without a second loop: the C++ training engine (behind
+``nn.fit`` and ``ModuleTrainer``) publishes a ``TrainerStep`` event per step on the event bus (while
+something listens), and ``StepWatch`` turns those events into a progress bar and TensorBoard
+scalars."""
 
 from __future__ import annotations
 
