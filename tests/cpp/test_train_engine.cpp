@@ -203,6 +203,13 @@ TEST(TrainingEngine, EpochsAccumulateAndCallBack) {
   EXPECT_EQ(started, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(scheduled, 2);  // once per epoch
   EXPECT_LT(b.average_loss, a.average_loss);
+  // Per step: after every update, not after a skipped step.
+  engine.options().scheduler_per_step = true;
+  scheduled = 0;
+  engine.train_epoch(parts, repeat(x, y, 2));
+  parts.update = [](StepReport&) { return false; };
+  engine.train_epoch(parts, repeat(x, y, 1));
+  EXPECT_EQ(scheduled, 2);
 }
 
 TEST(TrainingEngine, FitValidatesTracksTheBestAndStopsEarly) {
