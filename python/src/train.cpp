@@ -34,11 +34,31 @@ ModuleTrainer::BatchSource batch_source(nb::iterator& it) {
   };
 }
 
-// A fresh pass over a Python iterable of (input, target) pairs each time it is called.
-std::function<st::optim::TrainingEngine::BatchSource()> batch_sources(nb::object loader) {
-  return [loader]() -> st::optim::TrainingEngine::BatchSource {
+// The batch input a Python model receives as it came from the loader when it is not a tensor (a
+// tuple or dict of a multi-input model): the engine then carries an undefined input tensor.
+using RawInput = std::shared_ptr<nb::object>;
+
+// A fresh pass over a Python iterable of (input, target) pairs each time it is called. With `raw`
+// (a Python model), a non-tensor input goes to the model untouched instead of being converted.
+std::function<st::optim::TrainingEngine::BatchSource()> batch_sources(nb::object loader, RawInput raw = nullptr) {
+  return [loader, raw]() -> st::optim::TrainingEngine::BatchSource {
     auto it = std::make_shared<nb::iterator>(nb::iter(loader));
-    return [it](Tensor& x, Tensor& y) { return batch_source(*it)(x, y); };
+    return [it, raw](Tensor& x, Tensor& y) {
+      if (!raw) return batch_source(*it)(x, y);
+      if (*it == nb::iterator::sentinel()) return false;
+      nb::handle item = **it;
+      nb::object xo = item[0], yo = item[1];
+      if (nb::isinstance<Tensor>(xo)) {
+        x = nb::cast<Tensor>(xo);
+        *raw = nb::none();
+      } else {
+        x = Tensor();
+        *raw = xo;
+      }
+      y = nb::isinstance<Tensor>(yo) ? nb::cast<Tensor>(yo) : tensor_from_data(yo, std::nullopt);
+      ++*it;
+      return true;
+    };
   };
 }
 
@@ -48,21 +68,30 @@ bool exactly_native(nb::handle obj) {
   return nb::isinstance<nb::str>(module) && nb::cast<std::string>(module).starts_with("spiraltorch._core");
 }
 
+// A model defined in Python (a callable, or a Module subclass with its own forward): given a
+// non-tensor batch input as it came.
+bool python_model(nb::handle model) { return !exactly_native(model); }
+
 // nn.fit's step parts from Python objects: native modules, losses and optimizers run in C++,
 // anything else (a Python callable, a Python optimizer) is called through Python.
-st::optim::StepParts fit_parts(nb::object model, nb::object loss, nb::object optimizer) {
+// `raw`: where batch_sources(loader, raw) leaves a non-tensor input for a Python model.
+st::optim::StepParts fit_parts(nb::object model, nb::object loss, nb::object optimizer, RawInput raw = nullptr) {
   st::optim::StepParts parts;
   st::nn::Module* module = nullptr;
   if (nb::try_cast(model, module) && module) {
     // The native call runs a Python subclass's forward and the module's hooks.
-    parts.forward = [model, module](const Tensor& x) { return (*module)(x); };
+    parts.forward = [model, module, raw](const Tensor& x) {
+      return x.defined() || !raw ? (*module)(x) : nb::cast<Tensor>(model(*raw));
+    };
     parts.set_training = [model, module](bool training) {
       const bool was = module->is_training();
       module->train(training);
       return was;
     };
   } else {
-    parts.forward = [model](const Tensor& x) { return nb::cast<Tensor>(model(x)); };
+    parts.forward = [model, raw](const Tensor& x) {
+      return nb::cast<Tensor>(x.defined() || !raw ? model(x) : model(*raw));
+    };
     parts.set_training = [model](bool training) {
       const bool was = nb::cast<bool>(nb::getattr(model, "training", nb::bool_(true)));
       model.attr("train")(training);
@@ -379,8 +408,9 @@ void bind_train(nb::module_& nn) {
       });
     }
     st::optim::TrainingEngine engine(std::move(o));
-    const auto report = engine.fit(fit_parts(model, loss, optimizer), epochs, batch_sources(train_loader),
-                                   val_loader.is_none() ? nullptr : batch_sources(val_loader));
+    const RawInput raw = python_model(model) ? std::make_shared<nb::object>() : nullptr;
+    const auto report = engine.fit(fit_parts(model, loss, optimizer, raw), epochs, batch_sources(train_loader, raw),
+                                   val_loader.is_none() ? nullptr : batch_sources(val_loader, raw));
     return report.stopped_early;
   },
          nb::arg("model"), nb::arg("loss"), nb::arg("optimizer"), nb::arg("train_loader"), nb::arg("epochs"),
@@ -390,13 +420,14 @@ void bind_train(nb::module_& nn) {
          "True stops. Returns whether it stopped early.");
   nn.def("_evaluate",
          [](nb::object model, nb::object loss, nb::object loader) {
-    st::optim::StepParts parts = fit_parts(model, loss, nb::none());
+    const RawInput raw = python_model(model) ? std::make_shared<nb::object>() : nullptr;
+    st::optim::StepParts parts = fit_parts(model, loss, nb::none(), raw);
     st::optim::TrainingEngine engine([] {
       st::optim::TrainingEngine::Options o;
       o.source = "evaluate";
       return o;
     }());
-    const st::optim::EpochReport e = engine.evaluate(parts, batch_sources(loader)());
+    const st::optim::EpochReport e = engine.evaluate(parts, batch_sources(loader, raw)());
     nb::dict d;
     d["loss"] = e.batches ? nb::cast(e.average_loss) : nb::none();
     d["accuracy"] = optional_float(e.accuracy);

@@ -137,7 +137,9 @@ StepReport TrainingEngine::run_step(const StepParts& parts, Tensor input, Tensor
   r.epoch = in_epoch_ ? epoch_ : 0;
   r.step = ++steps_;
   if (parts.place) parts.place(input, target);
-  r.samples = input.defined() && input.dim() > 0 ? input.shape()[0] : 1;
+  // An input the front-end carries itself (undefined here) counts by its target.
+  const Tensor& counted = input.defined() ? input : target;
+  r.samples = counted.defined() && counted.dim() > 0 ? counted.shape()[0] : 1;
   if (parts.zero_grad) parts.zero_grad();
   const auto skip = [&r](const char* reason) {
     r.skipped = true;

@@ -147,3 +147,34 @@ def test_early_stopping_and_evaluate_are_the_engine_s():
     assert metrics["accuracy"] == 0.75 and model.training
     np.testing.assert_allclose(metrics["loss"], nn.CrossEntropyLoss()(model(x), y).item(), rtol=1e-7)
     assert nn.evaluate(model, nn.CrossEntropyLoss(), []) == {"loss": None, "accuracy": None}
+
+
+def test_fit_gives_a_python_model_its_multi_input_batches_as_they_came():
+    """A two-input Python model gets the loader's (x1, x2) tuple, not a stacked tensor; the engine counts
+    the batch's samples by its target; evaluate does the same."""
+
+    class TwoInputs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = _linear(), _linear()
+
+        def forward(self, inputs):
+            assert isinstance(inputs, tuple) and len(inputs) == 2
+            x1, x2 = inputs
+            return self.a(x1) + self.b(x2)
+
+    (x, y), (x2, y2) = _data()
+    loader = [((x, x * 2.0), y), ((x2, x2 * 2.0), y2)]
+    model = TwoInputs()
+    with _Events("TrainerStep") as ev:
+        history = nn.fit(model, nn.MSELoss(), st.optim.SGD(model.parameters(), lr=0.1), loader, epochs=20,
+                         progress=False)
+    steps = ev.steps("fit")
+    assert len(steps) == 40
+    assert history.epochs[-1].train_loss < 0.2 * history.epochs[0].train_loss
+    # The same sum of two linear maps computed by hand from the trained weights.
+    with st.no_grad():
+        expected = model.a(x) + model.b(x * 2.0)
+    assert np.allclose(model((x, x * 2.0)).tolist(), expected.tolist())
+    assert nn.evaluate(model, nn.MSELoss(), loader)["loss"] == pytest.approx(
+        (nn.MSELoss()(model((x, x * 2.0)), y).item() + nn.MSELoss()(model((x2, x2 * 2.0)), y2).item()) / 2)

@@ -125,8 +125,9 @@ def fit(
 
     Each step (in the C++ training engine): ``optimizer.zero_grad()``, forward,
     ``loss(pred, target).backward()``, ``optimizer.step()``; native modules, losses and optimizers
-    are called in C++, Python ones through Python. Batches are ``(input, target)`` pairs of tensors
-    (or array-likes, converted). A batch whose loss is not finite is skipped (no update) and
+    are called in C++, Python ones through Python. Batches are ``(input, target)`` pairs; the target
+    is a tensor or array-like (converted); a native module's input likewise, while a Python model
+    receives a non-tensor input as the loader gave it (a tuple or dict for a multi-input model). A batch whose loss is not finite is skipped (no update) and
     counted in ``skipped_steps``. ``scheduler.step()`` runs once per epoch when given.
     ``progress`` shows a bar on a terminal and the per-epoch lines (through ``log``).
     ``writer`` (a ``SummaryWriter``) gets ``train/loss`` at each update (step = batches seen,
