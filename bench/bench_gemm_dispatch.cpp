@@ -61,13 +61,13 @@ int main() {
   shapes.push_back({"attn p v", 128, 64, 128, false, false, 32});
   shapes.push_back({"lstm step", 16, 1024, 256, false, true});
   for (int64_t n : {32, 64, 128}) shapes.push_back({"square", n, n, n, false, false});
-  const bool mkl = st::cpu::mkl::available();
+  const bool mkl = st::backend::cpu::mkl::available();
   std::printf(
       "threads %d, oneDNN ISA %s, MKL %s\n"
       "| shape | m | n | k | OpenBLAS ms | oneDNN ms | MKL ms | fastest | dispatch (auto) ms |\n"
       "|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
       omp_get_max_threads(), st::backend::onednn::effective_isa().c_str(),
-      mkl ? st::cpu::mkl::version().c_str() : st::cpu::mkl::unavailable_reason().c_str());
+      mkl ? st::backend::cpu::mkl::version().c_str() : st::backend::cpu::mkl::unavailable_reason().c_str());
   auto& be = st::backend::cpu_backend();
   for (const Shape3& s : shapes) {
     const int64_t B = s.batch;
@@ -80,14 +80,14 @@ int main() {
       be.gemm(st::Dtype::Float32, s.ta, s.tb, s.m, s.n, s.k, 1.0, a.data(), lda, s.m * s.k, b.data(), ldb, s.k * s.n,
               0.0, c.data(), s.n, s.m * s.n, B);
     };
-    st::cpu::set_gemm_backend("openblas");
+    st::backend::cpu::set_gemm_backend("openblas");
     const double blas = median_ms(backend_gemm, reps);
     double mkl_ms = -1;
     if (mkl) {
-      st::cpu::set_gemm_backend("mkl");
+      st::backend::cpu::set_gemm_backend("mkl");
       mkl_ms = median_ms(backend_gemm, reps);
     }
-    st::cpu::set_gemm_backend("auto");
+    st::backend::cpu::set_gemm_backend("auto");
     double dnn = -1;
     if (st::backend::onednn::f32_matmul(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, sa, b.data(), ldb, sb, c.data(), B)) {
       dnn = median_ms([&] {

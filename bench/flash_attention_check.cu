@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 #include "backend/cuda/flash_attention.cuh"
-using namespace st::cudak;
+using namespace st::backend::cuda;
 #define CK(x)                                                             \
   do {                                                                    \
     cudaError_t e = (x);                                                  \

@@ -101,21 +101,22 @@ nb::dict describe_cpu() {
   // bfloat16 matmuls: oneDNN with native bf16 dot products, or float32 copies through OpenBLAS.
   d["bf16_matmul"] = st::backend::onednn::bf16_matmul_available() ? "onednn" : "float32";
   // Intel oneMKL: linked in (mkl-static at build time), else loaded at run time when present.
-  if (st::cpu::mkl::available()) {
-    d["mkl"] = st::cpu::mkl::version();
-    d["mkl_linkage"] = st::cpu::mkl::linked_statically() ? "static" : "runtime";
-    d["mkl_library"] = st::cpu::mkl::linked_statically() ? nb::object(nb::none())
-                                                         : nb::object(nb::str(st::cpu::mkl::library_path().c_str()));
+  if (st::backend::cpu::mkl::available()) {
+    d["mkl"] = st::backend::cpu::mkl::version();
+    d["mkl_linkage"] = st::backend::cpu::mkl::linked_statically() ? "static" : "runtime";
+    d["mkl_library"] = st::backend::cpu::mkl::linked_statically()
+                           ? nb::object(nb::none())
+                           : nb::object(nb::str(st::backend::cpu::mkl::library_path().c_str()));
   } else {
     d["mkl"] = nb::none();
-    d["mkl_reason"] = st::cpu::mkl::unavailable_reason();
+    d["mkl_reason"] = st::backend::cpu::mkl::unavailable_reason();
   }
-  d["cpu_vendor_intel"] = st::cpu::cpu_is_intel();
+  d["cpu_vendor_intel"] = st::backend::cpu::cpu_is_intel();
   // float32 GEMM: which library each shape class goes to under the measured rule (gemm_library.h).
   d["cpu_isa"] = st::backend::onednn::effective_isa();
-  d["gemm_backend"] = st::cpu::gemm_backend();
+  d["gemm_backend"] = st::backend::cpu::gemm_backend();
   auto library = [](int64_t m, int64_t n, int64_t k, int64_t batch) {
-    return st::cpu::gemm_library_name(st::cpu::f32_gemm_library(m, n, k, batch));
+    return st::backend::cpu::gemm_library_name(st::backend::cpu::f32_gemm_library(m, n, k, batch));
   };
   nb::dict dispatch;
   dispatch["small (< 2^20 multiply-adds)"] = library(64, 64, 64, 1);
@@ -123,7 +124,7 @@ nb::dict describe_cpu() {
   dispatch["square 2048+ (>= 2^32 multiply-adds)"] = library(2048, 2048, 2048, 1);
   dispatch["transformer linear (1024 tokens x 256-4096)"] = library(1024, 1024, 256, 1);
   dispatch["attention batched (32 x 128x128x64)"] = library(128, 128, 64, 32);
-  dispatch["float64"] = st::cpu::gemm_library_name(st::cpu::f64_gemm_library());
+  dispatch["float64"] = st::backend::cpu::gemm_library_name(st::backend::cpu::f64_gemm_library());
   dispatch["bfloat16"] = st::backend::onednn::bf16_matmul_available() ? "onednn" : "openblas (float32 copies)";
   d["gemm_dispatch"] = dispatch;
   d["gemm_dispatch_measured_on"] =

@@ -39,7 +39,7 @@ template <typename T>
 void embedding_backward(const T* gp, const int64_t* ix, int64_t skip, T* wp, int64_t k, int64_t dim) {
   constexpr int64_t kBlock = 64;
   const int64_t blocks = (dim + kBlock - 1) / kBlock;
-  const int threads = static_cast<int>(std::min<int64_t>(blocks, cpu::num_threads_for(k * dim)));
+  const int threads = static_cast<int>(std::min<int64_t>(blocks, backend::cpu::num_threads_for(k * dim)));
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bj = 0; bj < blocks; ++bj) {
     const int64_t j0 = bj * kBlock, j1 = std::min(dim, j0 + kBlock);
@@ -213,7 +213,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     const size_t row_bytes = static_cast<size_t>(dim) * weight.itemsize();
     const char* src = static_cast<const char*>(wc.raw_data());
     char* dst = static_cast<char*>(out.raw_data());
-#pragma omp parallel for num_threads(cpu::num_threads_for(k* dim)) schedule(static)
+#pragma omp parallel for num_threads(backend::cpu::num_threads_for(k* dim)) schedule(static)
     for (int64_t i = 0; i < k; ++i) {
       if (row_bytes) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
     }

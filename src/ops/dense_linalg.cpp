@@ -44,7 +44,7 @@ Tensor own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_
   return t;
 }
 
-namespace lapack = cpu::lapack;
+namespace lapack = backend::cpu::lapack;
 
 // ---- checks ----
 

@@ -16,19 +16,19 @@
 #include "spiraltorch/spiraltorch.h"
 
 using namespace st;
-using cpu::Capability;
-using cpu::capability_bit;
+using backend::cpu::Capability;
+using backend::cpu::capability_bit;
 
 namespace {
 
-constexpr cpu::CapabilitySet kBase = capability_bit(Capability::Baseline);
-constexpr cpu::CapabilitySet kAvx2 = kBase | capability_bit(Capability::Avx2);
-constexpr cpu::CapabilitySet kAll = kAvx2 | capability_bit(Capability::Avx512);
+constexpr backend::cpu::CapabilitySet kBase = capability_bit(Capability::Baseline);
+constexpr backend::cpu::CapabilitySet kAvx2 = kBase | capability_bit(Capability::Avx2);
+constexpr backend::cpu::CapabilitySet kAll = kAvx2 | capability_bit(Capability::Avx512);
 
 template <typename E>
-std::string error_of(const char* requested, cpu::CapabilitySet host, cpu::CapabilitySet built) {
+std::string error_of(const char* requested, backend::cpu::CapabilitySet host, backend::cpu::CapabilitySet built) {
   try {
-    cpu::select_capability(requested, host, built);
+    backend::cpu::select_capability(requested, host, built);
   } catch (const E& e) {
     return e.what();
   }
@@ -68,18 +68,18 @@ double rel_diff(const Tensor& a, const Tensor& b, double floor = 1e-30) {
 }  // namespace
 
 TEST(CpuDispatch, DefaultIsTheBestCapabilityOfCpuAndBuild) {
-  EXPECT_EQ(cpu::select_capability(nullptr, kAll, kAll), Capability::Avx512);
-  EXPECT_EQ(cpu::select_capability("", kAvx2, kAll), Capability::Avx2);
-  EXPECT_EQ(cpu::select_capability("auto", kAll, kAvx2), Capability::Avx2);
-  EXPECT_EQ(cpu::select_capability("Default", kBase, kAll), Capability::Baseline);
-  EXPECT_EQ(cpu::select_capability(nullptr, kAll, kBase), Capability::Baseline);
+  EXPECT_EQ(backend::cpu::select_capability(nullptr, kAll, kAll), Capability::Avx512);
+  EXPECT_EQ(backend::cpu::select_capability("", kAvx2, kAll), Capability::Avx2);
+  EXPECT_EQ(backend::cpu::select_capability("auto", kAll, kAvx2), Capability::Avx2);
+  EXPECT_EQ(backend::cpu::select_capability("Default", kBase, kAll), Capability::Baseline);
+  EXPECT_EQ(backend::cpu::select_capability(nullptr, kAll, kBase), Capability::Baseline);
   EXPECT_NE(error_of<DeviceUnavailableError>(nullptr, kAvx2, capability_bit(Capability::Avx512)), "");
 }
 
 TEST(CpuDispatch, ForcedCapabilityIsUsedOrRefused) {
-  EXPECT_EQ(cpu::select_capability("baseline", kAll, kAll), Capability::Baseline);
-  EXPECT_EQ(cpu::select_capability("AVX2", kAll, kAll), Capability::Avx2);
-  EXPECT_EQ(cpu::select_capability("avx512", kAll, kAll), Capability::Avx512);
+  EXPECT_EQ(backend::cpu::select_capability("baseline", kAll, kAll), Capability::Baseline);
+  EXPECT_EQ(backend::cpu::select_capability("AVX2", kAll, kAll), Capability::Avx2);
+  EXPECT_EQ(backend::cpu::select_capability("avx512", kAll, kAll), Capability::Avx512);
   // a capability this CPU lacks: an error naming what it runs, never a silent fallback
   const std::string cpu_lacks = error_of<DeviceUnavailableError>("avx512", kAvx2, kAll);
   EXPECT_NE(cpu_lacks.find("SPIRALTORCH_CPU_CAPABILITY=avx512"), std::string::npos) << cpu_lacks;
@@ -99,20 +99,21 @@ TEST(CpuDispatch, ActiveCapabilityIsOneThisCpuRuns) {
   EXPECT_EQ(caps.front(), "baseline");
   EXPECT_NE(std::find(caps.begin(), caps.end(), active), caps.end());
   if (!std::getenv("SPIRALTORCH_CPU_CAPABILITY")) EXPECT_EQ(active, caps.back());
-  ASSERT_NE(cpu::kernels_for(Capability::Baseline), nullptr);
+  ASSERT_NE(backend::cpu::kernels_for(Capability::Baseline), nullptr);
   for (const std::string& c : caps) {
-    const Capability cap = cpu::select_capability(c.c_str(), cpu::host_capabilities(), cpu::built_capabilities());
-    EXPECT_NE(cpu::kernels_for(cap), nullptr) << c;
+    const Capability cap = backend::cpu::select_capability(c.c_str(), backend::cpu::host_capabilities(),
+                                                           backend::cpu::built_capabilities());
+    EXPECT_NE(backend::cpu::kernels_for(cap), nullptr) << c;
   }
 }
 
 // Each table this CPU runs gives the baseline's results up to a few roundings.
 TEST(CpuDispatch, EveryCapabilityMatchesTheBaseline) {
-  const cpu::Kernels& base = *cpu::kernels_for(Capability::Baseline);
+  const backend::cpu::Kernels& base = *backend::cpu::kernels_for(Capability::Baseline);
   for (const Capability cap : {Capability::Avx2, Capability::Avx512}) {
-    const cpu::Kernels* k = cpu::kernels_for(cap);
+    const backend::cpu::Kernels* k = backend::cpu::kernels_for(cap);
     if (!k) continue;
-    SCOPED_TRACE(cpu::capability_name(cap));
+    SCOPED_TRACE(backend::cpu::capability_name(cap));
     for (const Dtype dt : {Dtype::Float32, Dtype::Float64, Dtype::BFloat16}) {
       const double eps = dt == Dtype::Float64 ? 0x1p-52 : dt == Dtype::Float32 ? 0x1p-23 : 0x1p-7;
       const Tensor x = random_tensor({1031}, dt, 1, 4.0), y = random_tensor({1031}, dt, 2);
@@ -154,10 +155,10 @@ TEST(CpuDispatch, EveryCapabilityMatchesTheBaseline) {
 // type_info are private to it, and still match).
 TEST(CpuDispatch, KernelErrorsKeepTheirType) {
   for (const Capability cap : {Capability::Baseline, Capability::Avx2, Capability::Avx512}) {
-    const cpu::Kernels* k = cpu::kernels_for(cap);
+    const backend::cpu::Kernels* k = backend::cpu::kernels_for(cap);
     if (!k) continue;
     const Tensor x = Tensor::from_vector(std::vector<int64_t>{1, 2, 3}, {3});
     Tensor out = Tensor::empty({3}, Dtype::Int64);
-    EXPECT_THROW(k->unary(backend::UnaryOp::Exp, x, out, 0, 0), DtypeError) << cpu::capability_name(cap);
+    EXPECT_THROW(k->unary(backend::UnaryOp::Exp, x, out, 0, 0), DtypeError) << backend::cpu::capability_name(cap);
   }
 }

@@ -18,7 +18,7 @@
 #include "spiraltorch/spiraltorch.h"
 
 using namespace st;
-using cpu::Capability;
+using backend::cpu::Capability;
 
 namespace {
 
@@ -108,7 +108,7 @@ Tensor laid_out(const Tensor& x, int layout) {
   return x;
 }
 
-void check_kernel(const cpu::Kernels& kern, const Case& c, Dtype dt, bool causal, int layout, unsigned seed) {
+void check_kernel(const backend::cpu::Kernels& kern, const Case& c, Dtype dt, bool causal, int layout, unsigned seed) {
   SCOPED_TRACE(testing::Message() << "B=" << c.B << " H=" << c.H << " L=" << c.L << " S=" << c.S << " d=" << c.d
                                   << " dv=" << c.dv << " " << dtype_name(dt) << (causal ? " causal" : "") << " layout "
                                   << layout);
@@ -147,9 +147,9 @@ TEST(CpuFlashAttention, EveryCapabilityMatchesFloat64Reference) {
   };
   int ran = 0;
   for (const Capability cap : {Capability::Baseline, Capability::Avx2, Capability::Avx512}) {
-    const cpu::Kernels* kern = cpu::kernels_for(cap);
+    const backend::cpu::Kernels* kern = backend::cpu::kernels_for(cap);
     if (!kern) continue;
-    SCOPED_TRACE(cpu::capability_name(cap));
+    SCOPED_TRACE(backend::cpu::capability_name(cap));
     ++ran;
     unsigned seed = 1;
     for (const Case& c : cases) {
@@ -168,7 +168,7 @@ TEST(CpuFlashAttention, EveryCapabilityMatchesFloat64Reference) {
 }
 
 TEST(CpuFlashAttention, RefusesWhatItDoesNotTake) {
-  const cpu::Kernels& kern = *cpu::kernels_for(Capability::Baseline);
+  const backend::cpu::Kernels& kern = *backend::cpu::kernels_for(Capability::Baseline);
   const Tensor q = random_tensor({1, 2, 4, 8}, 1);
   Tensor out = Tensor::empty({1, 2, 4, 8}, Dtype::Float32), lse = Tensor::empty({1, 2, 4}, Dtype::Float32);
   const Tensor h = q.to(Dtype::BFloat16);

@@ -20,8 +20,8 @@ namespace {
 
 // Restores the switch a test changed.
 struct BackendGuard {
-  std::string saved = cpu::gemm_backend();
-  ~BackendGuard() { cpu::set_gemm_backend(saved); }
+  std::string saved = backend::cpu::gemm_backend();
+  ~BackendGuard() { backend::cpu::set_gemm_backend(saved); }
 };
 
 template <typename T>
@@ -59,7 +59,7 @@ std::vector<double> reference(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 template <typename T>
 void check_library(const std::string& library, Dtype dtype, double tol) {
   BackendGuard guard;
-  cpu::set_gemm_backend(library);
+  backend::cpu::set_gemm_backend(library);
   struct Case {
     bool ta, tb;
     int64_t m, n, k, batch;
@@ -109,42 +109,43 @@ TEST(GemmLibrary, OpenBlasMatchesFloat64Loop) {
 }
 
 TEST(GemmLibrary, MklMatchesFloat64Loop) {
-  if (!cpu::mkl::available()) GTEST_SKIP() << "MKL is not installed: " << cpu::mkl::unavailable_reason();
-  EXPECT_FALSE(cpu::mkl::version().empty());
+  if (!backend::cpu::mkl::available())
+    GTEST_SKIP() << "MKL is not installed: " << backend::cpu::mkl::unavailable_reason();
+  EXPECT_FALSE(backend::cpu::mkl::version().empty());
   // Linked in (mkl-static at build time) or libmkl_rt loaded at run time.
-  if (cpu::mkl::linked_statically()) {
-    EXPECT_TRUE(cpu::mkl::library_path().empty());
+  if (backend::cpu::mkl::linked_statically()) {
+    EXPECT_TRUE(backend::cpu::mkl::library_path().empty());
   } else {
-    EXPECT_NE(cpu::mkl::library_path().find("libmkl_rt"), std::string::npos);
+    EXPECT_NE(backend::cpu::mkl::library_path().find("libmkl_rt"), std::string::npos);
   }
   check_library<float>("mkl", Dtype::Float32, 2e-5);
   check_library<double>("mkl", Dtype::Float64, 1e-12);
   BackendGuard guard;
-  cpu::set_gemm_backend("mkl");
-  EXPECT_EQ(cpu::f32_gemm_library(8, 8, 8, 1), cpu::GemmLibrary::Mkl);
-  EXPECT_EQ(cpu::f64_gemm_library(), cpu::GemmLibrary::Mkl);
+  backend::cpu::set_gemm_backend("mkl");
+  EXPECT_EQ(backend::cpu::f32_gemm_library(8, 8, 8, 1), backend::cpu::GemmLibrary::Mkl);
+  EXPECT_EQ(backend::cpu::f64_gemm_library(), backend::cpu::GemmLibrary::Mkl);
 }
 
 TEST(GemmLibrary, AutoRuleFollowsTheMeasuredSplit) {
   BackendGuard guard;
-  cpu::set_gemm_backend("auto");
+  backend::cpu::set_gemm_backend("auto");
   // Small products stay on OpenBLAS everywhere; float64 never leaves it under "auto".
-  EXPECT_EQ(cpu::f32_gemm_library(64, 64, 64, 1), cpu::GemmLibrary::OpenBlas);
-  EXPECT_EQ(cpu::f64_gemm_library(), cpu::GemmLibrary::OpenBlas);
-  const cpu::GemmLibrary mid = cpu::f32_gemm_library(512, 512, 512, 1);
-  if (cpu::cpu_is_intel() && cpu::mkl::available()) {
-    EXPECT_EQ(mid, cpu::GemmLibrary::Mkl);
+  EXPECT_EQ(backend::cpu::f32_gemm_library(64, 64, 64, 1), backend::cpu::GemmLibrary::OpenBlas);
+  EXPECT_EQ(backend::cpu::f64_gemm_library(), backend::cpu::GemmLibrary::OpenBlas);
+  const backend::cpu::GemmLibrary mid = backend::cpu::f32_gemm_library(512, 512, 512, 1);
+  if (backend::cpu::cpu_is_intel() && backend::cpu::mkl::available()) {
+    EXPECT_EQ(mid, backend::cpu::GemmLibrary::Mkl);
   } else if (backend::onednn::version()) {
-    EXPECT_EQ(mid, cpu::GemmLibrary::OneDNN);  // MKL is never picked on other vendors
+    EXPECT_EQ(mid, backend::cpu::GemmLibrary::OneDNN);  // MKL is never picked on other vendors
   } else {
-    EXPECT_EQ(mid, cpu::GemmLibrary::OpenBlas);
+    EXPECT_EQ(mid, backend::cpu::GemmLibrary::OpenBlas);
   }
 }
 
 TEST(GemmLibrary, BadOrMissingLibraryIsAClearError) {
   BackendGuard guard;
   try {
-    cpu::set_gemm_backend("cublas");
+    backend::cpu::set_gemm_backend("cublas");
     FAIL() << "no error";
   } catch (const ValueError& e) {
     const std::string msg = e.what();
@@ -152,10 +153,10 @@ TEST(GemmLibrary, BadOrMissingLibraryIsAClearError) {
     EXPECT_NE(msg.find("'cublas'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'mkl'"), std::string::npos) << msg;
   }
-  EXPECT_EQ(cpu::gemm_backend(), guard.saved);  // a refused name changes nothing
-  if (!cpu::mkl::available()) {
-    EXPECT_THROW(cpu::set_gemm_backend("mkl"), DeviceUnavailableError);
-    EXPECT_FALSE(cpu::mkl::unavailable_reason().empty());
+  EXPECT_EQ(backend::cpu::gemm_backend(), guard.saved);  // a refused name changes nothing
+  if (!backend::cpu::mkl::available()) {
+    EXPECT_THROW(backend::cpu::set_gemm_backend("mkl"), DeviceUnavailableError);
+    EXPECT_FALSE(backend::cpu::mkl::unavailable_reason().empty());
   }
-  if (!backend::onednn::version()) EXPECT_THROW(cpu::set_gemm_backend("onednn"), DeviceUnavailableError);
+  if (!backend::onednn::version()) EXPECT_THROW(backend::cpu::set_gemm_backend("onednn"), DeviceUnavailableError);
 }

@@ -27,7 +27,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -414,4 +414,4 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   return flash_attention_masked_backward(q, k, v, Tensor(), dout, lse, delta, scale, causal, dq, dk, dv);
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

@@ -6,9 +6,9 @@
 // table: the same results (the baseline kernels are the reference the others are tested against).
 #include "backend/cpu/dispatch.h"
 
-extern "C" const st::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
+extern "C" const st::backend::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
 
-namespace st::cpu::CPU_CAPABILITY {
+namespace st::backend::cpu::CPU_CAPABILITY {
 
 // ST_CPU_BASELINE_OBJECT is defined when compiling the baseline objects (SpiralCpuKernels.cmake). The
 // kernels test it with #ifdef, not `if constexpr`: outside a template both branches would be
@@ -22,4 +22,4 @@ inline constexpr bool kBaselineObject = false;
 // The baseline table, for the work this object leaves to it (never called from the baseline itself).
 inline const Kernels& baseline_kernels() { return *SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)(); }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

@@ -1,6 +1,6 @@
 #include "backend/cpu/binary_loops.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -40,4 +40,4 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 #endif
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

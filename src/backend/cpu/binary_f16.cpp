@@ -1,7 +1,7 @@
 #include "backend/cpu/binary_loops.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 void binary_f16(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) { arith<Half>(op, a, b, out); }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

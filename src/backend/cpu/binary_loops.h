@@ -11,7 +11,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {
+namespace st::backend::cpu::CPU_CAPABILITY {
 
 using backend::BinaryOp;
 
@@ -275,4 +275,4 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 
 }  // namespace
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

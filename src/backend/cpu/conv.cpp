@@ -9,7 +9,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 using backend::Conv2dGeom;
 using backend::Pool2dGeom;
@@ -463,4 +463,4 @@ void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const C
   });
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

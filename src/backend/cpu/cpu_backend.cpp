@@ -8,210 +8,214 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override { cpu::binary(op, a, b, out); }
-  void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) override {
-    cpu::unary(op, x, out, p0, p1);
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override {
+    backend::cpu::binary(op, a, b, out);
   }
-  void copy(const Tensor& src, Tensor& dst) override { cpu::copy(src, dst); }
-  void fill(Tensor& dst, Scalar value) override { cpu::fill(dst, value); }
+  void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) override {
+    backend::cpu::unary(op, x, out, p0, p1);
+  }
+  void copy(const Tensor& src, Tensor& dst) override { backend::cpu::copy(src, dst); }
+  void fill(Tensor& dst, Scalar value) override { backend::cpu::fill(dst, value); }
   void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) override {
-    cpu::where(cond, a, b, out);
+    backend::cpu::where(cond, a, b, out);
   }
   void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) override {
-    cpu::reduce(op, x, outer, r, inner, out);
+    backend::cpu::reduce(op, x, outer, r, inner, out);
   }
   void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
                   Tensor& indices) override {
-    cpu::arg_reduce(is_max, x, outer, r, inner, values, indices);
+    backend::cpu::arg_reduce(is_max, x, outer, r, inner, values, indices);
   }
   void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
             int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
             int64_t batch) override {
-    cpu::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    backend::cpu::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
   }
   void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
-    cpu::random(out, normal, p0, p1, seed, counter);
+    backend::cpu::random(out, normal, p0, p1, seed, counter);
   }
   void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
-    cpu::poisson(rates, out, seed, counter);
+    backend::cpu::poisson(rates, out, seed, counter);
   }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
-    cpu::softmax(x, rows, cols, log, out);
+    backend::cpu::softmax(x, rows, cols, log, out);
   }
   void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
-    cpu::softmax_backward(g, y, rows, cols, log, dx);
+    backend::cpu::softmax_backward(g, y, rows, cols, log, dx);
   }
 
   // ---- indexing kernels ----
-  void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override { cpu::cat(xs, outer, out); }
+  void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override { backend::cpu::cat(xs, outer, out); }
   void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
               Tensor& out) override {
-    cpu::gather(x, index, outer, n, k, inner, out);
+    backend::cpu::gather(x, index, outer, n, k, inner, out);
   }
   void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                    int64_t inner) override {
-    cpu::scatter_add(out, index, src, outer, n, k, inner);
+    backend::cpu::scatter_add(out, index, src, outer, n, k, inner);
   }
   void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
                     Tensor& out) override {
-    cpu::index_select(x, index, outer, n, k, inner, out);
+    backend::cpu::index_select(x, index, outer, n, k, inner, out);
   }
-  void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override { cpu::masked_select(x, mask, out); }
+  void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override {
+    backend::cpu::masked_select(x, mask, out);
+  }
   void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
             Tensor& indices) override {
-    cpu::sort(x, outer, n, inner, k, descending, values, indices);
+    backend::cpu::sort(x, outer, n, inner, k, descending, values, indices);
   }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
-    cpu::cumsum(x, outer, n, inner, out);
+    backend::cpu::cumsum(x, outer, n, inner, out);
   }
   void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
             Tensor& indices) override {
-    cpu::scan(op, x, outer, n, inner, out, indices);
+    backend::cpu::scan(op, x, outer, n, inner, out, indices);
   }
   void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                 Tensor& out) override {
-    cpu::triangle(x, batch, rows, cols, diagonal, upper, out);
+    backend::cpu::triangle(x, batch, rows, cols, diagonal, upper, out);
   }
 
   // ---- convolution kernels ----
   void im2col(const Tensor& x, const Conv2dGeom& g, int64_t batch, Tensor& cols) override {
-    cpu::im2col(x, g, batch, cols);
+    backend::cpu::im2col(x, g, batch, cols);
   }
   void col2im(const Tensor& cols, const Conv2dGeom& g, int64_t batch, Tensor& x) override {
-    cpu::col2im(cols, g, batch, x);
+    backend::cpu::col2im(cols, g, batch, x);
   }
   void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices) override {
-    cpu::max_pool2d(x, g, planes, out, indices);
+    backend::cpu::max_pool2d(x, g, planes, out, indices);
   }
   void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGeom& g, int64_t planes,
                            Tensor& gx) override {
-    cpu::max_pool2d_backward(gy, indices, g, planes, gx);
+    backend::cpu::max_pool2d_backward(gy, indices, g, planes, gx);
   }
   void avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
                   int64_t divisor_override, Tensor& out) override {
-    cpu::avg_pool2d(x, g, planes, count_include_pad, divisor_override, out);
+    backend::cpu::avg_pool2d(x, g, planes, count_include_pad, divisor_override, out);
   }
   void avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, bool count_include_pad,
                            int64_t divisor_override, Tensor& gx) override {
-    cpu::avg_pool2d_backward(gy, g, planes, count_include_pad, divisor_override, gx);
+    backend::cpu::avg_pool2d_backward(gy, g, planes, count_include_pad, divisor_override, gx);
   }
   void adaptive_avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& out) override {
-    cpu::adaptive_avg_pool2d(x, g, planes, out);
+    backend::cpu::adaptive_avg_pool2d(x, g, planes, out);
   }
   void adaptive_avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t planes, Tensor& gx) override {
-    cpu::adaptive_avg_pool2d_backward(gy, g, planes, gx);
+    backend::cpu::adaptive_avg_pool2d_backward(gy, g, planes, gx);
   }
   void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t batch,
                         Tensor& out) override {
-    cpu::depthwise_conv2d(x, w, bias, g, batch, out);
+    backend::cpu::depthwise_conv2d(x, w, bias, g, batch, out);
   }
   void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t batch,
                                        Tensor& gx) override {
-    cpu::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
+    backend::cpu::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
   void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                         Tensor& gw) override {
-    cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+    backend::cpu::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
 
   // ---- layer norm / batch norm ----
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
-    cpu::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
+    backend::cpu::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
   }
   void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                            int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
-    cpu::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+    backend::cpu::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
   }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                         Tensor& var) override {
-    cpu::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
+    backend::cpu::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
   }
   void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
                         int64_t n, int64_t c, int64_t l, Tensor& y) override {
-    cpu::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
+    backend::cpu::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
   }
   void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                            int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
                            Tensor& db) override {
-    cpu::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
+    backend::cpu::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
   }
 
   // ---- attention softmax ----
   void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
                          Tensor& lse) override {
-    cpu::attention_softmax(s, batch, L, S, scale, causal, p, lse);
+    backend::cpu::attention_softmax(s, batch, L, S, scale, causal, p, lse);
   }
   void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                   int64_t L, int64_t S, double scale, bool causal) override {
-    cpu::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
+    backend::cpu::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
   // Tiled attention with O(L + S) memory per head (attention.cpp): float32 and float64.
   bool has_flash_attention() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
-    return cpu::flash_attention(q, k, v, scale, causal, out, lse);
+    return backend::cpu::flash_attention(q, k, v, scale, causal, out, lse);
   }
   bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
                                 const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
                                 Tensor& dk, Tensor& dv) override {
-    return cpu::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+    return backend::cpu::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                               bool causal, Tensor& out, Tensor& lse) override {
-    return cpu::flash_attention_masked(q, k, v, mask, scale, causal, out, lse);
+    return backend::cpu::flash_attention_masked(q, k, v, mask, scale, causal, out, lse);
   }
   bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                        const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
                                        bool causal, Tensor& dq, Tensor& dk, Tensor& dv) override {
-    return cpu::flash_attention_masked_backward(q, k, v, mask, dout, lse, delta, scale, causal, dq, dk, dv);
+    return backend::cpu::flash_attention_masked_backward(q, k, v, mask, dout, lse, delta, scale, causal, dq, dk, dv);
   }
 
   // ---- recurrent kernels ----
   void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
                     Tensor& acts) override {
-    cpu::lstm_forward(xproj, w, h0, c0, hc, acts);
+    backend::cpu::lstm_forward(xproj, w, h0, c0, hc, acts);
   }
   void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
                      const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
-    cpu::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+    backend::cpu::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   }
   void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
                    Tensor& saved) override {
-    cpu::gru_forward(xproj, w, bhh, h0, hs, saved);
+    backend::cpu::gru_forward(xproj, w, bhh, h0, hs, saved);
   }
   void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
-    cpu::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
+    backend::cpu::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
   // binary() and unary() read and write float16/bfloat16 directly (float32 math, one rounding).
   bool native_half_elementwise() const override { return true; }
   bool native_half_reduce() const override { return true; }
   bool half_with_float_scalar() const override { return true; }
-  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { cpu::adam_update(slots, a); }
+  void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { backend::cpu::adam_update(slots, a); }
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
-    cpu::dropout_mask(out, seed, counter, scale, keep);
+    backend::cpu::dropout_mask(out, seed, counter, scale, keep);
   }
   bool pointwise_loss(PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0, double p1,
                       Tensor& out, Tensor& dp, Tensor& dt) override {
-    return cpu::pointwise_loss(op, p, t, aux, p0, p1, out, dp, dt);
+    return backend::cpu::pointwise_loss(op, p, t, aux, p0, p1, out, dp, dt);
   }
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
                           Tensor& lse) override {
-    return cpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+    return backend::cpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                    int64_t ignore_index, double scale, Tensor& dx) override {
-    return cpu::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
+    return backend::cpu::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
   }
-  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { cpu::sgd_update(slots, a); }
+  void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { backend::cpu::sgd_update(slots, a); }
   void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
-    cpu::adagrad_update(slots, a);
+    backend::cpu::adagrad_update(slots, a);
   }
   void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
-    cpu::rmsprop_update(slots, a);
+    backend::cpu::rmsprop_update(slots, a);
   }
-  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override { cpu::flag_nonfinite(xs, flag); }
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override { backend::cpu::flag_nonfinite(xs, flag); }
 };
 
 }  // namespace

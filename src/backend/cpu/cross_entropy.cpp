@@ -10,7 +10,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/loss.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -95,4 +95,4 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
   return true;
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -1,4 +1,4 @@
-// The choice of the CPU kernels' capability (dispatch.h) and the st::cpu entry points that
+// The choice of the CPU kernels' capability (dispatch.h) and the st::backend::cpu entry points that
 // forward to the chosen table. Compiled once, for the baseline.
 #include "backend/cpu/dispatch.h"
 
@@ -12,17 +12,17 @@
 // The tables of the capabilities this build compiled (CMake defines SPIRALTORCH_CPU_HAS_<CAP>).
 extern "C" {
 #if SPIRALTORCH_CPU_HAS_BASELINE
-const st::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
+const st::backend::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(baseline)();
 #endif
 #if SPIRALTORCH_CPU_HAS_AVX2
-const st::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(avx2)();
+const st::backend::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(avx2)();
 #endif
 #if SPIRALTORCH_CPU_HAS_AVX512
-const st::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(avx512)();
+const st::backend::cpu::Kernels* SPIRALTORCH_CPU_KERNELS_SYMBOL(avx512)();
 #endif
 }
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -158,23 +158,23 @@ const Kernels* kernels_for(Capability c) {
   return (host_capabilities() & capability_bit(c)) ? compiled_table(c) : nullptr;
 }
 
-// The st::cpu entry points (kernels.h): one call through the chosen table.
+// The st::backend::cpu entry points (kernels.h): one call through the chosen table.
 #define ST_CPU_FORWARD_KERNEL(name, ret, params, args) \
   ret name params { return kernels().name args; }
 ST_CPU_DISPATCHED_KERNELS(ST_CPU_FORWARD_KERNEL)
 #undef ST_CPU_FORWARD_KERNEL
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu
 
 namespace st {
 
-std::string cpu_capability() { return cpu::capability_name(cpu::active_capability()); }
+std::string cpu_capability() { return backend::cpu::capability_name(backend::cpu::active_capability()); }
 
 std::vector<std::string> cpu_capabilities() {
   std::vector<std::string> out;
-  const cpu::CapabilitySet usable = cpu::host_capabilities() & cpu::built_capabilities();
-  for (const cpu::Capability c : cpu::kAll) {
-    if (usable & cpu::capability_bit(c)) out.emplace_back(cpu::capability_name(c));
+  const backend::cpu::CapabilitySet usable = backend::cpu::host_capabilities() & backend::cpu::built_capabilities();
+  for (const backend::cpu::Capability c : backend::cpu::kAll) {
+    if (usable & backend::cpu::capability_bit(c)) out.emplace_back(backend::cpu::capability_name(c));
   }
   return out;
 }

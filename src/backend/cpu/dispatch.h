@@ -3,7 +3,7 @@
 // model). The vectorised kernel sources (the list in cmake/SpiralCpuKernels.cmake: elementwise,
 // reductions, softmax, attention softmax, flash attention, layer/batch norm, the LSTM/GRU gate
 // loops, Adam, the cross-entropy rows, dtype conversion) are compiled once per capability, each
-// time inside the namespace st::cpu::CPU_CAPABILITY (-DCPU_CAPABILITY=baseline|avx2|avx512):
+// time inside the namespace st::backend::cpu::CPU_CAPABILITY (-DCPU_CAPABILITY=baseline|avx2|avx512):
 //
 //   baseline  -march=x86-64-v2 (SSE4.2, POPCNT): every x86-64 CPU of the last 15 years; the rest
 //             of the library is compiled for it too
@@ -23,7 +23,7 @@
 // (ValueError): running anything else than what was asked for would make a comparison between
 // capabilities silently compare the wrong thing.
 //
-// The kernels below keep their st::cpu names (kernels.h declares them; dispatch.cpp forwards
+// The kernels below keep their st::backend::cpu names (kernels.h declares them; dispatch.cpp forwards
 // each call to the chosen table), so callers never see the dispatch.
 #include <cstdint>
 #include <span>
@@ -123,7 +123,7 @@
 #define ST_CPU_DECLARE_KERNEL(name, ret, params, args) ret name params;
 #define ST_CPU_KERNEL_FIELD(name, ret, params, args) ret(*name) params;
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 enum class Capability : int { Baseline = 0, Avx2 = 1, Avx512 = 2 };
 inline constexpr int kNumCapabilities = 3;
@@ -153,7 +153,7 @@ Capability active_capability();
 // The table of one capability, or null when this build or this CPU lacks it (tests compare them).
 const Kernels* kernels_for(Capability c);
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu
 
 // The table of one capability, defined in its kernel objects (kernel_table.cpp): the one global
 // symbol each capability's relocatable object keeps.
@@ -163,7 +163,7 @@ const Kernels* kernels_for(Capability c);
 
 #ifdef CPU_CAPABILITY
 // Inside a kernel object: this capability's definitions of the kernels.
-namespace st::cpu::CPU_CAPABILITY {
+namespace st::backend::cpu::CPU_CAPABILITY {
 ST_CPU_DISPATCHED_KERNELS(ST_CPU_DECLARE_KERNEL)
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY
 #endif

@@ -5,7 +5,7 @@
 #include "backend/cpu/loops.h"
 #include "spiraltorch/generator.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -37,4 +37,4 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -4,8 +4,8 @@
 
 #include "spiraltorch/tensor.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

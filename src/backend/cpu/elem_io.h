@@ -15,7 +15,7 @@
 #include "backend/cpu/vmath.h"
 #include "spiraltorch/dtype.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 template <typename S>
 inline constexpr bool kHalfType = std::is_same_v<S, BFloat16> || std::is_same_v<S, Half>;
@@ -151,4 +151,4 @@ void half_block_loop(const uint16_t* x, const uint16_t* y, bool y_scalar, Raw<Ou
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -8,7 +8,7 @@
 #include "backend/cpu/mkl_runtime.h"
 #include "backend/cpu/matmul_onednn.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -131,4 +131,4 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

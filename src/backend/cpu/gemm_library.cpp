@@ -9,7 +9,7 @@
 #include "backend/cpu/matmul_onednn.h"
 #include "spiraltorch/error.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 namespace {
 
 enum Mode : int { kAuto = 0, kOpenBlas = 1, kOneDNN = 2, kMkl = 3 };
@@ -119,4 +119,4 @@ void set_gemm_backend(const std::string& name) {
   g_mode.store(*m);
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 enum class GemmLibrary { OpenBlas, OneDNN, Mkl };
 
@@ -33,4 +33,4 @@ void set_gemm_backend(const std::string& name);
 // The CPU's vendor is Intel (the rule's MKL condition).
 bool cpu_is_intel();
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -11,7 +11,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -240,4 +240,4 @@ void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_
                   [&] { triangle_impl(x.data<scalar_t>(), out.data<scalar_t>(), batch, rows, cols, diagonal, upper); });
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -5,7 +5,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/dispatch.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 // ---- dispatched per CPU capability (dispatch.h): elementwise (binary.cpp, unary.cpp, copy.cpp),
 // reductions (reduce.cpp), softmax (softmax.cpp), layer norm (layer_norm.cpp), batch norm
@@ -56,4 +56,4 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const ba
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                       Tensor& gw);
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

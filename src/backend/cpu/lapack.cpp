@@ -16,7 +16,7 @@
 #define lapack_complex_double std::complex<double>
 #include <lapacke.h>
 
-namespace st::cpu::lapack {
+namespace st::backend::cpu::lapack {
 
 namespace {
 
@@ -202,4 +202,4 @@ ST_LAPACK_INSTANTIATE(float)
 ST_LAPACK_INSTANTIATE(double)
 #undef ST_LAPACK_INSTANTIATE
 
-}  // namespace st::cpu::lapack
+}  // namespace st::backend::cpu::lapack

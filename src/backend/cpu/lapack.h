@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-namespace st::cpu::lapack {
+namespace st::backend::cpu::lapack {
 
 // Keeps OpenBLAS on one thread before a batch loop runs over the OpenMP pool (the reason is in
 // backend/cpu/gemm.cpp: its spinning workers and OpenMP's fight for the same cores). Call it
@@ -63,4 +63,4 @@ void trsm_rowmajor(bool upper, bool unit, int64_t n, int64_t nrhs, const T* a, T
 template <typename T>
 int gesdd(char jobz, int64_t m, int64_t n, T* a, int64_t lda, T* s, T* u, int64_t ldu, T* vt, int64_t ldvt);
 
-}  // namespace st::cpu::lapack
+}  // namespace st::backend::cpu::lapack

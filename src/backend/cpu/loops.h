@@ -11,7 +11,7 @@
 #include "backend/common/loop_plan.h"
 #include "spiraltorch/tensor.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 constexpr int64_t kParallelGrain = 32768;  // elements below which threads cost more than they give
 
@@ -88,4 +88,4 @@ void for_each(const LoopGeometry<N>& g, std::array<char*, N> base, F&& inner) {
   for (int64_t r = 0; r < rows; ++r) run_rows(r, r + 1);
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -4,7 +4,7 @@
 // cross-entropy rows call the capability-dispatched SIMD row kernels (loss_rows.cpp).
 #include "backend/backend.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 bool pointwise_loss(backend::PointwiseLoss op, const Tensor& p, const Tensor& t, const Tensor& aux, double p0,
                     double p1, Tensor& out, Tensor& dp, Tensor& dt);
@@ -13,4 +13,4 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, double scale, Tensor& dx);
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

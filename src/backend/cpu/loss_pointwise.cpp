@@ -6,7 +6,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/loss.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -107,4 +107,4 @@ bool pointwise_loss(backend::PointwiseLoss op, const Tensor& p, const Tensor& t,
   return true;
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -6,7 +6,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 // max_i x[i]; NaNs are skipped here (they reach the sum below and make the row NaN there).
 float row_max(const float* x, int64_t n) {
@@ -36,4 +36,4 @@ void row_ce_grad(const float* x, const float* w, int64_t n, float lse, float g, 
   }
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

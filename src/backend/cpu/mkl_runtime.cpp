@@ -34,7 +34,7 @@ void MKL_Get_Version_String(char*, int);
 }
 #endif
 
-namespace st::cpu::mkl {
+namespace st::backend::cpu::mkl {
 namespace {
 
 // CBLAS enumerators as MKL (and every CBLAS) numbers them; passed as int through the C ABI.
@@ -214,4 +214,4 @@ void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double al
   }
 }
 
-}  // namespace st::cpu::mkl
+}  // namespace st::backend::cpu::mkl

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace st::cpu::mkl {
+namespace st::backend::cpu::mkl {
 
 // Whether MKL can be called. When SPIRALTORCH_MKL_LIBRARY names a file, that file alone is loaded
 // (even in a build with MKL linked in); else the linked copy, else libmkl_rt.so.3 / .so.2 in the
@@ -32,4 +32,4 @@ void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double al
           int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
           int64_t batch);
 
-}  // namespace st::cpu::mkl
+}  // namespace st::backend::cpu::mkl

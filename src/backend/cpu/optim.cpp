@@ -10,7 +10,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -266,4 +266,4 @@ void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
   if (bad) *flag.data<int32_t>() = 1;
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

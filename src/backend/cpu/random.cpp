@@ -4,7 +4,7 @@
 #include "backend/cpu/loops.h"
 #include "spiraltorch/generator.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 // Element i draws from Philox block (counter + i / 4) for uniforms and
 // (counter + i / 2) for normals (Box-Muller on a pair), so any thread split gives
@@ -49,4 +49,4 @@ void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint6
   ST_DISPATCH_FLOAT(out.dtype(), [&] { random_typed<scalar_t>(out, normal, p0, p1, seed, counter); });
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -6,7 +6,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 using backend::ReduceOp;
 
@@ -327,4 +327,4 @@ void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t 
   ST_DISPATCH_ARITH(x.dtype(), [&] { arg_typed<scalar_t>(is_max, x, outer, r, inner, values, indices); });
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

@@ -11,7 +11,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -347,4 +347,4 @@ void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const 
   });
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

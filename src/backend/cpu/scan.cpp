@@ -11,7 +11,7 @@
 #include "spiraltorch/error.h"
 #include "spiraltorch/generator.h"
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 namespace {
 
@@ -90,4 +90,4 @@ void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) 
   }
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

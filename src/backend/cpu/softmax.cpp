@@ -5,7 +5,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 template <typename T>
@@ -79,4 +79,4 @@ void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out)
   ST_DISPATCH_FLOAT(x.dtype(), [&] { softmax_typed<scalar_t>(x, rows, cols, log, out); });
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

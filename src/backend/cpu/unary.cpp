@@ -1,6 +1,6 @@
 #include "backend/cpu/unary_loops.h"
 
-namespace st::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
+namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
 namespace {
 
@@ -46,4 +46,4 @@ void unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
 #endif
 }
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

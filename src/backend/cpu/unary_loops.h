@@ -13,7 +13,7 @@
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
 
-namespace st::cpu::CPU_CAPABILITY {
+namespace st::backend::cpu::CPU_CAPABILITY {
 
 using backend::UnaryOp;
 
@@ -204,4 +204,4 @@ void int_unary(UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) {
 
 }  // namespace
 
-}  // namespace st::cpu::CPU_CAPABILITY
+}  // namespace st::backend::cpu::CPU_CAPABILITY

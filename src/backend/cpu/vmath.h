@@ -14,7 +14,7 @@
 // The same for a lambda handed to a vector loop: `[](float x) ST_VINLINE_LAMBDA { ... }`.
 #define ST_VINLINE_LAMBDA __attribute__((always_inline))
 
-namespace st::cpu {
+namespace st::backend::cpu {
 
 // exp(xc) = 2^n * p(r), r = xc - n ln2: the range reduction and polynomial the exps below
 // share; returns p and sets n (a whole number).
@@ -291,4 +291,4 @@ ST_VINLINE double vgelu_tanh_grad(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
-}  // namespace st::cpu
+}  // namespace st::backend::cpu

@@ -9,7 +9,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -111,4 +111,4 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

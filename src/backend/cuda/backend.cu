@@ -8,7 +8,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 Tensor to_host(const Tensor& t) {
   if (t.device().type == DeviceType::CPU) return t.contiguous();
@@ -43,7 +43,7 @@ void cross_device_copy(const Tensor& src, Tensor& dst) {
     Tensor s = src;
     if (s.dtype() != dst.dtype() || !s.is_contiguous() || s.shape() != dst.shape()) {
       Tensor c = Tensor::empty(dst.shape(), dst.dtype());
-      cpu::copy(src, c);
+      backend::cpu::copy(src, c);
       s = c;
     }
     from_host(s, dst);
@@ -58,7 +58,7 @@ void cross_device_copy(const Tensor& src, Tensor& dst) {
       s = c;
     }
     const Tensor h = to_host(s);
-    cpu::copy(h, dst);
+    backend::cpu::copy(h, dst);
     return;
   }
   // Device to device (different GPUs): peer copy of contiguous bytes.
@@ -81,11 +81,11 @@ class CudaBackend final : public backend::Backend {
 
   void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) override {
     use_device(index_);
-    cudak::binary(op, a, b, out);
+    backend::cuda::binary(op, a, b, out);
   }
   void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1) override {
     use_device(index_);
-    cudak::unary(op, x, out, p0, p1);
+    backend::cuda::unary(op, x, out, p0, p1);
   }
   void copy(const Tensor& src, Tensor& dst) override {
     if (src.device() != dst.device()) return cross_device_copy(src, dst);
@@ -94,232 +94,232 @@ class CudaBackend final : public backend::Backend {
   }
   void fill(Tensor& dst, Scalar value) override {
     use_device(index_);
-    cudak::fill(dst, value);
+    backend::cuda::fill(dst, value);
   }
   void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) override {
     use_device(index_);
-    cudak::where(cond, a, b, out);
+    backend::cuda::where(cond, a, b, out);
   }
   void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) override {
     use_device(index_);
-    cudak::reduce(op, x, outer, r, inner, out);
+    backend::cuda::reduce(op, x, outer, r, inner, out);
   }
   void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,
                   Tensor& indices) override {
     use_device(index_);
-    cudak::arg_reduce(is_max, x, outer, r, inner, values, indices);
+    backend::cuda::arg_reduce(is_max, x, outer, r, inner, values, indices);
   }
   void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
             int64_t sa, const void* b, int64_t ldb, int64_t sb, double beta, void* c, int64_t ldc, int64_t sc,
             int64_t batch) override {
     use_device(index_);
-    cudak::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
+    backend::cuda::gemm(dtype, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch);
   }
   void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter) override {
     use_device(index_);
-    cudak::random(out, normal, p0, p1, seed, counter);
+    backend::cuda::random(out, normal, p0, p1, seed, counter);
   }
   void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
     use_device(index_);
-    cudak::poisson(rates, out, seed, counter);
+    backend::cuda::poisson(rates, out, seed, counter);
   }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     use_device(index_);
-    cudak::softmax(x, rows, cols, log, out);
+    backend::cuda::softmax(x, rows, cols, log, out);
   }
   void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx) override {
     use_device(index_);
-    cudak::softmax_backward(g, y, rows, cols, log, dx);
+    backend::cuda::softmax_backward(g, y, rows, cols, log, dx);
   }
 
   void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) override {
     use_device(index_);
-    cudak::cat(xs, outer, out);
+    backend::cuda::cat(xs, outer, out);
   }
   void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
               Tensor& out) override {
     use_device(index_);
-    cudak::gather(x, index, outer, n, k, inner, out);
+    backend::cuda::gather(x, index, outer, n, k, inner, out);
   }
   void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                    int64_t inner) override {
     use_device(index_);
-    cudak::scatter_add(out, index, src, outer, n, k, inner);
+    backend::cuda::scatter_add(out, index, src, outer, n, k, inner);
   }
   void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
                     Tensor& out) override {
     use_device(index_);
-    cudak::index_select(x, index, outer, n, k, inner, out);
+    backend::cuda::index_select(x, index, outer, n, k, inner, out);
   }
   void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) override {
     use_device(index_);
-    cudak::masked_select(x, mask, out);
+    backend::cuda::masked_select(x, mask, out);
   }
   void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
             Tensor& indices) override {
     use_device(index_);
-    cudak::sort(x, outer, n, inner, k, descending, values, indices);
+    backend::cuda::sort(x, outer, n, inner, k, descending, values, indices);
   }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     use_device(index_);
-    cudak::cumsum(x, outer, n, inner, out);
+    backend::cuda::cumsum(x, outer, n, inner, out);
   }
   void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out,
             Tensor& indices) override {
     use_device(index_);
-    cudak::scan(op, x, outer, n, inner, out, indices);
+    backend::cuda::scan(op, x, outer, n, inner, out, indices);
   }
   void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper,
                 Tensor& out) override {
     use_device(index_);
-    cudak::triangle(x, batch, rows, cols, diagonal, upper, out);
+    backend::cuda::triangle(x, batch, rows, cols, diagonal, upper, out);
   }
 
   void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols) override {
     use_device(index_);
-    cudak::im2col(x, g, batch, cols);
+    backend::cuda::im2col(x, g, batch, cols);
   }
   void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x) override {
     use_device(index_);
-    cudak::col2im(cols, g, batch, x);
+    backend::cuda::col2im(cols, g, batch, x);
   }
   void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out,
                   Tensor& indices) override {
     use_device(index_);
-    cudak::max_pool2d(x, g, planes, out, indices);
+    backend::cuda::max_pool2d(x, g, planes, out, indices);
   }
   void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
                            Tensor& gx) override {
     use_device(index_);
-    cudak::max_pool2d_backward(gy, indices, g, planes, gx);
+    backend::cuda::max_pool2d_backward(gy, indices, g, planes, gx);
   }
   void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
                   Tensor& out) override {
     use_device(index_);
-    cudak::avg_pool2d(x, g, planes, cip, div, out);
+    backend::cuda::avg_pool2d(x, g, planes, cip, div, out);
   }
   void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool cip, int64_t div,
                            Tensor& gx) override {
     use_device(index_);
-    cudak::avg_pool2d_backward(gy, g, planes, cip, div, gx);
+    backend::cuda::avg_pool2d_backward(gy, g, planes, cip, div, gx);
   }
   void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) override {
     use_device(index_);
-    cudak::adaptive_avg_pool2d(x, g, planes, out);
+    backend::cuda::adaptive_avg_pool2d(x, g, planes, out);
   }
   void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes,
                                     Tensor& gx) override {
     use_device(index_);
-    cudak::adaptive_avg_pool2d_backward(gy, g, planes, gx);
+    backend::cuda::adaptive_avg_pool2d_backward(gy, g, planes, gx);
   }
   void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
                         int64_t batch, Tensor& out) override {
     use_device(index_);
-    cudak::depthwise_conv2d(x, w, bias, g, batch, out);
+    backend::cuda::depthwise_conv2d(x, w, bias, g, batch, out);
   }
   void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
                                        Tensor& gx) override {
     use_device(index_);
-    cudak::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
+    backend::cuda::depthwise_conv2d_backward_input(gy, w, g, batch, gx);
   }
   void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                         Tensor& gw) override {
     use_device(index_);
-    cudak::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
+    backend::cuda::depthwise_conv2d_backward_weight(gy, x, g, batch, gw);
   }
 
   // ---- recurrent kernels ----
   void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
                     Tensor& acts) override {
     use_device(index_);
-    cudak::lstm_forward(xproj, w, h0, c0, hc, acts);
+    backend::cuda::lstm_forward(xproj, w, h0, c0, hc, acts);
   }
   void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
                      const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0) override {
     use_device(index_);
-    cudak::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+    backend::cuda::lstm_backward(g, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
   }
   void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,
                    Tensor& saved) override {
     use_device(index_);
-    cudak::gru_forward(xproj, w, bhh, h0, hs, saved);
+    backend::cuda::gru_forward(xproj, w, bhh, h0, hs, saved);
   }
   void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
     use_device(index_);
-    cudak::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
+    backend::cuda::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
 
   // ---- library convolution (cuDNN) and batch norm ----
   bool has_conv2d(const backend::Conv2dGeom& g, int64_t groups, Dtype dtype) const override {
-    return cudak::has_cudnn_conv2d(g, groups, dtype);
+    return backend::cuda::has_cudnn_conv2d(g, groups, dtype);
   }
   void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
                       int64_t groups, Tensor& out) override {
     use_device(index_);
-    cudak::cudnn_conv2d_forward(x, w, bias, g, groups, out);
+    backend::cuda::cudnn_conv2d_forward(x, w, bias, g, groups, out);
   }
   void conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t groups,
                              Tensor& gx) override {
     use_device(index_);
-    cudak::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
+    backend::cuda::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
   }
   void conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
                               Tensor& gw) override {
     use_device(index_);
-    cudak::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
+    backend::cuda::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
   }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                         Tensor& var) override {
     use_device(index_);
-    cudak::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
+    backend::cuda::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
   }
   void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
                         int64_t n, int64_t c, int64_t l, Tensor& y) override {
     use_device(index_);
-    cudak::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
+    backend::cuda::batch_norm_apply(x, mean, rstd, w, b, n, c, l, y);
   }
   void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                            int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw,
                            Tensor& db) override {
     use_device(index_);
-    cudak::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
+    backend::cuda::batch_norm_backward(g, x, mean, rstd, w, n, c, l, training, dx, dw, db);
   }
 
   void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
                          Tensor& lse) override {
     use_device(index_);
-    cudak::attention_softmax(s, batch, L, S, scale, causal, p, lse);
+    backend::cuda::attention_softmax(s, batch, L, S, scale, causal, p, lse);
   }
   void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,
                                   int64_t L, int64_t S, double scale, bool causal) override {
     use_device(index_);
-    cudak::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
+    backend::cuda::attention_softmax_backward(s, dp, lse, delta, batch, L, S, scale, causal);
   }
 
   bool has_flash_attention() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     use_device(index_);
-    return cudak::flash_attention(q, k, v, scale, causal, out, lse);
+    return backend::cuda::flash_attention(q, k, v, scale, causal, out, lse);
   }
   bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
                                 const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
                                 Tensor& dk, Tensor& dv) override {
     use_device(index_);
-    return cudak::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+    return backend::cuda::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
 
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
                           Tensor& lse) override {
     use_device(index_);
-    cudak::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+    backend::cuda::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
     return true;
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                    int64_t ignore_index, double scale, Tensor& dx) override {
     use_device(index_);
-    cudak::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
+    backend::cuda::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
     return true;
   }
 
@@ -336,36 +336,36 @@ class CudaBackend final : public backend::Backend {
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
     use_device(index_);
-    cudak::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
+    backend::cuda::layer_norm(x, w, b, rows, cols, eps, y, mean, rstd);
   }
   void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
                            int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
     use_device(index_);
-    cudak::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+    backend::cuda::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
   }
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
     use_device(index_);
-    cudak::dropout_mask(out, seed, counter, scale, keep);
+    backend::cuda::dropout_mask(out, seed, counter, scale, keep);
   }
   void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override {
     use_device(index_);
-    cudak::adam_update(slots, a);
+    backend::cuda::adam_update(slots, a);
   }
   void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override {
     use_device(index_);
-    cudak::sgd_update(slots, a);
+    backend::cuda::sgd_update(slots, a);
   }
   void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {
     use_device(index_);
-    cudak::adagrad_update(slots, a);
+    backend::cuda::adagrad_update(slots, a);
   }
   void rmsprop_update(std::span<const RmspropSlot> slots, const RmspropArgs& a) override {
     use_device(index_);
-    cudak::rmsprop_update(slots, a);
+    backend::cuda::rmsprop_update(slots, a);
   }
   void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) override {
     use_device(index_);
-    cudak::flag_nonfinite(xs, flag);
+    backend::cuda::flag_nonfinite(xs, flag);
   }
 
  private:
@@ -373,13 +373,13 @@ class CudaBackend final : public backend::Backend {
 };
 
 }  // namespace
-}  // namespace st::cudak
+}  // namespace st::backend::cuda
 
 namespace st::backend {
 
 Backend& cuda_backend(int index) {
   static std::mutex mu;
-  static std::unique_ptr<cudak::CudaBackend> backends[64];
+  static std::unique_ptr<backend::cuda::CudaBackend> backends[64];
   if (index < 0 || index >= st::cuda::device_count()) {
     if (!st::cuda::is_available()) {
       throw DeviceUnavailableError("backend: device cuda:" + std::to_string(index) +
@@ -389,7 +389,7 @@ Backend& cuda_backend(int index) {
                                  std::to_string(st::cuda::device_count()) + " device(s))");
   }
   std::lock_guard<std::mutex> lock(mu);
-  if (!backends[index]) backends[index] = std::make_unique<cudak::CudaBackend>(index);
+  if (!backends[index]) backends[index] = std::make_unique<backend::cuda::CudaBackend>(index);
   return *backends[index];
 }
 

@@ -8,7 +8,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -216,4 +216,4 @@ void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

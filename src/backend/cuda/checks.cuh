@@ -7,7 +7,7 @@
 #include "spiraltorch/error.h"
 #include "spiraltorch/tensor.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 inline void require_float32_or_64(const Tensor& t, const char* op) {
   if (t.dtype() != Dtype::Float32 && t.dtype() != Dtype::Float64) {
@@ -15,4 +15,4 @@ inline void require_float32_or_64(const Tensor& t, const char* op) {
   }
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

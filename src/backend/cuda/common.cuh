@@ -15,14 +15,14 @@
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/error.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 [[noreturn]] void throw_cuda(cudaError_t err, const char* what, const char* file, int line);
 
-#define ST_CUDA_CHECK(expr)                                                                  \
-  do {                                                                                       \
-    cudaError_t st_err_ = (expr);                                                            \
-    if (st_err_ != cudaSuccess) ::st::cudak::throw_cuda(st_err_, #expr, __FILE__, __LINE__); \
+#define ST_CUDA_CHECK(expr)                                                                          \
+  do {                                                                                               \
+    cudaError_t st_err_ = (expr);                                                                    \
+    if (st_err_ != cudaSuccess) ::st::backend::cuda::throw_cuda(st_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 #define ST_CUDA_LAUNCH_CHECK() ST_CUDA_CHECK(cudaGetLastError())
 
@@ -551,4 +551,4 @@ __device__ inline void for_each_covering_output(const backend::Conv2dGeom& G, in
 Tensor to_host(const Tensor& t);
 void from_host(const Tensor& host, Tensor& dev);
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

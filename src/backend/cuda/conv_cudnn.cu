@@ -43,7 +43,7 @@ void set_cudnn_allow_tf32(bool allow) { g_cudnn_tf32.store(allow, std::memory_or
 
 }  // namespace st::cuda
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 #ifndef SPIRALTORCH_HAVE_CUDNN
 
@@ -314,4 +314,4 @@ void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backe
 
 #endif  // SPIRALTORCH_HAVE_CUDNN
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

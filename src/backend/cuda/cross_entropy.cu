@@ -6,7 +6,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -86,4 +86,4 @@ void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

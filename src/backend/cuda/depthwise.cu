@@ -8,7 +8,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 using backend::Conv2dGeom;
 
@@ -122,4 +122,4 @@ void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const C
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -6,7 +6,7 @@
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/philox.cuh"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 using backend::BinaryOp;
 using backend::UnaryOp;
@@ -507,4 +507,4 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -12,7 +12,7 @@
 #include "backend/cuda/flash_attention.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -107,4 +107,4 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   return true;
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

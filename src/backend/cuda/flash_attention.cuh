@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace st::cudak::flash {
+namespace st::backend::cuda::flash {
 
 constexpr int kTile = 64;  // query rows and key columns per tile
 constexpr int kWarps = kTile / 16;
@@ -559,4 +559,4 @@ cudaError_t backward(const T* q, const T* k, const T* v, const T* dout, const fl
   return cudaGetLastError();
 }
 
-}  // namespace st::cudak::flash
+}  // namespace st::backend::cuda::flash

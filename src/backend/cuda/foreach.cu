@@ -10,7 +10,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 constexpr int kForeachSlots = 32;
 
@@ -313,4 +313,4 @@ void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
   }
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -9,7 +9,7 @@
 #include <cublas_v2.h>
 #endif
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -145,4 +145,4 @@ void gemm(Dtype dtype, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double
   }
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -14,7 +14,7 @@ bool is_current_stream_capturing(int device) {
   if (!is_available()) return false;
   device = detail::checked_device(device, "cuda.is_current_stream_capturing");
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  ST_CUDA_CHECK(cudaStreamIsCapturing(cudak::t_stream_of(device), &status));
+  ST_CUDA_CHECK(cudaStreamIsCapturing(backend::cuda::t_stream_of(device), &status));
   return status == cudaStreamCaptureStatusActive;
 }
 
@@ -33,13 +33,13 @@ struct Graph::Impl {
     (void)cudaStreamEndCapture(stream, &g);
     if (g) cudaGraphDestroy(g);
     (void)cudaGetLastError();
-    cudak::set_stream_of(device, caller);
+    backend::cuda::set_stream_of(device, caller);
     capturing = false;
   }
 
   void destroy() {
     if (device < 0) return;
-    cudak::use_device(device);
+    backend::cuda::use_device(device);
     if (capturing) abandon_capture();
     if (exec) cudaGraphExecDestroy(exec);
     if (graph) cudaGraphDestroy(graph);
@@ -64,7 +64,7 @@ void Graph::capture_begin(int device) {
     throw SpiralError("cuda.CUDAGraph.capture_begin: this graph already holds a capture; call reset() first");
   }
   device = detail::checked_device(device, "cuda.CUDAGraph.capture_begin");
-  cudak::use_device(device);
+  backend::cuda::use_device(device);
   if (is_current_stream_capturing(device)) {
     throw SpiralError("cuda.CUDAGraph.capture_begin: cuda:" + std::to_string(device) +
                       "'s current stream is already being captured (graphs do not nest)");
@@ -76,14 +76,14 @@ void Graph::capture_begin(int device) {
   // Whatever the device still runs (writes to static inputs from any stream) is done before the
   // captured work can be launched; capturing is rare enough for a device-wide wait.
   ST_CUDA_CHECK(cudaDeviceSynchronize());
-  g.caller = cudak::t_stream_of(device);
-  cudak::set_stream_of(device, g.stream);
+  g.caller = backend::cuda::t_stream_of(device);
+  backend::cuda::set_stream_of(device, g.stream);
   // Relaxed: the caching allocator may still cudaMalloc new blocks for the graph's pool.
   const cudaError_t err = cudaStreamBeginCapture(g.stream, cudaStreamCaptureModeRelaxed);
   if (err != cudaSuccess) {
-    cudak::set_stream_of(device, g.caller);
+    backend::cuda::set_stream_of(device, g.caller);
     g.destroy();
-    cudak::throw_cuda(err, "cudaStreamBeginCapture", __FILE__, __LINE__);
+    backend::cuda::throw_cuda(err, "cudaStreamBeginCapture", __FILE__, __LINE__);
   }
   g.capturing = true;
 }
@@ -100,11 +100,11 @@ void Graph::capture_end() {
   Impl& g = *impl_;
   require_cuda("cuda.CUDAGraph.capture_end");
   if (!g.capturing) throw SpiralError("cuda.CUDAGraph.capture_end: no capture is in progress (call capture_begin())");
-  cudak::use_device(g.device);
+  backend::cuda::use_device(g.device);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   (void)cudaStreamIsCapturing(g.stream, &status);
   const cudaError_t err = cudaStreamEndCapture(g.stream, &g.graph);
-  cudak::set_stream_of(g.device, g.caller);
+  backend::cuda::set_stream_of(g.device, g.caller);
   g.capturing = false;
   if (err != cudaSuccess || status != cudaStreamCaptureStatusActive || !g.graph) {
     const std::string why = cudaGetErrorString(err);
@@ -116,7 +116,7 @@ void Graph::capture_end() {
   const cudaError_t inst = cudaGraphInstantiate(&g.exec, g.graph, 0);
   if (inst != cudaSuccess) {
     g.destroy();
-    cudak::throw_cuda(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+    backend::cuda::throw_cuda(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
 }
 
@@ -127,8 +127,8 @@ void Graph::replay() {
     throw SpiralError(g.capturing ? "cuda.CUDAGraph.replay: the capture has not ended (call capture_end())"
                                   : "cuda.CUDAGraph.replay: nothing has been captured");
   }
-  cudak::use_device(g.device);
-  const cudaStream_t caller = cudak::t_stream_of(g.device);
+  backend::cuda::use_device(g.device);
+  const cudaStream_t caller = backend::cuda::t_stream_of(g.device);
   // Ordered after the caller's queued work (new data copied into static inputs) and before its
   // later work (reading the outputs), as if the captured kernels ran on the caller's stream.
   ST_CUDA_CHECK(cudaEventRecord(g.inputs_ready, caller));

@@ -2,7 +2,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 using backend::Conv2dGeom;
 using backend::Pool2dGeom;
@@ -234,4 +234,4 @@ void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGe
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

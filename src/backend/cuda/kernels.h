@@ -2,7 +2,7 @@
 // CUDA kernel entry points; CudaBackend (backend.cu) exposes them through the Backend table.
 #include "backend/backend.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
 void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1);
@@ -101,4 +101,4 @@ void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const 
 void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,
                   Tensor& dw, Tensor& dbhh, Tensor& dh0);
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -2,7 +2,7 @@
 // The Philox generator in device code (random fills in elementwise.cu, Poisson draws in scan.cu).
 #include <cstdint>
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 // Philox4x32-10, the same function as Generator::philox on the host.
 __device__ inline uint4 philox(uint64_t seed, uint64_t counter) {
@@ -25,4 +25,4 @@ __device__ inline uint4 philox(uint64_t seed, uint64_t counter) {
   return make_uint4(c0, c1, c2, c3);
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

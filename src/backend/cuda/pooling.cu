@@ -6,7 +6,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 using backend::Pool2dGeom;
 
@@ -141,4 +141,4 @@ void adaptive_avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

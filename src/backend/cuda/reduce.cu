@@ -5,7 +5,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 using backend::ReduceOp;
 
@@ -792,4 +792,4 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
   });
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -1,5 +1,5 @@
 // The fused LSTM / GRU recurrences on the GPU. Each time step is one GEMM through
-// cudak::gemm (cuBLAS) for the recurrent projection h_{t-1} W_hh^T plus one fused
+// backend::cuda::gemm (cuBLAS) for the recurrent projection h_{t-1} W_hh^T plus one fused
 // pointwise kernel for the gates (one thread per (batch, hidden unit)); the backward
 // mirrors it in reverse time. Same formulas, gate order and saved tensors as the CPU
 // kernels in src/backend/cpu/rnn.cpp.
@@ -7,7 +7,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -229,4 +229,4 @@ void gru_backward(const Tensor& g, const Tensor& hs_in, const Tensor& saved, con
   if (dbhh.defined()) reduce(backend::ReduceOp::Sum, dgh_t, 1, steps * B, G, dbhh);
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

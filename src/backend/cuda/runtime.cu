@@ -11,7 +11,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/stream_pool.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 void throw_cuda(cudaError_t err, const char* what, const char* file, int line) {
   (void)cudaGetLastError();  // clear a sticky launch error so the next call is clean
@@ -46,11 +46,11 @@ cudaStream_t stream() {
   return t_stream[dev];
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda
 
 namespace st::cuda {
 
-using cudak::use_device;
+using backend::cuda::use_device;
 
 namespace {
 
@@ -180,7 +180,7 @@ void* allocate(size_t nbytes, int device) {
   check_device(device, "allocate");
   const size_t size = round_size(nbytes);
   use_device(device);
-  cudaStream_t s = cudak::stream();
+  cudaStream_t s = backend::cuda::stream();
   std::lock_guard<std::mutex> lock(g_alloc_mutex);
   DeviceCache& c = g_cache[device];
   void* p = nullptr;
@@ -287,12 +287,12 @@ void set_flash_sdp_enabled(bool enabled) { g_flash_sdp.store(enabled, std::memor
 uintptr_t current_stream(int device) {
   device = resolve(device);
   check_device(device, "cuda.current_stream");
-  return reinterpret_cast<uintptr_t>(cudak::t_stream_of(device));
+  return reinterpret_cast<uintptr_t>(backend::cuda::t_stream_of(device));
 }
 void set_current_stream(int device, uintptr_t s) {
   device = resolve(device);
   check_device(device, "cuda.set_stream");
-  cudak::set_stream_of(device, reinterpret_cast<cudaStream_t>(s));
+  backend::cuda::set_stream_of(device, reinterpret_cast<cudaStream_t>(s));
 }
 uintptr_t stream_create(int device, int priority) {
   device = resolve(device);
@@ -353,7 +353,7 @@ void memcpy(void* dst, const void* src, size_t nbytes, bool dst_dev, bool src_de
   use_device(device);
   const cudaMemcpyKind kind = dst_dev ? (src_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
                                       : (src_dev ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  cudaStream_t s = cudak::stream();
+  cudaStream_t s = backend::cuda::stream();
   ST_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, s));
   if (!dst_dev) ST_CUDA_CHECK(cudaStreamSynchronize(s));
 }

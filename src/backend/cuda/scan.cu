@@ -8,7 +8,7 @@
 #include "backend/poisson_sampler.h"
 #include "backend/scan_step.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -82,4 +82,4 @@ void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) 
   throw DtypeError(std::string("poisson kernel: unsupported dtype ") + dtype_name(out.dtype()));
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -20,7 +20,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
-namespace st::cudak {
+namespace st::backend::cuda {
 
 namespace {
 
@@ -189,4 +189,4 @@ void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) {
   }
 }
 
-}  // namespace st::cudak
+}  // namespace st::backend::cuda

@@ -16,7 +16,7 @@
 #define SPIRALTORCH_WGPU_LIBRARY_HINT ""
 #endif
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 namespace {
 
 constexpr const char* kLibName = "libwgpu_native-release.so";
@@ -109,4 +109,4 @@ const Api* api(std::string& reason) {
   return loaded;
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -7,7 +7,7 @@
 #include <webgpu.h>
 #include <wgpu.h>
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 // clang-format off: one entry per line (the formatter joins an X-macro list into ragged rows)
 #define ST_WGPU_FUNCTIONS(X) \
@@ -69,4 +69,4 @@ struct Api {
 // module (../wgpu/resources), then the wheel the build found, then the loader's search path.
 const Api* api(std::string& reason);
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -13,7 +13,7 @@
 
 #include "backend/wgpu/kernels.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -218,4 +218,4 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   return true;
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

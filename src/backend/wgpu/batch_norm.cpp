@@ -3,7 +3,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 void check_float(const char* op, Dtype d) {
@@ -75,4 +75,4 @@ void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, c
       c * 256);
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

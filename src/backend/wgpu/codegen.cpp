@@ -8,7 +8,7 @@
 
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 bool is_float_domain(Dtype d) {
   return d == Dtype::Float32 || d == Dtype::Float16 || d == Dtype::BFloat16 || d == Dtype::Float64;
@@ -264,4 +264,4 @@ void run(const std::string& family, const std::string& kernel, const std::vector
   c.launch(pipeline_for(family, kernel, args, subs), buffers, params, threads, wg);
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -12,7 +12,7 @@
 #include "backend/wgpu/context.h"
 #include "spiraltorch/tensor.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 // One buffer binding, named in WGSL as ldf_NAME/ldi_NAME(i) (load element i as f32 / i32)
 // and stf_NAME/sti_NAME(i, v) (store, converting to the dtype); i counts elements of dtype.
@@ -53,4 +53,4 @@ void run(const std::string& family, const std::string& kernel, const std::vector
 // The embedded source of kernels/<family>.wgsl (generated: wgsl_sources.cpp).
 const char* kernel_file(const std::string& family);
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -10,7 +10,7 @@
 
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 constexpr uint64_t kParamBytes = 1 << 20;  // parameter words of one batch
@@ -167,7 +167,7 @@ Context& Context::require(const char* what) {
 }
 
 bool Context::init(std::string& reason) {
-  api_ = wgpuk::api(reason);
+  api_ = backend::wgpu::api(reason);
   if (!api_) return false;
   const Api& w = *api_;
   const char* trace = std::getenv("SPIRALTORCH_WGPU_TRACE");
@@ -702,4 +702,4 @@ std::function<int32_t()> Context::read_later(const void* src_va) {
   };
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

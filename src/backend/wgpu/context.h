@@ -13,7 +13,7 @@
 #include "backend/wgpu/api.h"
 #include "spiraltorch/wgpu.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 // A tensor's memory as a kernel sees it: a whole buffer plus a byte offset.
 struct BufferRef {
@@ -141,4 +141,4 @@ class Context {
   friend void on_uncaptured_error(WGPUDevice const*, WGPUErrorType, WGPUStringView, void*, void*);
 };
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

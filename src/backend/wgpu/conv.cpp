@@ -3,7 +3,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 using backend::Conv2dGeom;
 
@@ -168,4 +168,4 @@ void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const C
       {ref(gy), ref(gw), ref(x)}, p, taps * 256);
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -9,7 +9,7 @@
 #include "backend/common/loop_plan.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 using backend::BinaryOp;
 using backend::UnaryOp;
@@ -407,4 +407,4 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
          {&cond, &a, &b, &out}, {{"D", f ? "f" : "i"}});
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

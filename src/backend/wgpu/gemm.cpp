@@ -10,7 +10,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -258,4 +258,4 @@ std::string kernel_text(bool ta, bool tb, bool va, bool vb, bool vc, int BM, boo
 
 }  // namespace
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

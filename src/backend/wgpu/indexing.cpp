@@ -3,7 +3,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -93,4 +93,4 @@ void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_
       batch * rows * cols, {{"MOVE", move_expr(x.dtype())}, {"ZERO", zero_expr(x.dtype())}});
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

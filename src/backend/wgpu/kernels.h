@@ -4,7 +4,7 @@
 #include "backend/backend.h"
 #include "backend/wgpu/codegen.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 // P words for N-d strided operands over `shape` (see strided() in codegen.cpp).
 std::vector<int32_t> strided_params(const Shape& shape, const std::vector<const Tensor*>& ops);
@@ -103,4 +103,4 @@ void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const ba
 void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
                                       Tensor& gw);
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

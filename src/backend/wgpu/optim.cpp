@@ -5,7 +5,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -237,4 +237,4 @@ void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
   }
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

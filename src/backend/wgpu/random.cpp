@@ -3,7 +3,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -70,4 +70,4 @@ void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) 
       out.numel());
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -6,7 +6,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 using backend::ReduceOp;
 using backend::ScanOp;
@@ -188,4 +188,4 @@ void scan(ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, T
        {"STORE_INDEX_K", extreme ? "sti_indices(P[5] + k, at);" : ""}});
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

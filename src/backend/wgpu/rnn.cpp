@@ -5,7 +5,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -160,4 +160,4 @@ void gru_backward(const Tensor& g, const Tensor& hs_in, const Tensor& saved, con
   if (dbhh.defined()) reduce(backend::ReduceOp::Sum, dgh, 1, steps * B, G, dbhh);
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

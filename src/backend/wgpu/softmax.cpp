@@ -2,7 +2,7 @@
 // (kernels/norm.wgsl).
 #include "backend/wgpu/kernels.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) {
   check_dtype("softmax", x.dtype());
@@ -136,4 +136,4 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
       n);
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu

@@ -5,7 +5,7 @@
 #include "backend/wgpu/kernels.h"
 #include "spiraltorch/error.h"
 
-namespace st::wgpuk {
+namespace st::backend::wgpu {
 
 namespace {
 
@@ -105,4 +105,4 @@ void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) {
       {{"MOVE", move_expr(x.dtype(), "out")}});
 }
 
-}  // namespace st::wgpuk
+}  // namespace st::backend::wgpu
