@@ -14,7 +14,7 @@ import os
 from typing import Any, Iterable, Mapping
 
 from . import _core
-from .zspace_trace import Trace, TraceEvent, _as_trace, _pyplot, _save, load_trace
+from .zspace_trace import Trace, TraceEvent, _as_trace, _pyplot, _save_lines, load_trace
 from .zspace_trace import compare as _compare
 
 __all__ = ["compare", "load_trainer_trace", "plot_trainer_trace", "summarize_trainer_trace_events"]
@@ -106,11 +106,6 @@ def plot_trainer_trace(trace: Any, path: str | os.PathLike[str]) -> str:
             ax.plot(*zip(*marks), "o-", label="epoch average")
         if evals:
             ax.plot(*zip(*evals), "s--", label="eval")
-        ax.set_xlabel("step")
-        ax.set_ylabel("loss")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        return _save(fig, path)
+        return _save_lines(fig, ax, path, "step", "loss")
     finally:
         plt.close(fig)

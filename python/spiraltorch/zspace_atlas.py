@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import _core
 from .telemetry import AtlasFrame, AtlasMetric, AtlasRoute
-from .zspace_trace import Trace, TraceEvent, _as_trace, _pyplot, _save
+from .zspace_trace import Trace, TraceEvent, _as_trace, _pyplot, _save_lines
 
 __all__ = ["event_to_atlas_frame", "plot_atlas_route", "trace_atlas_summary", "trace_to_atlas_route",
            "trainer_events_to_atlas_route"]
@@ -85,11 +85,6 @@ def plot_atlas_route(route: AtlasRoute, path: str | os.PathLike[str], districts:
     try:
         for name, pts in series.items():
             ax.plot(*zip(*pts), marker=".", label=name)
-        ax.set_xlabel("seconds since the first frame")
-        ax.set_ylabel("district mean")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        return _save(fig, path)
+        return _save_lines(fig, ax, path, "seconds since the first frame", "district mean")
     finally:
         plt.close(fig)

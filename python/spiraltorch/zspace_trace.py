@@ -268,6 +268,16 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> str:
     return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
 
 
+def _save_lines(fig: Any, ax: Any, path: str | os.PathLike[str], xlabel: str, ylabel: str) -> str:
+    """Labels, grids and keys a one-panel line plot, then saves it (``_save``)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def plot_trace(trace: Trace | str | os.PathLike[str], path: str | os.PathLike[str],
                metrics: Sequence[str] | None = None, event: str = "step") -> str:
     """Plots each metric of ``metrics`` (default: every metric of the ``event`` events, at most 8)

@@ -13,8 +13,7 @@ Adadelta::Adadelta(std::vector<ParamGroup> groups, double lr, double rho, double
                      {"eps", eps},
                      {"weight_decay", weight_decay},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void Adadelta::validate(const Options& o) const {
@@ -22,7 +21,6 @@ void Adadelta::validate(const Options& o) const {
   if (!(o.at("rho") >= 0.0 && o.at("rho") <= 1.0)) {
     throw ValueError("Adadelta: invalid rho value " + std::to_string(o.at("rho")) + " (must be in [0, 1])");
   }
-  if (!(o.at("eps") >= 0.0)) throw ValueError("Adadelta: invalid epsilon value " + std::to_string(o.at("eps")));
 }
 
 void Adadelta::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {

@@ -15,15 +15,13 @@ Adagrad::Adagrad(std::vector<ParamGroup> groups, double lr, double lr_decay, dou
                      {"initial_accumulator_value", initial_accumulator_value},
                      {"eps", eps},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void Adagrad::validate(const Options& o) const {
   Optimizer::validate(o);
   if (!(o.at("lr_decay") >= 0.0))
     throw ValueError("Adagrad: invalid lr_decay value " + std::to_string(o.at("lr_decay")));
-  if (!(o.at("eps") >= 0.0)) throw ValueError("Adagrad: invalid epsilon value " + std::to_string(o.at("eps")));
   if (!(o.at("initial_accumulator_value") >= 0.0)) throw ValueError("Adagrad: invalid initial_accumulator_value");
 }
 

@@ -19,13 +19,7 @@ Adam::Adam(std::vector<ParamGroup> groups, double lr, double beta1, double beta2
                      {"maximize", maximize ? 1.0 : 0.0},
                      {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0},
                      {"capturable", capturable ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
-}
-
-void Adam::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_adam_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 Shape Adam::buffer_shape(const Tensor& param, const std::string& buffer) const {

@@ -14,13 +14,7 @@ Adamax::Adamax(std::vector<ParamGroup> groups, double lr, double beta1, double b
                      {"eps", eps},
                      {"weight_decay", weight_decay},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
-}
-
-void Adamax::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_adam_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 // Composed of tensor ops, so it runs on every device.

@@ -15,8 +15,7 @@ ASGD::ASGD(std::vector<ParamGroup> groups, double lr, double lambd, double alpha
                      {"t0", t0},
                      {"weight_decay", weight_decay},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 Shape ASGD::buffer_shape(const Tensor& param, const std::string& buffer) const {

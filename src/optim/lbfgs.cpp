@@ -184,12 +184,11 @@ LBFGS::LBFGS(std::vector<ParamGroup> groups, double lr, int64_t max_iter, int64_
   if (!line_search_fn.empty() && line_search_fn != "strong_wolfe") {
     throw ValueError("LBFGS: only 'strong_wolfe' is supported as line_search_fn, got '" + line_search_fn + "'");
   }
-  validate(defaults());
   if (groups.size() != 1) {
     throw ValueError("LBFGS: doesn't support per-parameter options (parameter groups); got " +
                      std::to_string(groups.size()) + " groups");
   }
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void LBFGS::validate(const Options& o) const {

@@ -16,13 +16,11 @@ NAdam::NAdam(std::vector<ParamGroup> groups, double lr, double beta1, double bet
                      {"momentum_decay", momentum_decay},
                      {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void NAdam::validate(const Options& o) const {
   Optimizer::validate(o);
-  detail::check_adam_options(o, type_name());
   if (!(o.at("momentum_decay") >= 0.0)) {
     throw ValueError("NAdam: invalid momentum_decay value " + std::to_string(o.at("momentum_decay")));
   }

@@ -58,6 +58,29 @@ void Optimizer::validate(const Options& o) const {
   if (it != o.end() && !(it->second >= 0.0 && std::isfinite(it->second))) {
     throw ValueError(type_name() + ": invalid weight_decay " + std::to_string(it->second));
   }
+  // The checks of options several optimizers share, by name: each class checks only its own.
+  it = o.find("eps");
+  if (it != o.end() && !(it->second >= 0.0)) {
+    throw ValueError(type_name() + ": invalid epsilon value " + std::to_string(it->second));
+  }
+  for (const char* b : {"beta1", "beta2"}) {
+    it = o.find(b);
+    if (it != o.end() && !(it->second >= 0.0 && it->second < 1.0)) {
+      throw ValueError(type_name() + ": invalid " + b + " " + std::to_string(it->second));
+    }
+  }
+  it = o.find("momentum");
+  if (it == o.end()) return;
+  if (!(it->second >= 0.0)) throw ValueError(type_name() + ": invalid momentum value " + std::to_string(it->second));
+  const auto nesterov = o.find("nesterov");
+  if (nesterov != o.end() && nesterov->second != 0.0 && (it->second <= 0.0 || o.at("dampening") != 0.0)) {
+    throw ValueError(type_name() + ": Nesterov momentum requires a momentum and zero dampening");
+  }
+}
+
+void Optimizer::add_param_groups(std::vector<ParamGroup> groups) {
+  validate(defaults());
+  for (auto& g : groups) add_param_group(std::move(g));
 }
 
 void Optimizer::add_param_group(ParamGroup group) {

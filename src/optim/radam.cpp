@@ -15,13 +15,7 @@ RAdam::RAdam(std::vector<ParamGroup> groups, double lr, double beta1, double bet
                      {"weight_decay", weight_decay},
                      {"decoupled_weight_decay", decoupled_weight_decay ? 1.0 : 0.0},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
-}
-
-void RAdam::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_adam_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 void RAdam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {

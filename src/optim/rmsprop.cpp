@@ -16,15 +16,11 @@ RMSprop::RMSprop(std::vector<ParamGroup> groups, double lr, double alpha, double
                      {"momentum", momentum},
                      {"centered", centered ? 1.0 : 0.0},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void RMSprop::validate(const Options& o) const {
   Optimizer::validate(o);
-  if (!(o.at("eps") >= 0.0)) throw ValueError("RMSprop: invalid epsilon value " + std::to_string(o.at("eps")));
-  if (!(o.at("momentum") >= 0.0))
-    throw ValueError("RMSprop: invalid momentum value " + std::to_string(o.at("momentum")));
   if (!(o.at("alpha") >= 0.0)) throw ValueError("RMSprop: invalid alpha value " + std::to_string(o.at("alpha")));
 }
 

@@ -14,8 +14,7 @@ Rprop::Rprop(std::vector<ParamGroup> groups, double lr, double eta_minus, double
                      {"step_size_min", step_size_min},
                      {"step_size_max", step_size_max},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
+  add_param_groups(std::move(groups));
 }
 
 void Rprop::validate(const Options& o) const {

@@ -14,13 +14,7 @@ SGD::SGD(std::vector<ParamGroup> groups, double lr, double momentum, double damp
                      {"weight_decay", weight_decay},
                      {"nesterov", nesterov ? 1.0 : 0.0},
                      {"maximize", maximize ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& g : groups) add_param_group(std::move(g));
-}
-
-void SGD::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_momentum_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 void SGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {

@@ -35,13 +35,7 @@ RiemannianSGD::RiemannianSGD(std::vector<ParamGroup> groups, double lr, double m
                      {"dampening", dampening},
                      {"weight_decay", weight_decay},
                      {"nesterov", nesterov ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& gr : groups) add_param_group(std::move(gr));
-}
-
-void RiemannianSGD::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_momentum_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 void RiemannianSGD::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
@@ -71,13 +65,7 @@ RiemannianAdam::RiemannianAdam(std::vector<ParamGroup> groups, double lr, double
                      {"eps", eps},
                      {"weight_decay", weight_decay},
                      {"amsgrad", amsgrad ? 1.0 : 0.0}}) {
-  validate(defaults());
-  for (auto& gr : groups) add_param_group(std::move(gr));
-}
-
-void RiemannianAdam::validate(const Options& o) const {
-  Optimizer::validate(o);
-  detail::check_adam_options(o, type_name());
+  add_param_groups(std::move(groups));
 }
 
 Shape RiemannianAdam::buffer_shape(const Tensor& param, const std::string& buffer) const {

@@ -18,7 +18,6 @@ class Adam : public Optimizer {
   std::string type_name() const override { return "Adam"; }
 
  protected:
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
   bool device_updates_queued() const override { return true; }
   Shape buffer_shape(const Tensor& param, const std::string& buffer) const override;

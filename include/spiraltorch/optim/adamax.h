@@ -12,7 +12,6 @@ class Adamax : public Optimizer {
   std::string type_name() const override { return "Adamax"; }
 
  protected:
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
 };
 

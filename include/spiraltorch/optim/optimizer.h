@@ -95,8 +95,12 @@ class Optimizer {
   const ParamState* state_of(const Tensor& param) const;
 
  protected:
-  // Checks a group's options (ValueError on a bad value).
+  // Checks a group's options (ValueError on a bad value): the base checks the options several
+  // optimizers share by name (lr, weight_decay, eps, beta1/beta2, momentum/nesterov/dampening).
   virtual void validate(const Options& options) const;
+  // Checks the defaults and adds `groups`: each derived constructor calls it, since the base
+  // constructor cannot reach the derived validate().
+  void add_param_groups(std::vector<ParamGroup> groups);
   // The shape a state buffer of `param` must have (load_state_dict checks it): the
   // parameter's own unless an optimizer keeps a reduced statistic.
   virtual Shape buffer_shape(const Tensor& param, const std::string& buffer) const { return param.shape(); }

@@ -14,7 +14,6 @@ class RAdam : public Optimizer {
   std::string type_name() const override { return "RAdam"; }
 
  protected:
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
 };
 

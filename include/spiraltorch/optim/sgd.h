@@ -11,7 +11,6 @@ class SGD : public Optimizer {
   std::string type_name() const override { return "SGD"; }
 
  protected:
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
   bool device_updates_queued() const override { return true; }
 };

@@ -16,7 +16,6 @@ class RiemannianSGD : public Optimizer {
   std::string type_name() const override { return "RiemannianSGD"; }
 
  protected:
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
 };
 
@@ -31,7 +30,6 @@ class RiemannianAdam : public Optimizer {
 
  protected:
   Shape buffer_shape(const Tensor& param, const std::string& buffer) const override;
-  void validate(const Options& o) const override;
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
 };
 

@@ -394,6 +394,17 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: _Generator = No
         return tensor
 
 
+def _kaiming_std(fn: str, tensor: Tensor, a: float, mode: str, nonlinearity: str) -> Optional[float]:
+    """The Kaiming std ``gain / sqrt(fan)`` of ``tensor`` for ``fn``, or None (with a warning
+    at the caller of ``fn``) for a zero-element tensor, which is left as it is."""
+    _check_floating(fn, tensor)
+    if 0 in tuple(tensor.shape):
+        warnings.warn(f"{fn}: initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
+    fan = _correct_fan(fn, tensor, mode)
+    return _gain(fn, nonlinearity, a) / math.sqrt(fan)
+
+
 def kaiming_uniform_(
     tensor: Tensor,
     a: float = 0,
@@ -409,14 +420,9 @@ def kaiming_uniform_(
     Raises ``SpiralValueError`` for a tensor with fewer than 2 dimensions, an unknown
     ``mode`` or an unknown ``nonlinearity``.
     """
-    fn = "kaiming_uniform_"
-    _check_floating(fn, tensor)
-    if 0 in tuple(tensor.shape):
-        warnings.warn("kaiming_uniform_: initializing zero-element tensors is a no-op", stacklevel=2)
+    std = _kaiming_std("kaiming_uniform_", tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _correct_fan(fn, tensor, mode)
-    gain = _gain(fn, nonlinearity, a)
-    std = gain / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
     with no_grad():
         _uniform_into(tensor, -bound, bound, generator)
@@ -438,14 +444,9 @@ def kaiming_normal_(
     Raises ``SpiralValueError`` for a tensor with fewer than 2 dimensions, an unknown
     ``mode`` or an unknown ``nonlinearity``.
     """
-    fn = "kaiming_normal_"
-    _check_floating(fn, tensor)
-    if 0 in tuple(tensor.shape):
-        warnings.warn("kaiming_normal_: initializing zero-element tensors is a no-op", stacklevel=2)
+    std = _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _correct_fan(fn, tensor, mode)
-    gain = _gain(fn, nonlinearity, a)
-    std = gain / math.sqrt(fan)
     with no_grad():
         _normal_into(tensor, 0.0, std, generator)
         return tensor
