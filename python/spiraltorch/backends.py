@@ -27,45 +27,30 @@ from . import _core
 __all__ = ["cuda", "cudnn", "mps"]
 
 
+def _native_switch(getter: str, setter: str, doc: str | None = None) -> property:
+    """A process-wide bool switch read and written through the native functions ``_core.<getter>``
+    and ``_core.<setter>`` (looked up at each access)."""
+    return property(lambda self: getattr(_core, getter)(),
+                    lambda self, value: getattr(_core, setter)(bool(value)), doc=doc)
+
+
+def _held_switch(attr: str, doc: str | None = None) -> property:
+    """A bool switch that keeps the value set in ``attr`` and changes nothing else."""
+    return property(lambda self: getattr(self, attr), lambda self, value: setattr(self, attr, bool(value)), doc=doc)
+
+
 class _CudnnSwitches:
     """Process-wide cuDNN settings; assignments take effect for the next convolution."""
 
-    @property
-    def enabled(self) -> bool:
-        return _core._cudnn_enabled()
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        _core._cudnn_set_enabled(bool(value))
-
-    @property
-    def benchmark(self) -> bool:
-        return _core._cudnn_benchmark()
-
-    @benchmark.setter
-    def benchmark(self, value: bool) -> None:
-        _core._cudnn_set_benchmark(bool(value))
-
-    @property
-    def deterministic(self) -> bool:
+    enabled = _native_switch("_cudnn_enabled", "_cudnn_set_enabled")
+    benchmark = _native_switch("_cudnn_benchmark", "_cudnn_set_benchmark")
+    deterministic = _held_switch(
+        "_deterministic",
         """Whether convolutions must pick deterministic algorithms (PyTorch's switch). SpiralTorch's
         CUDA convolutions already use only deterministic cuDNN algorithms, so this holds the value
-        set and changes nothing."""
-        return self._deterministic
-
-    @deterministic.setter
-    def deterministic(self, value: bool) -> None:
-        self._deterministic = bool(value)
-
+        set and changes nothing.""")
     _deterministic = False
-
-    @property
-    def allow_tf32(self) -> bool:
-        return _core._cudnn_allow_tf32()
-
-    @allow_tf32.setter
-    def allow_tf32(self, value: bool) -> None:
-        _core._cudnn_set_allow_tf32(bool(value))
+    allow_tf32 = _native_switch("_cudnn_allow_tf32", "_cudnn_set_allow_tf32")
 
     def version(self) -> Optional[str]:
         """The cuDNN version string ("9.10.2"), or None when this build has no cuDNN."""
@@ -93,29 +78,9 @@ class _CudaMatmulSwitches:
         self._fp16_reduction = True
         self._bf16_reduction = True
 
-    @property
-    def allow_tf32(self) -> bool:
-        return _core._cuda_allow_tf32()
-
-    @allow_tf32.setter
-    def allow_tf32(self, value: bool) -> None:
-        _core._cuda_set_allow_tf32(bool(value))
-
-    @property
-    def allow_fp16_reduced_precision_reduction(self) -> bool:
-        return self._fp16_reduction
-
-    @allow_fp16_reduced_precision_reduction.setter
-    def allow_fp16_reduced_precision_reduction(self, value: bool) -> None:
-        self._fp16_reduction = bool(value)
-
-    @property
-    def allow_bf16_reduced_precision_reduction(self) -> bool:
-        return self._bf16_reduction
-
-    @allow_bf16_reduced_precision_reduction.setter
-    def allow_bf16_reduced_precision_reduction(self, value: bool) -> None:
-        self._bf16_reduction = bool(value)
+    allow_tf32 = _native_switch("_cuda_allow_tf32", "_cuda_set_allow_tf32")
+    allow_fp16_reduced_precision_reduction = _held_switch("_fp16_reduction")
+    allow_bf16_reduced_precision_reduction = _held_switch("_bf16_reduction")
 
     def __repr__(self) -> str:
         return f"matmul(allow_tf32={self.allow_tf32})"

@@ -32,7 +32,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._atomic import _umask, atomic_write_bytes, atomic_write_text, fsync_directory
@@ -56,6 +56,18 @@ MAX_ELEMENTS = 2**34  # parameter elements when no weights file bounds them (64 
 class UnsupportedLayerError(_core.SpiralValueError):
     """A layer that an integration cannot describe or export; the message names the layer,
     its path in the model and what is supported."""
+
+
+def known_layer_kind(prefix: str, model: Any, path: str, otherwise: str, supported: str) -> Tuple[str, str]:
+    """``(layer_kind(model), where)`` with ``where`` the path or ``<root>``; for a layer with no
+    kind, ``UnsupportedLayerError``: ``prefix`` (the integration), the layer's type and path, why
+    (a Python subclass with its own forward, else ``otherwise``) and ``supported``."""
+    kind, where = layer_kind(model), path or "<root>"
+    if kind is None:
+        python_defined = not type(model).__module__.startswith("spiraltorch._core")
+        why = "a Python Module subclass with its own forward" if python_defined else otherwise
+        raise UnsupportedLayerError(f"{prefix} {type(model).__name__} at {where} is {why}; {supported}")
+    return kind, where
 
 
 def _ints(value: Any) -> Any:
@@ -180,15 +192,10 @@ def describe_architecture(model: Any, *, _path: str = "") -> Dict[str, Any]:
     layer, ``{"type": "Sequential", "children": [{"key": k, "module": ...}, ...]}`` for a
     Sequential. Raises ``UnsupportedLayerError`` naming the first layer that has no
     description (a Python ``Module`` subclass, or a layer outside ``SUPPORTED_LAYERS``)."""
-    kind = layer_kind(model)
-    where = _path or "<root>"
-    if kind is None:
-        python_defined = not type(model).__module__.startswith("spiraltorch._core")
-        why = "a Python Module subclass with its own forward" if python_defined else "a layer with no description"
-        raise UnsupportedLayerError(
-            f"describe_architecture: {type(model).__name__} at {where} is {why}; supported: "
-            f"{', '.join(SUPPORTED_LAYERS)} (rebuild other models with a factory)"
-        )
+    kind, where = known_layer_kind(
+        "describe_architecture:", model, _path, "a layer with no description",
+        f"supported: {', '.join(SUPPORTED_LAYERS)} (rebuild other models with a factory)",
+    )
     if kind == "Sequential":
         children = []
         for key, child in model.named_children():

@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import _core
 from .._atomic import atomic_write_bytes
-from .architecture import UnsupportedLayerError, layer_kind
+from .architecture import UnsupportedLayerError, known_layer_kind, layer_kind
 
 PathLike = Union[str, "os.PathLike[str]"]
 DEFAULT_OPSET = 17
@@ -104,15 +104,9 @@ class _Exporter:
     # Each handler maps (module, input name, input shape, path) to an output name; shapes come
     # from running the SpiralTorch layer itself, so every intermediate shape is known.
     def emit(self, module: Any, x: str, shape: Tuple[int, ...], path: str) -> str:
-        kind = layer_kind(module)
-        where = path or "<root>"
-        if kind is None:
-            python_defined = not type(module).__module__.startswith("spiraltorch._core")
-            why = "a Python Module subclass with its own forward" if python_defined else "not mappable to ONNX"
-            raise UnsupportedLayerError(
-                f"export_onnx: layer {type(module).__name__} at {where} is {why}; exportable layers: "
-                f"{', '.join(EXPORTABLE_LAYERS)}"
-            )
+        kind, where = known_layer_kind(
+            "export_onnx: layer", module, path, "not mappable to ONNX", f"exportable layers: {', '.join(EXPORTABLE_LAYERS)}"
+        )
         handler = getattr(self, f"_{kind}", None)
         if handler is None:
             raise UnsupportedLayerError(f"export_onnx: layer {kind} at {where} has no ONNX mapping; exportable layers: "
