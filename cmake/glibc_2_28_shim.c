@@ -57,6 +57,7 @@ FORWARD(int, pthread_setname_np, "GLIBC_2.12", (unsigned long t, const char* nam
 FORWARD(void*, dlopen, "GLIBC_2.2.5", (const char* file, int mode), (file, mode))
 FORWARD(void*, dlsym, "GLIBC_2.2.5", (void* handle, const char* name), (handle, name))
 FORWARD(char*, dlerror, "GLIBC_2.2.5", (void), ())
+FORWARD(int, dlclose, "GLIBC_2.2.5", (void* handle), (handle))
 FORWARD(int, dladdr, "GLIBC_2.2.5", (const void* addr, void* info), (addr, info))
 
 /* stat and friends became symbols in 2.33; before, <sys/stat.h> called __xstat with the
