@@ -8,12 +8,7 @@
 #include <type_traits>
 
 #include "backend/backend.h"
-
-#ifdef __CUDACC__
-#define ST_SCAN_HD __host__ __device__
-#else
-#define ST_SCAN_HD
-#endif
+#include "core/host_device.h"
 
 namespace st::backend {
 
@@ -21,7 +16,7 @@ template <typename T>
 using ScanCarry = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
 template <typename A>
-ST_SCAN_HD inline bool scan_is_nan(A v) {
+ST_HOST_DEVICE inline bool scan_is_nan(A v) {
   if constexpr (std::is_floating_point_v<A>) {
     return v != v;
   } else {
@@ -30,14 +25,14 @@ ST_SCAN_HD inline bool scan_is_nan(A v) {
 }
 
 template <typename A>
-ST_SCAN_HD inline void scan_first(A x, A& acc, int64_t& index) {
+ST_HOST_DEVICE inline void scan_first(A x, A& acc, int64_t& index) {
   acc = x;
   index = 0;
 }
 
 // Folds element j (value x) into the running value `acc` (and the running extreme's `index`).
 template <typename A>
-ST_SCAN_HD inline void scan_step(ScanOp op, A x, int64_t j, A& acc, int64_t& index) {
+ST_HOST_DEVICE inline void scan_step(ScanOp op, A x, int64_t j, A& acc, int64_t& index) {
   switch (op) {
     case ScanOp::Prod:
       acc = acc * x;

@@ -1,24 +1,13 @@
 #include "spiraltorch/generator.h"
 
+#include "core/philox.h"
+
 namespace st {
 
 std::array<uint32_t, 4> Generator::philox(uint64_t seed, uint64_t counter) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(kM0) * c0;
-    const uint64_t p1 = static_cast<uint64_t>(kM1) * c2;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-    c1 = static_cast<uint32_t>(p1);
-    c3 = static_cast<uint32_t>(p0);
-    c0 = n0;
-    c2 = n2;
-    k0 += kW0;
-    k1 += kW1;
-  }
-  return {c0, c1, c2, c3};
+  std::array<uint32_t, 4> out{};
+  detail::philox4x32(seed, counter, out.data());
+  return out;
 }
 
 Generator& default_generator() {

@@ -2,32 +2,11 @@
 
 namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
-namespace {
-
-// Comparisons and logic write bool: the avx2/avx512 objects leave those of the half types to the baseline
-// (baseline_only.h); float32/float64 masks stay vectorised (1.4x faster at 512 bits).
-bool is_predicate(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-    case BinaryOp::And:
-    case BinaryOp::Or:
-    case BinaryOp::Xor:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   const Dtype dt = a.dtype() == Dtype::Float32 ? b.dtype() : a.dtype();  // the half one, beside a float scalar
 #ifndef ST_CPU_BASELINE_OBJECT
+  // Predicates write bool: the avx2/avx512 objects leave those of the half types to the baseline
+  // (baseline_only.h); float32/float64 masks stay vectorised (1.4x faster at 512 bits).
   const bool half = dt == Dtype::BFloat16 || dt == Dtype::Float16;
   if (!is_floating(dt) || (half && is_predicate(op))) return baseline_kernels().binary(op, a, b, out);
 #endif

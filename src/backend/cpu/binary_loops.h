@@ -5,6 +5,7 @@
 // loops took GCC 100 s per capability against 5 + 11 + 14 s apart.
 #include <cmath>
 
+#include "backend/common/int_pow.h"
 #include "backend/cpu/baseline_only.h"
 #include "backend/cpu/elem_io.h"
 #include "backend/cpu/kernels.h"
@@ -145,19 +146,21 @@ T py_rem(T a, T b) {
   }
 }
 
-template <typename T>
-T int_pow(T base, T exp) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return base || !exp;
-  } else {
-    if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
-    T result = 1;
-    while (exp) {
-      if (exp & 1) result *= base;
-      base *= base;
-      exp >>= 1;
-    }
-    return result;
+// Comparisons and logic: the ops predicate() computes (bool results).
+inline bool is_predicate(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or:
+    case BinaryOp::Xor:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -194,6 +197,12 @@ void predicate(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
 template <typename S>
 void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   using T = Compute<S>;
+  if (is_predicate(op)) {
+    if constexpr (kBaselineObject || std::is_same_v<S, float> || std::is_same_v<S, double>) {
+      return predicate<S>(op, a, b, out);
+    }
+    throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));
+  }
   switch (op) {
     case BinaryOp::Add:
       if constexpr (std::is_same_v<T, bool>) {
@@ -256,18 +265,7 @@ void arith(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
         return binary_loop<S, S>(a, b, out, [](T g, T x) ST_VINLINE_LAMBDA { return g * vgelu_tanh_grad(x); });
       }
       break;
-    case BinaryOp::Eq:
-    case BinaryOp::Ne:
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-    case BinaryOp::And:
-    case BinaryOp::Or:
-    case BinaryOp::Xor:
-      if constexpr (kBaselineObject || std::is_same_v<S, float> || std::is_same_v<S, double>) {
-        return predicate<S>(op, a, b, out);
-      }
+    default:  // the predicates, above
       break;
   }
   throw DtypeError(std::string("binary kernel: op not defined for dtype ") + dtype_name(a.dtype()));

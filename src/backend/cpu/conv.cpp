@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backend/common/pool_window.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 
@@ -226,29 +227,6 @@ void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const Pool2dGe
   });
 }
 
-namespace {
-
-// PyTorch's window and divisor for avg_pool2d at output (oh, ow).
-struct AvgWindow {
-  int64_t h0, h1, w0, w1;
-  int64_t divisor;
-};
-
-inline AvgWindow avg_window(const Pool2dGeom& g, int64_t oh, int64_t ow, bool count_include_pad,
-                            int64_t divisor_override) {
-  int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  int64_t h1 = std::min(h0 + g.kh, g.H + g.ph), w1 = std::min(w0 + g.kw, g.W + g.pw);
-  const int64_t pool_size = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0);
-  w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, g.H);
-  w1 = std::min(w1, g.W);
-  int64_t div = divisor_override > 0 ? divisor_override : count_include_pad ? pool_size : (h1 - h0) * (w1 - w0);
-  return {h0, h1, w0, w1, div};
-}
-
-}  // namespace
-
 void avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, bool count_include_pad, int64_t divisor_override,
                 Tensor& out) {
   dispatch_float(x.dtype(), "avg_pool2d", [&](auto tag) {
@@ -309,9 +287,9 @@ void adaptive_avg_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, T
       const T* in = xp + p * g.H * g.W;
       T* o = op + p * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const int64_t h0 = oh * g.H / g.OH, h1 = ((oh + 1) * g.H + g.OH - 1) / g.OH;
+        const int64_t h0 = adaptive_start(oh, g.H, g.OH), h1 = adaptive_end(oh, g.H, g.OH);
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t w0 = ow * g.W / g.OW, w1 = ((ow + 1) * g.W + g.OW - 1) / g.OW;
+          const int64_t w0 = adaptive_start(ow, g.W, g.OW), w1 = adaptive_end(ow, g.W, g.OW);
           T s = 0;
           for (int64_t h = h0; h < h1; ++h)
             for (int64_t w = w0; w < w1; ++w) s += in[h * g.W + w];
@@ -334,9 +312,9 @@ void adaptive_avg_pool2d_backward(const Tensor& gy, const Pool2dGeom& g, int64_t
       std::fill(dst, dst + g.H * g.W, T(0));
       const T* src = gp + p * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const int64_t h0 = oh * g.H / g.OH, h1 = ((oh + 1) * g.H + g.OH - 1) / g.OH;
+        const int64_t h0 = adaptive_start(oh, g.H, g.OH), h1 = adaptive_end(oh, g.H, g.OH);
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t w0 = ow * g.W / g.OW, w1 = ((ow + 1) * g.W + g.OW - 1) / g.OW;
+          const int64_t w0 = adaptive_start(ow, g.W, g.OW), w1 = adaptive_end(ow, g.W, g.OW);
           const T v = src[oh * g.OW + ow] / static_cast<T>((h1 - h0) * (w1 - w0));
           for (int64_t h = h0; h < h1; ++h)
             for (int64_t w = w0; w < w1; ++w) dst[h * g.W + w] += v;

@@ -8,6 +8,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/optional_data.h"
 
 namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
 
@@ -117,15 +118,6 @@ void ln_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* 
       if (db) db[j] = static_cast<T>(sb);
     }
   }
-}
-
-template <typename T>
-const T* opt(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-template <typename T>
-T* opt_mut(Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/philox.cuh"
+#include "backend/common/int_pow.h"
 
 namespace st::backend::cuda {
 
@@ -43,23 +44,6 @@ __device__ inline T py_rem(T a, T b) {
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
-  }
-}
-template <typename T>
-__device__ inline T int_pow(T base, T exp) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return base || !exp;
-  } else {
-    if constexpr (std::is_signed_v<T>) {
-      if (exp < 0) return base == 1 ? T(1) : (base == T(-1) ? ((exp & 1) ? T(-1) : T(1)) : T(0));
-    }
-    T result = 1;
-    while (exp) {
-      if (exp & 1) result *= base;
-      base *= base;
-      exp >>= 1;
-    }
-    return result;
   }
 }
 

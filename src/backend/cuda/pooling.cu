@@ -5,6 +5,7 @@
 #include "backend/cuda/checks.cuh"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
+#include "backend/common/pool_window.h"
 
 namespace st::backend::cuda {
 
@@ -12,35 +13,8 @@ using backend::Pool2dGeom;
 
 namespace {
 
-// PyTorch's window and divisor for avg_pool2d at output (oh, ow): the same arithmetic as
-// avg_window in src/backend/cpu/conv.cpp. The divisor can be <= 0 only for windows that
-// lie wholly outside the padded input (ceil_mode); those outputs are 0.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1, divisor;
-};
-
-__host__ __device__ inline AvgWindow avg_window(const Pool2dGeom& g, int64_t oh, int64_t ow, bool count_include_pad,
-                                                int64_t divisor_override) {
-  int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-  int64_t h1 = h0 + g.kh < g.H + g.ph ? h0 + g.kh : g.H + g.ph;
-  int64_t w1 = w0 + g.kw < g.W + g.pw ? w0 + g.kw : g.W + g.pw;
-  const int64_t pool_size = (h1 - h0) * (w1 - w0);
-  h0 = h0 > 0 ? h0 : 0;
-  w0 = w0 > 0 ? w0 : 0;
-  h1 = h1 < g.H ? h1 : g.H;
-  w1 = w1 < g.W ? w1 : g.W;
-  const int64_t div = divisor_override > 0 ? divisor_override : count_include_pad ? pool_size : (h1 - h0) * (w1 - w0);
-  return {h0, h1, w0, w1, div};
-}
-
 __host__ __device__ inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 __host__ __device__ inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
-
-// Adaptive window along one axis: [floor(o*I/O), ceil((o+1)*I/O)).
-__host__ __device__ inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return o * in / out; }
-__host__ __device__ inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
-  return ((o + 1) * in + out - 1) / out;
-}
 
 }  // namespace
 
