@@ -109,75 +109,50 @@ struct dtype_of<double> {
 
 }  // namespace st
 
-// Calls BODY with `scalar_t` bound to the C++ type of a dtype.
-#define ST_DISPATCH_ALL(DT, ...)         \
-  [&] {                                  \
-    switch (DT) {                        \
-      case ::st::Dtype::Bool: {          \
-        using scalar_t = bool;           \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::UInt8: {         \
-        using scalar_t = uint8_t;        \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::Int32: {         \
-        using scalar_t = int32_t;        \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::Int64: {         \
-        using scalar_t = int64_t;        \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::Float16: {       \
-        using scalar_t = ::st::Half;     \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::BFloat16: {      \
-        using scalar_t = ::st::BFloat16; \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::Float32: {       \
-        using scalar_t = float;          \
-        return __VA_ARGS__();            \
-      }                                  \
-      case ::st::Dtype::Float64:         \
-      default: {                         \
-        using scalar_t = double;         \
-        return __VA_ARGS__();            \
-      }                                  \
-    }                                    \
+// One case of a dtype switch: BODY with `scalar_t` bound to TYPE.
+#define ST_DISPATCH_CASE(DTYPE, TYPE, ...) \
+  case ::st::Dtype::DTYPE: {               \
+    using scalar_t = TYPE;                 \
+    return __VA_ARGS__();                  \
+  }
+
+// The bool and integer cases of the full and arithmetic dispatches.
+#define ST_DISPATCH_INT_CASES(...)              \
+  ST_DISPATCH_CASE(Bool, bool, __VA_ARGS__)     \
+  ST_DISPATCH_CASE(UInt8, uint8_t, __VA_ARGS__) \
+  ST_DISPATCH_CASE(Int32, int32_t, __VA_ARGS__) \
+  ST_DISPATCH_CASE(Int64, int64_t, __VA_ARGS__)
+
+// Calls BODY with `scalar_t` bound to the C++ type of a dtype, the 16-bit float types bound to
+// HALF and BF16 (::st::Half/::st::BFloat16 on the host, __half/__nv_bfloat16 in CUDA code).
+#define ST_DISPATCH_ALL_AS(DT, HALF, BF16, ...)     \
+  [&] {                                             \
+    switch (DT) {                                   \
+      ST_DISPATCH_INT_CASES(__VA_ARGS__)            \
+      ST_DISPATCH_CASE(Float16, HALF, __VA_ARGS__)  \
+      ST_DISPATCH_CASE(BFloat16, BF16, __VA_ARGS__) \
+      ST_DISPATCH_CASE(Float32, float, __VA_ARGS__) \
+      case ::st::Dtype::Float64:                    \
+      default: {                                    \
+        using scalar_t = double;                    \
+        return __VA_ARGS__();                       \
+      }                                             \
+    }                                               \
   }()
 
+#define ST_DISPATCH_ALL(DT, ...) ST_DISPATCH_ALL_AS(DT, ::st::Half, ::st::BFloat16, __VA_ARGS__)
+
 // Arithmetic kernels: no half types (they are computed in float32 by the op layer).
-#define ST_DISPATCH_ARITH(DT, ...) \
-  [&] {                            \
-    switch (DT) {                  \
-      case ::st::Dtype::Bool: {    \
-        using scalar_t = bool;     \
-        return __VA_ARGS__();      \
-      }                            \
-      case ::st::Dtype::UInt8: {   \
-        using scalar_t = uint8_t;  \
-        return __VA_ARGS__();      \
-      }                            \
-      case ::st::Dtype::Int32: {   \
-        using scalar_t = int32_t;  \
-        return __VA_ARGS__();      \
-      }                            \
-      case ::st::Dtype::Int64: {   \
-        using scalar_t = int64_t;  \
-        return __VA_ARGS__();      \
-      }                            \
-      case ::st::Dtype::Float32: { \
-        using scalar_t = float;    \
-        return __VA_ARGS__();      \
-      }                            \
-      default: {                   \
-        using scalar_t = double;   \
-        return __VA_ARGS__();      \
-      }                            \
-    }                              \
+#define ST_DISPATCH_ARITH(DT, ...)                  \
+  [&] {                                             \
+    switch (DT) {                                   \
+      ST_DISPATCH_INT_CASES(__VA_ARGS__)            \
+      ST_DISPATCH_CASE(Float32, float, __VA_ARGS__) \
+      default: {                                    \
+        using scalar_t = double;                    \
+        return __VA_ARGS__();                       \
+      }                                             \
+    }                                               \
   }()
 
 #define ST_DISPATCH_FLOAT(DT, ...)      \

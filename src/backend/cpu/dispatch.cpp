@@ -55,17 +55,10 @@ std::string names(CapabilitySet set) {
   return s.empty() ? "none" : s;
 }
 
-const char* requirement(Capability c) {
-  switch (c) {
-    case Capability::Baseline:
-      return "x86-64-v2";
-    case Capability::Avx2:
-      return "x86-64-v3: AVX2, FMA, F16C, BMI2";
-    case Capability::Avx512:
-      return "x86-64-v4: AVX-512 F/BW/CD/DQ/VL";
-  }
-  return "";
-}
+// What each capability asks of the host, in Capability order (the messages of select_capability).
+constexpr const char* kRequirement[kNumCapabilities] = {"x86-64-v2", "x86-64-v3: AVX2, FMA, F16C, BMI2",
+                                                        "x86-64-v4: AVX-512 F/BW/CD/DQ/VL"};
+const char* requirement(Capability c) { return kRequirement[static_cast<int>(c)]; }
 
 struct Active {
   Capability capability;
@@ -84,15 +77,8 @@ const Active& active() {
 }  // namespace
 
 const char* capability_name(Capability c) {
-  switch (c) {
-    case Capability::Baseline:
-      return "baseline";
-    case Capability::Avx2:
-      return "avx2";
-    case Capability::Avx512:
-      return "avx512";
-  }
-  return "?";
+  constexpr const char* kName[kNumCapabilities] = {"baseline", "avx2", "avx512"};
+  return kName[static_cast<int>(c)];
 }
 
 CapabilitySet host_capabilities() {

@@ -60,17 +60,23 @@ void gather_impl(const T* x, const int64_t* idx, T* out, int64_t outer, int64_t 
   }
 }
 
-template <typename T>
-void scatter_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, int64_t n, int64_t k, int64_t inner) {
-  // Tasks own disjoint (outer, column block) pieces of out, so no two threads ever add
-  // into the same element and the summation order is fixed (deterministic results).
+// Runs f(o, i0, i1) in parallel over the tasks (outer row o, columns [i0, i1) of one block of
+// `inner`). Tasks own disjoint columns, so a kernel that accumulates along the dim needs no
+// atomics and sums in a fixed order (deterministic results).
+template <typename F>
+void for_column_blocks(int64_t outer, int64_t inner, int64_t work, F&& f) {
   const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(outer* k* inner)) schedule(static)
+#pragma omp parallel for num_threads(num_threads_for(work)) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kColumnBlock;
-    const int64_t i1 = std::min(inner, i0 + kColumnBlock);
+    f(t / blocks, i0, std::min(inner, i0 + kColumnBlock));
+  }
+}
+
+template <typename T>
+void scatter_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, int64_t n, int64_t k, int64_t inner) {
+  for_column_blocks(outer, inner, outer * k * inner, [&](int64_t o, int64_t i0, int64_t i1) {
     T* ob = out + o * n * inner;
     for (int64_t j = 0; j < k; ++j) {
       const int64_t* ip = idx + (o * k + j) * inner;
@@ -80,7 +86,7 @@ void scatter_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, i
         dst = add_values(dst, sp[i]);
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -124,13 +130,8 @@ void sort_impl(const T* x, T* values, int64_t* indices, int64_t outer, int64_t n
 template <typename T>
 void cumsum_impl(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-  const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-  const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(outer* n* inner)) schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t o = t / blocks;
-    const int64_t i0 = (t % blocks) * kColumnBlock;
-    const int64_t w = std::min(inner, i0 + kColumnBlock) - i0;
+  for_column_blocks(outer, inner, outer * n * inner, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t w = i1 - i0;
     std::array<A, kColumnBlock> acc{};
     const T* xb = x + o * n * inner + i0;
     T* ob = out + o * n * inner + i0;
@@ -142,7 +143,7 @@ void cumsum_impl(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
         orow[i] = static_cast<T>(acc[i]);
       }
     }
-  }
+  });
 }
 
 template <typename T>

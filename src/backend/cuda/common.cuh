@@ -47,44 +47,8 @@ struct dev_type<BFloat16> {
   using type = __nv_bfloat16;
 };
 
-#define STK_DISPATCH_ALL(DT, ...)       \
-  [&] {                                 \
-    switch (DT) {                       \
-      case ::st::Dtype::Bool: {         \
-        using scalar_t = bool;          \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::UInt8: {        \
-        using scalar_t = uint8_t;       \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::Int32: {        \
-        using scalar_t = int32_t;       \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::Int64: {        \
-        using scalar_t = int64_t;       \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::Float16: {      \
-        using scalar_t = __half;        \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::BFloat16: {     \
-        using scalar_t = __nv_bfloat16; \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::Float32: {      \
-        using scalar_t = float;         \
-        return __VA_ARGS__();           \
-      }                                 \
-      case ::st::Dtype::Float64:        \
-      default: {                        \
-        using scalar_t = double;        \
-        return __VA_ARGS__();           \
-      }                                 \
-    }                                   \
-  }()
+// ST_DISPATCH_ALL with the device's 16-bit float types.
+#define STK_DISPATCH_ALL(DT, ...) ST_DISPATCH_ALL_AS(DT, __half, __nv_bfloat16, __VA_ARGS__)
 
 template <typename T>
 struct is_half_t {
@@ -528,6 +492,21 @@ __device__ inline T block_reduce(T v, Op op, T identity) {
 }
 
 // ---- convolution geometry ----
+// Calls f(i, j, h, w) for every kernel tap (i, j) of output (oh, ow) that reads an input pixel
+// (h, w) inside the input (padding skipped), taps in (i, j) order: the forward's window.
+template <typename F>
+__device__ inline void for_each_window_input(const backend::Conv2dGeom& G, int64_t oh, int64_t ow, F f) {
+  for (int64_t i = 0; i < G.kh; ++i) {
+    const int64_t h = oh * G.sh - G.ph + i * G.dh;
+    if (h < 0 || h >= G.H) continue;
+    for (int64_t j = 0; j < G.kw; ++j) {
+      const int64_t w = ow * G.sw - G.pw + j * G.dw;
+      if (w < 0 || w >= G.W) continue;
+      f(i, j, h, w);
+    }
+  }
+}
+
 // Calls f(i, j, oh, ow) for every kernel tap (i, j) whose output position (oh, ow) reads
 // input pixel (h, w): the gather form of a convolution's input gradient, without atomics.
 template <typename F>

@@ -57,15 +57,8 @@ void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, cons
       const T* in = xp + p * G.H * G.W;
       const T* wc = wp + c * G.kh * G.kw;
       T acc = bp ? bp[c] : T(0);
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t h = oh * G.sh - G.ph + i * G.dh;
-        if (h < 0 || h >= G.H) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t w = ow * G.sw - G.pw + j * G.dw;
-          if (w < 0 || w >= G.W) continue;
-          acc += wc[i * G.kw + j] * in[h * G.W + w];
-        }
-      }
+      for_each_window_input(
+          G, oh, ow, [&](int64_t i, int64_t j, int64_t h, int64_t w) { acc += wc[i * G.kw + j] * in[h * G.W + w]; });
       op[t] = acc;
     });
   });

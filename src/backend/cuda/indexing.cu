@@ -21,7 +21,12 @@ void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out) {
   }
 }
 
-void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out) {
+namespace {
+
+// out[o, j, i] = x[o, index[..], i]: gather reads an index per output element (kPerElement),
+// index_select one per position j along the dim.
+template <bool kPerElement>
+void take_along(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out) {
   STK_DISPATCH_ALL(x.dtype(), [&] {
     using T = scalar_t;
     const T* xp = static_cast<const T*>(x.raw_data());
@@ -29,23 +34,21 @@ void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int6
     T* op = static_cast<T*>(out.raw_data());
     for_n(outer * k * inner, [=] __device__(int64_t t) {
       const int64_t i = t % inner, o = t / (k * inner);
-      op[t] = xp[(o * n + ip[t]) * inner + i];
+      const int64_t at = kPerElement ? ip[t] : ip[(t / inner) % k];
+      op[t] = xp[(o * n + at) * inner + i];
     });
   });
 }
 
+}  // namespace
+
+void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out) {
+  take_along<true>(x, index, outer, n, k, inner, out);
+}
+
 void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
                   Tensor& out) {
-  STK_DISPATCH_ALL(x.dtype(), [&] {
-    using T = scalar_t;
-    const T* xp = static_cast<const T*>(x.raw_data());
-    const int64_t* ip = index.data<int64_t>();
-    T* op = static_cast<T*>(out.raw_data());
-    for_n(outer * k * inner, [=] __device__(int64_t t) {
-      const int64_t i = t % inner, j = (t / inner) % k, o = t / (k * inner);
-      op[t] = xp[(o * n + ip[j]) * inner + i];
-    });
-  });
+  take_along<false>(x, index, outer, n, k, inner, out);
 }
 
 namespace {
@@ -203,20 +206,14 @@ void max_pool2d(const Tensor& x, const Pool2dGeom& g, int64_t planes, Tensor& ou
       const T* plane = xp + p * G.H * G.W;
       T best = T(-INFINITY);
       int64_t bi = -1;
-      for (int64_t i = 0; i < G.kh; ++i) {
-        const int64_t h = oh * G.sh - G.ph + i * G.dh;
-        if (h < 0 || h >= G.H) continue;
-        for (int64_t j = 0; j < G.kw; ++j) {
-          const int64_t w = ow * G.sw - G.pw + j * G.dw;
-          if (w < 0 || w >= G.W) continue;
-          const T v = plane[h * G.W + w];
-          if (bi < 0) bi = h * G.W + w;
-          if (v > best || v != v) {
-            best = v;
-            bi = h * G.W + w;
-          }
+      for_each_window_input(G, oh, ow, [&](int64_t, int64_t, int64_t h, int64_t w) {
+        const T v = plane[h * G.W + w];
+        if (bi < 0) bi = h * G.W + w;
+        if (v > best || v != v) {
+          best = v;
+          bi = h * G.W + w;
         }
-      }
+      });
       op[t] = best;
       ip[t] = bi < 0 ? 0 : bi;
     });

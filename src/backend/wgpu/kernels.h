@@ -1,7 +1,10 @@
 #pragma once
-// wgpu kernel entry points (one .cpp per op family, WGSL in kernels/<family>.wgsl);
+// wgpu kernel entry points (one .cpp per op family, WGSL in kernels/<family>.wgsl: elementwise,
+// reduce, gemm, softmax (softmax, layer norm, attention softmax), attention (tiled flash
+// attention; false where not taken), random, optim, indexing, sort, rnn, batch_norm, conv);
 // WgpuBackend (backend.cpp) exposes them through the Backend table.
 #include "backend/backend.h"
+#include "backend/common/kernel_decls.h"
 #include "backend/wgpu/codegen.h"
 
 namespace st::backend::wgpu {
@@ -9,98 +12,17 @@ namespace st::backend::wgpu {
 // P words for N-d strided operands over `shape` (see strided() in codegen.cpp).
 std::vector<int32_t> strided_params(const Shape& shape, const std::vector<const Tensor*>& ops);
 
-// elementwise.cpp
-void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
-void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1);
-void copy_on_device(const Tensor& src, Tensor& dst);
-void fill(Tensor& dst, Scalar value);
-void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);
-// reduce.cpp
-void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);
-void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values, Tensor& indices);
-void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out);
-void scan(backend::ScanOp op, const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out, Tensor& indices);
-// gemm.cpp
-void gemm(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
-          int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
-          int64_t ldc, int64_t stride_c, int64_t batch);
-// softmax.cpp (softmax, layer norm, attention softmax)
-void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);
-void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);
+ST_BACKEND_SHARED_KERNELS
+ST_BACKEND_DEVICE_KERNELS
+
 // Fused softmax cross-entropy rows (Backend::cross_entropy_rows); false where not taken.
 bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
                         Tensor& lse);
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, double scale, Tensor& dx);
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
-                Tensor& mean, Tensor& rstd);
-void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                         int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
-void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,
-                       Tensor& lse);
-void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch, int64_t L,
-                                int64_t S, double scale, bool causal);
-// attention.cpp: tiled flash attention (Backend::flash_attention); false where not taken.
-// SPIRALTORCH_WGPU_FLASH=0 turns it off (flash_enabled() false): scaled_dot_product_attention then
-// takes the composite with its (L, S) scores, the before of bench/bench_wgpu_attention_long.py.
+// SPIRALTORCH_WGPU_FLASH=0 turns the tiled flash attention off (flash_enabled() false):
+// scaled_dot_product_attention then takes the composite with its (L, S) scores, the before of
+// bench/bench_wgpu_attention_long.py.
 bool flash_enabled();
-bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
-                     Tensor& lse);
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv);
-// random.cpp
-void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint64_t counter);
-void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);
-void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter);
-// optim.cpp
-void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);
-void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);
-void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);
-void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);
-void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);
-// indexing.cpp
-void cat(const std::vector<Tensor>& xs, int64_t outer, Tensor& out);
-void gather(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner, Tensor& out);
-void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
-                 int64_t inner);
-void index_select(const Tensor& x, const Tensor& index, int64_t outer, int64_t n, int64_t k, int64_t inner,
-                  Tensor& out);
-void triangle(const Tensor& x, int64_t batch, int64_t rows, int64_t cols, int64_t diagonal, bool upper, Tensor& out);
-// sort.cpp
-void sort(const Tensor& x, int64_t outer, int64_t n, int64_t inner, int64_t k, bool descending, Tensor& values,
-          Tensor& indices);
-void masked_select(const Tensor& x, const Tensor& mask, Tensor& out);
-// rnn.cpp
-void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc, Tensor& acts);
-void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,
-                   const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);
-void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs, Tensor& saved);
-void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0, Tensor& dx,
-                  Tensor& dw, Tensor& dbhh, Tensor& dh0);
-// batch_norm.cpp
-void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
-                      Tensor& var);
-void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,
-                      int64_t n, int64_t c, int64_t l, Tensor& y);
-void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                         int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);
-// conv.cpp
-void im2col(const Tensor& x, const backend::Conv2dGeom& g, int64_t batch, Tensor& cols);
-void col2im(const Tensor& cols, const backend::Conv2dGeom& g, int64_t batch, Tensor& x);
-void max_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out, Tensor& indices);
-void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend::Pool2dGeom& g, int64_t planes,
-                         Tensor& gx);
-void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
-                int64_t divisor_override, Tensor& out);
-void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
-                         int64_t divisor_override, Tensor& gx);
-void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out);
-void adaptive_avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, Tensor& gx);
-void depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g, int64_t batch,
-                      Tensor& out);
-void depthwise_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t batch,
-                                     Tensor& gx);
-void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t batch,
-                                      Tensor& gw);
 
 }  // namespace st::backend::wgpu
