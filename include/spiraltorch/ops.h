@@ -3,6 +3,7 @@
 // backend and records an autograd node when an input requires a gradient.
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -212,6 +213,17 @@ Tensor kron(const Tensor& a, const Tensor& b);   // the Kronecker product
 Tensor trace(const Tensor& x);                   // the sum of a 2-D tensor's main diagonal
 // The 3-vector cross product along dim (shapes broadcast; no dim: the first dim of size 3).
 Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = {});
+// Sums of products of a and b over a's last `dims` dims and b's first `dims` (torch.tensordot),
+// or over the pairs (dims_a[i], dims_b[i]); a permute/reshape/matmul composite.
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims = 2);
+Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b);
+// Pairwise p-norm distances (src/ops/distance.cpp) between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R),
+// from the differences (not the |a|^2 + |b|^2 - 2ab shortcut); p = INFINITY is the max norm, p = 0
+// counts the differing coordinates.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
+// Coordinate grids (src/ops/grids.cpp) of 0-D or 1-D tensors: expanded views, `indexing` "ij" (matrix) or "xy"
+// (Cartesian: the first two swapped), as torch.meshgrid.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
 // ---- reordering (src/ops/reorder.cpp): copies, differentiable ----
 // x reversed along each of `dims` (no dims: a copy).
 Tensor flip(const Tensor& x, const Dims& dims);
@@ -258,6 +270,30 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int6
 // One Poisson count per rate (floating, finite, in [0, 1e6]; the rates' dtype), drawn from `gen`
 // (the global generator when null) on the rates' device; not differentiable.
 Tensor poisson(const Tensor& rates, Generator* gen = nullptr);
+// 1 with probability probs[i], else 0, in the probabilities' dtype (floating, each in [0, 1]); the
+// uniforms come from the backend's random entry on probs' device. Not differentiable.
+Tensor bernoulli(const Tensor& probs, Generator* gen = nullptr);
+// The same with one probability p for every element of x (x's shape, device and dtype).
+Tensor bernoulli(const Tensor& x, double p, Generator* gen = nullptr);
+// num_samples int64 category indices per row of the 1-D or 2-D non-negative weights: with
+// replacement by searching uniforms in each row's cumulative distribution, without by the Gumbel
+// top-k trick (the law of drawing one at a time without replacement), as torch.multinomial.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
+// A uniformly random permutation of 0 .. n-1: the argsort of n uniforms drawn on `device`.
+Tensor randperm(int64_t n, Dtype dtype = Dtype::Int64, Device device = {}, Generator* gen = nullptr);
+// ---- sorted search (src/ops/search.cpp; kernel Backend::searchsorted, a comparison count elsewhere) ----
+// For each value, the index at which it would be inserted into the sorted last dim of
+// `sorted_sequence` (the first such place, or after equal entries with `right`); NaN goes last. A
+// 1-D sequence serves every value, else the leading dims of both agree. `sorter` (int64, the
+// sequence's shape) gives the sorted order of an unsorted sequence. int64 (int32 with out_int32).
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool right = false, bool out_int32 = false,
+                    const Tensor& sorter = {});
+// One scalar value: a 0-d result.
+Tensor searchsorted(const Tensor& sorted_sequence, Scalar value, bool right = false, bool out_int32 = false,
+                    const Tensor& sorter = {});
+// The bucket of each value given sorted 1-D boundaries: i with boundaries[i-1] < x <= boundaries[i]
+// (boundaries[i-1] <= x < boundaries[i] with `right`), as torch.bucketize.
+Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool right = false, bool out_int32 = false);
 Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);

@@ -1,19 +1,18 @@
-"""PyTorch names that ported code reaches for, written as compositions of native ops (so autograd and
-every device come with them): ``where(cond)``, ``meshgrid``, ``randperm``, ``multinomial``, ``cdist``,
-``inference_mode``, the legacy ``FloatTensor``-style constructors and the global switches (matmul
-precision, determinism, RNG state). ``install()`` puts them into the package namespace; it attaches
+"""PyTorch names that ported code reaches for, as glue over the native ops (meshgrid, randperm,
+multinomial and cdist are C++ ops bound in python/src): ``where(cond)``, ``inference_mode``, the
+legacy ``FloatTensor``-style constructors and the global switches (matmul precision, determinism,
+RNG state). ``install()`` puts them into the package namespace; it attaches
 nothing to ``Tensor``, whose surface (``device``, ``new_*``, ``nonzero``, ``index_add``, ``unique``,
 ``flip``/``roll``, ...) is bound in python/src."""
 
 from __future__ import annotations
 
-import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional
 
 
 
 class _LazyNumpy:
-    """NumPy on first use (index arithmetic on the host): importing spiraltorch must not import it."""
+    """NumPy on first use (finfo/iinfo): importing spiraltorch must not import it."""
 
     def __getattr__(self, name: str) -> Any:
         import numpy
@@ -26,7 +25,6 @@ np = _LazyNumpy()
 from . import _core
 
 Tensor = _core.Tensor
-_Dims = Union[int, Sequence[int]]
 
 
 class inference_mode:
@@ -55,21 +53,6 @@ class inference_mode:
         return wrapped
 
 
-def _dims(dims: _Dims, ndim: int, op: str) -> list:
-    out = []
-    for d in [dims] if isinstance(dims, int) else list(dims):
-        if not -ndim <= d < max(ndim, 1):
-            raise _core.SpiralIndexError(f"{op}: dimension {d} is out of range for a tensor of {ndim} dimensions")
-        out.append(d % max(ndim, 1))
-    if len(set(out)) != len(out):
-        raise _core.SpiralValueError(f"{op}: dimension {dims} repeats a dimension")
-    return out
-
-
-def _index(values: Sequence[int], like: Tensor) -> Tensor:
-    return _core.tensor(np.asarray(values, dtype=np.int64)).to(str(like.device))
-
-
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """``where(cond, x, y)`` picks x where cond holds else y; ``where(cond)`` is
     ``nonzero(cond, as_tuple=True)``, as torch.where."""
@@ -81,93 +64,6 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
 
 _native_where = _core.where
-
-
-def meshgrid(*tensors: Any, indexing: str = "ij") -> Tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors (``indexing='ij'`` matrix order or ``'xy'`` Cartesian), as
-    torch.meshgrid."""
-    if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
-        tensors = tuple(tensors[0])
-    if indexing not in ("ij", "xy"):
-        raise _core.SpiralValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    if any(t.dim() > 1 for t in tensors):
-        raise _core.ShapeError("meshgrid: expects 0-D or 1-D tensors")
-    flat = [t.reshape(-1) for t in tensors]
-    swap = indexing == "xy" and len(flat) >= 2
-    if swap:
-        flat[0], flat[1] = flat[1], flat[0]
-    shape = tuple(t.shape[0] for t in flat)
-    grids = []
-    for i, t in enumerate(flat):
-        view = [1] * len(flat)
-        view[i] = shape[i]
-        grids.append(t.reshape(tuple(view)).expand(shape))
-    if swap:  # 'xy' is 'ij' on the first two inputs swapped, with those two grids swapped back
-        grids[0], grids[1] = grids[1], grids[0]
-    return tuple(grids)
-
-
-def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    """A uniformly random permutation of 0, 1, ..., n-1 (int64 unless dtype says otherwise)."""
-    if n < 0:
-        raise _core.SpiralValueError(f"randperm: n must be non-negative, got {n}")
-    kw = {"generator": generator} if generator is not None else {}
-    keys = _core.rand(n, device=str(device or "cpu"), **kw)
-    perm = keys.argsort()
-    return perm if dtype is None else perm.to(dtype)
-
-
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
-    """Category indices drawn from the rows of ``input`` (non-negative weights, 1-D or 2-D) — with
-    replacement by inverting the cumulative distribution, without by the Gumbel top-k trick (which
-    draws exactly as sampling one at a time without replacement) — as torch.multinomial."""
-    probs = input if input.dim() == 2 else input.reshape(1, -1)
-    if input.dim() not in (1, 2):
-        raise _core.ShapeError(f"multinomial: expected a 1-D or 2-D input, got {input.dim()}-D")
-    rows, n = tuple(probs.shape)
-    if num_samples <= 0:
-        raise _core.SpiralValueError(f"multinomial: num_samples must be positive, got {num_samples}")
-    p = probs.to(_core.dtype.float64) if probs.dtype != _core.dtype.float64 else probs
-    if bool((p < 0).any().item()) or not bool(p.isfinite().all().item()):
-        raise _core.SpiralValueError("multinomial: probabilities must be finite and non-negative")
-    positive = (p > 0).sum(1)
-    if bool((positive == 0).any().item()):
-        raise _core.SpiralValueError("multinomial: a row of probabilities sums to zero")
-    if not replacement and bool((positive < num_samples).any().item()):
-        raise _core.SpiralValueError(f"multinomial: cannot draw {num_samples} samples without replacement from a row with "
-                               f"{int(positive.min().item())} non-zero categories")
-    kw = {"generator": generator} if generator is not None else {}
-    u = _core.rand(rows, num_samples, dtype=_core.dtype.float64, device=str(input.device), **kw)
-    if replacement:
-        cdf = (p / p.sum(1, keepdim=True)).cumsum(1)
-        out = (cdf.unsqueeze(1) <= u.unsqueeze(2)).sum(2).clamp(max=n - 1)
-    else:
-        g = _core.rand(rows, n, dtype=_core.dtype.float64, device=str(input.device), **kw)
-        keys = p.log() - (-(g.clamp(min=1e-300)).log()).log()
-        out = keys.topk(num_samples, 1)[1]
-    out = out.to(_core.dtype.int64)
-    return out if input.dim() == 2 else out.reshape(-1)
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
-    """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M), shape
-    (..., P, R), as torch.cdist (computed from the differences, not the |a|^2 + |b|^2 - 2ab shortcut)."""
-    if x1.dim() < 2 or x2.dim() < 2 or x1.shape[-1] != x2.shape[-1]:
-        raise _core.ShapeError(f"cdist: expected (..., P, M) and (..., R, M), got {tuple(x1.shape)} and "
-                               f"{tuple(x2.shape)}")
-    if p < 0:
-        raise _core.SpiralValueError(f"cdist: p must be non-negative, got {p}")
-    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
-    if math.isinf(p):
-        return diff.amax(-1)
-    if p == 0:
-        return (diff != 0).to(x1.dtype).sum(-1)
-    if p == 2:
-        return (diff * diff).sum(-1).sqrt()
-    if p == 1:
-        return diff.sum(-1)
-    return diff.pow(p).sum(-1).pow(1.0 / p)
 
 
 class _LegacyTensorType(type):
@@ -323,7 +219,6 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
 def install(namespace: dict) -> None:
     """Puts the functions and classes into the package namespace."""
     for name in ("inference_mode", "where",
-                 "meshgrid", "randperm", "multinomial", "cdist",
                  "compile", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
                  "ByteTensor", "BoolTensor", "set_float32_matmul_precision", "get_float32_matmul_precision",
                  "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "get_rng_state",

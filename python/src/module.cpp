@@ -10,6 +10,7 @@
 #include "backend/cpu/gemm_library.h"
 #include "backend/cpu/mkl_runtime.h"
 #include "convert.h"
+#include "spiraltorch/constructors.h"
 #include "spiraltorch/threads.h"
 #include "backend/cpu/conv_onednn.h"
 #include "backend/cpu/matmul_onednn.h"
@@ -367,6 +368,34 @@ NB_MODULE(_core, m) {
         nb::sig("def eye(n: int, m: int | None = None, *, dtype: dtype | str | None = None, device: str | None = None, "
                 "requires_grad: bool = False) -> Tensor"),
         "The n x m identity matrix (m defaults to n); float32 by default.");
+  m.def("logspace",
+        [=](double start, double end, int64_t steps, double base, nb::kwargs kw) {
+    const FactoryOptions o = options(kw, "logspace", false);
+    return finish(st::logspace(start, end, steps, base, o.dtype.value_or(Dtype::Float32), o.device), o);
+  }, nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("base") = 10.0, nb::arg("kwargs"),
+        nb::sig("def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: dtype | str | None = "
+                "None, device: str | None = None, requires_grad: bool = False) -> Tensor"),
+        "``steps`` values ``base ** e`` for exponents evenly spaced from ``start`` to ``end`` (computed in float64), "
+        "float32 by default, as torch.logspace.");
+  for (const bool upper : {false, true}) {
+    const char* name = upper ? "triu_indices" : "tril_indices";
+    m.def(name,
+          [=](int64_t row, int64_t col, int64_t offset, nb::kwargs kw) {
+      const FactoryOptions o = options(kw, name, false);
+      const Dtype dt = o.dtype.value_or(Dtype::Int64);
+      return upper ? st::triu_indices(row, col, offset, dt, o.device)
+                   : st::tril_indices(row, col, offset, dt, o.device);
+    }, nb::arg("row"), nb::arg("col"), nb::arg("offset") = 0, nb::arg("kwargs"),
+          nb::sig(upper ? "def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dtype | str | None = None, "
+                          "device: str | None = None) -> Tensor"
+                        : "def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dtype | str | None = None, "
+                          "device: str | None = None) -> Tensor"),
+          upper
+              ? "The (2, N) row-major coordinates of the upper triangle (on and above diagonal ``offset``) of a row x "
+                "col matrix, int64 unless dtype is given, as torch.triu_indices."
+              : "The (2, N) row-major coordinates of the lower triangle (on and below diagonal ``offset``) of a row x "
+                "col matrix, int64 unless dtype is given, as torch.tril_indices.");
+  }
   // *_like: dtype and device default to the input's.
   auto like = [=](const Tensor& t, nb::kwargs kw, const char* op, bool random) {
     FactoryOptions o = options(kw, op, random);

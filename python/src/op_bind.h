@@ -43,6 +43,7 @@ inline st::Dims int_list(nb::handle h) {
 void bind_tensor_scan(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_scan.cpp
 void bind_tensor_reorder(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_reorder.cpp
 void bind_tensor_sampling(nb::module_& m, nb::class_<Tensor>& cls);    // tensor_sampling.cpp
+void bind_tensor_search(nb::module_& m, nb::class_<Tensor>& cls);      // tensor_search.cpp
 void bind_tensor_numeric(nb::module_& m, nb::class_<Tensor>& cls);     // tensor_numeric.cpp
 void bind_tensor_products(nb::module_& m, nb::class_<Tensor>& cls);    // tensor_products.cpp
 void bind_tensor_like(nb::module_& m, nb::class_<Tensor>& cls);        // tensor_like.cpp

@@ -894,6 +894,7 @@ void bind_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   bind_tensor_scan(m, cls);
   bind_tensor_reorder(m, cls);
   bind_tensor_sampling(m, cls);
+  bind_tensor_search(m, cls);
   bind_tensor_numeric(m, cls);
   bind_tensor_products(m, cls);
   bind_tensor_like(m, cls);

@@ -393,6 +393,14 @@ class Backend {
   // Whether this backend has flash attention kernels at all (callers skip building their
   // operands where it does not); flash_attention may still refuse particular operands.
   virtual bool has_flash_attention() const { return false; }
+  // Sorted search: out (rows, m), int64, = for each of values (rows, m) the number of entries of its
+  // row of sorted (rows or 1, n) before its insertion point (after equal entries with `right`; NaN
+  // after everything, as torch's binary search). All contiguous, values and sorted of one dtype
+  // (float32, float64 or int64). Backends without the kernel decline; the op counts comparisons.
+  virtual bool searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
+    (void)sorted, (void)values, (void)right, (void)out;
+    return false;
+  }
   // Fused (flash) attention: q (B, H, L, d), k and v (B, H, S, d), one float dtype, any strides
   // with a unit last one (head views of a packed projection are read in place). Writes out
   // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L), float32

@@ -65,12 +65,22 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
   return reduce(relu(add(sub(d_ap, d_an), margin)), reduction);
 }
 
-Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
-                           Reduction reduction) {
-  const char* op = "margin_ranking_loss";
+namespace {
+
+// The arguments of the losses that compare two inputs under a target (margin ranking, cosine
+// embedding): both inputs floating, the target defined.
+void check_pair_and_target(const Tensor& input1, const Tensor& input2, const Tensor& target, const char* op) {
   check_floating(input1, op, "input1");
   check_floating(input2, op, "input2");
   check_defined(target, op, "target");
+}
+
+}  // namespace
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction reduction) {
+  const char* op = "margin_ranking_loss";
+  check_pair_and_target(input1, input2, target, op);
   if (input1.dim() != input2.dim() || input1.dim() != target.dim()) {
     throw ShapeError(std::string(op) + ": input1 " + shape_str(input1.shape()) + ", input2 " +
                      shape_str(input2.shape()) + " and target " + shape_str(target.shape()) +
@@ -99,9 +109,7 @@ Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double ma
 Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
                              Reduction reduction) {
   const char* op = "cosine_embedding_loss";
-  check_floating(input1, op, "input1");
-  check_floating(input2, op, "input2");
-  check_defined(target, op, "target");
+  check_pair_and_target(input1, input2, target, op);
   if (target.dim() > 1) {
     throw ShapeError(std::string(op) + ": expected a 0-d or 1-d target, got shape " + shape_str(target.shape()));
   }

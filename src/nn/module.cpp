@@ -317,20 +317,28 @@ Tensor Module::operator()(const Tensor& input) {
   return out;
 }
 
+namespace {
+
+// Gives the existing tensor object t the data of `next` (its storage, dtype, offset and strides),
+// so references held elsewhere see it; a gradient is dropped and requires_grad kept.
+void replace_data(Tensor& t, const Tensor& next) {
+  const bool rg = t.requires_grad();
+  TensorImpl* impl = t.impl();
+  impl->storage = next.storage();
+  impl->dtype = next.dtype();
+  impl->offset = next.offset();
+  impl->strides = next.strides();
+  if (impl->autograd) impl->autograd->grad = nullptr;
+  if (rg) t.set_requires_grad(true);
+}
+
+}  // namespace
+
 void Module::to(Dtype dtype) {
   NoGradGuard ng;
   auto convert = [dtype](Tensor& t) {
     if (!t.defined() || !is_floating(t.dtype()) || t.dtype() == dtype) return;
-    const bool rg = t.requires_grad();
-    Tensor converted = cast(t.detach(), dtype).contiguous();
-    // Swap the data of the existing tensor object so references held elsewhere see it.
-    TensorImpl* impl = t.impl();
-    impl->storage = converted.storage();
-    impl->dtype = dtype;
-    impl->offset = converted.offset();
-    impl->strides = converted.strides();
-    if (impl->autograd) impl->autograd->grad = nullptr;
-    if (rg) t.set_requires_grad(true);
+    replace_data(t, cast(t.detach(), dtype).contiguous());
   };
   for (auto& [n, t] : params_) convert(t);
   for (auto& [n, t] : buffers_) convert(t);
@@ -341,14 +349,7 @@ void Module::to(Device device) {
   NoGradGuard ng;
   auto move = [device](Tensor& t) {
     if (!t.defined() || t.device() == device) return;
-    const bool rg = t.requires_grad();
-    Tensor moved = to_device(t.detach().contiguous(), device);
-    TensorImpl* impl = t.impl();
-    impl->storage = moved.storage();
-    impl->offset = moved.offset();
-    impl->strides = moved.strides();
-    if (impl->autograd) impl->autograd->grad = nullptr;
-    if (rg) t.set_requires_grad(true);
+    replace_data(t, to_device(t.detach().contiguous(), device));
   };
   for (auto& [n, t] : params_) move(t);
   for (auto& [n, t] : buffers_) move(t);

@@ -1,6 +1,7 @@
 // Products of torch's surface composed from the native ops (gradients and every device come with
-// them): outer, kron, trace, cross.
+// them): outer, kron, trace, cross, tensordot.
 #include <string>
+#include <vector>
 
 #include "ops/common.h"
 
@@ -57,6 +58,67 @@ Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim) {
               sub(mul(part(x, 2), part(y, 0)), mul(part(x, 0), part(y, 2))),
               sub(mul(part(x, 0), part(y, 1)), mul(part(x, 1), part(y, 0)))},
              d);
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims) {
+  const int64_t most = std::min(a.dim(), b.dim());
+  if (dims < 0 || dims > most) {
+    throw ValueError("tensordot: dims=" + std::to_string(dims) + " must be between 0 and " + std::to_string(most) +
+                     " for shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  }
+  Dims da, db;
+  for (int64_t i = 0; i < dims; ++i) {
+    da.push_back(a.dim() - dims + i);
+    db.push_back(i);
+  }
+  return tensordot(a, b, da, db);
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b) {
+  if (dims_a.size() != dims_b.size()) {
+    throw ValueError("tensordot: " + std::to_string(dims_a.size()) + " dims of a paired with " +
+                     std::to_string(dims_b.size()) + " dims of b");
+  }
+  // Contracted dims (wrapped, each once) and the free ones left in order.
+  const auto wrap_all = [](const Dims& d, const Tensor& t) {
+    Dims out;
+    for (const int64_t v : d) {
+      const int64_t w = wrap_existing_dim(v, t.dim(), "tensordot");
+      if (std::find(out.begin(), out.end(), w) != out.end()) {
+        throw ValueError("tensordot: dimension " + std::to_string(v) + " is contracted twice");
+      }
+      out.push_back(w);
+    }
+    return out;
+  };
+  const Dims ca = wrap_all(dims_a, a), cb = wrap_all(dims_b, b);
+  int64_t k = 1;
+  for (size_t i = 0; i < ca.size(); ++i) {
+    if (a.shape()[ca[i]] != b.shape()[cb[i]]) {
+      throw ShapeError("tensordot: dim " + std::to_string(ca[i]) + " of a " + shape_str(a.shape()) + " has size " +
+                       std::to_string(a.shape()[ca[i]]) + " but dim " + std::to_string(cb[i]) + " of b " +
+                       shape_str(b.shape()) + " has size " + std::to_string(b.shape()[cb[i]]));
+    }
+    k *= a.shape()[ca[i]];
+  }
+  const auto free_of = [](const Dims& c, int64_t nd) {
+    Dims out;
+    for (int64_t d = 0; d < nd; ++d) {
+      if (std::find(c.begin(), c.end(), d) == c.end()) out.push_back(d);
+    }
+    return out;
+  };
+  const Dims fa = free_of(ca, a.dim()), fb = free_of(cb, b.dim());
+  Shape out_shape;
+  int64_t ma = 1, nb = 1;
+  for (const int64_t d : fa) ma *= a.shape()[d], out_shape.push_back(a.shape()[d]);
+  for (const int64_t d : fb) nb *= b.shape()[d], out_shape.push_back(b.shape()[d]);
+  Dims order_a = fa, order_b = cb;
+  order_a.insert(order_a.end(), ca.begin(), ca.end());
+  order_b.insert(order_b.end(), fb.begin(), fb.end());
+  const Tensor mat_a = reshape(permute(a, order_a), {ma, k});
+  const Tensor mat_b = reshape(permute(b, order_b), {k, nb});
+  return reshape(matmul(mat_a, mat_b), out_shape);
 }
 
 }  // namespace st

@@ -78,18 +78,22 @@ void check_positive(const char* op, const char* name, int64_t v) {
   if (v <= 0) throw ValueError(std::string(op) + ": " + name + " must be positive, got " + std::to_string(v));
 }
 
+// IndexError unless 0 <= id < count: "<op>: <what> <id> is out of range [0, <count>)<where>".
+void check_id(int64_t id, int64_t count, const std::string& op, const char* what, const std::string& where = "") {
+  if (id < 0 || id >= count) {
+    throw IndexError(op + ": " + what + " " + std::to_string(id) + where + " is out of range [0, " +
+                     std::to_string(count) + ")");
+  }
+}
+
 void check_ratings(const Ratings& r, int64_t users, int64_t items, const char* op) {
   if (r.users.size() != r.items.size() || r.users.size() != r.values.size())
     throw ShapeError(std::string(op) + ": users, items and values have " + std::to_string(r.users.size()) + ", " +
                      std::to_string(r.items.size()) + " and " + std::to_string(r.values.size()) + " entries");
   if (r.users.empty()) throw ValueError(std::string(op) + ": no ratings");
   for (size_t k = 0; k < r.users.size(); ++k) {
-    if (r.users[k] < 0 || r.users[k] >= users)
-      throw IndexError(std::string(op) + ": user " + std::to_string(r.users[k]) + " at rating " + std::to_string(k) +
-                       " is out of range [0, " + std::to_string(users) + ")");
-    if (r.items[k] < 0 || r.items[k] >= items)
-      throw IndexError(std::string(op) + ": item " + std::to_string(r.items[k]) + " at rating " + std::to_string(k) +
-                       " is out of range [0, " + std::to_string(items) + ")");
+    check_id(r.users[k], users, op, "user", " at rating " + std::to_string(k));
+    check_id(r.items[k], items, op, "item", " at rating " + std::to_string(k));
     if (!std::isfinite(r.values[k]))
       throw ValueError(std::string(op) + ": rating " + std::to_string(k) + " is not finite");
   }
@@ -107,6 +111,23 @@ std::vector<std::pair<int64_t, float>> best_k(std::vector<std::pair<int64_t, flo
       [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
   scored.resize(keep);
   return scored;
+}
+
+// The k best items for `user` by score(item), leaving out the items in `exclude` (ids out of
+// range there are ignored); ValueError for k < 0, IndexError for a user out of range.
+template <typename Score>
+std::vector<std::pair<int64_t, float>> top_k_items(const char* op, int64_t user, int64_t k, int64_t users,
+                                                   int64_t items, std::span<const int64_t> exclude, Score score) {
+  if (k < 0) throw ValueError(std::string(op) + ": k must be >= 0, got " + std::to_string(k));
+  check_id(user, users, op, "user");
+  std::vector<char> skip(static_cast<size_t>(items), 0);
+  for (const int64_t i : exclude)
+    if (i >= 0 && i < items) skip[static_cast<size_t>(i)] = 1;
+  std::vector<std::pair<int64_t, float>> scored;
+  scored.reserve(static_cast<size_t>(items));
+  for (int64_t i = 0; i < items; ++i)
+    if (!skip[static_cast<size_t>(i)]) scored.emplace_back(i, score(i));
+  return best_k(std::move(scored), k);
 }
 
 }  // namespace
@@ -139,12 +160,8 @@ void BiasedMF::fit_global_mean(const Ratings& r) {
 }
 
 float BiasedMF::predict(int64_t user, int64_t item) const {
-  if (user < 0 || user >= users_)
-    throw IndexError("BiasedMF.predict: user " + std::to_string(user) + " is out of range [0, " +
-                     std::to_string(users_) + ")");
-  if (item < 0 || item >= items_)
-    throw IndexError("BiasedMF.predict: item " + std::to_string(item) + " is out of range [0, " +
-                     std::to_string(items_) + ")");
+  check_id(user, users_, "BiasedMF.predict", "user");
+  check_id(item, items_, "BiasedMF.predict", "item");
   const float* pu = &p_[static_cast<size_t>(user * factors_)];
   const float* qi = &q_[static_cast<size_t>(item * factors_)];
   float dot = 0.0f;
@@ -282,18 +299,7 @@ MFEpoch BiasedMF::als_sweep(const Ratings& r, float reg, float reg_bias) {
 
 std::vector<std::pair<int64_t, float>> BiasedMF::top_k(int64_t user, int64_t k,
                                                        std::span<const int64_t> exclude) const {
-  if (k < 0) throw ValueError("BiasedMF.top_k: k must be >= 0, got " + std::to_string(k));
-  if (user < 0 || user >= users_)
-    throw IndexError("BiasedMF.top_k: user " + std::to_string(user) + " is out of range [0, " + std::to_string(users_) +
-                     ")");
-  std::vector<char> skip(static_cast<size_t>(items_), 0);
-  for (const int64_t i : exclude)
-    if (i >= 0 && i < items_) skip[static_cast<size_t>(i)] = 1;
-  std::vector<std::pair<int64_t, float>> scored;
-  scored.reserve(static_cast<size_t>(items_));
-  for (int64_t i = 0; i < items_; ++i)
-    if (!skip[static_cast<size_t>(i)]) scored.emplace_back(i, predict(user, i));
-  return best_k(std::move(scored), k);
+  return top_k_items("BiasedMF.top_k", user, k, users_, items_, exclude, [&](int64_t i) { return predict(user, i); });
 }
 
 // ---- implicit feedback ----
@@ -382,12 +388,8 @@ double ImplicitALS::sweep(const Ratings& r) {
 }
 
 float ImplicitALS::score(int64_t user, int64_t item) const {
-  if (user < 0 || user >= users_)
-    throw IndexError("ImplicitALS.score: user " + std::to_string(user) + " is out of range [0, " +
-                     std::to_string(users_) + ")");
-  if (item < 0 || item >= items_)
-    throw IndexError("ImplicitALS.score: item " + std::to_string(item) + " is out of range [0, " +
-                     std::to_string(items_) + ")");
+  check_id(user, users_, "ImplicitALS.score", "user");
+  check_id(item, items_, "ImplicitALS.score", "item");
   float s = 0.0f;
   for (int64_t f = 0; f < factors_; ++f)
     s += x_[static_cast<size_t>(user * factors_ + f)] * y_[static_cast<size_t>(item * factors_ + f)];
@@ -396,17 +398,7 @@ float ImplicitALS::score(int64_t user, int64_t item) const {
 
 std::vector<std::pair<int64_t, float>> ImplicitALS::top_k(int64_t user, int64_t k,
                                                           std::span<const int64_t> exclude) const {
-  if (k < 0) throw ValueError("ImplicitALS.top_k: k must be >= 0, got " + std::to_string(k));
-  if (user < 0 || user >= users_)
-    throw IndexError("ImplicitALS.top_k: user " + std::to_string(user) + " is out of range [0, " +
-                     std::to_string(users_) + ")");
-  std::vector<char> skip(static_cast<size_t>(items_), 0);
-  for (const int64_t i : exclude)
-    if (i >= 0 && i < items_) skip[static_cast<size_t>(i)] = 1;
-  std::vector<std::pair<int64_t, float>> scored;
-  for (int64_t i = 0; i < items_; ++i)
-    if (!skip[static_cast<size_t>(i)]) scored.emplace_back(i, score(user, i));
-  return best_k(std::move(scored), k);
+  return top_k_items("ImplicitALS.top_k", user, k, users_, items_, exclude, [&](int64_t i) { return score(user, i); });
 }
 
 }  // namespace st::rec

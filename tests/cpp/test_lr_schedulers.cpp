@@ -7,8 +7,11 @@
 #include <numbers>
 
 #include "spiraltorch/optim/adadelta.h"
+#include "spiraltorch/optim/adagrad.h"
+#include "spiraltorch/optim/adam.h"
 #include "spiraltorch/optim/adamax.h"
 #include "spiraltorch/optim/lr_schedulers.h"
+#include "spiraltorch/optim/rmsprop.h"
 #include "spiraltorch/optim/rprop.h"
 #include "spiraltorch/optim/sgd.h"
 #include "spiraltorch/spiraltorch.h"
@@ -126,4 +129,30 @@ TEST(TorchFamilyOptimizers, RpropGrowsShrinksAndSkipsOnSignFlip) {
   EXPECT_NEAR(v[0], -0.6, 1e-15);
   EXPECT_NEAR(v[1], -0.05, 1e-15);
   EXPECT_THROW(Rprop({ParamGroup{{p}, {}}}, 0.1, 1.5, 2.0), ValueError);
+}
+
+// The base checks the options several optimizers share by name (eps, beta1/beta2, momentum,
+// nesterov) for every optimizer that has them, with the optimizer's name in the message.
+TEST(TorchFamilyOptimizers, SharedOptionChecksNameTheOptimizer) {
+  Tensor p = zeros({2}, Dtype::Float64);
+  p.set_requires_grad(true);
+  const auto groups = [&] { return std::vector<ParamGroup>{ParamGroup{{p}, {}}}; };
+  const auto message = [](auto make) -> std::string {
+    try {
+      make();
+    } catch (const ValueError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message([&] { Adagrad(groups(), 0.01, 0.0, 0.0, 0.0, -1.0); }).find("Adagrad: invalid epsilon value -1"),
+            std::string::npos);
+  EXPECT_NE(message([&] { Adadelta(groups(), 1.0, 0.9, -1.0); }).find("Adadelta: invalid epsilon value -1"),
+            std::string::npos);
+  EXPECT_NE(message([&] { RMSprop(groups(), 0.01, 0.99, 1e-8, 0.0, -0.5); }).find("RMSprop: invalid momentum value"),
+            std::string::npos);
+  EXPECT_NE(message([&] { Adam(groups(), 1e-3, 0.9, 1.5); }).find("Adam: invalid beta2 1.5"), std::string::npos);
+  EXPECT_NE(message([&] { SGD(groups(), 0.1, 0.0, 0.0, 0.0, true); }).find("SGD: Nesterov momentum requires"),
+            std::string::npos);
+  EXPECT_EQ(message([&] { SGD(groups(), 0.1, 0.9, 0.0, 0.0, true); }), "");
 }

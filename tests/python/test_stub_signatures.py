@@ -39,6 +39,9 @@ PENDING: set[str] = set()
 # Bindings that are genuinely variadic: "module.name" or "module.Class.method" -> reason.
 VARIADIC = {
     "__init__.einsum": "einsum(equation, *operands) takes any number of operand tensors",
+    "__init__.meshgrid": "meshgrid(*tensors) takes any number of tensors (or one sequence), as torch.meshgrid",
+    "__init__.block_diag": "block_diag(*tensors) takes any number of blocks, as torch.block_diag",
+    "__init__.cartesian_prod": "cartesian_prod(*tensors) takes any number of 1-D tensors, as torch.cartesian_prod",
     "__init__.Tensor.__init__": "Tensor(data), Tensor(rows, cols[, data]) and Tensor(shape, data) are one constructor",
     "__init__.Tensor.reshape": "the shape comes as varargs or one sequence: x.reshape(2, 3) == x.reshape((2, 3))",
     "__init__.Tensor.view": "the shape comes as varargs or one sequence (or one dtype)",

@@ -18,12 +18,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Tensor attributes still attached from Python at import (issue 37 item 4), by the file attaching them.
-TENSOR_PENDING: dict[str, set[str]] = {
-    "_torch_compat_ops.py": {
-        "bernoulli",
-    },
-}
+# Tensor attributes still attached from Python at import, by the file attaching them (none: issue 37
+# item 4 moved the last one, bernoulli, into src/ops/sampling.cpp).
+TENSOR_PENDING: dict[str, set[str]] = {}
 
 # nn.Module (and subclass) attributes still attached from Python at import (none).
 MODULE_PENDING: dict[str, set[str]] = {"Module": set(), "Linear": set()}

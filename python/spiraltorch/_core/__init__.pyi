@@ -927,6 +927,16 @@ class Tensor:
         Values of ``input`` at ``indices`` along ``dim`` (the other dims broadcast; the flattened input when dim is None), as torch.take_along_dim.
         """
 
+    def bernoulli(self, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+        """
+        0/1 draws in the input's dtype, 1 with probability ``input`` elementwise (floating, each in [0, 1]) or, given ``p``, with probability p for every element, drawn from ``generator`` (the global one when None) on the input's device, as torch.bernoulli. ValueError naming the range for a probability outside [0, 1].
+        """
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor:
+        """
+        ``num_samples`` int64 category indices per row of the 1-D or 2-D non-negative weights ``input``, as torch.multinomial: with replacement by searching uniforms in each row's cumulative distribution, without it by the Gumbel top-k trick (the law of drawing one at a time without replacement).
+        """
+
     def isclose(self, other: Tensor | float, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
         """
         Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN pairs count as close), a bool tensor as torch.isclose.
@@ -1808,6 +1818,31 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     Poisson counts with rates ``input`` elementwise, in the input's dtype, as torch.poisson: rates below 10 by the multiplication method, larger ones (up to 1e6) by Hörmann's transformed rejection (PTRS), drawn from ``generator`` (the global one when None) on the input's device.
     """
 
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """
+    0/1 draws in the input's dtype, 1 with probability ``input`` elementwise (floating, each in [0, 1]) or, given ``p``, with probability p for every element, drawn from ``generator`` (the global one when None) on the input's device, as torch.bernoulli. ValueError naming the range for a probability outside [0, 1].
+    """
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor:
+    """
+    ``num_samples`` int64 category indices per row of the 1-D or 2-D non-negative weights ``input``, as torch.multinomial: with replacement by searching uniforms in each row's cumulative distribution, without it by the Gumbel top-k trick (the law of drawing one at a time without replacement).
+    """
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    A uniformly random permutation of 0, 1, ..., n-1 (int64 unless dtype says otherwise), drawn from ``generator`` (the global one when None) on ``device``, as torch.randperm.
+    """
+
+def searchsorted(sorted_sequence: Tensor, input: Tensor | float, *, out_int32: bool = False, right: bool = False, side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """
+    Indices at which each of ``input`` would be inserted into the sorted last dim of ``sorted_sequence`` to keep it sorted (the first such place, or after equal entries with ``right=True``/``side='right'``; NaN last), as torch.searchsorted. A 1-D sequence serves every value, else the leading dims agree; ``sorter`` gives the sorted order of an unsorted sequence. int64 (int32 with out_int32); a number gives a 0-d result.
+    """
+
+def bucketize(input: Tensor | float, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """
+    The bucket of each element of ``input`` given sorted 1-D ``boundaries``: the index i with ``boundaries[i-1] < x <= boundaries[i]`` (``<=`` and ``<`` swapped with right=True), as torch.bucketize.
+    """
+
 def isclose(input: Tensor, other: Tensor | float, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """
     Elementwise ``|input - other| <= atol + rtol * |other|`` (exact matches and, with equal_nan, NaN pairs count as close), a bool tensor as torch.isclose.
@@ -1888,6 +1923,36 @@ def trace(input: Tensor) -> Tensor:
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """
     The 3-vector cross product along ``dim`` (shapes broadcast; when dim is None the first dim of size 3), as torch.cross.
+    """
+
+def tensordot(a: Tensor, b: Tensor, dims: int | Sequence[int | Sequence[int]] | Tensor = 2) -> Tensor:
+    """
+    Sums the products of ``a`` and ``b`` over the last ``dims`` dims of a and the first of b (an int), or over the listed pairs ``dims=([a dims], [b dims])``, as torch.tensordot (differentiable).
+    """
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """
+    Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M), shape (..., P, R), as torch.cdist (computed from the differences, not the |a|^2 + |b|^2 - 2ab shortcut; differentiable).
+    """
+
+def meshgrid(*tensors: Tensor | Sequence[Tensor], indexing: str = 'ij') -> tuple[Tensor, ...]:
+    """
+    Coordinate grids from 0-D or 1-D tensors (``indexing='ij'`` matrix order or ``'xy'`` Cartesian): expanded views of the inputs, as torch.meshgrid.
+    """
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """
+    A block-diagonal matrix with the given 0-, 1- or 2-D tensors on its diagonal, in their promoted dtype, as torch.block_diag (differentiable).
+    """
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """
+    Every combination of the elements of the 1-D inputs, one per row (a single input is returned as is), as torch.cartesian_prod (differentiable).
+    """
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """
+    The length-``r`` combinations of the elements of a 1-D tensor (with or without replacement), one per row in itertools order, as torch.combinations (differentiable).
     """
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | tuple[Tensor, Tensor]:
@@ -2716,6 +2781,21 @@ def linspace(start: float, end: float, steps: int, *, dtype: dtype | str | None 
 
 def eye(n: int, m: int | None = None, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
     """The n x m identity matrix (m defaults to n); float32 by default."""
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
+    """
+    ``steps`` values ``base ** e`` for exponents evenly spaced from ``start`` to ``end`` (computed in float64), float32 by default, as torch.logspace.
+    """
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dtype | str | None = None, device: str | None = None) -> Tensor:
+    """
+    The (2, N) row-major coordinates of the lower triangle (on and below diagonal ``offset``) of a row x col matrix, int64 unless dtype is given, as torch.tril_indices.
+    """
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dtype | str | None = None, device: str | None = None) -> Tensor:
+    """
+    The (2, N) row-major coordinates of the upper triangle (on and above diagonal ``offset``) of a row x col matrix, int64 unless dtype is given, as torch.triu_indices.
+    """
 
 def zeros_like(input: Tensor, *, dtype: dtype | str | None = None, device: str | None = None, requires_grad: bool = False) -> Tensor:
     """Zeros with the shape of `input`; dtype and device default to its."""

@@ -63,6 +63,13 @@ class _ConvTransposeNd(Module):
         else:
             self.bias = None
 
+    def forward(self, input: Tensor, output_size: Optional[Any] = None) -> Tensor:
+        if output_size is not None:
+            raise _core.SpiralValueError(f"ConvTranspose{self._n}d: output_size is not supported; use output_padding")
+        conv = getattr(_core.nn, f"conv_transpose{self._n}d")
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                    self.dilation)
+
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if any(self.padding):
@@ -84,24 +91,12 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _n = 2
 
-    def forward(self, input: Tensor, output_size: Optional[Any] = None) -> Tensor:
-        if output_size is not None:
-            raise _core.SpiralValueError("ConvTranspose2d: output_size is not supported; use output_padding")
-        return _core.nn.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                         self.output_padding, self.groups, self.dilation)
-
 
 class ConvTranspose1d(_ConvTransposeNd):
     """torch.nn.ConvTranspose1d: (N, C_in, L) or (C_in, L) to C_out channels of length
     (L - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1."""
 
     _n = 1
-
-    def forward(self, input: Tensor, output_size: Optional[Any] = None) -> Tensor:
-        if output_size is not None:
-            raise _core.SpiralValueError("ConvTranspose1d: output_size is not supported; use output_padding")
-        return _core.nn.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                         self.output_padding, self.groups, self.dilation)
 
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]

@@ -1,6 +1,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/dropout.h"
 #include "backend/cpu/loss.h"
+#include "backend/cpu/search.h"
 
 namespace st::backend {
 
@@ -36,6 +37,10 @@ class CpuBackend final : public Backend {
   }
   void poisson(const Tensor& rates, Tensor& out, uint64_t seed, uint64_t counter) override {
     backend::cpu::poisson(rates, out, seed, counter);
+  }
+  bool searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) override {
+    backend::cpu::searchsorted(sorted, values, right, out);
+    return true;
   }
   void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out) override {
     backend::cpu::softmax(x, rows, cols, log, out);

@@ -37,6 +37,16 @@ std::vector<int32_t> params(int64_t count, int64_t planes, const Tensor& in, con
           i32(g.col_batch_stride, "col_batch_stride")};
 }
 
+// Runs avg_pool or avg_pool_backward: one thread per element of `out` (count of them), reading
+// `in`, with avg_pool2d's two settings after params() (P[19], P[20]).
+void run_avg_pool(const char* kernel, const Tensor& in, Tensor& out, const Conv2dGeom& g, int64_t planes, int64_t count,
+                  bool count_include_pad, int64_t divisor_override, const Subs& subs) {
+  auto p = params(count, planes, in, out, g);
+  p.push_back(count_include_pad ? 1 : 0);
+  p.push_back(i32(divisor_override, "divisor_override"));
+  run("conv", kernel, {{"x", in.dtype()}, {"out", out.dtype(), true}}, {ref(in), ref(out)}, p, count, subs);
+}
+
 // PyTorch's avg_pool2d window and divisor at (oh, ow) (the CPU's avg_window), or the adaptive one.
 constexpr const char* kAvgWindow = R"(var h0 = oh * G(5) - G(7);
   var w0 = ow * G(6) - G(8);
@@ -102,23 +112,15 @@ void max_pool2d_backward(const Tensor& gy, const Tensor& indices, const backend:
 void avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
                 int64_t divisor_override, Tensor& out) {
   check_float("avg_pool2d", x.dtype());
-  const int64_t count = planes * g.OH * g.OW;
-  auto p = params(count, planes, x, out, g);
-  p.push_back(count_include_pad ? 1 : 0);
-  p.push_back(i32(divisor_override, "divisor_override"));
-  run("conv", "avg_pool", {{"x", x.dtype()}, {"out", out.dtype(), true}}, {ref(x), ref(out)}, p, count,
-      {{"WINDOW", kAvgWindow}});
+  run_avg_pool("avg_pool", x, out, g, planes, planes * g.OH * g.OW, count_include_pad, divisor_override,
+               {{"WINDOW", kAvgWindow}});
 }
 
 void avg_pool2d_backward(const Tensor& gy, const backend::Pool2dGeom& g, int64_t planes, bool count_include_pad,
                          int64_t divisor_override, Tensor& gx) {
   check_float("avg_pool2d_backward", gx.dtype());
-  const int64_t count = planes * g.H * g.W;
-  auto p = params(count, planes, gy, gx, g);
-  p.push_back(count_include_pad ? 1 : 0);
-  p.push_back(i32(divisor_override, "divisor_override"));
-  run("conv", "avg_pool_backward", {{"x", gy.dtype()}, {"out", gx.dtype(), true}}, {ref(gy), ref(gx)}, p, count,
-      {{"WINDOW", kAvgWindow}, {"RANGE", kAvgRange}});
+  run_avg_pool("avg_pool_backward", gy, gx, g, planes, planes * g.H * g.W, count_include_pad, divisor_override,
+               {{"WINDOW", kAvgWindow}, {"RANGE", kAvgRange}});
 }
 
 void adaptive_avg_pool2d(const Tensor& x, const backend::Pool2dGeom& g, int64_t planes, Tensor& out) {
