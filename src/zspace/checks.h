@@ -2,6 +2,7 @@
 // Shared argument checks and number formatting for src/zspace (internal).
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "spiraltorch/error.h"
@@ -25,6 +26,15 @@ inline double check_curvature(double c, const std::string& who) {
     throw ValueError(who + ": curvature must be negative and finite (a hyperbolic ball), got " + num(c));
   }
   return c;
+}
+
+// The arguments of a feature-wise layer on the ball (WaveGate, ZSpaceProjector): features > 0
+// and a negative finite curvature.
+inline void check_ball_layer(int64_t features, double curvature, const std::string& who) {
+  if (features <= 0) throw ValueError(who + ": features must be positive, got " + std::to_string(features));
+  if (!(curvature < 0) || !std::isfinite(curvature)) {
+    throw ValueError(who + ": curvature must be negative and finite, got " + std::to_string(curvature));
+  }
 }
 
 inline double check_learning_rate(double lr, const std::string& who) {

@@ -6,15 +6,13 @@
 #include "spiraltorch/nn/init.h"
 #include "spiraltorch/nn/linear.h"
 #include "spiraltorch/ops.h"
+#include "zspace/checks.h"
 
 namespace st::nn {
 
 ZSpaceProjector::ZSpaceProjector(int64_t features, double curvature, std::string name)
     : Module(std::move(name)), features_(features), curvature_(curvature) {
-  if (features <= 0) throw ValueError("ZSpaceProjector: features must be positive, got " + std::to_string(features));
-  if (!(curvature < 0) || !std::isfinite(curvature)) {
-    throw ValueError("ZSpaceProjector: curvature must be negative and finite, got " + std::to_string(curvature));
-  }
+  zspace::detail::check_ball_layer(features, curvature, "ZSpaceProjector");
   register_parameter("weight", init::kaiming_uniform({features, features}, features));
   register_parameter("bias", zeros({features}));
 }
