@@ -83,11 +83,12 @@ void bind_amp(nb::module_& m) {
   });
 
   m.def("_checkpoint",
-        [](const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
-           bool preserve_rng_state) { return st::checkpoint(fn, inputs, preserve_rng_state); },
-        nb::arg("fn"), nb::arg("inputs"), nb::arg("preserve_rng_state") = true,
-        "Activation checkpointing: runs fn(inputs) without keeping its intermediates and re-runs it during "
-        "backward (with the same random numbers when preserve_rng_state).");
+        [](const st::CheckpointFn& fn, const std::vector<Tensor>& inputs, bool preserve_rng_state) {
+    return st::checkpoint(fn, inputs, preserve_rng_state);
+  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("preserve_rng_state") = true,
+        "Activation checkpointing: runs fn(inputs) -> list of tensors without keeping its intermediates and "
+        "records one node for all of them, whose backward re-runs fn once (with the same random numbers when "
+        "preserve_rng_state) and back-propagates every output's gradient.");
 }
 
 }  // namespace stpy

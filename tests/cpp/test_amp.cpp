@@ -1,9 +1,11 @@
 // Mixed precision and activation checkpointing in the C++ API: autocast regions apply the
 // op lists and restore state, GradScaler skips non-finite steps and adapts its scale, and
-// checkpoint() gives the same gradients as a plain backward (dropout replayed).
+// checkpoint() gives the same gradients as a plain backward (dropout replayed), also for a
+// function with several outputs: one node, recomputed once per backward.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 #include "spiraltorch/activation_checkpoint.h"
 #include "spiraltorch/autocast.h"
@@ -12,6 +14,7 @@
 #include "spiraltorch/optim/grad_scaler.h"
 #include "spiraltorch/optim/sgd.h"
 #include "spiraltorch/spiraltorch.h"
+#include "gradcheck.h"
 
 using namespace st;
 
@@ -89,4 +92,87 @@ TEST(ActivationCheckpoint, SameGradientsAsPlainBackward) {
   ASSERT_EQ(plain.first.size(), ck.first.size());
   for (size_t i = 0; i < plain.first.size(); ++i) EXPECT_NEAR(plain.first[i], ck.first[i], 1e-6);
   for (size_t i = 0; i < plain.second.size(); ++i) EXPECT_NEAR(plain.second[i], ck.second[i], 1e-6);
+}
+
+namespace {
+
+std::vector<double> values(const Tensor& t) { return t.defined() ? t.to_vector<double>() : std::vector<double>{}; }
+
+}  // namespace
+
+TEST(ActivationCheckpoint, SeveralOutputsAreOneNodeRecomputedOncePerBackward) {
+  manual_seed(21);
+  const Tensor x0 = randn({3, 4}, Dtype::Float64), a0 = randn({3, 4}, Dtype::Float64);
+  Tensor W = randn({4, 2}, Dtype::Float64).set_requires_grad(true);
+  const Tensor c1 = randn({3, 2}, Dtype::Float64), c2 = randn({3, 4}, Dtype::Float64);
+  int calls = 0;
+  const CheckpointFn fn = [&](const std::vector<Tensor>& in) {
+    ++calls;
+    // tanh(x W), sin(x) * a, and exp(x) that the loss never uses.
+    return std::vector<Tensor>{tanh(matmul(in[0], W)), mul(sin(in[0]), in[1]), exp(in[0])};
+  };
+  const auto loss = [&](const std::vector<Tensor>& y) { return add(sum(mul(y[0], c1)), sum(mul(y[1], c2))); };
+  const auto run = [&](bool ckpt) {
+    W.set_grad(Tensor());
+    Tensor x = x0.clone().set_requires_grad(true), a = a0.clone().set_requires_grad(true);
+    const std::vector<Tensor> y = ckpt ? checkpoint(fn, {x, a}) : fn({x, a});
+    if (ckpt) {
+      EXPECT_EQ(y.size(), 3u);
+      EXPECT_EQ(y[0].grad_fn()->name, "CheckpointBackward");
+      for (uint32_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(y[i].grad_fn(), y[0].grad_fn());
+        EXPECT_EQ(y[i].output_nr(), i);
+      }
+    }
+    loss(y).backward();
+    return std::vector<std::vector<double>>{values(x.grad()), values(a.grad()), values(W.grad())};
+  };
+  const auto plain = run(false);
+  calls = 0;
+  const auto ck = run(true);
+  EXPECT_EQ(calls, 2);  // the forward, then one recompute for all three outputs
+  for (size_t k = 0; k < plain.size(); ++k) EXPECT_EQ(ck[k], plain[k]) << "gradient " << k;  // float64, exact
+
+  const Tensor x = x0.clone(), a = a0.clone();
+  test_util::gradcheck_all([&] { return loss(checkpoint(fn, {x, a})); }, {x, a});
+}
+
+TEST(ActivationCheckpoint, UnusedOutputsSendNoGradient) {
+  Tensor x = Tensor::from_vector(std::vector<double>{1.0, 2.0}, {2}).set_requires_grad(true);
+  Tensor y = Tensor::from_vector(std::vector<double>{3.0, 4.0}, {2}).set_requires_grad(true);
+  const CheckpointFn fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{mul(in[0], 2.0), mul(in[1], 3.0), in[0]};
+  };
+  std::vector<Tensor> out = checkpoint(fn, {x, y});
+  sum(out[0]).backward();  // neither y's output nor the returned input is used
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2.0, 2.0}));
+  EXPECT_FALSE(y.grad().defined());
+  // An input returned as it is gets its own alias on the node: its gradient reaches the input.
+  x.set_grad(Tensor());
+  out = checkpoint(fn, {x, y});
+  EXPECT_FALSE(out[2].is_leaf());
+  sum(add(out[2], out[1])).backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(values(y.grad()), (std::vector<double>{3.0, 3.0}));
+}
+
+TEST(ActivationCheckpoint, SeveralOutputsReplayDropoutAndRestoreTheGenerator) {
+  manual_seed(4);
+  const Tensor x0 = randn({5, 6}, Dtype::Float64);
+  const CheckpointFn fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{nn::dropout(tanh(in[0]), 0.5, true), nn::dropout(mul(in[0], in[0]), 0.3, true)};
+  };
+  const auto run = [&](bool ckpt) {
+    Tensor x = x0.clone().set_requires_grad(true);
+    manual_seed(8);
+    const std::vector<Tensor> y = ckpt ? checkpoint(fn, {x}) : fn({x});
+    const uint64_t seed = default_generator().seed(), offset = default_generator().offset();
+    sum(add(y[0], mul(y[1], 2.0))).backward();
+    EXPECT_EQ(default_generator().seed(), seed);
+    EXPECT_EQ(default_generator().offset(), offset);  // the recompute's draws are not the caller's
+    return std::make_pair(values(add(y[0], y[1])), values(x.grad()));
+  };
+  const auto plain = run(false), ck = run(true);
+  EXPECT_EQ(ck.first, plain.first);
+  EXPECT_EQ(ck.second, plain.second);
 }

@@ -269,9 +269,126 @@ def test_checkpoint_passthrough_and_errors():
     assert lin.weight.grad is not None
     with st.no_grad():
         assert not st.utils.checkpoint(lin, x.requires_grad_(True)).requires_grad
-    with pytest.raises(TypeError, match="one Tensor"):
-        st.utils.checkpoint(lambda a: (a, a), st.randn(2, requires_grad=True))
+    with pytest.raises(TypeError, match="a Tensor or a tuple/list of them, got int"):
+        st.utils.checkpoint(lambda a: 5, st.randn(2, requires_grad=True))
     assert st.utils.checkpoint(lambda: 5) == 5  # no tensors at all
+
+
+def _multi(w):
+    # Three outputs: tanh(x w), sin(x) * a, and exp(x) that the losses below never use.
+    calls = []
+
+    def f(x, a):
+        calls.append(1)
+        return st.tanh(x @ w), st.sin(x) * a, st.exp(x)
+    return f, calls
+
+
+def test_checkpoint_several_outputs_equal_the_plain_run_exactly():
+    rng = np.random.default_rng(5)
+    w = st.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    x0, a0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    c1, c2 = st.tensor(rng.standard_normal((3, 2))), st.tensor(rng.standard_normal((3, 4)))
+    f, calls = _multi(w)
+
+    def run(use_ckpt):
+        w.grad = None
+        x, a = st.tensor(x0, requires_grad=True), st.tensor(a0, requires_grad=True)
+        ys = st.utils.checkpoint(f, x, a) if use_ckpt else f(x, a)
+        assert isinstance(ys, tuple) and len(ys) == 3
+        ((ys[0] * c1).sum() + (ys[1] * c2).sum()).backward()
+        return [to_np(ys[0]), to_np(ys[1]), to_np(x.grad), to_np(a.grad), to_np(w.grad)]
+
+    plain = run(False)
+    calls.clear()
+    ck = run(True)
+    assert len(calls) == 2  # the forward and one recompute for all outputs
+    for p, c in zip(plain, ck):
+        np.testing.assert_array_equal(c, p)  # float64: bit for bit
+    # And against torch.utils.checkpoint's reference values, where torch is installed.
+    if HAVE_TORCH:
+        tw = torch.tensor(to_np(w), requires_grad=True)
+        tx, ta = torch.tensor(x0, requires_grad=True), torch.tensor(a0, requires_grad=True)
+        ty = torch.utils.checkpoint.checkpoint(
+            lambda x, a: (torch.tanh(x @ tw), torch.sin(x) * a, torch.exp(x)), tx, ta, use_reentrant=False)
+        ((ty[0] * torch.tensor(to_np(c1))).sum() + (ty[1] * torch.tensor(to_np(c2))).sum()).backward()
+        for mine, ref in zip(ck[2:], (tx.grad, ta.grad, tw.grad)):
+            np.testing.assert_allclose(mine, ref.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_checkpoint_several_outputs_finite_differences():
+    rng = np.random.default_rng(6)
+    w = st.tensor(rng.standard_normal((4, 2)))
+    f, _ = _multi(w)
+    c1, c2 = rng.standard_normal((3, 2)), rng.standard_normal((3, 4))
+
+    def loss(x, a):
+        y0, y1, _ = f(st.tensor(x), st.tensor(a))
+        return float((to_np(y0) * c1).sum() + (to_np(y1) * c2).sum())
+
+    x0, a0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    x, a = st.tensor(x0, requires_grad=True), st.tensor(a0, requires_grad=True)
+    ys = st.utils.checkpoint(f, x, a)
+    ((ys[0] * st.tensor(c1)).sum() + (ys[1] * st.tensor(c2)).sum()).backward()
+    eps = 1e-6
+    for arr, grad, which in ((x0, x.grad, 0), (a0, a.grad, 1)):
+        num = np.zeros_like(arr)
+        for i in np.ndindex(arr.shape):
+            hi, lo = arr.copy(), arr.copy()
+            hi[i] += eps
+            lo[i] -= eps
+            args_hi, args_lo = [x0, a0], [x0, a0]
+            args_hi[which], args_lo[which] = hi, lo
+            num[i] = (loss(*args_hi) - loss(*args_lo)) / (2 * eps)
+        np.testing.assert_allclose(to_np(grad), num, rtol=1e-6, atol=1e-8)
+
+
+def test_checkpoint_unused_outputs_get_no_gradient():
+    x = st.tensor([1.0, 2.0], requires_grad=True)
+    y = st.tensor([3.0, 4.0], requires_grad=True)
+    outs = st.utils.checkpoint(lambda a, b: [a * 2.0, b * 3.0], x, y)
+    assert isinstance(outs, list) and outs[0].grad_fn == outs[1].grad_fn == "CheckpointBackward"
+    outs[0].sum().backward()
+    np.testing.assert_array_equal(to_np(x.grad), [2.0, 2.0])
+    assert y.grad is None
+
+
+def test_checkpoint_several_outputs_replay_dropout():
+    st.manual_seed(2)
+    drop = st.nn.Dropout(0.5)
+    drop.train()
+    x0 = st.randn(6, 5, dtype=st.float64)
+
+    def f(x):
+        return drop(st.tanh(x)), drop(x * x)
+
+    def run(use_ckpt):
+        x = x0.detach().requires_grad_(True)
+        st.manual_seed(9)
+        y0, y1 = st.utils.checkpoint(f, x) if use_ckpt else f(x)
+        (y0 + 2.0 * y1).sum().backward()
+        # The next draw: the recompute's draws must not have moved the caller's generator.
+        return to_np(y0), to_np(y1), to_np(x.grad), to_np(st.rand(3))
+
+    plain, ck = run(False), run(True)
+    assert 0 < (plain[0] == 0).sum() < plain[0].size  # dropout did drop
+    for p, c in zip(plain, ck):
+        np.testing.assert_array_equal(c, p)  # the recompute drew the same masks
+
+
+def test_checkpoint_keeps_non_tensor_values_and_the_container():
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "y n")
+    x = st.tensor([1.0, -2.0], requires_grad=True)
+    out = st.utils.checkpoint(lambda a, k: Pair(a * k, k), x, 3)
+    assert isinstance(out, Pair) and out.n == 3
+    out.y.sum().backward()
+    np.testing.assert_array_equal(to_np(x.grad), [3.0, 3.0])
+    x.grad = None
+    y, same = st.utils.checkpoint(lambda a: (a, a), x)  # one tensor twice: two outputs of the node
+    (y + 2.0 * same).sum().backward()
+    np.testing.assert_array_equal(to_np(x.grad), [3.0, 3.0])
 
 
 # ---------------------------------------------------------------- containers and switches

@@ -2340,9 +2340,9 @@ class _GradScaler:
 
     def _load_state(self, arg0: float, arg1: int, arg2: int, /) -> None: ...
 
-def _checkpoint(fn: Callable[[Sequence[Tensor]], Tensor], inputs: Sequence[Tensor], preserve_rng_state: bool = True) -> Tensor:
+def _checkpoint(fn: Callable[[Sequence[Tensor]], Sequence[Tensor]], inputs: Sequence[Tensor], preserve_rng_state: bool = True) -> list[Tensor]:
     """
-    Activation checkpointing: runs fn(inputs) without keeping its intermediates and re-runs it during backward (with the same random numbers when preserve_rng_state).
+    Activation checkpointing: runs fn(inputs) -> list of tensors without keeping its intermediates and records one node for all of them, whose backward re-runs fn once (with the same random numbers when preserve_rng_state) and back-propagates every output's gradient.
     """
 
 class _FunctionCtx:
