@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <span>
 
 #include "backend/backend.h"
 #include "backend/cpu/rnn_onednn.h"
@@ -44,12 +45,28 @@ void check_recurrence_args(const char* op, const Tensor& xproj, const Tensor& w_
   }
 }
 
-// One LSTM layer (input projection and recurrence) through oneDNN: x (T, B, I) -> out
-// (T + 2, B, H) = [all h_t, h_T, c_T], one autograd node. nullopt when oneDNN has no
-// implementation for the shapes (the caller then takes the loop path).
-std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
-                                        const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
-                                        const Tensor& c0_in) {
+// dst <- src, or zeros where no gradient came (src undefined).
+void put_grad(Tensor dst, const Tensor& src) {
+  if (src.defined()) {
+    copy_(dst, src);
+  } else {
+    zero_(dst);
+  }
+}
+
+// A contiguous gradient of dtype dt shaped like `like`: g as it is when it already is one, its
+// copy otherwise, zeros when no gradient came.
+Tensor dense_grad(const Tensor& g, const Shape& like, Dtype dt) {
+  if (!g.defined()) return zeros(like, dt, Device());
+  return contig(g.to(dt));
+}
+
+// One LSTM layer (input projection and recurrence) through oneDNN: x (T, B, I) -> output (T, B, H),
+// h_n and c_n (B, H), the outputs of one autograd node. nullopt when oneDNN has no implementation
+// for the shapes (the caller then takes the loop path).
+std::optional<LstmResult> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
+                                            const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
+                                            const Tensor& c0_in) {
   const backend::onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
                                     b_ih_in.defined()};
   const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
@@ -61,27 +78,33 @@ std::optional<Tensor> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_i
   }
   const bool grad = needs_grad({&x_in, &w_ih_in, &w_hh_in, &b_ih_in, &b_hh_in, &h0_in, &c0_in});
   Tensor ws;
-  std::optional<Tensor> out = backend::onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
-  if (!out || !grad) return out;
+  const std::optional<backend::onednn::LstmOutputs> out =
+      backend::onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
+  if (!out) return std::nullopt;
+  LstmResult r{out->output, out->h_n, out->c_n};
+  if (!grad) return r;
   const bool nx = x_in.requires_grad(), nwi = w_ih_in.requires_grad(), nwh = w_hh_in.requires_grad();
   const bool nbi = d.bias && b_ih_in.requires_grad(), nbh = d.bias && b_hh_in.requires_grad();
   const bool nh = h0_in.requires_grad(), nc = c0_in.requires_grad();
-  const Tensor out_saved = out->detach();
-  record(*out, "LstmBackward", {x_in, w_ih_in, w_hh_in, b_ih_in, b_hh_in, h0_in, c0_in},
-         [out_saved, ws, x, wi, wh, bias, h0, c0, d, nx, nwi, nwh, nbi, nbh, nh,
-          nc](const Tensor& g_in) -> std::vector<Tensor> {
+  // The node's outputs are fresh aliases: the saved ones never point back at it.
+  const backend::onednn::LstmOutputs saved{out->output.detach(), out->h_n.detach(), out->c_n.detach()};
+  record_multi({r.output, r.h_n, r.c_n}, "LstmBackward", {x_in, w_ih_in, w_hh_in, b_ih_in, b_hh_in, h0_in, c0_in},
+               [saved, ws, x, wi, wh, bias, h0, c0, d, nx, nwi, nwh, nbi, nbh, nh,
+                nc](std::span<const Tensor> g) -> std::vector<Tensor> {
     if (grad_enabled())
       throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
     NoGradGuard ng;
-    const Tensor g = contig(g_in.to(Dtype::Float32));
+    const backend::onednn::LstmOutputs gs{dense_grad(g[0], saved.output.shape(), Dtype::Float32),
+                                          dense_grad(g[1], saved.h_n.shape(), Dtype::Float32),
+                                          dense_grad(g[2], saved.c_n.shape(), Dtype::Float32)};
     std::optional<backend::onednn::LstmGrads> r =
-        backend::onednn::lstm_backward(g, out_saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
+        backend::onednn::lstm_backward(gs, saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
     if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
     return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(), nbi ? r->db : Tensor(),
             nbh ? r->db : Tensor(), nh ? r->dh0 : Tensor(),    nc ? r->dc0 : Tensor()};
   },
-         {out_saved, x, wi, wh, h0, c0});
-  return out;
+               {saved.output, saved.h_n, saved.c_n, x, wi, wh, h0, c0});
+  return r;
 }
 
 // Whether a layer can go to oneDNN: all float32 on the host device "cpu" (the one oneDNN's
@@ -98,7 +121,7 @@ bool all_float32_cpu(const Tensor& x, std::initializer_list<const Tensor*> ts) {
 
 // ---------------------------------------------------------------- fused recurrences
 
-Tensor lstm_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tensor& h0_in, const Tensor& c0_in) {
+LstmResult lstm_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tensor& h0_in, const Tensor& c0_in) {
   check_recurrence_args("lstm", xproj_in, w_hh_in, h0_in, 4);
   if (c0_in.device() != h0_in.device()) {
     throw ValueError("lstm: c0 is on " + c0_in.device().str() + " but h0 is on " + h0_in.device().str());
@@ -109,38 +132,50 @@ Tensor lstm_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tens
   }
   const Dtype dt = xproj_in.dtype();
   if (!is_fast_dtype(dt)) {  // half types compute in float32
-    Tensor r = lstm_recurrence(cast(xproj_in, Dtype::Float32), cast(w_hh_in, Dtype::Float32),
-                               cast(h0_in, Dtype::Float32), cast(c0_in, Dtype::Float32));
-    return cast(r, dt);
+    const LstmResult r = lstm_recurrence(cast(xproj_in, Dtype::Float32), cast(w_hh_in, Dtype::Float32),
+                                         cast(h0_in, Dtype::Float32), cast(c0_in, Dtype::Float32));
+    return {cast(r.output, dt), cast(r.h_n, dt), cast(r.c_n, dt)};
   }
   const int64_t T = xproj_in.shape()[0], B = xproj_in.shape()[1], H = w_hh_in.shape()[1];
   Tensor xproj = xproj_in.detach();
   if (xproj.strides()[2] != 1) xproj = xproj.contiguous();
   const Tensor w = contig(w_hh_in.detach()), h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
+  // The kernels write every h_t and c_t (the backward reads them all): the outputs are views of
+  // that buffer, taken before anything is recorded.
   Tensor hc = Tensor::empty({2, T, B, H}, dt, xproj.device());
   Tensor acts = Tensor::empty({T, B, 4 * H}, dt, xproj.device());
   be(xproj).lstm_forward(xproj, w, h0, c0, hc, acts);
-  if (needs_grad({&xproj_in, &w_hh_in, &h0_in, &c0_in})) {
-    const bool need_w = w_hh_in.requires_grad(), need_h = h0_in.requires_grad(), need_c = c0_in.requires_grad();
-    const Tensor hc_saved = hc.detach();
-    record(hc, "LstmBackward", {xproj_in, w_hh_in, h0_in, c0_in},
-           [hc_saved, acts, w, h0, c0, T, B, H, dt, need_w, need_h, need_c](const Tensor& g_in) -> std::vector<Tensor> {
-      if (grad_enabled())
-        throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
-      NoGradGuard ng;
-      const Tensor g = contig(g_in.to(dt));
-      Tensor dx = Tensor::empty({T, B, 4 * H}, dt, g.device());
-      Tensor dw = need_w ? Tensor::empty({4 * H, H}, dt, g.device()) : Tensor();
-      Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-      Tensor dc0 = need_c ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-      be(g).lstm_backward(g, hc_saved, acts, w, h0, c0, dx, dw, dh0, dc0);
-      return {dx, dw, dh0, dc0};
-    }, {hc_saved, w, h0, c0});
-  }
-  return hc;
+  const Tensor hs = select(hc, 0, 0);
+  LstmResult r{hs, select(hs, 0, T - 1), select(select(hc, 0, 1), 0, T - 1)};
+  if (!needs_grad({&xproj_in, &w_hh_in, &h0_in, &c0_in})) return r;
+  const bool need_w = w_hh_in.requires_grad(), need_h = h0_in.requires_grad(), need_c = c0_in.requires_grad();
+  record_multi(
+      {r.output, r.h_n, r.c_n}, "LstmBackward", {xproj_in, w_hh_in, h0_in, c0_in},
+      [hc, acts, w, h0, c0, T, B, H, dt, need_w, need_h, need_c](std::span<const Tensor> g) -> std::vector<Tensor> {
+    if (grad_enabled())
+      throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+    NoGradGuard ng;
+    // The kernel takes the gradient of every h_t and c_t; of the c_t only c_T has one.
+    Tensor ghc = Tensor::empty({2, T, B, H}, dt, hc.device());
+    Tensor gh = select(ghc, 0, 0), gc = select(ghc, 0, 1);
+    put_grad(gh, g[0]);
+    if (g[1].defined()) {
+      Tensor gh_last = select(gh, 0, T - 1);
+      add_(gh_last, g[1]);
+    }
+    zero_(gc);
+    if (g[2].defined()) put_grad(select(gc, 0, T - 1), g[2]);
+    Tensor dx = Tensor::empty({T, B, 4 * H}, dt, hc.device());
+    Tensor dw = need_w ? Tensor::empty({4 * H, H}, dt, hc.device()) : Tensor();
+    Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, hc.device()) : Tensor();
+    Tensor dc0 = need_c ? Tensor::empty({B, H}, dt, hc.device()) : Tensor();
+    be(hc).lstm_backward(ghc, hc, acts, w, h0, c0, dx, dw, dh0, dc0);
+    return {dx, dw, dh0, dc0};
+  }, {hc, w, h0, c0});
+  return r;
 }
 
-Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tensor& b_hh_in, const Tensor& h0_in) {
+GruResult gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tensor& b_hh_in, const Tensor& h0_in) {
   check_recurrence_args("gru", xproj_in, w_hh_in, h0_in, 3);
   const Dtype dt = xproj_in.dtype();
   const int64_t T = xproj_in.shape()[0], B = xproj_in.shape()[1], H = w_hh_in.shape()[1];
@@ -151,10 +186,10 @@ Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tenso
     throw ShapeError("gru: b_hh of shape " + shape_str(b_hh_in.shape()) + ", expected " + shape_str({3 * H}));
   }
   if (!is_fast_dtype(dt)) {
-    Tensor r =
+    const GruResult r =
         gru_recurrence(cast(xproj_in, Dtype::Float32), cast(w_hh_in, Dtype::Float32),
                        b_hh_in.defined() ? cast(b_hh_in, Dtype::Float32) : Tensor(), cast(h0_in, Dtype::Float32));
-    return cast(r, dt);
+    return {cast(r.output, dt), cast(r.h_n, dt)};
   }
   Tensor xproj = xproj_in.detach();
   if (xproj.strides()[2] != 1) xproj = xproj.contiguous();
@@ -163,25 +198,35 @@ Tensor gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Tenso
   Tensor hs = Tensor::empty({T, B, H}, dt, xproj.device());
   Tensor saved = Tensor::empty({T, B, 4 * H}, dt, xproj.device());
   be(xproj).gru_forward(xproj, w, bhh, h0, hs, saved);
-  if (needs_grad({&xproj_in, &w_hh_in, &b_hh_in, &h0_in})) {
-    const bool need_w = w_hh_in.requires_grad(), need_h = h0_in.requires_grad();
-    const bool need_b = b_hh_in.defined() && b_hh_in.requires_grad();
-    const Tensor hs_saved = hs.detach();
-    record(hs, "GruBackward", {xproj_in, w_hh_in, b_hh_in, h0_in},
-           [hs_saved, saved, w, h0, T, B, H, dt, need_w, need_h, need_b](const Tensor& g_in) -> std::vector<Tensor> {
-      if (grad_enabled())
-        throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
-      NoGradGuard ng;
-      const Tensor g = contig(g_in.to(dt));
-      Tensor dx = Tensor::empty({T, B, 3 * H}, dt, g.device());
-      Tensor dw = need_w ? Tensor::empty({3 * H, H}, dt, g.device()) : Tensor();
-      Tensor db = need_b ? Tensor::empty({3 * H}, dt, g.device()) : Tensor();
-      Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, g.device()) : Tensor();
-      be(g).gru_backward(g, hs_saved, saved, w, h0, dx, dw, db, dh0);
-      return {dx, dw, db, dh0};
-    }, {hs_saved, w, h0});
-  }
-  return hs;
+  // Fresh aliases of the buffer (which the backward keeps, so it must not point back at the node);
+  // h_n is h_T, the output's last step, as its own output of the node.
+  GruResult r{hs.detach(), select(hs, 0, T - 1)};
+  if (!needs_grad({&xproj_in, &w_hh_in, &b_hh_in, &h0_in})) return r;
+  const bool need_w = w_hh_in.requires_grad(), need_h = h0_in.requires_grad();
+  const bool need_b = b_hh_in.defined() && b_hh_in.requires_grad();
+  record_multi(
+      {r.output, r.h_n}, "GruBackward", {xproj_in, w_hh_in, b_hh_in, h0_in},
+      [hs, saved, w, h0, T, B, H, dt, need_w, need_h, need_b](std::span<const Tensor> g) -> std::vector<Tensor> {
+    if (grad_enabled())
+      throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
+    NoGradGuard ng;
+    Tensor ghs;
+    if (!g[1].defined()) {
+      ghs = contig(g[0].to(dt));
+    } else {  // h_n's gradient joins that of the last step
+      ghs = Tensor::empty({T, B, H}, dt, hs.device());
+      put_grad(ghs, g[0]);
+      Tensor last = select(ghs, 0, T - 1);
+      add_(last, g[1]);
+    }
+    Tensor dx = Tensor::empty({T, B, 3 * H}, dt, hs.device());
+    Tensor dw = need_w ? Tensor::empty({3 * H, H}, dt, hs.device()) : Tensor();
+    Tensor db = need_b ? Tensor::empty({3 * H}, dt, hs.device()) : Tensor();
+    Tensor dh0 = need_h ? Tensor::empty({B, H}, dt, hs.device()) : Tensor();
+    be(hs).gru_backward(ghs, hs, saved, w, h0, dx, dw, db, dh0);
+    return {dx, dw, db, dh0};
+  }, {hs, w, h0});
+  return r;
 }
 
 // ---------------------------------------------------------------- modules
@@ -294,24 +339,18 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
     // float32 on the CPU: the whole layer through oneDNN (src/backend/cpu/rnn_onednn.cpp).
     const Tensor wi = w_ih(l), wh = w_hh(l), bi = bias_ ? b_ih(l) : Tensor(), bh = bias_ ? b_hh(l) : Tensor();
     const Tensor h0l = select(hinit, 0, l), c0l = select(cinit, 0, l);
+    std::optional<LstmResult> r;
     if (backend::onednn::use_onednn_rnn() && all_float32_cpu(layer_in, {&wi, &wh, &bi, &bh, &h0l, &c0l})) {
-      if (const std::optional<Tensor> out = lstm_layer_onednn(layer_in, wi, wh, bi, bh, h0l, c0l)) {
-        const int64_t T = layer_in.shape()[0];
-        const Tensor hs = narrow(*out, 0, 0, T);
-        hn.push_back(select(*out, 0, T));
-        cn.push_back(select(*out, 0, T + 1));
-        layer_in = l + 1 < num_layers_ ? inter_layer_dropout(hs) : hs;
-        continue;
-      }
+      r = lstm_layer_onednn(layer_in, wi, wh, bi, bh, h0l, c0l);
     }
-    Tensor xp = matmul(layer_in, t(w_ih(l)));
-    if (bias_) xp = add(xp, add(b_ih(l), b_hh(l)));
-    const Tensor hc = lstm_recurrence(xp, w_hh(l), select(hinit, 0, l), select(cinit, 0, l));
-    const Tensor hs = select(hc, 0, 0), cs = select(hc, 0, 1);
-    const int64_t T = hs.shape()[0];
-    hn.push_back(select(hs, 0, T - 1));
-    cn.push_back(select(cs, 0, T - 1));
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(hs) : hs;
+    if (!r) {
+      Tensor xp = matmul(layer_in, t(wi));
+      if (bias_) xp = add(xp, add(bi, bh));
+      r = lstm_recurrence(xp, wh, h0l, c0l);
+    }
+    hn.push_back(r->h_n);
+    cn.push_back(r->c_n);
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(r->output) : r->output;
   }
   Tensor h_n = stack(hn, 0), c_n = stack(cn, 0);
   if (!batched) {
@@ -334,9 +373,9 @@ std::pair<Tensor, Tensor> GRU::forward_full(const Tensor& input, const std::opti
   for (int64_t l = 0; l < num_layers_; ++l) {
     Tensor xp = matmul(layer_in, t(w_ih(l)));
     if (bias_) xp = add(xp, b_ih(l));
-    const Tensor hs = gru_recurrence(xp, w_hh(l), bias_ ? b_hh(l) : Tensor(), select(hinit, 0, l));
-    hn.push_back(select(hs, 0, hs.shape()[0] - 1));
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(hs) : hs;
+    const GruResult r = gru_recurrence(xp, w_hh(l), bias_ ? b_hh(l) : Tensor(), select(hinit, 0, l));
+    hn.push_back(r.h_n);
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(r.output) : r.output;
   }
   Tensor h_n = stack(hn, 0);
   if (!batched) h_n = squeeze(h_n, 1);

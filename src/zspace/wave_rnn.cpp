@@ -76,10 +76,10 @@ std::pair<Tensor, Tensor> WaveRnn::forward_full(const Tensor& input, const std::
   } else {
     h_init = zeros({B, H}, input.dtype(), input.device());
   }
-  const Tensor hs = permute(gru_recurrence(a_tm, *find_parameter("weight_hh"), *find_parameter("bias_hh"), h_init),
-                            {1, 0, 2});  // (B, T, H)
+  const GruResult r = gru_recurrence(a_tm, *find_parameter("weight_hh"), *find_parameter("bias_hh"), h_init);
+  const Tensor hs = permute(r.output, {1, 0, 2});  // (B, T, H)
   Tensor out = geometry::clip_to_ball(geometry::expmap0(hs, curvature_), curvature_);
-  if (!lengths) return {out, select(hs, 1, T - 1)};
+  if (!lengths) return {out, r.h_n};
   const Tensor mask = sequence_mask(*lengths, B, T, input.device(), "WaveRnn");
   out = where(mask, out, zeros_like(out));
   const Tensor last = expand(reshape(sub(to_device(*lengths, input.device()), Scalar(1)), {B, 1, 1}), {B, 1, H});

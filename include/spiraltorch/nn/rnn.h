@@ -13,7 +13,8 @@
 // Each layer projects the whole sequence at once (one GEMM), then runs the
 // recurrence in one fused autograd node per layer (one small GEMM + fused gate
 // math per step; backpropagation through time inside the node), so the graph has
-// O(layers) nodes rather than O(layers * steps).
+// O(layers) nodes rather than O(layers * steps). That node's outputs are the layer's
+// output sequence and final states, each used as it is.
 // Double backward (create_graph=True) through the recurrence raises SpiralError.
 #include <optional>
 #include <utility>
@@ -85,9 +86,15 @@ class GRU : public RNNBase {
 
 // The fused recurrences, time-major. xproj already holds x W_ih^T + biases
 // (for LSTM both biases; for GRU only b_ih, b_hh is passed separately).
-// lstm_recurrence returns (2, seq, batch, hidden): [0] = all h_t, [1] = all c_t.
-Tensor lstm_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& h0, const Tensor& c0);
-// gru_recurrence returns (seq, batch, hidden): all h_t.
-Tensor gru_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0);
+// Their results are the outputs of one autograd node, whose backward receives all their
+// gradients at once: output (seq, batch, hidden) = all h_t, h_n = h_T and c_n = c_T (batch, hidden).
+struct LstmResult {
+  Tensor output, h_n, c_n;
+};
+struct GruResult {
+  Tensor output, h_n;
+};
+LstmResult lstm_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& h0, const Tensor& c0);
+GruResult gru_recurrence(const Tensor& xproj, const Tensor& w_hh, const Tensor& b_hh, const Tensor& h0);
 
 }  // namespace st::nn

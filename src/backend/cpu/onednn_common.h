@@ -186,9 +186,6 @@ class Staging {
   static dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t) {
     return dnnl::memory(md, engine(), t.raw_data());
   }
-  static dnnl::memory wrap_at(const dnnl::memory::desc& md, const Tensor& t, int64_t offset) {
-    return dnnl::memory(md, engine(), t.data<float>() + offset);
-  }
 
  private:
   dnnl::memory fresh(const dnnl::memory::desc& md) {

@@ -40,13 +40,13 @@ bool use_onednn_rnn() { return backend_switch().use_onednn(); }
 
 #ifndef SPIRALTORCH_WITH_ONEDNN
 
-std::optional<Tensor> lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                   const Tensor&, const LstmDims&, Tensor*, const char*) {
+std::optional<LstmOutputs> lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                        const Tensor&, const LstmDims&, Tensor*, const char*) {
   return std::nullopt;
 }
-std::optional<LstmGrads> lstm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                       const Tensor&, const Tensor&, const Tensor&, const Tensor&, const LstmDims&,
-                                       const char*) {
+std::optional<LstmGrads> lstm_backward(const LstmOutputs&, const LstmOutputs&, const Tensor&, const Tensor&,
+                                       const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                       const LstmDims&, const char*) {
   return std::nullopt;
 }
 
@@ -278,9 +278,9 @@ std::string dims_str(const LstmDims& d) {
 
 }  // namespace
 
-std::optional<Tensor> lstm_forward(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias,
-                                   const Tensor& h0, const Tensor& c0, const LstmDims& d, Tensor* workspace,
-                                   const char* op) {
+std::optional<LstmOutputs> lstm_forward(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias,
+                                        const Tensor& h0, const Tensor& c0, const LstmDims& d, Tensor* workspace,
+                                        const char* op) {
   try {
     const bool training = workspace != nullptr;
     const auto e = forward_entry(d, training);
@@ -292,8 +292,8 @@ std::optional<Tensor> lstm_forward(const Tensor& x, const Tensor& w_ih, const Te
     const Descs s = descs(d);
     dnnl::stream& st = stream();
     Staging sg(st);
-    const int64_t BH = d.B * d.H;
-    Tensor out = Tensor::empty({d.T + 2, d.B, d.H}, Dtype::Float32);
+    LstmOutputs out{Tensor::empty({d.T, d.B, d.H}, Dtype::Float32), Tensor::empty({d.B, d.H}, Dtype::Float32),
+                    Tensor::empty({d.B, d.H}, Dtype::Float32)};
     // Inference: reordered weights from the weight cache (held until the call ends).
     std::shared_ptr<const WeightEntry> cwl, cwi;
     if (!training && e->wl.reorder) cwl = weight_cache().get(e->wl, w_ih, st);
@@ -304,9 +304,9 @@ std::optional<Tensor> lstm_forward(const Tensor& x, const Tensor& w_ih, const Te
         {DNNL_ARG_SRC_ITER_C, Staging::wrap(s.src_iter, c0)},
         {DNNL_ARG_WEIGHTS_LAYER, cwl ? memory(e->wl.want, engine(), cwl->packed.raw_data()) : sg.in(e->wl, w_ih)},
         {DNNL_ARG_WEIGHTS_ITER, cwi ? memory(e->wi.want, engine(), cwi->packed.raw_data()) : sg.in(e->wi, w_hh)},
-        {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out)},
-        {DNNL_ARG_DST_ITER, Staging::wrap_at(s.dst_iter, out, d.T * BH)},
-        {DNNL_ARG_DST_ITER_C, Staging::wrap_at(s.dst_iter, out, (d.T + 1) * BH)}};
+        {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out.output)},
+        {DNNL_ARG_DST_ITER, Staging::wrap(s.dst_iter, out.h_n)},
+        {DNNL_ARG_DST_ITER_C, Staging::wrap(s.dst_iter, out.c_n)}};
     if (d.bias) args.emplace(DNNL_ARG_BIAS, Staging::wrap(s.bias, bias));
     if (training) {
       const auto floats = static_cast<int64_t>((e->workspace.get_size() + sizeof(float) - 1) / sizeof(float));
@@ -322,9 +322,9 @@ std::optional<Tensor> lstm_forward(const Tensor& x, const Tensor& w_ih, const Te
   }
 }
 
-std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const Tensor& workspace, const Tensor& x,
-                                       const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias, const Tensor& h0,
-                                       const Tensor& c0, const LstmDims& d, const char* op) {
+std::optional<LstmGrads> lstm_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace,
+                                       const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias,
+                                       const Tensor& h0, const Tensor& c0, const LstmDims& d, const char* op) {
   try {
     const auto fwd = forward_entry(d, true);
     if (!fwd) return std::nullopt;
@@ -333,7 +333,6 @@ std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const
     const Descs s = descs(d);
     dnnl::stream& st = stream();
     Staging sg(st);
-    const int64_t BH = d.B * d.H;
     LstmGrads r;
     r.dx = Tensor::empty({d.T, d.B, d.I}, Dtype::Float32);
     r.dw_ih = Tensor::empty({4 * d.H, d.I}, Dtype::Float32);
@@ -347,18 +346,18 @@ std::optional<LstmGrads> lstm_backward(const Tensor& g, const Tensor& out, const
                                          {DNNL_ARG_SRC_ITER_C, Staging::wrap(s.src_iter, c0)},
                                          {DNNL_ARG_WEIGHTS_LAYER, sg.in(e->wl, w_ih)},
                                          {DNNL_ARG_WEIGHTS_ITER, sg.in(e->wi, w_hh)},
-                                         {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out)},
-                                         {DNNL_ARG_DST_ITER, Staging::wrap_at(s.dst_iter, out, d.T * BH)},
-                                         {DNNL_ARG_DST_ITER_C, Staging::wrap_at(s.dst_iter, out, (d.T + 1) * BH)},
+                                         {DNNL_ARG_DST_LAYER, Staging::wrap(s.dst_layer, out.output)},
+                                         {DNNL_ARG_DST_ITER, Staging::wrap(s.dst_iter, out.h_n)},
+                                         {DNNL_ARG_DST_ITER_C, Staging::wrap(s.dst_iter, out.c_n)},
                                          {DNNL_ARG_WORKSPACE, memory(e->workspace, engine(), workspace.raw_data())},
                                          {DNNL_ARG_DIFF_SRC_LAYER, Staging::wrap(s.src_layer, r.dx)},
                                          {DNNL_ARG_DIFF_SRC_ITER, Staging::wrap(s.src_iter, r.dh0)},
                                          {DNNL_ARG_DIFF_SRC_ITER_C, Staging::wrap(s.src_iter, r.dc0)},
                                          {DNNL_ARG_DIFF_WEIGHTS_LAYER, dwl},
                                          {DNNL_ARG_DIFF_WEIGHTS_ITER, dwi},
-                                         {DNNL_ARG_DIFF_DST_LAYER, Staging::wrap(s.dst_layer, g)},
-                                         {DNNL_ARG_DIFF_DST_ITER, Staging::wrap_at(s.dst_iter, g, d.T * BH)},
-                                         {DNNL_ARG_DIFF_DST_ITER_C, Staging::wrap_at(s.dst_iter, g, (d.T + 1) * BH)}};
+                                         {DNNL_ARG_DIFF_DST_LAYER, Staging::wrap(s.dst_layer, g.output)},
+                                         {DNNL_ARG_DIFF_DST_ITER, Staging::wrap(s.dst_iter, g.h_n)},
+                                         {DNNL_ARG_DIFF_DST_ITER_C, Staging::wrap(s.dst_iter, g.c_n)}};
     if (d.bias) {
       r.db = Tensor::empty({4 * d.H}, Dtype::Float32);
       std::memset(r.db.raw_data(), 0, sizeof(float) * 4 * d.H);
