@@ -512,6 +512,9 @@ class Backend {
     Tensor param, grad, m, v, vmax, step;
   };
   virtual void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) = 0;
+  // Whether adam_update takes device_step (Adam(capturable=True)); the optimizer refuses
+  // capturable=True for parameters on a backend without it.
+  virtual bool has_device_step_adam() const { return false; }
   // SGD: d = (maximize ? -g : g) + wd p; with a buffer, buf = first_step ? d : momentum buf +
   // (1 - dampening) d and d = nesterov ? d + momentum buf : buf; p += -lr d.
   struct SgdArgs {

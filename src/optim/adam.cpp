@@ -46,9 +46,9 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
                       " next), which every replay would "
                       "repeat; construct it with capturable=True (the step count then lives on the device)");
   }
-  if (capturable && param.device().type != DeviceType::CUDA && param.device().type != DeviceType::CPU) {
-    throw SpiralError(type_name() + "(capturable=True): parameters must be on a CUDA device or the CPU, got " +
-                      param.device().str());
+  if (capturable && !backend::backend_for(param.device()).has_device_step_adam()) {
+    throw SpiralError(type_name() + "(capturable=True): the " + param.device().str() +
+                      " backend keeps no device-side step count; parameters must be on a CUDA device or the CPU");
   }
   const double lr = group.get("lr"), beta1 = group.get("beta1"), beta2 = group.get("beta2"), eps = group.get("eps"),
                wd = group.get("weight_decay");

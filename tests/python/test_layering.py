@@ -34,7 +34,6 @@ ALLOWED_DEVICE_BRANCHES = {
     "runtime/distributed_nccl.cpp": "the NCCL process group allocates its scratch on its CUDA device",
     "runtime/rank_execute.cpp": "the planner's CPU execution of a plan refuses device tensors by design",
     "train/module_trainer.cpp": "the trainer's device option names a device (\"wgpu\" -> Device(WGPU))",
-    "optim/adam.cpp": "TEMPORARY: capturable=True checks for CUDA/CPU instead of asking the backend",
     "ops/known_range.cpp": "copy plumbing: remembers the value range of index tensors copied host->device",
     "ops/indexing.cpp": "TEMPORARY: index range checks read device indices back (a host sync) on devices only",
     "ops/dense_linalg.cpp": "TEMPORARY: LAPACK factorizations run on the host; device tensors round-trip",

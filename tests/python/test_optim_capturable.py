@@ -203,3 +203,17 @@ def test_make_graphed_step_equals_eager_step_by_step_and_skips_non_finite():
                                        err_msg=f"{name} after step {k}")
     assert graphed_step.graph.num_nodes() > 10
     assert {float(opt_g.state_of(p)["device_step"].item()) for p in graphed.parameters()} == {7.0}
+
+
+@pytest.mark.skipif(not st.wgpu.is_available(), reason="no wgpu adapter")
+def test_capturable_refuses_a_backend_without_a_device_step_and_changes_nothing():
+    """The backend says whether its Adam update keeps the step count on the device (the wgpu
+    backend's does not): capturable=True on a wgpu parameter is refused by name, before any change."""
+    p = st.tensor([1.0, -2.0, 3.0]).to("wgpu").requires_grad_()
+    p.grad = st.tensor([0.5, 0.5, 0.5]).to("wgpu")
+    opt = st.optim.Adam([p], lr=0.1, capturable=True)
+    with pytest.raises(st.SpiralError, match=r"Adam\(capturable=True\): the wgpu backend keeps no device-side step"):
+        opt.step()
+    assert p.cpu().tolist() == [1.0, -2.0, 3.0]
+    st.optim.Adam([p], lr=0.1).step()  # plain Adam runs there: the first step moves each weight by lr
+    assert np.allclose(p.cpu().tolist(), [0.9, -2.1, 2.9], atol=1e-6)

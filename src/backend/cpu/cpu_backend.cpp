@@ -157,6 +157,7 @@ class CpuBackend final : public Backend {
   }
   // Tiled attention with O(L + S) memory per head (attention.cpp): float32 and float64.
   bool has_flash_attention() const override { return true; }
+  bool has_device_step_adam() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     return backend::cpu::flash_attention(q, k, v, scale, causal, out, lse);

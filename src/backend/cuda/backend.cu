@@ -298,6 +298,7 @@ class CudaBackend final : public backend::Backend {
   }
 
   bool has_flash_attention() const override { return true; }
+  bool has_device_step_adam() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     use_device(index_);
