@@ -10,24 +10,15 @@
 #include <vector>
 
 #include "spiraltorch/ops.h"
+#include "expect_error.h"
 
+using st::test::expect_error;
 using namespace st;
 
 namespace {
 
 std::vector<double> dv(const Tensor& t) { return cast(t, Dtype::Float64).contiguous().to_vector<double>(); }
 std::vector<int64_t> lv(const Tensor& t) { return t.contiguous().to_vector<int64_t>(); }
-
-// Runs f, expecting an exception of type E whose message contains every part.
-template <typename E, typename F>
-void expect_error(F f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "spiraltorch/ops.h"
+#include "expect_error.h"
 
+using st::test::expect_error;
 using namespace st;
 
 namespace {
@@ -15,16 +17,6 @@ namespace {
 Tensor D(const std::vector<double>& v, const Shape& s) { return Tensor::from_vector<double>(v, s); }
 Tensor L(const std::vector<int64_t>& v, const Shape& s) { return Tensor::from_vector<int64_t>(v, s); }
 std::vector<int64_t> lv(const Tensor& t) { return cast(t, Dtype::Int64).contiguous().to_vector<int64_t>(); }
-
-template <typename E, typename F>
-void expect_error(F f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 

@@ -10,22 +10,14 @@
 
 #include "gradcheck.h"
 #include "spiraltorch/ops.h"
+#include "expect_error.h"
 
+using st::test::expect_error;
 using namespace st;
 
 namespace {
 
 std::vector<double> dv(const Tensor& t) { return cast(t, Dtype::Float64).contiguous().to_vector<double>(); }
-
-template <typename E, typename F>
-void expect_error(F f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const E& e) {
-    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 
