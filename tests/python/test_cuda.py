@@ -269,6 +269,26 @@ def test_sort_grad():
 
 
 @cuda
+@pytest.mark.parametrize("dtype", [st.float32, st.float64, st.int64, st.int32, st.float16])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_parity(dtype, right):
+    # The CUDA binary-search kernel against the CPU's: per-row and shared sequences, ties, NaN
+    # values (after everything) and bucketize.
+    seq = st.sort(_sort_data((5, 40), dtype, seed=11), 1).values
+    vals = _sort_data((5, 23), dtype, seed=12)
+    for s, v in ((seq, vals), (seq[0], vals), (seq, seq)):
+        got = st.searchsorted(s.cuda(), v.cuda(), right=right)
+        assert got.device.type == "cuda" and got.dtype == st.int64
+        assert _flat(got) == _flat(st.searchsorted(s, v, right=right))
+        assert _flat(st.bucketize(v.cuda(), s.reshape(-1)[:40].cuda(), right=right)) == _flat(
+            st.bucketize(v, s.reshape(-1)[:40], right=right))
+    if dtype in (st.float32, st.float64):
+        v = st.tensor([[float("nan"), -1e30, 1e30]], dtype=dtype)
+        got = st.searchsorted(seq[:1].cuda(), v.cuda(), right=right)
+        assert _flat(got) == _flat(st.searchsorted(seq[:1], v, right=right))
+
+
+@cuda
 @pytest.mark.parametrize("dtype", [st.float32, st.float64, st.int64, st.bool, st.float16, st.uint8])
 def test_masked_select_parity(dtype):
     x = _sort_data((6, 7, 5), st.float32 if dtype == st.float16 else dtype, seed=3).to(dtype)

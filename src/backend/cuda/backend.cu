@@ -160,6 +160,11 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     backend::cuda::sort(x, outer, n, inner, k, descending, values, indices);
   }
+  bool searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) override {
+    use_device(index_);
+    backend::cuda::searchsorted(sorted, values, right, out);
+    return true;
+  }
   void cumsum(const Tensor& x, int64_t outer, int64_t n, int64_t inner, Tensor& out) override {
     use_device(index_);
     backend::cuda::cumsum(x, outer, n, inner, out);

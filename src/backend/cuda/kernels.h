@@ -21,6 +21,8 @@ void cudnn_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backen
                                  Tensor& gx);
 void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
                                   Tensor& gw);
+// sort.cu: Backend::searchsorted (operands as that entry documents)
+void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out);
 // cross_entropy.cu
 void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
                         Tensor& lse);

@@ -10,6 +10,7 @@
 // block); a few long segments are sorted one after another by the device-wide
 // cub::DeviceRadixSort::SortPairs (also stable), which uses the whole GPU per segment.
 // masked_select: cub::DeviceSelect::Flagged on the raw element bits.
+// searchsorted: one thread per value, a binary search of its row.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -186,6 +187,44 @@ void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) {
       return select_flagged<unsigned long long>(x, mask, out);
     default:
       throw DtypeError(std::string("masked_select kernel: unsupported dtype ") + dtype_name(x.dtype()));
+  }
+}
+
+// Sorted search, one thread per value: torch's lower/upper bound (step right while !(s >= v), or
+// !(s > v) with `right`), so a NaN value lands after everything, as the CPU kernel.
+template <typename T>
+void search_typed(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
+  const int64_t m = values.shape()[1], n = sorted.shape()[1];
+  const bool shared = sorted.shape()[0] == 1 && values.shape()[0] != 1;
+  const T* s = sorted.data<T>();
+  const T* v = values.data<T>();
+  int64_t* o = out.data<int64_t>();
+  for_n(values.numel(), [=] __device__(int64_t i) {
+    const T* row = s + (shared ? 0 : (i / m) * n);
+    const T x = v[i];
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (right ? !(row[mid] > x) : !(row[mid] >= x)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    o[i] = lo;
+  });
+}
+
+void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
+  switch (values.dtype()) {
+    case Dtype::Float32:
+      return search_typed<float>(sorted, values, right, out);
+    case Dtype::Float64:
+      return search_typed<double>(sorted, values, right, out);
+    case Dtype::Int64:
+      return search_typed<int64_t>(sorted, values, right, out);
+    default:
+      throw DtypeError(std::string("searchsorted kernel: unsupported dtype ") + dtype_name(values.dtype()));
   }
 }
 
