@@ -401,6 +401,15 @@ class Backend {
     (void)sorted, (void)values, (void)right, (void)out;
     return false;
   }
+  // out(o, index(j), i) += src(o, j, i), the rows of src added in index order: out is
+  // (outer, n, inner), index has k range-checked entries, src is (outer, k, inner); all contiguous,
+  // one dtype. The gradient of index_select and embedding. Backends without the kernel decline
+  // (nothing written); the op then scatter-adds through an index expanded over src.
+  virtual bool index_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+                         int64_t inner) {
+    (void)out, (void)index, (void)src, (void)outer, (void)n, (void)k, (void)inner;
+    return false;
+  }
   // Fused (flash) attention: q (B, H, L, d), k and v (B, H, S, d), one float dtype, any strides
   // with a unit last one (head views of a packed projection are read in place). Writes out
   // (B, H, L, d) = softmax(scale q k^T [+ causal mask blocking j > i]) v and lse (B, H, L), float32

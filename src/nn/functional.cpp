@@ -1,14 +1,11 @@
 // Functional forms of the basic layers: layer_norm (fused forward, analytic backward),
 // embedding, dropout, batch_norm, gelu by name.
 //
-// layer_norm and batch_norm run the backend's fused kernels on every device (the CPU's in
-// src/backend/cpu/layer_norm.cpp); the embedding-gradient and dropout-mask loops below are CPU
-// loops, and on other devices dropout calls the backend's fused entry and embedding runs as a
-// composite op (see the "device path" blocks).
+// Every device takes the same path: layer_norm and batch_norm run the backend's fused kernels (the
+// CPU's in src/backend/cpu/layer_norm.cpp), embedding its index_select and, for the gradient,
+// index_add kernels (src/backend/cpu/indexing.cpp), dropout its fused mask entry.
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/autocast.h"
-
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +13,6 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/loops.h"
 #include "ops/common.h"
 #include "ops/known_range.h"
 #include "spiraltorch/generator.h"
@@ -30,26 +26,6 @@ namespace {
 void require_float(const Tensor& t, const char* op, const char* what) {
   if (t.defined() && !is_floating(t.dtype())) {
     throw DtypeError(std::string(op) + ": expected a floating " + what + ", got " + dtype_name(t.dtype()));
-  }
-}
-
-// grad_weight[idx[i]] += g[i] for every i whose index is not `skip`. Threads own
-// disjoint column blocks, so no two write the same element.
-template <typename T>
-void embedding_backward(const T* gp, const int64_t* ix, int64_t skip, T* wp, int64_t k, int64_t dim) {
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (dim + kBlock - 1) / kBlock;
-  const int threads = static_cast<int>(std::min<int64_t>(blocks, backend::cpu::num_threads_for(k * dim)));
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t bj = 0; bj < blocks; ++bj) {
-    const int64_t j0 = bj * kBlock, j1 = std::min(dim, j0 + kBlock);
-    for (int64_t i = 0; i < k; ++i) {
-      if (ix[i] == skip) continue;
-      const T* gr = gp + i * dim;
-      T* wr = wp + ix[i] * dim;
-#pragma omp simd
-      for (int64_t j = j0; j < j1; ++j) wr[j] += gr[j];
-    }
   }
 }
 
@@ -175,68 +151,44 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int6
     }
     pad = p < 0 ? p + num : p;
   }
-  if (weight.device().type != DeviceType::CPU) {  // device path: a differentiable index_select
-    const Tensor flat = reshape(cast_raw(indices.detach(), Dtype::Int64).contiguous(), {indices.numel()});
-    // no host reads inside a CUDA graph capture, nor for indices whose host copy's range is known
-    if (flat.numel() > 0 && !st::detail::capturing(flat.device()) && !st::detail::known_within(flat, 0, num)) {
-      const auto [lo, hi] = st::detail::index_range(flat);
-      for (const int64_t v : {lo, hi}) {
-        if (v < 0 || v >= num) {
-          throw IndexError("embedding: index " + std::to_string(v) + " is out of range for " + std::to_string(num) +
-                           " embeddings");
-        }
+  const Tensor idx = reshape(cast_raw(indices.detach(), Dtype::Int64).contiguous(), {indices.numel()});
+  const int64_t k = idx.numel();
+  // no host reads inside a CUDA graph capture, nor for indices whose host copy's range is known
+  if (k > 0 && !st::detail::capturing(idx.device()) && !st::detail::known_within(idx, 0, num)) {
+    const auto [lo, hi] = st::detail::index_range(idx);
+    for (const int64_t v : {lo, hi}) {
+      if (v < 0 || v >= num) {
+        throw IndexError("embedding: index " + std::to_string(v) + " is out of range for " + std::to_string(num) +
+                         " embeddings");
       }
     }
-    Tensor rows_out = index_select(weight, 0, flat);
-    if (pad) {
-      const Tensor is_pad = unsqueeze(eq(flat, wrap_scalar(*pad, flat)), 1);
-      rows_out = where(is_pad, rows_out.detach(), rows_out);  // no gradient into the padding row
-    }
-    Shape shape = indices.shape();
-    shape.push_back(dim);
-    return reshape(rows_out, shape);
   }
-  const Tensor idx = cast_raw(indices.detach(), Dtype::Int64).contiguous();
-  const int64_t k = idx.numel();
-  const int64_t* ip = idx.data<int64_t>();
-  for (int64_t i = 0; i < k; ++i) {
-    if (ip[i] < 0 || ip[i] >= num) {
-      throw IndexError("embedding: index " + std::to_string(ip[i]) + " is out of range for " + std::to_string(num) +
-                       " embeddings");
-    }
-  }
-  const Tensor wc = weight.detach().contiguous();
   Shape out_shape = indices.shape();
   out_shape.push_back(dim);
   Tensor out = Tensor::empty(out_shape, weight.dtype(), weight.device());
-  {
-    const size_t row_bytes = static_cast<size_t>(dim) * weight.itemsize();
-    const char* src = static_cast<const char*>(wc.raw_data());
-    char* dst = static_cast<char*>(out.raw_data());
-#pragma omp parallel for num_threads(backend::cpu::num_threads_for(k* dim)) schedule(static)
-    for (int64_t i = 0; i < k; ++i) {
-      if (row_bytes) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
-    }
+  if (out.numel() > 0) {
+    backend::backend_for(weight.device()).index_select(weight.detach().contiguous(), idx, 1, num, k, dim, out);
   }
   if (needs_grad({&weight})) {
     const Shape w_shape = weight.shape();
     const Dtype w_dtype = weight.dtype();
     record(out, "EmbeddingBackward", {weight},
            [idx, pad, w_shape, w_dtype, k, dim](const Tensor& g) -> std::vector<Tensor> {
+      Tensor g2 = reshape(g, {k, dim});
       if (grad_enabled()) {
         // create_graph: differentiable scatter of the output gradient into the rows.
-        Tensor g2 = reshape(g, {k, dim});
         if (pad) g2 = mul(g2, unsqueeze(ne(idx, wrap_scalar(*pad, idx)), 1).to(g2.dtype()));
         const Tensor index = expand(unsqueeze(idx, 1), {k, dim});
         return {scatter_add(zeros(w_shape, g2.dtype(), g2.device()), 0, index, g2).to(w_dtype)};
       }
+      // Half weights accumulate in float32.
       const Dtype compute = compute_float(w_dtype);
-      const Tensor gc = cast_raw(g, compute).contiguous();
       Tensor gw = zeros(w_shape, compute, g.device());
-      const int64_t* ix = idx.data<int64_t>();
-      const int64_t skip = pad ? *pad : -1;
-      ST_DISPATCH_FLOAT(
-          compute, [&] { embedding_backward<scalar_t>(gc.data<scalar_t>(), ix, skip, gw.data<scalar_t>(), k, dim); });
+      st::detail::index_add_into(gw, 0, idx, cast_raw(g2, compute));
+      if (pad) {
+        Tensor pad_row = narrow(gw, 0, *pad, 1);  // no gradient into the padding row
+        fill_(pad_row, 0);
+      }
       return {cast_raw(gw, w_dtype)};
     });
   }

@@ -36,5 +36,10 @@ struct Blocks {
 Blocks blocks_of(const Shape& shape, int64_t dim);
 // Smallest and largest entry of a non-empty integer tensor; on a device, one host read for both.
 std::pair<int64_t, int64_t> index_range(const Tensor& idx);
+// out(.., idx[j], ..) += src(.., j, ..) along dim, no autograd: out is contiguous and owned by the
+// caller, idx contiguous int64 (range-checked), src has out's dtype and shape except idx.numel()
+// along dim. The backend's index_add kernel where it has one, else its scatter_add over the index
+// expanded to src's shape (defined in indexing.cpp).
+void index_add_into(Tensor& out, int64_t dim, const Tensor& idx, const Tensor& src);
 
 }  // namespace st::detail

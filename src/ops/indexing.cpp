@@ -7,6 +7,7 @@
 #include "ops/common.h"
 #include "ops/known_range.h"
 #include "ops/split_views.h"
+#include "spiraltorch/selection.h"
 
 namespace st {
 
@@ -337,14 +338,37 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
     const Shape x_shape = x.shape();
     record(out, "IndexSelectBackward", {x}, [x_shape, d, idx](const Tensor& g) -> std::vector<Tensor> {
       if (x_shape.empty()) return {g};
-      // index_add: broadcast the index over g's shape, then scatter-add g into zeros.
-      Shape view_shape(g.dim(), 1);
-      view_shape[d] = idx.numel();
-      const Tensor full_index = detail::expand_view(reshape(idx, view_shape), g.shape()).contiguous();
-      return {scatter_into_zeros(x_shape, d, full_index, g)};
+      return {index_add(zeros(x_shape, g.dtype(), g.device()), d, idx, g)};
     }, {idx});
   }
   return out;
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
+  const int64_t d = wrap_dim(dim, x.dim(), "index_add");
+  if (index.dim() != 1) throw ShapeError("index_add: index must be 1-D, got shape " + shape_str(index.shape()));
+  bool rows_match = source.dim() == x.dim() && (x.dim() == 0 || source.shape()[d] == index.shape()[0]);
+  if (!rows_match) {
+    throw ShapeError("index_add: source of shape " + shape_str(source.shape()) + " does not match index of length " +
+                     std::to_string(index.shape()[0]) + " along dim " + std::to_string(d) + " of an input of shape " +
+                     shape_str(x.shape()));
+  }
+  const Tensor src = alpha.to_double() == 1 ? source : mul(source, alpha);
+  for (int64_t i = 0; i < x.dim(); ++i) rows_match = rows_match && (i == d || src.shape()[i] == x.shape()[i]);
+  if (rows_match && x.dim() > 0 && src.dtype() == x.dtype() && !needs_grad({&x, &src})) {
+    const Tensor idx = index_int64(index, "index_add");
+    detail::check_same_device(x, index, "index_add");
+    detail::check_same_device(x, src, "index_add");
+    check_indices(idx, x.shape()[d], d, "index_add");
+    Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+    detail::copy_between(x, out);
+    detail::index_add_into(out, d, idx, src);
+    return out;
+  }
+  // Differentiable (or smaller-than-x source): scatter_add through the index broadcast over src.
+  Shape view(static_cast<size_t>(std::max<int64_t>(src.dim(), 1)), 1);
+  view[static_cast<size_t>(d)] = index.shape()[0];
+  return scatter_add(x, d, expand(reshape(index, view), src.shape()), src);
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {
@@ -453,21 +477,10 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
                        std::to_string(classes));
     }
   }
-  Shape out_shape = index.shape();
-  out_shape.push_back(classes);
-  if (index.device().type != DeviceType::CPU) {
-    // A comparison against the class ids: one broadcast kernel on any device (the wgpu
-    // backend has no int64 scatter).
-    const Tensor ids = arange(0.0, static_cast<double>(classes), 1.0, Dtype::Int64, index.device());
-    return detail::cast_raw(eq(unsqueeze(idx, -1), ids), Dtype::Int64);
-  }
-  Tensor out = zeros(out_shape, Dtype::Int64, index.device());
-  if (out.numel() > 0) {
-    const int64_t rows = idx.numel();
-    const Tensor src = ones({rows}, Dtype::Int64, index.device());
-    backend_of(out).scatter_add(out, idx, src, rows, classes, 1, 1);
-  }
-  return out;
+  // A comparison against the class ids: one broadcast kernel on every device (the wgpu backend
+  // has no int64 scatter), and each output element is written once either way.
+  const Tensor ids = arange(0.0, static_cast<double>(classes), 1.0, Dtype::Int64, index.device());
+  return detail::cast_raw(eq(unsqueeze(idx, -1), ids), Dtype::Int64);
 }
 
 // ---------------------------------------------------------------- tril / triu
@@ -501,12 +514,22 @@ Tensor triu(const Tensor& x, int64_t diagonal) { return triangle(x, diagonal, tr
 
 namespace detail {
 
+void index_add_into(Tensor& out, int64_t dim, const Tensor& idx, const Tensor& src) {
+  const int64_t k = idx.numel();
+  if (out.numel() == 0 || k == 0) return;
+  const Tensor s = raw_contiguous(src);
+  const Blocks b = blocks_of(out.shape(), dim);
+  backend::Backend& be = backend_of(out);
+  if (be.index_add(out, idx, s, b.outer, b.n, k, b.inner)) return;
+  Shape view(static_cast<size_t>(out.dim()), 1);
+  view[static_cast<size_t>(dim)] = k;
+  const Tensor full = expand_view(reshape(idx, view), s.shape()).contiguous();
+  be.scatter_add(out, full, s, b.outer, b.n, k, b.inner);
+}
+
 std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
   NoGradGuard ng;
-  if (idx.device().type == DeviceType::CPU) {
-    return {static_cast<int64_t>(amin(idx).item()), static_cast<int64_t>(amax(idx).item())};
-  }
-  // On a device each host read is a sync: read both ends in one.
+  // On a device each host read is a sync: both ends come back in one.
   const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();
   return {r[0], r[1]};
 }

@@ -23,21 +23,6 @@ Tensor nonzero(const Tensor& x) {
   return stack(coords, 1);
 }
 
-Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, Scalar alpha) {
-  const int64_t d = wrap_dim(dim, x.dim(), "index_add");
-  if (index.dim() != 1) throw ShapeError("index_add: index must be 1-D, got shape " + shape_str(index.shape()));
-  if (source.dim() != x.dim() || (x.dim() > 0 && source.shape()[d] != index.shape()[0])) {
-    throw ShapeError("index_add: source of shape " + shape_str(source.shape()) + " does not match index of length " +
-                     std::to_string(index.shape()[0]) + " along dim " + std::to_string(d) + " of an input of shape " +
-                     shape_str(x.shape()));
-  }
-  const Tensor src = alpha.to_double() == 1 ? source : mul(source, alpha);
-  // The index along d, broadcast over source's other dims.
-  Shape view(static_cast<size_t>(std::max<int64_t>(src.dim(), 1)), 1);
-  view[static_cast<size_t>(d)] = index.shape()[0];
-  return scatter_add(x, d, expand(reshape(index, view), src.shape()), src);
-}
-
 Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
   const Tensor xs = dim ? x : reshape(x, {-1});
   const int64_t d = dim ? wrap_dim(*dim, x.dim(), "repeat_interleave") : 0;

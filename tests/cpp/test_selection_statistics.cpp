@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gradcheck.h"
@@ -65,4 +67,33 @@ TEST(Statistics, OrderStatisticsAndMoments) {
   EXPECT_EQ(dv(hi), (std::vector<double>{3, 5}));
   EXPECT_THROW(bincount(L({-1}, {1})), ValueError);
   EXPECT_THROW(kthvalue(x, 4, 1), IndexError);
+}
+
+// The CPU's index_add kernel (Backend::index_add) against the scatter_add of the expanded index it
+// replaces, for each dtype family and for index lists with repeats, across (outer, n, inner) blocks
+// narrower and wider than its 64-column tasks.
+TEST(Selection, IndexAddKernelMatchesScatter) {
+  for (const Dtype dt : {Dtype::Float32, Dtype::Float64, Dtype::Int64, Dtype::Float16}) {
+    for (const auto& [shape, dim] :
+         std::vector<std::pair<Shape, int64_t>>{{{7, 3}, 0}, {{5, 200}, 0}, {{3, 6, 130}, 1}, {{4, 9}, 1}}) {
+      const Tensor idx = L({2, 0, 2, 1, 2}, {5});
+      Shape src_shape = shape;
+      src_shape[static_cast<size_t>(dim)] = 5;
+      const Tensor x = cast(floor(mul(randn(shape, Dtype::Float64), 4.0)), dt);
+      const Tensor src = cast(floor(mul(randn(src_shape, Dtype::Float64), 4.0)), dt);
+      const Tensor got = index_add(x, dim, idx, src);
+      Shape view(shape.size(), 1);
+      view[static_cast<size_t>(dim)] = 5;
+      const Tensor want = scatter_add(x, dim, expand(reshape(idx, view), src_shape), src);
+      EXPECT_EQ(dv(cast(got, Dtype::Float64)), dv(cast(want, Dtype::Float64))) << dtype_name(dt) << " dim " << dim;
+    }
+  }
+  try {
+    (void)index_add(D({0, 0}, {2, 1}), 0, L({2}, {1}), D({1}, {1, 1}));
+    FAIL() << "an index past the end was accepted";
+  } catch (const IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("index_add: index 2 is out of bounds for dimension 0 with size 2"),
+              std::string::npos)
+        << e.what();
+  }
 }

@@ -64,13 +64,14 @@ void gather_impl(const T* x, const int64_t* idx, T* out, int64_t outer, int64_t 
 // `inner`). Tasks own disjoint columns, so a kernel that accumulates along the dim needs no
 // atomics and sums in a fixed order (deterministic results).
 template <typename F>
-void for_column_blocks(int64_t outer, int64_t inner, int64_t work, F&& f) {
-  const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+void for_column_blocks(int64_t outer, int64_t inner, int64_t work, F&& f, int64_t block = kColumnBlock) {
+  const int64_t blocks = (inner + block - 1) / block;
   const int64_t tasks = outer * blocks;
-#pragma omp parallel for num_threads(num_threads_for(work)) schedule(static)
+  const int threads = static_cast<int>(std::min<int64_t>(tasks, num_threads_for(work)));
+#pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t i0 = (t % blocks) * kColumnBlock;
-    f(t / blocks, i0, std::min(inner, i0 + kColumnBlock));
+    const int64_t i0 = (t % blocks) * block;
+    f(t / blocks, i0, std::min(inner, i0 + block));
   }
 }
 
@@ -87,6 +88,23 @@ void scatter_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, i
       }
     }
   });
+}
+
+// Whole rows of `inner` accumulate at once, so the column blocks are narrower than the scatter's:
+// an embedding gradient of 128 columns still spreads over two threads.
+template <typename T>
+void index_add_impl(T* out, const int64_t* idx, const T* src, int64_t outer, int64_t n, int64_t k, int64_t inner) {
+  constexpr int64_t kRowBlock = 64;
+  for_column_blocks(outer, inner, outer * k * inner, [&](int64_t o, int64_t i0, int64_t i1) {
+    T* ob = out + o * n * inner;
+    const T* sb = src + o * k * inner;
+    for (int64_t j = 0; j < k; ++j) {
+      T* dst = ob + idx[j] * inner;
+      const T* sp = sb + j * inner;
+#pragma omp simd
+      for (int64_t i = i0; i < i1; ++i) dst[i] = add_values(dst[i], sp[i]);
+    }
+  }, kRowBlock);
 }
 
 template <typename T>
@@ -195,6 +213,13 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
                  int64_t inner) {
   ST_DISPATCH_ALL(out.dtype(), [&] {
     scatter_add_impl(out.data<scalar_t>(), index.data<int64_t>(), src.data<scalar_t>(), outer, n, k, inner);
+  });
+}
+
+void index_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
+               int64_t inner) {
+  ST_DISPATCH_ALL(out.dtype(), [&] {
+    index_add_impl(out.data<scalar_t>(), index.data<int64_t>(), src.data<scalar_t>(), outer, n, k, inner);
   });
 }
 
