@@ -501,22 +501,6 @@ NB_MODULE(_core, m) {
         nb::arg("outputs"), nb::arg("inputs"), nb::arg("grad_outputs"), nb::arg("retain_graph"),
         nb::arg("create_graph"), nb::arg("allow_unused"),
         "autograd.grad: the gradients of outputs with respect to inputs (None for an unused input when allow_unused).");
-  m.def("_gradient_gate",
-        [](const std::vector<Tensor>& xs, nb::callable on_grads) {
-    const auto fn = shared_callable(std::move(on_grads));
-    return st::gradient_gate(xs, [fn](const std::vector<Tensor>& grads) {
-      nb::gil_scoped_acquire gil;
-      nb::list g;
-      for (const Tensor& t : grads) g.append(t.defined() ? nb::cast(t) : nb::none());
-      const nb::object r = (*fn)(g);
-      if (r.is_none()) return grads;  // None: the gradients pass on unchanged
-      std::vector<Tensor> out;
-      for (nb::handle h : r) out.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
-      return out;
-    });
-  }, nb::arg("xs"), nb::arg("on_grads"),
-        "Aliases of xs whose gradients meet in one autograd node: on_grads(list of Tensor or None) runs once per "
-        "backward with all of them and returns None or the gradients to pass on (one per input).");
   m.def("_backward_many",
         [](const std::vector<Tensor>& outputs, std::vector<std::optional<Tensor>> grads, bool retain_graph) {
     std::vector<Tensor> go;

@@ -104,21 +104,179 @@ nb::object py_module(Module& m) {
   return h.is_valid() ? nb::borrow(h) : nb::cast(&m, nb::rv_policy::reference);
 }
 
-// A hook's result: None keeps the value; a tensor, or a 1-tuple holding one, replaces it.
-std::optional<Tensor> hook_result(const nb::object& r, const char* what) {
-  if (r.is_none()) return std::nullopt;
-  if (nb::isinstance<Tensor>(r)) return nb::cast<Tensor>(r);
-  if (nb::isinstance<nb::tuple>(r) && nb::len(r) == 1) {
-    nb::object first = r[0];
-    if (first.is_none()) return std::nullopt;
-    if (nb::isinstance<Tensor>(first)) return nb::cast<Tensor>(first);
-  }
-  const std::string msg = std::string(what) + ": a hook must return None, a Tensor or a 1-tuple of a Tensor, got " +
-                          nb::cast<std::string>(nb::str(r.type().attr("__name__")));
-  throw nb::type_error(msg.c_str());
+// ---- Hooks: the registry and the hooked call are Module's (C++); the binding only carries the
+// Python objects along. A call from Python keeps its positional tuple, and the object forward
+// returned, as the CallValues' front, so Python hooks see non-tensor arguments and the output as
+// forward returned it. A call from C++ (a native container, operator()) has no front: its hooks see
+// a tuple of the tensors, and the output tensor itself.
+
+using st::nn::CallValues;
+
+struct PyFront final : st::nn::CallFront {
+  std::shared_ptr<nb::object> obj;  // released with the GIL (shared_object)
+};
+
+const nb::object* front_of(const CallValues& v) {
+  const auto* f = dynamic_cast<const PyFront*>(v.front.get());
+  return f ? f->obj.get() : nullptr;
 }
 
-nb::object grad_tuple(const Tensor& g) { return nb::make_tuple(g.defined() ? nb::cast(g) : nb::none()); }
+bool is_sequence(nb::handle obj) { return nb::isinstance<nb::tuple>(obj) || nb::isinstance<nb::list>(obj); }
+
+// The tensors of an argument tuple or of what forward returned, in order: a Tensor itself, or the
+// Tensor entries of a tuple or list (torch's hooks look no deeper either).
+CallValues py_values(nb::object obj) {
+  CallValues v;
+  if (nb::isinstance<Tensor>(obj)) {
+    v.tensors.push_back(nb::cast<Tensor>(obj));
+  } else if (is_sequence(obj)) {
+    for (nb::handle h : obj) {
+      if (nb::isinstance<Tensor>(h)) v.tensors.push_back(nb::cast<Tensor>(h));
+    }
+  }
+  auto front = std::make_shared<PyFront>();
+  front->obj = shared_object(std::move(obj));
+  v.front = std::move(front);
+  return v;
+}
+
+nb::object tensor_or_none(const Tensor& t) { return t.defined() ? nb::cast(t) : nb::none(); }
+
+// `v` as a Python object: its front with the tensors put back in their places (the backward gates
+// pass aliases on, a C++ hook may replace tensors); without a front, a tuple of the tensors (or the
+// tensor itself for a single output).
+nb::object py_object(const CallValues& v, bool single_output, const char* what) {
+  const nb::object* front = front_of(v);
+  if (!front) {
+    if (single_output && v.tensors.size() == 1) return tensor_or_none(v.tensors[0]);
+    nb::list items;
+    for (const Tensor& t : v.tensors) items.append(tensor_or_none(t));
+    return nb::tuple(items);
+  }
+  const nb::object& obj = *front;
+  size_t held = nb::isinstance<Tensor>(obj) ? 1 : 0;
+  if (is_sequence(obj)) {
+    for (nb::handle h : obj) held += nb::isinstance<Tensor>(h) ? 1 : 0;
+  }
+  if (held != v.tensors.size()) {
+    throw st::ValueError(std::string(what) + ": a hook left " + std::to_string(v.tensors.size()) +
+                         " tensors for a Python value holding " + std::to_string(held));
+  }
+  if (nb::isinstance<Tensor>(obj)) return tensor_or_none(v.tensors[0]);
+  if (!is_sequence(obj)) return obj;
+  nb::list items;
+  size_t i = 0;
+  bool same = true;
+  for (nb::handle h : obj) {
+    if (!nb::isinstance<Tensor>(h)) {
+      items.append(h);
+      continue;
+    }
+    const Tensor& t = v.tensors[i++];
+    same = same && t.defined() && t.same(nb::cast<const Tensor&>(h));
+    items.append(tensor_or_none(t));
+  }
+  if (same) return obj;
+  if (nb::isinstance<nb::list>(obj)) return obj.type()(items);
+  if (obj.type().is(nb::handle(reinterpret_cast<PyObject*>(&PyTuple_Type)))) return nb::tuple(items);
+  if (nb::hasattr(obj, "_fields")) return obj.type()(*items);  // a named tuple takes its fields one by one
+  return obj.type()(items);
+}
+
+nb::object args_tuple(const CallValues& v, const char* what) {
+  nb::object args = py_object(v, false, what);
+  return nb::isinstance<nb::tuple>(args) ? args : nb::make_tuple(args);
+}
+
+std::string type_of(nb::handle v) { return nb::cast<std::string>(v.type().attr("__name__")); }
+
+// A Python hook's replacement for the tensors of a call from C++, which has nothing else to carry:
+// a Tensor or a tuple of Tensors.
+CallValues tensors_only(const nb::object& r, const char* what, const Module& m) {
+  CallValues v;
+  if (nb::isinstance<Tensor>(r)) {
+    v.tensors.push_back(nb::cast<Tensor>(r));
+    return v;
+  }
+  bool ok = nb::isinstance<nb::tuple>(r);
+  if (ok) {
+    for (nb::handle h : r) ok = ok && nb::isinstance<Tensor>(h);
+  }
+  if (!ok) {
+    throw nb::type_error((m.type_name() + " " + what +
+                          ": a hook on a call from C++ (tensors only) must return None, a Tensor or a tuple of "
+                          "Tensors, got " +
+                          type_of(r))
+                             .c_str());
+  }
+  for (nb::handle h : r) v.tensors.push_back(nb::cast<Tensor>(h));
+  return v;
+}
+
+nb::object grad_tuple(const std::vector<Tensor>& g) {
+  nb::list items;
+  for (const Tensor& t : g) items.append(tensor_or_none(t));
+  return nb::tuple(items);
+}
+
+st::nn::ForwardPreHook python_pre_hook(nb::callable hook) {
+  return [fn = shared_callable(std::move(hook))](Module& m, const CallValues& args) -> std::optional<CallValues> {
+    nb::gil_scoped_acquire gil;
+    nb::object r = (*fn)(py_module(m), args_tuple(args, "forward pre-hook"));
+    if (r.is_none()) return std::nullopt;
+    if (!front_of(args)) return tensors_only(r, "forward pre-hook", m);
+    // torch: a result that is not a tuple is the single argument
+    return py_values(nb::isinstance<nb::tuple>(r) ? r : nb::make_tuple(r));
+  };
+}
+
+st::nn::ForwardHook python_forward_hook(nb::callable hook) {
+  return [fn = shared_callable(std::move(hook))](Module& m, const CallValues& args,
+                                                 const CallValues& out) -> std::optional<CallValues> {
+    nb::gil_scoped_acquire gil;
+    nb::object r = (*fn)(py_module(m), args_tuple(args, "forward hook"), py_object(out, true, "forward hook"));
+    if (r.is_none()) return std::nullopt;
+    return front_of(out) ? py_values(r) : tensors_only(r, "forward hook", m);
+  };
+}
+
+st::nn::BackwardHook python_backward_hook(nb::callable hook) {
+  return [fn = shared_callable(std::move(hook))](
+             Module& m, const std::vector<Tensor>& grad_input,
+             const std::vector<Tensor>& grad_output) -> std::optional<std::vector<Tensor>> {
+    nb::gil_scoped_acquire gil;
+    const nb::object r = (*fn)(py_module(m), grad_tuple(grad_input), grad_tuple(grad_output));
+    if (r.is_none()) return std::nullopt;
+    if (nb::isinstance<Tensor>(r)) return std::vector<Tensor>{nb::cast<Tensor>(r)};
+    std::vector<Tensor> out;
+    if (is_sequence(r)) {
+      for (nb::handle h : r) {
+        if (h.is_none()) {
+          out.emplace_back();
+        } else if (nb::isinstance<Tensor>(h)) {
+          out.push_back(nb::cast<Tensor>(h));
+        } else {
+          throw nb::type_error(
+              ("backward hook: grad_input entries must be Tensors or None, got " + type_of(h)).c_str());
+        }
+      }
+      return out;
+    }
+    throw nb::type_error(
+        ("backward hook: a hook must return None or a tuple of Tensors/None, got " + type_of(r)).c_str());
+  };
+}
+
+// module(*args, **kwargs) for a Python forward: Module::call_hooked runs the hooks around it; kwargs
+// go to forward unchanged (hooks do not see them).
+nb::object call_python_forward(nb::handle self, nb::args args, nb::kwargs kwargs) {
+  Module& m = nb::cast<Module&>(self);
+  nb::object forward = self.attr("forward");
+  if (!m.has_hooks()) return forward(*args, **kwargs);
+  const CallValues out = m.call_hooked(
+      py_values(args), [&](const CallValues& a) { return py_values(forward(*args_tuple(a, "forward"), **kwargs)); });
+  return py_object(out, true, "forward");
+}
 
 // (path, module) for the module and its descendants, each once. Children travel as
 // shared_ptr so the Python objects returned own what they refer to.
@@ -316,15 +474,20 @@ nb::object submodule_at(nb::handle self, const std::string& target, const char* 
   }
 }
 
-// Handle returned by register_*_hook: remove() (or leaving a with-block) unregisters.
+// Handle returned by register_*_hook: remove() (or leaving a with-block) unregisters. It holds the
+// module's lifetime token, not the module: a kept handle does not keep its module alive (torch's
+// handles hold a weak reference too).
 struct RemovableHandle {
-  nb::object module;
+  Module* module;
+  std::weak_ptr<const void> alive;
   int id;
   void remove() {
-    if (module.is_valid() && !module.is_none()) module.attr("remove_hook")(id);
-    module = nb::none();
+    if (alive.lock()) module->remove_hook(id);
+    alive.reset();
   }
 };
+
+RemovableHandle handle_of(Module& m, int id) { return RemovableHandle{&m, m.lifetime(), id}; }
 
 }  // namespace
 
@@ -545,35 +708,25 @@ void bind_nn(nb::module_& parent) {
            "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or "
            "ShapeError name the offending key.")
       .def("register_forward_pre_hook",
-           [](nb::handle self, nb::callable hook) {
-    const auto fn = shared_callable(std::move(hook));
-    const int id = nb::cast<Module&>(self).register_forward_pre_hook([fn](Module& m, const Tensor& x) {
-      nb::gil_scoped_acquire gil;
-      return hook_result((*fn)(py_module(m), nb::make_tuple(x)), "forward pre-hook");
-    });
-    return RemovableHandle{nb::borrow(self), id};
-  }, nb::arg("hook"), "hook(module, args) -> None or a replacement input, run before forward.")
-      .def("register_forward_hook",
-           [](nb::handle self, nb::callable hook) {
-    const auto fn = shared_callable(std::move(hook));
-    const int id = nb::cast<Module&>(self).register_forward_hook([fn](Module& m, const Tensor& x, const Tensor& y) {
-      nb::gil_scoped_acquire gil;
-      return hook_result((*fn)(py_module(m), nb::make_tuple(x), y), "forward hook");
-    });
-    return RemovableHandle{nb::borrow(self), id};
-  }, nb::arg("hook"), "hook(module, args, output) -> None or a replacement output, run after forward.")
-      .def("register_full_backward_hook",
-           [](nb::handle self, nb::callable hook) {
-    const auto fn = shared_callable(std::move(hook));
-    const int id = nb::cast<Module&>(self).register_full_backward_hook(
-        [fn](Module& m, const Tensor& grad_input, const Tensor& grad_output) {
-      nb::gil_scoped_acquire gil;
-      return hook_result((*fn)(py_module(m), grad_tuple(grad_input), grad_tuple(grad_output)), "backward hook");
-    });
-    return RemovableHandle{nb::borrow(self), id};
+           [](Module& self, nb::callable hook) {
+    return handle_of(self, self.register_forward_pre_hook(python_pre_hook(std::move(hook))));
   }, nb::arg("hook"),
-           "hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient "
-           "with respect to the module's input is computed (grad_input is (None,) when the input needs none).")
+           "hook(module, args) -> None or replacement args, run before forward; args is the positional tuple as "
+           "given (non-tensor arguments included; a tuple of the tensors when a native container calls the "
+           "module). A result that is not a tuple is the single argument.")
+      .def("register_forward_hook",
+           [](Module& self, nb::callable hook) {
+    return handle_of(self, self.register_forward_hook(python_forward_hook(std::move(hook))));
+  }, nb::arg("hook"),
+           "hook(module, args, output) -> None or a replacement output, run after forward; output is what forward "
+           "returned.")
+      .def("register_full_backward_hook",
+           [](Module& self, nb::callable hook) {
+    return handle_of(self, self.register_full_backward_hook(python_backward_hook(std::move(hook))));
+  }, nb::arg("hook"),
+           "hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass "
+           "with one gradient per tensor argument (None where none flows, e.g. an input that needs none) and one "
+           "per tensor output; a replacement has one entry per tensor argument (ValueError otherwise).")
       .def("remove_hook", &Module::remove_hook, nb::arg("id"),
            "Unregisters the hook with this id (RemovableHandle.id); an unknown id does nothing.")
       .def("requires_grad_",
@@ -730,25 +883,15 @@ void bind_nn(nb::module_& parent) {
         "x W^T + b with W (out_features, in_features), x (..., in_features); ShapeError when the inner sizes "
         "differ.");
 
-  // A Python subclass of a native layer that overrides forward is called through its forward, as
-  // torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own forward
-  // (e.g. Transformer's (src, tgt, ...)), which would bypass `class Model(nn.Transformer)`'s. The
-  // base's __init_subclass__ gives such a subclass a __call__ that runs self.forward(*args, **kwargs).
-  // A call with one tensor runs the forward pre-hooks and forward hooks around it (full backward hooks
-  // need the native call of a Module subclass and do not run here).
-  nb::object call_forward = nb::cpp_function(
-      [](nb::handle self, nb::args args, nb::kwargs kwargs) -> nb::object {
-    Module& m = nb::cast<Module&>(self);
-    if (!m.has_hooks() || nb::len(args) != 1 || nb::len(kwargs) != 0 || !nb::isinstance<Tensor>(args[0])) {
-      return self.attr("forward")(*args, **kwargs);
-    }
-    const Tensor x = m.run_forward_pre_hooks(nb::cast<Tensor>(args[0]));
-    nb::object y = self.attr("forward")(x);
-    if (!nb::isinstance<Tensor>(y)) return y;
-    return nb::cast(m.run_forward_hooks(x, nb::cast<Tensor>(y)));
-  }, nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
-      "Runs self.forward(*args, **kwargs) (a Python subclass's forward), with the forward pre-hooks and "
-      "forward hooks around a single-tensor call.");
+  // A Python subclass that overrides forward (of nn.Module or of a native layer) is called through its
+  // forward, as torch.nn.Module.__call__ runs forward: the native layers bind __call__ to their own
+  // forward (e.g. Transformer's (src, tgt, ...)), which would bypass `class Model(nn.Transformer)`'s.
+  // The base's __init_subclass__ gives such a subclass a __call__ that runs self.forward(*args,
+  // **kwargs) with the hooks around it (Module::call_hooked).
+  nb::object call_forward =
+      nb::cpp_function(&call_python_forward, nb::is_method(), nb::name("__call__"), nb::arg("args"), nb::arg("kwargs"),
+                       "Runs self.forward(*args, **kwargs) (a Python subclass's forward) with "
+                       "the forward pre-hooks, forward hooks and full backward hooks around it.");
   nb::object init_subclass = nb::cpp_function(
       [call_forward](nb::handle cls, nb::kwargs) {
     auto native = [](nb::handle fn) { return nb::hasattr(fn, "__nb_signature__"); };

@@ -1,9 +1,11 @@
 #include "spiraltorch/nn/module.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
 #include "spiraltorch/autograd.h"
+#include "spiraltorch/gradient_gate.h"
 #include "spiraltorch/ops.h"
 
 namespace st::nn {
@@ -248,73 +250,88 @@ void Module::remove_hook(int id) {
   std::erase_if(backward_hooks_, by_id);
 }
 
-Tensor Module::run_forward_pre_hooks(const Tensor& input) {
-  Tensor x = input;
-  // A copy: a hook may register or remove hooks while it runs.
-  const auto hooks = pre_hooks_;
-  for (const auto& [id, hook] : hooks) {
-    if (std::optional<Tensor> r = hook(*this, x)) x = *r;
-  }
-  return x;
-}
-
-Tensor Module::run_forward_hooks(const Tensor& input, const Tensor& output) {
-  Tensor y = output;
-  const auto hooks = forward_hooks_;
-  for (const auto& [id, hook] : hooks) {
-    if (std::optional<Tensor> r = hook(*this, input, y)) y = *r;
-  }
-  return y;
-}
-
 namespace {
 
-// An alias of `t` whose backward node passes the gradient through `on_grad`.
-Tensor hooked_alias(const Tensor& t, const char* name, std::function<Tensor(const Tensor&)> on_grad) {
-  Tensor alias = t.detach();
-  record(alias, name, {t}, [on_grad = std::move(on_grad)](const Tensor& g) { return std::vector<Tensor>{on_grad(g)}; });
-  return alias;
-}
+// The full backward hooks of one call. The graph may outlive the module: the nodes hold the hooks
+// and a token that tells whether the module still exists, never the module itself.
+struct BackwardHooks {
+  std::vector<std::pair<int, BackwardHook>> hooks;
+  Module* module;
+  std::weak_ptr<const int> alive;
+  size_t n_inputs;
+  bool inputs_tracked;  // some tensor argument needs a gradient, so the input gate will run
+  std::vector<Tensor> grad_output;
+
+  // Runs the hooks with this pass's grad_output, then drops it: under create_graph it refers to
+  // the graph that holds these hooks.
+  std::vector<Tensor> fire(std::vector<Tensor> grad_input) {
+    const std::vector<Tensor> grad_out = std::exchange(grad_output, {});
+    if (alive.expired()) return grad_input;
+    for (const auto& [id, hook] : hooks) {
+      std::optional<std::vector<Tensor>> r = hook(*module, grad_input, grad_out);
+      if (!r) continue;
+      if (r->size() != grad_input.size()) {
+        throw ValueError(module->type_name() + ": a full backward hook returned " + std::to_string(r->size()) +
+                         " gradients for " + std::to_string(grad_input.size()) + " inputs");
+      }
+      grad_input = std::move(*r);
+    }
+    return grad_input;
+  }
+};
 
 }  // namespace
 
 Tensor Module::operator()(const Tensor& input) {
   if (!has_hooks()) return forward(input);
-  Tensor x = run_forward_pre_hooks(input);
-  const bool hook_backward = !backward_hooks_.empty() && grad_enabled();
-  // The graph may outlive this module: the backward nodes hold the hooks and a
-  // token that tells whether the module still exists.
-  struct Backward {
-    std::vector<std::pair<int, BackwardHook>> hooks;
-    Module* module;
-    std::weak_ptr<const int> alive;
-    Tensor grad_output;
-    Tensor fire(const Tensor& grad_input, const Tensor& grad_output) const {
-      Tensor g = grad_input;
-      if (alive.expired()) return g;
-      for (const auto& [id, hook] : hooks) {
-        if (std::optional<Tensor> r = hook(*module, g, grad_output); r && grad_input.defined()) g = *r;
-      }
-      return g;
-    }
-  };
-  std::shared_ptr<Backward> state;
-  const bool input_tracked = hook_backward && x.requires_grad();
-  if (hook_backward) {
-    state = std::make_shared<Backward>(Backward{backward_hooks_, this, alive_, Tensor()});
-    if (input_tracked) {
-      x = hooked_alias(x, "BackwardHookInput", [state](const Tensor& g) { return state->fire(g, state->grad_output); });
-    }
+  return call_hooked(input, [this](const Tensor& x) { return forward(x); });
+}
+
+CallValues Module::call_hooked(CallValues args, const std::function<CallValues(const CallValues& args)>& forward_fn) {
+  if (!has_hooks()) return forward_fn(args);
+  // Copies of the hook lists: a hook may register or remove hooks while it runs.
+  for (const auto& [id, hook] : std::vector(pre_hooks_)) {
+    if (std::optional<CallValues> r = hook(*this, args)) args = std::move(*r);
   }
-  Tensor out = run_forward_hooks(x, forward(x));
-  if (hook_backward && out.requires_grad()) {
-    out = hooked_alias(out, "BackwardHookOutput", [state, input_tracked](const Tensor& g) {
-      state->grad_output = g;
-      if (!input_tracked) state->fire(Tensor(), g);
+  std::shared_ptr<BackwardHooks> backward;
+  if (!backward_hooks_.empty() && grad_enabled()) {
+    const bool tracked =
+        std::ranges::any_of(args.tensors, [](const Tensor& t) { return t.defined() && t.requires_grad(); });
+    backward =
+        std::make_shared<BackwardHooks>(BackwardHooks{backward_hooks_, this, alive_, args.tensors.size(), tracked, {}});
+    // The arguments' gradients meet in one node, where the hooks run with all of them.
+    args.tensors = gradient_gate(args.tensors, [backward](const std::vector<Tensor>& g) { return backward->fire(g); });
+  }
+  CallValues out = forward_fn(args);
+  for (const auto& [id, hook] : std::vector(forward_hooks_)) {
+    if (std::optional<CallValues> r = hook(*this, args, out)) out = std::move(*r);
+  }
+  if (backward) {
+    // The results' gradients meet first (the engine reaches them before the arguments' node): they
+    // are grad_output. When no argument needs a gradient, no input node will run: the hooks run here.
+    out.tensors = gradient_gate(out.tensors, [backward](const std::vector<Tensor>& g) {
+      backward->grad_output = g;
+      if (!backward->inputs_tracked) backward->fire(std::vector<Tensor>(backward->n_inputs));
       return g;
     });
   }
   return out;
+}
+
+Tensor Module::call_hooked(const Tensor& input, const std::function<Tensor(const Tensor& input)>& forward_fn) {
+  if (!has_hooks()) return forward_fn(input);
+  const CallValues out = call_hooked(CallValues{{input}, nullptr}, [&](const CallValues& args) {
+    if (args.tensors.size() != 1) {
+      throw ValueError(type_name() + ": forward takes 1 tensor, but the forward pre-hooks gave " +
+                       std::to_string(args.tensors.size()));
+    }
+    return CallValues{{forward_fn(args.tensors[0])}, nullptr};
+  });
+  if (out.tensors.size() != 1) {
+    throw ValueError(type_name() + ": forward returns 1 tensor, but the forward hooks gave " +
+                     std::to_string(out.tensors.size()));
+  }
+  return out.tensors[0];
 }
 
 namespace {

@@ -127,7 +127,7 @@ Tensor TransformerEncoder::forward_full(const Tensor& src, const std::optional<T
                                         const std::optional<Tensor>& src_key_padding_mask) {
   Tensor x = src;
   for (const auto& l : layers_) {
-    x = l->run_forward_hooks(x, l->forward_full(l->run_forward_pre_hooks(x), mask, is_causal, src_key_padding_mask));
+    x = l->call_hooked(x, [&](const Tensor& in) { return l->forward_full(in, mask, is_causal, src_key_padding_mask); });
   }
   return norm_ ? (*norm_)(x) : x;
 }

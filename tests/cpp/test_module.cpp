@@ -62,10 +62,9 @@ TEST(Module, ForwardHooksRunInsideContainersAndCanBeRemoved) {
   auto net = small_net();
   auto first = net->at(0);
   int calls = 0;
-  const int id =
-      first->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
+  const int id = first->register_forward_hook([&](nn::Module&, const nn::CallValues&, const nn::CallValues& out) {
     ++calls;
-    return zeros_like(out);
+    return std::optional<nn::CallValues>(nn::CallValues{{zeros_like(out.tensors.at(0))}, nullptr});
   });
   const Tensor y = (*net)(ones({2, 3}));
   EXPECT_EQ(calls, 1);
@@ -80,9 +79,9 @@ TEST(Module, ForwardHooksRunInsideContainersAndCanBeRemoved) {
 TEST(Module, FullBackwardHookSeesAndReplacesGradients) {
   nn::Linear lin(3, 2);
   Tensor seen_out;
-  lin.register_full_backward_hook([&](nn::Module&, const Tensor& gin, const Tensor& gout) -> std::optional<Tensor> {
-    seen_out = gout;
-    return mul(gin, scalar_tensor(2.0, gin.dtype()));
+  lin.register_full_backward_hook([&](nn::Module&, const std::vector<Tensor>& gin, const std::vector<Tensor>& gout) {
+    seen_out = gout.at(0);
+    return std::optional<std::vector<Tensor>>({mul(gin.at(0), scalar_tensor(2.0, gin[0].dtype()))});
   });
   Tensor x = ones({4, 3});
   x.set_requires_grad(true);
@@ -102,15 +101,157 @@ TEST(Module, BackwardHookOutlivingItsModuleIsSkipped) {
   bool called = false;
   {
     nn::Linear lin(2, 2);
-    lin.register_full_backward_hook([&](nn::Module&, const Tensor&, const Tensor&) -> std::optional<Tensor> {
+    lin.register_full_backward_hook([&](nn::Module&, const std::vector<Tensor>&, const std::vector<Tensor>&) {
       called = true;
-      return std::nullopt;
+      return std::optional<std::vector<Tensor>>();
     });
     y = sum(lin(x));
   }
   y.backward();  // the module is gone: its hook must not run
   EXPECT_FALSE(called);
   EXPECT_TRUE(x.grad().defined());
+}
+
+namespace {
+
+// out = (x * y, x + z): a call with three tensor arguments and two results.
+nn::CallValues mix(const nn::CallValues& in) {
+  const auto& t = in.tensors;
+  return nn::CallValues{{mul(t.at(0), t.at(1)), add(t.at(0), t.at(2))}, nullptr};
+}
+
+Tensor leaf(std::vector<double> values) {
+  Tensor t = Tensor::from_vector<double>(values, {static_cast<int64_t>(values.size())});
+  t.set_requires_grad(true);
+  return t;
+}
+
+double at(const Tensor& t, int64_t i) { return t.contiguous().data<double>()[i]; }
+
+}  // namespace
+
+TEST(Module, HookedCallWithSeveralTensorsReplacesArgumentsAndResults) {
+  nn::Module m;
+  const Tensor x = Tensor::from_vector<double>({1, 2}, {2}), y = Tensor::from_vector<double>({3, 4}, {2});
+  const Tensor z = Tensor::from_vector<double>({5, 6}, {2});
+  std::vector<size_t> seen_counts;
+  m.register_forward_pre_hook([&](nn::Module&, const nn::CallValues& args) {
+    seen_counts.push_back(args.tensors.size());
+    nn::CallValues next = args;
+    next.tensors[0] = mul(args.tensors[0], 10.0);  // x -> 10 x
+    return std::optional<nn::CallValues>(next);
+  });
+  m.register_forward_hook([&](nn::Module&, const nn::CallValues& args, const nn::CallValues& out) {
+    seen_counts.push_back(args.tensors.size());
+    seen_counts.push_back(out.tensors.size());
+    nn::CallValues next = out;
+    next.tensors.push_back(args.tensors[2]);  // a third result
+    return std::optional<nn::CallValues>(next);
+  });
+  const nn::CallValues out = m.call_hooked(nn::CallValues{{x, y, z}, nullptr}, mix);
+  EXPECT_EQ(seen_counts, (std::vector<size_t>{3, 3, 2}));
+  ASSERT_EQ(out.tensors.size(), 3u);
+  EXPECT_DOUBLE_EQ(at(out.tensors[0], 1), 80.0);  // 10 * 2 * 4
+  EXPECT_DOUBLE_EQ(at(out.tensors[1], 0), 15.0);  // 10 * 1 + 5
+  EXPECT_TRUE(out.tensors[2].same(z));
+  // The single-tensor call refuses hooks that leave several tensors, naming the module.
+  nn::Linear lin(2, 2);
+  lin.register_forward_pre_hook([](nn::Module&, const nn::CallValues& args) {
+    return std::optional<nn::CallValues>(nn::CallValues{{args.tensors[0], args.tensors[0]}, nullptr});
+  });
+  try {
+    lin(ones({1, 2}));
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("Linear: forward takes 1 tensor, but the forward pre-hooks gave 2"),
+              std::string::npos);
+  }
+}
+
+TEST(Module, BackwardHookOnSeveralTensorsSeesOneGradientPerInputAndReplacesThem) {
+  nn::Module m;
+  Tensor x = leaf({1, 2}), y = leaf({3, 4});
+  const Tensor z = Tensor::from_vector<double>({5, 6}, {2});  // needs no gradient
+  int calls = 0;
+  std::vector<Tensor> gin, gout;
+  m.register_full_backward_hook([&](nn::Module&, const std::vector<Tensor>& gi, const std::vector<Tensor>& go) {
+    ++calls;
+    gin = gi;
+    gout = go;
+    return std::optional<std::vector<Tensor>>({mul(gi[0], 10.0), gi[1], Tensor()});
+  });
+  const nn::CallValues out = m.call_hooked(nn::CallValues{{x, y, z}, nullptr}, mix);
+  sum(add(mul(out.tensors[0], 2.0), out.tensors[1])).backward();
+  EXPECT_EQ(calls, 1);  // once per backward, with every gradient
+  ASSERT_EQ(gin.size(), 3u);
+  ASSERT_EQ(gout.size(), 2u);
+  ASSERT_TRUE(gin[0].defined() && gin[1].defined());
+  EXPECT_FALSE(gin[2].defined());
+  EXPECT_DOUBLE_EQ(at(gin[0], 1), 2 * 4.0 + 1);  // d/dx (2xy + x + z) = 2y + 1
+  EXPECT_DOUBLE_EQ(at(gin[1], 0), 2 * 1.0);
+  EXPECT_DOUBLE_EQ(at(gout[0], 0), 2.0);
+  EXPECT_DOUBLE_EQ(at(gout[1], 0), 1.0);
+  EXPECT_DOUBLE_EQ(at(x.grad(), 1), 90.0);  // replaced: 10 * 9
+  EXPECT_DOUBLE_EQ(at(y.grad(), 0), 2.0);
+}
+
+TEST(Module, BackwardHookRunsFromTheOutputsWhenNoInputNeedsAGradient) {
+  nn::Linear lin(2, 2);
+  std::vector<Tensor> gin, gout;
+  lin.register_full_backward_hook([&](nn::Module&, const std::vector<Tensor>& gi, const std::vector<Tensor>& go) {
+    gin = gi;
+    gout = go;
+    return std::optional<std::vector<Tensor>>();
+  });
+  sum(lin(ones({3, 2}))).backward();
+  ASSERT_EQ(gin.size(), 1u);
+  EXPECT_FALSE(gin[0].defined());
+  ASSERT_EQ(gout.size(), 1u);
+  EXPECT_EQ(gout[0].shape(), (Shape{3, 2}));
+}
+
+TEST(Module, BackwardHookReturningTheWrongCountNamesTheModule) {
+  nn::Linear lin(2, 2);
+  lin.register_full_backward_hook([](nn::Module&, const std::vector<Tensor>& gi, const std::vector<Tensor>&) {
+    return std::optional<std::vector<Tensor>>({gi[0], gi[0]});
+  });
+  Tensor x = ones({1, 2});
+  x.set_requires_grad(true);
+  try {
+    sum(lin(x)).backward();
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("Linear: a full backward hook returned 2 gradients for 1 inputs"),
+              std::string::npos);
+  }
+}
+
+TEST(Module, TransformerEncoderRunsItsLayersHooks) {
+  nn::TransformerEncoderLayer layer(4, 2, 8, 0.0);
+  nn::TransformerEncoder enc(layer, 2);
+  int pre = 0;
+  Tensor seen;
+  enc.layer(1)->register_forward_pre_hook([&](nn::Module&, const nn::CallValues&) {
+    ++pre;
+    return std::optional<nn::CallValues>();
+  });
+  enc.layer(0)->register_forward_hook([&](nn::Module&, const nn::CallValues&, const nn::CallValues& out) {
+    seen = out.tensors.at(0);
+    return std::optional<nn::CallValues>(nn::CallValues{{mul(seen, 2.0)}, nullptr});
+  });
+  Tensor x = randn({3, 1, 4});
+  x.set_requires_grad(true);
+  int backward = 0;
+  enc.layer(0)->register_full_backward_hook(
+      [&](nn::Module&, const std::vector<Tensor>& gi, const std::vector<Tensor>&) {
+    ++backward;
+    EXPECT_EQ(gi.size(), 1u);
+    return std::optional<std::vector<Tensor>>();
+  });
+  sum(enc.forward_full(x, std::nullopt, false, std::nullopt)).backward();
+  EXPECT_EQ(pre, 1);
+  EXPECT_EQ(seen.shape(), (Shape{3, 1, 4}));
+  EXPECT_EQ(backward, 1);
 }
 
 TEST(Module, LoadStateDictReportsMissingAndUnexpected) {

@@ -595,3 +595,79 @@ def test_full_backward_hook_with_several_tensors_none_requiring_grad():
     m.register_full_backward_hook(lambda mm, gin, gout: calls.append((gin, tuple(gout[0].shape))))
     m(st.ones(3, 2), st.ones(3, 2)).sum().backward()
     assert calls == [((None, None), (3, 2))]
+
+
+def test_hooks_see_non_tensor_arguments_and_the_output_as_returned():
+    """The native Module runs every hook; Python hooks still see the positional tuple with its
+    non-tensor entries and what forward returned, while grad_input counts only the tensors."""
+    import collections
+
+    Pair = collections.namedtuple("Pair", "product total")
+
+    class Scaled(nn.Module):
+        def forward(self, x, scale, y, label, *, tag="t"):
+            self.last = (label, tag)
+            return Pair(x * y * scale, (x + y).sum())
+
+    m = Scaled()
+    seen = {}
+    m.register_forward_pre_hook(lambda mod, args: seen.update(pre=args) or (args[0], 10.0, args[2], args[3]))
+    m.register_forward_hook(lambda mod, args, out: seen.update(args=args, out=out))
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.update(gin=gin, gout=gout))
+    x, y = st.tensor([1.0, 2.0], requires_grad=True), st.tensor([3.0, 4.0])
+    pair = m(x, 2.0, y, "pos", tag="kw")
+    assert m.last == ("pos", "kw")  # kwargs reach forward unchanged
+    assert seen["pre"][1] == 2.0 and seen["pre"][3] == "pos" and len(seen["pre"]) == 4
+    assert seen["args"][1] == 10.0 and isinstance(seen["out"], Pair)
+    assert isinstance(pair, Pair) and pair.product.tolist() == [30.0, 80.0]
+    (pair.product.sum() + pair.total).backward()
+    assert len(seen["gin"]) == 2 and seen["gin"][1] is None  # x and y only; y needs no gradient
+    assert seen["gin"][0].tolist() == [31.0, 41.0] and len(seen["gout"]) == 2
+    assert x.grad.tolist() == [31.0, 41.0]
+
+
+def test_hooks_keep_no_module_alive_and_a_graph_may_outlive_its_module():
+    import gc
+
+    class Mul(nn.Module):
+        def forward(self, x, y):
+            return x * y
+
+    calls = []
+    m = Mul()
+    handle = m.register_full_backward_hook(lambda mod, gin, gout: calls.append(gin))
+    m.register_forward_hook(lambda mod, args, out: None)
+    x, y = st.tensor([1.0, 2.0], requires_grad=True), st.tensor([3.0, 4.0], requires_grad=True)
+    out = m(x, y).sum()
+    del m  # the handle, the hooks and the graph hold no strong reference to it
+    gc.collect()
+    out.backward()  # the module is gone: its hook does not run, the gradients still flow
+    assert calls == [] and x.grad.tolist() == [3.0, 4.0]
+    handle.remove()  # a handle outliving its module does nothing
+
+
+def test_full_backward_hook_on_a_subclass_of_a_native_layer():
+    class Scaled(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) * 2
+
+    m = Scaled(3, 2)
+    got = []
+    m.register_full_backward_hook(lambda mod, gin, gout: got.append((tuple(gin[0].shape), tuple(gout[0].shape))))
+    m(st.ones(4, 3, requires_grad=True)).sum().backward()
+    assert got == [((4, 3), (4, 2))]
+
+
+def test_python_module_hooks_inside_a_native_container_see_a_tuple_of_tensors():
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    inner = Double()
+    seen = []
+    inner.register_forward_pre_hook(lambda mod, args: seen.append(len(args)) or (args[0] + 1,))
+    inner.register_forward_hook(lambda mod, args, out: "not a tensor")
+    seq = nn.Sequential(inner)
+    with pytest.raises(TypeError, match="Double forward hook: a hook on a call from C\\+\\+"):
+        seq(st.ones(1, 2))
+    assert seen == [1]

@@ -26,14 +26,31 @@ struct LoadResult {
   std::vector<std::string> unexpected_keys;
 };
 
-// Hooks around a module call (PyTorch's forward pre-hook, forward hook and full
-// backward hook). Each may return a replacement (input, output, or gradient of the
-// input); std::nullopt keeps the value.
-using ForwardPreHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input)>;
-using ForwardHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input, const Tensor& output)>;
-// grad_input is undefined when the input needs no gradient.
-using BackwardHook =
-    std::function<std::optional<Tensor>(Module& module, const Tensor& grad_input, const Tensor& grad_output)>;
+// What a front end keeps with a call's tensors (the Python binding: the positional argument tuple,
+// the object forward returned), so its hooks can see non-tensor arguments. C++ code passes it on
+// and never looks inside.
+struct CallFront {
+  virtual ~CallFront() = default;
+};
+
+// A module call's tensor arguments, or its tensor results, in order, as the hooks see them; C++
+// callers leave `front` empty.
+struct CallValues {
+  std::vector<Tensor> tensors;
+  std::shared_ptr<const CallFront> front;
+};
+
+// Hooks around a module call (PyTorch's forward pre-hook, forward hook and full backward hook).
+// Each may return a replacement (the arguments, the results, or the gradients of the arguments);
+// std::nullopt keeps the value.
+using ForwardPreHook = std::function<std::optional<CallValues>(Module& module, const CallValues& args)>;
+using ForwardHook =
+    std::function<std::optional<CallValues>(Module& module, const CallValues& args, const CallValues& output)>;
+// grad_input has one entry per tensor argument, undefined where no gradient flows (the argument needs
+// none, or the pass did not reach it); grad_output one per tensor result. A replacement grad_input
+// has the same length.
+using BackwardHook = std::function<std::optional<std::vector<Tensor>>(
+    Module& module, const std::vector<Tensor>& grad_input, const std::vector<Tensor>& grad_output)>;
 
 // Modules are shared between C++ containers and Python objects, so nothing here
 // assumes a std::shared_ptr owns `this` (no enable_shared_from_this).
@@ -48,6 +65,13 @@ class Module {
   virtual Tensor forward(const Tensor& input);
   // forward with the registered hooks around it; containers call children this way.
   Tensor operator()(const Tensor& input);
+  // Runs forward_fn with the hooks around it, as PyTorch's Module.__call__: the pre-hooks on the
+  // arguments, full backward hooks gating the tensors going in and coming out (their hooks run once
+  // per backward pass), the forward hooks on the results. Every hooked call goes through here.
+  CallValues call_hooked(CallValues args, const std::function<CallValues(const CallValues& args)>& forward_fn);
+  // The one-tensor-in, one-tensor-out case (operator(), layers whose forward takes extra options);
+  // ValueError when a hook leaves another number of tensors.
+  Tensor call_hooked(const Tensor& input, const std::function<Tensor(const Tensor& input)>& forward_fn);
   // Hook registration returns an id for remove_hook; hooks run in registration order.
   int register_forward_pre_hook(ForwardPreHook hook);
   int register_forward_hook(ForwardHook hook);
@@ -55,9 +79,6 @@ class Module {
   // Removes the hook with this id (of any kind); unknown ids are ignored, like PyTorch's handles.
   void remove_hook(int id);
   bool has_hooks() const { return !pre_hooks_.empty() || !forward_hooks_.empty() || !backward_hooks_.empty(); }
-  // Runs the pre-hooks / forward hooks alone, for layers whose call takes more than one tensor.
-  Tensor run_forward_pre_hooks(const Tensor& input);
-  Tensor run_forward_hooks(const Tensor& input, const Tensor& output);
   // Class name for repr and error messages ("Linear").
   virtual std::string type_name() const { return "Module"; }
 

@@ -2856,11 +2856,6 @@ def _autograd_grad(outputs: Sequence[Tensor], inputs: Sequence[Tensor], grad_out
     autograd.grad: the gradients of outputs with respect to inputs (None for an unused input when allow_unused).
     """
 
-def _gradient_gate(xs: Sequence[Tensor], on_grads: Callable) -> list[Tensor]:
-    """
-    Aliases of xs whose gradients meet in one autograd node: on_grads(list of Tensor or None) runs once per backward with all of them and returns None or the gradients to pass on (one per input).
-    """
-
 def _backward_many(outputs: Sequence[Tensor], grads: Sequence[Tensor | None], retain_graph: bool) -> None:
     """
     autograd.backward over several outputs in one pass (None: the output has one element, gradient 1).

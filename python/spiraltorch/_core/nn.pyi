@@ -173,16 +173,18 @@ class Module:
         """
 
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """hook(module, args) -> None or a replacement input, run before forward."""
+        """
+        hook(module, args) -> None or replacement args, run before forward; args is the positional tuple as given (non-tensor arguments included; a tuple of the tensors when a native container calls the module). A result that is not a tuple is the single argument.
+        """
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """
-        hook(module, args, output) -> None or a replacement output, run after forward.
+        hook(module, args, output) -> None or a replacement output, run after forward; output is what forward returned.
         """
 
     def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
         """
-        hook(module, grad_input, grad_output) -> None or a replacement grad_input, called when the gradient with respect to the module's input is computed (grad_input is (None,) when the input needs none).
+        hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass with one gradient per tensor argument (None where none flows, e.g. an input that needs none) and one per tensor output; a replacement has one entry per tensor argument (ValueError otherwise).
         """
 
     def remove_hook(self, id: int) -> None:

@@ -82,115 +82,12 @@ class Module(_native.Module):
     assigned to a buffer's name replaces the buffer, so ``named_parameters()``/``state_dict()``
     see them with ``<attr>::<param>`` keys.
 
-    Calling the module runs ``forward`` with the registered hooks around it. A call
-    with one tensor runs through the native call (forward, forward pre-hooks and full
-    backward hooks, also when a native container calls it); a call with other
-    arguments runs the hooks here, with ``args`` as given, full backward hooks through
-    a native gradient gate (grad_input has one entry per positional tensor argument).
+    Calling the module runs ``forward(*args, **kwargs)`` with the registered hooks around it, run
+    by the native ``Module`` (the one hook registry, also for calls from native containers): a
+    subclass that defines ``forward`` gets the native ``__call__`` that does so
+    (``Module.__init_subclass__``). Pre-hooks and forward hooks see the positional ``args`` as given;
+    full backward hooks get one gradient per positional tensor argument and per tensor output.
     """
-
-    def __init__(self, name: str = "") -> None:
-        super().__init__(name)
-        object.__setattr__(self, "_py_hooks", {})
-
-    def _hooks_of(self, kind: str) -> list:
-        return [fn for k, fn in self.__dict__.get("_py_hooks", {}).values() if k == kind]
-
-    def register_forward_pre_hook(self, hook: Any) -> Any:
-        handle = super().register_forward_pre_hook(hook)
-        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("pre", hook)
-        return handle
-
-    def register_forward_hook(self, hook: Any) -> Any:
-        handle = super().register_forward_hook(hook)
-        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("forward", hook)
-        return handle
-
-    def register_full_backward_hook(self, hook: Any) -> Any:
-        handle = super().register_full_backward_hook(hook)
-        self.__dict__.setdefault("_py_hooks", {})[handle.id] = ("backward", hook)
-        return handle
-
-    def remove_hook(self, id: int) -> None:
-        super().remove_hook(id)
-        self.__dict__.get("_py_hooks", {}).pop(id, None)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not self.__dict__.get("_py_hooks"):
-            return self.forward(*args, **kwargs)
-        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
-            return _native.Module.__call__(self, args[0])
-        for hook in self._hooks_of("pre"):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        backward_hooks = self._hooks_of("backward") if _core.is_grad_enabled() else []
-        gate = _BackwardHookGate(self, backward_hooks) if backward_hooks else None
-        if gate is not None:
-            args = gate.inputs(args)
-        out = self.forward(*args, **kwargs)
-        for hook in self._hooks_of("forward"):
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
-        return gate.outputs(out) if gate is not None else out
-
-
-class _BackwardHookGate:
-    """Full backward hooks for a call with several arguments (torch's BackwardHookFunction): the
-    positional tensor arguments pass through one native gradient gate and the tensor outputs
-    through another, so each hook runs once per backward as hook(module, grad_input, grad_output)
-    with one entry per tensor argument / output (None where no gradient flows), and may return
-    a replacement grad_input."""
-
-    def __init__(self, module: Any, hooks: list) -> None:
-        self.module, self.hooks = module, hooks
-        self.n_inputs = 0
-        self.inputs_tracked = False
-        self.grad_output: tuple = ()
-
-    def inputs(self, args: tuple) -> tuple:
-        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        self.n_inputs = len(positions)
-        tensors = [args[i] for i in positions]
-        self.inputs_tracked = any(t.requires_grad for t in tensors)
-        gated = _core._gradient_gate(tensors, self._on_input_grads)
-        out = list(args)
-        for i, g in zip(positions, gated):
-            out[i] = g
-        return tuple(out)
-
-    def outputs(self, out: Any) -> Any:
-        single = isinstance(out, Tensor)
-        outs = (out,) if single else out
-        if not isinstance(outs, (tuple, list)):
-            return out  # no tensors to follow (torch's hooks do not see into other containers either)
-        positions = [i for i, o in enumerate(outs) if isinstance(o, Tensor)]
-        gated = _core._gradient_gate([outs[i] for i in positions], self._on_output_grads)
-        new = list(outs)
-        for i, g in zip(positions, gated):
-            new[i] = g
-        return new[0] if single else type(outs)(new)
-
-    def _on_output_grads(self, grads: list) -> None:
-        self.grad_output = tuple(grads)
-        if not self.inputs_tracked:  # no input gradient will come: the hooks run now
-            self._run((None,) * self.n_inputs)
-
-    def _on_input_grads(self, grads: list) -> list:
-        return list(self._run(tuple(grads)))
-
-    def _run(self, grad_input: tuple) -> tuple:
-        for hook in self.hooks:
-            result = hook(self.module, grad_input, self.grad_output)
-            if result is None:
-                continue
-            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            if len(result) != len(grad_input):
-                raise ValueError(f"{type(self.module).__name__}: a full backward hook returned {len(result)} "
-                                 f"gradients for {len(grad_input)} inputs")
-            grad_input = result
-        return grad_input
 
 
 class ModuleList(Module):
