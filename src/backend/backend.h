@@ -387,6 +387,69 @@ class Backend {
   virtual void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
                             Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) = 0;
 
+  // ---- dense factorizations (optional: LAPACK on the CPU; the ops of src/ops/dense_linalg.cpp) ----
+  // Each works on `batch` float32/float64 matrices stored one after another in a contiguous tensor,
+  // row-major or column-major as the entry says (column-major, LAPACK's and cuSOLVER's layout, holds
+  // element (i, j) of an m x n matrix at j * m + i); sizes fit 32-bit integers (the op checks).
+  // info (batch entries) gets each matrix's status: 0; i > 0, the numerical failure the entry names
+  // (1-based), after which that matrix's outputs are unspecified; < 0, an argument the library
+  // rejected (a bug). Backends without these kernels say so in has_dense_linalg(), so the ops refuse
+  // their tensors before building operands, and each entry declines: returns false, writing nothing.
+  virtual bool has_dense_linalg() const { return false; }
+  // a (column-major n x n) := A^-1 through A = P L U (getrf, getri); info i: U(i, i) is exactly zero.
+  virtual bool lu_inverse(Tensor& a, int64_t batch, int64_t n, std::span<int> info) { return false; }
+  // Solves A X = B: a (column-major n x n) := A's LU factors (getrf), b (column-major n x k) := X
+  // (getrs); info i: U(i, i) is exactly zero.
+  virtual bool lu_solve(Tensor& a, Tensor& b, int64_t batch, int64_t n, int64_t k, std::span<int> info) {
+    return false;
+  }
+  // From the LU factors of each column-major n x n a (overwritten; a zero pivot is no failure),
+  // writes whichever of the (batch,) tensors of a's dtype are defined: det = the product of U's
+  // diagonal with the pivots' sign, sign = its sign (0 for det 0, NaN for NaN) and logabsdet =
+  // log|det|, each accumulated in float64 (1, 1 and 0 for n = 0).
+  virtual bool lu_determinant(Tensor& a, int64_t batch, int64_t n, Tensor& det, Tensor& sign, Tensor& logabsdet) {
+    return false;
+  }
+  // The gradient of det: out (row-major n x n) = g det(A) A^-T, or at a singular A the cofactor
+  // matrix g det(U) det(V) U diag(prod_{j != i} s_j) V^T from the SVD A = U diag(s) V^T; a
+  // (column-major n x n) is read only, g (batch,) has a's dtype. info i: the SVD did not converge.
+  virtual bool determinant_backward(const Tensor& a, const Tensor& g, int64_t batch, int64_t n, Tensor& out,
+                                    std::span<int> info) {
+    return false;
+  }
+  // Solves A X = B for triangular A, both ROW-major: a (n x n) is read only, its `upper` (or lower)
+  // triangle, diagonal taken as ones when `unit`; b (n x k) := X. No singularity check (like
+  // PyTorch's solve_triangular): a zero on the diagonal gives inf/NaN.
+  virtual bool triangular_solve(const Tensor& a, Tensor& b, int64_t batch, int64_t n, int64_t k, bool upper,
+                                bool unit) {
+    return false;
+  }
+  // a (row-major n x n, symmetric; its `upper` (or lower) triangle is read) := the Cholesky factor
+  // U (A = U^T U) or L (A = L L^T), the other triangle zeroed; info i: the leading minor of order i
+  // is not positive-definite.
+  virtual bool cholesky(Tensor& a, int64_t batch, int64_t n, bool upper, std::span<int> info) { return false; }
+  // The eigenvalues, ascending, of each symmetric a (row-major n x n; its `upper` (or lower)
+  // triangle is read) into w (batch, n); with `vectors` a := V^T (row i: the unit eigenvector of
+  // w[i]), otherwise a is destroyed. Divide and conquer (syevd); info i: it did not converge.
+  virtual bool eigh(Tensor& a, int64_t batch, int64_t n, bool upper, bool vectors, Tensor& w, std::span<int> info) {
+    return false;
+  }
+  // Householder QR (geqrf, orgqr) of each column-major m x n a (destroyed), k = min(m, n): r
+  // (row-major, m x n when `complete`, else k x n) := R, zeros below its diagonal; q (row-major,
+  // m x m when `complete`, else m x k) := Q when q is defined. info: LAPACK's code.
+  virtual bool qr(Tensor& a, int64_t batch, int64_t m, int64_t n, bool complete, Tensor& q, Tensor& r,
+                  std::span<int> info) {
+    return false;
+  }
+  // A = U diag(s) V^T of each column-major m x n a (destroyed), divide and conquer (gesdd): s
+  // (batch, k = min(m, n)) descending; when u and vh are defined (both or neither), u (row-major,
+  // m x m when `full`, else m x k) := U and vh (n x n when `full`, else k x n) := V^T (for k = 0,
+  // identities). info i: it did not converge.
+  virtual bool svd(Tensor& a, int64_t batch, int64_t m, int64_t n, bool full, Tensor& s, Tensor& u, Tensor& vh,
+                   std::span<int> info) {
+    return false;
+  }
+
   // ---- device capabilities and fused kernels (optional) ----
   // Backends that run these natively override them; the defaults below decline (return false)
   // or throw where a caller must ask first.

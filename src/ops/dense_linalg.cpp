@@ -1,11 +1,10 @@
-// st::linalg (include/spiraltorch/linalg.h): argument checks, the LAPACK calls of
-// backend/cpu/lapack.h once per matrix of the batch, and each op's backward beside its forward.
+// st::linalg (include/spiraltorch/linalg.h): argument checks, the backend's dense factorizations
+// (Backend::lu_inverse ... Backend::svd: LAPACK on the CPU), and each op's backward beside its forward.
 //
-// Layout: LAPACK wants column-major matrices, our tensors are row-major. A contiguous row-major
-// matrix read column-major is its transpose, so where the routine does not care (a symmetric
-// input, a triangular solve through BLAS) the plain copy is used and the triangle flipped;
-// otherwise the batch is copied transposed (colmajor_copy). Every LAPACK call works on a fresh
-// buffer: the inputs are never written.
+// Layout: most factorizations take column-major matrices (LAPACK's layout) and our tensors are
+// row-major, so their batch is copied transposed (colmajor_copy); those of a symmetric input and
+// the triangular solve take the plain row-major copy. Every factorization works on a fresh buffer
+// (a triangular solve only reads A): the inputs are never written.
 //
 // Backward passes: with create_graph (grad mode on inside the backward) the forward is recomputed
 // with history from the saved inputs, so the returned gradient is itself differentiable;
@@ -13,13 +12,11 @@
 // qr, svd) record one node per output: a backward is linear in the output gradients, so the engine's
 // sum of the per-output contributions is the joint gradient.
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "backend/cpu/lapack.h"
 #include "ops/common.h"
 #include "spiraltorch/autocast.h"
 #include "spiraltorch/linalg.h"
@@ -44,26 +41,30 @@ Tensor own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_
   return t;
 }
 
-namespace lapack = backend::cpu::lapack;
-
 // ---- checks ----
 
 Shape batch_of(const Tensor& x) { return Shape(x.shape().begin(), x.shape().end() - 2); }
 Tensor mT(const Tensor& x) { return transpose(x, -1, -2); }
 
-void check_float_cpu(const Tensor& x, const char* op, const char* what) {
+// For a tensor whose backend has no dense factorizations (or declined one of them).
+[[noreturn]] void refuse_device(const Tensor& x, const char* op, const char* what) {
+  throw DeviceUnavailableError(std::string(op) + ": runs on the CPU only (LAPACK), but " + what + " is on " +
+                               x.device().str() + "; move it to the CPU first (x.cpu() or x.to('cpu'))");
+}
+
+void check_float_supported(const Tensor& x, const char* op, const char* what) {
   if (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::Float64) {
     throw DtypeError(std::string(op) + ": expected " + what + " to be float32 or float64, got " +
                      dtype_name(x.dtype()));
   }
-  if (x.device().type != DeviceType::CPU) {
-    throw DeviceUnavailableError(std::string(op) + ": runs on the CPU only (LAPACK), but " + what + " is on " +
-                                 x.device().str() + "; move it to the CPU first (x.cpu() or x.to('cpu'))");
-  }
+  if (!detail::backend_of(x).has_dense_linalg()) refuse_device(x, op, what);
 }
 
+// The factorizations take 32-bit sizes (LAPACK's integers).
+bool fits_int32(int64_t v) { return v >= 0 && v <= std::numeric_limits<int32_t>::max(); }
+
 // The input as the op computes with it: float32 under autocast, checked to be a (batch of)
-// matrices of a float dtype on the CPU.
+// matrices of a float dtype on a backend with the dense factorizations.
 Tensor matrix_arg(const Tensor& x_in, const char* op, const char* what, bool square) {
   const Tensor x = autocast::to_float(x_in);
   if (x.dim() < 2) {
@@ -76,8 +77,8 @@ Tensor matrix_arg(const Tensor& x_in, const char* op, const char* what, bool squ
                      " to be a square matrix or a batch of square matrices (..., n, n), got shape " +
                      shape_str(x.shape()));
   }
-  check_float_cpu(x, op, what);
-  if (!lapack::fits(rows) || !lapack::fits(cols) || !lapack::fits(rows * cols)) {
+  check_float_supported(x, op, what);
+  if (!fits_int32(rows) || !fits_int32(cols) || !fits_int32(rows * cols)) {
     throw ShapeError(std::string(op) + ": matrices of shape " + shape_str(x.shape()) +
                      " are too large for LAPACK's 32-bit sizes");
   }
@@ -86,7 +87,7 @@ Tensor matrix_arg(const Tensor& x_in, const char* op, const char* what, bool squ
 
 // B next to A: the same dtype and device.
 void check_pair(const Tensor& A, const Tensor& B, const char* op) {
-  check_float_cpu(B, op, "B");
+  check_float_supported(B, op, "B");
   if (A.dtype() != B.dtype()) {
     throw DtypeError(std::string(op) + ": expected A and B to have the same dtype, got " + dtype_name(A.dtype()) +
                      " and " + dtype_name(B.dtype()));
@@ -118,8 +119,8 @@ void raise_on_failure(const std::vector<int>& info, bool batched, const char* op
 
 // ---- buffers ----
 
-// A fresh contiguous tensor with x's values (x may be any strided or broadcast view); LAPACK
-// writes into it, so it never shares x's storage.
+// A fresh contiguous tensor with x's values (x may be any strided or broadcast view); the
+// factorizations write into it, so it never shares x's storage.
 Tensor fresh_copy(const Tensor& x) {
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   if (out.numel() > 0) detail::backend_of(x).copy(x, out);
@@ -129,18 +130,6 @@ Tensor fresh_copy(const Tensor& x) {
 // The matrices of x column-major: the contiguous (..., cols, rows) tensor holding x^T.
 Tensor colmajor_copy(const Tensor& x) { return fresh_copy(mT(x.detach())); }
 
-// Runs f.template operator()<T>() with T the C++ type of a float32/float64 dtype.
-template <typename F>
-void with_real(Dtype dt, F&& f) {
-  if (dt == Dtype::Float64) {
-    f.template operator()<double>();
-  } else {
-    f.template operator()<float>();
-  }
-}
-
-double cube(int64_t n) { return static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n); }
-
 Tensor eye_like(int64_t n, const Tensor& like) {
   const Tensor e = eye(n, n, like.dtype());
   return e.device() == like.device() ? e : to_device(e, like.device());
@@ -149,26 +138,19 @@ Tensor eye_like(int64_t n, const Tensor& like) {
 Tensor unsqueeze2(const Tensor& x) { return unsqueeze(unsqueeze(x, -1), -1); }
 
 // ---- raw computations (no autograd; inputs already checked) ----
+// Each hands its buffers to one backend entry; a backend that declines refuses A like one
+// without the factorizations.
 
 const char* const kSingularInverse =
     " is zero, the inversion could not be completed because the input matrix is singular.";
 
-// inv(A) through getrf + getri; `op` names the caller in the error for a singular matrix.
+// inv(A) through the LU factors; `op` names the caller in the error for a singular matrix.
 Tensor inv_raw(const Tensor& A, const char* op) {
   const int64_t n = A.shape().back();
   Tensor buf = colmajor_copy(A);
-  const int64_t batch = n == 0 ? 0 : buf.numel() / (n * n);
-  std::vector<int32_t> piv(static_cast<size_t>(batch * n));
-  std::vector<int> info;
-  with_real(A.dtype(), [&]<typename T>() {
-    T* p = buf.data<T>();
-    info = lapack::for_each_matrix(batch, 2.0 * cube(n), [&](int64_t b) {
-      T* a = p + b * n * n;
-      int32_t* ip = piv.data() + b * n;
-      const int r = lapack::getrf<T>(n, n, a, n, ip);
-      return r != 0 ? r : lapack::getri<T>(n, a, n, ip);
-    });
-  });
+  const int64_t batch = shape_numel(batch_of(A));
+  std::vector<int> info(static_cast<size_t>(batch));
+  if (!detail::backend_of(A).lu_inverse(buf, batch, n, info)) refuse_device(A, op, "A");
   raise_on_failure(info, A.dim() > 2, op,
                    [](int i) { return "The diagonal element " + std::to_string(i) + kSingularInverse; });
   return mT(buf).contiguous();
@@ -183,20 +165,8 @@ Tensor solve_raw(const Tensor& A, const Tensor& B, const Shape& batch) {
   Tensor a = colmajor_copy(detail::expand_view(A.detach(), a_full));
   Tensor x = colmajor_copy(detail::expand_view(B.detach(), b_full));
   const int64_t nbatch = shape_numel(batch);
-  std::vector<int> info;
-  if (n > 0) {
-    std::vector<int32_t> piv(static_cast<size_t>(nbatch * n));
-    with_real(A.dtype(), [&]<typename T>() {
-      T* pa = a.data<T>();
-      T* px = x.data<T>();
-      info = lapack::for_each_matrix(nbatch, cube(n) + 2.0 * n * n * k, [&](int64_t b) {
-        T* ab = pa + b * n * n;
-        int32_t* ip = piv.data() + b * n;
-        const int r = lapack::getrf<T>(n, n, ab, n, ip);
-        return r != 0 || k == 0 ? r : lapack::getrs<T>(false, n, k, ab, n, ip, px + b * n * k, n);
-      });
-    });
-  }
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).lu_solve(a, x, nbatch, n, k, info)) refuse_device(A, "linalg.solve", "A");
   raise_on_failure(info, a_full.size() > 2, "linalg.solve", [](int i) {
     return "The diagonal element " + std::to_string(i) +
            " is zero, the solve could not be completed because the input matrix is singular.";
@@ -210,19 +180,12 @@ Tensor solve_triangular_raw(const Tensor& A, const Tensor& B, const Shape& batch
   Shape a_full = batch, b_full = batch;
   a_full.insert(a_full.end(), {n, n});
   b_full.insert(b_full.end(), {n, k});
-  // trsm only reads A: a contiguous A is used in place.
+  // The solve only reads A: a contiguous A is used in place.
   const Tensor a_view = detail::expand_view(A.detach(), a_full);
   const Tensor a = a_view.is_contiguous() ? a_view : fresh_copy(a_view);
   Tensor x = fresh_copy(detail::expand_view(B.detach(), b_full));
-  if (n > 0 && k > 0) {
-    with_real(A.dtype(), [&]<typename T>() {
-      const T* pa = a.data<T>();
-      T* px = x.data<T>();
-      lapack::for_each_matrix(shape_numel(batch), static_cast<double>(n) * n * k, [&](int64_t b) {
-        lapack::trsm_rowmajor<T>(upper, unit, n, k, pa + b * n * n, px + b * n * k);
-        return 0;
-      });
-    });
+  if (!detail::backend_of(A).triangular_solve(a, x, shape_numel(batch), n, k, upper, unit)) {
+    refuse_device(A, "linalg.solve_triangular", "A");
   }
   return x;
 }
@@ -232,10 +195,9 @@ struct LuDeterminant {
   Tensor det, sign, logabsdet;
 };
 
-LuDeterminant determinant_raw(const Tensor& A, bool want_det, bool want_log) {
+LuDeterminant determinant_raw(const Tensor& A, bool want_det, bool want_log, const char* op) {
   const int64_t n = A.shape().back();
   const Shape batch = batch_of(A);
-  const int64_t nbatch = shape_numel(batch);
   LuDeterminant r;
   if (want_det) r.det = Tensor::empty(batch, A.dtype(), A.device());
   if (want_log) {
@@ -243,121 +205,35 @@ LuDeterminant determinant_raw(const Tensor& A, bool want_det, bool want_log) {
     r.logabsdet = Tensor::empty(batch, A.dtype(), A.device());
   }
   Tensor buf = colmajor_copy(A);
-  with_real(A.dtype(), [&]<typename T>() {
-    T* p = buf.data<T>();
-    T* det = want_det ? r.det.data<T>() : nullptr;
-    T* sign = want_log ? r.sign.data<T>() : nullptr;
-    T* logabs = want_log ? r.logabsdet.data<T>() : nullptr;
-    lapack::for_each_matrix(nbatch, cube(n) * 2.0 / 3.0, [&](int64_t b) {
-      T* a = p + b * n * n;
-      std::vector<int32_t> piv(static_cast<size_t>(n));
-      // A zero pivot (info > 0) is no error here: U has a zero diagonal and det(A) = 0.
-      const int info = n > 0 ? lapack::getrf<T>(n, n, a, n, piv.data()) : 0;
-      if (info < 0) return info;
-      // Accumulated in double: float32 products of many pivots under/overflow early.
-      double prod = 1.0, s = 1.0, log_sum = 0.0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double u = a[i * n + i];
-        if (piv[static_cast<size_t>(i)] != i + 1) {
-          prod = -prod;
-          s = -s;
-        }
-        prod *= u;
-        s *= u > 0 ? 1.0 : u < 0 ? -1.0 : u == 0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
-        log_sum += std::log(std::abs(u));
-      }
-      if (det) det[b] = static_cast<T>(prod);
-      if (sign) {
-        sign[b] = static_cast<T>(s);
-        logabs[b] = static_cast<T>(log_sum);
-      }
-      return 0;
-    });
-  });
+  if (!detail::backend_of(A).lu_determinant(buf, shape_numel(batch), n, r.det, r.sign, r.logabsdet)) {
+    refuse_device(A, op, "A");
+  }
   return r;
 }
 
 // The first derivative of det at each matrix: g det(A) A^-T, or at a singular matrix the
-// cofactor matrix from the SVD A = U diag(s) V^T: det(U) det(V) U diag(prod_{j != i} s_j) V^T.
+// cofactor matrix from the SVD (Backend::determinant_backward).
 Tensor det_backward_raw(const Tensor& A, const Tensor& g) {
+  const char* op = "linalg.det (backward)";
   const int64_t n = A.shape().back();
   const int64_t nbatch = shape_numel(batch_of(A));
   const Tensor gc = fresh_copy(g.detach().to(A.dtype()));
   Tensor out = Tensor::empty(A.shape(), A.dtype(), A.device());
   const Tensor src = colmajor_copy(A);
-  with_real(A.dtype(), [&]<typename T>() {
-    const T* pa = src.data<T>();
-    const T* pg = gc.data<T>();
-    T* po = out.data<T>();
-    const std::vector<int> info = lapack::for_each_matrix(nbatch, 4.0 * cube(n), [&](int64_t b) {
-      const size_t nn = static_cast<size_t>(n * n);
-      std::vector<T> lu(pa + b * n * n, pa + (b + 1) * n * n);
-      std::vector<int32_t> piv(static_cast<size_t>(n));
-      T* o = po + b * n * n;
-      int r = lapack::getrf<T>(n, n, lu.data(), n, piv.data());
-      if (r < 0) return r;
-      if (r == 0) {
-        double d = 1.0;
-        for (int64_t i = 0; i < n; ++i) d *= (piv[static_cast<size_t>(i)] != i + 1 ? -1.0 : 1.0) * lu[i * n + i];
-        if ((r = lapack::getri<T>(n, lu.data(), n, piv.data())) != 0) return r;
-        // The column-major inverse read row-major is A^-T.
-        const double scale = d * static_cast<double>(pg[b]);
-        for (size_t i = 0; i < nn; ++i) o[i] = static_cast<T>(scale * lu[i]);
-        return 0;
-      }
-      std::vector<T> a(pa + b * n * n, pa + (b + 1) * n * n), s(static_cast<size_t>(n)), u(nn), vt(nn);
-      if ((r = lapack::gesdd<T>('S', n, n, a.data(), n, s.data(), u.data(), n, vt.data(), n)) != 0) return r;
-      // det of the orthogonal factors: +-1 from their own LU.
-      auto det_sign = [n](std::vector<T> m) {
-        std::vector<int32_t> p(static_cast<size_t>(n));
-        lapack::getrf<T>(n, n, m.data(), n, p.data());
-        double sg = 1.0;
-        for (int64_t i = 0; i < n; ++i) sg *= (p[static_cast<size_t>(i)] != i + 1 ? -1.0 : 1.0) * m[i * n + i];
-        return sg < 0 ? -1.0 : 1.0;
-      };
-      const double alpha = det_sign(u) * det_sign(vt) * static_cast<double>(pg[b]);
-      // prod_{j != i} s_j from prefix and suffix products (exact when some s_j are zero).
-      std::vector<double> pre(static_cast<size_t>(n) + 1, 1.0), suf(static_cast<size_t>(n) + 1, 1.0), others(n);
-      for (int64_t i = 0; i < n; ++i) pre[i + 1] = pre[i] * s[i];
-      for (int64_t i = n; i > 0; --i) suf[i - 1] = suf[i] * s[i - 1];
-      for (int64_t i = 0; i < n; ++i) others[i] = pre[i] * suf[i + 1];
-      // u, vt column-major: U(i, l) = u[l n + i], V^T(l, j) = vt[j n + l].
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          double acc = 0.0;
-          for (int64_t l = 0; l < n; ++l) acc += static_cast<double>(u[l * n + i]) * others[l] * vt[j * n + l];
-          o[i * n + j] = static_cast<T>(alpha * acc);
-        }
-      }
-      return 0;
-    });
-    raise_on_failure(info, A.dim() > 2, "linalg.det (backward)",
-                     [](int i) { return "the SVD did not converge (error code " + std::to_string(i) + ")"; });
-  });
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).determinant_backward(src, gc, nbatch, n, out, info)) refuse_device(A, op, "A");
+  raise_on_failure(info, A.dim() > 2, op,
+                   [](int i) { return "the SVD did not converge (error code " + std::to_string(i) + ")"; });
   return out;
 }
 
-// The Cholesky factor: potrf on the plain copy (A^T column-major, the same symmetric matrix)
-// with the triangle flipped yields the wanted factor directly in row-major order.
+// The Cholesky factor, from the plain row-major copy.
 Tensor cholesky_raw(const Tensor& A, bool upper) {
   const int64_t n = A.shape().back();
   Tensor buf = fresh_copy(A.detach());
   const int64_t nbatch = shape_numel(batch_of(A));
-  std::vector<int> info;
-  with_real(A.dtype(), [&]<typename T>() {
-    T* p = buf.data<T>();
-    info = lapack::for_each_matrix(nbatch, cube(n) / 3.0, [&](int64_t b) {
-      T* a = p + b * n * n;
-      const int r = n > 0 ? lapack::potrf<T>(!upper, n, a, n) : 0;
-      // potrf leaves the other triangle as it was: clear it.
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-          if (upper ? j < i : j > i) a[i * n + j] = T(0);
-        }
-      }
-      return r;
-    });
-  });
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).cholesky(buf, nbatch, n, upper, info)) refuse_device(A, "linalg.cholesky", "A");
   raise_on_failure(info, A.dim() > 2, "linalg.cholesky", [](int i) {
     return "The factorization could not be completed because the input is not positive-definite (the leading "
            "minor of order " +
@@ -367,8 +243,7 @@ Tensor cholesky_raw(const Tensor& A, bool upper) {
 }
 
 // Eigenvalues (ascending) and, with `vectors`, eigenvectors of the symmetric matrices whose
-// `upper` (or lower) triangle is given. syevd runs on the plain copy with the triangle flipped;
-// the eigenvectors it writes column-major come back transposed.
+// `upper` (or lower) triangle is given; the backend leaves V^T in the row-major copy.
 std::pair<Tensor, Tensor> eigh_raw(const Tensor& A, bool upper, bool vectors, const char* op) {
   const int64_t n = A.shape().back();
   Tensor buf = fresh_copy(A.detach());
@@ -376,16 +251,8 @@ std::pair<Tensor, Tensor> eigh_raw(const Tensor& A, bool upper, bool vectors, co
   wshape.push_back(n);
   Tensor w = Tensor::empty(wshape, A.dtype(), A.device());
   const int64_t nbatch = shape_numel(batch_of(A));
-  std::vector<int> info;
-  if (n > 0) {
-    with_real(A.dtype(), [&]<typename T>() {
-      T* p = buf.data<T>();
-      T* pw = w.data<T>();
-      info = lapack::for_each_matrix(nbatch, 9.0 * cube(n), [&](int64_t b) {
-        return lapack::syevd<T>(vectors, !upper, n, p + b * n * n, n, pw + b * n);
-      });
-    });
-  }
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).eigh(buf, nbatch, n, upper, vectors, w, info)) refuse_device(A, op, "A");
   raise_on_failure(info, A.dim() > 2, op, [](int i) {
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
            "eigenvalues (error code: " +
@@ -405,48 +272,16 @@ std::pair<Tensor, Tensor> qr_raw(const Tensor& A, bool complete, bool want_q) {
   q_shape.insert(q_shape.end(), {m, q_cols});
   r_shape.insert(r_shape.end(), {r_rows, n});
   Tensor Q = want_q ? Tensor::empty(q_shape, A.dtype(), A.device()) : Tensor();
-  Tensor R = zeros(r_shape, A.dtype(), A.device());
-  Tensor buf = colmajor_copy(A);  // each matrix column-major, leading dimension m
-  std::vector<int> info;
-  with_real(A.dtype(), [&]<typename T>() {
-    T* p = buf.data<T>();
-    T* pq = want_q ? Q.data<T>() : nullptr;
-    T* pr = R.data<T>();
-    info = lapack::for_each_matrix(nbatch, 4.0 * static_cast<double>(m) * n * k, [&](int64_t b) {
-      T* a = p + b * m * n;
-      std::vector<T> tau(static_cast<size_t>(std::max<int64_t>(k, 1)));
-      const int64_t ld = std::max<int64_t>(m, 1);
-      int r = k > 0 ? lapack::geqrf<T>(m, n, a, ld, tau.data()) : 0;
-      if (r != 0) return r;
-      T* rb = pr + b * r_rows * n;
-      for (int64_t i = 0; i < std::min(r_rows, m); ++i) {
-        for (int64_t j = i; j < n; ++j) rb[i * n + j] = a[j * m + i];
-      }
-      if (!want_q) return 0;
-      T* qb = pq + b * m * q_cols;
-      if (q_cols == 0) return 0;
-      // Q's columns are generated in place over the reflectors; the complete Q of a tall A
-      // needs room for m columns.
-      std::vector<T> wide;
-      T* qa = a;
-      if (q_cols > n) {
-        wide.assign(static_cast<size_t>(m * q_cols), T(0));
-        std::copy(a, a + m * n, wide.begin());
-        qa = wide.data();
-      }
-      if ((r = lapack::orgqr<T>(m, q_cols, k, qa, ld, tau.data())) != 0) return r;
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < q_cols; ++j) qb[i * q_cols + j] = qa[j * m + i];
-      }
-      return 0;
-    });
-  });
+  Tensor R = Tensor::empty(r_shape, A.dtype(), A.device());
+  Tensor buf = colmajor_copy(A);
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).qr(buf, nbatch, m, n, complete, Q, R, info)) refuse_device(A, "linalg.qr", "A");
   raise_on_failure(info, A.dim() > 2, "linalg.qr",
                    [](int i) { return "LAPACK failed with code " + std::to_string(i); });
   return {Q, R};
 }
 
-// U, S, Vh of A (..., m, n) through gesdd; U and Vh only when `want_uv` (`full`: square ones).
+// U, S, Vh of A (..., m, n); U and Vh only when `want_uv` (`full`: square ones).
 struct SvdFactors {
   Tensor U, S, Vh;
 };
@@ -463,41 +298,12 @@ SvdFactors svd_raw(const Tensor& A, bool full, bool want_uv, const char* op) {
   v_shape.insert(v_shape.end(), {v_rows, n});
   f.S = Tensor::empty(s_shape, A.dtype(), A.device());
   if (want_uv) {
-    f.U = zeros(u_shape, A.dtype(), A.device());
-    f.Vh = zeros(v_shape, A.dtype(), A.device());
+    f.U = Tensor::empty(u_shape, A.dtype(), A.device());
+    f.Vh = Tensor::empty(v_shape, A.dtype(), A.device());
   }
   Tensor buf = colmajor_copy(A);
-  std::vector<int> info;
-  with_real(A.dtype(), [&]<typename T>() {
-    T* p = buf.data<T>();
-    T* ps = f.S.data<T>();
-    T* pu = want_uv ? f.U.data<T>() : nullptr;
-    T* pv = want_uv ? f.Vh.data<T>() : nullptr;
-    info = lapack::for_each_matrix(nbatch, 8.0 * static_cast<double>(m) * n * k, [&](int64_t b) {
-      T* ub = want_uv ? pu + b * m * u_cols : nullptr;
-      T* vb = want_uv ? pv + b * v_rows * n : nullptr;
-      if (k == 0) {
-        // Nothing to decompose; the square factors of full_matrices are identities.
-        for (int64_t i = 0; want_uv && i < std::min(m, u_cols); ++i) ub[i * u_cols + i] = T(1);
-        for (int64_t i = 0; want_uv && i < std::min(n, v_rows); ++i) vb[i * n + i] = T(1);
-        return 0;
-      }
-      std::vector<T> u(want_uv ? static_cast<size_t>(m * u_cols) : 1),
-          vt(want_uv ? static_cast<size_t>(v_rows * n) : 1);
-      const char jobz = !want_uv ? 'N' : full ? 'A' : 'S';
-      const int r = lapack::gesdd<T>(jobz, m, n, p + b * m * n, m, ps + b * k, u.data(), m, vt.data(),
-                                     std::max<int64_t>(v_rows, 1));
-      if (r != 0 || !want_uv) return r;
-      // Both factors come back column-major.
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < u_cols; ++j) ub[i * u_cols + j] = u[j * m + i];
-      }
-      for (int64_t i = 0; i < v_rows; ++i) {
-        for (int64_t j = 0; j < n; ++j) vb[i * n + j] = vt[j * v_rows + i];
-      }
-      return 0;
-    });
-  });
+  std::vector<int> info(static_cast<size_t>(nbatch));
+  if (!detail::backend_of(A).svd(buf, nbatch, m, n, full, f.S, f.U, f.Vh, info)) refuse_device(A, op, "A");
   raise_on_failure(info, A.dim() > 2, op, [](int i) {
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
            "singular values (error code: " +
@@ -689,7 +495,7 @@ Tensor solve_triangular(const Tensor& A_in, const Tensor& B_in, bool upper, bool
 Tensor det(const Tensor& A_in) {
   const op_observer::OpEvent event("linalg.det");
   const Tensor A = matrix_arg(A_in, "linalg.det", "A", true);
-  Tensor d = determinant_raw(A, true, false).det;
+  Tensor d = determinant_raw(A, true, false, "linalg.det").det;
   if (needs_grad({&A})) {
     record(d, "LinalgDetBackward", {A}, [A, d0 = d.detach()](const Tensor& g) -> std::vector<Tensor> {
       if (!grad_enabled()) return {det_backward_raw(A.detach(), g)};
@@ -709,7 +515,7 @@ Tensor det(const Tensor& A_in) {
 std::pair<Tensor, Tensor> slogdet(const Tensor& A_in) {
   const op_observer::OpEvent event("linalg.slogdet");
   const Tensor A = matrix_arg(A_in, "linalg.slogdet", "A", true);
-  LuDeterminant r = determinant_raw(A, false, true);
+  LuDeterminant r = determinant_raw(A, false, true, "linalg.slogdet");
   if (needs_grad({&A})) {
     record(r.logabsdet, "LinalgSlogdetBackward", {A}, [A](const Tensor& g) -> std::vector<Tensor> {
       const Tensor Ai = grad_enabled() ? inv(A) : inv_raw(A.detach(), "linalg.slogdet (backward)");

@@ -1,12 +1,17 @@
 // st::linalg: values against known matrices, gradients against central differences in float64
-// (first and second order), error types and messages.
+// (first and second order), error types and messages; the CPU backend's factorization entries on
+// raw buffers, and a backend that declines them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "backend/backend.h"
 #include "spiraltorch/cuda.h"
 #include "spiraltorch/linalg.h"
 #include "spiraltorch/spiraltorch.h"
@@ -433,4 +438,133 @@ TEST(DenseLinalg, OtherDevicesAreRefused) {
   const std::string msg = message_of<DeviceUnavailableError>([&] { linalg::inv(A); });
   EXPECT_NE(msg.find("linalg.inv"), std::string::npos) << msg;
   EXPECT_NE(msg.find("CPU"), std::string::npos) << msg;
+}
+
+// The CPU backend's factorization entries on raw batched buffers (backend.h's contracts), checked by
+// what each factorization must reconstruct, in float64.
+TEST(DenseLinalg, CpuBackendEntries) {
+  backend::Backend& cpu = backend::cpu_backend();
+  ASSERT_TRUE(cpu.has_dense_linalg());
+  manual_seed(12);
+  const int64_t batch = 3, n = 4, k = 2;
+  const Tensor A = well_conditioned({batch, n, n}), S = spd({batch, n, n}), B = randn({batch, n, k}, Dtype::Float64);
+  const Tensor I = expand(eye(n, n, Dtype::Float64), {batch, n, n});
+  // Column-major buffers: a contiguous x^T; read back through another transpose.
+  const auto colmajor = [](const Tensor& x) { return mT(x).contiguous(); };
+  std::vector<int> info(batch, -7);
+
+  Tensor inv = colmajor(A);
+  ASSERT_TRUE(cpu.lu_inverse(inv, batch, n, info));
+  EXPECT_EQ(info, std::vector<int>(batch, 0));
+  expect_close(matmul(A, mT(inv)), I, 1e-12);
+
+  Tensor lu = colmajor(A), x = colmajor(B);
+  ASSERT_TRUE(cpu.lu_solve(lu, x, batch, n, k, info));
+  EXPECT_EQ(info, std::vector<int>(batch, 0));
+  expect_close(matmul(A, mT(x)), B, 1e-12);
+
+  Tensor det = Tensor::empty({batch}, Dtype::Float64), sign = Tensor::empty({batch}, Dtype::Float64),
+         logabs = Tensor::empty({batch}, Dtype::Float64);
+  Tensor lu2 = colmajor(A);
+  ASSERT_TRUE(cpu.lu_determinant(lu2, batch, n, det, sign, logabs));
+  const Tensor w0 = linalg::eigvalsh(S);  // det(S) = the product of its eigenvalues
+  Tensor sdet = Tensor::empty({batch}, Dtype::Float64), undefined;
+  Tensor lu3 = colmajor(S);
+  ASSERT_TRUE(cpu.lu_determinant(lu3, batch, n, sdet, undefined, undefined));
+  expect_close(sdet, prod(w0, {-1}), 1e-9);
+  expect_close(mul(sign, exp(logabs)), det, 1e-9);
+
+  // det's gradient at a nonsingular matrix: g det(A) A^-T (the column-major inverse read row-major).
+  const Tensor g = randn({batch}, Dtype::Float64);
+  Tensor gA = Tensor::empty({batch, n, n}, Dtype::Float64);
+  ASSERT_TRUE(cpu.determinant_backward(colmajor(A), g, batch, n, gA, info));
+  expect_close(gA, mul(unsqueeze(unsqueeze(mul(g, det), -1), -1), inv), 1e-9);
+
+  // Row-major entries: the triangular solve reads one triangle, Cholesky and eigh one triangle.
+  Tensor xt = B.clone();
+  ASSERT_TRUE(cpu.triangular_solve(A, xt, batch, n, k, /*upper=*/false, /*unit=*/false));
+  expect_close(matmul(tril(A), xt), B, 1e-12);
+  for (bool upper : {false, true}) {
+    Tensor f = S.clone();
+    ASSERT_TRUE(cpu.cholesky(f, batch, n, upper, info));
+    EXPECT_EQ(info, std::vector<int>(batch, 0));
+    expect_close(upper ? matmul(mT(f), f) : matmul(f, mT(f)), S, 1e-12);
+    expect_close(f, upper ? triu(f) : tril(f), 0.0);
+  }
+  Tensor v = S.clone(), w = Tensor::empty({batch, n}, Dtype::Float64);
+  ASSERT_TRUE(cpu.eigh(v, batch, n, /*upper=*/false, /*vectors=*/true, w, info));
+  EXPECT_EQ(info, std::vector<int>(batch, 0));
+  // v holds V^T.
+  expect_close(matmul(matmul(mT(v), mul(unsqueeze(w, -1), I)), v), S, 1e-11);
+
+  // QR and SVD of a wide and a tall batch.
+  for (const Shape shape : {Shape{batch, 3, 5}, Shape{batch, 5, 3}}) {
+    const int64_t m = shape[1], nc = shape[2], kk = std::min(m, nc);
+    const Tensor M = randn(shape, Dtype::Float64);
+    Tensor q = Tensor::empty({batch, m, kk}, Dtype::Float64), r = Tensor::empty({batch, kk, nc}, Dtype::Float64);
+    Tensor qa = colmajor(M), sa = colmajor(M);
+    ASSERT_TRUE(cpu.qr(qa, batch, m, nc, /*complete=*/false, q, r, info));
+    EXPECT_EQ(info, std::vector<int>(batch, 0));
+    expect_close(matmul(q, r), M, 1e-12);
+    expect_close(matmul(mT(q), q), expand(eye(kk, kk, Dtype::Float64), {batch, kk, kk}), 1e-12);
+    expect_close(r, triu(r), 0.0);
+    Tensor s = Tensor::empty({batch, kk}, Dtype::Float64), u = Tensor::empty({batch, m, kk}, Dtype::Float64),
+           vh = Tensor::empty({batch, kk, nc}, Dtype::Float64);
+    ASSERT_TRUE(cpu.svd(sa, batch, m, nc, /*full=*/false, s, u, vh, info));
+    EXPECT_EQ(info, std::vector<int>(batch, 0));
+    expect_close(matmul(mul(u, unsqueeze(s, -2)), vh), M, 1e-12);
+  }
+
+  // Failures are reported per matrix through info: the second matrix is singular / not
+  // positive-definite, the others factorize.
+  const Tensor bad = cat({unsqueeze(eye(n, n, Dtype::Float64), 0), zeros({1, n, n}, Dtype::Float64),
+                          unsqueeze(eye(n, n, Dtype::Float64), 0)},
+                         0);
+  Tensor bi = colmajor(bad);
+  ASSERT_TRUE(cpu.lu_inverse(bi, batch, n, info));
+  EXPECT_EQ(info, (std::vector<int>{0, 1, 0}));
+  Tensor bc = bad.clone();
+  ASSERT_TRUE(cpu.cholesky(bc, batch, n, false, info));
+  EXPECT_EQ(info, (std::vector<int>{0, 1, 0}));
+}
+
+// A backend without the factorizations (wgpu's: the table's declining defaults) writes nothing,
+// and every linalg op refuses its tensors by name.
+TEST(DenseLinalg, DecliningBackendWritesNothingAndOpsRefuse) {
+  if (!wgpu::is_available()) GTEST_SKIP() << "no wgpu device here";
+  const Device dev(DeviceType::WGPU);
+  backend::Backend& gpu = backend::backend_for(dev);
+  EXPECT_FALSE(gpu.has_dense_linalg());
+  const Tensor A = to_device(mat({4, 7, 2, 6}, {1, 2, 2}, Dtype::Float32), dev);
+  Tensor buf = A.clone(), w = to_device(zeros({1, 2}, Dtype::Float32), dev), undefined;
+  std::vector<int> info{-7};
+  EXPECT_FALSE(gpu.lu_inverse(buf, 1, 2, info));
+  EXPECT_FALSE(gpu.cholesky(buf, 1, 2, false, info));
+  EXPECT_FALSE(gpu.eigh(buf, 1, 2, false, true, w, info));
+  EXPECT_FALSE(gpu.svd(buf, 1, 2, 2, false, w, undefined, undefined, info));
+  EXPECT_EQ(info, std::vector<int>{-7});
+  expect_close(to_device(buf, Device()), mat({4, 7, 2, 6}, {1, 2, 2}), 0.0);
+
+  const Tensor S = to_device(eye(2, 2, Dtype::Float32), dev);
+  const std::vector<std::pair<std::string, std::function<void()>>> ops = {
+      {"linalg.inv", [&] { linalg::inv(S); }},
+      {"linalg.det", [&] { linalg::det(S); }},
+      {"linalg.slogdet", [&] { linalg::slogdet(S); }},
+      {"linalg.solve", [&] { linalg::solve(S, S); }},
+      {"linalg.solve_triangular", [&] { linalg::solve_triangular(S, S, true); }},
+      {"linalg.cholesky", [&] { linalg::cholesky(S); }},
+      {"linalg.eigh", [&] { linalg::eigh(S); }},
+      {"linalg.eigvalsh", [&] { linalg::eigvalsh(S); }},
+      {"linalg.qr", [&] { linalg::qr(S); }},
+      {"linalg.svd", [&] { linalg::svd(S); }},
+      {"linalg.svdvals", [&] { linalg::svdvals(S); }},
+  };
+  for (const auto& [op, call] : ops) {
+    const std::string msg = message_of<DeviceUnavailableError>(call);
+    EXPECT_EQ(msg.rfind(op + ": runs on the CPU only (LAPACK), but A is on wgpu", 0), 0u) << msg;
+  }
+  // B on the device beside a CPU A is named as B.
+  const std::string msg =
+      message_of<DeviceUnavailableError>([&] { linalg::solve(eye(2, 2, Dtype::Float32), to_device(ones({2}), dev)); });
+  EXPECT_NE(msg.find("linalg.solve: runs on the CPU only (LAPACK), but B is on wgpu"), std::string::npos) << msg;
 }

@@ -498,11 +498,16 @@ def test_other_devices_are_refused():
     else:
         pytest.skip("no cuda or wgpu device here")
     A = st.eye(3).to(dev)
-    for fn, op in [(st.linalg.inv, "inv"), (st.linalg.det, "det"), (st.linalg.eigh, "eigh"),
-                   (st.linalg.svdvals, "svdvals")]:
-        with pytest.raises(st.DeviceUnavailableError, match=rf"linalg\.{op}: .*{dev}.*CPU"):
+    # The device's backend has no dense factorizations (backend.h's declining defaults): every
+    # factorization refuses by name.
+    for fn, op in [(st.linalg.inv, "inv"), (st.linalg.det, "det"), (st.linalg.slogdet, "slogdet"),
+                   (st.linalg.eigh, "eigh"), (st.linalg.eigvalsh, "eigvalsh"), (st.linalg.cholesky, "cholesky"),
+                   (st.linalg.qr, "qr"), (st.linalg.svd, "svd"), (st.linalg.svdvals, "svdvals"),
+                   (lambda x: st.linalg.solve(x, x), "solve"),
+                   (lambda x: st.linalg.solve_triangular(x, x, upper=True), "solve_triangular")]:
+        with pytest.raises(st.DeviceUnavailableError, match=rf"linalg\.{op}: .*but A is on {dev}.*CPU"):
             fn(A)
-    with pytest.raises(st.DeviceUnavailableError, match=r"linalg\.solve"):
+    with pytest.raises(st.DeviceUnavailableError, match=r"linalg\.solve: .*but B is on"):
         st.linalg.solve(st.eye(3), st.ones(3).to(dev))
     # Norms and positive powers are plain ops: they work there.
     close(st.linalg.matrix_norm(A).to("cpu"), math.sqrt(3.0), 1e-6)

@@ -1,4 +1,5 @@
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/dense_linalg.h"
 #include "backend/cpu/dropout.h"
 #include "backend/cpu/loss.h"
 #include "backend/cpu/search.h"
@@ -198,6 +199,49 @@ class CpuBackend final : public Backend {
   void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0) override {
     backend::cpu::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
+  }
+
+  // ---- dense factorizations (dense_linalg.cpp: LAPACK per matrix) ----
+  bool has_dense_linalg() const override { return true; }
+  bool lu_inverse(Tensor& a, int64_t batch, int64_t n, std::span<int> info) override {
+    backend::cpu::lu_inverse(a, batch, n, info);
+    return true;
+  }
+  bool lu_solve(Tensor& a, Tensor& b, int64_t batch, int64_t n, int64_t k, std::span<int> info) override {
+    backend::cpu::lu_solve(a, b, batch, n, k, info);
+    return true;
+  }
+  bool lu_determinant(Tensor& a, int64_t batch, int64_t n, Tensor& det, Tensor& sign, Tensor& logabsdet) override {
+    backend::cpu::lu_determinant(a, batch, n, det, sign, logabsdet);
+    return true;
+  }
+  bool determinant_backward(const Tensor& a, const Tensor& g, int64_t batch, int64_t n, Tensor& out,
+                            std::span<int> info) override {
+    backend::cpu::determinant_backward(a, g, batch, n, out, info);
+    return true;
+  }
+  bool triangular_solve(const Tensor& a, Tensor& b, int64_t batch, int64_t n, int64_t k, bool upper,
+                        bool unit) override {
+    backend::cpu::triangular_solve(a, b, batch, n, k, upper, unit);
+    return true;
+  }
+  bool cholesky(Tensor& a, int64_t batch, int64_t n, bool upper, std::span<int> info) override {
+    backend::cpu::cholesky(a, batch, n, upper, info);
+    return true;
+  }
+  bool eigh(Tensor& a, int64_t batch, int64_t n, bool upper, bool vectors, Tensor& w, std::span<int> info) override {
+    backend::cpu::eigh(a, batch, n, upper, vectors, w, info);
+    return true;
+  }
+  bool qr(Tensor& a, int64_t batch, int64_t m, int64_t n, bool complete, Tensor& q, Tensor& r,
+          std::span<int> info) override {
+    backend::cpu::qr(a, batch, m, n, complete, q, r, info);
+    return true;
+  }
+  bool svd(Tensor& a, int64_t batch, int64_t m, int64_t n, bool full, Tensor& s, Tensor& u, Tensor& vh,
+           std::span<int> info) override {
+    backend::cpu::svd(a, batch, m, n, full, s, u, vh, info);
+    return true;
   }
   // binary() and unary() read and write float16/bfloat16 directly (float32 math, one rounding).
   bool native_half_elementwise() const override { return true; }

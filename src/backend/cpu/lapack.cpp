@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <complex>
 #include <exception>
-#include <limits>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -59,8 +58,6 @@ std::vector<int> for_each_matrix(int64_t batch, double flops, const std::functio
   if (error) std::rethrow_exception(error);
   return info;
 }
-
-bool fits(int64_t v) { return v >= 0 && v <= std::numeric_limits<lapack_int>::max(); }
 
 template <typename T>
 int getrf(int64_t m, int64_t n, T* a, int64_t lda, int32_t* ipiv) {

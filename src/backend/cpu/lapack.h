@@ -1,8 +1,8 @@
 #pragma once
 // Dense LAPACK routines on the host, through the LAPACKE of OpenBLAS (the scipy-openblas32
 // wheel: 32-bit integers, symbols prefixed scipy_). One matrix per call, column-major with a
-// leading dimension `ld`; the op layer (src/ops/dense_linalg.cpp) lays batches out that way
-// and loops over them. Each call returns LAPACK's info: 0 on success, > 0 a numerical
+// leading dimension `ld`; the CPU backend's dense factorizations (dense_linalg.cpp) loop over
+// batches laid out that way. Each call returns LAPACK's info: 0 on success, > 0 a numerical
 // failure (a 1-based position: the zero pivot, the failing minor), < 0 an argument LAPACK
 // rejected (a bug here, so callers raise on it).
 //
@@ -24,8 +24,6 @@ void single_threaded();
 // times the batch) pays for threads, and returns the info each call gave. An exception thrown
 // by fn is rethrown here once the loop is done (none escapes a parallel region).
 std::vector<int> for_each_matrix(int64_t batch, double flops, const std::function<int(int64_t)>& fn);
-// Whether a size fits LAPACK's 32-bit integers; the op layer raises ShapeError otherwise.
-bool fits(int64_t v);
 
 // LU with partial pivoting in place: A (m x n) = P L U; ipiv gets min(m, n) 1-based row swaps.
 // info = i > 0: U(i, i) is exactly zero (the factorisation still completes).
