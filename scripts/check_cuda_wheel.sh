@@ -28,7 +28,7 @@ for stage in $stages; do
       ;;
     test)
       wheel=$(ls -t dist/spiraltorch-*manylinux*.whl | head -1)
-      venv=${TEST_VENV:-build/cuda-wheel-venv}
+      venv=$(realpath -m "${TEST_VENV:-build/cuda-wheel-venv}")  # absolute: the tests run from /tmp
       rm -rf "$venv" && "$py" -m venv --system-site-packages "$venv"
       # Where python3 is itself a virtualenv (PyTorch's on a GPU image), its packages are not the
       # "system" ones the new venv sees: a .pth file adds them, after the venv's own.
@@ -42,7 +42,8 @@ for stage in $stages; do
       "$venv/bin/python" -c 'import spiraltorch as st; print("installed:", st.__file__); print("cuda:", st.cuda.is_available(), st.describe_device("cuda"))'
       (cd /tmp && SPIRALTORCH_TEST_PYDIR="$site" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
         "$OLDPWD/tests/python/test_cuda.py" "$OLDPWD/tests/python/test_cuda_graphs.py" \
-        "$OLDPWD/tests/python/test_cuda_training.py" "$OLDPWD/tests/python/test_optim_capturable.py")
+        "$OLDPWD/tests/python/test_cuda_training.py" "$OLDPWD/tests/python/test_optim_capturable.py" \
+        "$OLDPWD/tests/python/test_device_habits.py")
       ;;
     *) echo "check_cuda_wheel.sh: unknown stage '$stage' (build, test)" >&2; exit 2 ;;
   esac
