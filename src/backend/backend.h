@@ -535,6 +535,58 @@ class Backend {
                               double p1, Tensor& out, Tensor& dp, Tensor& dt) {
     return false;
   }
+  // Fused layers and products (oneDNN on the CPU). Each returns false, having written nothing,
+  // where this backend has no kernel for the operands; the op then runs its composite (im2col +
+  // gemm, the input projection + lstm_forward, float32 gemm), which defines the result and its
+  // gradient.
+  // conv2d with the padding allowed to differ per side: g's ph / pw pad the top / left, pad_bottom
+  // / pad_right the bottom / right. x (N, C, H, W), w (O, C/groups, kh, kw) and bias (O,) (may be
+  // undefined) are contiguous NCHW of one dtype; writes out (N, O, g.OH, g.OW), contiguous.
+  virtual bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
+                            int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& out) {
+    return false;
+  }
+  // Its backward, for a call conv2d_fused took (has_bias: whether it had a bias): from gy (out's
+  // shape, contiguous) writes each of gx (x's shape), gw (w's shape) and gb (O,) that is defined.
+  virtual bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias,
+                                     const Conv2dGeom& g, int64_t pad_bottom, int64_t pad_right, int64_t groups,
+                                     Tensor& gx, Tensor& gw, Tensor& gb) {
+    return false;
+  }
+  // An LSTM layer's results output (T, B, H) = all h_t, h_n = h_T and c_n = c_T (B, H), or their
+  // gradients; and the gradients of its operands (db: that of b_ih and of b_hh alike).
+  struct LstmOutputs {
+    Tensor output, h_n, c_n;
+  };
+  struct LstmGrads {
+    Tensor dx, dw_ih, dw_hh, db, dh0, dc0;
+  };
+  // Whether lstm_layer may take operands of this dtype now (the op prepares them only then).
+  virtual bool has_lstm_layer(Dtype dtype) const { return false; }
+  // One unidirectional LSTM layer (gates i, f, g, o), time-major: x (T, B, I), w_ih (4H, I), w_hh
+  // (4H, H), b_ih and b_hh (4H,) (both undefined: no bias), h0 and c0 (B, H), all contiguous of one
+  // dtype; writes out's three tensors (contiguous). With `workspace` non-null (training) it sets
+  // *workspace to what lstm_layer_backward needs, a tensor only this backend reads.
+  virtual bool lstm_layer(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                          const Tensor& b_hh, const Tensor& h0, const Tensor& c0, LstmOutputs& out, Tensor* workspace) {
+    return false;
+  }
+  // Its backward, for a training call lstm_layer took (same operands, its outputs and workspace):
+  // from g (the gradients of out's three tensors, contiguous, zeros where none came) writes grads'
+  // tensors (contiguous, the shapes of the operands; db undefined without a bias).
+  virtual bool lstm_layer_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace,
+                                   const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                                   const Tensor& b_hh, const Tensor& h0, const Tensor& c0, LstmGrads& grads) {
+    return false;
+  }
+  // C[b] = op(A[b]) @ op(B[b]) for `batch` products of float16/bfloat16 operands of `dtype`,
+  // accumulated in float32 and rounded once into C (contiguous (batch, m, n), same dtype); A is
+  // (m, k) (stored (k, m) when trans_a) at leading dimension lda and batch stride sa (0: one A for
+  // every b), B likewise (k, n); k > 0. matmul asks only where native_half_gemm() is false.
+  virtual bool half_matmul(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                           int64_t lda, int64_t sa, const void* b, int64_t ldb, int64_t sb, void* c, int64_t batch) {
+    return false;
+  }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
   // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating

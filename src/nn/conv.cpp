@@ -1,13 +1,12 @@
 // conv1d / conv2d: shape checks, im2col + batched GEMM forward, explicit backward,
-// and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; float32 on the CPU
-// goes to oneDNN when it is built (src/backend/cpu/conv_onednn.cpp).
+// and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; a backend may run the
+// whole convolution itself (Backend::conv2d_fused: oneDNN for float32 on the CPU).
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/autocast.h"
 
 #include <algorithm>
 
 #include "nn/conv_common.h"
-#include "backend/cpu/conv_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/nn/init.h"
 
@@ -119,10 +118,10 @@ Tensor to_channel_major(const Tensor& y, const ConvPlan& p) {
 
 }  // namespace
 
-Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvPlan& p) {
+Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvPlan& p, Tensor out) {
   auto& be = backend_of(x);
   const Dtype dt = x.dtype();
-  Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, dt, x.device());
+  if (!out.defined()) out = Tensor::empty({p.N, p.O, p.OH, p.OW}, dt, x.device());
   if (out.numel() == 0) return out;
   if (p.depthwise) {
     be.depthwise_conv2d(x, w, b, p.geom, p.N, out);
@@ -244,16 +243,6 @@ std::vector<Tensor> conv2d_backward_raw(const Tensor& gy_in, const Tensor& x, co
 
 namespace {
 
-// oneDNN takes float32 CPU convolutions with at least one element everywhere; the rest
-// (float64, CUDA, empty tensors, or the switch set to im2col) stay on the im2col path.
-std::optional<backend::onednn::Conv2dDims> onednn_dims(const Tensor& x, const ConvPlan& p, const ConvSpec& s) {
-  if (x.dtype() != Dtype::Float32 || x.device().type != DeviceType::CPU || !backend::onednn::use_onednn())
-    return std::nullopt;
-  if (std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) <= 0) return std::nullopt;
-  return backend::onednn::Conv2dDims{p.N,  p.C,  p.H,      p.W,      p.O,         p.kh,      p.kw,
-                                     p.OH, p.OW, p.groups, s.stride, s.pad_begin, s.pad_end, s.dilation};
-}
-
 ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padding, Pair dilation, int64_t groups,
                            const char* op) {
   ConvSpec s{stride, {0, 0}, {0, 0}, dilation, groups};
@@ -358,19 +347,26 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
     }
     return out;
   }
-  // The backward follows the forward's path (decided once here), whatever the switch says later.
-  std::optional<backend::onednn::Conv2dDims> dd = onednn_dims(x, p, s);
-  std::optional<Tensor> fast = dd ? backend::onednn::forward(x, w, b, *dd, op) : std::nullopt;
-  if (!fast) dd.reset();  // oneDNN has no kernel for this geometry
-  Tensor out = fast ? *fast : conv2d_forward_raw(x, w, b, p);
+  // The backend's whole-convolution kernel where it takes these operands, else im2col + GEMM;
+  // the backward follows the forward's path (decided once here).
+  Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, x.dtype(), x.device());
+  const int64_t pad_bottom = s.pad_end[0], pad_right = s.pad_end[1];
+  const bool fused = be.conv2d_fused(x, w, b, p.geom, pad_bottom, pad_right, p.groups, out);
+  if (!fused) conv2d_forward_raw(x, w, b, p, out);
   if (needs_grad({&input, &weight, &bias})) {
     const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();
     const bool has_bias = bias.defined();
     record(out, "Conv2dBackward", {input, weight, bias},
-           [x, w, p, dd, op, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
-      if (dd) {
-        const Tensor gy = detail::cast_raw(g, Dtype::Float32).contiguous();
-        if (auto r = backend::onednn::backward(gy, x, w, has_bias, nx, nw, nb, *dd, op)) return {r->gx, r->gw, r->gb};
+           [x, w, p, fused, pad_bottom, pad_right, nx, nw, nb, has_bias](const Tensor& g) -> std::vector<Tensor> {
+      if (fused) {
+        const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
+        Tensor gx = nx ? Tensor::empty(x.shape(), x.dtype(), x.device()) : Tensor();
+        Tensor gw = nw ? Tensor::empty(w.shape(), w.dtype(), w.device()) : Tensor();
+        Tensor gb = nb ? Tensor::empty({p.O}, x.dtype(), x.device()) : Tensor();
+        if (backend_of(x).conv2d_fused_backward(gy, x, w, has_bias, p.geom, pad_bottom, pad_right, p.groups, gx, gw,
+                                                gb)) {
+          return {gx, gw, gb};
+        }
       }
       return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
     }, {x, w});

@@ -34,8 +34,9 @@ bool check_conv2d_operands(const Tensor& input, const Tensor& weight, const Conv
                            const char* op);
 // The plan of a conv2d of input shape xs (N, C, H, W) with weight shape ws (O, C/groups, kh, kw).
 ConvPlan make_plan(const Shape& xs, const Shape& ws, const ConvSpec& s);
-// The raw (no autograd) im2col + GEMM forward on contiguous x, w and (optional) b: (N, O, OH, OW).
-Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvPlan& p);
+// The raw (no autograd) im2col + GEMM forward on contiguous x, w and (optional) b: (N, O, OH, OW),
+// written into `out` when it is given (contiguous, that shape and x's dtype).
+Tensor conv2d_forward_raw(const Tensor& x, const Tensor& w, const Tensor& b, const ConvPlan& p, Tensor out = Tensor());
 // Gradients {gx, gw, gb} of conv2d_forward_raw for the output gradient gy; any may be skipped (left
 // undefined). x is read only for gw: for gx alone a tensor of x's shape, dtype and device serves.
 std::vector<Tensor> conv2d_backward_raw(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, bool need_x,

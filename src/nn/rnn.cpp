@@ -5,7 +5,6 @@
 #include <span>
 
 #include "backend/backend.h"
-#include "backend/cpu/rnn_onednn.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/init.h"
@@ -54,67 +53,64 @@ void put_grad(Tensor dst, const Tensor& src) {
   }
 }
 
-// A contiguous gradient of dtype dt shaped like `like`: g as it is when it already is one, its
-// copy otherwise, zeros when no gradient came.
-Tensor dense_grad(const Tensor& g, const Shape& like, Dtype dt) {
-  if (!g.defined()) return zeros(like, dt, Device());
-  return contig(g.to(dt));
+// A contiguous gradient for the output `like` (its shape, dtype and device): g as it is when it
+// already is one, its copy otherwise, zeros when no gradient came.
+Tensor dense_grad(const Tensor& g, const Tensor& like) {
+  if (!g.defined()) return zeros(like.shape(), like.dtype(), like.device());
+  return contig(g.to(like.dtype()));
 }
 
-// One LSTM layer (input projection and recurrence) through oneDNN: x (T, B, I) -> output (T, B, H),
-// h_n and c_n (B, H), the outputs of one autograd node. nullopt when oneDNN has no implementation
-// for the shapes (the caller then takes the loop path).
-std::optional<LstmResult> lstm_layer_onednn(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
-                                            const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
-                                            const Tensor& c0_in) {
-  const backend::onednn::LstmDims d{x_in.shape()[0], x_in.shape()[1], x_in.shape()[2], w_hh_in.shape()[1],
-                                    b_ih_in.defined()};
-  const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
-  const Tensor h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
-  Tensor bias;  // oneDNN has one bias: b_ih + b_hh
-  if (d.bias) {
-    NoGradGuard ng;
-    bias = contig(add(b_ih_in.detach(), b_hh_in.detach()));
+// One LSTM layer (input projection and recurrence) in one backend call (Backend::lstm_layer:
+// oneDNN for float32 on the CPU): x (T, B, I) -> output (T, B, H), h_n and c_n (B, H), the
+// outputs of one autograd node. nullopt when the backend declines the operands (the caller then
+// takes the projection + recurrence path, which also reports mixed dtypes or devices).
+std::optional<LstmResult> lstm_layer_fused(const Tensor& x_in, const Tensor& w_ih_in, const Tensor& w_hh_in,
+                                           const Tensor& b_ih_in, const Tensor& b_hh_in, const Tensor& h0_in,
+                                           const Tensor& c0_in) {
+  if (!be(x_in).has_lstm_layer(x_in.dtype())) return std::nullopt;
+  for (const Tensor* t : {&w_ih_in, &w_hh_in, &b_ih_in, &b_hh_in, &h0_in, &c0_in}) {
+    if (t->defined() && (t->dtype() != x_in.dtype() || t->device() != x_in.device())) return std::nullopt;
   }
+  const int64_t T = x_in.shape()[0], B = x_in.shape()[1], H = w_hh_in.shape()[1];
+  const Tensor x = contig(x_in.detach()), wi = contig(w_ih_in.detach()), wh = contig(w_hh_in.detach());
+  const Tensor bi = b_ih_in.defined() ? contig(b_ih_in.detach()) : Tensor();
+  const Tensor bh = b_hh_in.defined() ? contig(b_hh_in.detach()) : Tensor();
+  const Tensor h0 = contig(h0_in.detach()), c0 = contig(c0_in.detach());
   const bool grad = needs_grad({&x_in, &w_ih_in, &w_hh_in, &b_ih_in, &b_hh_in, &h0_in, &c0_in});
+  backend::Backend::LstmOutputs out{Tensor::empty({T, B, H}, x.dtype(), x.device()),
+                                    Tensor::empty({B, H}, x.dtype(), x.device()),
+                                    Tensor::empty({B, H}, x.dtype(), x.device())};
   Tensor ws;
-  const std::optional<backend::onednn::LstmOutputs> out =
-      backend::onednn::lstm_forward(x, wi, wh, bias, h0, c0, d, grad ? &ws : nullptr, "LSTM");
-  if (!out) return std::nullopt;
-  LstmResult r{out->output, out->h_n, out->c_n};
+  if (!be(x).lstm_layer(x, wi, wh, bi, bh, h0, c0, out, grad ? &ws : nullptr)) return std::nullopt;
+  LstmResult r{out.output, out.h_n, out.c_n};
   if (!grad) return r;
+  const bool has_bias = bi.defined();
   const bool nx = x_in.requires_grad(), nwi = w_ih_in.requires_grad(), nwh = w_hh_in.requires_grad();
-  const bool nbi = d.bias && b_ih_in.requires_grad(), nbh = d.bias && b_hh_in.requires_grad();
+  const bool nbi = has_bias && b_ih_in.requires_grad(), nbh = has_bias && b_hh_in.requires_grad();
   const bool nh = h0_in.requires_grad(), nc = c0_in.requires_grad();
   // The node's outputs are fresh aliases: the saved ones never point back at it.
-  const backend::onednn::LstmOutputs saved{out->output.detach(), out->h_n.detach(), out->c_n.detach()};
+  const backend::Backend::LstmOutputs saved{out.output.detach(), out.h_n.detach(), out.c_n.detach()};
   record_multi({r.output, r.h_n, r.c_n}, "LstmBackward", {x_in, w_ih_in, w_hh_in, b_ih_in, b_hh_in, h0_in, c0_in},
-               [saved, ws, x, wi, wh, bias, h0, c0, d, nx, nwi, nwh, nbi, nbh, nh,
+               [saved, ws, x, wi, wh, bi, bh, h0, c0, has_bias, nx, nwi, nwh, nbi, nbh, nh,
                 nc](std::span<const Tensor> g) -> std::vector<Tensor> {
     if (grad_enabled())
       throw SpiralError("RNN: double backward (create_graph=True) through the fused recurrence is not supported");
     NoGradGuard ng;
-    const backend::onednn::LstmOutputs gs{dense_grad(g[0], saved.output.shape(), Dtype::Float32),
-                                          dense_grad(g[1], saved.h_n.shape(), Dtype::Float32),
-                                          dense_grad(g[2], saved.c_n.shape(), Dtype::Float32)};
-    std::optional<backend::onednn::LstmGrads> r =
-        backend::onednn::lstm_backward(gs, saved, ws, x, wi, wh, bias, h0, c0, d, "LSTM");
-    if (!r) throw SpiralError("LSTM: oneDNN has no backward implementation for this layer");
-    return {nx ? r->dx : Tensor(),  nwi ? r->dw_ih : Tensor(), nwh ? r->dw_hh : Tensor(), nbi ? r->db : Tensor(),
-            nbh ? r->db : Tensor(), nh ? r->dh0 : Tensor(),    nc ? r->dc0 : Tensor()};
+    const Dtype dt = x.dtype();
+    const backend::Backend::LstmOutputs gs{dense_grad(g[0], saved.output), dense_grad(g[1], saved.h_n),
+                                           dense_grad(g[2], saved.c_n)};
+    backend::Backend::LstmGrads r{
+        Tensor::empty(x.shape(), dt, x.device()),  Tensor::empty(wi.shape(), dt, x.device()),
+        Tensor::empty(wh.shape(), dt, x.device()), has_bias ? Tensor::empty(bi.shape(), dt, x.device()) : Tensor(),
+        Tensor::empty(h0.shape(), dt, x.device()), Tensor::empty(c0.shape(), dt, x.device())};
+    if (!be(x).lstm_layer_backward(gs, saved, ws, x, wi, wh, bi, bh, h0, c0, r)) {
+      throw SpiralError("LSTM: the backend has no backward for a layer its forward took");
+    }
+    return {nx ? r.dx : Tensor(),  nwi ? r.dw_ih : Tensor(), nwh ? r.dw_hh : Tensor(), nbi ? r.db : Tensor(),
+            nbh ? r.db : Tensor(), nh ? r.dh0 : Tensor(),    nc ? r.dc0 : Tensor()};
   },
-               {saved.output, saved.h_n, saved.c_n, x, wi, wh, h0, c0});
+               {saved.output, saved.h_n, saved.c_n, x, wi, wh, bi, bh, h0, c0});
   return r;
-}
-
-// Whether a layer can go to oneDNN: all float32 on the host device "cpu" (the one oneDNN's
-// outputs are allocated on); mixed dtypes or devices take the loop path, which reports them.
-bool all_float32_cpu(const Tensor& x, std::initializer_list<const Tensor*> ts) {
-  if (x.dtype() != Dtype::Float32 || x.device() != Device()) return false;
-  for (const Tensor* t : ts) {
-    if (t->defined() && (t->dtype() != Dtype::Float32 || t->device() != x.device())) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -336,13 +332,10 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
   std::vector<Tensor> hn, cn;
   Tensor layer_in = x;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    // float32 on the CPU: the whole layer through oneDNN (src/backend/cpu/rnn_onednn.cpp).
+    // The whole layer in one backend call where the backend takes it (oneDNN for float32 on the CPU).
     const Tensor wi = w_ih(l), wh = w_hh(l), bi = bias_ ? b_ih(l) : Tensor(), bh = bias_ ? b_hh(l) : Tensor();
     const Tensor h0l = select(hinit, 0, l), c0l = select(cinit, 0, l);
-    std::optional<LstmResult> r;
-    if (backend::onednn::use_onednn_rnn() && all_float32_cpu(layer_in, {&wi, &wh, &bi, &bh, &h0l, &c0l})) {
-      r = lstm_layer_onednn(layer_in, wi, wh, bi, bh, h0l, c0l);
-    }
+    std::optional<LstmResult> r = lstm_layer_fused(layer_in, wi, wh, bi, bh, h0l, c0l);
     if (!r) {
       Tensor xp = matmul(layer_in, t(wi));
       if (bias_) xp = add(xp, add(bi, bh));

@@ -1,4 +1,3 @@
-#include "backend/cpu/matmul_onednn.h"
 #include "ops/common.h"
 #include "spiraltorch/autocast.h"
 
@@ -75,31 +74,35 @@ Tensor matmul_raw(const Tensor& a, const Tensor& b) {
   out_shape.insert(out_shape.end(), {m, n});
   const Dtype dt = a.dtype();
   const int64_t nbatch = shape_numel(batch);
-  if (dt == Dtype::BFloat16 && a.device().type == DeviceType::CPU && k > 0 && m * n * nbatch > 0 &&
-      backend::onednn::bf16_matmul_available()) {
-    // CPUs with native bf16 dot products (AVX512-BF16, AMX) multiply bf16 through oneDNN with float32
-    // accumulation: no float32 copies of the operands and of the result.
-    Tensor out = Tensor::empty(out_shape, dt, a.device());
+  auto& be = backend_of(a);
+  // Half types compute in float32 unless the backend multiplies them natively (tensor cores).
+  const Dtype compute = is_half(dt) && !be.native_half_gemm() ? Dtype::Float32 : dt;
+  // Otherwise the backend may still multiply them with float32 accumulation (oneDNN on CPUs with
+  // native bf16 dot products): no float32 copies of the operands and of the result. The half
+  // output then also receives the float32 path's result if it declines.
+  Tensor half_out;
+  if (compute != dt && k > 0 && m * n * nbatch > 0) {
+    half_out = Tensor::empty(out_shape, dt, a.device());
     const GemmOperand A = prepare(detail::expand_view(a, a_full), nbatch);
     const GemmOperand B = prepare(detail::expand_view(b, b_full), nbatch);
-    if (backend::onednn::bf16_matmul(A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride,
-                                     B.data.raw_data(), B.ld, B.batch_stride, out.raw_data(), nbatch)) {
-      return out;
+    if (be.half_matmul(dt, A.trans, B.trans, m, n, k, A.data.raw_data(), A.ld, A.batch_stride, B.data.raw_data(), B.ld,
+                       B.batch_stride, half_out.raw_data(), nbatch)) {
+      return half_out;
     }
   }
-  // Half types compute in float32 unless the backend multiplies them natively (tensor cores).
-  const Dtype compute = is_half(dt) && !backend_of(a).native_half_gemm() ? Dtype::Float32 : dt;
   Tensor out = Tensor::empty(out_shape, compute, a.device());
   if (out.numel() == 0) return detail::cast_raw(out, dt);
   if (k == 0) {
-    backend_of(a).fill(out, 0);
+    be.fill(out, 0);
     return detail::cast_raw(out, dt);
   }
   const GemmOperand A = prepare(detail::expand_view(detail::cast_raw(a, compute), a_full), nbatch);
   const GemmOperand B = prepare(detail::expand_view(detail::cast_raw(b, compute), b_full), nbatch);
-  backend_of(a).gemm(compute, A.trans, B.trans, m, n, k, 1.0, A.data.raw_data(), A.ld, A.batch_stride,
-                     B.data.raw_data(), B.ld, B.batch_stride, 0.0, out.raw_data(), n, m * n, nbatch);
-  return compute == dt ? out : detail::cast_raw(out, dt);
+  be.gemm(compute, A.trans, B.trans, m, n, k, 1.0, A.data.raw_data(), A.ld, A.batch_stride, B.data.raw_data(), B.ld,
+          B.batch_stride, 0.0, out.raw_data(), n, m * n, nbatch);
+  if (compute == dt) return out;
+  be.copy(out, half_out);
+  return half_out;
 }
 
 }  // namespace

@@ -35,9 +35,6 @@ ALLOWED_DEVICE_BRANCHES = {
     "runtime/rank_execute.cpp": "the planner's CPU execution of a plan refuses device tensors by design",
     "train/module_trainer.cpp": "the trainer's device option names a device (\"wgpu\" -> Device(WGPU))",
     "ops/known_range.cpp": "copy plumbing: remembers the value range of index tensors copied host->device",
-    "ops/linalg.cpp": "TEMPORARY: bf16 matmul takes oneDNN on the CPU (moves with the oneDNN files)",
-    "nn/conv.cpp": "TEMPORARY: float32 conv takes oneDNN on the CPU (moves with the oneDNN files)",
-    "nn/rnn.cpp": "TEMPORARY: float32 LSTM/GRU take oneDNN on the CPU (moves with the oneDNN files)",
 }
 ALLOWED_OMP = {
     "rec/matrix_factorization.cpp": "SIMD hints (omp simd) of the SGD step's float dot products; its threads use parallel_for",

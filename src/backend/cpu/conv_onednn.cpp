@@ -3,7 +3,9 @@
 // direct convolution) beat im2col + GEMM at the small channel counts of CNN training.
 #include "backend/cpu/conv_onednn.h"
 
-#include "backend/backend.h"
+#include <algorithm>
+#include <array>
+
 #include "backend/cpu/onednn_common.h"
 #include "spiraltorch/error.h"
 
@@ -21,6 +23,30 @@ namespace st::backend::onednn {
 namespace {
 
 using detail::kReason;
+
+// The geometry of one conv2d call, in PyTorch's terms (dilation 1 = dense kernel).
+struct Conv2dDims {
+  int64_t N, C, H, W, O, kh, kw, OH, OW, groups;
+  std::array<int64_t, 2> stride, pad_begin, pad_end, dilation;
+};
+
+Conv2dDims dims_of(const Tensor& x, const Tensor& w, const Conv2dGeom& g, int64_t pad_bottom, int64_t pad_right,
+                   int64_t groups) {
+  return Conv2dDims{x.shape()[0],
+                    g.C,
+                    g.H,
+                    g.W,
+                    w.shape()[0],
+                    g.kh,
+                    g.kw,
+                    g.OH,
+                    g.OW,
+                    groups,
+                    {g.sh, g.sw},
+                    {g.ph, g.pw},
+                    {pad_bottom, pad_right},
+                    {g.dh, g.dw}};
+}
 
 detail::BackendSwitch& backend_switch() {
   static detail::BackendSwitch s("SPIRALTORCH_CONV_BACKEND", "conv2d", "im2col");
@@ -41,13 +67,13 @@ bool use_onednn() { return backend_switch().use_onednn(); }
 
 std::optional<std::string> version() { return std::nullopt; }
 std::optional<std::string> header_version() { return std::nullopt; }
-std::optional<Tensor> forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dDims&, const char*) {
-  return std::nullopt;
+
+namespace {
+bool forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dDims&, Tensor&) { return false; }
+bool backward(const Tensor&, const Tensor&, const Tensor&, bool, const Conv2dDims&, Tensor&, Tensor&, Tensor&) {
+  return false;
 }
-std::optional<Grads> backward(const Tensor&, const Tensor&, const Tensor&, bool, bool, bool, bool, const Conv2dDims&,
-                              const char*) {
-  return std::nullopt;
-}
+}  // namespace
 
 #else
 
@@ -225,15 +251,15 @@ std::string dims_str(const Conv2dDims& d) {
 }
 
 // The bias gradient when the backward-weights primitive did not produce it: gy (contiguous
-// N x O x OH x OW) summed over N, OH and OW by the CPU kernel table's reduction, in two passes.
-Tensor bias_grad(const Tensor& gy, const Conv2dDims& d) {
+// N x O x OH x OW) summed over N, OH and OW into gb by the CPU kernel table's reduction, in two passes.
+void bias_grad(const Tensor& gy, const Conv2dDims& d, Tensor& gb) {
   Backend& cpu = cpu_backend();
   Tensor per_image = Tensor::empty({d.N, d.O}, Dtype::Float32);
   cpu.reduce(ReduceOp::Sum, gy, d.N * d.O, d.OH * d.OW, 1, per_image);
-  Tensor gb = Tensor::empty({d.O}, Dtype::Float32);
   cpu.reduce(ReduceOp::Sum, per_image, 1, d.N, d.O, gb);
-  return gb;
 }
+
+constexpr const char* kOp = "conv2d";
 
 }  // namespace
 
@@ -247,13 +273,16 @@ std::optional<std::string> header_version() {
          std::to_string(DNNL_VERSION_PATCH);
 }
 
-std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, const char* op) {
+namespace {
+
+// y (N, O, OH, OW) = the convolution; false, having written nothing, when oneDNN has no
+// implementation for this geometry.
+bool forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, Tensor& y) {
   try {
     const auto e = forward_entry(d, b.defined());
-    if (!e) return std::nullopt;
+    if (!e) return false;
     dnnl::stream& s = stream();
     Staging st(s);
-    Tensor y = Tensor::empty({d.N, d.O, d.OH, d.OW}, Dtype::Float32);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, st.in(e->src, x)}, {DNNL_ARG_WEIGHTS, st.in(e->wei, w)}};
     if (b.defined()) args.emplace(DNNL_ARG_BIAS, Staging::wrap(md({d.O}, Tag::x), b));
     const memory dst = st.out(e->dst, y);
@@ -262,69 +291,84 @@ std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b,
     e->prim.execute(s, args);
     st.flush(e->dst, dst, y);
     s.wait();
-    return y;
+    return true;
   } catch (const dnnl::error& err) {
-    rethrow(err, op, "convolution forward", d);
+    rethrow(err, kOp, "convolution forward", d);
   }
 }
 
-std::optional<Grads> backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, bool need_x,
-                              bool need_w, bool need_b, const Conv2dDims& d, const char* op) {
+// Writes the gradients gx, gw, gb of forward() that are defined; false, having written nothing,
+// when oneDNN has no implementation for one of the passes.
+bool backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, const Conv2dDims& d, Tensor& gx,
+              Tensor& gw, Tensor& gb) {
+  const bool need_x = gx.defined(), need_w = gw.defined(), need_b = gb.defined();
   const char* stage = "convolution backward";
   try {
     const auto fwd = forward_entry(d, has_bias);
-    if (!fwd) return std::nullopt;
+    if (!fwd) return false;
     // A frozen weight with a trainable bias: the bias gradient alone is a plain reduction.
     const bool weights_pass = need_w;
     const bool bias_in_pass = need_b && weights_pass;
     std::shared_ptr<const Entry> bd, bw;
     if (need_x) {
       bd = cache().get(make_key(Kind::BackwardData, false, d), [&] { return make_backward_data(d, *fwd); });
-      if (!bd) return std::nullopt;
+      if (!bd) return false;
     }
     if (weights_pass) {
       bw = cache().get(make_key(Kind::BackwardWeights, bias_in_pass, d),
                        [&] { return make_backward_weights(d, bias_in_pass, *fwd); });
-      if (!bw) return std::nullopt;
+      if (!bw) return false;
     }
     dnnl::stream& s = stream();
     Staging st(s);
-    Grads g;
     std::optional<memory> gy_mem;  // gy in the layout of the first pass, reused by the second when it matches
     if (bd) {
       stage = "convolution backward-data";
-      g.gx = Tensor::empty({d.N, d.C, d.H, d.W}, Dtype::Float32);
       gy_mem = st.in(bd->dst, gy);
-      const memory gx = st.out(bd->src, g.gx);
+      const memory gx_mem = st.out(bd->src, gx);
       std::unordered_map<int, memory> args{
-          {DNNL_ARG_DIFF_DST, *gy_mem}, {DNNL_ARG_WEIGHTS, st.in(bd->wei, w)}, {DNNL_ARG_DIFF_SRC, gx}};
+          {DNNL_ARG_DIFF_DST, *gy_mem}, {DNNL_ARG_WEIGHTS, st.in(bd->wei, w)}, {DNNL_ARG_DIFF_SRC, gx_mem}};
       st.add_scratchpad(bd->scratch, args);
       bd->prim.execute(s, args);
-      st.flush(bd->src, gx, g.gx);
+      st.flush(bd->src, gx_mem, gx);
     }
     if (bw) {
       stage = "convolution backward-weights";
-      g.gw = Tensor::empty(w.shape(), Dtype::Float32);
       const memory gy_w = gy_mem && gy_mem->get_desc() == bw->dst.want ? *gy_mem : st.in(bw->dst, gy);
-      const memory gw = st.out(bw->wei, g.gw);
+      const memory gw_mem = st.out(bw->wei, gw);
       std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, st.in(bw->src, x)}, {DNNL_ARG_DIFF_DST, gy_w}, {DNNL_ARG_DIFF_WEIGHTS, gw}};
-      if (bias_in_pass) {
-        g.gb = Tensor::empty({d.O}, Dtype::Float32);
-        args.emplace(DNNL_ARG_DIFF_BIAS, Staging::wrap(md({d.O}, Tag::x), g.gb));
-      }
+          {DNNL_ARG_SRC, st.in(bw->src, x)}, {DNNL_ARG_DIFF_DST, gy_w}, {DNNL_ARG_DIFF_WEIGHTS, gw_mem}};
+      if (bias_in_pass) args.emplace(DNNL_ARG_DIFF_BIAS, Staging::wrap(md({d.O}, Tag::x), gb));
       st.add_scratchpad(bw->scratch, args);
       bw->prim.execute(s, args);
-      st.flush(bw->wei, gw, g.gw);
+      st.flush(bw->wei, gw_mem, gw);
     }
     s.wait();
-    if (need_b && !bias_in_pass) g.gb = bias_grad(gy, d);
-    return g;
+    if (need_b && !bias_in_pass) bias_grad(gy, d, gb);
+    return true;
   } catch (const dnnl::error& err) {
-    rethrow(err, op, stage, d);
+    rethrow(err, kOp, stage, d);
   }
 }
 
+}  // namespace
+
 #endif  // SPIRALTORCH_WITH_ONEDNN
+
+// Empty tensors (and float64, and the im2col switch) stay on the op's im2col path.
+bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t pad_bottom,
+                  int64_t pad_right, int64_t groups, Tensor& out) {
+  if (x.dtype() != Dtype::Float32 || !use_onednn()) return false;
+  const Conv2dDims d = dims_of(x, w, g, pad_bottom, pad_right, groups);
+  if (std::min({d.N, d.C, d.H, d.W, d.O, d.OH, d.OW}) <= 0) return false;
+  return forward(x, w, bias, d, out);
+}
+
+// No switch here: a backward follows its forward's path whatever the switch says by now.
+bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, const Conv2dGeom& g,
+                           int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& gx, Tensor& gw, Tensor& gb) {
+  if (x.dtype() != Dtype::Float32) return false;
+  return backward(gy, x, w, has_bias, dims_of(x, w, g, pad_bottom, pad_right, groups), gx, gw, gb);
+}
 
 }  // namespace st::backend::onednn

@@ -1,21 +1,14 @@
 #pragma once
-// float32 NCHW conv2d on the CPU through oneDNN (src/backend/cpu/conv_onednn.cpp), and the switch
-// that picks it or the im2col + GEMM path of src/nn/conv.cpp. Builds without oneDNN
-// (SPIRALTORCH_ONEDNN=OFF, or AUTO when it is not found) keep these functions: they
-// report why it is absent, and conv.cpp never calls the compute ones.
-#include <array>
+// float32 NCHW conv2d on the CPU through oneDNN (src/backend/cpu/conv_onednn.cpp): the CPU
+// backend's conv2d_fused entries, and the switch that lets them take a call or decline it (the op
+// then runs im2col + GEMM). Builds without oneDNN (SPIRALTORCH_ONEDNN=OFF, or AUTO when it is not
+// found) keep these functions: they report why it is absent, and the entries decline.
 #include <optional>
 #include <string>
 
-#include "spiraltorch/tensor.h"
+#include "backend/backend.h"
 
 namespace st::backend::onednn {
-
-// The geometry of one conv2d call, in PyTorch's terms (dilation 1 = dense kernel).
-struct Conv2dDims {
-  int64_t N, C, H, W, O, kh, kw, OH, OW, groups;
-  std::array<int64_t, 2> stride, pad_begin, pad_end, dilation;
-};
 
 // The oneDNN version this build runs with ("2.6.3"), or nullopt when it is not built.
 std::optional<std::string> version();
@@ -33,15 +26,13 @@ void set_conv_backend(const std::string& name);
 // Whether a float32 CPU conv2d should go to oneDNN now.
 bool use_onednn();
 
-// The compute entry points take contiguous float32 CPU tensors with the shapes in `d`.
-// Each returns nullopt when oneDNN has no implementation for this geometry (the caller then
-// uses im2col); oneDNN failures become SpiralError naming `op` and the shapes.
-std::optional<Tensor> forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, const char* op);
-struct Grads {
-  Tensor gx, gw, gb;
-};
-// Gradients of forward() (`has_bias`: whether it had a bias); any of gx / gw / gb may be skipped.
-std::optional<Grads> backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, bool need_x,
-                              bool need_w, bool need_b, const Conv2dDims& d, const char* op);
+// Backend::conv2d_fused and conv2d_fused_backward of the CPU backend (their contracts are in
+// backend.h): float32 operands with no empty dimension while use_onednn(); the backward takes
+// every call whose forward was taken. oneDNN failures other than a missing implementation become
+// SpiralError naming the shapes.
+bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t pad_bottom,
+                  int64_t pad_right, int64_t groups, Tensor& out);
+bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, const Conv2dGeom& g,
+                           int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& gx, Tensor& gw, Tensor& gb);
 
 }  // namespace st::backend::onednn

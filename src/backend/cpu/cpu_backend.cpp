@@ -1,7 +1,10 @@
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/conv_onednn.h"
 #include "backend/cpu/dense_linalg.h"
 #include "backend/cpu/dropout.h"
 #include "backend/cpu/loss.h"
+#include "backend/cpu/matmul_onednn.h"
+#include "backend/cpu/rnn_onednn.h"
 #include "backend/cpu/search.h"
 
 namespace st::backend {
@@ -262,6 +265,32 @@ class CpuBackend final : public Backend {
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                    int64_t ignore_index, double scale, Tensor& dx) override {
     return backend::cpu::cross_entropy_rows_backward(x, t, lse, g, ignore_index, scale, dx);
+  }
+  // oneDNN's convolution, LSTM and bf16 matmul primitives (declined without oneDNN, by the
+  // conv / RNN switches, and for bf16 on CPUs without native bf16 dot products).
+  bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t pad_bottom,
+                    int64_t pad_right, int64_t groups, Tensor& out) override {
+    return onednn::conv2d_fused(x, w, bias, g, pad_bottom, pad_right, groups, out);
+  }
+  bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, const Conv2dGeom& g,
+                             int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& gx, Tensor& gw,
+                             Tensor& gb) override {
+    return onednn::conv2d_fused_backward(gy, x, w, has_bias, g, pad_bottom, pad_right, groups, gx, gw, gb);
+  }
+  bool has_lstm_layer(Dtype dtype) const override { return dtype == Dtype::Float32 && onednn::use_onednn_rnn(); }
+  bool lstm_layer(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                  const Tensor& h0, const Tensor& c0, LstmOutputs& out, Tensor* workspace) override {
+    return onednn::lstm_layer(x, w_ih, w_hh, b_ih, b_hh, h0, c0, out, workspace);
+  }
+  bool lstm_layer_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace, const Tensor& x,
+                           const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                           const Tensor& h0, const Tensor& c0, LstmGrads& grads) override {
+    return onednn::lstm_layer_backward(g, out, workspace, x, w_ih, w_hh, b_ih, b_hh, h0, c0, grads);
+  }
+  bool half_matmul(Dtype dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                   int64_t sa, const void* b, int64_t ldb, int64_t sb, void* c, int64_t batch) override {
+    return dtype == Dtype::BFloat16 && onednn::bf16_matmul_available() &&
+           onednn::bf16_matmul(trans_a, trans_b, m, n, k, a, lda, sa, b, ldb, sb, c, batch);
   }
   void sgd_update(std::span<const SgdSlot> slots, const SgdArgs& a) override { backend::cpu::sgd_update(slots, a); }
   void adagrad_update(std::span<const AdagradSlot> slots, const AdagradArgs& a) override {

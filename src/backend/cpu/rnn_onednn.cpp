@@ -3,6 +3,8 @@
 // GEMM, packed weights, fused gate kernels), which beats our per-step GEMM + gate loop.
 #include "backend/cpu/rnn_onednn.h"
 
+#include <initializer_list>
+
 #include "backend/cpu/onednn_common.h"
 #include "spiraltorch/error.h"
 
@@ -25,10 +27,19 @@ namespace st::backend::onednn {
 
 namespace {
 
+using LstmOutputs = Backend::LstmOutputs;
+using LstmGrads = Backend::LstmGrads;
+
 detail::BackendSwitch& backend_switch() {
   static detail::BackendSwitch s("SPIRALTORCH_RNN_BACKEND", "LSTM", "loop");
   return s;
 }
+
+// One unidirectional single-layer LSTM, time-major, PyTorch's weight layout.
+struct LstmDims {
+  int64_t T, B, I, H;
+  bool bias;
+};
 
 }  // namespace
 
@@ -40,15 +51,16 @@ bool use_onednn_rnn() { return backend_switch().use_onednn(); }
 
 #ifndef SPIRALTORCH_WITH_ONEDNN
 
-std::optional<LstmOutputs> lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                        const Tensor&, const LstmDims&, Tensor*, const char*) {
-  return std::nullopt;
+namespace {
+bool lstm_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                  const LstmDims&, LstmOutputs&, Tensor*) {
+  return false;
 }
-std::optional<LstmGrads> lstm_backward(const LstmOutputs&, const LstmOutputs&, const Tensor&, const Tensor&,
-                                       const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                                       const LstmDims&, const char*) {
-  return std::nullopt;
+bool lstm_backward(const LstmOutputs&, const LstmOutputs&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                   const Tensor&, const Tensor&, const Tensor&, const LstmDims&, LstmGrads&) {
+  return false;
 }
+}  // namespace
 
 #else
 
@@ -64,6 +76,8 @@ using detail::input_arg;
 using detail::output_arg;
 using detail::stream;
 using detail::user_scratchpad;
+
+constexpr const char* kOp = "LSTM";
 
 memory::desc md(const memory::dims& dims, Tag tag) { return memory::desc(dims, kF32, tag); }
 
@@ -276,24 +290,23 @@ std::string dims_str(const LstmDims& d) {
   detail::rethrow(e, op, stage, dims_str(d));
 }
 
-}  // namespace
-
-std::optional<LstmOutputs> lstm_forward(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias,
-                                        const Tensor& h0, const Tensor& c0, const LstmDims& d, Tensor* workspace,
-                                        const char* op) {
+// Inputs are contiguous float32 CPU tensors: x (T, B, I), w_ih (4H, I), w_hh (4H, H),
+// bias (4H) = b_ih + b_hh (undefined when !d.bias), h0 / c0 (B, H); out's tensors are allocated
+// contiguous. With `workspace` non-null the forward runs in training mode and stores there what
+// lstm_backward needs. False, having written nothing, when oneDNN has no implementation.
+bool lstm_forward(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias, const Tensor& h0,
+                  const Tensor& c0, const LstmDims& d, LstmOutputs& out, Tensor* workspace) {
   try {
     const bool training = workspace != nullptr;
     const auto e = forward_entry(d, training);
-    if (!e) return std::nullopt;
+    if (!e) return false;
     // Training: make sure the backward exists too, so a layer never runs half on oneDNN.
     if (training && !cache().get(make_key(Kind::Backward, d), [&] { return make_backward(d, *e); })) {
-      return std::nullopt;
+      return false;
     }
     const Descs s = descs(d);
     dnnl::stream& st = stream();
     Staging sg(st);
-    LstmOutputs out{Tensor::empty({d.T, d.B, d.H}, Dtype::Float32), Tensor::empty({d.B, d.H}, Dtype::Float32),
-                    Tensor::empty({d.B, d.H}, Dtype::Float32)};
     // Inference: reordered weights from the weight cache (held until the call ends).
     std::shared_ptr<const WeightEntry> cwl, cwi;
     if (!training && e->wl.reorder) cwl = weight_cache().get(e->wl, w_ih, st);
@@ -316,29 +329,25 @@ std::optional<LstmOutputs> lstm_forward(const Tensor& x, const Tensor& w_ih, con
     sg.add_scratchpad(e->scratch, args);
     e->prim.execute(st, args);
     st.wait();
-    return out;
+    return true;
   } catch (const dnnl::error& err) {
-    rethrow(err, op, "LSTM forward", d);
+    rethrow(err, kOp, "LSTM forward", d);
   }
 }
 
-std::optional<LstmGrads> lstm_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace,
-                                       const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias,
-                                       const Tensor& h0, const Tensor& c0, const LstmDims& d, const char* op) {
+// Gradients of lstm_forward (training mode) given the gradients `g` of its outputs `out` (all
+// three defined and contiguous), into r's tensors (allocated contiguous; db only with a bias).
+bool lstm_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace, const Tensor& x,
+                   const Tensor& w_ih, const Tensor& w_hh, const Tensor& bias, const Tensor& h0, const Tensor& c0,
+                   const LstmDims& d, LstmGrads& r) {
   try {
     const auto fwd = forward_entry(d, true);
-    if (!fwd) return std::nullopt;
+    if (!fwd) return false;
     const auto e = cache().get(make_key(Kind::Backward, d), [&] { return make_backward(d, *fwd); });
-    if (!e) return std::nullopt;
+    if (!e) return false;
     const Descs s = descs(d);
     dnnl::stream& st = stream();
     Staging sg(st);
-    LstmGrads r;
-    r.dx = Tensor::empty({d.T, d.B, d.I}, Dtype::Float32);
-    r.dw_ih = Tensor::empty({4 * d.H, d.I}, Dtype::Float32);
-    r.dw_hh = Tensor::empty({4 * d.H, d.H}, Dtype::Float32);
-    r.dh0 = Tensor::empty({d.B, d.H}, Dtype::Float32);
-    r.dc0 = Tensor::empty({d.B, d.H}, Dtype::Float32);
     const memory dwl = sg.out_zeroed(*e->dwl, r.dw_ih);
     const memory dwi = sg.out_zeroed(*e->dwi, r.dw_hh);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, Staging::wrap(s.src_layer, x)},
@@ -359,7 +368,6 @@ std::optional<LstmGrads> lstm_backward(const LstmOutputs& g, const LstmOutputs& 
                                          {DNNL_ARG_DIFF_DST_ITER, Staging::wrap(s.dst_iter, g.h_n)},
                                          {DNNL_ARG_DIFF_DST_ITER_C, Staging::wrap(s.dst_iter, g.c_n)}};
     if (d.bias) {
-      r.db = Tensor::empty({4 * d.H}, Dtype::Float32);
       std::memset(r.db.raw_data(), 0, sizeof(float) * 4 * d.H);
       args.emplace(DNNL_ARG_BIAS, Staging::wrap(s.bias, bias));
       args.emplace(DNNL_ARG_DIFF_BIAS, Staging::wrap(s.bias, r.db));
@@ -369,12 +377,52 @@ std::optional<LstmGrads> lstm_backward(const LstmOutputs& g, const LstmOutputs& 
     sg.flush(*e->dwl, dwl, r.dw_ih);
     sg.flush(*e->dwi, dwi, r.dw_hh);
     st.wait();
-    return r;
+    return true;
   } catch (const dnnl::error& err) {
-    rethrow(err, op, "LSTM backward", d);
+    rethrow(err, kOp, "LSTM backward", d);
   }
 }
 
+}  // namespace
+
 #endif  // SPIRALTORCH_WITH_ONEDNN
+
+namespace {
+
+bool all_float32(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts) {
+    if (t->defined() && t->dtype() != Dtype::Float32) return false;
+  }
+  return true;
+}
+
+LstmDims dims_of(const Tensor& x, const Tensor& w_hh, const Tensor& b_ih) {
+  return LstmDims{x.shape()[0], x.shape()[1], x.shape()[2], w_hh.shape()[1], b_ih.defined()};
+}
+
+// oneDNN has one bias: b_ih + b_hh.
+Tensor fused_bias(const Tensor& b_ih, const Tensor& b_hh) {
+  if (!b_ih.defined()) return Tensor();
+  Tensor bias = Tensor::empty(b_ih.shape(), Dtype::Float32);
+  cpu_backend().binary(BinaryOp::Add, b_ih, b_hh, bias);
+  return bias;
+}
+
+}  // namespace
+
+bool lstm_layer(const Tensor& x, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                const Tensor& h0, const Tensor& c0, LstmOutputs& out, Tensor* workspace) {
+  // The switch first: a bad SPIRALTORCH_RNN_BACKEND is reported whatever the dtype.
+  if (!use_onednn_rnn() || !all_float32({&x, &w_ih, &w_hh, &b_ih, &b_hh, &h0, &c0})) return false;
+  return lstm_forward(x, w_ih, w_hh, fused_bias(b_ih, b_hh), h0, c0, dims_of(x, w_hh, b_ih), out, workspace);
+}
+
+// No switch here: a backward follows its forward's path whatever the switch says by now.
+bool lstm_layer_backward(const LstmOutputs& g, const LstmOutputs& out, const Tensor& workspace, const Tensor& x,
+                         const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh,
+                         const Tensor& h0, const Tensor& c0, LstmGrads& grads) {
+  if (!all_float32({&x, &w_ih, &w_hh, &b_ih, &b_hh, &h0, &c0})) return false;
+  return lstm_backward(g, out, workspace, x, w_ih, w_hh, fused_bias(b_ih, b_hh), h0, c0, dims_of(x, w_hh, b_ih), grads);
+}
 
 }  // namespace st::backend::onednn
