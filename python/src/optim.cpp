@@ -645,22 +645,12 @@ void bind_optim(nb::module_& root) {
   m.def("clip_grad_norm_",
         [](TensorsArg parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
     const std::vector<Tensor> params = params_arg(parameters);
-    const double total = clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
-    st::Dtype dt = st::Dtype::Float32;
-    st::Device dev;  // like PyTorch, the norm lives where the gradients do
-    for (const Tensor& p : params) {
-      if (p.grad().defined()) {
-        dt = p.grad().dtype() == st::Dtype::Float64 ? st::Dtype::Float64 : st::Dtype::Float32;
-        dev = p.grad().device();
-        break;
-      }
-    }
-    return st::scalar_tensor(total, dt, dev);
+    return clip_grad_norm_(params, max_norm, norm_type, error_if_nonfinite);
   }, nb::arg("parameters"), nb::arg("max_norm"), nb::arg("norm_type") = 2.0, nb::arg("error_if_nonfinite") = false,
         "Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf "
         "and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping "
-        "as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a "
-        "NaN/Inf norm raises instead of scaling.");
+        "as a 0-d tensor on the gradients' device (float64 for float64 gradients), computed there without a host "
+        "read; a NaN/Inf norm leaves the gradients unscaled, or raises with error_if_nonfinite.");
   m.def("clip_grad_value_",
         [](TensorsArg parameters, double clip_value) { clip_grad_value_(params_arg(parameters), clip_value); },
         nb::arg("parameters"), nb::arg("clip_value"),

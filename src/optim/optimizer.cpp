@@ -405,63 +405,39 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
   skipped_steps_ = s.skipped_steps;
 }
 
-namespace {
-
-// The total norm of orders 0 and -inf, rare enough to go through tensor ops on any device. As
-// torch, the total is the norm of the per-tensor norms: for -inf the smallest magnitude, for 0 the
-// number of tensors with a non-zero entry (the 0-"norm" of their non-zero counts).
-double count_or_min_norm(const std::vector<Tensor>& grads, double norm_type) {
-  double total = norm_type == 0.0 ? 0.0 : INFINITY;
-  for (const Tensor& g : grads) {
-    if (g.numel() == 0) continue;
-    const Tensor a = abs(st::detail::cast_raw(g, g.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32));
-    if (norm_type == 0.0) {
-      total += sum(ne(a, scalar_tensor(0.0, a.dtype(), a.device()))).item() != 0.0 ? 1.0 : 0.0;
-    } else {
-      const double m = amin(a).item();
-      total = std::isnan(m) || std::isnan(total) ? NAN : std::min(total, m);
-    }
-  }
-  return total;
-}
-
-}  // namespace
-
-double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type, bool error_if_nonfinite) {
+Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type, bool error_if_nonfinite) {
   NoGradGuard ng;
   std::vector<Tensor> grads;
   for (const Tensor& p : params) {
     const Tensor g = p.grad();
     if (g.defined()) grads.push_back(g);
   }
-  if (grads.empty()) return 0.0;
-  const bool special = norm_type == 0.0 || norm_type == -INFINITY;
-  const bool inf_norm = !special && std::isinf(norm_type);
-  double acc = 0.0;
-  for (const Tensor& g : special ? std::vector<Tensor>{} : grads) {
-    Tensor c = g.dtype() == Dtype::Float64 ? g.contiguous() : st::detail::cast_raw(g, Dtype::Float32).contiguous();
-    const Tensor a = abs(c);
-    if (inf_norm) {
-      const double m = c.numel() ? amax(a).item() : 0.0;
-      acc = std::isnan(m) ? NAN : std::max(acc, m);
-    } else {
-      acc += sum(norm_type == 2.0 ? square(a) : (norm_type == 1.0 ? a : pow(a, norm_type))).item();
+  if (grads.empty()) return scalar_tensor(0.0, Dtype::Float32, Device{});
+  // Like PyTorch, the norm lives where (and in the precision) the first gradient does.
+  const Device device = grads.front().device();
+  const Dtype dt = grads.front().dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+  // The total is the norm of the per-tensor norms (torch's rule; for order 0 the number of tensors
+  // with a non-zero entry, for -inf the smallest magnitude, empty tensors skipped). All on the
+  // device, so a captured training step can clip without reading anything back.
+  std::vector<Tensor> norms;
+  for (const Tensor& g : grads) {
+    if (g.numel() == 0) {
+      if (norm_type != -INFINITY) norms.push_back(zeros({}, dt, device));
+      continue;
     }
+    const Tensor c = st::detail::cast_raw(g, g.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32);
+    norms.push_back(st::detail::cast_raw(to_device(norm(c, norm_type), device), dt));
   }
-  const double total = special    ? count_or_min_norm(grads, norm_type)
-                       : inf_norm ? acc
-                                  : (norm_type == 1.0 ? acc : std::pow(acc, 1.0 / norm_type));
-  if (!std::isfinite(total)) {
-    if (error_if_nonfinite) {
-      throw ValueError("clip_grad_norm_: the total norm of order " + std::to_string(norm_type) +
-                       " for gradients is non-finite, so it cannot be clipped");
-    }
-    return total;  // gradients are left alone; the optimizer's step will skip them
+  const Tensor total = norms.empty() ? full({}, INFINITY, dt, device) : norm(stack(norms), norm_type);
+  if (error_if_nonfinite && !std::isfinite(total.item())) {
+    throw ValueError("clip_grad_norm_: the total norm of order " + std::to_string(norm_type) +
+                     " for gradients is non-finite, so it cannot be clipped");
   }
-  const double coef = max_norm / (total + 1e-6);
-  if (coef < 1.0) {
-    for (Tensor g : grads) mul_(g, coef);
-  }
+  // min(1, max_norm / (total + 1e-6)), and 1 for a non-finite total: such gradients are left alone
+  // and the optimizer's step skips them.
+  const Tensor coef = clamp(mul(reciprocal(add(total, Scalar(1e-6))), Scalar(max_norm)), std::nullopt, Scalar(1.0));
+  const Tensor scale = where(isfinite(total), coef, ones_like(coef));
+  for (Tensor g : grads) mul_(g, st::detail::cast_raw(to_device(scale, g.device()), g.dtype()));
   return total;
 }
 

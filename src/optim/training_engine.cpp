@@ -57,7 +57,7 @@ bool gradients_finite(const std::vector<Tensor>& params) {
 
 bool gate_gradients(const std::vector<Tensor>& params, std::optional<double> max_norm) {
   // clip_grad_norm_ leaves non-finite gradients alone and reports a non-finite norm.
-  if (max_norm) return std::isfinite(clip_grad_norm_(params, *max_norm));
+  if (max_norm) return std::isfinite(clip_grad_norm_(params, *max_norm).item());
   return gradients_finite(params);
 }
 

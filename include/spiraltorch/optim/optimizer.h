@@ -146,10 +146,12 @@ class Optimizer {
 };
 
 // Scales gradients so their joint `norm_type`-norm is at most max_norm (like
-// torch.nn.utils.clip_grad_norm_); returns the norm before clipping. norm_type may be INFINITY, -INFINITY
-// or 0; as torch, the total is the norm of the per-tensor norms (order 0: the number of gradients
-// with a non-zero entry).
-double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0,
+// torch.nn.utils.clip_grad_norm_); returns the norm before clipping, a 0-d tensor on the first
+// gradient's device (float64 for float64 gradients). norm_type may be INFINITY, -INFINITY or 0; as
+// torch, the total is the norm of the per-tensor norms (order 0: the number of gradients with a
+// non-zero entry). Nothing is read back to the host (a CUDA graph can capture it) unless
+// error_if_nonfinite asks to raise on a NaN/Inf total; a non-finite total leaves the gradients alone.
+Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
 // Clamps every gradient element to [-clip_value, clip_value].
 void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);

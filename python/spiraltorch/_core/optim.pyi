@@ -439,7 +439,7 @@ class ReduceLROnPlateau:
 
 def clip_grad_norm_(parameters: spiraltorch._core.Tensor | Iterable[spiraltorch._core.Tensor], max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> spiraltorch._core.Tensor:
     """
-    Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping as a 0-d tensor on the gradients' device (float64 for float64 gradients). With error_if_nonfinite a NaN/Inf norm raises instead of scaling.
+    Scales the gradients in place so their joint norm_type-norm (the norm of the per-tensor norms; inf, -inf and 0 allowed) is at most max_norm, like torch.nn.utils.clip_grad_norm_. Returns the norm before clipping as a 0-d tensor on the gradients' device (float64 for float64 gradients), computed there without a host read; a NaN/Inf norm leaves the gradients unscaled, or raises with error_if_nonfinite.
     """
 
 def clip_grad_value_(parameters: spiraltorch._core.Tensor | Iterable[spiraltorch._core.Tensor], clip_value: float) -> None:
