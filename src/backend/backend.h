@@ -324,21 +324,6 @@ class Backend {
   virtual void depthwise_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t batch,
                                                 Tensor& gw) = 0;
 
-  // ---- library convolution (optional: cuDNN on CUDA) ----
-  // Whether conv2d_forward / conv2d_backward_* take this geometry (padding g.ph / g.pw on both
-  // sides), group count and dtype; when false the op layer runs im2col + gemm (or oneDNN).
-  virtual bool has_conv2d(const Conv2dGeom& g, int64_t groups, Dtype dtype) const;
-  // out (batch, O, OH, OW) = conv(x (batch, C, H, W), w (O, C/groups, kh, kw)) (+ bias (O,) when
-  // defined); all contiguous NCHW of one dtype, out overwritten.
-  virtual void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t groups,
-                              Tensor& out);
-  // gx (batch, C, H, W) overwritten with the input gradient of conv2d_forward.
-  virtual void conv2d_backward_input(const Tensor& gy, const Tensor& w, const Conv2dGeom& g, int64_t groups,
-                                     Tensor& gx);
-  // gw (O, C/groups, kh, kw) overwritten with the weight gradient of conv2d_forward.
-  virtual void conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Conv2dGeom& g, int64_t groups,
-                                      Tensor& gw);
-
   // ---- batch norm: x, g, y, dx are contiguous (n, c, l) float32/float64; per-channel tensors (c,)
   // share that dtype; w and b may be undefined (1 and 0) ----
   // Per channel over n * l values: mean, rstd = 1 / sqrt(var + eps) and the biased var.
@@ -535,13 +520,12 @@ class Backend {
                               double p1, Tensor& out, Tensor& dp, Tensor& dt) {
     return false;
   }
-  // Fused layers and products (oneDNN on the CPU). Each returns false, having written nothing,
-  // where this backend has no kernel for the operands; the op then runs its composite (im2col +
-  // gemm, the input projection + lstm_forward, float32 gemm), which defines the result and its
-  // gradient.
-  // conv2d with the padding allowed to differ per side: g's ph / pw pad the top / left, pad_bottom
-  // / pad_right the bottom / right. x (N, C, H, W), w (O, C/groups, kh, kw) and bias (O,) (may be
-  // undefined) are contiguous NCHW of one dtype; writes out (N, O, g.OH, g.OW), contiguous.
+  // Fused layers and products (oneDNN on the CPU, cuDNN convolutions on CUDA). Each returns false, having written
+  // nothing, where this backend has no kernel for the operands; the op then runs its composite (im2col + gemm, the
+  // input projection + lstm_forward, float32 gemm), which defines the result and its gradient. conv2d with the padding
+  // allowed to differ per side: g's ph / pw pad the top / left, pad_bottom / pad_right the bottom / right. x (N, C, H,
+  // W), w (O, C/groups, kh, kw) and bias (O,) (may be undefined) are contiguous NCHW of one dtype; writes out (N, O,
+  // g.OH, g.OW), contiguous.
   virtual bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g,
                             int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& out) {
     return false;

@@ -1,6 +1,6 @@
 // conv1d / conv2d: shape checks, im2col + batched GEMM forward, explicit backward,
 // and the Conv1d / Conv2d modules. Kernels: src/backend/cpu/conv.cpp; a backend may run the
-// whole convolution itself (Backend::conv2d_fused: oneDNN for float32 on the CPU).
+// whole convolution itself (Backend::conv2d_fused: cuDNN on CUDA, oneDNN for float32 on the CPU).
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/autocast.h"
 
@@ -308,50 +308,19 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
   }
 
   const ConvPlan p = make_plan(input.shape(), weight.shape(), s);
-  // A library convolution (cuDNN on CUDA) when the backend takes this geometry; it also
-  // runs float16/bfloat16 natively. Elsewhere half types compute in float32.
-  auto& be = backend_of(input);
-  const bool lib = s.pad_begin == s.pad_end && std::min({p.N, p.C, p.H, p.W, p.O, p.OH, p.OW}) > 0 &&
-                   be.has_conv2d(p.geom, p.groups, input.dtype());
-  if (half && !lib) {
-    const Tensor b32 = bias.defined() ? bias.to(Dtype::Float32) : Tensor();
-    return conv2d_impl(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, s, op).to(input.dtype());
-  }
+  // The backend's whole-convolution kernel (cuDNN on CUDA, also for float16/bfloat16; oneDNN for
+  // float32 on the CPU) where it takes these operands, else im2col + GEMM, half types in float32;
+  // the backward follows the forward's path (decided once here).
   const Tensor x = input.detach().contiguous();
   const Tensor w = weight.detach().contiguous();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
-  if (lib) {
-    Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, x.dtype(), x.device());
-    be.conv2d_forward(x, w, b, p.geom, p.groups, out);
-    if (needs_grad({&input, &weight, &bias})) {
-      const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();
-      record(out, "Conv2dBackward", {input, weight, bias},
-             [x, w, p, nx, nw, nb](const Tensor& g) -> std::vector<Tensor> {
-        auto& bk = backend_of(x);
-        const Tensor gy = detail::cast_raw(g, x.dtype()).contiguous();
-        Tensor gx, gw, gb;
-        if (nx) {
-          gx = Tensor::empty(x.shape(), x.dtype(), x.device());
-          bk.conv2d_backward_input(gy, w, p.geom, p.groups, gx);
-        }
-        if (nw) {
-          gw = Tensor::empty(w.shape(), w.dtype(), w.device());
-          bk.conv2d_backward_weight(gy, x, p.geom, p.groups, gw);
-        }
-        if (nb) {
-          NoGradGuard ng;
-          gb = sum(gy, {0, 2, 3});
-        }
-        return {gx, gw, gb};
-      }, {x, w});
-    }
-    return out;
-  }
-  // The backend's whole-convolution kernel where it takes these operands, else im2col + GEMM;
-  // the backward follows the forward's path (decided once here).
   Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, x.dtype(), x.device());
   const int64_t pad_bottom = s.pad_end[0], pad_right = s.pad_end[1];
-  const bool fused = be.conv2d_fused(x, w, b, p.geom, pad_bottom, pad_right, p.groups, out);
+  const bool fused = backend_of(input).conv2d_fused(x, w, b, p.geom, pad_bottom, pad_right, p.groups, out);
+  if (!fused && half) {
+    const Tensor b32 = bias.defined() ? bias.to(Dtype::Float32) : Tensor();
+    return conv2d_impl(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, s, op).to(input.dtype());
+  }
   if (!fused) conv2d_forward_raw(x, w, b, p, out);
   if (needs_grad({&input, &weight, &bias})) {
     const bool nx = input.requires_grad(), nw = weight.requires_grad(), nb = bias.defined() && bias.requires_grad();

@@ -334,15 +334,5 @@ std::function<int32_t()> Backend::read_later(const Tensor& flag) {
   const auto v = static_cast<int32_t>(flag.item());
   return [v] { return v; };
 }
-bool Backend::has_conv2d(const Conv2dGeom&, int64_t, Dtype) const { return false; }
-void Backend::conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
-  no_fused("conv2d_forward");
-}
-void Backend::conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
-  no_fused("conv2d_backward_input");
-}
-void Backend::conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dGeom&, int64_t, Tensor&) {
-  no_fused("conv2d_backward_weight");
-}
 
 }  // namespace st::backend

@@ -255,24 +255,36 @@ class CudaBackend final : public backend::Backend {
     backend::cuda::gru_backward(g, hs, saved, w, h0, dx, dw, dbhh, dh0);
   }
 
-  // ---- library convolution (cuDNN) and batch norm ----
-  bool has_conv2d(const backend::Conv2dGeom& g, int64_t groups, Dtype dtype) const override {
-    return backend::cuda::has_cudnn_conv2d(g, groups, dtype);
+  // ---- whole convolutions (cuDNN) and batch norm ----
+  // cuDNN takes padding equal on both sides; the op runs im2col + GEMM where it declines.
+  static bool cudnn_takes(const Tensor& x, const Tensor& w, const backend::Conv2dGeom& g, int64_t pad_bottom,
+                          int64_t pad_right, int64_t groups) {
+    return pad_bottom == g.ph && pad_right == g.pw && x.numel() > 0 && w.numel() > 0 && g.OH > 0 && g.OW > 0 &&
+           backend::cuda::has_cudnn_conv2d(g, groups, x.dtype());
   }
-  void conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
-                      int64_t groups, Tensor& out) override {
+  bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const backend::Conv2dGeom& g,
+                    int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& out) override {
+    if (!cudnn_takes(x, w, g, pad_bottom, pad_right, groups)) return false;
     use_device(index_);
     backend::cuda::cudnn_conv2d_forward(x, w, bias, g, groups, out);
+    return true;
   }
-  void conv2d_backward_input(const Tensor& gy, const Tensor& w, const backend::Conv2dGeom& g, int64_t groups,
-                             Tensor& gx) override {
+  bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias,
+                             const backend::Conv2dGeom& g, int64_t pad_bottom, int64_t pad_right, int64_t groups,
+                             Tensor& gx, Tensor& gw, Tensor& gb) override {
+    (void)has_bias;
+    if (!cudnn_takes(x, w, g, pad_bottom, pad_right, groups)) return false;
     use_device(index_);
-    backend::cuda::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
-  }
-  void conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
-                              Tensor& gw) override {
-    use_device(index_);
-    backend::cuda::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
+    if (gx.defined()) backend::cuda::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
+    if (gw.defined()) backend::cuda::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
+    if (gb.defined()) {
+      // gy summed over positions, then over the batch.
+      const int64_t n = gy.shape()[0], o = gy.shape()[1];
+      Tensor per_image = Tensor::empty({n, o}, gy.dtype(), gy.device());
+      backend::cuda::reduce(backend::ReduceOp::Sum, gy, n * o, g.OH * g.OW, 1, per_image);
+      backend::cuda::reduce(backend::ReduceOp::Sum, per_image, 1, n, o, gb);
+    }
+    return true;
   }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                         Tensor& var) override {
