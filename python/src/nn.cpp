@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/trampoline.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -276,6 +277,63 @@ nb::object call_python_forward(nb::handle self, nb::args args, nb::kwargs kwargs
   const CallValues out = m.call_hooked(
       py_values(args), [&](const CallValues& a) { return py_values(forward(*args_tuple(a, "forward"), **kwargs)); });
   return py_object(out, true, "forward");
+}
+
+// Native layers whose call takes several arguments (the losses, LSTM/GRU and their cells,
+// attention and transformer layers, Bilinear, ...) bind __call__ to their own forward. The first
+// hook registered from Python on such a layer wraps its class's __call__ so hooks run around it
+// (Module::call_hooked) exactly as around a single-tensor call; classes nobody hooks keep the direct
+// call, and the wrapper of a hooked one calls the bound function directly while an instance has no
+// hooks. It keeps the original's signatures (defaults written out) and docstrings.
+// A class bound here (a Python subclass of one is a nanobind type too, but defined elsewhere).
+bool is_bound_class(nb::handle cls) {
+  return nb::type_check(cls) && nb::cast<std::string>(cls.attr("__module__")).starts_with("spiraltorch._core");
+}
+
+void hook_native_call(nb::handle module_type) {
+  static std::set<PyObject*> wrapped;
+  static std::deque<std::string> texts;  // nb::sig and doc strings must outlive the functions
+  const nb::handle base = nb::type<Module>();
+  for (const nb::handle cls : nb::borrow<nb::tuple>(module_type.attr("__mro__"))) {
+    PyObject* own = PyDict_GetItemString(reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_dict, "__call__");
+    if (own == nullptr) continue;
+    // The base's single-tensor call runs the hooks itself; a Python class's __call__ is its own
+    // (the base gives those that override forward one that runs the hooks).
+    if (cls.is(base) || !is_bound_class(cls) || !wrapped.insert(cls.ptr()).second) return;
+    nb::object original = nb::borrow(own);
+    auto call = [original](nb::handle self, nb::args args, nb::kwargs kwargs) -> nb::object {
+      Module& mod = nb::cast<Module&>(self);
+      if (!mod.has_hooks()) return original(self, *args, **kwargs);
+      const CallValues out = mod.call_hooked(py_values(args), [&](const CallValues& a) {
+        return py_values(original(self, *args_tuple(a, "forward"), **kwargs));
+      });
+      return py_object(out, true, "forward");
+    };
+    // One wrapper per overload, defined one after another so nanobind chains them: the first takes
+    // every call (the original picks the overload), the others carry their signatures.
+    const nb::tuple overloads = nb::borrow<nb::tuple>(original.attr("__nb_signature__"));
+    nb::delattr(cls, "__call__");
+    for (const nb::handle ov : overloads) {
+      const nb::tuple overload = nb::borrow<nb::tuple>(ov);
+      std::string sig = nb::cast<std::string>(overload[0]);
+      if (!overload[2].is_none()) {
+        const nb::tuple values = nb::borrow<nb::tuple>(overload[2]);
+        for (size_t k = values.size(); k-- > 0;) {  // higher marks first: \\12 is not \\1 followed by 2
+          const std::string mark = "\\" + std::to_string(k);
+          const std::string text = nb::cast<std::string>(nb::repr(values[k]));
+          for (size_t at = sig.find(mark); at != std::string::npos; at = sig.find(mark, at + text.size())) {
+            sig.replace(at, mark.size(), text);
+          }
+        }
+      }
+      const char* sig_text = texts.emplace_back(std::move(sig)).c_str();
+      const char* doc_text =
+          texts.emplace_back(overload[1].is_none() ? "" : nb::cast<std::string>(overload[1])).c_str();
+      nb::cpp_function_def(call, nb::scope(cls), nb::name("__call__"), nb::is_method(), nb::sig(sig_text),
+                           nb::arg("args"), nb::arg("kwargs"), doc_text);
+    }
+    return;
+  }
 }
 
 // (path, module) for the module and its descendants, each once. Children travel as
@@ -708,20 +766,26 @@ void bind_nn(nb::module_& parent) {
            "IncompatibleKeys(missing_keys, unexpected_keys) (both empty under strict=True); CheckpointError or "
            "ShapeError name the offending key.")
       .def("register_forward_pre_hook",
-           [](Module& self, nb::callable hook) {
+           [](nb::handle py_self, nb::callable hook) {
+    hook_native_call(py_self.type());
+    Module& self = nb::cast<Module&>(py_self);
     return handle_of(self, self.register_forward_pre_hook(python_pre_hook(std::move(hook))));
   }, nb::arg("hook"),
            "hook(module, args) -> None or replacement args, run before forward; args is the positional tuple as "
            "given (non-tensor arguments included; a tuple of the tensors when a native container calls the "
            "module). A result that is not a tuple is the single argument.")
       .def("register_forward_hook",
-           [](Module& self, nb::callable hook) {
+           [](nb::handle py_self, nb::callable hook) {
+    hook_native_call(py_self.type());
+    Module& self = nb::cast<Module&>(py_self);
     return handle_of(self, self.register_forward_hook(python_forward_hook(std::move(hook))));
   }, nb::arg("hook"),
            "hook(module, args, output) -> None or a replacement output, run after forward; output is what forward "
            "returned.")
       .def("register_full_backward_hook",
-           [](Module& self, nb::callable hook) {
+           [](nb::handle py_self, nb::callable hook) {
+    hook_native_call(py_self.type());
+    Module& self = nb::cast<Module&>(py_self);
     return handle_of(self, self.register_full_backward_hook(python_backward_hook(std::move(hook))));
   }, nb::arg("hook"),
            "hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass "

@@ -671,3 +671,54 @@ def test_python_module_hooks_inside_a_native_container_see_a_tuple_of_tensors():
     with pytest.raises(TypeError, match="Double forward hook: a hook on a call from C\\+\\+"):
         seq(st.ones(1, 2))
     assert seen == [1]
+
+
+@pytest.mark.parametrize("layer", ["MSELoss", "LSTM", "MultiheadAttention", "Bilinear"])
+def test_hooks_on_native_layers_with_several_arguments_match_torch(layer):
+    """Native layers whose call takes several arguments (losses, LSTM, attention, Bilinear) run the
+    hooks registered from Python like torch's: the pre-hook sees every positional argument and may
+    replace them, the forward hook sees the output as returned, the full backward hook gets one
+    grad_input per tensor argument and one grad_output per tensor output."""
+    ctor, shapes = {
+        "MSELoss": ((), [(4, 3), (4, 3)]),
+        "LSTM": ((3, 5), [(6, 2, 3)]),
+        "MultiheadAttention": ((8, 2), [(5, 1, 8), (5, 1, 8), (5, 1, 8)]),
+        "Bilinear": ((3, 4, 2), [(5, 3), (5, 4)]),
+    }[layer]
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    results, torch_params = {}, []
+    for name, mod in (("torch", torch.nn), ("st", nn)):
+        m = getattr(mod, layer)(*ctor)
+        if name == "torch":
+            torch_params = [p.detach().numpy().copy() for p in m.parameters()]
+        else:  # the same weights, in the same (torch's) order
+            ours = list(m.parameters())
+            assert [tuple(p.shape) for p in ours] == [t.shape for t in torch_params]
+            with st.no_grad():
+                for p, t in zip(ours, torch_params):
+                    p.copy_(st.tensor(t))
+        seen = []
+
+        def pre(mm, args, seen=seen):
+            seen.append(("pre", len(args)))
+            return (args[0] * 2.0,) + tuple(args[1:])  # replaces the first argument
+
+        m.register_forward_pre_hook(pre)
+        m.register_forward_hook(lambda mm, args, out, seen=seen: seen.append(("forward", type(out).__name__)))
+        # torch also lists a None for each non-tensor output element (LSTM's (h_n, c_n) tuple); here
+        # grad_output holds the tensor outputs only, so the gradients that arrive are compared.
+        m.register_full_backward_hook(
+            lambda mm, gin, gout, seen=seen: seen.append(("backward", len(gin), sum(g is not None for g in gout))))
+        new = st.tensor if name == "st" else torch.tensor
+        xs = [new(a, requires_grad=True) for a in arrays]
+        out = m(*xs)
+        first = out[0] if isinstance(out, tuple) else out
+        first.sum().backward()
+        results[name] = (seen, [np.asarray(x.grad.numpy()) for x in xs], np.asarray(first.detach().numpy()))
+    seen_s, grads_s, out_s = results["st"]
+    seen_t, grads_t, out_t = results["torch"]
+    assert seen_s == seen_t and seen_s[0] == ("pre", len(shapes))
+    np.testing.assert_allclose(out_s, out_t, rtol=1e-4, atol=1e-5)
+    for g_s, g_t in zip(grads_s, grads_t):
+        np.testing.assert_allclose(g_s, g_t, rtol=1e-4, atol=1e-5)
