@@ -128,14 +128,21 @@ bool is_sequence(nb::handle obj) { return nb::isinstance<nb::tuple>(obj) || nb::
 // Tensor entries of a tuple or list (torch's hooks look no deeper either).
 CallValues py_values(nb::object obj) {
   CallValues v;
+  auto front = std::make_shared<PyFront>();
+  front->arity = 1;  // torch: a result that is not a tuple is one value
   if (nb::isinstance<Tensor>(obj)) {
     v.tensors.push_back(nb::cast<Tensor>(obj));
+    front->tensor_slots.push_back(0);
   } else if (is_sequence(obj)) {
+    front->arity = 0;
     for (nb::handle h : obj) {
-      if (nb::isinstance<Tensor>(h)) v.tensors.push_back(nb::cast<Tensor>(h));
+      if (nb::isinstance<Tensor>(h)) {
+        v.tensors.push_back(nb::cast<Tensor>(h));
+        front->tensor_slots.push_back(front->arity);
+      }
+      ++front->arity;
     }
   }
-  auto front = std::make_shared<PyFront>();
   front->obj = shared_object(std::move(obj));
   v.front = std::move(front);
   return v;
@@ -789,8 +796,9 @@ void bind_nn(nb::module_& parent) {
     return handle_of(self, self.register_full_backward_hook(python_backward_hook(std::move(hook))));
   }, nb::arg("hook"),
            "hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass "
-           "with one gradient per tensor argument (None where none flows, e.g. an input that needs none) and one "
-           "per tensor output; a replacement has one entry per tensor argument (ValueError otherwise).")
+           "with one entry per positional argument (None for non-tensor arguments and where no gradient flows, "
+           "e.g. an input that needs none) and one per element of the output (a single tensor: one), as "
+           "PyTorch's; a replacement has as many entries (ValueError otherwise).")
       .def("remove_hook", &Module::remove_hook, nb::arg("id"),
            "Unregisters the hook with this id (RemovableHandle.id); an unknown id does nothing.")
       .def("requires_grad_",

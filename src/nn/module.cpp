@@ -254,19 +254,47 @@ namespace {
 
 // The full backward hooks of one call. The graph may outlive the module: the nodes hold the hooks
 // and a token that tells whether the module still exists, never the module itself.
+// Where a call's tensors sit among its front-end values (CallFront); without a front, the tensors
+// are the values. Only the layout is kept: the graph must not hold the front end's objects.
+struct Layout {
+  bool spread = false;
+  size_t arity = 0;
+  std::vector<size_t> slots;
+
+  static Layout of(const CallValues& v) {
+    if (!v.front) return {};
+    return {true, v.front->arity, v.front->tensor_slots};
+  }
+  // One entry per value: the tensors' gradients at their slots, undefined elsewhere.
+  std::vector<Tensor> spread_out(std::vector<Tensor> g) const {
+    if (!spread) return g;
+    std::vector<Tensor> out(arity);
+    for (size_t i = 0; i < slots.size() && i < g.size(); ++i) out[slots[i]] = std::move(g[i]);
+    return out;
+  }
+  std::vector<Tensor> gather(std::vector<Tensor> g) const {
+    if (!spread) return g;
+    std::vector<Tensor> out;
+    for (const size_t s : slots) out.push_back(std::move(g[s]));
+    return out;
+  }
+};
+
 struct BackwardHooks {
   std::vector<std::pair<int, BackwardHook>> hooks;
   Module* module;
   std::weak_ptr<const int> alive;
   size_t n_inputs;
   bool inputs_tracked;  // some tensor argument needs a gradient, so the input gate will run
+  Layout inputs, outputs;
   std::vector<Tensor> grad_output;
 
   // Runs the hooks with this pass's grad_output, then drops it: under create_graph it refers to
   // the graph that holds these hooks.
-  std::vector<Tensor> fire(std::vector<Tensor> grad_input) {
-    const std::vector<Tensor> grad_out = std::exchange(grad_output, {});
-    if (alive.expired()) return grad_input;
+  std::vector<Tensor> fire(std::vector<Tensor> grad_input_tensors) {
+    const std::vector<Tensor> grad_out = outputs.spread_out(std::exchange(grad_output, {}));
+    if (alive.expired()) return grad_input_tensors;
+    std::vector<Tensor> grad_input = inputs.spread_out(std::move(grad_input_tensors));
     for (const auto& [id, hook] : hooks) {
       std::optional<std::vector<Tensor>> r = hook(*module, grad_input, grad_out);
       if (!r) continue;
@@ -276,7 +304,7 @@ struct BackwardHooks {
       }
       grad_input = std::move(*r);
     }
-    return grad_input;
+    return inputs.gather(std::move(grad_input));
   }
 };
 
@@ -297,8 +325,8 @@ CallValues Module::call_hooked(CallValues args, const std::function<CallValues(c
   if (!backward_hooks_.empty() && grad_enabled()) {
     const bool tracked =
         std::ranges::any_of(args.tensors, [](const Tensor& t) { return t.defined() && t.requires_grad(); });
-    backward =
-        std::make_shared<BackwardHooks>(BackwardHooks{backward_hooks_, this, alive_, args.tensors.size(), tracked, {}});
+    backward = std::make_shared<BackwardHooks>(
+        BackwardHooks{backward_hooks_, this, alive_, args.tensors.size(), tracked, Layout::of(args), {}, {}});
     // The arguments' gradients meet in one node, where the hooks run with all of them.
     args.tensors = gradient_gate(args.tensors, [backward](const std::vector<Tensor>& g) { return backward->fire(g); });
   }
@@ -307,6 +335,7 @@ CallValues Module::call_hooked(CallValues args, const std::function<CallValues(c
     if (std::optional<CallValues> r = hook(*this, args, out)) out = std::move(*r);
   }
   if (backward) {
+    backward->outputs = Layout::of(out);
     // The results' gradients meet first (the engine reaches them before the arguments' node): they
     // are grad_output. When no argument needs a gradient, no input node will run: the hooks run here.
     out.tensors = gradient_gate(out.tensors, [backward](const std::vector<Tensor>& g) {

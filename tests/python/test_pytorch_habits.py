@@ -598,8 +598,8 @@ def test_full_backward_hook_with_several_tensors_none_requiring_grad():
 
 
 def test_hooks_see_non_tensor_arguments_and_the_output_as_returned():
-    """The native Module runs every hook; Python hooks still see the positional tuple with its
-    non-tensor entries and what forward returned, while grad_input counts only the tensors."""
+    """The native Module runs every hook; Python hooks see the positional tuple with its non-tensor
+    entries and what forward returned; grad_input has an entry (None) for each non-tensor argument."""
     import collections
 
     Pair = collections.namedtuple("Pair", "product total")
@@ -621,7 +621,8 @@ def test_hooks_see_non_tensor_arguments_and_the_output_as_returned():
     assert seen["args"][1] == 10.0 and isinstance(seen["out"], Pair)
     assert isinstance(pair, Pair) and pair.product.tolist() == [30.0, 80.0]
     (pair.product.sum() + pair.total).backward()
-    assert len(seen["gin"]) == 2 and seen["gin"][1] is None  # x and y only; y needs no gradient
+    # One entry per positional argument, as torch's: y needs no gradient, 2.0 and "pos" are no tensors.
+    assert len(seen["gin"]) == 4 and seen["gin"][1] is None and seen["gin"][2] is None and seen["gin"][3] is None
     assert seen["gin"][0].tolist() == [31.0, 41.0] and len(seen["gout"]) == 2
     assert x.grad.tolist() == [31.0, 41.0]
 
@@ -706,10 +707,8 @@ def test_hooks_on_native_layers_with_several_arguments_match_torch(layer):
 
         m.register_forward_pre_hook(pre)
         m.register_forward_hook(lambda mm, args, out, seen=seen: seen.append(("forward", type(out).__name__)))
-        # torch also lists a None for each non-tensor output element (LSTM's (h_n, c_n) tuple); here
-        # grad_output holds the tensor outputs only, so the gradients that arrive are compared.
-        m.register_full_backward_hook(
-            lambda mm, gin, gout, seen=seen: seen.append(("backward", len(gin), sum(g is not None for g in gout))))
+        # grad_output has an entry (None) for LSTM's (h_n, c_n) tuple too, as torch's
+        m.register_full_backward_hook(lambda mm, gin, gout, seen=seen: seen.append(("backward", len(gin), len(gout))))
         new = st.tensor if name == "st" else torch.tensor
         xs = [new(a, requires_grad=True) for a in arrays]
         out = m(*xs)

@@ -31,6 +31,11 @@ struct LoadResult {
 // and never looks inside.
 struct CallFront {
   virtual ~CallFront() = default;
+  // How the tensors sit among the front end's values (its positional arguments, or the elements of
+  // what forward returned): `arity` values, tensor i at tensor_slots[i]. Full backward hooks get one
+  // gradient per value, undefined at the others, as PyTorch's do.
+  size_t arity = 0;
+  std::vector<size_t> tensor_slots;
 };
 
 // A module call's tensor arguments, or its tensor results, in order, as the hooks see them; C++
@@ -47,8 +52,8 @@ using ForwardPreHook = std::function<std::optional<CallValues>(Module& module, c
 using ForwardHook =
     std::function<std::optional<CallValues>(Module& module, const CallValues& args, const CallValues& output)>;
 // grad_input has one entry per tensor argument, undefined where no gradient flows (the argument needs
-// none, or the pass did not reach it); grad_output one per tensor result. A replacement grad_input
-// has the same length.
+// none, or the pass did not reach it); grad_output one per tensor result. With a front, one entry per
+// front-end value instead (undefined at non-tensor ones). A replacement grad_input has the same length.
 using BackwardHook = std::function<std::optional<std::vector<Tensor>>(
     Module& module, const std::vector<Tensor>& grad_input, const std::vector<Tensor>& grad_output)>;
 

@@ -184,7 +184,7 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
         """
-        hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass with one gradient per tensor argument (None where none flows, e.g. an input that needs none) and one per tensor output; a replacement has one entry per tensor argument (ValueError otherwise).
+        hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass with one entry per positional argument (None for non-tensor arguments and where no gradient flows, e.g. an input that needs none) and one per element of the output (a single tensor: one), as PyTorch's; a replacement has as many entries (ValueError otherwise).
         """
 
     def remove_hook(self, id: int) -> None:
