@@ -449,6 +449,13 @@ class Backend {
     (void)sorted, (void)values, (void)right, (void)out;
     return false;
   }
+  // The smallest and largest entry of idx (contiguous int64, non-empty) into lo and hi: the range
+  // check of every indexing op, so it must cost little where the host reads the memory directly.
+  // Other backends decline; the op then reduces on the device and reads both ends back in one copy.
+  virtual bool index_range(const Tensor& idx, int64_t& lo, int64_t& hi) {
+    (void)idx, (void)lo, (void)hi;
+    return false;
+  }
   // out(o, index(j), i) += src(o, j, i), the rows of src added in index order: out is
   // (outer, n, inner), index has k range-checked entries, src is (outer, k, inner); all contiguous,
   // one dtype. The gradient of index_select and embedding. Backends without the kernel decline

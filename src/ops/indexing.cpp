@@ -528,6 +528,10 @@ void index_add_into(Tensor& out, int64_t dim, const Tensor& idx, const Tensor& s
 }
 
 std::pair<int64_t, int64_t> index_range(const Tensor& idx) {
+  if (idx.dtype() == Dtype::Int64 && idx.is_contiguous()) {
+    int64_t lo = 0, hi = 0;
+    if (backend_of(idx).index_range(idx, lo, hi)) return {lo, hi};
+  }
   NoGradGuard ng;
   // On a device each host read is a sync: both ends come back in one.
   const std::vector<int64_t> r = stack({amin(idx), amax(idx)}).to_vector<int64_t>();

@@ -59,6 +59,10 @@ class CpuBackend final : public Backend {
               Tensor& out) override {
     backend::cpu::gather(x, index, outer, n, k, inner, out);
   }
+  bool index_range(const Tensor& idx, int64_t& lo, int64_t& hi) override {
+    backend::cpu::index_range(idx, lo, hi);
+    return true;
+  }
   bool index_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                  int64_t inner) override {
     backend::cpu::index_add(out, index, src, outer, n, k, inner);

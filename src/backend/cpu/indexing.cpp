@@ -216,6 +216,19 @@ void scatter_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t ou
   });
 }
 
+void index_range(const Tensor& idx, int64_t& lo, int64_t& hi) {
+  const int64_t* p = idx.data<int64_t>();
+  const int64_t n = idx.numel();
+  int64_t a = p[0], b = p[0];
+#pragma omp simd reduction(min : a) reduction(max : b)
+  for (int64_t i = 1; i < n; ++i) {
+    a = std::min(a, p[i]);
+    b = std::max(b, p[i]);
+  }
+  lo = a;
+  hi = b;
+}
+
 void index_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k,
                int64_t inner) {
   ST_DISPATCH_ALL(out.dtype(), [&] {

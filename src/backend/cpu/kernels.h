@@ -18,6 +18,8 @@ ST_CPU_DISPATCHED_KERNELS(ST_CPU_DECLARE_KERNEL)
 // ---- compiled once: GEMM, random fills, the scans other than cumsum and Poisson sampling
 // (scan.cpp), indexing and sorting (indexing.cpp), convolution and pooling (conv.cpp) ----
 ST_BACKEND_SHARED_KERNELS
+// Backend::index_range (indexing.cpp): a host scan of the int64 entries.
+void index_range(const Tensor& idx, int64_t& lo, int64_t& hi);
 // Backend::index_add (indexing.cpp); the CPU has it for every dtype.
 void index_add(Tensor& out, const Tensor& index, const Tensor& src, int64_t outer, int64_t n, int64_t k, int64_t inner);
 
