@@ -18,6 +18,7 @@
 #include <climits>
 #include <type_traits>
 
+#include "backend/common/sorted_bound.h"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 
@@ -190,8 +191,7 @@ void masked_select(const Tensor& x, const Tensor& mask, Tensor& out) {
   }
 }
 
-// Sorted search, one thread per value: torch's lower/upper bound (step right while !(s >= v), or
-// !(s > v) with `right`), so a NaN value lands after everything, as the CPU kernel.
+// Sorted search, one thread per value (the CPU kernel's binary search, common/sorted_bound.h).
 template <typename T>
 void search_typed(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
   const int64_t m = values.shape()[1], n = sorted.shape()[1];
@@ -199,20 +199,8 @@ void search_typed(const Tensor& sorted, const Tensor& values, bool right, Tensor
   const T* s = sorted.data<T>();
   const T* v = values.data<T>();
   int64_t* o = out.data<int64_t>();
-  for_n(values.numel(), [=] __device__(int64_t i) {
-    const T* row = s + (shared ? 0 : (i / m) * n);
-    const T x = v[i];
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (right ? !(row[mid] > x) : !(row[mid] >= x)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    o[i] = lo;
-  });
+  for_n(values.numel(),
+        [=] __device__(int64_t i) { o[i] = sorted_bound(s + (shared ? 0 : (i / m) * n), n, v[i], right); });
 }
 
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
