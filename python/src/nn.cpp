@@ -554,6 +554,15 @@ struct RemovableHandle {
 
 RemovableHandle handle_of(Module& m, int id) { return RemovableHandle{&m, m.lifetime(), id}; }
 
+// A hook registered from Python: the module's class first gets a hooked __call__ where it binds its
+// own (hook_native_call); `add` registers the wrapped hook and returns its id.
+template <typename Add>
+RemovableHandle register_python_hook(nb::handle py_self, Add&& add) {
+  hook_native_call(py_self.type());
+  Module& m = nb::cast<Module&>(py_self);
+  return handle_of(m, add(m));
+}
+
 }  // namespace
 
 st::nn::StateDict state_from_py(nb::handle obj, const char* op) {
@@ -774,26 +783,23 @@ void bind_nn(nb::module_& parent) {
            "ShapeError name the offending key.")
       .def("register_forward_pre_hook",
            [](nb::handle py_self, nb::callable hook) {
-    hook_native_call(py_self.type());
-    Module& self = nb::cast<Module&>(py_self);
-    return handle_of(self, self.register_forward_pre_hook(python_pre_hook(std::move(hook))));
+    return register_python_hook(
+        py_self, [&](Module& m) { return m.register_forward_pre_hook(python_pre_hook(std::move(hook))); });
   }, nb::arg("hook"),
            "hook(module, args) -> None or replacement args, run before forward; args is the positional tuple as "
            "given (non-tensor arguments included; a tuple of the tensors when a native container calls the "
            "module). A result that is not a tuple is the single argument.")
       .def("register_forward_hook",
            [](nb::handle py_self, nb::callable hook) {
-    hook_native_call(py_self.type());
-    Module& self = nb::cast<Module&>(py_self);
-    return handle_of(self, self.register_forward_hook(python_forward_hook(std::move(hook))));
+    return register_python_hook(
+        py_self, [&](Module& m) { return m.register_forward_hook(python_forward_hook(std::move(hook))); });
   }, nb::arg("hook"),
            "hook(module, args, output) -> None or a replacement output, run after forward; output is what forward "
            "returned.")
       .def("register_full_backward_hook",
            [](nb::handle py_self, nb::callable hook) {
-    hook_native_call(py_self.type());
-    Module& self = nb::cast<Module&>(py_self);
-    return handle_of(self, self.register_full_backward_hook(python_backward_hook(std::move(hook))));
+    return register_python_hook(
+        py_self, [&](Module& m) { return m.register_full_backward_hook(python_backward_hook(std::move(hook))); });
   }, nb::arg("hook"),
            "hook(module, grad_input, grad_output) -> None or a replacement grad_input, run once per backward pass "
            "with one entry per positional argument (None for non-tensor arguments and where no gradient flows, "

@@ -16,13 +16,13 @@ using namespace st;
 
 namespace {
 
-// Two float64 parameters whose gradients are {3, -4} and {0, 12}.
-std::vector<Tensor> params_with_grads(Device device = {}) {
+// Two parameters (float64 by default) whose gradients are {3, -4} and {0, 12}.
+std::vector<Tensor> params_with_grads(Device device = {}, Dtype dtype = Dtype::Float64) {
   std::vector<Tensor> ps;
   for (const std::vector<double>& g : {std::vector<double>{3, -4}, std::vector<double>{0, 12}}) {
-    Tensor p = zeros({2}, Dtype::Float64, device);
+    Tensor p = zeros({2}, dtype, device);
     p.set_requires_grad(true);
-    p.set_grad(to_device(Tensor::from_vector<double>(g, {2}), device));
+    p.set_grad(to_device(cast(Tensor::from_vector<double>(g, {2}), dtype), device));
     ps.push_back(p);
   }
   return ps;
@@ -78,14 +78,7 @@ TEST(ClipGradNorm, NonFiniteTotalLeavesGradientsAlone) {
 TEST(ClipGradNorm, NoHostReadOnADevice) {
   if (!wgpu::is_available()) GTEST_SKIP() << "wgpu unavailable: " << wgpu::unavailable_reason();
   const Device w(DeviceType::WGPU, 0);
-  // float32 gradients (wgpu has no float64): {3, -4} and {0, 12} again.
-  std::vector<Tensor> ps;
-  for (const std::vector<float>& g : {std::vector<float>{3, -4}, std::vector<float>{0, 12}}) {
-    Tensor p = zeros({2}, Dtype::Float32, w);
-    p.set_requires_grad(true);
-    p.set_grad(to_device(Tensor::from_vector<float>(g, {2}), w));
-    ps.push_back(p);
-  }
+  std::vector<Tensor> ps = params_with_grads(w, Dtype::Float32);  // wgpu has no float64
   const uint64_t reads = wgpu::host_reads();
   const Tensor total = optim::clip_grad_norm_(ps, 6.5);
   EXPECT_EQ(wgpu::host_reads(), reads) << "clip_grad_norm_ read the device back";

@@ -2,8 +2,11 @@
 // The binary search of Backend::searchsorted, one definition for the CPU (cpu/search.cpp) and CUDA
 // (cuda/sort.cu) kernels, so both place ties and NaN alike.
 #include <cstdint>
+#include <string>
 
 #include "core/host_device.h"
+#include "spiraltorch/error.h"
+#include "spiraltorch/tensor.h"
 
 namespace st::backend {
 
@@ -21,6 +24,22 @@ ST_HOST_DEVICE inline int64_t sorted_bound(const T* s, int64_t n, T v, bool righ
     }
   }
   return lo;
+}
+
+// Calls search.template operator()<T>() with T the element type of searchsorted's operands (the op
+// casts them to float32, float64 or int64).
+template <typename F>
+void with_search_type(Dtype dt, F&& search) {
+  switch (dt) {
+    case Dtype::Float32:
+      return search.template operator()<float>();
+    case Dtype::Float64:
+      return search.template operator()<double>();
+    case Dtype::Int64:
+      return search.template operator()<int64_t>();
+    default:
+      throw DtypeError(std::string("searchsorted kernel: unsupported dtype ") + dtype_name(dt));
+  }
 }
 
 }  // namespace st::backend

@@ -33,14 +33,18 @@ double cube(int64_t n) { return static_cast<double>(n) * static_cast<double>(n) 
 
 void put(std::span<int> info, const std::vector<int>& codes) { std::copy(codes.begin(), codes.end(), info.begin()); }
 
+// An empty matrix needs no factorization (and LAPACK refuses a zero leading dimension): every info is
+// 0 and there is nothing to write.
+bool empty_matrices(int64_t n, std::span<int> info) {
+  if (n != 0) return false;
+  std::fill(info.begin(), info.end(), 0);
+  return true;
+}
+
 }  // namespace
 
 void lu_inverse(Tensor& a, int64_t batch, int64_t n, std::span<int> info) {
-  // An empty matrix is its own inverse (and LAPACK refuses a zero leading dimension).
-  if (n == 0) {
-    std::fill(info.begin(), info.end(), 0);
-    return;
-  }
+  if (empty_matrices(n, info)) return;  // an empty matrix is its own inverse
   std::vector<int32_t> piv(static_cast<size_t>(batch * n));
   std::vector<int> codes;
   with_real(a.dtype(), [&]<typename T>() {
@@ -56,10 +60,7 @@ void lu_inverse(Tensor& a, int64_t batch, int64_t n, std::span<int> info) {
 }
 
 void lu_solve(Tensor& a, Tensor& b, int64_t batch, int64_t n, int64_t k, std::span<int> info) {
-  if (n == 0) {
-    std::fill(info.begin(), info.end(), 0);
-    return;
-  }
+  if (empty_matrices(n, info)) return;
   std::vector<int32_t> piv(static_cast<size_t>(batch * n));
   std::vector<int> codes;
   with_real(a.dtype(), [&]<typename T>() {

@@ -204,16 +204,7 @@ void search_typed(const Tensor& sorted, const Tensor& values, bool right, Tensor
 }
 
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out) {
-  switch (values.dtype()) {
-    case Dtype::Float32:
-      return search_typed<float>(sorted, values, right, out);
-    case Dtype::Float64:
-      return search_typed<double>(sorted, values, right, out);
-    case Dtype::Int64:
-      return search_typed<int64_t>(sorted, values, right, out);
-    default:
-      throw DtypeError(std::string("searchsorted kernel: unsupported dtype ") + dtype_name(values.dtype()));
-  }
+  with_search_type(values.dtype(), [&]<typename T>() { search_typed<T>(sorted, values, right, out); });
 }
 
 }  // namespace st::backend::cuda
