@@ -278,11 +278,20 @@ class CudaBackend final : public backend::Backend {
     if (gx.defined()) backend::cuda::cudnn_conv2d_backward_input(gy, w, g, groups, gx);
     if (gw.defined()) backend::cuda::cudnn_conv2d_backward_weight(gy, x, g, groups, gw);
     if (gb.defined()) {
-      // gy summed over positions, then over the batch.
+      // gy summed over positions, then over the batch; 16-bit gradients in float32 (the reduce
+      // kernels take no half types, and a float32 sum keeps the bias gradient accurate).
       const int64_t n = gy.shape()[0], o = gy.shape()[1];
-      Tensor per_image = Tensor::empty({n, o}, gy.dtype(), gy.device());
-      backend::cuda::reduce(backend::ReduceOp::Sum, gy, n * o, g.OH * g.OW, 1, per_image);
-      backend::cuda::reduce(backend::ReduceOp::Sum, per_image, 1, n, o, gb);
+      const bool half = gy.dtype() == Dtype::Float16 || gy.dtype() == Dtype::BFloat16;
+      Tensor g32 = gy, gb32 = gb;
+      if (half) {
+        g32 = Tensor::empty(gy.shape(), Dtype::Float32, gy.device());
+        copy(gy, g32);
+        gb32 = Tensor::empty(gb.shape(), Dtype::Float32, gb.device());
+      }
+      Tensor per_image = Tensor::empty({n, o}, g32.dtype(), gy.device());
+      backend::cuda::reduce(backend::ReduceOp::Sum, g32, n * o, g.OH * g.OW, 1, per_image);
+      backend::cuda::reduce(backend::ReduceOp::Sum, per_image, 1, n, o, gb32);
+      if (half) copy(gb32, gb);
     }
     return true;
   }
