@@ -1,7 +1,7 @@
 """The pieces of the CPU LM step of bench_cpu_models.py, one at a time: SpiralTorch vs PyTorch.
 
 Usage: python bench/bench_cpu_lm_ops.py [--threads 2] [--bf16]
-       python bench/bench_cpu_lm_ops.py --long-attention [--lengths 1024 2048 4096 8192] [--rounds 5]
+       python bench/bench_cpu_lm_ops.py --long-attention [--lengths 1024 2048 4096 8192] [--rounds 5] [--dropout P]
 
 Each row times forward + backward of one op at the shapes of the causal LM (B=8, T=128, d=256, 4 heads,
 FF 1024, vocab 4096), both libraries alternating, median of rounds; AdamW is one optimizer step over the
@@ -59,7 +59,7 @@ def _status_mib(key):
     return float("nan")
 
 
-def attention_memory_worker(lib, T, threads):
+def attention_memory_worker(lib, T, threads, dropout):
     """One causal forward + backward at (1, 8, T, 64) in this fresh process; prints its RSS figures."""
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal((1, 8, T, 64)).astype(np.float32) for _ in range(3)]
@@ -68,14 +68,14 @@ def attention_memory_worker(lib, T, threads):
 
         st.set_num_threads(threads)
         ins = [st.tensor(a).requires_grad_(True) for a in arrays]
-        run = lambda: st.nn.functional.scaled_dot_product_attention(*ins, is_causal=True).sum().backward()  # noqa: E731
+        sdpa = st.nn.functional.scaled_dot_product_attention
     else:
         import torch
 
         torch.set_num_threads(threads)
         ins = [torch.tensor(a).requires_grad_(True) for a in arrays]
         sdpa = torch.nn.functional.scaled_dot_product_attention
-        run = lambda: sdpa(*ins, is_causal=True).sum().backward()  # noqa: E731
+    run = lambda: sdpa(*ins, is_causal=True, dropout_p=dropout).sum().backward()  # noqa: E731
     before = _status_mib("VmRSS")
     run()
     peak = _status_mib("VmHWM")
@@ -92,8 +92,8 @@ def long_attention(args):
 
     st.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
-    print(f"{cpu_model()}, {args.threads} threads, float32, B=1, 8 heads, d=64; time best of {args.rounds} "
-          "(libraries alternating), peak RSS of a fresh process per library and T\n")
+    print(f"{cpu_model()}, {args.threads} threads, float32, B=1, 8 heads, d=64, dropout_p={args.dropout}; time best "
+          f"of {args.rounds} (libraries alternating), peak RSS of a fresh process per library and T\n")
     print("| causal SDPA fwd+bwd | SpiralTorch ms | PyTorch ms | time ratio | SpiralTorch peak / added MiB "
           "| PyTorch peak / added MiB | peak ratio |\n|---|---:|---:|---:|---:|---:|---:|")
     for T in args.lengths:
@@ -103,10 +103,11 @@ def long_attention(args):
         t_in = [torch.tensor(a).requires_grad_(True) for a in arrays]
 
         def st_call():
-            st.nn.functional.scaled_dot_product_attention(*s_in, is_causal=True).sum().backward()
+            st.nn.functional.scaled_dot_product_attention(*s_in, is_causal=True, dropout_p=args.dropout).sum().backward()
 
         def torch_call():
-            torch.nn.functional.scaled_dot_product_attention(*t_in, is_causal=True).sum().backward()
+            torch.nn.functional.scaled_dot_product_attention(*t_in, is_causal=True,
+                                                             dropout_p=args.dropout).sum().backward()
 
         st_call(), torch_call()  # warm-up
         a, b = [], []
@@ -118,7 +119,8 @@ def long_attention(args):
         mem = {}
         for lib in ("st", "torch"):
             r = subprocess.run([sys.executable, os.path.abspath(__file__), "--attention-memory", lib, str(T),
-                                "--threads", str(args.threads)], capture_output=True, text=True, check=True)
+                                "--threads", str(args.threads), "--dropout", str(args.dropout)],
+                               capture_output=True, text=True, check=True)
             mem[lib] = json.loads(r.stdout.strip().splitlines()[-1])
         print(f"| T={T} | {ms_a:.1f} | {ms_b:.1f} | {ms_a / ms_b:.2f}x | {mem['st']['peak_mib']:.0f} / "
               f"{mem['st']['added_mib']:.0f} | {mem['torch']['peak_mib']:.0f} / {mem['torch']['added_mib']:.0f} | "
@@ -132,10 +134,12 @@ def main():
     p.add_argument("--long-attention", action="store_true", help="only the long-sequence causal attention rows")
     p.add_argument("--lengths", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--dropout", type=float, default=0.0, help="dropout_p of the long-attention rows")
     p.add_argument("--attention-memory", nargs=2, metavar=("LIB", "T"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.attention_memory:
-        return attention_memory_worker(args.attention_memory[0], int(args.attention_memory[1]), args.threads)
+        return attention_memory_worker(args.attention_memory[0], int(args.attention_memory[1]), args.threads,
+                                       args.dropout)
     if args.long_attention:
         return long_attention(args)
     global torch, st, sF

@@ -221,6 +221,19 @@ struct Conv2dGeom {
 };
 using Pool2dGeom = Conv2dGeom;  // C unused (planes are passed separately); col_* unused
 
+// ---- attention: dropout on the probabilities inside a flash kernel ----
+// Element e = (bh * L + i) * S + j of the (B * H, L, S) probabilities is kept, scaled by scale(),
+// where the uniform from Philox block (counter + e / 4), lane e % 4, of `seed` is below keep_below():
+// exactly the mask dropout() draws for a (B, H, L, S) tensor from the same generator state, so
+// a fused kernel and the composite agree element for element. p = 0: no dropout.
+struct AttentionDropout {
+  double p = 0.0;
+  uint64_t seed = 0, counter = 0;
+  bool active() const { return p > 0.0; }
+  float keep_below() const { return static_cast<float>(1.0 - p); }  // dropout()'s float32 threshold
+  double scale() const { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -488,15 +501,21 @@ class Backend {
   // tensor of the operands' dtype read through its strides (0 on broadcast dims), so a mask given
   // as (L, S) costs no (B, H, L, S) buffer. A row whose keys are all masked gets a zero output and
   // lse = -inf. An undefined mask is flash_attention; backends without a masked kernel decline.
+  // With dropout.active(), the probabilities multiplying v are dropped as AttentionDropout says
+  // (lse stays that of the undropped softmax). Backends without these kernels decline.
   virtual bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                      double scale, bool causal, Tensor& out, Tensor& lse) {
-    return !mask.defined() && flash_attention(q, k, v, scale, causal, out, lse);
+                                      double scale, bool causal, const AttentionDropout& dropout, Tensor& out,
+                                      Tensor& lse) {
+    return !mask.defined() && !dropout.active() && flash_attention(q, k, v, scale, causal, out, lse);
   }
-  // Its backward, for operands flash_attention_masked took (the mask gets no gradient).
+  // Its backward, for operands flash_attention_masked took (the mask gets no gradient; the same
+  // dropout regenerates the same mask).
   virtual bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                                const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
-                                               bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-    return !mask.defined() && flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+                                               bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                               Tensor& dv) {
+    return !mask.defined() && !dropout.active() &&
+           flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),
   // each in [0, C) or equal to ignore_index: loss[r] = scale (logsumexp(x_r) - x_r[t_r]) (0 where

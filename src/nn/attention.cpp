@@ -40,6 +40,32 @@ std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor&
   return {matmul(w, v), w};
 }
 
+// The default generator's next dropout draw for `probs` attention probabilities, not yet
+// reserved: a flash kernel that takes the operands draws exactly dropout()'s mask from it
+// (reserve_dropout then advances the generator as dropout() would); one that declines leaves the
+// generator to attend()'s dropout, which draws the same numbers.
+backend::AttentionDropout next_dropout(double p) {
+  if (p == 0.0) return {};
+  const Generator& gen = default_generator();
+  return {p, gen.seed(), gen.offset()};
+}
+void reserve_dropout(const backend::AttentionDropout& drop, int64_t probs) {
+  if (drop.active()) default_generator().reserve(static_cast<uint64_t>((probs + 3) / 4));
+}
+
+// attend() with the dropout mask `drop` describes, as differentiable ops (the composite a flash
+// kernel with dropout stands for: its create_graph backward).
+Tensor attend_dropped(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                      const backend::AttentionDropout& drop) {
+  if (!drop.active()) return attend(q, k, v, mask, scale, 0.0).first;
+  Tensor scores = matmul(mul(q, scale), transpose(k, -1, -2));
+  if (mask.defined()) scores = add(scores, mask);
+  const Tensor w = softmax(scores, -1);
+  Tensor factors = Tensor::empty(w.shape(), w.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, w.device());
+  detail::backend_of(w).dropout_mask(factors, drop.seed, drop.counter, drop.scale(), drop.keep_below());
+  return matmul(mul(w, detail::cast_raw(factors, w.dtype())), v);
+}
+
 // Whether fused_attention takes these operands: one float dtype, (..., L, d), (..., S, d) and
 // (..., S, dv) with the same leading dims, nothing empty.
 bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -55,7 +81,8 @@ bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
 // inputs (create_graph through a fused attention); undefined where an input needs none. `mask`
 // (additive, broadcastable to the scores; may be undefined) is a constant.
 std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&values)[3], const Tensor& g,
-                                    double scale, bool causal, const Tensor& extra_mask = Tensor()) {
+                                    double scale, bool causal, const Tensor& extra_mask = Tensor(),
+                                    const backend::AttentionDropout& drop = {}) {
   std::vector<Tensor> inputs(3), wanted;
   for (int i = 0; i < 3; ++i) {
     inputs[i] = r[i].attach(values[i]);
@@ -63,7 +90,7 @@ std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&
   }
   const int64_t L = values[0].shape()[values[0].dim() - 2], S = values[1].shape()[values[1].dim() - 2];
   const Tensor mask = causal ? causal_mask(L, S, values[0].dtype(), values[0].device()) : extra_mask;
-  const Tensor y = attend(inputs[0], inputs[1], inputs[2], mask, scale, 0.0).first;
+  const Tensor y = attend_dropped(inputs[0], inputs[1], inputs[2], mask, scale, drop);
   const std::vector<Tensor> gs = grad({y}, wanted, {g}, true, true, true);
   std::vector<Tensor> out(3);
   size_t w = 0;
@@ -115,24 +142,27 @@ struct FlashGrads {
 // (B, H, L, S) mask view where defined: the output (laid out (B, L, H, d)) and each row's
 // log-sum-exp in lse; undefined where the backend does not take them.
 Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, double scale,
-                     bool causal, Tensor& lse) {
+                     bool causal, const backend::AttentionDropout& drop, Tensor& lse) {
   auto& be = detail::backend_of(q4);
   const int64_t B = q4.shape()[0], H = q4.shape()[1], L = q4.shape()[2];
   Tensor o4 = heads_last(B, H, L, v4.shape()[3], q4.dtype(), q4.device());
   lse = Tensor::empty({B, H, L}, q4.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, q4.device());
-  return be.flash_attention_masked(q4, k4, v4, mask4, scale, causal, o4, lse) ? o4 : Tensor();
+  return be.flash_attention_masked(q4, k4, v4, mask4, scale, causal, drop, o4, lse) ? o4 : Tensor();
 }
 
 // dq, dk, dv of a flash forward into `g` (views the caller allocated), from dout's (B, H, L, dv) view.
 void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, const Tensor& o4,
-                    const Tensor& lse, const Tensor& dout4, double scale, bool causal, FlashGrads& g) {
+                    const Tensor& lse, const Tensor& dout4, double scale, bool causal,
+                    const backend::AttentionDropout& drop, FlashGrads& g) {
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
   const Dtype stat = lse.dtype();
   const Tensor delta =
       sum(mul(detail::cast_raw(d, stat), detail::cast_raw(o4, stat)), {-1}).contiguous();  // (B, H, L): lse's layout
-  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d, lse, delta, scale, causal, g.dq, g.dk, g.dv)) return;
-  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d.contiguous(), lse, delta, scale, causal, g.dq, g.dk,
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d, lse, delta, scale, causal, drop, g.dq, g.dk, g.dv)) {
+    return;
+  }
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d.contiguous(), lse, delta, scale, causal, drop, g.dq, g.dk,
                                          g.dv)) {
     return;
   }
@@ -141,32 +171,35 @@ void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const 
 
 // scaled_dot_product_attention through the flash kernels, q/k/v any (..., rows, d) views;
 // undefined where the backend does not take them. `mask` (may be undefined) is an additive mask
-// broadcastable to the scores and `mask4` its (B, H, L, S) view for the kernels.
+// broadcastable to the scores and `mask4` its (B, H, L, S) view for the kernels; with dropout_p,
+// the probabilities are dropped as dropout() would drop a (B, H, L, S) tensor.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal,
-                       const Tensor& mask = Tensor(), const Tensor& mask4 = Tensor()) {
+                       const Tensor& mask = Tensor(), const Tensor& mask4 = Tensor(), double dropout_p = 0.0) {
   if (!detail::backend_of(q).has_flash_attention()) return Tensor();
   const Tensor q4 = as_bhrd(q.detach()), k4 = as_bhrd(k.detach()), v4 = as_bhrd(v.detach());
   Tensor lse;
-  const Tensor o4 = flash_forward(q4, k4, v4, mask4, scale, causal, lse);
+  const backend::AttentionDropout drop = next_dropout(dropout_p);
+  const Tensor o4 = flash_forward(q4, k4, v4, mask4, scale, causal, drop, lse);
   if (!o4.defined()) return Tensor();
+  reserve_dropout(drop, q4.shape()[0] * q4.shape()[1] * q4.shape()[2] * k4.shape()[2]);
   Shape out_shape = q.shape();
   out_shape.back() = v.shape().back();
   Tensor out = q.dim() == 4 ? o4 : reshape(o4, out_shape);
   if (!needs_grad({&q, &k, &v})) return out;
   record(out, "ScaledDotProductAttentionBackward", {q, k, v},
          [r = std::array<GradientRoute, 3>{GradientRoute(q), GradientRoute(k), GradientRoute(v)}, q4, k4, v4, o4, lse,
-          mask, mask4, qs = q.shape(), ks = k.shape(), vs = v.shape(), scale,
-          causal](const Tensor& g) -> std::vector<Tensor> {
+          mask, mask4, qs = q.shape(), ks = k.shape(), vs = v.shape(), scale, causal,
+          drop](const Tensor& g) -> std::vector<Tensor> {
     if (grad_enabled()) {
       const GradientRoute routes[3] = {r[0], r[1], r[2]};
       const Tensor values[3] = {reshape(q4, qs), reshape(k4, ks), reshape(v4, vs)};
-      return composite_grads(routes, values, g, scale, causal, mask);
+      return composite_grads(routes, values, g, scale, causal, mask, drop);
     }
     const int64_t B = q4.shape()[0], H = q4.shape()[1];
     FlashGrads gr{heads_last(B, H, q4.shape()[2], q4.shape()[3], q4.dtype(), q4.device()),
                   heads_last(B, H, k4.shape()[2], k4.shape()[3], k4.dtype(), k4.device()),
                   heads_last(B, H, v4.shape()[2], v4.shape()[3], v4.dtype(), v4.device())};
-    flash_backward(q4, k4, v4, mask4, o4, lse, reshape(g, o4.shape()), scale, causal, gr);
+    flash_backward(q4, k4, v4, mask4, o4, lse, reshape(g, o4.shape()), scale, causal, drop, gr);
     return {r[0].requires_grad() ? reshape(gr.dq, qs) : Tensor(), r[1].requires_grad() ? reshape(gr.dk, ks) : Tensor(),
             r[2].requires_grad() ? reshape(gr.dv, vs) : Tensor()};
   },
@@ -187,7 +220,7 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
   const Tensor x = qkv.detach();
   const Tensor q4 = head_views(x, 0), k4 = head_views(x, 1), v4 = head_views(x, 2);
   Tensor lse;
-  const Tensor o4 = flash_forward(q4, k4, v4, Tensor(), scale, causal, lse);
+  const Tensor o4 = flash_forward(q4, k4, v4, Tensor(), scale, causal, {}, lse);
   if (!o4.defined()) return Tensor();
   Tensor out = reshape(transpose(o4, 1, 2), {B, L, E});  // a view: o4 is laid out (B, L, H, d)
   if (!needs_grad({&qkv})) return out;
@@ -204,7 +237,7 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
     }
     Tensor dqkv = Tensor::empty(x.shape(), x.dtype(), x.device());
     FlashGrads gr{head_views(dqkv, 0), head_views(dqkv, 1), head_views(dqkv, 2)};
-    flash_backward(q4, k4, v4, Tensor(), o4, lse, g4, scale, causal, gr);
+    flash_backward(q4, k4, v4, Tensor(), o4, lse, g4, scale, causal, {}, gr);
     return {dqkv};
   },
          {x, o4});
@@ -331,11 +364,13 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   if (!has_mask && dropout_p == 0.0 && fusable(q, k, v)) return fused_attention(q, k, v, sc, is_causal);
   Tensor mask;
   if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
-  if (has_mask && dropout_p == 0.0 && fusable(q, k, v) && !mask.requires_grad()) {
-    // A constant mask: the flash kernels that take one (the CPU's) read it through a broadcast
-    // (B, H, L, S) view, so no scores buffer exists.
-    if (const Tensor mask4 = scores_view(mask, q, S); mask4.defined()) {
-      if (Tensor out = flash_attention(q, k, v, sc, false, mask, mask4); out.defined()) return out;
+  if (fusable(q, k, v) && !(has_mask && mask.requires_grad())) {
+    // A constant mask and/or dropout: the flash kernels that take them (the CPU's) read the mask
+    // through a broadcast (B, H, L, S) view and draw the dropout mask per block, so no scores
+    // buffer exists.
+    const Tensor mask4 = has_mask ? scores_view(mask, q, S) : Tensor();
+    if (!has_mask || mask4.defined()) {
+      if (Tensor out = flash_attention(q, k, v, sc, is_causal, mask, mask4, dropout_p); out.defined()) return out;
     }
   }
   if (is_causal) mask = causal_mask(L, S, q.dtype(), q.device());
@@ -475,6 +510,11 @@ std::pair<Tensor, Tensor> MultiheadAttention::forward_full(const Tensor& query, 
   Tensor o, w;
   if (!need_weights && p == 0.0 && plain_mask && fusable(qh, kh, vh)) {
     o = fused_attention(qh, kh, vh, sc, is_causal);  // no (L, S) weights kept
+  } else if (!need_weights && fusable(qh, kh, vh)) {
+    // Masks and/or dropout without weights: scaled_dot_product_attention's flash path where the
+    // backend has one (the causal mask as is_causal, so its blocks are skipped).
+    o = plain_mask ? scaled_dot_product_attention(qh, kh, vh, std::nullopt, p, is_causal, sc)
+                   : scaled_dot_product_attention(qh, kh, vh, mask, p, false, sc);
   } else {
     std::tie(o, w) = attend(qh, kh, vh, mask, sc, p);
   }

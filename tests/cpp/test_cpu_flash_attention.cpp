@@ -15,6 +15,7 @@
 #include "gradcheck.h"
 #include "spiraltorch/memory.h"
 #include "spiraltorch/nn/attention.h"
+#include "spiraltorch/nn/functional.h"
 #include "spiraltorch/spiraltorch.h"
 
 using namespace st;
@@ -230,4 +231,37 @@ TEST(CpuFlashAttention, KeepsNoScoreMatrix) {
   const double extra = static_cast<double>(memory::cpu_max_allocated() - base);
   EXPECT_LT(extra, scores_bytes / 4);
   EXPECT_TRUE(q.grad().defined() && k.grad().defined() && v.grad().defined());
+}
+
+TEST(CpuFlashAttention, DropoutEqualsTheCompositeDraw) {
+  // dropout_p in the tiled kernel draws dropout()'s Philox mask for the (B, H, L, S) probabilities
+  // per key block: under one seed, output and gradients equal softmax -> dropout -> matmul, and the
+  // generator ends where the separate ops leave it. L, S off the blocks; rows straddle Philox blocks.
+  for (const bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    const int64_t L = 150, S = causal ? 150 : 301;
+    const Tensor q = random_tensor({2, 3, L, 16}, 30), k = random_tensor({2, 3, S, 16}, 31),
+                 v = random_tensor({2, 3, S, 8}, 32), g = random_tensor({2, 3, L, 8}, 33);
+    std::vector<Tensor> outs, grads, next;
+    for (const bool fused : {true, false}) {
+      std::vector<Tensor> leaves{q.clone(), k.clone(), v.clone()};
+      for (Tensor& t : leaves) t.set_requires_grad(true);
+      manual_seed(5);
+      Tensor o;
+      if (fused) {
+        o = nn::scaled_dot_product_attention(leaves[0], leaves[1], leaves[2], std::nullopt, 0.3, causal);
+      } else {
+        Tensor s = matmul(mul(leaves[0], 0.25), transpose(leaves[1], -1, -2));
+        if (causal) s = add(s, nn::causal_mask(L, S, Dtype::Float64));
+        o = matmul(nn::dropout(softmax(s, -1), 0.3, true), leaves[2]);
+      }
+      sum(mul(o, g)).backward();
+      next.push_back(rand({4}, Dtype::Float64));
+      outs.push_back(o.detach());
+      for (const Tensor& t : leaves) grads.push_back(t.grad());
+    }
+    EXPECT_LE(error_of(outs[0], outs[1].to_vector<double>()), 1e-13);
+    for (int i = 0; i < 3; ++i) EXPECT_LE(error_of(grads[i], grads[3 + i].to_vector<double>()), 1e-12) << i;
+    EXPECT_EQ(next[0].to_vector<double>(), next[1].to_vector<double>());
+  }
 }

@@ -8,8 +8,10 @@ differences in float64, against the composite path (a mask), on shapes off the 1
 blocks, T = 1 and one head, for every CPU capability (a fresh interpreter forced to each), and
 for its memory: no (L, S) buffer in the allocator's peak. Boolean and additive masks run the same
 kernel, which adds them to each score block through a broadcast (B, H, L, S) view (a row with
-every key masked gets zeros, as PyTorch's); dropout and masks that require grad take the
-composite (materialised scores) path. Both are checked against PyTorch here.
+every key masked gets zeros, as PyTorch's); masks that require grad take the composite
+(materialised scores) path, checked against PyTorch here. Dropout runs in the kernel too: it draws
+per key block exactly the Philox mask dropout() draws for the (B, H, L, S) probabilities, so it
+equals softmax -> dropout -> matmul under the same seed, with the same memory as without.
 """
 
 from __future__ import annotations
@@ -187,6 +189,105 @@ def test_create_graph_matches_the_composite():
 
     mask = st.tensor(np.triu(np.full((40, 40), -np.inf), 1))
     np.testing.assert_allclose(second_order(is_causal=True), second_order(attn_mask=mask), rtol=1e-9, atol=1e-10)
+
+
+def composite_dropout(q, k, v, g, p, causal=False, mask=None, dtype=st.float64):
+    """softmax(scale q k^T + mask) -> F.dropout -> @ v as separate ops, and its three gradients."""
+    ins = [leaf(a, dtype) for a in (q, k, v)]
+    scores = (ins[0] * q.shape[-1] ** -0.5) @ ins[1].transpose(-1, -2)
+    if causal:
+        scores = scores + st.tensor(np.triu(np.full((q.shape[-2], k.shape[-2]), -np.inf), 1)).to(dtype)
+    if mask is not None:
+        scores = scores + st.tensor(mask).to(dtype)
+    out = F.dropout(st.softmax(scores, -1), p, True) @ ins[2]
+    out.backward(st.tensor(g).to(dtype))
+    return [to_np(out)] + [to_np(t.grad) for t in ins]
+
+
+@pytest.mark.parametrize("dtype", [st.float32, st.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_dropout_in_the_kernel_equals_the_composite_draw(causal, dtype):
+    """dropout_p in the tiled kernel: under one seed, the same output and gradients as the separate
+    ops draw (L, S off the 128-row / 256-key blocks, so rows straddle Philox blocks of four)."""
+    q, k, v, g = inputs(2, 3, 150, 150 if causal else 301, 16, 8, seed=20)
+    st.manual_seed(5)
+    got = ours(q, k, v, g, dtype, dropout_p=0.3, is_causal=causal)
+    st.manual_seed(5)
+    want = composite_dropout(q, k, v, g, 0.3, causal=causal, dtype=dtype)
+    assert_close(got, want, dtype, "dropout")
+    st.manual_seed(5)
+    again = ours(q, k, v, g, dtype, dropout_p=0.3, is_causal=causal)
+    assert all(np.array_equal(a, b) for a, b in zip(got, again))  # a seed fixes the mask
+    assert not np.allclose(ours(q, k, v, g, dtype, dropout_p=0.3, is_causal=causal)[0], got[0])  # next draw differs
+
+
+def test_dropout_with_a_mask_and_the_generator_after_it():
+    """A constant additive mask with dropout takes the masked kernel; afterwards the generator
+    stands where the separate ops leave it (the next random numbers agree)."""
+    q, k, v, g = inputs(1, 2, 40, 70, 8, 8, seed=21)
+    mask = np.random.default_rng(22).standard_normal((40, 70))
+    st.manual_seed(9)
+    got = ours(q, k, v, g, st.float64, dropout_p=0.5, attn_mask=st.tensor(mask))
+    after_kernel = to_np(st.rand(5, dtype=st.float64))
+    st.manual_seed(9)
+    want = composite_dropout(q, k, v, g, 0.5, mask=mask)
+    after_ops = to_np(st.rand(5, dtype=st.float64))
+    assert_close(got, want, st.float64, "masked dropout")
+    np.testing.assert_array_equal(after_kernel, after_ops)
+
+
+def test_dropout_edges_and_create_graph():
+    """p = 1 drops everything (zero output, zero gradients) and create_graph differentiates the
+    composite with the kernel's mask (double backward equals the separate ops')."""
+    q, k, v, g = inputs(1, 1, 12, 12, 4, 4, seed=23)
+    zero = ours(q, k, v, g, st.float64, dropout_p=1.0)
+    assert all(not a.any() for a in zero)
+
+    def second_order(fused):
+        st.manual_seed(3)
+        ins = [leaf(a) for a in (q, k, v)]
+        if fused:
+            out = F.scaled_dot_product_attention(*ins, dropout_p=0.4)
+        else:
+            scores = (ins[0] * 0.5) @ ins[1].transpose(-1, -2)
+            out = F.dropout(st.softmax(scores, -1), 0.4, True) @ ins[2]
+        (dq,) = st.autograd.grad([out], [ins[0]], [st.tensor(g)], create_graph=True)
+        (dk2,) = st.autograd.grad([(dq ** 2).sum()], [ins[1]])
+        return to_np(dk2)
+
+    np.testing.assert_allclose(second_order(True), second_order(False), rtol=1e-9, atol=1e-11)
+
+
+def test_dropout_keeps_no_score_matrix():
+    """Dropout adds no (L, S) buffer: the peak at L = S = 2048, 4 heads stays as without it."""
+    q, k, v, _ = inputs(1, 4, 2048, 2048, 32, 32, seed=24)
+    ins = [leaf(a, st.float32) for a in (q, k, v)]
+    st.cpu.reset_peak_memory_stats()
+    base = st.cpu.memory_allocated()
+    F.scaled_dot_product_attention(*ins, is_causal=True, dropout_p=0.1).sum().backward()
+    extra = st.cpu.max_memory_allocated() - base
+    assert extra < 4 * 2048 * 2048 * 4 / 4, extra
+    assert all(t.grad is not None for t in ins)
+
+
+def test_multihead_attention_trains_with_dropout_through_the_kernel():
+    """nn.MultiheadAttention in training with dropout and need_weights=False: the kernel's draw,
+    so under one seed it equals the same module's separate-op path (need_weights=True)."""
+    rng = np.random.default_rng(25)
+    x = rng.standard_normal((2, 30, 16))
+    mha = st.nn.MultiheadAttention(16, 4, dropout=0.2, batch_first=True)
+    mha.train()
+    results = []
+    for need_weights in (False, True):
+        st.manual_seed(11)
+        xs = leaf(x, st.float32)
+        out, _ = mha(xs, xs, xs, need_weights=need_weights, is_causal=False)
+        out.sum().backward()
+        results.append((to_np(out), to_np(xs.grad)))
+        for prm in mha.parameters():
+            prm.grad = None
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5, atol=1e-6)
 
 
 def test_head_views_of_a_packed_projection():

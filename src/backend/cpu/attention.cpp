@@ -8,7 +8,8 @@
 // OpenBLAS single-threaded inside our OpenMP loop (what gemm.cpp does for large GEMMs); the
 // exp/max/scale loops between them are the vectorised part compiled per capability. float32 and
 // float64; the op casts half types to float32 before it gets here (the CPU's gemm takes no 16-bit
-// operands).
+// operands). Dropout on the probabilities (AttentionDropout) draws dropout()'s Philox mask per row
+// of a key block, in the forward and again in the backward, so no (L, S) mask exists either.
 //
 // The attention softmax of the GEMM path (backends without flash kernels keep using that path;
 // on the CPU it serves what the tiled kernel refuses): per row of the raw scores, the scaled,
@@ -23,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/dropout.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
 #include "backend/cpu/vmath.h"
@@ -183,9 +185,17 @@ void add_mask(const Heads<T>& M, int64_t bh, int64_t i0, int64_t m, int64_t j0, 
   }
 }
 
+// The dropout factors (scale or 0) of head bh's row i for keys j0 .. j0 + n, into f.
+template <typename T>
+void row_dropout(const AttentionDropout& drop, int64_t bh, int64_t L, int64_t S, int64_t i, int64_t j0, int64_t n,
+                 T* f) {
+  dropout_factors<T>(f, (bh * L + i) * S + j0, n, drop.seed, drop.counter, static_cast<T>(drop.scale()),
+                     drop.keep_below());
+}
+
 template <typename T>
 void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale_d, bool causal,
-             Tensor& out, Tensor& lse) {
+             const AttentionDropout& drop, Tensor& out, Tensor& lse) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
   const Heads<T> Q(q, H), K(k, H), V(v, H), O(out, H), LS(lse, H), M(mask.defined() ? mask : q, H);
@@ -196,7 +206,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
 #pragma omp parallel num_threads(threads_for(tasks, work))
   {
-    std::vector<T> scores(kRowBlock * kKeyBlock), acc(kRowBlock * dv), row_max(kRowBlock), row_sum(kRowBlock);
+    std::vector<T> scores(kRowBlock * kKeyBlock), acc(kRowBlock * dv), row_max(kRowBlock), row_sum(kRowBlock),
+        factors(drop.active() ? kKeyBlock : 0);
     // Heaviest tasks first (causal: the last row blocks see the most keys), handed out dynamically.
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t) {
@@ -229,6 +240,12 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
             sum += p;
           }
           for (int64_t j = nv; j < n; ++j) x[j] = T(0);
+          if (drop.active()) {  // the row sum above is the undropped softmax's; only what meets v is dropped
+            row_dropout(drop, bh, L, S, i0 + r, j0, nv, factors.data());
+            const T* f = factors.data();
+#pragma omp simd
+            for (int64_t j = 0; j < nv; ++j) x[j] *= f[j];
+          }
           const T rescale = row_max[r] == kNegInf ? T(0) : vexp(row_max[r] - shift);
           if (rescale != T(1)) {
             T* a = acc.data() + r * dv;
@@ -254,8 +271,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
 
 template <typename T>
 void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout,
-              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, Tensor& dq, Tensor& dk,
-              Tensor& dv_out) {
+              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, const AttentionDropout& drop,
+              Tensor& dq, Tensor& dk, Tensor& dv_out) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
   const Heads<T> Q(q, H), K(k, H), V(v, H), DO(dout, H), LS(lse, H), DL(delta, H), DQ(dq, H), DK(dk, H), DV(dv_out, H),
@@ -276,7 +293,8 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   const int64_t tasks = BH * chunks_used;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> p(kRowBlock * kKeyBlock), dp(kRowBlock * kKeyBlock), dk_acc(kKeyBlock * d), dv_acc(kKeyBlock * dv);
+    std::vector<T> p(kRowBlock * kKeyBlock), dp(kRowBlock * kKeyBlock), dk_acc(kKeyBlock * d), dv_acc(kKeyBlock * dv),
+        factors(drop.active() ? kKeyBlock : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t % BH, chunk = t / BH;
@@ -303,11 +321,23 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
             // p = exp(s - lse) (0 for a row with nothing visible); ds = scale p (dp - delta), the
             // gradient of the raw q k^T.
             const int64_t live = l == -std::numeric_limits<T>::infinity() ? 0 : nv;
+            if (drop.active()) {
+              // With dropout factors f: v meets z = p f, so dv takes z and dp = f (dout v^T).
+              row_dropout(drop, bh, L, S, i0 + r, j0, live, factors.data());
+              const T* f = factors.data();
 #pragma omp simd
-            for (int64_t j = 0; j < live; ++j) {
-              const T pj = vexp(x[j] - l);
-              x[j] = pj;
-              g[j] = scale * pj * (g[j] - D);
+              for (int64_t j = 0; j < live; ++j) {
+                const T pj = vexp(x[j] - l);
+                x[j] = pj * f[j];
+                g[j] = scale * pj * (g[j] * f[j] - D);
+              }
+            } else {
+#pragma omp simd
+              for (int64_t j = 0; j < live; ++j) {
+                const T pj = vexp(x[j] - l);
+                x[j] = pj;
+                g[j] = scale * pj * (g[j] - D);
+              }
             }
             for (int64_t j = live; j < n; ++j) {
               x[j] = T(0);
@@ -376,42 +406,43 @@ void single_threaded_blas() {
 }  // namespace
 
 bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                            bool causal, Tensor& out, Tensor& lse) {
+                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) {
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask)) return false;
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v);
   single_threaded_blas();
   if (q.dtype() == Dtype::Float64) {
-    forward<double>(qu, ku, vu, mask, scale, causal, out, lse);
+    forward<double>(qu, ku, vu, mask, scale, causal, dropout, out, lse);
   } else {
-    forward<float>(qu, ku, vu, mask, scale, causal, out, lse);
+    forward<float>(qu, ku, vu, mask, scale, causal, dropout, out, lse);
   }
   return true;
 }
 
 bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                      const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
-                                     bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+                                     bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk, Tensor& dv) {
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) {
     return false;
   }
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v), du = unit_rows(dout);
   single_threaded_blas();
   if (q.dtype() == Dtype::Float64) {
-    backward<double>(qu, ku, vu, mask, du, lse, delta, scale, causal, dq, dk, dv);
+    backward<double>(qu, ku, vu, mask, du, lse, delta, scale, causal, dropout, dq, dk, dv);
   } else {
-    backward<float>(qu, ku, vu, mask, du, lse, delta, scale, causal, dq, dk, dv);
+    backward<float>(qu, ku, vu, mask, du, lse, delta, scale, causal, dropout, dq, dk, dv);
   }
   return true;
 }
 
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                      Tensor& lse) {
-  return flash_attention_masked(q, k, v, Tensor(), scale, causal, out, lse);
+  return flash_attention_masked(q, k, v, Tensor(), scale, causal, AttentionDropout{}, out, lse);
 }
 
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
                               const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), dout, lse, delta, scale, causal, dq, dk, dv);
+  return flash_attention_masked_backward(q, k, v, Tensor(), dout, lse, delta, scale, causal, AttentionDropout{}, dq, dk,
+                                         dv);
 }
 
 }  // namespace st::backend::cpu::CPU_CAPABILITY

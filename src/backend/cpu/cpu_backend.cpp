@@ -181,13 +181,15 @@ class CpuBackend final : public Backend {
     return backend::cpu::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                              bool causal, Tensor& out, Tensor& lse) override {
-    return backend::cpu::flash_attention_masked(q, k, v, mask, scale, causal, out, lse);
+                              bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) override {
+    return backend::cpu::flash_attention_masked(q, k, v, mask, scale, causal, dropout, out, lse);
   }
   bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                        const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
-                                       bool causal, Tensor& dq, Tensor& dk, Tensor& dv) override {
-    return backend::cpu::flash_attention_masked_backward(q, k, v, mask, dout, lse, delta, scale, causal, dq, dk, dv);
+                                       bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                       Tensor& dv) override {
+    return backend::cpu::flash_attention_masked_backward(q, k, v, mask, dout, lse, delta, scale, causal, dropout, dq,
+                                                         dk, dv);
   }
 
   // ---- recurrent kernels ----

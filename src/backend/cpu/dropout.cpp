@@ -2,25 +2,36 @@
 // four elements, so a mask does not depend on the thread count and matches the devices' masks.
 #include "backend/cpu/dropout.h"
 
+#include <algorithm>
+
 #include "backend/cpu/loops.h"
 #include "spiraltorch/generator.h"
 
 namespace st::backend::cpu {
 
+template <typename T>
+void dropout_factors(T* f, int64_t e0, int64_t n, uint64_t seed, uint64_t counter, T scale, float keep_below) {
+  for (int64_t e = e0, end = e0 + n; e < end;) {
+    const auto block = Generator::philox(seed, counter + static_cast<uint64_t>(e / 4));
+    for (int64_t lane = e % 4; lane < 4 && e < end; ++lane, ++e) {
+      const float u = static_cast<float>(block[lane] >> 8) * (1.0f / 16777216.0f);  // [0, 1)
+      *f++ = u < keep_below ? scale : T(0);
+    }
+  }
+}
+template void dropout_factors<float>(float*, int64_t, int64_t, uint64_t, uint64_t, float, float);
+template void dropout_factors<double>(double*, int64_t, int64_t, uint64_t, uint64_t, double, float);
+
 namespace {
 
-// mask[i] = scale if u_i < keep_below else 0, u_i uniform from Philox block counter + i / 4.
 template <typename T>
 void fill_mask(T* m, int64_t n, uint64_t seed, uint64_t counter, double scale, float keep_below) {
-  const T s = static_cast<T>(scale);
-  const int64_t blocks = (n + 3) / 4;
+  constexpr int64_t kChunk = 1024;  // elements per task, a multiple of a Philox block's four
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(num_threads_for(n * 4)) schedule(static)
-  for (int64_t bi = 0; bi < blocks; ++bi) {
-    const auto block = Generator::philox(seed, counter + static_cast<uint64_t>(bi));
-    for (int64_t l = 0; l < 4 && bi * 4 + l < n; ++l) {
-      const float u = static_cast<float>(block[l] >> 8) * (1.0f / 16777216.0f);  // [0, 1)
-      m[bi * 4 + l] = u < keep_below ? s : T(0);
-    }
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t e0 = c * kChunk;
+    dropout_factors(m + e0, e0, std::min(kChunk, n - e0), seed, counter, static_cast<T>(scale), keep_below);
   }
 }
 
