@@ -46,6 +46,7 @@ std::string rnn_repr(const st::nn::RNNBase& m) {
   if (!m.has_bias()) s += ", bias=False";
   if (!m.batch_first()) s += ", batch_first=False";
   if (m.dropout() != 0.0) s += ", dropout=" + fmt_double(m.dropout());
+  if (m.bidirectional()) s += ", bidirectional=True";
   return s + name_suffix(m) + ")";
 }
 
@@ -100,6 +101,66 @@ std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::n
   return {out, h, c};
 }
 
+// A bidirectional LSTM/GRU over a PackedSequence: each layer's backward direction starts at each
+// sequence's own last step, so the time-step loop above (all layers per step) cannot run it; here
+// each sequence runs alone through the module (`run(x_b, h0_b, c0_b)` on an unbatched (len_b, F)
+// sequence with (layers * 2, H) states, returning (output (len_b, D), h_n, c_n)), which is the
+// packed semantics by definition, and the outputs are interleaved back into the packed layout.
+using SequenceRun = std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)>;
+
+std::tuple<nb::object, Tensor, Tensor> run_packed_per_sequence(nb::handle packed, const st::nn::RNNBase& m,
+                                                               std::optional<Tensor> h0, std::optional<Tensor> c0,
+                                                               bool has_cell, const SequenceRun& run) {
+  const Tensor data = nb::cast<Tensor>(packed.attr("data"));
+  const Tensor batch_sizes = nb::cast<Tensor>(packed.attr("batch_sizes"));
+  const nb::object sorted = packed.attr("sorted_indices"), unsorted = packed.attr("unsorted_indices");
+  if (data.dim() != 2)
+    throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
+  const std::vector<int64_t> sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
+  if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
+  const int64_t B = sizes[0], T = static_cast<int64_t>(sizes.size());
+  const int64_t states = m.num_layers() * m.num_directions(), H = m.hidden_size();
+  std::vector<int64_t> offset(T + 1, 0);  // first packed row of each time step
+  for (int64_t t = 0; t < T; ++t) {
+    if (sizes[t] <= 0 || sizes[t] > (t ? sizes[t - 1] : B))
+      throw st::ValueError(m.type_name() + ": batch_sizes must be positive and non-increasing");
+    offset[t + 1] = offset[t] + sizes[t];
+  }
+  if (offset[T] != data.size(0))
+    throw st::ShapeError(m.type_name() + ": batch_sizes do not add up to the data's length");
+  auto initial = [&](const std::optional<Tensor>& given) {
+    if (!given) return st::zeros({states, B, H}, data.dtype(), data.device());
+    return sorted.is_none() ? *given : st::index_select(*given, 1, nb::cast<Tensor>(sorted));
+  };
+  const Tensor h_init = initial(h0), c_init = has_cell ? initial(c0) : Tensor();
+  std::vector<Tensor> outs, hs, cs;
+  std::vector<int64_t> start(B + 1, 0);  // each sequence's first row in the concatenated outputs
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<int64_t> rows;
+    for (int64_t t = 0; t < T && sizes[t] > b; ++t) rows.push_back(offset[t] + b);
+    const Tensor idx = st::to_device(Tensor::from_vector(rows, {static_cast<int64_t>(rows.size())}), data.device());
+    auto [y, h, c] =
+        run(st::index_select(data, 0, idx), st::select(h_init, 1, b), has_cell ? st::select(c_init, 1, b) : Tensor());
+    outs.push_back(y);
+    hs.push_back(h);
+    if (has_cell) cs.push_back(c);
+    start[b + 1] = start[b] + static_cast<int64_t>(rows.size());
+  }
+  std::vector<int64_t> order;  // packed row (t, b) <- row start[b] + t of the concatenation
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t b = 0; b < sizes[t]; ++b) order.push_back(start[b] + t);
+  }
+  const Tensor out_data =
+      st::index_select(st::cat(outs, 0), 0,
+                       st::to_device(Tensor::from_vector(order, {static_cast<int64_t>(order.size())}), data.device()));
+  Tensor h = st::stack(hs, 1), c = has_cell ? st::stack(cs, 1) : Tensor();
+  if (!unsorted.is_none()) {
+    h = st::index_select(h, 1, nb::cast<Tensor>(unsorted));
+    if (has_cell) c = st::index_select(c, 1, nb::cast<Tensor>(unsorted));
+  }
+  return {packed.type()(out_data, batch_sizes, sorted, unsorted), h, c};
+}
+
 bool is_packed(nb::handle x) {
   return !nb::isinstance<Tensor>(x) && nb::hasattr(x, "batch_sizes") && nb::hasattr(x, "data");
 }
@@ -118,8 +179,9 @@ void bind_nn_seq(nb::module_& nn) {
                    "True: input and output are (batch, seq, feature); False: (seq, batch, feature).")
       .def_prop_ro("dropout", &snn::RNNBase::dropout,
                    "The dropout probability on each layer's output except the last (in training).")
-      .def_prop_ro("bidirectional", [](const snn::RNNBase&) { return false; },
-                   "Always False: bidirectional layers are not implemented.")
+      .def_prop_ro("bidirectional", &snn::RNNBase::bidirectional,
+                   "Whether each layer also runs over the reversed sequence (output features 2 * hidden_size, "
+                   "states (num_layers * 2, batch, hidden_size)).")
       .def("__repr__", &rnn_repr);
 
   using LstmState = nb::typed<nb::handle, std::variant<Tensor, std::tuple<Tensor, Tensor>>>;
@@ -137,6 +199,14 @@ void bind_nn_seq(nb::module_& nn) {
         c = opt_tensor(seq[1], "LSTM: c_0");
       }
     }
+    if (is_packed(input_obj) && self.bidirectional()) {
+      auto [out, hn, cn] = run_packed_per_sequence(input_obj, self, h, c, true,
+                                                   [&](const Tensor& x, const Tensor& hp, const Tensor& cp) {
+        auto [y, state] = self.forward_full(x, hp, cp);
+        return std::make_tuple(y, state.first, state.second);
+      });
+      return LstmResult(nb::make_tuple(out, nb::make_tuple(hn, cn)));
+    }
     if (is_packed(input_obj)) {
       const int64_t H = self.hidden_size();
       auto [out, hn, cn] =
@@ -152,24 +222,34 @@ void bind_nn_seq(nb::module_& nn) {
   nb::class_<snn::LSTM, snn::RNNBase>(
       nn, "LSTM",
       "Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; "
-      "gate order i, f, g, o).\n\nbatch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass "
+      "gate order i, f, g, o; bidirectional adds weight_ih_l{k}_reverse, ...).\n\nbatch_first defaults to False as in "
+      "PyTorch (input (seq, batch, feature)); pass "
       "batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then "
       "packed too). forward(input, h0=None) returns "
-      "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.")
-      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
+      "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers * num_directions, batch, hidden) tensors, or "
+      "just h_0, or None.")
+      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, bool, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
-           nb::arg("dropout") = 0.0, nb::arg("name") = "",
+           nb::arg("dropout") = 0.0, nb::arg("bidirectional") = false, nb::arg("name") = "",
            "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
            "in training. e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))")
       .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
            "(seq, input_size), or a PackedSequence. Returns (output, (h_n, c_n)): output (..., hidden_size) from "
-           "the last layer at every step, h_n and c_n (num_layers, batch, hidden_size). h0: (h_0, c_0), h_0 alone "
-           "or None (zeros).")
+           "the last layer at every step (2 * hidden_size with bidirectional: forward, then backward), h_n and c_n "
+           "(num_layers * num_directions, batch, hidden_size). h0: (h_0, c_0), h_0 alone or None (zeros).")
       .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
 
   using GruResult = nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, Tensor>>;
   auto gru_forward = [](snn::GRU& self, SeqInput input_obj, std::optional<Tensor> h0) -> GruResult {
+    if (is_packed(input_obj) && self.bidirectional()) {
+      auto [out, hn, unused] = run_packed_per_sequence(input_obj, self, h0, std::nullopt, false,
+                                                       [&](const Tensor& x, const Tensor& hp, const Tensor&) {
+        auto [y, state] = self.forward_full(x, hp);
+        return std::make_tuple(y, state, Tensor());
+      });
+      return GruResult(nb::make_tuple(out, hn));
+    }
     if (is_packed(input_obj)) {
       const int64_t H = self.hidden_size();
       auto [out, hn, unused] =
@@ -187,15 +267,16 @@ void bind_nn_seq(nb::module_& nn) {
       "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nbatch_first defaults to False as in "
       "PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns "
       "(output, h_n).")
-      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, std::string>(), nb::arg("input_size"),
+      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, bool, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
-           nb::arg("dropout") = 0.0, nb::arg("name") = "",
+           nb::arg("dropout") = 0.0, nb::arg("bidirectional") = false, nb::arg("name") = "",
            "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
            "in training.")
       .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
            "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
-           "last layer at every step, h_n (num_layers, batch, hidden_size); h0 None means zeros.")
+           "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
+           "hidden_size); h0 None means zeros.")
       .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
 
   auto mha_forward = [](snn::MultiheadAttention& self, const Tensor& query, std::optional<Tensor> key,

@@ -228,7 +228,7 @@ GruResult gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Te
 // ---------------------------------------------------------------- modules
 
 RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
-                 bool batch_first, double dropout, std::string name)
+                 bool batch_first, double dropout, bool bidirectional, std::string name)
     : Module(std::move(name)),
       gate_mult_(gate_mult),
       input_size_(input_size),
@@ -236,7 +236,8 @@ RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int
       num_layers_(num_layers),
       bias_(bias),
       batch_first_(batch_first),
-      dropout_(dropout) {
+      dropout_(dropout),
+      bidirectional_(bidirectional) {
   const char* kind = gate_mult == 4 ? "LSTM" : "GRU";
   if (input_size <= 0 || hidden_size <= 0 || num_layers <= 0) {
     throw ValueError(std::string(kind) + ": input_size, hidden_size and num_layers must be positive, got " +
@@ -249,24 +250,29 @@ RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int
   const double bound = 1.0 / std::sqrt(static_cast<double>(hidden_size));
   const int64_t G = gate_mult * hidden_size;
   for (int64_t l = 0; l < num_layers; ++l) {
-    const std::string s = std::to_string(l);
-    const int64_t in = l == 0 ? input_size : hidden_size;
-    register_parameter("weight_ih_l" + s, init::uniform({G, in}, bound));
-    register_parameter("weight_hh_l" + s, init::uniform({G, hidden_size}, bound));
-    if (bias) {
-      register_parameter("bias_ih_l" + s, init::uniform({G}, bound));
-      register_parameter("bias_hh_l" + s, init::uniform({G}, bound));
+    const int64_t in = l == 0 ? input_size : hidden_size * num_directions();
+    for (int64_t d = 0; d < num_directions(); ++d) {  // PyTorch's registration order
+      register_parameter(param_name("weight_ih", l, d), init::uniform({G, in}, bound));
+      register_parameter(param_name("weight_hh", l, d), init::uniform({G, hidden_size}, bound));
+      if (bias) {
+        register_parameter(param_name("bias_ih", l, d), init::uniform({G}, bound));
+        register_parameter(param_name("bias_hh", l, d), init::uniform({G}, bound));
+      }
     }
   }
 }
 
-Tensor RNNBase::b_ih(int64_t layer) {
-  Tensor* b = find_parameter("bias_ih_l" + std::to_string(layer));
+std::string RNNBase::param_name(const char* kind, int64_t layer, int64_t dir) {
+  return std::string(kind) + "_l" + std::to_string(layer) + (dir == 1 ? "_reverse" : "");
+}
+
+Tensor RNNBase::b_ih(int64_t layer, int64_t dir) {
+  Tensor* b = find_parameter(param_name("bias_ih", layer, dir));
   return b ? *b : Tensor();
 }
 
-Tensor RNNBase::b_hh(int64_t layer) {
-  Tensor* b = find_parameter("bias_hh_l" + std::to_string(layer));
+Tensor RNNBase::b_hh(int64_t layer, int64_t dir) {
+  Tensor* b = find_parameter(param_name("bias_hh", layer, dir));
   return b ? *b : Tensor();
 }
 
@@ -293,12 +299,12 @@ std::pair<Tensor, bool> RNNBase::prepare_input(const Tensor& input, const char* 
 
 Tensor RNNBase::prepare_state(const std::optional<Tensor>& h, int64_t batch, bool batched, const Tensor& like,
                               const char* what) const {
-  const Shape want = {num_layers_, batch, hidden_size_};
+  const Shape want = {num_layers_ * num_directions(), batch, hidden_size_};
   if (!h || !h->defined()) return zeros(want, like.dtype(), like.device());
   Tensor s = *h;
   if (!batched && s.dim() == 2) s = unsqueeze(s, 1);
   if (s.shape() != want) {
-    const Shape shown = batched ? want : Shape{num_layers_, hidden_size_};
+    const Shape shown = batched ? want : Shape{want[0], hidden_size_};
     throw ShapeError(std::string(type_name()) + ": " + what + " of shape " + shape_str(h->shape()) + ", expected " +
                      shape_str(shown));
   }
@@ -319,9 +325,22 @@ Tensor RNNBase::inter_layer_dropout(const Tensor& x) const {
   return st::nn::dropout(x, dropout_, true);  // the mask is drawn on x's device
 }
 
+// One layer's output over the time-major sequence x in both directions where the module is
+// bidirectional: run(l, d, input) runs direction d of layer l on `input` (reversed in time for
+// d = 1, so its output comes back reversed) and returns its output sequence; the directions'
+// outputs are joined on the feature dim, forward first.
+namespace {
+template <typename Run>
+Tensor each_direction(int64_t dirs, const Tensor& x, Run run) {
+  if (dirs == 1) return run(0, x);
+  const Tensor forward = run(0, x);
+  return cat({forward, flip(run(1, flip(x, {0})), {0})}, -1);
+}
+}  // namespace
+
 LSTM::LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
-           std::string name)
-    : RNNBase(4, input_size, hidden_size, num_layers, bias, batch_first, dropout, std::move(name)) {}
+           bool bidirectional, std::string name)
+    : RNNBase(4, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)) {}
 
 std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& input, const std::optional<Tensor>& h0,
                                                                 const std::optional<Tensor>& c0) {
@@ -329,21 +348,26 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
   const int64_t B = x.shape()[1];
   const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
   const Tensor cinit = prepare_state(c0, B, batched, x, "c0");
-  std::vector<Tensor> hn, cn;
+  const int64_t dirs = num_directions();
+  std::vector<Tensor> hn(num_layers_ * dirs), cn(num_layers_ * dirs);
   Tensor layer_in = x;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    // The whole layer in one backend call where the backend takes it (oneDNN for float32 on the CPU).
-    const Tensor wi = w_ih(l), wh = w_hh(l), bi = bias_ ? b_ih(l) : Tensor(), bh = bias_ ? b_hh(l) : Tensor();
-    const Tensor h0l = select(hinit, 0, l), c0l = select(cinit, 0, l);
-    std::optional<LstmResult> r = lstm_layer_fused(layer_in, wi, wh, bi, bh, h0l, c0l);
-    if (!r) {
-      Tensor xp = matmul(layer_in, t(wi));
-      if (bias_) xp = add(xp, add(bi, bh));
-      r = lstm_recurrence(xp, wh, h0l, c0l);
-    }
-    hn.push_back(r->h_n);
-    cn.push_back(r->c_n);
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(r->output) : r->output;
+    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
+      // The whole layer in one backend call where the backend takes it (oneDNN for float32 on the CPU).
+      const Tensor wi = w_ih(l, d), wh = w_hh(l, d), bi = b_ih(l, d), bh = b_hh(l, d);
+      const int64_t k = l * dirs + d;
+      const Tensor h0l = select(hinit, 0, k), c0l = select(cinit, 0, k);
+      std::optional<LstmResult> r = lstm_layer_fused(in, wi, wh, bi, bh, h0l, c0l);
+      if (!r) {
+        Tensor xp = matmul(in, t(wi));
+        if (bias_) xp = add(xp, add(bi, bh));
+        r = lstm_recurrence(xp, wh, h0l, c0l);
+      }
+      hn[k] = r->h_n;
+      cn[k] = r->c_n;
+      return r->output;
+    });
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
   }
   Tensor h_n = stack(hn, 0), c_n = stack(cn, 0);
   if (!batched) {
@@ -354,21 +378,26 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
 }
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
-         std::string name)
-    : RNNBase(3, input_size, hidden_size, num_layers, bias, batch_first, dropout, std::move(name)) {}
+         bool bidirectional, std::string name)
+    : RNNBase(3, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)) {}
 
 std::pair<Tensor, Tensor> GRU::forward_full(const Tensor& input, const std::optional<Tensor>& h0) {
   auto [x, batched] = prepare_input(input, "GRU");
   const int64_t B = x.shape()[1];
   const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
-  std::vector<Tensor> hn;
+  const int64_t dirs = num_directions();
+  std::vector<Tensor> hn(num_layers_ * dirs);
   Tensor layer_in = x;
   for (int64_t l = 0; l < num_layers_; ++l) {
-    Tensor xp = matmul(layer_in, t(w_ih(l)));
-    if (bias_) xp = add(xp, b_ih(l));
-    const GruResult r = gru_recurrence(xp, w_hh(l), bias_ ? b_hh(l) : Tensor(), select(hinit, 0, l));
-    hn.push_back(r.h_n);
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(r.output) : r.output;
+    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
+      Tensor xp = matmul(in, t(w_ih(l, d)));
+      if (bias_) xp = add(xp, b_ih(l, d));
+      const int64_t k = l * dirs + d;
+      const GruResult r = gru_recurrence(xp, w_hh(l, d), b_hh(l, d), select(hinit, 0, k));
+      hn[k] = r.h_n;
+      return r.output;
+    });
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
   }
   Tensor h_n = stack(hn, 0);
   if (!batched) h_n = squeeze(h_n, 1);

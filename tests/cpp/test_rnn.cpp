@@ -123,3 +123,43 @@ TEST(LstmModule, OneDnnPathMatchesLoopPathWithEveryResultUsed) {
     expect_close(fused[i], loop[i], 1e-5);
   }
 }
+
+TEST(LstmModule, BidirectionalIsTwoLayersOverTheSequenceAndItsReverse) {
+  // A 1-layer bidirectional LSTM/GRU: the forward half of the output and h_n[0] are a unidirectional
+  // module with the forward weights; the backward half is one with the *_reverse weights run over
+  // the time-reversed sequence, flipped back, and h_n[1] its final state. Parameter names as torch's.
+  manual_seed(11);
+  nn::LSTM bi(3, 4, 1, true, /*batch_first=*/true, 0.0, /*bidirectional=*/true);
+  nn::LSTM fwd(3, 4, 1, true, true), rev(3, 4, 1, true, true);
+  const std::vector<std::string> names{"weight_ih_l0",       "weight_hh_l0",         "bias_ih_l0",
+                                       "bias_hh_l0",         "weight_ih_l0_reverse", "weight_hh_l0_reverse",
+                                       "bias_ih_l0_reverse", "bias_hh_l0_reverse"};
+  std::vector<std::string> got;
+  for (const auto& [name, p] : bi.named_parameters()) got.push_back(name);
+  EXPECT_EQ(got, names);
+  for (const char* k : {"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"}) {
+    NoGradGuard ng;
+    copy_(*fwd.find_parameter(k), *bi.find_parameter(k));
+    copy_(*rev.find_parameter(k), *bi.find_parameter(std::string(k) + "_reverse"));
+  }
+  const Tensor x = randn({2, 5, 3});
+  const auto [out, hc] = bi.forward_full(x);
+  ASSERT_EQ(out.shape(), (Shape{2, 5, 8}));
+  ASSERT_EQ(hc.first.shape(), (Shape{2, 2, 4}));
+  const auto [of, hf] = fwd.forward_full(x);
+  const auto [orv, hr] = rev.forward_full(flip(x, {1}));
+  expect_close(narrow(out, 2, 0, 4), of, 1e-6);
+  expect_close(narrow(out, 2, 4, 4), flip(orv, {1}), 1e-6);
+  expect_close(select(hc.first, 0, 0), select(hf.first, 0, 0), 1e-6);
+  expect_close(select(hc.first, 0, 1), select(hr.first, 0, 0), 1e-6);
+  expect_close(select(hc.second, 0, 1), select(hr.second, 0, 0), 1e-6);
+  // Two layers: the second layer reads both directions (8 features) and the states stack as
+  // (layer 0 fwd, layer 0 bwd, layer 1 fwd, layer 1 bwd).
+  nn::GRU gru(3, 4, 2, true, true, 0.0, true);
+  EXPECT_EQ(gru.find_parameter("weight_ih_l1_reverse")->shape(), (Shape{12, 8}));
+  const auto [go, gh] = gru.forward_full(x);
+  EXPECT_EQ(go.shape(), (Shape{2, 5, 8}));
+  EXPECT_EQ(gh.shape(), (Shape{4, 2, 4}));
+  expect_close(select(gh, 0, 2), narrow(select(go, 1, 4), 1, 0, 4), 1e-6);  // layer 1 forward: last step
+  expect_close(select(gh, 0, 3), narrow(select(go, 1, 0), 1, 4, 4), 1e-6);  // layer 1 backward: first step
+}

@@ -82,6 +82,10 @@ ONNX_CASES = {
     "lstm": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2), nn.Linear(5, 2)), (2, 6, 3)),
     "gru": (lambda: nn.Sequential(nn.GRU(3, 5, bias=False), nn.GRU(5, 4, batch_first=True), nn.Linear(4, 2)), (2, 6, 3)),
     "lstm_seq_first": (lambda: nn.Sequential(nn.LSTM(3, 5, batch_first=False)), (6, 2, 3)),
+    "lstm_bidirectional": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2, batch_first=True, bidirectional=True),
+                                                 nn.Linear(10, 2)), (2, 6, 3)),
+    "gru_bidirectional_seq_first": (lambda: nn.Sequential(nn.GRU(3, 4, bidirectional=True, bias=False),
+                                                          nn.Linear(8, 2)), (6, 2, 3)),
     "lora": (lambda: nn.Sequential(_lora(6, 5), nn.ReLU(), _lora(5, 3, merged=True)), (4, 6)),
     # Flat NHWC features to NCHW, then the Poincare-ball gate (inputs large enough to hit the clip).
     "reorder_wave_flat": (lambda: nn.Sequential(nn.FeatureReorder2d(3, 2, 4, layout="NHWC"), nn.Linear(24, 6),
@@ -201,6 +205,13 @@ def test_architecture_round_trip_and_bundle(tmp_path):
     assert spec["children"][3]["module"]["args"] == {"features": 4, "curvature": -2.0}
     loaded = integ.load_model_bundle(integ.save_model_bundle(extra, tmp_path / "extra", input_shape=(None, 6)))
     assert loaded[2].merged and not loaded[1].merged
+    # A bidirectional LSTM keeps its flag and its *_reverse weights through a bundle.
+    birnn = nn.Sequential(nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True), nn.Linear(8, 2))
+    assert integ.describe_architecture(birnn)["children"][0]["module"]["args"]["bidirectional"] is True
+    loaded_bi = integ.load_model_bundle(integ.save_model_bundle(birnn, tmp_path / "bi", input_shape=(None, 5, 3)))
+    assert loaded_bi[0].bidirectional
+    xb = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    np.testing.assert_array_equal(_eval_out(loaded_bi, xb), _eval_out(birnn, xb))
     # A TransformerEncoder: the layer's configuration once, the copies' values from the weights.
     enc = nn.Sequential(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"), 2,
                                               norm=nn.LayerNorm(8)))

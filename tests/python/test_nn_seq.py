@@ -114,6 +114,66 @@ def test_lstm_matches_torch(dtype, num_layers, bias, batch_first, with_h0):
     compare_param_grads(sm, tm, tol)
 
 
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_bidirectional_rnn_matches_torch(kind, dtype, num_layers, batch_first, with_h0):
+    """bidirectional=True: the same parameter names and order as torch's (``*_reverse``), output
+    (..., 2 * hidden) forward then backward, states (num_layers * 2, batch, hidden), and the
+    gradients of input, states and every parameter, with copied weights."""
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    B, T, I, H = 3, 5, 4, 6
+    sm, tm = make_pair(getattr(nn, kind), getattr(torch.nn, kind), dtype, (I, H),
+                       dict(num_layers=num_layers, batch_first=batch_first, bidirectional=True))
+    assert [k for k, _ in sm.named_parameters()] == [st_key(k) for k, _ in tm.named_parameters()]
+    assert sm.bidirectional and "bidirectional=True" in repr(sm)
+    g = np.random.default_rng(3)
+    xs, xt = pair_inputs(g.normal(size=(B, T, I) if batch_first else (T, B, I)), npdt)
+    states = [pair_inputs(g.normal(size=(2 * num_layers, B, H)), npdt) for _ in range(2 if kind == "LSTM" else 1)]
+    if kind == "LSTM":
+        so, (sh, sc) = sm(xs, (states[0][0], states[1][0])) if with_h0 else sm(xs)
+        to, (th, tc) = tm(xt, (states[0][1], states[1][1])) if with_h0 else tm(xt)
+        s_outs, t_outs = [so, sh, sc], [to, th, tc]
+    else:
+        so, sh = sm(xs, states[0][0]) if with_h0 else sm(xs)
+        to, th = tm(xt, states[0][1]) if with_h0 else tm(xt)
+        s_outs, t_outs = [so, sh], [to, th]
+    assert so.shape[-1] == 2 * H and sh.shape == (2 * num_layers, B, H)
+    for s, t in zip(s_outs, t_outs):
+        close(s, t, tol)
+    backward_pair(s_outs, t_outs)
+    close(xs.grad, xt.grad, tol)
+    if with_h0:
+        for s, t in states:
+            close(s.grad, t.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+def test_bidirectional_rnn_unbatched_dropout_and_errors():
+    """Unbatched input gives (seq, 2H) and (2L, H) states; dropout between layers acts in training
+    only; a wrongly shaped h0 names the bidirectional shape."""
+    torch = pytest.importorskip("torch")
+    sm, tm = make_pair(nn.GRU, torch.nn.GRU, "float64", (3, 4), dict(num_layers=2, bidirectional=True))
+    x = np.random.default_rng(4).normal(size=(6, 3))
+    so, sh = sm(st.tensor(x))
+    to, th = tm(torch.tensor(x))
+    close(so, to, 1e-10)
+    close(sh, th, 1e-10)
+    drop = nn.LSTM(3, 4, num_layers=2, dropout=0.5, bidirectional=True)
+    xs = st.tensor(np.random.default_rng(5).normal(size=(2, 7, 3)).astype(np.float32))
+    drop.eval()
+    a, b = to_np(drop(xs)[0]), to_np(drop(xs)[0])
+    np.testing.assert_array_equal(a, b)
+    drop.train()
+    st.manual_seed(1)
+    assert not np.allclose(to_np(drop(xs)[0]), a)
+    with pytest.raises(st.ShapeError, match=r"\(4, 7, 4\)"):
+        drop(xs, (st.zeros(2, 2, 4), st.zeros(2, 2, 4)))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("num_layers", [1, 3])
 @pytest.mark.parametrize("bias", [True, False])

@@ -19,19 +19,20 @@ def _copy(sm, tm):
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("enforce_sorted", [False, True])
-def test_packed_rnn_matches_torch(kind, batch_first, layers, enforce_sorted):
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+def test_packed_rnn_matches_torch(kind, batch_first, layers, enforce_sorted, bidirectional):
     import torch
     from torch.nn.utils.rnn import pack_padded_sequence as tpack, pad_packed_sequence as tunpack
 
     rng = np.random.default_rng(layers)
-    tm = getattr(torch.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first).double()
-    sm = getattr(st.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first)
+    tm = getattr(torch.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional).double()
+    sm = getattr(st.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional)
     sm.to(st.float64)
     _copy(sm, tm)
     lens = [5, 5, 3, 2] if enforce_sorted else [3, 5, 2, 5]
     x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
     tx, sx = torch.tensor(x, requires_grad=True), st.tensor(x, requires_grad=True)
-    h0 = rng.standard_normal((layers, 4, 4))
+    h0 = rng.standard_normal((layers * (2 if bidirectional else 1), 4, 4))
     targs = (torch.tensor(h0),) if kind == "GRU" else ((torch.tensor(h0), torch.tensor(h0 * 0.5)),)
     sargs = (st.tensor(h0),) if kind == "GRU" else ((st.tensor(h0), st.tensor(h0 * 0.5)),)
     tp = tpack(tx, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)

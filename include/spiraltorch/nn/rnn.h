@@ -1,14 +1,20 @@
 #pragma once
 // Recurrent layers with PyTorch's parameter names, shapes and gate order, so a
 // torch.nn.LSTM / torch.nn.GRU state dict loads with the same keys
-// ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", ... per layer).
+// ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", ... per layer; with
+// bidirectional, "weight_ih_l0_reverse", ... for each layer's backward direction).
 //
 // Differences from PyTorch, on purpose:
 //  * batch_first defaults to TRUE: input is (batch, seq, feature) unless
 //    batch_first=false, in which case it is (seq, batch, feature). Unbatched
 //    input (seq, feature) is accepted too. Hidden states are always
 //    (num_layers, batch, hidden) (or (num_layers, hidden) unbatched), like PyTorch.
-//  * bidirectional and proj_size are not offered.
+//  * proj_size is not offered.
+//
+// bidirectional=true runs each layer a second time over the reversed sequence: the layer's
+// output is [forward h_t, backward h_t] (2 * hidden features), h_n and c_n are
+// (num_layers * 2, batch, hidden) ordered (layer 0 forward, layer 0 backward, layer 1 ...),
+// exactly PyTorch's layout.
 //
 // Each layer projects the whole sequence at once (one GEMM), then runs the
 // recurrence in one fused autograd node per layer (one small GEMM + fused gate
@@ -27,22 +33,27 @@ namespace st::nn {
 class RNNBase : public Module {
  public:
   RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first,
-          double dropout, std::string name);
+          double dropout, bool bidirectional, std::string name);
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
   int64_t num_layers() const { return num_layers_; }
   bool has_bias() const { return bias_; }
   bool batch_first() const { return batch_first_; }
   double dropout() const { return dropout_; }
+  bool bidirectional() const { return bidirectional_; }
+  int64_t num_directions() const { return bidirectional_ ? 2 : 1; }
 
  protected:
-  Tensor w_ih(int64_t layer) { return *find_parameter("weight_ih_l" + std::to_string(layer)); }
-  Tensor w_hh(int64_t layer) { return *find_parameter("weight_hh_l" + std::to_string(layer)); }
-  Tensor b_ih(int64_t layer);
-  Tensor b_hh(int64_t layer);
+  // Parameters of `layer` in direction `dir` (0 forward, 1 the reversed sequence); biases
+  // undefined without bias.
+  Tensor w_ih(int64_t layer, int64_t dir) { return *find_parameter(param_name("weight_ih", layer, dir)); }
+  Tensor w_hh(int64_t layer, int64_t dir) { return *find_parameter(param_name("weight_hh", layer, dir)); }
+  Tensor b_ih(int64_t layer, int64_t dir);
+  Tensor b_hh(int64_t layer, int64_t dir);
+  static std::string param_name(const char* kind, int64_t layer, int64_t dir);
   // Checks the input and returns it time-major (seq, batch, feature) plus whether it was batched.
   std::pair<Tensor, bool> prepare_input(const Tensor& input, const char* op) const;
-  // Checks/creates an initial state of shape (num_layers, batch, hidden).
+  // Checks/creates an initial state of shape (num_layers * num_directions, batch, hidden).
   Tensor prepare_state(const std::optional<Tensor>& h, int64_t batch, bool batched, const Tensor& like,
                        const char* what) const;
   // Converts the time-major output back to the caller's layout.
@@ -52,6 +63,7 @@ class RNNBase : public Module {
   int64_t gate_mult_, input_size_, hidden_size_, num_layers_;
   bool bias_, batch_first_;
   double dropout_;
+  bool bidirectional_;
 };
 
 // Long short-term memory, gate order (i, f, g, o) like PyTorch:
@@ -61,8 +73,8 @@ class RNNBase : public Module {
 class LSTM : public RNNBase {
  public:
   LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = true,
-       double dropout = 0.0, std::string name = "");
-  // Returns (output, (h_n, c_n)). h0/c0: (num_layers, batch, hidden); zeros when absent.
+       double dropout = 0.0, bool bidirectional = false, std::string name = "");
+  // Returns (output, (h_n, c_n)). h0/c0: (num_layers * num_directions, batch, hidden); zeros when absent.
   std::pair<Tensor, std::pair<Tensor, Tensor>> forward_full(const Tensor& input,
                                                             const std::optional<Tensor>& h0 = std::nullopt,
                                                             const std::optional<Tensor>& c0 = std::nullopt);
@@ -77,7 +89,7 @@ class LSTM : public RNNBase {
 class GRU : public RNNBase {
  public:
   GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = true,
-      double dropout = 0.0, std::string name = "");
+      double dropout = 0.0, bool bidirectional = false, std::string name = "");
   // Returns (output, h_n).
   std::pair<Tensor, Tensor> forward_full(const Tensor& input, const std::optional<Tensor>& h0 = std::nullopt);
   Tensor forward(const Tensor& input) override { return forward_full(input).first; }

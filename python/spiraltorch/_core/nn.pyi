@@ -2117,25 +2117,27 @@ class RNNBase(Module):
 
     @property
     def bidirectional(self) -> bool:
-        """Always False: bidirectional layers are not implemented."""
+        """
+        Whether each layer also runs over the reversed sequence (output features 2 * hidden_size, states (num_layers * 2, batch, hidden_size)).
+        """
 
     def __repr__(self) -> str: ...
 
 class LSTM(RNNBase):
     """
-    Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; gate order i, f, g, o).
+    Multi-layer LSTM with PyTorch's parameters (weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}; gate order i, f, g, o; bidirectional adds weight_ih_l{k}_reverse, ...).
 
-    batch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then packed too). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers, batch, hidden) tensors, or just h_0, or None.
+    batch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then packed too). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers * num_directions, batch, hidden) tensors, or just h_0, or None.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, name: str = '') -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, name: str = '') -> None:
         """
         Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training. e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))
         """
 
     def forward(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor] | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]]:
         """
-        Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched (seq, input_size), or a PackedSequence. Returns (output, (h_n, c_n)): output (..., hidden_size) from the last layer at every step, h_n and c_n (num_layers, batch, hidden_size). h0: (h_0, c_0), h_0 alone or None (zeros).
+        Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched (seq, input_size), or a PackedSequence. Returns (output, (h_n, c_n)): output (..., hidden_size) from the last layer at every step (2 * hidden_size with bidirectional: forward, then backward), h_n and c_n (num_layers * num_directions, batch, hidden_size). h0: (h_0, c_0), h_0 alone or None (zeros).
         """
 
     def __call__(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor] | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]]:
@@ -2148,14 +2150,14 @@ class GRU(RNNBase):
     batch_first defaults to False as in PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, name: str = '') -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, name: str = '') -> None:
         """
         Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training.
         """
 
     def forward(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, spiraltorch._core.Tensor]:
         """
-        Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched (seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the last layer at every step, h_n (num_layers, batch, hidden_size); h0 None means zeros.
+        Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched (seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, hidden_size); h0 None means zeros.
         """
 
     def __call__(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, spiraltorch._core.Tensor]:

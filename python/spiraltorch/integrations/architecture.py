@@ -166,10 +166,8 @@ def _bn_args(m: Any) -> Dict[str, Any]:
 
 
 def _rnn_args(m: Any) -> Dict[str, Any]:
-    if m.bidirectional:
-        raise UnsupportedLayerError(f"describe_architecture: bidirectional {type(m).__name__} is not supported")
     return {"input_size": m.input_size, "hidden_size": m.hidden_size, "num_layers": m.num_layers, "bias": m.bias,
-            "batch_first": m.batch_first, "dropout": m.dropout}
+            "batch_first": m.batch_first, "dropout": m.dropout, "bidirectional": m.bidirectional}
 
 
 def layer_kind(module: Any) -> Optional[str]:

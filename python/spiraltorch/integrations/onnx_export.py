@@ -362,9 +362,8 @@ class _Exporter:
 
     def _rnn(self, m: Any, x: str, shape: Tuple[int, ...], where: str, op_type: str) -> str:
         g = self.g
-        if m.bidirectional:
-            raise UnsupportedLayerError(f"export_onnx: bidirectional {op_type} at {where} is not supported")
         hs = int(m.hidden_size)
+        dirs = 2 if m.bidirectional else 1
         seq = g.op("Transpose", [x], "rnn_seq_first", perm=[1, 0, 2]) if m.batch_first else x
         state = m.state_dict()
         gates = 4 if op_type == "LSTM" else 3
@@ -376,20 +375,28 @@ class _Exporter:
             return np.concatenate([blocks[i] for i in order], axis=0)
 
         for layer in range(int(m.num_layers)):
-            w = reorder(_np(state[f"weight_ih_l{layer}"]))[None]
-            r = reorder(_np(state[f"weight_hh_l{layer}"]))[None]
+            # ONNX stacks the directions on a leading axis: forward, then reverse (PyTorch's *_reverse).
+            sfx = ["", "_reverse"][:dirs]
+            w = np.stack([reorder(_np(state[f"weight_ih_l{layer}{s}"])) for s in sfx])
+            r = np.stack([reorder(_np(state[f"weight_hh_l{layer}{s}"])) for s in sfx])
             if m.bias:
-                bias = np.concatenate([reorder(_np(state[f"bias_ih_l{layer}"])),
-                                       reorder(_np(state[f"bias_hh_l{layer}"]))])[None]
+                bias = np.stack([np.concatenate([reorder(_np(state[f"bias_ih_l{layer}{s}"])),
+                                                 reorder(_np(state[f"bias_hh_l{layer}{s}"]))]) for s in sfx])
             else:
-                bias = np.zeros((1, 2 * gates * hs), np.float32)
+                bias = np.zeros((dirs, 2 * gates * hs), np.float32)
             attrs: Dict[str, Any] = {"hidden_size": hs}
+            if dirs == 2:
+                attrs["direction"] = "bidirectional"
             if op_type == "GRU":
                 attrs["linear_before_reset"] = 1
             y = g.op(op_type, [seq, g.const("rnn_w", w), g.const("rnn_r", r), g.const("rnn_b", bias)], "rnn",
                      n_out=1, **attrs)
-            # Y is (seq, num_directions=1, batch, hidden).
-            seq = g.op("Squeeze", [y, g.const("axis1", [1], np.int64)], "rnn_y")
+            # Y is (seq, num_directions, batch, hidden): PyTorch's (seq, batch, directions * hidden).
+            if dirs == 1:
+                seq = g.op("Squeeze", [y, g.const("axis1", [1], np.int64)], "rnn_y")
+            else:
+                y = g.op("Transpose", [y], "rnn_dirs_last", perm=[0, 2, 1, 3])
+                seq = g.op("Reshape", [y, g.const("rnn_join_dirs", [0, 0, -1], np.int64)], "rnn_y")
         return g.op("Transpose", [seq], "rnn_batch_first", perm=[1, 0, 2]) if m.batch_first else seq
 
     def _LSTM(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
