@@ -58,47 +58,72 @@ nb::object registered_child(const Module& m, const std::string& slot) {
   return nb::none();
 }
 
-// An LSTM/GRU over a PackedSequence (nn.utils.rnn): PyTorch's cuDNN packed layout, run as one native
-// step per time index on the sequences still running (batch_sizes[t] of them, longest first), so every
-// sequence stops at its own length: outputs at its valid steps and h_n (c_n) from its last one, exactly
-// as a run on that sequence alone. h0 and h_n are in the caller's batch order (sorted_indices /
-// unsorted_indices permute). `step(x_t, h, c)` runs one step on (1, n, F) seq-first input (laid out for
-// the module's batch_first) and returns (output (n, H), h, c); c is undefined for the GRU.
+// A PackedSequence (nn.utils.rnn) read and checked for an LSTM/GRU: data (sum of lengths, F), the
+// batch sizes per time step (positive, non-increasing, adding up to data's rows), each step's first
+// row, and the permutations between the caller's batch order and the sorted one.
+struct Packed {
+  Tensor data, batch_sizes;
+  nb::object sorted, unsorted;
+  std::vector<int64_t> sizes, offset;  // offset[t]: first row of step t; offset[T] = rows
+  Packed(nb::handle packed, const st::nn::RNNBase& m)
+      : data(nb::cast<Tensor>(packed.attr("data"))),
+        batch_sizes(nb::cast<Tensor>(packed.attr("batch_sizes"))),
+        sorted(packed.attr("sorted_indices")),
+        unsorted(packed.attr("unsorted_indices")) {
+    if (data.dim() != 2)
+      throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
+    sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
+    if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
+    offset.assign(sizes.size() + 1, 0);
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      if (sizes[t] <= 0 || sizes[t] > sizes[t ? t - 1 : 0])
+        throw st::ValueError(m.type_name() + ": batch_sizes must be positive and non-increasing");
+      offset[t + 1] = offset[t] + sizes[t];
+    }
+    if (offset.back() != data.size(0))
+      throw st::ShapeError(m.type_name() + ": batch_sizes do not add up to the data's length");
+  }
+  int64_t batch() const { return sizes[0]; }
+  int64_t steps() const { return static_cast<int64_t>(sizes.size()); }
+  // An initial state (states, B, H) in sorted order: the caller's, or zeros.
+  Tensor initial(const std::optional<Tensor>& given, int64_t states, int64_t H) const {
+    if (!given) return st::zeros({states, batch(), H}, data.dtype(), data.device());
+    return sorted.is_none() ? *given : st::index_select(*given, 1, nb::cast<Tensor>(sorted));
+  }
+  // A final state back in the caller's batch order.
+  Tensor unsort(const Tensor& state) const {
+    return unsorted.is_none() || !state.defined() ? state : st::index_select(state, 1, nb::cast<Tensor>(unsorted));
+  }
+  // The output rows packed like the input (same batch sizes and permutations).
+  nb::object repack(nb::handle packed, const Tensor& out_data) const {
+    return packed.type()(out_data, batch_sizes, sorted, unsorted);
+  }
+};
+
+// An LSTM/GRU over a PackedSequence: PyTorch's cuDNN packed layout, run as one native step per time
+// index on the sequences still running (batch_sizes[t] of them, longest first), so every sequence
+// stops at its own length: outputs at its valid steps and h_n (c_n) from its last one, exactly as a
+// run on that sequence alone. h0 and h_n are in the caller's batch order. `step(x_t, h, c)` runs one
+// step on (1, n, F) seq-first input (laid out for the module's batch_first) and returns
+// (output (n, H), h, c); c is undefined for the GRU.
 using PackedStep = std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)>;
 
 std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::nn::RNNBase& m, std::optional<Tensor> h0,
                                                   std::optional<Tensor> c0, bool has_cell, const PackedStep& step) {
-  const Tensor data = nb::cast<Tensor>(packed.attr("data"));
-  const Tensor batch_sizes = nb::cast<Tensor>(packed.attr("batch_sizes"));
-  const nb::object sorted = packed.attr("sorted_indices"), unsorted = packed.attr("unsorted_indices");
-  if (data.dim() != 2)
-    throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
-  const std::vector<int64_t> sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
-  if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
-  const int64_t B = sizes[0], L = m.num_layers(), H = m.hidden_size();
-  auto initial = [&](const std::optional<Tensor>& given) {
-    if (!given) return st::zeros({L, B, H}, data.dtype(), data.device());
-    return sorted.is_none() ? *given : st::index_select(*given, 1, nb::cast<Tensor>(sorted));
-  };
-  Tensor h = initial(h0), c = has_cell ? initial(c0) : Tensor();
+  const Packed p(packed, m);
+  const int64_t B = p.batch();
+  Tensor h = p.initial(h0, m.num_layers(), m.hidden_size());
+  Tensor c = has_cell ? p.initial(c0, m.num_layers(), m.hidden_size()) : Tensor();
   std::vector<Tensor> outs;
-  int64_t offset = 0;
-  for (const int64_t n : sizes) {
-    if (n <= 0 || n > B) throw st::ValueError(m.type_name() + ": batch_sizes must be positive and non-increasing");
-    const Tensor x = st::unsqueeze(st::narrow(data, 0, offset, n), m.batch_first() ? 1 : 0);
+  for (int64_t t = 0; t < p.steps(); ++t) {
+    const int64_t n = p.sizes[t];
+    const Tensor x = st::unsqueeze(st::narrow(p.data, 0, p.offset[t], n), m.batch_first() ? 1 : 0);
     auto [y, h_new, c_new] = step(x, st::narrow(h, 1, 0, n), has_cell ? st::narrow(c, 1, 0, n) : Tensor());
     outs.push_back(y);
     h = n < B ? st::cat({h_new, st::narrow(h, 1, n, B - n)}, 1) : h_new;
     if (has_cell) c = n < B ? st::cat({c_new, st::narrow(c, 1, n, B - n)}, 1) : c_new;
-    offset += n;
   }
-  if (offset != data.size(0)) throw st::ShapeError(m.type_name() + ": batch_sizes do not add up to the data's length");
-  if (!unsorted.is_none()) {
-    h = st::index_select(h, 1, nb::cast<Tensor>(unsorted));
-    if (has_cell) c = st::index_select(c, 1, nb::cast<Tensor>(unsorted));
-  }
-  nb::object out = packed.type()(st::cat(outs, 0), batch_sizes, sorted, unsorted);
-  return {out, h, c};
+  return {p.repack(packed, st::cat(outs, 0)), p.unsort(h), p.unsort(c)};
 }
 
 // A bidirectional LSTM/GRU over a PackedSequence: each layer's backward direction starts at each
@@ -111,36 +136,20 @@ using SequenceRun = std::function<std::tuple<Tensor, Tensor, Tensor>(const Tenso
 std::tuple<nb::object, Tensor, Tensor> run_packed_per_sequence(nb::handle packed, const st::nn::RNNBase& m,
                                                                std::optional<Tensor> h0, std::optional<Tensor> c0,
                                                                bool has_cell, const SequenceRun& run) {
-  const Tensor data = nb::cast<Tensor>(packed.attr("data"));
-  const Tensor batch_sizes = nb::cast<Tensor>(packed.attr("batch_sizes"));
-  const nb::object sorted = packed.attr("sorted_indices"), unsorted = packed.attr("unsorted_indices");
-  if (data.dim() != 2)
-    throw st::ShapeError(m.type_name() + ": a PackedSequence's data must be (sum of lengths, features)");
-  const std::vector<int64_t> sizes = batch_sizes.to(Dtype::Int64).contiguous().to_vector<int64_t>();
-  if (sizes.empty()) throw st::ValueError(m.type_name() + ": empty PackedSequence");
-  const int64_t B = sizes[0], T = static_cast<int64_t>(sizes.size());
+  const Packed p(packed, m);
+  const int64_t B = p.batch(), T = p.steps();
   const int64_t states = m.num_layers() * m.num_directions(), H = m.hidden_size();
-  std::vector<int64_t> offset(T + 1, 0);  // first packed row of each time step
-  for (int64_t t = 0; t < T; ++t) {
-    if (sizes[t] <= 0 || sizes[t] > (t ? sizes[t - 1] : B))
-      throw st::ValueError(m.type_name() + ": batch_sizes must be positive and non-increasing");
-    offset[t + 1] = offset[t] + sizes[t];
-  }
-  if (offset[T] != data.size(0))
-    throw st::ShapeError(m.type_name() + ": batch_sizes do not add up to the data's length");
-  auto initial = [&](const std::optional<Tensor>& given) {
-    if (!given) return st::zeros({states, B, H}, data.dtype(), data.device());
-    return sorted.is_none() ? *given : st::index_select(*given, 1, nb::cast<Tensor>(sorted));
+  const Tensor h_init = p.initial(h0, states, H), c_init = has_cell ? p.initial(c0, states, H) : Tensor();
+  auto index = [&](const std::vector<int64_t>& v) {
+    return st::to_device(Tensor::from_vector(v, {static_cast<int64_t>(v.size())}), p.data.device());
   };
-  const Tensor h_init = initial(h0), c_init = has_cell ? initial(c0) : Tensor();
   std::vector<Tensor> outs, hs, cs;
   std::vector<int64_t> start(B + 1, 0);  // each sequence's first row in the concatenated outputs
   for (int64_t b = 0; b < B; ++b) {
     std::vector<int64_t> rows;
-    for (int64_t t = 0; t < T && sizes[t] > b; ++t) rows.push_back(offset[t] + b);
-    const Tensor idx = st::to_device(Tensor::from_vector(rows, {static_cast<int64_t>(rows.size())}), data.device());
-    auto [y, h, c] =
-        run(st::index_select(data, 0, idx), st::select(h_init, 1, b), has_cell ? st::select(c_init, 1, b) : Tensor());
+    for (int64_t t = 0; t < T && p.sizes[t] > b; ++t) rows.push_back(p.offset[t] + b);
+    auto [y, h, c] = run(st::index_select(p.data, 0, index(rows)), st::select(h_init, 1, b),
+                         has_cell ? st::select(c_init, 1, b) : Tensor());
     outs.push_back(y);
     hs.push_back(h);
     if (has_cell) cs.push_back(c);
@@ -148,17 +157,10 @@ std::tuple<nb::object, Tensor, Tensor> run_packed_per_sequence(nb::handle packed
   }
   std::vector<int64_t> order;  // packed row (t, b) <- row start[b] + t of the concatenation
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t b = 0; b < sizes[t]; ++b) order.push_back(start[b] + t);
+    for (int64_t b = 0; b < p.sizes[t]; ++b) order.push_back(start[b] + t);
   }
-  const Tensor out_data =
-      st::index_select(st::cat(outs, 0), 0,
-                       st::to_device(Tensor::from_vector(order, {static_cast<int64_t>(order.size())}), data.device()));
-  Tensor h = st::stack(hs, 1), c = has_cell ? st::stack(cs, 1) : Tensor();
-  if (!unsorted.is_none()) {
-    h = st::index_select(h, 1, nb::cast<Tensor>(unsorted));
-    if (has_cell) c = st::index_select(c, 1, nb::cast<Tensor>(unsorted));
-  }
-  return {packed.type()(out_data, batch_sizes, sorted, unsorted), h, c};
+  const Tensor out_data = st::index_select(st::cat(outs, 0), 0, index(order));
+  return {p.repack(packed, out_data), p.unsort(st::stack(hs, 1)), has_cell ? p.unsort(st::stack(cs, 1)) : Tensor()};
 }
 
 bool is_packed(nb::handle x) {
