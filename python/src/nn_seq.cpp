@@ -43,6 +43,8 @@ std::string name_suffix(const Module& m) { return m.name().empty() ? "" : ", nam
 std::string rnn_repr(const st::nn::RNNBase& m) {
   std::string s = m.type_name() + "(" + std::to_string(m.input_size()) + ", " + std::to_string(m.hidden_size());
   if (m.num_layers() != 1) s += ", num_layers=" + std::to_string(m.num_layers());
+  if (const auto* rnn = dynamic_cast<const st::nn::RNN*>(&m); rnn && rnn->nonlinearity() != "tanh")
+    s += ", nonlinearity='" + rnn->nonlinearity() + "'";
   if (!m.has_bias()) s += ", bias=False";
   if (!m.batch_first()) s += ", batch_first=False";
   if (m.dropout() != 0.0) s += ", dropout=" + fmt_double(m.dropout());
@@ -167,12 +169,38 @@ bool is_packed(nb::handle x) {
   return !nb::isinstance<Tensor>(x) && nb::hasattr(x, "batch_sizes") && nb::hasattr(x, "data");
 }
 
+// forward of the layers with one state (GRU, RNN): (output, h_n) for a tensor or a PackedSequence.
+using SingleStateResult = nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, Tensor>>;
+
+template <typename Layer>
+SingleStateResult single_state_forward(Layer& self, SeqInput input_obj, std::optional<Tensor> h0) {
+  if (is_packed(input_obj) && self.bidirectional()) {
+    auto [out, hn, unused] = run_packed_per_sequence(input_obj, self, h0, std::nullopt, false,
+                                                     [&](const Tensor& x, const Tensor& hp, const Tensor&) {
+      auto [y, state] = self.forward_full(x, hp);
+      return std::make_tuple(y, state, Tensor());
+    });
+    return SingleStateResult(nb::make_tuple(out, hn));
+  }
+  if (is_packed(input_obj)) {
+    const int64_t H = self.hidden_size();
+    auto [out, hn, unused] =
+        run_packed(input_obj, self, h0, std::nullopt, false, [&](const Tensor& x, const Tensor& hp, const Tensor&) {
+      auto [y, state] = self.forward_full(x, hp);
+      return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
+    });
+    return SingleStateResult(nb::make_tuple(out, hn));
+  }
+  auto [out, hn] = self.forward_full(nb::cast<Tensor>(input_obj), h0);
+  return SingleStateResult(nb::make_tuple(out, hn));
+}
+
 }  // namespace
 
 void bind_nn_seq(nb::module_& nn) {
   namespace snn = st::nn;
 
-  nb::class_<snn::RNNBase, Module>(nn, "RNNBase", "Shared base of LSTM and GRU.")
+  nb::class_<snn::RNNBase, Module>(nn, "RNNBase", "Shared base of RNN, LSTM and GRU.")
       .def_prop_ro("input_size", &snn::RNNBase::input_size, "The size of each input step's features.")
       .def_prop_ro("hidden_size", &snn::RNNBase::hidden_size, "The size of the hidden state.")
       .def_prop_ro("num_layers", &snn::RNNBase::num_layers, "The number of stacked layers.")
@@ -242,28 +270,6 @@ void bind_nn_seq(nb::module_& nn) {
            "(num_layers * num_directions, batch, hidden_size). h0: (h_0, c_0), h_0 alone or None (zeros).")
       .def("__call__", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
 
-  using GruResult = nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, Tensor>>;
-  auto gru_forward = [](snn::GRU& self, SeqInput input_obj, std::optional<Tensor> h0) -> GruResult {
-    if (is_packed(input_obj) && self.bidirectional()) {
-      auto [out, hn, unused] = run_packed_per_sequence(input_obj, self, h0, std::nullopt, false,
-                                                       [&](const Tensor& x, const Tensor& hp, const Tensor&) {
-        auto [y, state] = self.forward_full(x, hp);
-        return std::make_tuple(y, state, Tensor());
-      });
-      return GruResult(nb::make_tuple(out, hn));
-    }
-    if (is_packed(input_obj)) {
-      const int64_t H = self.hidden_size();
-      auto [out, hn, unused] =
-          run_packed(input_obj, self, h0, std::nullopt, false, [&](const Tensor& x, const Tensor& hp, const Tensor&) {
-        auto [y, state] = self.forward_full(x, hp);
-        return std::make_tuple(st::reshape(y, {-1, H}), state, Tensor());
-      });
-      return GruResult(nb::make_tuple(out, hn));
-    }
-    auto [out, hn] = self.forward_full(nb::cast<Tensor>(input_obj), h0);
-    return GruResult(nb::make_tuple(out, hn));
-  };
   nb::class_<snn::GRU, snn::RNNBase>(
       nn, "GRU",
       "Multi-layer GRU with PyTorch's parameters (gate order r, z, n).\n\nbatch_first defaults to False as in "
@@ -274,12 +280,33 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("dropout") = 0.0, nb::arg("bidirectional") = false, nb::arg("name") = "",
            "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
            "in training.")
-      .def("forward", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+      .def("forward", &single_state_forward<snn::GRU>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
            "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
            "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
            "hidden_size); h0 None means zeros.")
-      .def("__call__", gru_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(), "forward(input, h0).");
+      .def("__call__", &single_state_forward<snn::GRU>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+           "forward(input, h0).");
+
+  nb::class_<snn::RNN, snn::RNNBase>(
+      nn, "RNN",
+      "Multi-layer Elman RNN with PyTorch's parameters: h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (nonlinearity "
+      "'relu' for ReLU).\n\nbatch_first defaults to False as in PyTorch (input (seq, batch, feature)), or a "
+      "nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).")
+      .def(nb::init<int64_t, int64_t, int64_t, std::string, bool, bool, double, bool, std::string>(),
+           nb::arg("input_size"), nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("nonlinearity") = "tanh",
+           nb::arg("bias") = true, nb::arg("batch_first") = false, nb::arg("dropout") = 0.0,
+           nb::arg("bidirectional") = false, nb::arg("name") = "",
+           "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
+           "in training. e.g. out, h = nn.RNN(8, 16, batch_first=True)(st.randn(2, 5, 8))")
+      .def_prop_ro("nonlinearity", &snn::RNN::nonlinearity, "'tanh' or 'relu'.")
+      .def("forward", &single_state_forward<snn::RNN>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+           "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
+           "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
+           "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
+           "hidden_size); h0 None means zeros.")
+      .def("__call__", &single_state_forward<snn::RNN>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
+           "forward(input, h0).");
 
   auto mha_forward = [](snn::MultiheadAttention& self, const Tensor& query, std::optional<Tensor> key,
                         std::optional<Tensor> value, std::optional<Tensor> attn_mask,

@@ -238,7 +238,7 @@ RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int
       batch_first_(batch_first),
       dropout_(dropout),
       bidirectional_(bidirectional) {
-  const char* kind = gate_mult == 4 ? "LSTM" : "GRU";
+  const char* kind = gate_mult == 4 ? "LSTM" : gate_mult == 3 ? "GRU" : "RNN";
   if (input_size <= 0 || hidden_size <= 0 || num_layers <= 0) {
     throw ValueError(std::string(kind) + ": input_size, hidden_size and num_layers must be positive, got " +
                      std::to_string(input_size) + ", " + std::to_string(hidden_size) + " and " +
@@ -375,6 +375,47 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
     c_n = squeeze(c_n, 1);
   }
   return {finish_output(layer_in, batched), {h_n, c_n}};
+}
+
+RNN::RNN(int64_t input_size, int64_t hidden_size, int64_t num_layers, std::string nonlinearity, bool bias,
+         bool batch_first, double dropout, bool bidirectional, std::string name)
+    : RNNBase(1, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)),
+      nonlinearity_(std::move(nonlinearity)) {
+  if (nonlinearity_ != "tanh" && nonlinearity_ != "relu") {
+    throw ValueError("RNN: nonlinearity must be 'tanh' or 'relu', got '" + nonlinearity_ + "'");
+  }
+}
+
+std::pair<Tensor, Tensor> RNN::forward_full(const Tensor& input, const std::optional<Tensor>& h0) {
+  auto [x, batched] = prepare_input(input, "RNN");
+  const int64_t B = x.shape()[1], T = x.shape()[0];
+  const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
+  const bool relu_act = nonlinearity_ == "relu";
+  const int64_t dirs = num_directions();
+  std::vector<Tensor> hn(num_layers_ * dirs);
+  Tensor layer_in = x;
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
+      Tensor xp = matmul(in, t(w_ih(l, d)));
+      if (bias_) xp = add(xp, add(b_ih(l, d), b_hh(l, d)));
+      const Tensor wt = t(w_hh(l, d));
+      const int64_t k = l * dirs + d;
+      Tensor h = select(hinit, 0, k);
+      std::vector<Tensor> hs;
+      hs.reserve(static_cast<size_t>(T));
+      for (int64_t s = 0; s < T; ++s) {
+        const Tensor pre = add(select(xp, 0, s), matmul(h, wt));
+        h = relu_act ? relu(pre) : tanh(pre);
+        hs.push_back(h);
+      }
+      hn[k] = h;
+      return stack(hs, 0);
+    });
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
+  }
+  Tensor h_n = stack(hn, 0);
+  if (!batched) h_n = squeeze(h_n, 1);
+  return {finish_output(layer_in, batched), h_n};
 }
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,

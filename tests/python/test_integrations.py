@@ -84,6 +84,10 @@ ONNX_CASES = {
     "lstm_seq_first": (lambda: nn.Sequential(nn.LSTM(3, 5, batch_first=False)), (6, 2, 3)),
     "lstm_bidirectional": (lambda: nn.Sequential(nn.LSTM(3, 5, num_layers=2, batch_first=True, bidirectional=True),
                                                  nn.Linear(10, 2)), (2, 6, 3)),
+    "rnn_relu_bidirectional": (lambda: nn.Sequential(nn.RNN(3, 4, num_layers=2, nonlinearity="relu",
+                                                            batch_first=True, bidirectional=True),
+                                                     nn.Linear(8, 2)), (2, 6, 3)),
+    "rnn_tanh": (lambda: nn.Sequential(nn.RNN(3, 5, batch_first=True), nn.Linear(5, 2)), (2, 6, 3)),
     "gru_bidirectional_seq_first": (lambda: nn.Sequential(nn.GRU(3, 4, bidirectional=True, bias=False),
                                                           nn.Linear(8, 2)), (6, 2, 3)),
     "lora": (lambda: nn.Sequential(_lora(6, 5), nn.ReLU(), _lora(5, 3, merged=True)), (4, 6)),
@@ -210,6 +214,14 @@ def test_architecture_round_trip_and_bundle(tmp_path):
     assert integ.describe_architecture(birnn)["children"][0]["module"]["args"]["bidirectional"] is True
     loaded_bi = integ.load_model_bundle(integ.save_model_bundle(birnn, tmp_path / "bi", input_shape=(None, 5, 3)))
     assert loaded_bi[0].bidirectional
+    spec_bi = integ.describe_architecture(birnn)["children"][0]["module"]
+    assert architecture.declared_elements(spec_bi) == sum(p.numel() for p in birnn[0].parameters())
+    elman = nn.Sequential(nn.RNN(3, 4, nonlinearity="relu", batch_first=True, bidirectional=True))
+    spec_rnn = integ.describe_architecture(elman)["children"][0]["module"]
+    assert spec_rnn["args"]["nonlinearity"] == "relu"
+    assert architecture.declared_elements(spec_rnn) == sum(p.numel() for p in elman[0].parameters())
+    loaded_rnn = integ.load_model_bundle(integ.save_model_bundle(elman, tmp_path / "rnn", input_shape=(None, 5, 3)))
+    assert loaded_rnn[0].nonlinearity == "relu"
     xb = rng.standard_normal((2, 5, 3)).astype(np.float32)
     np.testing.assert_array_equal(_eval_out(loaded_bi, xb), _eval_out(birnn, xb))
     # A TransformerEncoder: the layer's configuration once, the copies' values from the weights.

@@ -152,6 +152,43 @@ def test_bidirectional_rnn_matches_torch(kind, dtype, num_layers, batch_first, w
     compare_param_grads(sm, tm, tol)
 
 
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_elman_rnn_matches_torch(nonlinearity, dtype, num_layers, bidirectional, batch_first):
+    """nn.RNN (Elman) with copied weights: outputs, h_n and the gradients of input, h0 and every
+    parameter equal torch.nn.RNN's, for tanh and relu, stacked and bidirectional."""
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    B, T, I, H = 3, 6, 4, 5
+    kw = dict(num_layers=num_layers, nonlinearity=nonlinearity, batch_first=batch_first, bidirectional=bidirectional)
+    sm, tm = make_pair(nn.RNN, torch.nn.RNN, dtype, (I, H), kw)
+    assert sm.nonlinearity == nonlinearity and sm.bidirectional == bidirectional
+    dirs = 2 if bidirectional else 1
+    g = np.random.default_rng(6)
+    xs, xt = pair_inputs(g.normal(size=(B, T, I) if batch_first else (T, B, I)), npdt)
+    h0s, h0t = pair_inputs(g.normal(size=(num_layers * dirs, B, H)), npdt)
+    so, sh = sm(xs, h0s)
+    to, th = tm(xt, h0t)
+    close(so, to, tol)
+    close(sh, th, tol)
+    backward_pair([so, sh], [to, th])
+    close(xs.grad, xt.grad, tol)
+    close(h0s.grad, h0t.grad, tol)
+    compare_param_grads(sm, tm, tol)
+
+
+def test_elman_rnn_repr_errors_and_unbatched():
+    rnn = nn.RNN(3, 4, num_layers=2, nonlinearity="relu")
+    assert repr(rnn) == "RNN(3, 4, num_layers=2, nonlinearity='relu', batch_first=False)"
+    with pytest.raises(st.SpiralValueError, match="nonlinearity must be 'tanh' or 'relu', got 'gelu'"):
+        nn.RNN(3, 4, nonlinearity="gelu")
+    out, h = nn.RNN(3, 4)(st.randn(7, 3))
+    assert out.shape == (7, 4) and h.shape == (1, 4)
+
+
 def test_bidirectional_rnn_unbatched_dropout_and_errors():
     """Unbatched input gives (seq, 2H) and (2L, H) states; dropout between layers acts in training
     only; a wrongly shaped h0 names the bidirectional shape."""

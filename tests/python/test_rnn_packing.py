@@ -15,7 +15,7 @@ def _copy(sm, tm):
 
 
 @needs_torch
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("enforce_sorted", [False, True])
@@ -33,8 +33,8 @@ def test_packed_rnn_matches_torch(kind, batch_first, layers, enforce_sorted, bid
     x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
     tx, sx = torch.tensor(x, requires_grad=True), st.tensor(x, requires_grad=True)
     h0 = rng.standard_normal((layers * (2 if bidirectional else 1), 4, 4))
-    targs = (torch.tensor(h0),) if kind == "GRU" else ((torch.tensor(h0), torch.tensor(h0 * 0.5)),)
-    sargs = (st.tensor(h0),) if kind == "GRU" else ((st.tensor(h0), st.tensor(h0 * 0.5)),)
+    targs = (torch.tensor(h0),) if kind != "LSTM" else ((torch.tensor(h0), torch.tensor(h0 * 0.5)),)
+    sargs = (st.tensor(h0),) if kind != "LSTM" else ((st.tensor(h0), st.tensor(h0 * 0.5)),)
     tp = tpack(tx, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)
     sp = rnn.pack_padded_sequence(sx, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)
     assert isinstance(sp, rnn.PackedSequence) and tp.batch_sizes.tolist() == sp.batch_sizes.tolist()
@@ -46,8 +46,8 @@ def test_packed_rnn_matches_torch(kind, batch_first, layers, enforce_sorted, bid
     spad, sl = rnn.pad_packed_sequence(so, batch_first=batch_first, total_length=6)
     assert tl.tolist() == sl.tolist() and tuple(spad.shape) == tuple(tpad.shape)
     np.testing.assert_allclose(spad.detach().numpy(), tpad.detach().numpy(), atol=1e-12)
-    t_states = (th,) if kind == "GRU" else th
-    s_states = (sh,) if kind == "GRU" else sh
+    t_states = (th,) if kind != "LSTM" else th
+    s_states = (sh,) if kind != "LSTM" else sh
     for a, b in zip(s_states, t_states):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
     (tpad.sum() + sum(t.square().sum() for t in t_states)).backward()

@@ -29,7 +29,7 @@
 
 namespace st::nn {
 
-// Shared plumbing of LSTM and GRU: parameters and inter-layer dropout.
+// Shared plumbing of RNN, LSTM and GRU: parameters and inter-layer dropout.
 class RNNBase : public Module {
  public:
   RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first,
@@ -81,6 +81,24 @@ class LSTM : public RNNBase {
   // The output sequence only (so an LSTM can sit in a Sequential).
   Tensor forward(const Tensor& input) override { return forward_full(input).first; }
   std::string type_name() const override { return "LSTM"; }
+};
+
+// Elman RNN, PyTorch's nn.RNN: h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu with
+// nonlinearity "relu"), per layer and direction. The recurrence is one GEMM for the whole
+// sequence's input projection, then one small GEMM and the nonlinearity per step as ops.
+class RNN : public RNNBase {
+ public:
+  RNN(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, std::string nonlinearity = "tanh",
+      bool bias = true, bool batch_first = true, double dropout = 0.0, bool bidirectional = false,
+      std::string name = "");
+  // Returns (output, h_n).
+  std::pair<Tensor, Tensor> forward_full(const Tensor& input, const std::optional<Tensor>& h0 = std::nullopt);
+  Tensor forward(const Tensor& input) override { return forward_full(input).first; }
+  const std::string& nonlinearity() const { return nonlinearity_; }
+  std::string type_name() const override { return "RNN"; }
+
+ private:
+  std::string nonlinearity_;
 };
 
 // Gated recurrent unit, gate order (r, z, n) like PyTorch:

@@ -2085,7 +2085,7 @@ class AdaptiveAvgPool2d(Module):
     def __repr__(self) -> str: ...
 
 class RNNBase(Module):
-    """Shared base of LSTM and GRU."""
+    """Shared base of RNN, LSTM and GRU."""
 
     @property
     def input_size(self) -> int:
@@ -2154,6 +2154,30 @@ class GRU(RNNBase):
         """
         Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training.
         """
+
+    def forward(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, spiraltorch._core.Tensor]:
+        """
+        Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched (seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, hidden_size); h0 None means zeros.
+        """
+
+    def __call__(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, spiraltorch._core.Tensor]:
+        """forward(input, h0)."""
+
+class RNN(RNNBase):
+    """
+    Multi-layer Elman RNN with PyTorch's parameters: h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (nonlinearity 'relu' for ReLU).
+
+    batch_first defaults to False as in PyTorch (input (seq, batch, feature)), or a nn.utils.rnn.PackedSequence. forward(input, h0=None) returns (output, h_n).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = 'tanh', bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, name: str = '') -> None:
+        """
+        Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training. e.g. out, h = nn.RNN(8, 16, batch_first=True)(st.randn(2, 5, 8))
+        """
+
+    @property
+    def nonlinearity(self) -> str:
+        """'tanh' or 'relu'."""
 
     def forward(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, spiraltorch._core.Tensor]:
         """

@@ -120,6 +120,7 @@ _DESCRIBERS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
         "bias": m.in_proj_bias is not None,
         "batch_first": m.batch_first,
     },
+    "RNN": lambda m: {**_rnn_args(m), "nonlinearity": m.nonlinearity},
     "LSTM": lambda m: _rnn_args(m),
     "GRU": lambda m: _rnn_args(m),
     # A merged adapter is recorded as merged: its weight already holds the low-rank delta.
@@ -223,11 +224,13 @@ def _conv_elements(args: Dict[str, Any], dims: int) -> int:
 
 def _rnn_elements(args: Dict[str, Any], gates: int) -> int:
     h, layers = args["hidden_size"], args.get("num_layers", 1)
+    dirs = 2 if args.get("bidirectional", False) else 1  # each direction its own weights
     bias = 2 * gates * h if args.get("bias", True) else 0
     if layers < 1:
         return 0
     first = gates * h * (args["input_size"] + h) + bias
-    return first + (layers - 1) * (gates * h * 2 * h + bias)
+    # later layers read both directions' outputs (dirs * h features)
+    return dirs * (first + (layers - 1) * (gates * h * (dirs * h + h) + bias))
 
 
 def _encoder_layer_elements(args: Dict[str, Any]) -> int:
@@ -253,6 +256,7 @@ _ELEMENTS: Dict[str, Callable[[Dict[str, Any]], int]] = {
                             * (1 + bool(a.get("bias", True)))),
     "Embedding": lambda a: a["num_embeddings"] * a["embedding_dim"],
     "MultiheadAttention": lambda a: 4 * a["embed_dim"] ** 2 + (4 * a["embed_dim"] if a.get("bias", True) else 0),
+    "RNN": lambda a: _rnn_elements(a, 1),
     "LSTM": lambda a: _rnn_elements(a, 4),
     "GRU": lambda a: _rnn_elements(a, 3),
     "WaveGate": lambda a: 2 * a["features"] * a["features"] + 2 * a["features"],

@@ -366,9 +366,9 @@ class _Exporter:
         dirs = 2 if m.bidirectional else 1
         seq = g.op("Transpose", [x], "rnn_seq_first", perm=[1, 0, 2]) if m.batch_first else x
         state = m.state_dict()
-        gates = 4 if op_type == "LSTM" else 3
+        gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op_type]
         # PyTorch gate blocks -> ONNX order: LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h.
-        order = [0, 3, 1, 2] if op_type == "LSTM" else [1, 0, 2]
+        order = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2], "RNN": [0]}[op_type]
 
         def reorder(a: np.ndarray) -> np.ndarray:
             blocks = [a[i * hs:(i + 1) * hs] for i in range(gates)]
@@ -389,6 +389,8 @@ class _Exporter:
                 attrs["direction"] = "bidirectional"
             if op_type == "GRU":
                 attrs["linear_before_reset"] = 1
+            if op_type == "RNN":
+                attrs["activations"] = ["Relu" if m.nonlinearity == "relu" else "Tanh"] * dirs
             y = g.op(op_type, [seq, g.const("rnn_w", w), g.const("rnn_r", r), g.const("rnn_b", bias)], "rnn",
                      n_out=1, **attrs)
             # Y is (seq, num_directions, batch, hidden): PyTorch's (seq, batch, directions * hidden).
@@ -404,6 +406,9 @@ class _Exporter:
 
     def _GRU(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
         return self._rnn(m, x, shape, where, "GRU")
+
+    def _RNN(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
+        return self._rnn(m, x, shape, where, "RNN")
 
 
 EXPORTABLE_LAYERS: Tuple[str, ...] = tuple(sorted(
