@@ -325,18 +325,20 @@ Tensor RNNBase::inter_layer_dropout(const Tensor& x) const {
   return st::nn::dropout(x, dropout_, true);  // the mask is drawn on x's device
 }
 
-// One layer's output over the time-major sequence x in both directions where the module is
-// bidirectional: run(l, d, input) runs direction d of layer l on `input` (reversed in time for
-// d = 1, so its output comes back reversed) and returns its output sequence; the directions'
-// outputs are joined on the feature dim, forward first.
-namespace {
-template <typename Run>
-Tensor each_direction(int64_t dirs, const Tensor& x, Run run) {
-  if (dirs == 1) return run(0, x);
-  const Tensor forward = run(0, x);
-  return cat({forward, flip(run(1, flip(x, {0})), {0})}, -1);
+Tensor RNNBase::run_layers(const Tensor& x, const LayerRun& run) const {
+  Tensor layer_in = x;
+  for (int64_t l = 0; l < num_layers_; ++l) {
+    Tensor out = run(l, 0, layer_in);
+    if (bidirectional_) out = cat({out, flip(run(l, 1, flip(layer_in, {0})), {0})}, -1);
+    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
+  }
+  return layer_in;
 }
-}  // namespace
+
+Tensor RNNBase::stack_states(const std::vector<Tensor>& states, bool batched) {
+  const Tensor s = stack(states, 0);
+  return batched ? s : squeeze(s, 1);
+}
 
 LSTM::LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
            bool bidirectional, std::string name)
@@ -350,31 +352,22 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
   const Tensor cinit = prepare_state(c0, B, batched, x, "c0");
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs), cn(num_layers_ * dirs);
-  Tensor layer_in = x;
-  for (int64_t l = 0; l < num_layers_; ++l) {
-    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
-      // The whole layer in one backend call where the backend takes it (oneDNN for float32 on the CPU).
-      const Tensor wi = w_ih(l, d), wh = w_hh(l, d), bi = b_ih(l, d), bh = b_hh(l, d);
-      const int64_t k = l * dirs + d;
-      const Tensor h0l = select(hinit, 0, k), c0l = select(cinit, 0, k);
-      std::optional<LstmResult> r = lstm_layer_fused(in, wi, wh, bi, bh, h0l, c0l);
-      if (!r) {
-        Tensor xp = matmul(in, t(wi));
-        if (bias_) xp = add(xp, add(bi, bh));
-        r = lstm_recurrence(xp, wh, h0l, c0l);
-      }
-      hn[k] = r->h_n;
-      cn[k] = r->c_n;
-      return r->output;
-    });
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
-  }
-  Tensor h_n = stack(hn, 0), c_n = stack(cn, 0);
-  if (!batched) {
-    h_n = squeeze(h_n, 1);
-    c_n = squeeze(c_n, 1);
-  }
-  return {finish_output(layer_in, batched), {h_n, c_n}};
+  const Tensor out = run_layers(x, [&](int64_t l, int64_t d, const Tensor& in) {
+    // The whole layer in one backend call where the backend takes it (oneDNN for float32 on the CPU).
+    const Tensor wi = w_ih(l, d), wh = w_hh(l, d), bi = b_ih(l, d), bh = b_hh(l, d);
+    const int64_t k = l * dirs + d;
+    const Tensor h0l = select(hinit, 0, k), c0l = select(cinit, 0, k);
+    std::optional<LstmResult> r = lstm_layer_fused(in, wi, wh, bi, bh, h0l, c0l);
+    if (!r) {
+      Tensor xp = matmul(in, t(wi));
+      if (bias_) xp = add(xp, add(bi, bh));
+      r = lstm_recurrence(xp, wh, h0l, c0l);
+    }
+    hn[k] = r->h_n;
+    cn[k] = r->c_n;
+    return r->output;
+  });
+  return {finish_output(out, batched), {stack_states(hn, batched), stack_states(cn, batched)}};
 }
 
 RNN::RNN(int64_t input_size, int64_t hidden_size, int64_t num_layers, std::string nonlinearity, bool bias,
@@ -393,29 +386,22 @@ std::pair<Tensor, Tensor> RNN::forward_full(const Tensor& input, const std::opti
   const bool relu_act = nonlinearity_ == "relu";
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs);
-  Tensor layer_in = x;
-  for (int64_t l = 0; l < num_layers_; ++l) {
-    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
-      Tensor xp = matmul(in, t(w_ih(l, d)));
-      if (bias_) xp = add(xp, add(b_ih(l, d), b_hh(l, d)));
-      const Tensor wt = t(w_hh(l, d));
-      const int64_t k = l * dirs + d;
-      Tensor h = select(hinit, 0, k);
-      std::vector<Tensor> hs;
-      hs.reserve(static_cast<size_t>(T));
-      for (int64_t s = 0; s < T; ++s) {
-        const Tensor pre = add(select(xp, 0, s), matmul(h, wt));
-        h = relu_act ? relu(pre) : tanh(pre);
-        hs.push_back(h);
-      }
-      hn[k] = h;
-      return stack(hs, 0);
-    });
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
-  }
-  Tensor h_n = stack(hn, 0);
-  if (!batched) h_n = squeeze(h_n, 1);
-  return {finish_output(layer_in, batched), h_n};
+  const Tensor out = run_layers(x, [&](int64_t l, int64_t d, const Tensor& in) {
+    Tensor xp = matmul(in, t(w_ih(l, d)));
+    if (bias_) xp = add(xp, add(b_ih(l, d), b_hh(l, d)));
+    const Tensor wt = t(w_hh(l, d));
+    Tensor h = select(hinit, 0, l * dirs + d);
+    std::vector<Tensor> hs;
+    hs.reserve(static_cast<size_t>(T));
+    for (int64_t s = 0; s < T; ++s) {
+      const Tensor pre = add(select(xp, 0, s), matmul(h, wt));
+      h = relu_act ? relu(pre) : tanh(pre);
+      hs.push_back(h);
+    }
+    hn[l * dirs + d] = h;
+    return stack(hs, 0);
+  });
+  return {finish_output(out, batched), stack_states(hn, batched)};
 }
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
@@ -428,21 +414,14 @@ std::pair<Tensor, Tensor> GRU::forward_full(const Tensor& input, const std::opti
   const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs);
-  Tensor layer_in = x;
-  for (int64_t l = 0; l < num_layers_; ++l) {
-    const Tensor out = each_direction(dirs, layer_in, [&](int64_t d, const Tensor& in) {
-      Tensor xp = matmul(in, t(w_ih(l, d)));
-      if (bias_) xp = add(xp, b_ih(l, d));
-      const int64_t k = l * dirs + d;
-      const GruResult r = gru_recurrence(xp, w_hh(l, d), b_hh(l, d), select(hinit, 0, k));
-      hn[k] = r.h_n;
-      return r.output;
-    });
-    layer_in = l + 1 < num_layers_ ? inter_layer_dropout(out) : out;
-  }
-  Tensor h_n = stack(hn, 0);
-  if (!batched) h_n = squeeze(h_n, 1);
-  return {finish_output(layer_in, batched), h_n};
+  const Tensor out = run_layers(x, [&](int64_t l, int64_t d, const Tensor& in) {
+    Tensor xp = matmul(in, t(w_ih(l, d)));
+    if (bias_) xp = add(xp, b_ih(l, d));
+    const GruResult r = gru_recurrence(xp, w_hh(l, d), b_hh(l, d), select(hinit, 0, l * dirs + d));
+    hn[l * dirs + d] = r.h_n;
+    return r.output;
+  });
+  return {finish_output(out, batched), stack_states(hn, batched)};
 }
 
 }  // namespace st::nn

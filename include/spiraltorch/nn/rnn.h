@@ -22,8 +22,10 @@
 // O(layers) nodes rather than O(layers * steps). That node's outputs are the layer's
 // output sequence and final states, each used as it is.
 // Double backward (create_graph=True) through the recurrence raises SpiralError.
+#include <functional>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "spiraltorch/nn/module.h"
 
@@ -59,6 +61,14 @@ class RNNBase : public Module {
   // Converts the time-major output back to the caller's layout.
   Tensor finish_output(const Tensor& out_tm, bool batched) const;
   Tensor inter_layer_dropout(const Tensor& x) const;
+  // Runs the stacked layers over the time-major x and returns the last layer's output:
+  // run(layer, dir, in) computes direction dir of layer on `in` (reversed in time for dir 1, its
+  // output coming back reversed) and returns its output sequence; the directions' outputs are
+  // joined on the feature dim, forward first, with dropout between layers in training.
+  using LayerRun = std::function<Tensor(int64_t layer, int64_t dir, const Tensor& in)>;
+  Tensor run_layers(const Tensor& x, const LayerRun& run) const;
+  // The final states (layers * directions of (batch, hidden)) stacked, unbatched where the input was.
+  static Tensor stack_states(const std::vector<Tensor>& states, bool batched);
 
   int64_t gate_mult_, input_size_, hidden_size_, num_layers_;
   bool bias_, batch_first_;
