@@ -721,3 +721,56 @@ def test_hooks_on_native_layers_with_several_arguments_match_torch(layer):
     np.testing.assert_allclose(out_s, out_t, rtol=1e-4, atol=1e-5)
     for g_s, g_t in zip(grads_s, grads_t):
         np.testing.assert_allclose(g_s, g_t, rtol=1e-4, atol=1e-5)
+
+
+def test_load_map_location_as_device_dict_and_callable(tmp_path):
+    """torch.load's three map_location forms. The file records where each tensor was saved from
+    (here written as if saved from cuda:1, so no GPU is needed); a dict maps that device, a
+    callable gets (tensor, location) and returns the tensor to use (None keeps the CPU copy)."""
+    path = str(tmp_path / "ckpt.st")
+    st._core.io.save_safetensors(path, {"w": st.ones(2), "b": st.zeros(1)},
+                                 {"spiraltorch.devices": '{"w": "cuda:1"}'}, manifest=False)
+    seen = []
+
+    def keep(t, location):
+        seen.append(location)
+        return None if location == "cpu" else t * 2
+
+    got = st.load(path, map_location=keep)
+    assert sorted(seen) == ["cpu", "cuda:1"] and got["w"].tolist() == [2.0, 2.0] and got["b"].tolist() == [0.0]
+    assert st.load(path, map_location=lambda storage, loc: storage)["w"].device == "cpu"
+    assert st.load(path, map_location={"cuda:1": "cpu"})["w"].tolist() == [1.0, 1.0]
+    assert st.load(path, map_location={st.device("cuda:1"): "cpu"})["w"].device == "cpu"
+    with pytest.raises(TypeError, match="map_location returned int for 'b'"):
+        st.load(path, map_location=lambda t, loc: 3)
+    # save() records a tensor's device itself and keeps the key to itself
+    st.save({"w": st.ones(1)}, path)
+    assert "spiraltorch.devices" not in st._core.io.load_safetensors(path)[1]
+    with pytest.raises(ValueError, match="reserved"):
+        st.save({"w": st.ones(1)}, path, metadata={"spiraltorch.devices": "{}"})
+    st._core.io.save_safetensors(path, {"w": st.ones(1)}, {"spiraltorch.devices": "[1"}, manifest=False)
+    with pytest.raises(st.CheckpointError, match="not valid JSON"):
+        st.load(path, map_location="cpu")
+
+
+def test_save_copies_device_tensors_and_load_maps_them_back(tmp_path):
+    """torch.save of a device model's state works: device tensors are copied to the host and
+    their device recorded, so map_location={device: device} (or a callable) puts them back."""
+    if not st.wgpu.is_available():
+        pytest.skip("no wgpu adapter")
+    path = tmp_path / "dev.st"
+    st.save({"model": {"w": st.arange(3.0).to("wgpu")}, "step": 4}, path)
+    plain = st.load(path)
+    assert plain["model"]["w"].device == "cpu" and plain["model"]["w"].tolist() == [0.0, 1.0, 2.0]
+    back = st.load(path, map_location={"wgpu": "wgpu"})
+    assert back["model"]["w"].device == "wgpu" and back["step"] == 4
+    assert st.load(path, map_location=lambda t, loc: t.to(loc))["model"]["w"].device == "wgpu"
+
+
+def test_utils_data_distributed_module_path():
+    """``from torch.utils.data.distributed import DistributedSampler`` has its SpiralTorch twin."""
+    from spiraltorch.utils.data.distributed import DistributedSampler
+    from spiraltorch.utils.data import DistributedSampler as same
+
+    assert DistributedSampler is same is st.data.DistributedSampler
+    assert list(DistributedSampler(list(range(6)), num_replicas=2, rank=1, shuffle=False)) == [1, 3, 5]

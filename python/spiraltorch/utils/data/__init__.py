@@ -6,9 +6,9 @@ and ``default_collate``."""
 
 from __future__ import annotations
 
-from ..data import DataLoader, DistributedSampler, TensorDataset, default_collate
-from ._datasets import ConcatDataset, Dataset, IterableDataset, Subset, random_split
-from ._sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+from ...data import DataLoader, DistributedSampler, TensorDataset, default_collate
+from .._datasets import ConcatDataset, Dataset, IterableDataset, Subset, random_split
+from .._sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                        WeightedRandomSampler)
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler", "IterableDataset",
