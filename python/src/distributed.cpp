@@ -161,13 +161,16 @@ void bind_distributed(nb::module_& root) {
       "Wraps a module for data-parallel training on the default process group (see spiraltorch.nn.parallel).")
       .def("__init__",
            [](dist::DistributedDataParallel* self, std::shared_ptr<st::nn::Module> module, double bucket_cap_mb,
-              bool broadcast_buffers) {
+              bool broadcast_buffers, bool find_unused_parameters) {
     nb::gil_scoped_release release;
-    new (self) dist::DistributedDataParallel(std::move(module), nullptr, bucket_cap_mb, broadcast_buffers);
+    new (self) dist::DistributedDataParallel(std::move(module), nullptr, bucket_cap_mb, broadcast_buffers,
+                                             find_unused_parameters);
   },
            nb::arg("module"), nb::kw_only(), nb::arg("bucket_cap_mb") = 25.0, nb::arg("broadcast_buffers") = true,
+           nb::arg("find_unused_parameters") = false,
            "Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in "
-           "buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward.")
+           "buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward; "
+           "find_unused_parameters leaves a parameter that got no gradient on any rank without one (None).")
       .def("_prepare_forward",
            [](dist::DistributedDataParallel& d) {
     nb::gil_scoped_release release;
@@ -178,6 +181,9 @@ void bind_distributed(nb::module_& root) {
                    [](dist::DistributedDataParallel& d) { return d.reducer().require_sync(); },
                    [](dist::DistributedDataParallel& d, bool v) { d.reducer().set_require_sync(v); },
                    "False inside no_sync(): backward passes keep gradients local.")
+      .def_prop_ro("find_unused_parameters",
+                   [](dist::DistributedDataParallel& d) { return d.reducer().find_unused_parameters(); },
+                   "Whether parameters that got no gradient on any rank keep none (PyTorch's flag).")
       .def_prop_ro("bucket_indices", [](dist::DistributedDataParallel& d) { return d.reducer().bucket_indices(); },
                    "Parameter indices (into parameters()) of each gradient bucket, in all-reduce order.")
       .def_prop_ro("overlapped_buckets",

@@ -7,8 +7,9 @@
 
 namespace st::distributed {
 
-Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, double bucket_cap_mb)
-    : group_(std::move(group)) {
+Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, double bucket_cap_mb,
+                 bool find_unused_parameters)
+    : group_(std::move(group)), find_unused_(find_unused_parameters) {
   if (!group_) throw SpiralError("DistributedDataParallel: no process group; call init_process_group first");
   if (!(bucket_cap_mb > 0.0)) {
     throw ValueError("DistributedDataParallel: bucket_cap_mb must be positive, got " + std::to_string(bucket_cap_mb));
@@ -130,6 +131,9 @@ void Reducer::launch_ready_buckets() {
 void Reducer::finish_backward() {
   if (!in_backward_) return;
   NoGradGuard ng;
+  // Which parameters hold a gradient on this rank (from this pass or an accumulating no_sync one).
+  std::vector<float> held(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) held[i] = ready_[i] || params_[i].grad().defined() ? 1.0f : 0.0f;
   // Parameters that got no gradient in this pass contribute what they hold (zeros if nothing).
   for (size_t b = next_launch_; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
@@ -149,6 +153,13 @@ void Reducer::finish_backward() {
   }
   launch_ready_buckets();
   in_backward_ = false;
+  // Issued after every bucket on every rank, so all ranks call the collectives in one order.
+  Tensor used;
+  if (find_unused_ && !params_.empty()) {
+    used = to_device(Tensor::from_vector(held, {static_cast<int64_t>(held.size())}), params_[0].device());
+    group_->all_reduce(used, ReduceOp::Max)->wait();
+    held = to_device(used, Device{}).to_vector<float>();
+  }
   for (Bucket& bucket : buckets_) {
     std::shared_ptr<Work> work = std::move(bucket.work);
     work->wait();
@@ -158,9 +169,9 @@ void Reducer::finish_backward() {
       Tensor g = p.grad();
       if (g.defined()) {
         copy_(g, avg);
-      } else {
+      } else if (!used.defined() || held[bucket.params[k]] > 0.0f) {
         p.set_grad(avg.clone());
-      }
+      }  // else: no rank had a gradient for it (find_unused_parameters): it stays None
     }
   }
   ++synced_steps_;
@@ -168,7 +179,7 @@ void Reducer::finish_backward() {
 
 DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> module,
                                                  std::shared_ptr<ProcessGroup> group, double bucket_cap_mb,
-                                                 bool broadcast_buffers)
+                                                 bool broadcast_buffers, bool find_unused_parameters)
     : module_(std::move(module)),
       group_(group ? std::move(group) : default_group_ptr()),
       broadcast_buffers_(broadcast_buffers) {
@@ -178,7 +189,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   for (Tensor& t : module_->parameters()) works.push_back(group_->broadcast(t, 0));
   for (auto& [key, t] : module_->named_buffers()) works.push_back(group_->broadcast(t, 0));
   for (auto& w : works) w->wait();
-  reducer_ = std::make_unique<Reducer>(module_->parameters(), group_, bucket_cap_mb);
+  reducer_ = std::make_unique<Reducer>(module_->parameters(), group_, bucket_cap_mb, find_unused_parameters);
   register_module("module", module_);
 }
 

@@ -232,6 +232,26 @@ def test_ddp_fashion_mnist_equals_one_process_on_concatenated_batches(tmp_path):
 
 
 @needs_mpi
+def test_ddp_find_unused_parameters_leaves_globally_unused_ones_without_grad(tmp_path):
+    """Rank 0 uses heads a and b, rank 1 only a, nobody c. Either way a's and b's gradients are
+    the average over the ranks (b: rank 0's half); head c gets zeros without the flag and keeps
+    .grad None with find_unused_parameters=True, as in PyTorch."""
+    proc = spiral_run([os.path.join(SCRIPTS, "ddp_unused.py"), str(tmp_path)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ranks = [np.load(tmp_path / f"rank{r}.npz") for r in range(2)]
+    for flag in ("True", "False"):
+        for r in ranks:
+            # d(sum(x W^T + b))/dW = column sums of x (4 rows of rank + 1), averaged over the ranks
+            np.testing.assert_allclose(r[f"{flag}.a__weight"], np.full((2, 3), (4 * 1 + 4 * 2) / 2))
+            np.testing.assert_allclose(r[f"{flag}.a__bias"], np.full(2, 4.0))
+            np.testing.assert_allclose(r[f"{flag}.b__weight"], np.full((2, 3), 4 * 1 / 2))
+            np.testing.assert_allclose(r[f"{flag}.b__bias"], np.full(2, 2.0))
+    for r in ranks:
+        assert np.isnan(r["True.c__weight"]).all() and np.isnan(r["True.c__bias"]).all()
+        assert not r["False.c__weight"].any() and not r["False.c__bias"].any()
+
+
+@needs_mpi
 def test_a_failing_rank_ends_the_job_with_its_error(tmp_path):
     # Rank 0 waits in an all_reduce that rank 1 never joins; the job must end with rank 1's error
     # well before the group's 60 s timeout (mpirun ends the job when a rank exits non-zero).

@@ -21,9 +21,13 @@ namespace st::distributed {
 // every rank issues the same sequence. A callback at the end of the backward pass copies what
 // parameters got no gradient (zeros, or a gradient kept from a no_sync step), launches the rest,
 // waits for all and writes the averages back into .grad (a parameter with no .grad gets one).
+// With find_unused_parameters (PyTorch's flag) the ranks also agree, in one small all-reduce
+// per step, which parameters got a gradient anywhere: one that got none on any rank keeps no
+// .grad (None), so optimizers skip it as they would without DDP.
 class Reducer {
  public:
-  Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, double bucket_cap_mb = 25.0);
+  Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, double bucket_cap_mb = 25.0,
+          bool find_unused_parameters = false);
   ~Reducer();
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
@@ -41,6 +45,7 @@ class Reducer {
   // pass (before its end callback), i.e. that overlapped the rest of the backward.
   int64_t overlapped_buckets() const { return overlapped_; }
   int64_t synced_steps() const { return synced_steps_; }
+  bool find_unused_parameters() const { return find_unused_; }
   ProcessGroup& group() const { return *group_; }
 
  private:
@@ -65,6 +70,7 @@ class Reducer {
   size_t next_launch_ = 0;
   bool in_backward_ = false;
   bool require_sync_ = true;
+  bool find_unused_ = false;
   int64_t overlapped_ = 0;
   int64_t synced_steps_ = 0;
 };
@@ -76,7 +82,8 @@ class Reducer {
 class DistributedDataParallel : public nn::Module {
  public:
   explicit DistributedDataParallel(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> group = nullptr,
-                                   double bucket_cap_mb = 25.0, bool broadcast_buffers = true);
+                                   double bucket_cap_mb = 25.0, bool broadcast_buffers = true,
+                                   bool find_unused_parameters = false);
   Tensor forward(const Tensor& input) override;
   std::string type_name() const override { return "DistributedDataParallel"; }
 

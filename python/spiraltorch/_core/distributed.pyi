@@ -100,9 +100,9 @@ class DistributedDataParallel(spiraltorch._core.nn.Module):
     Wraps a module for data-parallel training on the default process group (see spiraltorch.nn.parallel).
     """
 
-    def __init__(self, module: spiraltorch._core.nn.Module, *, bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True) -> None:
+    def __init__(self, module: spiraltorch._core.nn.Module, *, bucket_cap_mb: float = 25.0, broadcast_buffers: bool = True, find_unused_parameters: bool = False) -> None:
         """
-        Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward.
+        Broadcasts rank 0's parameters (and buffers) to every rank, then averages gradients during backward in buckets of about bucket_cap_mb MB; broadcast_buffers re-sends rank 0's buffers before each forward; find_unused_parameters leaves a parameter that got no gradient on any rank without one (None).
         """
 
     def _prepare_forward(self) -> None: ...
@@ -116,6 +116,12 @@ class DistributedDataParallel(spiraltorch._core.nn.Module):
 
     @require_backward_grad_sync.setter
     def require_backward_grad_sync(self, arg: bool, /) -> None: ...
+
+    @property
+    def find_unused_parameters(self) -> bool:
+        """
+        Whether parameters that got no gradient on any rank keep none (PyTorch's flag).
+        """
 
     @property
     def bucket_indices(self) -> list[list[int]]:

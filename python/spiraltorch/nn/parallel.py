@@ -21,7 +21,7 @@ __all__ = ["DistributedDataParallel"]
 
 class DistributedDataParallel(_core.distributed.DistributedDataParallel):
     """``DistributedDataParallel(module, device_ids=None, output_device=None, *, bucket_cap_mb=25.0,
-    broadcast_buffers=True)``.
+    broadcast_buffers=True, find_unused_parameters=False)``.
 
     The wrapped module is ``.module`` (its keys read ``module.<key>``). A call with one tensor
     runs the native forward; other calls prepare the reducer and pass everything to the module.
@@ -35,19 +35,18 @@ class DistributedDataParallel(_core.distributed.DistributedDataParallel):
                  gradient_as_bucket_view: bool = False, static_graph: bool = False) -> None:
         """PyTorch's arguments: ``device_ids``/``output_device`` name the one device the module already
         lives on (a list of one index or None; the batches come to it as the caller moves them),
-        ``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing, and
-        ``find_unused_parameters=True`` is refused: every parameter must receive a gradient in each
-        synchronised backward (the reducer waits for all of them)."""
+        ``gradient_as_bucket_view`` and ``static_graph`` are accepted and change nothing. Parameters
+        that get no gradient in a pass contribute zeros (or what they hold) to the average either
+        way; with ``find_unused_parameters=True`` the ranks also agree which parameters got a
+        gradient anywhere, and one that got none on any rank keeps ``.grad`` None, as in PyTorch."""
         if not isinstance(module, _core.nn.Module):
             raise _core.DtypeError(f"DistributedDataParallel: expected a Module, got {type(module).__name__}")
         if device_ids is not None and len(list(device_ids)) > 1:
             raise _core.SpiralValueError("DistributedDataParallel: one device per process (device_ids of length 1)")
         if dim != 0:
             raise _core.SpiralValueError("DistributedDataParallel: batches are split along dim 0 only")
-        if find_unused_parameters:
-            raise _core.SpiralValueError("DistributedDataParallel: find_unused_parameters=True is not supported; every "
-                                         "parameter must get a gradient in each synchronised backward")
-        super().__init__(module, bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers)
+        super().__init__(module, bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
+                         find_unused_parameters=bool(find_unused_parameters))
 
     @property
     def module(self) -> Any:
