@@ -233,6 +233,22 @@ TEST(DistributedReducer, ParameterWithoutGradientGetsZerosAfterSync) {
   for (float v : params[0].grad().to_vector<float>()) EXPECT_EQ(v, 2.0f);
 }
 
+TEST(DistributedReducer, FindUnusedParametersLeavesUnusedOnesWithoutGradient) {
+  // The same step with find_unused_parameters: after the buckets, one all_reduce (max) of a
+  // per-parameter "held a gradient" map; at world size 1 the unused parameters keep none.
+  auto group = std::make_shared<RecordingGroup>();
+  auto m = mlp();
+  const std::vector<Tensor> params = m->parameters();
+  dist::DistributedDataParallel ddp(m, group, 25.0, true, /*find_unused_parameters=*/true);
+  EXPECT_TRUE(ddp.reducer().find_unused_parameters());
+  sum(mul(params[0], 2.0)).backward();
+  ASSERT_GE(group->calls.size(), 2u);
+  EXPECT_EQ(group->calls.back().op, "all_reduce_max");
+  EXPECT_EQ(group->calls.back().numel, static_cast<int64_t>(params.size()));
+  for (size_t i = 1; i < params.size(); ++i) EXPECT_FALSE(params[i].grad().defined()) << i;
+  for (float v : params[0].grad().to_vector<float>()) EXPECT_EQ(v, 2.0f);
+}
+
 TEST(DistributedSampler, ShardsCoverTheDatasetOncePerEpoch) {
   const auto r0 = data::distributed_shard(10, 0, 3, false, 0, 0, false);
   const auto r1 = data::distributed_shard(10, 1, 3, false, 0, 0, false);
