@@ -49,6 +49,7 @@ std::string rnn_repr(const st::nn::RNNBase& m) {
   if (!m.batch_first()) s += ", batch_first=False";
   if (m.dropout() != 0.0) s += ", dropout=" + fmt_double(m.dropout());
   if (m.bidirectional()) s += ", bidirectional=True";
+  if (m.proj_size() > 0) s += ", proj_size=" + std::to_string(m.proj_size());
   return s + name_suffix(m) + ")";
 }
 
@@ -114,7 +115,7 @@ std::tuple<nb::object, Tensor, Tensor> run_packed(nb::handle packed, const st::n
                                                   std::optional<Tensor> c0, bool has_cell, const PackedStep& step) {
   const Packed p(packed, m);
   const int64_t B = p.batch();
-  Tensor h = p.initial(h0, m.num_layers(), m.hidden_size());
+  Tensor h = p.initial(h0, m.num_layers(), m.output_size());
   Tensor c = has_cell ? p.initial(c0, m.num_layers(), m.hidden_size()) : Tensor();
   std::vector<Tensor> outs;
   for (int64_t t = 0; t < p.steps(); ++t) {
@@ -140,8 +141,9 @@ std::tuple<nb::object, Tensor, Tensor> run_packed_per_sequence(nb::handle packed
                                                                bool has_cell, const SequenceRun& run) {
   const Packed p(packed, m);
   const int64_t B = p.batch(), T = p.steps();
-  const int64_t states = m.num_layers() * m.num_directions(), H = m.hidden_size();
-  const Tensor h_init = p.initial(h0, states, H), c_init = has_cell ? p.initial(c0, states, H) : Tensor();
+  const int64_t states = m.num_layers() * m.num_directions();
+  const Tensor h_init = p.initial(h0, states, m.output_size());
+  const Tensor c_init = has_cell ? p.initial(c0, states, m.hidden_size()) : Tensor();
   auto index = [&](const std::vector<int64_t>& v) {
     return st::to_device(Tensor::from_vector(v, {static_cast<int64_t>(v.size())}), p.data.device());
   };
@@ -183,7 +185,7 @@ SingleStateResult single_state_forward(Layer& self, SeqInput input_obj, std::opt
     return SingleStateResult(nb::make_tuple(out, hn));
   }
   if (is_packed(input_obj)) {
-    const int64_t H = self.hidden_size();
+    const int64_t H = self.output_size();
     auto [out, hn, unused] =
         run_packed(input_obj, self, h0, std::nullopt, false, [&](const Tensor& x, const Tensor& hp, const Tensor&) {
       auto [y, state] = self.forward_full(x, hp);
@@ -238,7 +240,7 @@ void bind_nn_seq(nb::module_& nn) {
       return LstmResult(nb::make_tuple(out, nb::make_tuple(hn, cn)));
     }
     if (is_packed(input_obj)) {
-      const int64_t H = self.hidden_size();
+      const int64_t H = self.output_size();
       auto [out, hn, cn] =
           run_packed(input_obj, self, h, c, true, [&](const Tensor& x, const Tensor& hp, const Tensor& cp) {
         auto [y, state] = self.forward_full(x, hp, cp);
@@ -258,11 +260,13 @@ void bind_nn_seq(nb::module_& nn) {
       "packed too). forward(input, h0=None) returns "
       "(output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers * num_directions, batch, hidden) tensors, or "
       "just h_0, or None.")
-      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, bool, std::string>(), nb::arg("input_size"),
+      .def(nb::init<int64_t, int64_t, int64_t, bool, bool, double, bool, int64_t, std::string>(), nb::arg("input_size"),
            nb::arg("hidden_size"), nb::arg("num_layers") = 1, nb::arg("bias") = true, nb::arg("batch_first") = false,
-           nb::arg("dropout") = 0.0, nb::arg("bidirectional") = false, nb::arg("name") = "",
+           nb::arg("dropout") = 0.0, nb::arg("bidirectional") = false, nb::arg("proj_size") = 0, nb::arg("name") = "",
            "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
-           "in training. e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))")
+           "in training; proj_size > 0 projects h to proj_size features (weight_hr_l{k}). e.g. out, (h, c) = "
+           "nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))")
+      .def_prop_ro("proj_size", &snn::LSTM::proj_size, "Features of h with a projection (0: none, h has hidden_size).")
       .def("forward", lstm_forward, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
            "(seq, input_size), or a PackedSequence. Returns (output, (h_n, c_n)): output (..., hidden_size) from "

@@ -228,12 +228,13 @@ GruResult gru_recurrence(const Tensor& xproj_in, const Tensor& w_hh_in, const Te
 // ---------------------------------------------------------------- modules
 
 RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
-                 bool batch_first, double dropout, bool bidirectional, std::string name)
+                 bool batch_first, double dropout, bool bidirectional, int64_t proj_size, std::string name)
     : Module(std::move(name)),
       gate_mult_(gate_mult),
       input_size_(input_size),
       hidden_size_(hidden_size),
       num_layers_(num_layers),
+      proj_size_(proj_size),
       bias_(bias),
       batch_first_(batch_first),
       dropout_(dropout),
@@ -247,17 +248,23 @@ RNNBase::RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int
   if (!(dropout >= 0.0 && dropout <= 1.0)) {
     throw ValueError(std::string(kind) + ": dropout must be a probability in [0, 1], got " + std::to_string(dropout));
   }
+  if (proj_size < 0 || proj_size >= hidden_size || (proj_size > 0 && gate_mult != 4)) {
+    throw ValueError(std::string(kind) + ": proj_size must be 0, or in [1, hidden_size) on an LSTM, got " +
+                     std::to_string(proj_size) + " with hidden_size " + std::to_string(hidden_size));
+  }
   const double bound = 1.0 / std::sqrt(static_cast<double>(hidden_size));
   const int64_t G = gate_mult * hidden_size;
   for (int64_t l = 0; l < num_layers; ++l) {
-    const int64_t in = l == 0 ? input_size : hidden_size * num_directions();
+    const int64_t in = l == 0 ? input_size : output_size() * num_directions();
     for (int64_t d = 0; d < num_directions(); ++d) {  // PyTorch's registration order
       register_parameter(param_name("weight_ih", l, d), init::uniform({G, in}, bound));
-      register_parameter(param_name("weight_hh", l, d), init::uniform({G, hidden_size}, bound));
+      register_parameter(param_name("weight_hh", l, d), init::uniform({G, output_size()}, bound));
       if (bias) {
         register_parameter(param_name("bias_ih", l, d), init::uniform({G}, bound));
         register_parameter(param_name("bias_hh", l, d), init::uniform({G}, bound));
       }
+      if (proj_size > 0)
+        register_parameter(param_name("weight_hr", l, d), init::uniform({proj_size, hidden_size}, bound));
     }
   }
 }
@@ -298,13 +305,13 @@ std::pair<Tensor, bool> RNNBase::prepare_input(const Tensor& input, const char* 
 }
 
 Tensor RNNBase::prepare_state(const std::optional<Tensor>& h, int64_t batch, bool batched, const Tensor& like,
-                              const char* what) const {
-  const Shape want = {num_layers_ * num_directions(), batch, hidden_size_};
+                              const char* what, int64_t features) const {
+  const Shape want = {num_layers_ * num_directions(), batch, features};
   if (!h || !h->defined()) return zeros(want, like.dtype(), like.device());
   Tensor s = *h;
   if (!batched && s.dim() == 2) s = unsqueeze(s, 1);
   if (s.shape() != want) {
-    const Shape shown = batched ? want : Shape{want[0], hidden_size_};
+    const Shape shown = batched ? want : Shape{want[0], features};
     throw ShapeError(std::string(type_name()) + ": " + what + " of shape " + shape_str(h->shape()) + ", expected " +
                      shape_str(shown));
   }
@@ -341,15 +348,32 @@ Tensor RNNBase::stack_states(const std::vector<Tensor>& states, bool batched) {
 }
 
 LSTM::LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
-           bool bidirectional, std::string name)
-    : RNNBase(4, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)) {}
+           bool bidirectional, int64_t proj_size, std::string name)
+    : RNNBase(4, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, proj_size,
+              std::move(name)) {}
+
+namespace {
+// One LSTM layer with projection (proj_size) over the time-major sequence, per step with ops:
+// gates = xp_t + h W_hh^T (i, f, g, o), c = f c + i g, h = (o tanh(c)) W_hr^T.
+LstmResult lstm_projected(const Tensor& xp, const Tensor& w_hh, const Tensor& w_hr, Tensor h, Tensor c) {
+  const Tensor wh = t(w_hh), wr = t(w_hr);
+  std::vector<Tensor> hs;
+  for (int64_t s = 0; s < xp.shape()[0]; ++s) {
+    const std::vector<Tensor> g = chunk(add(select(xp, 0, s), matmul(h, wh)), 4, 1);
+    c = add(mul(sigmoid(g[1]), c), mul(sigmoid(g[0]), tanh(g[2])));
+    h = matmul(mul(sigmoid(g[3]), tanh(c)), wr);
+    hs.push_back(h);
+  }
+  return {stack(hs, 0), h, c};
+}
+}  // namespace
 
 std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& input, const std::optional<Tensor>& h0,
                                                                 const std::optional<Tensor>& c0) {
   auto [x, batched] = prepare_input(input, "LSTM");
   const int64_t B = x.shape()[1];
-  const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
-  const Tensor cinit = prepare_state(c0, B, batched, x, "c0");
+  const Tensor hinit = prepare_state(h0, B, batched, x, "h0", output_size());
+  const Tensor cinit = prepare_state(c0, B, batched, x, "c0", hidden_size_);
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs), cn(num_layers_ * dirs);
   const Tensor out = run_layers(x, [&](int64_t l, int64_t d, const Tensor& in) {
@@ -357,11 +381,13 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
     const Tensor wi = w_ih(l, d), wh = w_hh(l, d), bi = b_ih(l, d), bh = b_hh(l, d);
     const int64_t k = l * dirs + d;
     const Tensor h0l = select(hinit, 0, k), c0l = select(cinit, 0, k);
-    std::optional<LstmResult> r = lstm_layer_fused(in, wi, wh, bi, bh, h0l, c0l);
+    std::optional<LstmResult> r;
+    if (proj_size_ == 0) r = lstm_layer_fused(in, wi, wh, bi, bh, h0l, c0l);
     if (!r) {
       Tensor xp = matmul(in, t(wi));
       if (bias_) xp = add(xp, add(bi, bh));
-      r = lstm_recurrence(xp, wh, h0l, c0l);
+      r = proj_size_ > 0 ? lstm_projected(xp, wh, *find_parameter(param_name("weight_hr", l, d)), h0l, c0l)
+                         : lstm_recurrence(xp, wh, h0l, c0l);
     }
     hn[k] = r->h_n;
     cn[k] = r->c_n;
@@ -372,7 +398,7 @@ std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward_full(const Tensor& in
 
 RNN::RNN(int64_t input_size, int64_t hidden_size, int64_t num_layers, std::string nonlinearity, bool bias,
          bool batch_first, double dropout, bool bidirectional, std::string name)
-    : RNNBase(1, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)),
+    : RNNBase(1, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, std::move(name)),
       nonlinearity_(std::move(nonlinearity)) {
   if (nonlinearity_ != "tanh" && nonlinearity_ != "relu") {
     throw ValueError("RNN: nonlinearity must be 'tanh' or 'relu', got '" + nonlinearity_ + "'");
@@ -382,7 +408,7 @@ RNN::RNN(int64_t input_size, int64_t hidden_size, int64_t num_layers, std::strin
 std::pair<Tensor, Tensor> RNN::forward_full(const Tensor& input, const std::optional<Tensor>& h0) {
   auto [x, batched] = prepare_input(input, "RNN");
   const int64_t B = x.shape()[1], T = x.shape()[0];
-  const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
+  const Tensor hinit = prepare_state(h0, B, batched, x, "h0", hidden_size_);
   const bool relu_act = nonlinearity_ == "relu";
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs);
@@ -406,12 +432,12 @@ std::pair<Tensor, Tensor> RNN::forward_full(const Tensor& input, const std::opti
 
 GRU::GRU(int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first, double dropout,
          bool bidirectional, std::string name)
-    : RNNBase(3, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, std::move(name)) {}
+    : RNNBase(3, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0, std::move(name)) {}
 
 std::pair<Tensor, Tensor> GRU::forward_full(const Tensor& input, const std::optional<Tensor>& h0) {
   auto [x, batched] = prepare_input(input, "GRU");
   const int64_t B = x.shape()[1];
-  const Tensor hinit = prepare_state(h0, B, batched, x, "h0");
+  const Tensor hinit = prepare_state(h0, B, batched, x, "h0", hidden_size_);
   const int64_t dirs = num_directions();
   std::vector<Tensor> hn(num_layers_ * dirs);
   const Tensor out = run_layers(x, [&](int64_t l, int64_t d, const Tensor& in) {

@@ -190,3 +190,27 @@ TEST(RnnModule, ElmanRnnMatchesItsRecurrenceAndFiniteDifferences) {
     return add(sum(mul(o, o)), sum(hn));
   }, inputs);
 }
+
+TEST(LstmModule, ProjectionShapesAndFiniteDifferences) {
+  // proj_size = 2 on hidden 4: weight_hr_l0 (2, 4), weight_hh (16, 2), h and the output 2 features,
+  // c 4; float64 gradients of a 2-layer bidirectional projected LSTM against finite differences.
+  manual_seed(17);
+  nn::LSTM lstm(3, 4, 2, true, /*batch_first=*/true, 0.0, /*bidirectional=*/true, /*proj_size=*/2);
+  lstm.to(Dtype::Float64);
+  EXPECT_EQ(lstm.find_parameter("weight_hr_l0")->shape(), (Shape{2, 4}));
+  EXPECT_EQ(lstm.find_parameter("weight_hh_l1_reverse")->shape(), (Shape{16, 2}));
+  EXPECT_EQ(lstm.find_parameter("weight_ih_l1")->shape(), (Shape{16, 4}));  // both directions' 2 features
+  const Tensor x = randn({2, 3, 3}, Dtype::Float64);
+  const Tensor h0 = randn({4, 2, 2}, Dtype::Float64), c0 = randn({4, 2, 4}, Dtype::Float64);
+  const auto [out, hc] = lstm.forward_full(x, h0, c0);
+  EXPECT_EQ(out.shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(hc.first.shape(), (Shape{4, 2, 2}));
+  EXPECT_EQ(hc.second.shape(), (Shape{4, 2, 4}));
+  std::vector<Tensor> inputs{x, h0, c0};
+  for (const Tensor& p : lstm.parameters()) inputs.push_back(p);
+  test_util::gradcheck_all([&] {
+    const auto [o, s] = lstm.forward_full(x, h0, c0);
+    return add(add(sum(mul(o, o)), sum(s.first)), sum(mul(s.second, s.second)));
+  }, inputs);
+  EXPECT_THROW(nn::LSTM(3, 4, 1, true, true, 0.0, false, 4), ValueError);
+}

@@ -222,6 +222,13 @@ def test_architecture_round_trip_and_bundle(tmp_path):
     assert architecture.declared_elements(spec_rnn) == sum(p.numel() for p in elman[0].parameters())
     loaded_rnn = integ.load_model_bundle(integ.save_model_bundle(elman, tmp_path / "rnn", input_shape=(None, 5, 3)))
     assert loaded_rnn[0].nonlinearity == "relu"
+    projected = nn.Sequential(nn.LSTM(3, 5, batch_first=True, proj_size=2), nn.Linear(2, 1))
+    loaded_proj = integ.load_model_bundle(integ.save_model_bundle(projected, tmp_path / "proj", input_shape=(None, 4, 3)))
+    assert loaded_proj[0].proj_size == 2
+    xp = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    np.testing.assert_array_equal(_eval_out(loaded_proj, xp), _eval_out(projected, xp))
+    with pytest.raises(integ.UnsupportedLayerError, match="proj_size"):
+        integ.export_onnx(projected, xp)
     xb = rng.standard_normal((2, 5, 3)).astype(np.float32)
     np.testing.assert_array_equal(_eval_out(loaded_bi, xb), _eval_out(birnn, xb))
     # A TransformerEncoder: the layer's configuration once, the copies' values from the weights.

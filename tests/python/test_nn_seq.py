@@ -180,6 +180,37 @@ def test_elman_rnn_matches_torch(nonlinearity, dtype, num_layers, bidirectional,
     compare_param_grads(sm, tm, tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("num_layers", [1, 2])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+def test_lstm_with_projection_matches_torch(dtype, num_layers, bidirectional):
+    """proj_size: weight_hr_l{k} in torch's order, h and the output with proj_size features, c with
+    hidden_size, and every gradient equal to torch.nn.LSTM(proj_size=...) with copied weights."""
+    torch = pytest.importorskip("torch")
+    _, npdt, tol = DT[dtype]
+    B, T, I, H, P = 3, 5, 4, 6, 3
+    sm, tm = make_pair(nn.LSTM, torch.nn.LSTM, dtype, (I, H),
+                       dict(num_layers=num_layers, batch_first=True, bidirectional=bidirectional, proj_size=P))
+    assert [k for k, _ in sm.named_parameters()] == [st_key(k) for k, _ in tm.named_parameters()]
+    assert sm.proj_size == P and "proj_size=3" in repr(sm)
+    dirs = 2 if bidirectional else 1
+    g = np.random.default_rng(7)
+    xs, xt = pair_inputs(g.normal(size=(B, T, I)), npdt)
+    h0s, h0t = pair_inputs(g.normal(size=(num_layers * dirs, B, P)), npdt)
+    c0s, c0t = pair_inputs(g.normal(size=(num_layers * dirs, B, H)), npdt)
+    so, (sh, sc) = sm(xs, (h0s, c0s))
+    to, (th, tc) = tm(xt, (h0t, c0t))
+    assert so.shape[-1] == dirs * P and sh.shape[-1] == P and sc.shape[-1] == H
+    for s_, t_ in ((so, to), (sh, th), (sc, tc)):
+        close(s_, t_, tol)
+    backward_pair([so, sh, sc], [to, th, tc])
+    for s_, t_ in ((xs, xt), (h0s, h0t), (c0s, c0t)):
+        close(s_.grad, t_.grad, tol)
+    compare_param_grads(sm, tm, tol)
+    with pytest.raises(st.SpiralValueError, match="proj_size must be 0, or in \\[1, hidden_size\\)"):
+        nn.LSTM(I, H, proj_size=H)
+
+
 def test_elman_rnn_repr_errors_and_unbatched():
     rnn = nn.RNN(3, 4, num_layers=2, nonlinearity="relu")
     assert repr(rnn) == "RNN(3, 4, num_layers=2, nonlinearity='relu', batch_first=False)"

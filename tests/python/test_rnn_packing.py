@@ -25,16 +25,21 @@ def test_packed_rnn_matches_torch(kind, batch_first, layers, enforce_sorted, bid
     from torch.nn.utils.rnn import pack_padded_sequence as tpack, pad_packed_sequence as tunpack
 
     rng = np.random.default_rng(layers)
-    tm = getattr(torch.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional).double()
-    sm = getattr(st.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional)
+    # A 2-layer LSTM projects h to 2 features (proj_size): its h0 and outputs then have 2, c0 still 4.
+    proj = {"proj_size": 2} if kind == "LSTM" and layers == 2 else {}
+    tm = getattr(torch.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional,
+                                 **proj).double()
+    sm = getattr(st.nn, kind)(3, 4, num_layers=layers, batch_first=batch_first, bidirectional=bidirectional, **proj)
     sm.to(st.float64)
     _copy(sm, tm)
     lens = [5, 5, 3, 2] if enforce_sorted else [3, 5, 2, 5]
     x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
     tx, sx = torch.tensor(x, requires_grad=True), st.tensor(x, requires_grad=True)
-    h0 = rng.standard_normal((layers * (2 if bidirectional else 1), 4, 4))
-    targs = (torch.tensor(h0),) if kind != "LSTM" else ((torch.tensor(h0), torch.tensor(h0 * 0.5)),)
-    sargs = (st.tensor(h0),) if kind != "LSTM" else ((st.tensor(h0), st.tensor(h0 * 0.5)),)
+    states = layers * (2 if bidirectional else 1)
+    h0 = rng.standard_normal((states, 4, proj.get("proj_size", 4)))
+    c0 = rng.standard_normal((states, 4, 4))
+    targs = (torch.tensor(h0),) if kind != "LSTM" else ((torch.tensor(h0), torch.tensor(c0)),)
+    sargs = (st.tensor(h0),) if kind != "LSTM" else ((st.tensor(h0), st.tensor(c0)),)
     tp = tpack(tx, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)
     sp = rnn.pack_padded_sequence(sx, lens, batch_first=batch_first, enforce_sorted=enforce_sorted)
     assert isinstance(sp, rnn.PackedSequence) and tp.batch_sizes.tolist() == sp.batch_sizes.tolist()

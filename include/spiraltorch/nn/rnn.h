@@ -9,8 +9,10 @@
 //    batch_first=false, in which case it is (seq, batch, feature). Unbatched
 //    input (seq, feature) is accepted too. Hidden states are always
 //    (num_layers, batch, hidden) (or (num_layers, hidden) unbatched), like PyTorch.
-//  * proj_size is not offered.
 //
+// LSTM's proj_size = P > 0 (PyTorch's LSTM with projections): h_t = W_hr (o * tanh(c_t)) has P
+// features, weight_hh is (4H, P), weight_hr_l{k} (P, H), h_n (layers * directions, batch, P);
+// that form runs per step with ops (the fused kernels take no projection).
 // bidirectional=true runs each layer a second time over the reversed sequence: the layer's
 // output is [forward h_t, backward h_t] (2 * hidden features), h_n and c_n are
 // (num_layers * 2, batch, hidden) ordered (layer 0 forward, layer 0 backward, layer 1 ...),
@@ -35,7 +37,7 @@ namespace st::nn {
 class RNNBase : public Module {
  public:
   RNNBase(int64_t gate_mult, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first,
-          double dropout, bool bidirectional, std::string name);
+          double dropout, bool bidirectional, int64_t proj_size, std::string name);
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
   int64_t num_layers() const { return num_layers_; }
@@ -44,6 +46,9 @@ class RNNBase : public Module {
   double dropout() const { return dropout_; }
   bool bidirectional() const { return bidirectional_; }
   int64_t num_directions() const { return bidirectional_ ? 2 : 1; }
+  int64_t proj_size() const { return proj_size_; }
+  // Features of h (and of each direction's output): proj_size where set, else hidden_size.
+  int64_t output_size() const { return proj_size_ > 0 ? proj_size_ : hidden_size_; }
 
  protected:
   // Parameters of `layer` in direction `dir` (0 forward, 1 the reversed sequence); biases
@@ -55,9 +60,9 @@ class RNNBase : public Module {
   static std::string param_name(const char* kind, int64_t layer, int64_t dir);
   // Checks the input and returns it time-major (seq, batch, feature) plus whether it was batched.
   std::pair<Tensor, bool> prepare_input(const Tensor& input, const char* op) const;
-  // Checks/creates an initial state of shape (num_layers * num_directions, batch, hidden).
+  // Checks/creates an initial state of shape (num_layers * num_directions, batch, features).
   Tensor prepare_state(const std::optional<Tensor>& h, int64_t batch, bool batched, const Tensor& like,
-                       const char* what) const;
+                       const char* what, int64_t features) const;
   // Converts the time-major output back to the caller's layout.
   Tensor finish_output(const Tensor& out_tm, bool batched) const;
   Tensor inter_layer_dropout(const Tensor& x) const;
@@ -70,7 +75,7 @@ class RNNBase : public Module {
   // The final states (layers * directions of (batch, hidden)) stacked, unbatched where the input was.
   static Tensor stack_states(const std::vector<Tensor>& states, bool batched);
 
-  int64_t gate_mult_, input_size_, hidden_size_, num_layers_;
+  int64_t gate_mult_, input_size_, hidden_size_, num_layers_, proj_size_;
   bool bias_, batch_first_;
   double dropout_;
   bool bidirectional_;
@@ -83,7 +88,7 @@ class RNNBase : public Module {
 class LSTM : public RNNBase {
  public:
   LSTM(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = true,
-       double dropout = 0.0, bool bidirectional = false, std::string name = "");
+       double dropout = 0.0, bool bidirectional = false, int64_t proj_size = 0, std::string name = "");
   // Returns (output, (h_n, c_n)). h0/c0: (num_layers * num_directions, batch, hidden); zeros when absent.
   std::pair<Tensor, std::pair<Tensor, Tensor>> forward_full(const Tensor& input,
                                                             const std::optional<Tensor>& h0 = std::nullopt,

@@ -2130,10 +2130,14 @@ class LSTM(RNNBase):
     batch_first defaults to False as in PyTorch (input (seq, batch, feature)); pass batch_first=True for (batch, seq, feature); input may also be a nn.utils.rnn.PackedSequence (output then packed too). forward(input, h0=None) returns (output, (h_n, c_n)); h0 is a tuple (h_0, c_0) of (num_layers * num_directions, batch, hidden) tensors, or just h_0, or None.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, name: str = '') -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0, name: str = '') -> None:
         """
-        Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training. e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))
+        Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers in training; proj_size > 0 projects h to proj_size features (weight_hr_l{k}). e.g. out, (h, c) = nn.LSTM(8, 16, batch_first=True)(st.randn(2, 5, 8))
         """
+
+    @property
+    def proj_size(self) -> int:
+        """Features of h with a projection (0: none, h has hidden_size)."""
 
     def forward(self, input: spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, h0: spiraltorch._core.Tensor | tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor] | None = None) -> tuple[spiraltorch._core.Tensor | spiraltorch.nn.utils.rnn.PackedSequence, tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]]:
         """

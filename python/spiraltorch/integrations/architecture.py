@@ -121,7 +121,7 @@ _DESCRIBERS: Dict[str, Callable[[Any], Dict[str, Any]]] = {
         "batch_first": m.batch_first,
     },
     "RNN": lambda m: {**_rnn_args(m), "nonlinearity": m.nonlinearity},
-    "LSTM": lambda m: _rnn_args(m),
+    "LSTM": lambda m: {**_rnn_args(m), "proj_size": m.proj_size},
     "GRU": lambda m: _rnn_args(m),
     # A merged adapter is recorded as merged: its weight already holds the low-rank delta.
     "LoraLinear": lambda m: {"in_features": m.in_features, "out_features": m.out_features, "rank": m.rank,
@@ -224,13 +224,15 @@ def _conv_elements(args: Dict[str, Any], dims: int) -> int:
 
 def _rnn_elements(args: Dict[str, Any], gates: int) -> int:
     h, layers = args["hidden_size"], args.get("num_layers", 1)
+    p = args.get("proj_size", 0) or h  # features of h: the projection's where there is one
     dirs = 2 if args.get("bidirectional", False) else 1  # each direction its own weights
     bias = 2 * gates * h if args.get("bias", True) else 0
+    proj = p * h if args.get("proj_size", 0) else 0  # weight_hr
     if layers < 1:
         return 0
-    first = gates * h * (args["input_size"] + h) + bias
-    # later layers read both directions' outputs (dirs * h features)
-    return dirs * (first + (layers - 1) * (gates * h * (dirs * h + h) + bias))
+    first = gates * h * (args["input_size"] + p) + bias + proj
+    # later layers read both directions' outputs (dirs * p features)
+    return dirs * (first + (layers - 1) * (gates * h * (dirs * p + p) + bias + proj))
 
 
 def _encoder_layer_elements(args: Dict[str, Any]) -> int:

@@ -362,6 +362,9 @@ class _Exporter:
 
     def _rnn(self, m: Any, x: str, shape: Tuple[int, ...], where: str, op_type: str) -> str:
         g = self.g
+        if getattr(m, "proj_size", 0):
+            raise UnsupportedLayerError(f"export_onnx: {op_type} with proj_size at {where} has no ONNX operator "
+                                        "(ONNX's LSTM has no projection)")
         hs = int(m.hidden_size)
         dirs = 2 if m.bidirectional else 1
         seq = g.op("Transpose", [x], "rnn_seq_first", perm=[1, 0, 2]) if m.batch_first else x
