@@ -98,6 +98,7 @@ def _mapped(tensors: Dict[str, Any], meta: Dict[str, str], map_location: Any) ->
         raise _core.CheckpointError(f"load: metadata '{_DEVICES_KEY}' is not valid JSON") from None
     if not isinstance(saved, dict):
         raise _core.CheckpointError(f"load: metadata '{_DEVICES_KEY}' must map tensor keys to devices")
+    targets = {str(k): v for k, v in map_location.items()} if isinstance(map_location, dict) else None
     out: Dict[str, Any] = {}
     for key, t in tensors.items():
         location = str(saved.get(key, "cpu"))
@@ -107,8 +108,8 @@ def _mapped(tensors: Dict[str, Any], meta: Dict[str, str], map_location: Any) ->
                 raise TypeError(f"load: map_location returned {type(placed).__name__} for '{key}', expected a "
                                 "Tensor or None")
             out[key] = t if placed is None else placed
-        elif isinstance(map_location, dict):
-            target = {str(k): v for k, v in map_location.items()}.get(location, "cpu")
+        elif targets is not None:
+            target = targets.get(location, "cpu")
             out[key] = t if str(target) == "cpu" else t.to(str(target))
         else:
             out[key] = t.to(str(map_location))

@@ -172,6 +172,11 @@ bool is_packed(nb::handle x) {
 }
 
 // forward of the layers with one state (GRU, RNN): (output, h_n) for a tensor or a PackedSequence.
+constexpr const char* kSingleStateForwardDoc =
+    "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
+    "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
+    "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
+    "hidden_size); h0 None means zeros.";
 using SingleStateResult = nb::typed<nb::object, std::tuple<std::variant<Tensor, stub::PackedSequence>, Tensor>>;
 
 template <typename Layer>
@@ -285,10 +290,7 @@ void bind_nn_seq(nb::module_& nn) {
            "Weights U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) like PyTorch; dropout applies between layers "
            "in training.")
       .def("forward", &single_state_forward<snn::GRU>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
-           "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
-           "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
-           "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
-           "hidden_size); h0 None means zeros.")
+           kSingleStateForwardDoc)
       .def("__call__", &single_state_forward<snn::GRU>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "forward(input, h0).");
 
@@ -305,10 +307,7 @@ void bind_nn_seq(nb::module_& nn) {
            "in training. e.g. out, h = nn.RNN(8, 16, batch_first=True)(st.randn(2, 5, 8))")
       .def_prop_ro("nonlinearity", &snn::RNN::nonlinearity, "'tanh' or 'relu'.")
       .def("forward", &single_state_forward<snn::RNN>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
-           "Runs the sequence: input (seq, batch, input_size) (batch_first: (batch, seq, input_size)), unbatched "
-           "(seq, input_size), or a PackedSequence. Returns (output, h_n): output (..., hidden_size) from the "
-           "last layer at every step (2 * hidden_size with bidirectional), h_n (num_layers * num_directions, batch, "
-           "hidden_size); h0 None means zeros.")
+           kSingleStateForwardDoc)
       .def("__call__", &single_state_forward<snn::RNN>, nb::arg("input"), nb::arg("h0").none() = nb::none(),
            "forward(input, h0).");
 

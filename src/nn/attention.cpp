@@ -30,12 +30,17 @@ Tensor additive_mask(const Tensor& mask, Dtype dtype, bool masked_when, const ch
   return mask.dtype() == dtype ? mask : cast(mask, dtype);
 }
 
+// softmax(q k^T * scale + mask) as ops: the attention weights of the composite paths.
+Tensor attention_weights(const Tensor& q, const Tensor& k, const Tensor& mask, double scale) {
+  Tensor scores = matmul(mul(q, scale), transpose(k, -1, -2));
+  if (mask.defined()) scores = add(scores, mask);
+  return softmax(scores, -1);
+}
+
 // softmax(q k^T * scale + mask) [dropout] v; returns (output, weights after dropout).
 std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                                  double dropout_p) {
-  Tensor scores = matmul(mul(q, scale), transpose(k, -1, -2));
-  if (mask.defined()) scores = add(scores, mask);
-  Tensor w = softmax(scores, -1);
+  Tensor w = attention_weights(q, k, mask, scale);
   if (dropout_p > 0.0) w = dropout(w, dropout_p, true);
   return {matmul(w, v), w};
 }
@@ -58,9 +63,7 @@ void reserve_dropout(const backend::AttentionDropout& drop, int64_t probs) {
 Tensor attend_dropped(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                       const backend::AttentionDropout& drop) {
   if (!drop.active()) return attend(q, k, v, mask, scale, 0.0).first;
-  Tensor scores = matmul(mul(q, scale), transpose(k, -1, -2));
-  if (mask.defined()) scores = add(scores, mask);
-  const Tensor w = softmax(scores, -1);
+  const Tensor w = attention_weights(q, k, mask, scale);
   Tensor factors = Tensor::empty(w.shape(), w.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, w.device());
   detail::backend_of(w).dropout_mask(factors, drop.seed, drop.counter, drop.scale(), drop.keep_below());
   return matmul(mul(w, detail::cast_raw(factors, w.dtype())), v);

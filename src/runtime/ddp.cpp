@@ -131,9 +131,13 @@ void Reducer::launch_ready_buckets() {
 void Reducer::finish_backward() {
   if (!in_backward_) return;
   NoGradGuard ng;
-  // Which parameters hold a gradient on this rank (from this pass or an accumulating no_sync one).
-  std::vector<float> held(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) held[i] = ready_[i] || params_[i].grad().defined() ? 1.0f : 0.0f;
+  // find_unused_parameters: which parameters hold a gradient on this rank (from this pass or an
+  // accumulating no_sync one), read before the zero-fill below marks every parameter ready.
+  std::vector<float> held;
+  if (find_unused_) {
+    held.resize(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) held[i] = ready_[i] || params_[i].grad().defined() ? 1.0f : 0.0f;
+  }
   // Parameters that got no gradient in this pass contribute what they hold (zeros if nothing).
   for (size_t b = next_launch_; b < buckets_.size(); ++b) {
     Bucket& bucket = buckets_[b];
