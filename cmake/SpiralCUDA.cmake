@@ -33,6 +33,7 @@ if(SPIRALTORCH_WITH_CUDA)
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   list(FILTER SPIRALTORCH_SOURCES EXCLUDE REGEX "src/backend/cuda/cuda_stub\\.cpp$")
+  # attention_cudnn.cpp is host code of the backend (cuDNN's graph API), built only with it.
   file(GLOB SPIRALTORCH_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cuda/*.cu)
   list(APPEND SPIRALTORCH_SOURCES ${SPIRALTORCH_CUDA_SOURCES})
   message(STATUS "SpiralTorch: CUDA backend ON (${CMAKE_CUDA_COMPILER}, archs ${CMAKE_CUDA_ARCHITECTURES})")
@@ -65,6 +66,29 @@ if(SPIRALTORCH_WITH_CUDA)
       set(SPIRALTORCH_CUDNN_INSTALL_RPATH "$ORIGIN/../nvidia/cudnn/lib")
     endif()
     message(STATUS "SpiralTorch: cuDNN ${SPIRALTORCH_CUDNN_LIBRARY}")
+    # cuDNN's graph API through cudnn-frontend (header-only; PyPI's nvidia-cudnn-frontend puts its
+    # headers in site-packages/include): scaled-dot-product attention's fused kernels
+    # (attention_cudnn.cpp). CUDNN_FRONTEND_ROOT names another copy. Optional.
+    set(_st_fe_hints "${CUDNN_FRONTEND_ROOT}" "$ENV{CUDNN_FRONTEND_ROOT}")
+    if(_st_cudnn_python)
+      execute_process(COMMAND "${_st_cudnn_python}" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+        OUTPUT_VARIABLE _st_purelib OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      list(APPEND _st_fe_hints "${_st_purelib}")
+    endif()
+    find_path(SPIRALTORCH_CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h HINTS ${_st_fe_hints} PATH_SUFFIXES include
+      NO_DEFAULT_PATH)
+    # The frontend's headers include nvrtc.h (for engines we never instantiate: no NVRTC symbol is
+    # linked): the toolkit's, or the nvidia-cuda-nvrtc wheel's.
+    find_path(SPIRALTORCH_NVRTC_INCLUDE_DIR nvrtc.h HINTS ${CUDAToolkit_INCLUDE_DIRS} "${_st_purelib}/nvidia/cu13"
+      "${_st_purelib}/nvidia/cuda_nvrtc" ${_st_fe_hints} PATH_SUFFIXES include)
+    if(SPIRALTORCH_CUDNN_FRONTEND_INCLUDE_DIR AND SPIRALTORCH_NVRTC_INCLUDE_DIR)
+      set(SPIRALTORCH_WITH_CUDNN_FRONTEND ON)
+      message(STATUS "SpiralTorch: cudnn-frontend ${SPIRALTORCH_CUDNN_FRONTEND_INCLUDE_DIR} (cuDNN attention)")
+    else()
+      set(SPIRALTORCH_WITH_CUDNN_FRONTEND OFF)
+      message(STATUS "SpiralTorch: cudnn-frontend or nvrtc.h not found (pip install --no-deps nvidia-cudnn-frontend, "
+        "or CUDNN_FRONTEND_ROOT); CUDA attention uses its own flash kernels only")
+    endif()
   else()
     set(SPIRALTORCH_WITH_CUDNN OFF)
     message(STATUS "SpiralTorch: cuDNN not found (CUDNN_ROOT, nvidia-cudnn-cu13 or the system); CUDA conv2d uses im2col")
@@ -101,6 +125,7 @@ if(SPIRALTORCH_WITH_CUDA)
     message(STATUS "SpiralTorch: ${SPIRALTORCH_NCCL_REASON}")
   endif()
 else()
+  list(FILTER SPIRALTORCH_SOURCES EXCLUDE REGEX "src/backend/cuda/attention_cudnn\\.cpp$")
   message(STATUS "SpiralTorch: CUDA backend OFF: ${SPIRALTORCH_CUDA_REASON}")
   set(SPIRALTORCH_WITH_NCCL OFF)
   set(SPIRALTORCH_NCCL_REASON "NCCL needs the CUDA backend: ${SPIRALTORCH_CUDA_REASON}")
@@ -132,6 +157,14 @@ function(spiraltorch_configure_cuda target)
       target_include_directories(${target} PRIVATE ${SPIRALTORCH_CUDNN_INCLUDE_DIR})
       target_link_libraries(${target} PRIVATE ${SPIRALTORCH_CUDNN_LIBRARY})
       target_compile_definitions(${target} PRIVATE SPIRALTORCH_HAVE_CUDNN=1)
+      if(SPIRALTORCH_WITH_CUDNN_FRONTEND)
+        # Only attention_cudnn.cpp parses the (large) frontend headers, as system headers (their
+        # own warnings are not ours).
+        set_source_files_properties("${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cuda/attention_cudnn.cpp"
+          TARGET_DIRECTORY ${target} PROPERTIES COMPILE_DEFINITIONS "SPIRALTORCH_HAVE_CUDNN_FRONTEND=1"
+          COMPILE_OPTIONS "-isystem;${SPIRALTORCH_CUDNN_FRONTEND_INCLUDE_DIR};-isystem;${SPIRALTORCH_NVRTC_INCLUDE_DIR}"
+          SKIP_PRECOMPILE_HEADERS ON)
+      endif()
     endif()
     # The C++ flags of the library (-Wall, -march=x86-64-v2, ...) are not nvcc flags.
     target_compile_options(${target} PRIVATE

@@ -17,7 +17,12 @@ defines=()
 case "$variant" in
   default) ;;
   cpu) defines+=(-Ccmake.define.SPIRALTORCH_WGPU=OFF -Ccmake.define.SPIRALTORCH_CUDA=OFF) ;;
-  cuda) defines+=(-Ccmake.define.SPIRALTORCH_CUDA=ON) ;;
+  cuda)
+    defines+=(-Ccmake.define.SPIRALTORCH_CUDA=ON)
+    # cuDNN's graph API for attention: cudnn-frontend's headers (build time only; its Python
+    # package's own dependencies are not needed). CUDNN_FRONTEND_ROOT names a copy instead.
+    [ -n "${CUDNN_FRONTEND_ROOT:-}" ] || python -m pip install -q --no-deps nvidia-cudnn-frontend==1.32.0
+    ;;
   *) echo "build_wheel.sh: unknown variant '$variant' (default, cpu, cuda)" >&2; exit 2 ;;
 esac
 # CUDA_ARCHS (e.g. 90-real) narrows the CUDA targets from the release's 80-real;90-real;90-virtual,

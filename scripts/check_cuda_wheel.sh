@@ -42,6 +42,7 @@ for stage in $stages; do
       "$venv/bin/python" -c 'import spiraltorch as st; print("installed:", st.__file__); print("cuda:", st.cuda.is_available(), st.describe_device("cuda"))'
       (cd /tmp && SPIRALTORCH_TEST_PYDIR="$site" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
         "$OLDPWD/tests/python/test_cuda.py" "$OLDPWD/tests/python/test_cuda_graphs.py" \
+        "$OLDPWD/tests/python/test_flash_attention.py" "$OLDPWD/tests/python/test_linear_epilogue.py" \
         "$OLDPWD/tests/python/test_cuda_training.py" "$OLDPWD/tests/python/test_optim_capturable.py" \
         "$OLDPWD/tests/python/test_device_habits.py")
       ;;

@@ -47,6 +47,13 @@ void set_allow_tf32(bool allow);
 // like torch.backends.cuda.enable_flash_sdp). Off: the GEMM + softmax path.
 bool flash_sdp_enabled();
 void set_flash_sdp_enabled(bool enabled);
+// Whether it may take cuDNN's fused attention (its graph API, float16/bfloat16) where the build has
+// it and cuDNN takes the operands (default true; like torch.backends.cuda.enable_cudnn_sdp). It is
+// tried before the flash kernels; off, or where cuDNN declines, the flash switch above decides.
+bool cudnn_sdp_enabled();
+void set_cudnn_sdp_enabled(bool enabled);
+// Whether this build has cuDNN's graph API for attention (cudnn-frontend found when it was built).
+bool cudnn_attention_built();
 
 // ---- cuDNN (conv2d on CUDA) ----
 // The cuDNN version the library runs with ("9.10.2"), or "" when the build has none.

@@ -6,10 +6,11 @@ the fastest, instead of cuDNN's heuristic ranking) and ``allow_tf32`` (TF32 tens
 float32 convolutions; on by default as in PyTorch). ``version()`` is the cuDNN version the library
 runs with, or ``None`` when it has none.
 
-``st.backends.cuda`` holds the attention switch: ``enable_flash_sdp(bool)`` /
-``flash_sdp_enabled()`` choose whether ``scaled_dot_product_attention`` on CUDA may take the fused
-flash kernels (float16/bfloat16, head dims 32/64/128; default on) instead of GEMMs around a
-materialised (L, S) softmax; and ``cuda.matmul.allow_tf32``, the TF32 switch of float32 CUDA
+``st.backends.cuda`` holds the attention switches: ``enable_cudnn_sdp(bool)`` /
+``cudnn_sdp_enabled()`` choose whether ``scaled_dot_product_attention`` on CUDA may take cuDNN's fused
+attention (its graph API; float16/bfloat16, tried first; default on), and ``enable_flash_sdp(bool)`` /
+``flash_sdp_enabled()`` whether it may take SpiralTorch's own flash kernels (float16/bfloat16, head dims
+32/64/128; default on) instead of GEMMs around a materialised (L, S) softmax; and ``cuda.matmul.allow_tf32``, the TF32 switch of float32 CUDA
 matmuls (the same switch as ``st.cuda.set_allow_tf32``; off by default, as in PyTorch).
 
 ``st.backends.mps`` answers like PyTorch's on a machine without Apple's Metal backend
@@ -103,8 +104,17 @@ class _CudaSwitches:
         """Whether scaled-dot-product attention may take the fused flash kernels on CUDA."""
         return _core._cuda_flash_sdp_enabled()
 
+    def enable_cudnn_sdp(self, enabled: bool) -> None:
+        """Allow (True) or forbid (False) cuDNN's fused attention (tried before the flash kernels)."""
+        _core._cuda_set_cudnn_sdp_enabled(bool(enabled))
+
+    def cudnn_sdp_enabled(self) -> bool:
+        """Whether scaled-dot-product attention may take cuDNN's fused attention on CUDA (float16 and
+        bfloat16, where the build has cuDNN's graph API and cuDNN takes the operands)."""
+        return _core._cuda_cudnn_sdp_enabled()
+
     def __repr__(self) -> str:
-        return f"cuda(flash_sdp_enabled={self.flash_sdp_enabled()})"
+        return f"cuda(flash_sdp_enabled={self.flash_sdp_enabled()}, cudnn_sdp_enabled={self.cudnn_sdp_enabled()})"
 
 
 cuda = _CudaSwitches()

@@ -169,6 +169,8 @@ def _describe(name: str) -> Dict[str, Any]:
             "blas": "cuBLAS",
             "allow_tf32": _core._cuda_allow_tf32(),
             "cudnn": _core._cudnn_version() or None,
+            # scaled_dot_product_attention through cuDNN's graph API (cudnn-frontend at build time)
+            "cudnn_attention": bool(_core._cuda_cudnn_attention_built()) and bool(_core._cudnn_version()),
             "dtypes": ("float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8", "bool"),
         }
         if name == "auto":

@@ -49,6 +49,12 @@ void bind_cuda(nb::module_& m) {
         "Whether scaled_dot_product_attention may use the fused (flash) kernel.");
   m.def("_cuda_set_flash_sdp_enabled", &cu::set_flash_sdp_enabled, nb::arg("enabled"),
         "Enables or disables the fused attention kernel.");
+  m.def("_cuda_cudnn_sdp_enabled", &cu::cudnn_sdp_enabled,
+        "Whether scaled_dot_product_attention may use cuDNN's fused attention.");
+  m.def("_cuda_set_cudnn_sdp_enabled", &cu::set_cudnn_sdp_enabled, nb::arg("enabled"),
+        "Enables or disables cuDNN's fused attention.");
+  m.def("_cuda_cudnn_attention_built", &cu::cudnn_attention_built,
+        "Whether this build has cuDNN's graph API for attention.");
   m.def("_cudnn_version", &cu::cudnn_version, "The cuDNN version string ('' without cuDNN).");
   m.def("_cudnn_enabled", &cu::cudnn_enabled, "Whether convolutions, RNNs and attention may use cuDNN.");
   m.def("_cudnn_set_enabled", &cu::set_cudnn_enabled, nb::arg("enabled"), "Enables or disables cuDNN.");

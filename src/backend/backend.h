@@ -454,6 +454,9 @@ class Backend {
   // Whether this backend has flash attention kernels at all (callers skip building their
   // operands where it does not); flash_attention may still refuse particular operands.
   virtual bool has_flash_attention() const { return false; }
+  // Whether the flash backward takes an undefined delta and forms rowsum(dout * out) itself (CUDA:
+  // cuDNN's backward forms it inside, and the other kernels in one pass), so callers skip theirs.
+  virtual bool flash_attention_forms_delta() const { return false; }
   // Sorted search: out (rows, m), int64, = for each of values (rows, m) the number of entries of its
   // row of sorted (rows or 1, n) before its insertion point (after equal entries with `right`; NaN
   // after everything, as torch's binary search). All contiguous, values and sorted of one dtype
@@ -489,11 +492,13 @@ class Backend {
                                Tensor& out, Tensor& lse) {
     return false;
   }
-  // Its backward, for operands flash_attention took: with dout (out's shape), that call's lse and
-  // delta = rowsum(dout * out) (lse's shape and strides), writes dq, dk, dv (shapes of q, k, v).
-  virtual bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                                        const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
-                                        Tensor& dk, Tensor& dv) {
+  // Its backward, for operands flash_attention took: with that call's out and lse, dout (out's
+  // shape) and delta = rowsum(dout * out) (lse's shape and strides; undefined for backends whose
+  // flash_attention_forms_delta() is true: they form it where they need it), writes dq, dk, dv
+  // (shapes of q, k, v).
+  virtual bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                        const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
+                                        bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
     return false;
   }
   // flash_attention with an additive mask (scaled_dot_product_attention's attn_mask, booleans
@@ -511,11 +516,11 @@ class Backend {
   // Its backward, for operands flash_attention_masked took (the mask gets no gradient; the same
   // dropout regenerates the same mask).
   virtual bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                               const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
-                                               bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
-                                               Tensor& dv) {
+                                               const Tensor& out, const Tensor& dout, const Tensor& lse,
+                                               const Tensor& delta, double scale, bool causal,
+                                               const AttentionDropout& dropout, Tensor& dq, Tensor& dk, Tensor& dv) {
     return !mask.defined() && !dropout.active() &&
-           flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+           flash_attention_backward(q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),
   // each in [0, C) or equal to ignore_index: loss[r] = scale (logsumexp(x_r) - x_r[t_r]) (0 where
@@ -599,6 +604,21 @@ class Backend {
   }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
+  // nn.Linear with the bias in the GEMM: out (m, n) = x (m, k) w^T + bias, w (n, k), bias (n,); all
+  // contiguous, one float dtype (products as gemm() computes them). Returns false, having written
+  // nothing, where this backend has no such kernel; the op then adds the bias itself. Callers ask
+  // has_linear_bias() before building the operands.
+  virtual bool has_linear_bias() const { return false; }
+  virtual bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out) {
+    (void)x, (void)w, (void)bias, (void)out;
+    return false;
+  }
+  // Its weight and bias gradients from one GEMM: dw (n, k) = dy^T x and db (n,) = dy's column sums,
+  // dy (m, n), x (m, k); as linear_bias for dtypes and layout. False, nothing written: declined.
+  virtual bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) {
+    (void)dy, (void)x, (void)dw, (void)db;
+    return false;
+  }
   // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating
   // as for float32); otherwise the op layer reduces a float32 copy.
   virtual bool native_half_reduce() const { return false; }

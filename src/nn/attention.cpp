@@ -160,13 +160,15 @@ void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const 
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
   const Dtype stat = lse.dtype();
-  const Tensor delta =
-      sum(mul(detail::cast_raw(d, stat), detail::cast_raw(o4, stat)), {-1}).contiguous();  // (B, H, L): lse's layout
-  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d, lse, delta, scale, causal, drop, g.dq, g.dk, g.dv)) {
+  // (B, H, L), lse's layout; backends that form it from o4 and d themselves get none
+  const Tensor delta = be.flash_attention_forms_delta()
+                           ? Tensor()
+                           : sum(mul(detail::cast_raw(d, stat), detail::cast_raw(o4, stat)), {-1}).contiguous();
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, o4, d, lse, delta, scale, causal, drop, g.dq, g.dk, g.dv)) {
     return;
   }
-  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, d.contiguous(), lse, delta, scale, causal, drop, g.dq, g.dk,
-                                         g.dv)) {
+  if (be.flash_attention_masked_backward(q4, k4, v4, mask4, o4, d.contiguous(), lse, delta, scale, causal, drop, g.dq,
+                                         g.dk, g.dv)) {
     return;
   }
   throw SpiralError("scaled_dot_product_attention: the flash backward refused operands its forward took");
@@ -368,7 +370,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   Tensor mask;
   if (has_mask) mask = additive_mask(*attn_mask, q.dtype(), false, op);
   if (fusable(q, k, v) && !(has_mask && mask.requires_grad())) {
-    // A constant mask and/or dropout: the flash kernels that take them (the CPU's) read the mask
+    // A constant mask and/or dropout: the flash kernels that take them (the CPU's, wgpu's) read the mask
     // through a broadcast (B, H, L, S) view and draw the dropout mask per block, so no scores
     // buffer exists.
     const Tensor mask4 = has_mask ? scores_view(mask, q, S) : Tensor();

@@ -1,12 +1,63 @@
 #include "spiraltorch/nn/linear.h"
 #include "spiraltorch/autocast.h"
 
+#include <array>
 #include <cmath>
 
+#include "ops/common.h"
+#include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/init.h"
 #include "spiraltorch/ops.h"
 
 namespace st::nn {
+
+namespace {
+
+// linear() on backends with the bias in the GEMM's epilogue (Backend::linear_bias): one node whose
+// backward forms dx with a matmul and dw with db from one GEMM (linear_bias_backward_weight);
+// undefined where the backend declines the operands (the caller then composes matmul and add).
+Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  const Dtype dt = input.dtype();
+  if (!input.is_contiguous() || input.numel() == 0 || weight.dtype() != dt || bias.dtype() != dt || weight.dim() != 2 ||
+      bias.dim() != 1 || weight.device() != input.device() || bias.device() != input.device()) {
+    return Tensor();
+  }
+  auto& be = detail::backend_of(input);
+  if (!be.has_linear_bias()) return Tensor();
+  const int64_t k = weight.size(1), n = weight.size(0);
+  const Tensor x = reshape(input.detach(), {-1, k}), w = weight.detach().contiguous(), b = bias.detach().contiguous();
+  Tensor out = Tensor::empty({x.size(0), n}, dt, input.device());
+  if (!be.linear_bias(x, w, b, out)) return Tensor();
+  Shape shape = input.shape();
+  shape.back() = n;
+  out = reshape(out, shape);
+  if (!needs_grad({&input, &weight, &bias})) return out;
+  record(out, "LinearBackward", {input, weight, bias},
+         [r = std::array<GradientRoute, 3>{GradientRoute(input), GradientRoute(weight), GradientRoute(bias)}, x, w, b,
+          in_shape = input.shape()](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor g2 = reshape(g, {-1, w.size(0)}).contiguous();
+    if (grad_enabled()) {  // create_graph: the same gradients from differentiable ops
+      const Tensor xa = r[0].attach(x), wa = r[1].attach(w);
+      return {r[0].requires_grad() ? reshape(matmul(g2, wa), in_shape) : Tensor(),
+              r[1].requires_grad() ? matmul(t(g2), xa) : Tensor(), r[2].requires_grad() ? sum(g2, {0}) : Tensor()};
+    }
+    Tensor dx, dw, db;
+    if (r[0].requires_grad()) dx = reshape(matmul(g2, w), in_shape);
+    if (r[1].requires_grad() || r[2].requires_grad()) {
+      dw = Tensor::empty(w.shape(), w.dtype(), w.device());
+      db = Tensor::empty(b.shape(), b.dtype(), b.device());
+      if (!detail::backend_of(g2).linear_bias_backward_weight(g2, x, dw, db)) {
+        dw = matmul(t(g2), x);
+        db = sum(g2, {0});
+      }
+    }
+    return {dx, r[1].requires_grad() ? dw : Tensor(), r[2].requires_grad() ? db : Tensor()};
+  },
+         {x, w, b});
+  return out;
+}
+
+}  // namespace
 
 namespace init {
 Tensor uniform(const Shape& shape, double bound, Dtype dtype) { return st::uniform(-bound, bound, shape, dtype); }
@@ -22,6 +73,9 @@ Tensor linear(const Tensor& input_in, const Tensor& weight_in, const Tensor& bia
   if (input.dim() == 0 || input.shape().back() != weight.shape().back()) {
     throw ShapeError("linear: input of shape " + shape_str(input.shape()) + " does not match weight of shape " +
                      shape_str(weight.shape()) + " (expected last dim " + std::to_string(weight.shape().back()) + ")");
+  }
+  if (bias.defined()) {
+    if (Tensor fused = linear_bias_fused(input, weight, bias); fused.defined()) return fused;
   }
   Tensor out = matmul(input, t(weight));
   return bias.defined() ? add(out, bias) : out;

@@ -103,7 +103,7 @@ Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double
 // rows where it has them; the rest, and backends without them, compose ops (which also give the
 // gradient, create_graph included).
 Tensor class_loss(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                  Reduction reduction, double ls, bool log_probs_in) {
+                  Reduction reduction, double ls, bool log_probs_in, Dtype result_dtype) {
   const char* op = log_probs_in ? "nll_loss" : "cross_entropy";
   const bool batched = logits.dim() > 1;
   const Tensor x = batched ? logits : unsqueeze(logits, 0);
@@ -144,7 +144,7 @@ Tensor class_loss(const Tensor& logits, const Tensor& target, const Tensor& weig
     }
   }
   if (!loss.defined()) {
-    const Tensor logp = log_probs_in ? x : log_softmax(x, 1);
+    const Tensor logp = log_probs_in ? x : log_softmax(autocast::to_float(x), 1);
     Shape wshape(x.dim(), 1);
     wshape[1] = C;
     const Tensor wb = weight.defined() ? reshape(weight.to(logp.dtype()), wshape) : Tensor();
@@ -184,7 +184,7 @@ Tensor class_loss(const Tensor& logits, const Tensor& target, const Tensor& weig
       out = mean_folded ? sum(loss) : index_mode && denom.defined() ? div(sum(loss), denom) : mean(loss);
       break;
   }
-  return out.dtype() == logits.dtype() ? out : out.to(logits.dtype());
+  return out.dtype() == result_dtype ? out : out.to(result_dtype);
 }
 
 }  // namespace
@@ -268,7 +268,16 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target_in, const 
 
 Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      Reduction reduction, double label_smoothing) {
-  const Tensor logits = autocast::to_float(logits_in);  // autocast's float32 list
+  // autocast's float32 list. Half logits with index targets, no weight and no smoothing stay as
+  // they are: the fused rows read them in float32, so loss and gradient equal the float32 cast's
+  // bit for bit without its (N, C) copy; the composite path (backends without the fused rows)
+  // casts them there.
+  const Dtype in = logits_in.dtype();
+  const bool fused_reads_half = autocast::is_enabled(logits_in.device().type) &&
+                                (in == Dtype::Float16 || in == Dtype::BFloat16) && target.defined() &&
+                                !is_floating(target.dtype()) && !weight.defined() && label_smoothing == 0.0 &&
+                                logits_in.dim() == 2;
+  const Tensor logits = fused_reads_half ? logits_in : autocast::to_float(logits_in);
   const char* op = "cross_entropy";
   check_floating(logits, op, "input");
   if (!target.defined()) throw ValueError("cross_entropy: target is undefined");
@@ -286,7 +295,8 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor
                      " must match input shape " + shape_str(logits.shape()));
   }
   check_class_weight(weight, L, op);
-  return class_loss(logits, target, weight, ignore_index, reduction, label_smoothing, false);
+  return class_loss(logits, target, weight, ignore_index, reduction, label_smoothing, false,
+                    fused_reads_half ? Dtype::Float32 : logits.dtype());
 }
 
 Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, const Tensor& weight, int64_t ignore_index,
@@ -301,7 +311,7 @@ Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, const Tensor& 
   const ClassLayout L = class_layout(log_probs, op);
   check_index_target(target, L, op);
   check_class_weight(weight, L, op);
-  return class_loss(log_probs, target, weight, ignore_index, reduction, 0.0, true);
+  return class_loss(log_probs, target, weight, ignore_index, reduction, 0.0, true, log_probs.dtype());
 }
 
 // ---------------------------------------------------------------- focal and margins

@@ -129,7 +129,7 @@ void check_kernel(const backend::cpu::Kernels& kern, const Case& c, Dtype dt, bo
   const Tensor delta = sum(mul(g, out), {-1}).contiguous();
   Tensor dq = laid_out(Tensor::empty(q.shape(), dt), layout), dk = laid_out(Tensor::empty(k.shape(), dt), layout),
          dv = laid_out(Tensor::empty(v.shape(), dt), layout);
-  ASSERT_TRUE(kern.flash_attention_backward(q, k, v, g, lse, delta, scale, causal, dq, dk, dv));
+  ASSERT_TRUE(kern.flash_attention_backward(q, k, v, out, g, lse, delta, scale, causal, dq, dk, dv));
   const double gtol = dt == Dtype::Float64 ? 1e-11 : 1e-4;
   EXPECT_LE(error_of(dq, want.dq), gtol) << "dq";
   EXPECT_LE(error_of(dk, want.dk), gtol) << "dk";

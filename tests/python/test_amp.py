@@ -44,6 +44,37 @@ def test_autocast_op_lists(device):
     np.testing.assert_allclose(to_np(y.to(st.float32)), to_np(lin(x)), rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_autocast_cross_entropy_reads_half_logits_exactly(device, half):
+    """cross_entropy is on autocast's float32 list; half logits with index targets go to the fused
+    rows uncast (they read them in float32 and accumulate in float32), so the float32 loss and the
+    logits gradient (in the logits' dtype) equal those of an explicit float32 cast: to float32
+    rounding for the loss and one rounding of the half type for the gradient (the CPU's float32
+    rows take a vectorised exp, its half rows a scalar one). With a weight or label smoothing
+    (composite path) the cast happens as before."""
+    dt = getattr(st, half)
+    rng = np.random.default_rng(3)
+    logits = st.tensor(rng.standard_normal((37, 300)).astype(np.float32) * 4).to(dt).to(device)
+    target = st.tensor(rng.integers(0, 300, 37)).to(device)
+
+    def loss_and_grad(cast, **kw):
+        x = logits.detach().requires_grad_(True)
+        with st.autocast(dev_type(device), dtype=dt):
+            loss = st.nn.functional.cross_entropy(x.to(st.float32) if cast else x, target, **kw)
+        loss.backward()
+        return loss, x.grad
+
+    for kw in ({}, {"reduction": "sum"}, {"ignore_index": int(to_np(target)[0])}, {"label_smoothing": 0.1},
+               {"weight": st.ones(300).to(device)}):
+        got, got_grad = loss_and_grad(False, **kw)
+        want, want_grad = loss_and_grad(True, **kw)
+        assert got.dtype == st.float32 and got_grad.dtype == dt
+        ulp = 2.0 ** -7 if half == "bfloat16" else 2.0 ** -10
+        np.testing.assert_allclose(to_np(got), to_np(want), rtol=1e-6, err_msg=str(kw))
+        np.testing.assert_allclose(to_np(got_grad.to(st.float32)), to_np(want_grad.to(st.float32)), rtol=ulp,
+                                   atol=1e-30, err_msg=str(kw))
+
+
 def test_autocast_nesting_disable_and_decorator():
     with st.autocast("cpu", dtype=st.bfloat16):
         with st.autocast("cpu", enabled=False):

@@ -1,8 +1,10 @@
-"""Fused (flash) attention on CUDA: scaled_dot_product_attention with float16/bfloat16 operands
-takes the flash kernels (no (L, S) buffer) and matches a float64 reference in output and all
-three input gradients, with and without the causal mask, for head dims 32/64/128, sequence
-lengths off the 64-row tile and L != S; other head dims fall back to the GEMM path; the
-``st.backends.cuda`` switch turns the kernels off. Without CUDA: the switch still reads back."""
+"""Fused attention on CUDA: scaled_dot_product_attention with float16/bfloat16 operands takes
+cuDNN's fused attention (where the build has cuDNN's graph API) or SpiralTorch's own flash kernels
+(no (L, S) buffer either way) and matches a float64 reference in output and all three input
+gradients on both paths, with and without the causal mask, for head dims 32/48/64/128, sequence
+lengths off the 64-row tile and L != S; a cuDNN forward followed by the own kernels' backward (and
+the reverse) agrees too, as both keep the same log-sum-exp; the ``st.backends.cuda`` switches turn
+either off. Without CUDA: the switches still read back."""
 
 from __future__ import annotations
 
@@ -22,10 +24,41 @@ def test_flash_switch_reads_back():
     try:
         sw.enable_flash_sdp(False)
         assert sw.flash_sdp_enabled() is False
-        assert repr(sw) == "cuda(flash_sdp_enabled=False)"
+        assert repr(sw) == "cuda(flash_sdp_enabled=False, cudnn_sdp_enabled=True)"
     finally:
         sw.enable_flash_sdp(True)
     assert sw.flash_sdp_enabled() is True
+
+
+def test_cudnn_sdp_switch_reads_back():
+    sw = st.backends.cuda
+    assert sw.cudnn_sdp_enabled() is True
+    try:
+        sw.enable_cudnn_sdp(False)
+        assert sw.cudnn_sdp_enabled() is False
+        assert repr(sw) == "cuda(flash_sdp_enabled=True, cudnn_sdp_enabled=False)"
+    finally:
+        sw.enable_cudnn_sdp(True)
+    assert sw.cudnn_sdp_enabled() is True
+
+
+class paths:
+    """Context manager: which fused paths scaled_dot_product_attention may take."""
+
+    def __init__(self, cudnn=True, flash=True):
+        self.cudnn, self.flash = cudnn, flash
+
+    def __enter__(self):
+        st.backends.cuda.enable_cudnn_sdp(self.cudnn)
+        st.backends.cuda.enable_flash_sdp(self.flash)
+
+    def __exit__(self, *exc):
+        st.backends.cuda.enable_cudnn_sdp(True)
+        st.backends.cuda.enable_flash_sdp(True)
+
+
+def cudnn_attention_built():
+    return bool(st.describe_device("cuda").get("cudnn_attention"))
 
 
 def reference(q, k, v, g, causal):
@@ -61,14 +94,16 @@ def inputs(shape_q, shape_kv, seed=0):
 
 
 @needs_cuda
+@pytest.mark.parametrize("path", ["cudnn", "own"])
 @pytest.mark.parametrize("dtype", [st.bfloat16, st.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("d", [32, 64, 128, 48])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("L,S", [(130, 130), (64, 200), (200, 77), (1, 5)])
-def test_flash_matches_float64_reference(dtype, d, causal, L, S):
+def test_flash_matches_float64_reference(path, dtype, d, causal, L, S):
     q, k, v, g = inputs((2, 3, L, d), (2, 3, S, d), seed=L + S + d)
     want_out, want_grads = reference(q, k, v, g, causal)
-    out, grads = on_cuda(q, k, v, g, causal, dtype)
+    with paths(cudnn=path == "cudnn"):
+        out, grads = on_cuda(q, k, v, g, causal, dtype)
     assert_close(out, want_out, dtype, "output")
     for name, a, b in zip(("dq", "dk", "dv"), grads, want_grads):
         assert_close(a, b, dtype, name)
@@ -80,13 +115,59 @@ def test_flash_and_gemm_paths_agree(dtype):
     q, k, v, g = inputs((4, 2, 96, 64), (4, 2, 96, 64), seed=7)
     flash = on_cuda(q, k, v, g, True, dtype)
     st.backends.cuda.enable_flash_sdp(False)
+    st.backends.cuda.enable_cudnn_sdp(False)
     try:
         plain = on_cuda(q, k, v, g, True, dtype)
     finally:
         st.backends.cuda.enable_flash_sdp(True)
+        st.backends.cuda.enable_cudnn_sdp(True)
     assert_close(flash[0], plain[0], dtype, "output")
     for a, b in zip(flash[1], plain[1]):
         assert_close(a, b, dtype, "gradient")
+
+
+@needs_cuda
+@pytest.mark.parametrize("order", ["cudnn_then_own", "own_then_cudnn"])
+def test_cudnn_and_own_kernels_share_the_log_sum_exp(order):
+    """A forward on one path and its backward on the other (the switch flipped in between) give
+    the float64 reference's gradients: cuDNN's Stats and the own kernels' lse are the same rows'
+    natural log-sum-exp."""
+    q, k, v, g = inputs((2, 4, 160, 64), (2, 4, 160, 64), seed=11)
+    want_out, want_grads = reference(q, k, v, g, True)
+    first, second = (True, False) if order == "cudnn_then_own" else (False, True)
+    ins = [st.tensor(a).to(st.bfloat16).cuda().requires_grad_(True) for a in (q, k, v)]
+    try:
+        st.backends.cuda.enable_cudnn_sdp(first)
+        out = F.scaled_dot_product_attention(*ins, is_causal=True)
+        st.backends.cuda.enable_cudnn_sdp(second)
+        out.backward(st.tensor(g).to(st.bfloat16).cuda())
+    finally:
+        st.backends.cuda.enable_cudnn_sdp(True)
+    assert_close(to_np(out.to(st.float32)), want_out, st.bfloat16, "output")
+    for name, t, want in zip(("dq", "dk", "dv"), ins, want_grads):
+        assert_close(to_np(t.grad.to(st.float32)), want, st.bfloat16, name)
+
+
+@needs_cuda
+def test_cudnn_attention_is_taken_where_built():
+    """With the own flash kernels off, a bf16 forward + backward at L = S = 2048 still keeps no
+    (L, S) buffer exactly when cuDNN's attention is built in (it took the call); otherwise the
+    GEMM path's buffers show."""
+    q, k, v, g = inputs((2, 4, 2048, 64), (2, 4, 2048, 64), seed=4)
+    scores_bytes = 8 * 2048 * 2048 * 2
+    ins = [st.tensor(a).to(st.bfloat16).cuda().requires_grad_(True) for a in (q, k, v)]
+    gg = st.tensor(g).to(st.bfloat16).cuda()
+    with paths(cudnn=True, flash=False):
+        st.cuda.synchronize()
+        st.cuda.reset_peak_memory_stats()
+        base = st.cuda.memory_allocated()
+        F.scaled_dot_product_attention(*ins, is_causal=True).backward(gg)
+        st.cuda.synchronize()
+        extra = st.cuda.max_memory_allocated() - base
+    if cudnn_attention_built():
+        assert extra < scores_bytes / 2
+    else:
+        assert extra >= scores_bytes
 
 
 @needs_cuda
@@ -106,12 +187,10 @@ def test_flash_keeps_no_score_matrix():
         st.cuda.synchronize()
         return st.cuda.max_memory_allocated() - base
 
-    with_flash = peak_extra()
-    st.backends.cuda.enable_flash_sdp(False)
-    try:
+    with paths(cudnn=False):
+        with_flash = peak_extra()
+    with paths(cudnn=False, flash=False):
         without = peak_extra()
-    finally:
-        st.backends.cuda.enable_flash_sdp(True)
     assert with_flash < scores_bytes / 2 < scores_bytes <= without
 
 
@@ -123,10 +202,12 @@ def test_transformer_layer_bf16_uses_flash_consistently():
     x = st.tensor(np.random.default_rng(1).standard_normal((3, 70, 128)).astype(np.float32)).to(st.bfloat16).cuda()
     a = to_np(layer(x, is_causal=True).to(st.float32))
     st.backends.cuda.enable_flash_sdp(False)
+    st.backends.cuda.enable_cudnn_sdp(False)
     try:
         b = to_np(layer(x, is_causal=True).to(st.float32))
     finally:
         st.backends.cuda.enable_flash_sdp(True)
+        st.backends.cuda.enable_cudnn_sdp(True)
     assert np.isfinite(a).all()
     np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2)
 
@@ -188,9 +269,11 @@ def test_flash_create_graph_matches_the_unfused_path():
 
     a = second_order()
     st.backends.cuda.enable_flash_sdp(False)
+    st.backends.cuda.enable_cudnn_sdp(False)
     try:
         b = second_order()
     finally:
         st.backends.cuda.enable_flash_sdp(True)
+        st.backends.cuda.enable_cudnn_sdp(True)
     assert np.isfinite(a).all()
     np.testing.assert_allclose(a, b, rtol=5e-2, atol=5e-2 * np.abs(b).max())

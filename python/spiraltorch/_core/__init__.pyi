@@ -2105,6 +2105,15 @@ def _cuda_flash_sdp_enabled() -> bool:
 def _cuda_set_flash_sdp_enabled(enabled: bool) -> None:
     """Enables or disables the fused attention kernel."""
 
+def _cuda_cudnn_sdp_enabled() -> bool:
+    """Whether scaled_dot_product_attention may use cuDNN's fused attention."""
+
+def _cuda_set_cudnn_sdp_enabled(enabled: bool) -> None:
+    """Enables or disables cuDNN's fused attention."""
+
+def _cuda_cudnn_attention_built() -> bool:
+    """Whether this build has cuDNN's graph API for attention."""
+
 def _cudnn_version() -> str:
     """The cuDNN version string ('' without cuDNN)."""
 

@@ -50,47 +50,47 @@
 // The device backends' (CUDA, wgpu): elementwise, reductions, softmax and layer norm, dropout,
 // the multi-tensor optimizer updates, batch norm, attention and the LSTM/GRU recurrences. The
 // CPU declares these per capability (ST_CPU_DISPATCHED_KERNELS, cpu/dispatch.h).
-#define ST_BACKEND_DEVICE_KERNELS                                                                                     \
-  void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);                                   \
-  void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1);                                \
-  void copy_on_device(const Tensor& src, Tensor& dst);                                                                \
-  void fill(Tensor& dst, Scalar value);                                                                               \
-  void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);                                      \
-  void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);           \
-  void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,              \
-                  Tensor& indices);                                                                                   \
-  void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);                                   \
-  void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);          \
-  void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,          \
-                  Tensor& y, Tensor& mean, Tensor& rstd);                                                             \
-  void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, \
-                           int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);                           \
-  void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);                         \
-  void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);           \
-  void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);              \
-  void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);  \
-  void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);  \
-  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);                                                      \
-  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,     \
-                        Tensor& var);                                                                                 \
-  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,    \
-                        int64_t n, int64_t c, int64_t l, Tensor& y);                                                  \
-  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, \
-                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);       \
-  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,  \
-                         Tensor& lse);                                                                                \
-  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,       \
-                                  int64_t L, int64_t S, double scale, bool causal);                                   \
-  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,     \
-                       Tensor& lse);                                                                                  \
-  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,                \
-                                const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,        \
-                                Tensor& dk, Tensor& dv);                                                              \
-  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,             \
-                    Tensor& acts);                                                                                    \
-  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,        \
-                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);                             \
-  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,             \
-                   Tensor& saved);                                                                                    \
-  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,        \
+#define ST_BACKEND_DEVICE_KERNELS                                                                                      \
+  void binary(backend::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);                                    \
+  void unary(backend::UnaryOp op, const Tensor& x, Tensor& out, double p0, double p1);                                 \
+  void copy_on_device(const Tensor& src, Tensor& dst);                                                                 \
+  void fill(Tensor& dst, Scalar value);                                                                                \
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out);                                       \
+  void reduce(backend::ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out);            \
+  void arg_reduce(bool is_max, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& values,               \
+                  Tensor& indices);                                                                                    \
+  void softmax(const Tensor& x, int64_t rows, int64_t cols, bool log, Tensor& out);                                    \
+  void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t cols, bool log, Tensor& dx);           \
+  void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,           \
+                  Tensor& y, Tensor& mean, Tensor& rstd);                                                              \
+  void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,  \
+                           int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);                            \
+  void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep);                          \
+  void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a);            \
+  void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a);               \
+  void adagrad_update(std::span<const backend::Backend::AdagradSlot> slots, const backend::Backend::AdagradArgs& a);   \
+  void rmsprop_update(std::span<const backend::Backend::RmspropSlot> slots, const backend::Backend::RmspropArgs& a);   \
+  void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag);                                                       \
+  void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,      \
+                        Tensor& var);                                                                                  \
+  void batch_norm_apply(const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w, const Tensor& b,     \
+                        int64_t n, int64_t c, int64_t l, Tensor& y);                                                   \
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,  \
+                           int64_t n, int64_t c, int64_t l, bool training, Tensor& dx, Tensor& dw, Tensor& db);        \
+  void attention_softmax(const Tensor& s, int64_t batch, int64_t L, int64_t S, double scale, bool causal, Tensor& p,   \
+                         Tensor& lse);                                                                                 \
+  void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const Tensor& delta, int64_t batch,        \
+                                  int64_t L, int64_t S, double scale, bool causal);                                    \
+  bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,      \
+                       Tensor& lse);                                                                                   \
+  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,                  \
+                                const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale, bool causal, \
+                                Tensor& dq, Tensor& dk, Tensor& dv);                                                   \
+  void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,              \
+                    Tensor& acts);                                                                                     \
+  void lstm_backward(const Tensor& g, const Tensor& hc, const Tensor& acts, const Tensor& w, const Tensor& h0,         \
+                     const Tensor& c0, Tensor& dx, Tensor& dw, Tensor& dh0, Tensor& dc0);                              \
+  void gru_forward(const Tensor& xproj, const Tensor& w, const Tensor& bhh, const Tensor& h0, Tensor& hs,              \
+                   Tensor& saved);                                                                                     \
+  void gru_backward(const Tensor& g, const Tensor& hs, const Tensor& saved, const Tensor& w, const Tensor& h0,         \
                     Tensor& dx, Tensor& dw, Tensor& dbhh, Tensor& dh0);

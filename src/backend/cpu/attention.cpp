@@ -419,8 +419,9 @@ bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, c
 }
 
 bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                     const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale,
-                                     bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk, Tensor& dv) {
+                                     const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
+                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     Tensor& dv) {
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) {
     return false;
   }
@@ -439,10 +440,11 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
   return flash_attention_masked(q, k, v, Tensor(), scale, causal, AttentionDropout{}, out, lse);
 }
 
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), dout, lse, delta, scale, causal, AttentionDropout{}, dq, dk,
-                                         dv);
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
+                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, AttentionDropout{},
+                                         dq, dk, dv);
 }
 
 }  // namespace st::backend::cpu::CPU_CAPABILITY

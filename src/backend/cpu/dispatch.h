@@ -78,18 +78,18 @@
     (const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out, Tensor& lse),         \
     (q, k, v, scale, causal, out, lse))                                                                               \
   X(flash_attention_backward, bool,                                                                                   \
-    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse, const Tensor& delta,   \
-     double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                                                  \
-    (q, k, v, dout, lse, delta, scale, causal, dq, dk, dv))                                                           \
+    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout, const Tensor& lse,     \
+     const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv),                             \
+    (q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv))                                                      \
   X(flash_attention_masked, bool,                                                                                     \
     (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale, bool causal,                \
      const AttentionDropout& dropout, Tensor& out, Tensor& lse),                                                      \
     (q, k, v, mask, scale, causal, dropout, out, lse))                                                                \
   X(flash_attention_masked_backward, bool,                                                                            \
-    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout, const Tensor& lse,    \
-     const Tensor& delta, double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,         \
-     Tensor& dv),                                                                                                     \
-    (q, k, v, mask, dout, lse, delta, scale, causal, dropout, dq, dk, dv))                                            \
+    (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& dout,    \
+     const Tensor& lse, const Tensor& delta, double scale, bool causal, const AttentionDropout& dropout, Tensor& dq,  \
+     Tensor& dk, Tensor& dv),                                                                                         \
+    (q, k, v, mask, out, dout, lse, delta, scale, causal, dropout, dq, dk, dv))                                       \
   X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),      \
     (slots, a))                                                                                                       \
   X(sgd_update, void, (std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a),         \

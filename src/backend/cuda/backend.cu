@@ -324,17 +324,18 @@ class CudaBackend final : public backend::Backend {
   }
 
   bool has_flash_attention() const override { return true; }
+  bool flash_attention_forms_delta() const override { return true; }
   bool has_device_step_adam() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     use_device(index_);
     return backend::cuda::flash_attention(q, k, v, scale, causal, out, lse);
   }
-  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                                const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
-                                Tensor& dk, Tensor& dv) override {
+  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale, bool causal,
+                                Tensor& dq, Tensor& dk, Tensor& dv) override {
     use_device(index_);
-    return backend::cuda::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+    return backend::cuda::flash_attention_backward(q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv);
   }
 
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
@@ -351,6 +352,15 @@ class CudaBackend final : public backend::Backend {
   }
 
   // ---- fused kernels ----
+  bool has_linear_bias() const override { return true; }
+  bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out) override {
+    use_device(index_);
+    return backend::cuda::linear_bias(x, w, bias, out);
+  }
+  bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) override {
+    use_device(index_);
+    return backend::cuda::linear_bias_backward_weight(dy, x, dw, db);
+  }
   bool native_half_gemm() const override {
 #ifdef SPIRALTORCH_HAVE_CUBLAS
     return true;

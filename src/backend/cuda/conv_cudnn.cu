@@ -15,7 +15,7 @@
 #include "backend/cuda/kernels.h"
 
 #ifdef SPIRALTORCH_HAVE_CUDNN
-#include <cudnn.h>
+#include "backend/cuda/cudnn_handle.h"
 #endif
 
 namespace st::cuda {
@@ -63,6 +63,21 @@ void cudnn_conv2d_backward_weight(const Tensor&, const Tensor&, const backend::C
 
 #else
 
+cudnnHandle_t cudnn_handle() {
+  static std::mutex mu;
+  static cudnnHandle_t handles[64] = {};
+  int dev = 0;
+  ST_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[dev]) {
+    const cudnnStatus_t s = cudnnCreate(&handles[dev]);
+    if (s != CUDNN_STATUS_SUCCESS) throw SpiralError(std::string("cudnnCreate: ") + cudnnGetErrorString(s));
+  }
+  const cudnnStatus_t s = cudnnSetStream(handles[dev], stream());
+  if (s != CUDNN_STATUS_SUCCESS) throw SpiralError(std::string("cudnnSetStream: ") + cudnnGetErrorString(s));
+  return handles[dev];
+}
+
 namespace {
 
 #define ST_CUDNN_CHECK(expr)                                                                          \
@@ -76,17 +91,6 @@ namespace {
 // Workspace ceiling for an algorithm: fast algorithms with huge scratch needs would push
 // peak memory above what the same model takes in PyTorch.
 constexpr size_t kMaxWorkspace = size_t{1} << 30;
-
-cudnnHandle_t handle() {
-  static std::mutex mu;
-  static cudnnHandle_t handles[64] = {};
-  int dev = 0;
-  ST_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (!handles[dev]) ST_CUDNN_CHECK(cudnnCreate(&handles[dev]));
-  ST_CUDNN_CHECK(cudnnSetStream(handles[dev], stream()));
-  return handles[dev];
-}
 
 cudnnDataType_t data_type(Dtype dt) {
   switch (dt) {
@@ -240,7 +244,7 @@ void cudnn_conv2d_forward(const Tensor& x, const Tensor& w, const Tensor& bias, 
                           int64_t groups, Tensor& out) {
   const int64_t batch = x.shape()[0], oc = w.shape()[0];
   const auto p = plan_for(g, batch, oc, groups, x.dtype());
-  cudnnHandle_t h = handle();
+  cudnnHandle_t h = cudnn_handle();
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_fwd) {
@@ -265,7 +269,7 @@ void cudnn_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backen
                                  Tensor& gx) {
   const int64_t batch = gx.shape()[0], oc = w.shape()[0];
   const auto p = plan_for(g, batch, oc, groups, gy.dtype());
-  cudnnHandle_t h = handle();
+  cudnnHandle_t h = cudnn_handle();
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_bwd_data) {
@@ -290,7 +294,7 @@ void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backe
                                   Tensor& gw) {
   const int64_t batch = x.shape()[0], oc = gw.shape()[0];
   const auto p = plan_for(g, batch, oc, groups, x.dtype());
-  cudnnHandle_t h = handle();
+  cudnnHandle_t h = cudnn_handle();
   {
     std::lock_guard<std::mutex> lock(p->mu);
     if (!p->has_bwd_filter) {

@@ -37,6 +37,10 @@ void set_allow_tf32(bool a) { g_tf32 = a; }
 static bool g_flash_sdp = true;
 bool flash_sdp_enabled() { return g_flash_sdp; }
 void set_flash_sdp_enabled(bool e) { g_flash_sdp = e; }
+static bool g_cudnn_sdp = true;
+bool cudnn_sdp_enabled() { return g_cudnn_sdp; }
+bool cudnn_attention_built() { return false; }
+void set_cudnn_sdp_enabled(bool e) { g_cudnn_sdp = e; }
 // The cuDNN switches keep their values without a GPU so settings made before a device
 // exists (or in CPU-only builds) read back as set.
 static bool g_cudnn_enabled = true, g_cudnn_benchmark = false, g_cudnn_tf32 = true;

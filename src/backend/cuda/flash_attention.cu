@@ -1,5 +1,7 @@
-// The backend's flash_attention entries: which operands the fused kernels of
-// flash_attention.cuh take, and the launch per dtype and head dim.
+// The backend's flash_attention entries: cuDNN's fused attention where it takes the operands
+// (attention_cudnn.cpp: its Hopper kernels are faster than ours on sm_90, bench/results/
+// attention_cudnn_h100.md), otherwise which operands the fused kernels of flash_attention.cuh
+// take, and the launch per dtype and head dim.
 //
 // Taken: float16 / bfloat16 (tensor cores, float32 softmax and accumulation), and float32 when
 // TF32 is allowed for matmuls (st::cuda::allow_tf32: the products run in TF32 as cuBLAS's would),
@@ -8,6 +10,7 @@
 // path.
 #include <climits>
 
+#include "backend/cuda/attention_cudnn.h"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/flash_attention.cuh"
 #include "backend/cuda/kernels.h"
@@ -63,6 +66,23 @@ cudaError_t dispatch(Dtype dt, int64_t d, F f) {
   return dt == Dtype::Float16 ? by_dim(__half{}) : by_dim(__nv_bfloat16{});
 }
 
+// delta[row] = rowsum(dout * out) in float32, one warp per (b, h, l) row of the (B, H, L, d) views
+// (the flash backward's input, formed here where the caller left it to the backend).
+template <typename T>
+__global__ void attention_delta_kernel(const T* out, const T* dout, float* delta, int64_t rows, int heads, int L, int d,
+                                       flash::Strides so, flash::Strides sd) {
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const int64_t l = row % L, bh = row / L, b = bh / heads, h = bh % heads;
+  const T* o = out + b * so.b + h * so.h + l * so.r;
+  const T* g = dout + b * sd.b + h * sd.h + l * sd.r;
+  float acc = 0.f;
+  for (int j = lane; j < d; j += 32) acc += static_cast<float>(o[j]) * static_cast<float>(g[j]);
+  acc = warp_reduce(acc, [](float a, float c) { return a + c; });
+  if (lane == 0) delta[row] = acc;
+}
+
 template <typename T>
 const T* in(const Tensor& t) {
   return static_cast<const T*>(t.raw_data());
@@ -76,6 +96,7 @@ T* out(Tensor& t) {
 
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& o,
                      Tensor& lse) {
+  if (cudnn_attention_forward(q, k, v, scale, causal, o, lse)) return true;
   flash::Layout g{};
   if (!layout_of(q, k, v, o, lse, g)) return false;
   const int64_t batch = q.size(0) * q.size(1);
@@ -87,21 +108,38 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
   return true;
 }
 
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const Tensor& dout,
+                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  if (cudnn_attention_backward(q, k, v, o, dout, lse, scale, causal, dq, dk, dv)) return true;
   flash::Layout g{};
-  if (!layout_of(q, k, v, dout, lse, g)) return false;
-  // delta is read through lse's strides.
+  flash::Strides so{};
+  if (!layout_of(q, k, v, dout, lse, g) || !strides_of(o, so)) return false;
   if (!strides_of(dq, g.dq) || !strides_of(dk, g.dk) || !strides_of(dv, g.dv)) return false;
-  if (delta.dim() != 3 || delta.strides()[0] != lse.strides()[0] || delta.strides()[1] != lse.strides()[1] ||
-      delta.strides()[2] != lse.strides()[2]) {
+  const int64_t batch = q.size(0) * q.size(1);
+  // delta, read through lse's strides: the caller's, else formed here (lse is contiguous then).
+  Tensor formed;
+  if (!delta.defined()) {
+    if (!lse.is_contiguous()) return false;
+    formed = Tensor::empty(lse.shape(), Dtype::Float32, lse.device());
+    const int64_t rows = batch * q.size(2);
+    const int threads = 256;
+    const auto blocks = static_cast<unsigned>((rows * 32 + threads - 1) / threads);
+    ST_CUDA_CHECK(dispatch(q.dtype(), q.size(3), [&](auto t, auto) {
+      using T = decltype(t);
+      attention_delta_kernel<T><<<blocks, threads, 0, stream()>>>(in<T>(o), in<T>(dout), formed.data<float>(), rows,
+                                                                  g.heads, g.L, static_cast<int>(q.size(3)), so, g.o);
+      return cudaGetLastError();
+    }));
+  } else if (delta.dim() != 3 || delta.strides()[0] != lse.strides()[0] || delta.strides()[1] != lse.strides()[1] ||
+             delta.strides()[2] != lse.strides()[2]) {
     return false;
   }
-  const int64_t batch = q.size(0) * q.size(1);
+  const Tensor& dl = delta.defined() ? delta : formed;
   ST_CUDA_CHECK(dispatch(q.dtype(), q.size(3), [&](auto t, auto dim) {
     using T = decltype(t);
     return flash::backward<T, decltype(dim)::value>(in<T>(q), in<T>(k), in<T>(v), in<T>(dout), lse.data<float>(),
-                                                    delta.data<float>(), out<T>(dq), out<T>(dk), out<T>(dv), batch, g,
+                                                    dl.data<float>(), out<T>(dq), out<T>(dk), out<T>(dv), batch, g,
                                                     static_cast<float>(scale), causal, stream());
   }));
   return true;

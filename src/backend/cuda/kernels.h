@@ -21,6 +21,9 @@ void cudnn_conv2d_backward_input(const Tensor& gy, const Tensor& w, const backen
                                  Tensor& gx);
 void cudnn_conv2d_backward_weight(const Tensor& gy, const Tensor& x, const backend::Conv2dGeom& g, int64_t groups,
                                   Tensor& gw);
+// linear_cublaslt.cu: Backend::linear_bias and its weight gradient (cuBLASLt epilogues)
+bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out);
+bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db);
 // sort.cu: Backend::searchsorted (operands as that entry documents)
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out);
 // cross_entropy.cu

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/cuda/attention_cudnn.h"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/stream_pool.h"
 
@@ -125,6 +126,7 @@ void free_cached_locked(int device) {
 
 bool g_allow_tf32 = false;
 std::atomic<bool> g_flash_sdp{true};
+std::atomic<bool> g_cudnn_sdp{true};
 
 }  // namespace
 
@@ -283,6 +285,9 @@ bool allow_tf32() { return g_allow_tf32; }
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool flash_sdp_enabled() { return g_flash_sdp.load(std::memory_order_relaxed); }
 void set_flash_sdp_enabled(bool enabled) { g_flash_sdp.store(enabled, std::memory_order_relaxed); }
+bool cudnn_attention_built() { return backend::cuda::cudnn_attention_built(); }
+bool cudnn_sdp_enabled() { return g_cudnn_sdp.load(std::memory_order_relaxed); }
+void set_cudnn_sdp_enabled(bool enabled) { g_cudnn_sdp.store(enabled, std::memory_order_relaxed); }
 
 uintptr_t current_stream(int device) {
   device = resolve(device);

@@ -1,9 +1,12 @@
-// Tiled flash attention of the wgpu backend (kernels/attention.wgsl): Backend::flash_attention and
-// its backward, so scaled_dot_product_attention on wgpu never forms an (L, S) buffer. Inputs of
-// any float dtype WGSL holds (float32, float16, bfloat16) are read as such and computed in
-// float32; lse and delta are float32. Operands are addressed through their own (B, H, rows, d)
-// strides, so head views of a packed projection and the (B, L, H, d) output/gradient layouts
-// the caller allocates are read and written in place.
+// Tiled flash attention of the wgpu backend (kernels/attention.wgsl): Backend::flash_attention_masked
+// and its backward (flash_attention and its backward are their mask-free, dropout-free calls), so
+// scaled_dot_product_attention on wgpu never forms an (L, S) buffer, with or without an additive
+// mask and dropout. Inputs of any float dtype WGSL holds (float32, float16, bfloat16) are read as
+// such and computed in float32; lse and delta are float32. Operands and the mask are addressed
+// through their own (B, H, rows, cols) strides, so head views of a packed projection, the
+// (B, L, H, d) output/gradient layouts the caller allocates and a mask broadcast from (L, S) (zero
+// strides) are read and written in place. Dropout draws dropout()'s Philox mask per tile in the
+// kernels, in the forward and again in the backward (AttentionDropout, src/backend/backend.h).
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -22,9 +25,26 @@ namespace {
 constexpr int64_t kMaxHeadDim = 256;
 constexpr int64_t kRowsPerGroup = 64;  // the kernels' WG: query (or key) rows per workgroup
 
-// Parameter slots (attention.wgsl's P layout): five words per operand from these indices.
-enum Slot : int { kQ = 9, kK = 14, kV = 19, kOut = 24, kLse = 29, kDelta = 34, kDq = 39, kDk = 44, kDv = 49 };
-constexpr int kParamWords = 54;
+// Parameter slots (attention.wgsl's P layout): five words per operand from these indices, then
+// the dropout's six words (seed, counter, keep threshold, scale).
+enum Slot : int {
+  kQ = 9,
+  kK = 14,
+  kV = 19,
+  kOut = 24,
+  kLse = 29,
+  kDelta = 34,
+  kDq = 39,
+  kDk = 44,
+  kDv = 49,
+  kMask = 54,
+  kDropout = 59
+};
+constexpr int kParamWords = 65;
+// P[6]'s flags.
+constexpr int32_t kCausal = 1, kMasked = 2, kDropping = 4;
+// Storage buffers the backward's dk/dv kernel binds: P and nine operands.
+constexpr uint32_t kMaxBindings = 10;
 
 // Whether t is a float tensor the kernels can bind.
 bool bindable_float(const Tensor& t) {
@@ -32,7 +52,12 @@ bool bindable_float(const Tensor& t) {
   return d == Dtype::Float32 || d == Dtype::Float16 || d == Dtype::BFloat16;
 }
 
-bool takes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& lse) {
+bool takes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lse) {
+  if (Context::require("flash_attention").info().max_storage_buffers_per_shader_stage < kMaxBindings) return false;
+  if (mask.defined() && (mask.dtype() != q.dtype() || mask.dim() != 4 || q.dim() != 4 || k.dim() != 4 ||
+                         mask.shape() != Shape{q.shape()[0], q.shape()[1], q.shape()[2], k.shape()[2]})) {
+    return false;
+  }
   if (!bindable_float(q) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) return false;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || lse.dtype() != Dtype::Float32 || lse.dim() != 3) return false;
   const Shape& qs = q.shape();
@@ -44,7 +69,7 @@ bool takes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& lse)
 
 // The tile shape: d and dv in vec4s, and BC, the rows of the streamed operand per tile (the
 // most that fit the adapter's workgroup memory, at most one per invocation; the dk/dv kernel
-// also keeps two floats per tile row).
+// also keeps two floats and two words of dropout bits per tile row).
 struct Tile {
   int64_t d4, dv4, bc;
 };
@@ -52,7 +77,7 @@ Tile tile_for(int64_t d, int64_t dv) {
   Tile t{(d + 3) / 4, (dv + 3) / 4, 0};
   const int64_t budget =
       std::min<int64_t>(Context::require("flash_attention").info().max_compute_workgroup_storage_size, 32768);
-  t.bc = std::clamp<int64_t>(budget / ((t.d4 + t.dv4) * 16 + 8), 1, kRowsPerGroup);
+  t.bc = std::clamp<int64_t>(budget / ((t.d4 + t.dv4) * 16 + 16), 1, kRowsPerGroup);
   return t;
 }
 
@@ -113,7 +138,10 @@ void put(std::array<int32_t, kParamWords>& p, int slot, const Tensor& t) {
   for (int64_t i = 0; i < 4; ++i) p[slot + 1 + i] = i < t.dim() ? i32(t.strides()[i], "flash_attention stride") : 0;
 }
 
-std::array<int32_t, kParamWords> header(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
+// The words every kernel reads: sizes, flags, scale, and the mask slot and dropout words where
+// they apply (an unmasked call binds q as the mask and never reads it).
+std::array<int32_t, kParamWords> header(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                        double scale, bool causal, const AttentionDropout& drop) {
   std::array<int32_t, kParamWords> p{};
   const int64_t B = q.shape()[0], H = q.shape()[1];
   p[0] = i32(B * H, "flash_attention batch x heads");
@@ -122,8 +150,17 @@ std::array<int32_t, kParamWords> header(const Tensor& q, const Tensor& k, const 
   p[3] = i32(k.shape()[2], "flash_attention S");
   p[4] = i32(q.shape()[3], "flash_attention d");
   p[5] = i32(v.shape()[3], "flash_attention dv");
-  p[6] = causal ? 1 : 0;
+  p[6] = (causal ? kCausal : 0) | (mask.defined() ? kMasked : 0) | (drop.active() ? kDropping : 0);
   p[7] = fbits(scale);
+  if (mask.defined()) put(p, kMask, mask);
+  if (drop.active()) {
+    p[kDropout] = static_cast<int32_t>(drop.seed & 0xffffffffu);
+    p[kDropout + 1] = static_cast<int32_t>(drop.seed >> 32);
+    p[kDropout + 2] = static_cast<int32_t>(drop.counter & 0xffffffffu);
+    p[kDropout + 3] = static_cast<int32_t>(drop.counter >> 32);
+    p[kDropout + 4] = fbits(drop.keep_below());  // dropout()'s float32 threshold, exactly
+    p[kDropout + 5] = fbits(drop.scale());
+  }
   return p;
 }
 
@@ -136,8 +173,14 @@ void launch(const std::string& kernel, const std::vector<Arg>& args, const std::
   // Pipelines by kernel, dtypes and tile: the unrolled substitutions are kilobytes, too long to
   // rebuild and hash (pipeline_for's key) on every call.
   std::string key = kernel;
-  for (const Arg& a : args) key += std::string(" ") + dtype_name(a.dtype);
-  key += " " + std::to_string(t.d4) + " " + std::to_string(t.dv4) + " " + std::to_string(t.bc);
+  for (const Arg& a : args) {
+    key += ' ';
+    key += dtype_name(a.dtype);
+  }
+  for (const int64_t n : {t.d4, t.dv4, t.bc}) {  // appends: GCC 12 misreads `" " + to_string` (-Wstringop-overflow)
+    key += ' ';
+    key += std::to_string(n);
+  }
   static std::mutex mu;
   static std::unordered_map<std::string, WGPUComputePipeline> cache;
   WGPUComputePipeline pipe = nullptr;
@@ -163,28 +206,36 @@ bool flash_enabled() {
   return on;
 }
 
-bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
-                     Tensor& lse) {
-  if (!takes(q, k, v, lse) || !bindable_float(out)) return false;
+bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) {
+  if (!takes(q, k, v, mask, lse) || !bindable_float(out)) return false;
   const Tile t = tile_for(q.shape()[3], v.shape()[3]);
-  auto p = header(q, k, v, scale, causal);
+  auto p = header(q, k, v, mask, scale, causal, dropout);
   put(p, kQ, q);
   put(p, kK, k);
   put(p, kV, v);
   put(p, kOut, out);
   put(p, kLse, lse);
+  const Tensor& m = mask.defined() ? mask : q;
   launch("flash_forward",
-         {{"q", q.dtype()}, {"k", k.dtype()}, {"v", v.dtype()}, {"out", out.dtype(), true}, {"lse", lse.dtype(), true}},
-         {ref(q), ref(k), ref(v), ref(out), ref(lse)}, p, q.shape()[2], t);
+         {{"q", q.dtype()},
+          {"k", k.dtype()},
+          {"v", v.dtype()},
+          {"out", out.dtype(), true},
+          {"lse", lse.dtype(), true},
+          {"mask", m.dtype()}},
+         {ref(q), ref(k), ref(v), ref(out), ref(lse), ref(m)}, p, q.shape()[2], t);
   return true;
 }
 
-bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout, const Tensor& lse,
-                              const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk, Tensor& dv) {
-  if (!takes(q, k, v, lse) || dout.dtype() != q.dtype() || delta.dtype() != Dtype::Float32) return false;
+bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                     const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
+                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     Tensor& dv) {
+  if (!takes(q, k, v, mask, lse) || dout.dtype() != q.dtype() || delta.dtype() != Dtype::Float32) return false;
   if (!bindable_float(dq) || !bindable_float(dk) || !bindable_float(dv)) return false;
   const Tile t = tile_for(q.shape()[3], v.shape()[3]);
-  auto p = header(q, k, v, scale, causal);
+  auto p = header(q, k, v, mask, scale, causal, dropout);
   put(p, kQ, q);
   put(p, kK, k);
   put(p, kV, v);
@@ -194,8 +245,10 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
   put(p, kDq, dq);
   put(p, kDk, dk);
   put(p, kDv, dv);
-  // dq per query row, then dk and dv per key row: each recomputes its probabilities, which
-  // costs a second score product but needs no float atomics (WGSL has none) and no (L, S) buffer.
+  const Tensor& m = mask.defined() ? mask : q;
+  // dq per query row, then dk and dv per key row: each recomputes its probabilities (and its
+  // dropout bits), which costs a second score product but needs no float atomics (WGSL has none)
+  // and no (L, S) buffer.
   launch("flash_backward_dq",
          {{"q", q.dtype()},
           {"k", k.dtype()},
@@ -203,8 +256,9 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
           {"dout", dout.dtype()},
           {"lse", lse.dtype()},
           {"delta", delta.dtype()},
-          {"dq", dq.dtype(), true}},
-         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dq)}, p, q.shape()[2], t);
+          {"dq", dq.dtype(), true},
+          {"mask", m.dtype()}},
+         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dq), ref(m)}, p, q.shape()[2], t);
   launch("flash_backward_dkdv",
          {{"q", q.dtype()},
           {"k", k.dtype()},
@@ -213,9 +267,22 @@ bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
           {"lse", lse.dtype()},
           {"delta", delta.dtype()},
           {"dk", dk.dtype(), true},
-          {"dv", dv.dtype(), true}},
-         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dk), ref(dv)}, p, k.shape()[2], t);
+          {"dv", dv.dtype(), true},
+          {"mask", m.dtype()}},
+         {ref(q), ref(k), ref(v), ref(dout), ref(lse), ref(delta), ref(dk), ref(dv), ref(m)}, p, k.shape()[2], t);
   return true;
+}
+
+bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
+                     Tensor& lse) {
+  return flash_attention_masked(q, k, v, Tensor(), scale, causal, AttentionDropout{}, out, lse);
+}
+
+bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
+                              const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, AttentionDropout{},
+                                         dq, dk, dv);
 }
 
 }  // namespace st::backend::wgpu

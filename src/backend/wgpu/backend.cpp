@@ -192,10 +192,22 @@ class WgpuBackend final : public backend::Backend {
                        Tensor& lse) override {
     return backend::wgpu::flash_attention(q, k, v, scale, causal, out, lse);
   }
-  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout,
-                                const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq,
-                                Tensor& dk, Tensor& dv) override {
-    return backend::wgpu::flash_attention_backward(q, k, v, dout, lse, delta, scale, causal, dq, dk, dv);
+  bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                const Tensor& dout, const Tensor& lse, const Tensor& delta, double scale, bool causal,
+                                Tensor& dq, Tensor& dk, Tensor& dv) override {
+    return backend::wgpu::flash_attention_backward(q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv);
+  }
+  // With an additive mask and/or dropout: the same kernels, flags in their parameters.
+  bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                              bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) override {
+    return backend::wgpu::flash_attention_masked(q, k, v, mask, scale, causal, dropout, out, lse);
+  }
+  bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                       const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
+                                       double scale, bool causal, const AttentionDropout& dropout, Tensor& dq,
+                                       Tensor& dk, Tensor& dv) override {
+    return backend::wgpu::flash_attention_masked_backward(q, k, v, mask, out, dout, lse, delta, scale, causal, dropout,
+                                                          dq, dk, dv);
   }
   void lstm_forward(const Tensor& xproj, const Tensor& w, const Tensor& h0, const Tensor& c0, Tensor& hc,
                     Tensor& acts) override {

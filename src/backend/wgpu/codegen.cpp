@@ -43,15 +43,19 @@ std::string marked(const std::string& text, const std::string& family, const std
   return text.substr(body, end == std::string::npos ? std::string::npos : end - body);
 }
 
-// A kernel's text; each `//@use name` line in it becomes the family's `//@part name` (shared
-// module-scope helpers such as the workgroup row reductions: WGSL has no includes).
+// A kernel's text; each `//@use name` line in it becomes the family's `//@part name`, and each
+// `//@use other/name` the part `name` of family `other` (shared module-scope helpers such as the
+// workgroup row reductions or random.wgsl's Philox: WGSL has no includes).
 std::string section(const std::string& family, const std::string& kernel) {
   const std::string text = kernel_file(family);
   std::string body = marked(text, family, "kernel", kernel);
   for (size_t at = body.find("//@use "); at != std::string::npos; at = body.find("//@use ", at)) {
     const size_t eol = body.find('\n', at);
     const std::string name = body.substr(at + 7, eol == std::string::npos ? std::string::npos : eol - at - 7);
-    const std::string part = marked(text, family, "part", name);
+    const size_t slash = name.find('/');
+    const std::string part = slash == std::string::npos ? marked(text, family, "part", name)
+                                                        : marked(kernel_file(name.substr(0, slash)),
+                                                                 name.substr(0, slash), "part", name.substr(slash + 1));
     body.replace(at, eol == std::string::npos ? std::string::npos : eol + 1 - at, part);
     at += part.size();
   }

@@ -24,5 +24,13 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
 // scaled_dot_product_attention then takes the composite with its (L, S) scores, the before of
 // bench/bench_wgpu_attention_long.py.
 bool flash_enabled();
+// Backend::flash_attention_masked and its backward (attention.cpp): an additive (B, H, L, S) mask
+// read through its strides and/or dropout on the probabilities; false where not taken.
+bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
+                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse);
+bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                                     const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
+                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     Tensor& dv);
 
 }  // namespace st::backend::wgpu

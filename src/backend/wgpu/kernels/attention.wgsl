@@ -1,17 +1,22 @@
-// Tiled (flash) attention: softmax(scale q k^T [+ causal mask]) v with an online softmax over key
-// tiles, so no (L, S) buffer exists; the forward keeps each row's log-sum-exp and the backward
-// recomputes the probabilities tile by tile from it (FlashAttention-2's recurrence). One
-// invocation owns one query row (forward, dq) or one key row (dk, dv) and keeps it, and its
-// accumulators, in private vec4 arrays; the other operand streams through workgroup memory in
-// tiles of BC rows that every invocation of the workgroup reads. Causal tiles past a
-// workgroup's last row are never loaded. Every access to a private array has a constant index
-// (the {{...}} statements are unrolled by attention.cpp): one dynamic index would move the whole
-// array to per-invocation memory (lavapipe: gathers and scatters instead of registers).
+// Tiled (flash) attention: softmax(scale q k^T [+ additive mask] [+ causal mask]) [dropped] v with
+// an online softmax over key tiles, so no (L, S) buffer exists; the forward keeps each row's
+// log-sum-exp and the backward recomputes the probabilities (and the dropout mask) tile by tile
+// from it (FlashAttention-2's recurrence). One invocation owns one query row (forward, dq) or
+// one key row (dk, dv) and keeps it, and its accumulators, in private vec4 arrays; the other
+// operand streams through workgroup memory in tiles of BC rows that every invocation of the
+// workgroup reads. Causal tiles past a workgroup's last row are never loaded. Every access to a
+// private array has a constant index (the {{...}} statements are unrolled by attention.cpp): one
+// dynamic index would move the whole array to per-invocation memory (lavapipe: gathers and
+// scatters instead of registers).
 //
-// P = [BH, H, L, S, d, dv, causal, scale bits, blocks, then per operand slot (offset, batch
+// P = [BH, H, L, S, d, dv, flags, scale bits, blocks, then per operand slot (offset, batch
 // stride, head stride, row stride, column stride) in elements]: slots q 9, k 14, v 19, out/dout
-// 24, lse 29, delta 34, dq 39, dk 44, dv 49 (a kernel reads only the slots it binds). A workgroup
-// takes one block of WG rows of one (batch, head) pair; `blocks` counts them per pair.
+// 24, lse 29, delta 34, dq 39, dk 44, dv 49, mask 54 (a kernel reads only the slots it binds);
+// then the dropout's seed (lo, hi words) 59, counter (lo, hi) 61, keep threshold bits 63 and
+// scale bits 64. flags: 1 causal, 2 an additive mask (bound as `mask`, of the operands' dtype,
+// (B, H, L, S) through its strides; without one the binding is q and never read), 4 dropout on
+// the probabilities that meet v. The flags are uniform, so the plain path pays a branch per key.
+// A workgroup takes one block of WG rows of one (batch, head) pair; `blocks` counts them per pair.
 //@part layout
 const D4 = {{D4}};
 const DV4 = {{DV4}};
@@ -23,6 +28,46 @@ fn at(s: i32, bh: i32, r: i32, c: i32) -> i32 {
   return P[s] + (bh / h) * P[s + 1] + (bh % h) * P[s + 2] + r * P[s + 3] + c * P[s + 4];
 }
 fn neg_inf() -> f32 { return -f_inf(); }
+fn causal_on() -> bool { return (P[6] & 1) != 0; }
+fn masked_on() -> bool { return (P[6] & 2) != 0; }
+fn dropout_on() -> bool { return (P[6] & 4) != 0; }
+//@part dropout
+// AttentionDropout's mask (src/backend/backend.h): element e = (bh L + i) S + j of the (B H, L, S)
+// probabilities is kept where the uniform from Philox block (counter + e / 4), lane e % 4, under
+// the seed is below the keep threshold, the uniform being the top 24 bits of the word times 2^-24:
+// random.wgsl's dropout draw, so a kernel here drops exactly what dropout() on the materialised
+// probabilities would. e and the block are 64-bit sums in (lo, hi) words (B H L S may pass 2^32).
+fn drop_elem(bh: i32, i: i32, j: i32) -> vec2<u32> {  // e of (bh, i, j)
+  let r = mulhilo(u32(bh * P[2] + i), u32(P[3]));
+  let lo = r.y + u32(j);
+  return vec2<u32>(lo, r.x + select(0u, 1u, lo < r.y));
+}
+fn drop_kept(w: u32) -> bool { return f32(w >> 8u) * (1.0 / 16777216.0) < pf(63); }
+// Bit t (t < n <= 32) set where element e + t is kept: one Philox block per four elements.
+fn keep_bits(e: vec2<u32>, n: i32) -> u32 {
+  if (n <= 0) { return 0u; }
+  let lane0 = i32(e.x & 3u);
+  let blo = (e.x >> 2u) | (e.y << 30u);
+  let clo = u32(P[61]) + blo;
+  var ctr = vec2<u32>(clo, u32(P[62]) + (e.y >> 2u) + select(0u, 1u, clo < blo));
+  let key = vec2<u32>(u32(P[59]), u32(P[60]));
+  var bits = 0u;
+  for (var t = -lane0; t < n; t = t + 4) {  // t: element of the block's first lane, relative to e
+    let w = philox4x32(ctr, key);
+    if (t >= 0 && drop_kept(w.x)) { bits = bits | (1u << u32(t)); }
+    if (t + 1 >= 0 && t + 1 < n && drop_kept(w.y)) { bits = bits | (1u << u32(t + 1)); }
+    if (t + 2 >= 0 && t + 2 < n && drop_kept(w.z)) { bits = bits | (1u << u32(t + 2)); }
+    if (t + 3 >= 0 && t + 3 < n && drop_kept(w.w)) { bits = bits | (1u << u32(t + 3)); }
+    ctr.x = ctr.x + 1u;
+    if (ctr.x == 0u) { ctr.y = ctr.y + 1u; }
+  }
+  return bits;
+}
+// The dropout factor (scale or 0) of key j of a tile from its keep bits (j < 64 = 2 words).
+fn drop_factor(b0: u32, b1: u32, j: i32) -> f32 {
+  let b = select(b1, b0, j < 32);
+  return select(0.0, pf(64), ((b >> u32(j & 31)) & 1u) != 0u);
+}
 //@part ld4_qkv
 // Columns c..c+3 (zero from d on) of the row at element e of q / k / v, column stride cs.
 fn ld4_q(e: i32, c: i32, d: i32, cs: i32) -> vec4<f32> {
@@ -81,12 +126,15 @@ fn load_kv(bh: i32, j0: i32, n: i32, lid: i32) {
   }
 }
 //@kernel flash_forward
-// out = softmax(scale q k^T) v per row, lse = the row's log-sum-exp (-inf and a zero row where
-// nothing is visible). Workgroups take the row blocks last to first: under a causal mask the
-// last blocks see the most keys, so the heaviest work starts first.
+// out = softmax(scale q k^T [+ mask]) [dropped] v per row, lse = the row's log-sum-exp of the
+// undropped softmax (-inf and a zero row where nothing is visible). Workgroups take the row
+// blocks last to first: under a causal mask the last blocks see the most keys, so the heaviest
+// work starts first.
 //@use layout
 //@use ld4_qkv
 //@use load_kv
+//@use dropout
+//@use random/philox
 fn st4_out(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
   if (c < d) { stf_out(e + c * cs, x.x); }
   if (c + 1 < d) { stf_out(e + (c + 1) * cs, x.y); }
@@ -107,8 +155,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let S = P[3];
   let d = P[4];
   let dv = P[5];
-  let causal = P[6] == 1;
+  let causal = causal_on();
+  let masked = masked_on();
+  let dropping = dropout_on();
   let live = i < L;
+  // The mask's row (row L - 1 stands in for rows past L, whose results are not stored).
+  let mrow = at(54, bh, min(i, L - 1), 0);
+  let mcs = P[58];
   var q: array<vec4<f32>, D4>;
   var o: array<vec4<f32>, DV4>;
   var s: array<f32, BC>;
@@ -133,12 +186,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     // ks / vs element once for the workgroup rather than once per invocation.
     var nv = n;
     if (causal) { nv = clamp(i + 1 - j0, 0, n); }
+    var kb0 = 0u;
+    var kb1 = 0u;
+    if (dropping && live) {
+      kb0 = keep_bits(drop_elem(bh, i, j0), min(n, 32));
+      kb1 = keep_bits(drop_elem(bh, i, j0 + 32), n - 32);
+    }
     var bmax = neg_inf();
     for (var j = 0; j < n; j = j + 1) {
       let jb = j * D4;
       var acc = vec4<f32>(0.0);
       {{DOT_Q_KS}}
-      let x = select(neg_inf(), (acc.x + acc.y) + (acc.z + acc.w), j < nv);
+      var x = (acc.x + acc.y) + (acc.z + acc.w);
+      if (masked) { x = x + ldf_mask(mrow + (j0 + j) * mcs); }
+      x = select(neg_inf(), x, j < nv);
       s[j] = x;
       bmax = f_max(bmax, x);  // NaN-propagating: a NaN score makes the row NaN, as on the CPU
     }
@@ -153,8 +214,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     }
     for (var j = 0; j < n; j = j + 1) {
       let p = select(exp(s[j] - nm), 0.0, dead || j >= nv);
-      l = l + p;
-      let pv = vec4<f32>(p);
+      l = l + p;  // the undropped softmax's sum; only what meets v is dropped
+      var f = 1.0;
+      if (dropping) { f = drop_factor(kb0, kb1, j); }
+      let pv = vec4<f32>(p * f);
       let jv = j * DV4;
       {{AXPY_O}}
     }
@@ -172,12 +235,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   }
 }
 //@kernel flash_backward_dq
-// dq_i = scale sum_j p_ij (dp_ij - delta_i) k_j with p_ij = exp(scale q_i k_j - lse_i) and
-// dp_ij = dout_i v_j, recomputed over the key tiles the row sees.
+// dq_i = scale sum_j p_ij (dp_ij - delta_i) k_j with p_ij = exp(scale q_i k_j [+ mask_ij] - lse_i)
+// and dp_ij = f_ij dout_i v_j (f the dropout factor, 1 without dropout), recomputed over the key
+// tiles the row sees.
 //@use layout
 //@use ld4_qkv
 //@use ld4_dout
 //@use load_kv
+//@use dropout
+//@use random/philox
 fn st4_dq(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
   if (c < d) { stf_dq(e + c * cs, x.x); }
   if (c + 1 < d) { stf_dq(e + (c + 1) * cs, x.y); }
@@ -198,8 +264,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let S = P[3];
   let d = P[4];
   let dv = P[5];
-  let causal = P[6] == 1;
+  let causal = causal_on();
+  let masked = masked_on();
+  let dropping = dropout_on();
   let sc = pf(7);
+  let mrow = at(54, bh, min(i, L - 1), 0);
+  let mcs = P[58];
   var q: array<vec4<f32>, D4>;
   var g: array<vec4<f32>, DV4>;
   var dq: array<vec4<f32>, D4>;
@@ -228,15 +298,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
     var nv = n;
     if (causal) { nv = clamp(i + 1 - j0, 0, n); }
     if (!live) { nv = 0; }
+    var kb0 = 0u;
+    var kb1 = 0u;
+    if (dropping && live) {
+      kb0 = keep_bits(drop_elem(bh, i, j0), min(n, 32));
+      kb1 = keep_bits(drop_elem(bh, i, j0 + 32), n - 32);
+    }
     for (var j = 0; j < n; j = j + 1) {
       let jb = j * D4;
       let jv = j * DV4;
       var acc = vec4<f32>(0.0);
       {{DOT_Q_KS}}
-      let p = select(0.0, exp((acc.x + acc.y) + (acc.z + acc.w) - lse), j < nv);
+      var x = (acc.x + acc.y) + (acc.z + acc.w);
+      if (masked) { x = x + ldf_mask(mrow + (j0 + j) * mcs); }
+      let p = select(0.0, exp(x - lse), j < nv);
       var b = vec4<f32>(0.0);
       {{DOT_G_VS}}
-      let dsv = vec4<f32>(p * ((b.x + b.y) + (b.z + b.w) - delta));
+      var f = 1.0;
+      if (dropping) { f = drop_factor(kb0, kb1, j); }
+      let dsv = vec4<f32>(p * (((b.x + b.y) + (b.z + b.w)) * f - delta));
       {{AXPY_DQ}}
     }
   }
@@ -247,16 +327,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   }
 }
 //@kernel flash_backward_dkdv
-// dv_j = sum_i p_ij dout_i and dk_j = scale sum_i p_ij (dp_ij - delta_i) q_i, one invocation per
-// key row; the query rows (with their lse and delta) stream through workgroup memory. Under a
-// causal mask rows before the workgroup's first key see none of its keys and are skipped.
+// dv_j = sum_i f_ij p_ij dout_i and dk_j = scale sum_i p_ij (dp_ij - delta_i) q_i with
+// dp_ij = f_ij dout_i v_j (f the dropout factor, 1 without dropout), one invocation per key row;
+// the query rows (with their lse, delta and, with dropout, the keep bits of the workgroup's 64
+// keys, drawn by the workgroup together: four neighbouring keys share a Philox block) stream
+// through workgroup memory. Under a causal mask rows before the workgroup's first key see none
+// of its keys and are skipped.
 //@use layout
 //@use ld4_qkv
 //@use ld4_dout
+//@use dropout
+//@use random/philox
 var<workgroup> qs: array<vec4<f32>, {{KS}}>;
 var<workgroup> gs: array<vec4<f32>, {{VS}}>;
 var<workgroup> ls: array<f32, BC>;
 var<workgroup> dls: array<f32, BC>;
+var<workgroup> kbits: array<u32, 2 * BC>;  // per tile row: keep bits of keys j0.., j0 + 32..
 fn st4_dk(e: i32, c: i32, d: i32, cs: i32, x: vec4<f32>) {
   if (c < d) { stf_dk(e + c * cs, x.x); }
   if (c + 1 < d) { stf_dk(e + (c + 1) * cs, x.y); }
@@ -283,8 +369,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   let S = P[3];
   let d = P[4];
   let dv = P[5];
-  let causal = P[6] == 1;
+  let causal = causal_on();
+  let masked = masked_on();
+  let dropping = dropout_on();
   let sc = pf(7);
+  // The mask's column j (column S - 1 stands in for keys past S, whose results are not stored).
+  let mcol = at(54, bh, 0, min(j, S - 1));
+  let mrs = P[57];
   var k: array<vec4<f32>, D4>;
   var v: array<vec4<f32>, DV4>;
   var dk: array<vec4<f32>, D4>;
@@ -325,6 +416,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
       ls[t] = lv;
       dls[t] = dl;
     }
+    if (dropping) {
+      for (var t = lid; t < 2 * BC; t = t + WG) {
+        let r = t / 2;
+        let c = j0 + (t % 2) * 32;
+        var bits = 0u;
+        if (r < n) { bits = keep_bits(drop_elem(bh, i0 + r, c), min(32, S - c)); }
+        kbits[t] = bits;
+      }
+    }
     workgroupBarrier();
     // Uniform row loop, masked p (see flash_forward). Causal: row i sees key j when i >= j, so
     // this tile's rows from j - i0 on; a row with nothing visible (lse = -inf) has p = 0.
@@ -337,11 +437,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
       let rv = r * DV4;
       var acc = vec4<f32>(0.0);
       {{DOT_K_QS}}
-      let p = select(0.0, exp((acc.x + acc.y) + (acc.z + acc.w) - lse), r >= r0 && lse != neg_inf());
-      let pv = vec4<f32>(p);
+      var x = (acc.x + acc.y) + (acc.z + acc.w);
+      if (masked) { x = x + ldf_mask(mcol + (i0 + r) * mrs); }
+      let p = select(0.0, exp(x - lse), r >= r0 && lse != neg_inf());
+      var f = 1.0;
+      if (dropping) { f = select(0.0, pf(64), ((kbits[2 * r + lid / 32] >> u32(lid & 31)) & 1u) != 0u); }
+      let pv = vec4<f32>(p * f);
       var b = vec4<f32>(0.0);
       {{DOT_V_GS_AXPY_DV}}
-      let dsv = vec4<f32>(p * ((b.x + b.y) + (b.z + b.w) - dls[r]));
+      let dsv = vec4<f32>(p * (((b.x + b.y) + (b.z + b.w)) * f - dls[r]));
       {{AXPY_DK}}
     }
   }

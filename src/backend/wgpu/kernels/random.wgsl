@@ -17,10 +17,10 @@ fn mulhilo(a: u32, b: u32) -> vec2<u32> {  // (high, low) words of the 64-bit pr
   let hi = hh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
   return vec2<u32>(hi, a * b);
 }
-fn philox_key(block: u32, key: vec2<u32>) -> vec4<u32> {  // block `counter + block`, counter = P[4], P[5]
-  let lo = u32(P[4]) + block;
-  let carry = select(0u, 1u, lo < block);
-  var c = vec4<u32>(lo, u32(P[5]) + carry, 0u, 0u);
+// The four words of block `ctr` (64 bits as lo, hi words) under `key` (seed lo, hi). It reads no
+// parameter words, so kernels of other families use this part too (attention.wgsl's dropout).
+fn philox4x32(ctr: vec2<u32>, key: vec2<u32>) -> vec4<u32> {
+  var c = vec4<u32>(ctr.x, ctr.y, 0u, 0u);
   var k0 = key.x;
   var k1 = key.y;
   for (var r = 0; r < 10; r = r + 1) {
@@ -32,9 +32,16 @@ fn philox_key(block: u32, key: vec2<u32>) -> vec4<u32> {  // block `counter + bl
   }
   return c;
 }
+//@part philox_stream
+fn philox_key(block: u32, key: vec2<u32>) -> vec4<u32> {  // block `counter + block`, counter = P[4], P[5]
+  let lo = u32(P[4]) + block;
+  let carry = select(0u, 1u, lo < block);
+  return philox4x32(vec2<u32>(lo, u32(P[5]) + carry), key);
+}
 fn philox(block: u32) -> vec4<u32> { return philox_key(block, vec2<u32>(u32(P[2]), u32(P[3]))); }
 //@kernel uniform
 //@use philox
+//@use philox_stream
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -44,6 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel poisson
 //@use philox
+//@use philox_stream
 // Backend::poisson in float32 (WGSL has no float64): the CPU's algorithm (src/backend/poisson_sampler.h)
 // on 24-bit uniforms, so counts follow the same law but are not the CPU's numbers. Element i's attempt r
 // reads block (counter + i) under key seed + r * round key (64-bit sums in two words).

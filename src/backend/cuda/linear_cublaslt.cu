@@ -1,0 +1,186 @@
+// nn.Linear's bias inside cuBLASLt's GEMM epilogues: the forward adds the bias as the product is
+// written (CUBLASLT_EPILOGUE_BIAS), and the weight gradient's GEMM sums the output gradient's
+// columns into the bias gradient as it reads them (CUBLASLT_EPILOGUE_BGRADB), so neither the
+// broadcast add nor the column-sum reduction is a kernel of its own.
+//
+// Row-major (m, n) = (m, k) x (n, k)^T is column-major (n, m) = (k, n)^T x (k, m): cuBLASLt sees
+// A = w (op T), B = x (op N), D rows = n = the bias length. The weight gradient dw (n, k) = dy^T x
+// is column-major (k, n) = x (k, m) x dy^T with B = dy (op T): D has n columns, the bias gradient's
+// length, summed over the GEMM's k = m rows.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/cuda/common.cuh"
+#include "backend/cuda/kernels.h"
+#ifdef SPIRALTORCH_HAVE_CUBLAS
+#include <cublasLt.h>
+#endif
+
+namespace st::backend::cuda {
+
+#ifndef SPIRALTORCH_HAVE_CUBLAS
+
+bool linear_bias(const Tensor&, const Tensor&, const Tensor&, Tensor&) { return false; }
+bool linear_bias_backward_weight(const Tensor&, const Tensor&, Tensor&, Tensor&) { return false; }
+
+#else
+
+namespace {
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    throw SpiralError(std::string("linear (cuBLASLt): ") + what + " failed with status " + std::to_string(s));
+  }
+}
+
+cublasLtHandle_t lt_handle() {
+  static std::mutex mu;
+  static cublasLtHandle_t handles[64] = {};
+  int dev = 0;
+  ST_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[dev]) check(cublasLtCreate(&handles[dev]), "cublasLtCreate");
+  return handles[dev];
+}
+
+// The workspace cuBLASLt's heuristics may plan with (its kernels for these shapes need little).
+constexpr size_t kWorkspace = size_t{4} << 20;
+
+// The operation of one call: compute type, transposes, epilogue and the bias (gradient) pointer.
+struct Desc {
+  cublasLtMatmulDesc_t op = nullptr;
+  Desc(Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, const void* bias) {
+    const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
+    check(cublasLtMatmulDescCreate(&op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate");
+    const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)), "set TRANSA");
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)), "set TRANSB");
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "set EPILOGUE");
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "set BIAS");
+  }
+  ~Desc() { cublasLtMatmulDescDestroy(op); }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+};
+
+// The matrix layouts of one GEMM shape and the heuristic's algorithm for it (immutable once made).
+struct Layouts {
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool ok = false;
+  ~Layouts() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+  }
+};
+
+struct Key {
+  int64_t v[8];
+  bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = 1469598103934665603ull;
+    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+cudaDataType_t data_type(Dtype dt) {
+  return dt == Dtype::Float32 ? CUDA_R_32F : dt == Dtype::Float16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
+// One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue: its layouts and the
+// heuristic's first algorithm for `desc`, cached per (dtype, TF32, epilogue, sizes, transposes).
+// ok = false: cuBLASLt has no algorithm for it (the caller then declines).
+std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, int64_t rows,
+                                    int64_t cols, int64_t k, int64_t lda, int64_t ldb, int64_t ldd) {
+  const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
+  int dev = 0;
+  ST_CUDA_CHECK(cudaGetDevice(&dev));
+  const Key key{{static_cast<int64_t>(dt) * 4 + tf32 * 2 + ta + 8 * tb, static_cast<int64_t>(epi), rows, cols, k, lda,
+                 ldb + (ldd << 32), dev}};
+  static std::mutex mu;
+  static std::unordered_map<Key, std::shared_ptr<const Layouts>, KeyHash> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto p = std::make_shared<Layouts>();
+  const cudaDataType_t type = data_type(dt);
+  check(cublasLtMatrixLayoutCreate(&p->a, type, ta ? k : rows, ta ? rows : k, lda), "layout A");
+  check(cublasLtMatrixLayoutCreate(&p->b, type, tb ? cols : k, tb ? k : cols, ldb), "layout B");
+  check(cublasLtMatrixLayoutCreate(&p->d, type, rows, cols, ldd), "layout D");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  const size_t ws = kWorkspace;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t s =
+      cublasLtMatmulAlgoGetHeuristic(lt_handle(), desc.op, p->a, p->b, p->d, p->d, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
+    p->algo = result.algo;
+    p->ok = true;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  return cache.emplace(key, std::move(p)).first->second;
+}
+
+// Whether cuBLASLt takes these operands: one float dtype, contiguous, 16-byte aligned, int sizes.
+bool takes(std::initializer_list<const Tensor*> ts, Dtype dt) {
+  if (dt != Dtype::Float32 && dt != Dtype::Float16 && dt != Dtype::BFloat16) return false;
+  for (const Tensor* t : ts) {
+    if (t->dtype() != dt || !t->is_contiguous() || reinterpret_cast<uintptr_t>(t->raw_data()) % 16 != 0) return false;
+    if (t->numel() == 0 || t->numel() > INT32_MAX) return false;
+  }
+  return true;
+}
+
+void run(const Desc& desc, const Layouts& p, const void* a, const void* b, void* d, Device device) {
+  const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
+  const float one = 1.f, zero = 0.f;
+  check(cublasLtMatmul(lt_handle(), desc.op, &one, a, p.a, b, p.b, &zero, d, p.d, d, p.d, &p.algo, ws.raw_data(),
+                       kWorkspace, stream()),
+        "cublasLtMatmul");
+}
+
+}  // namespace
+
+bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out) {
+  const Dtype dt = x.dtype();
+  if (x.dim() != 2 || w.dim() != 2 || bias.dim() != 1 || !takes({&x, &w, &bias, &out}, dt)) return false;
+  const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+  if (w.size(1) != k || bias.size(0) != n || out.size(0) != m || out.size(1) != n || k % 4 != 0 || n % 4 != 0) {
+    return false;
+  }
+  const Desc desc(dt, CUBLASLT_EPILOGUE_BIAS, true, false, bias.raw_data());
+  const auto p = plan(desc, dt, CUBLASLT_EPILOGUE_BIAS, true, false, n, m, k, k, k, n);
+  if (!p->ok) return false;
+  run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
+  return true;
+}
+
+bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) {
+  const Dtype dt = dy.dtype();
+  if (dy.dim() != 2 || x.dim() != 2 || dw.dim() != 2 || db.dim() != 1 || !takes({&dy, &x, &dw, &db}, dt)) return false;
+  const int64_t m = x.size(0), k = x.size(1), n = dy.size(1);
+  if (dy.size(0) != m || dw.size(0) != n || dw.size(1) != k || db.size(0) != n || k % 4 != 0 || n % 4 != 0) {
+    return false;
+  }
+  // dw column-major (k, n) = x (k, m) x dy^T; dy column-major is (n, m), ld n, op T.
+  const Desc desc(dt, CUBLASLT_EPILOGUE_BGRADB, false, true, db.raw_data());
+  const auto p = plan(desc, dt, CUBLASLT_EPILOGUE_BGRADB, false, true, k, n, m, k, n, k);
+  if (!p->ok) return false;
+  run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device());
+  return true;
+}
+
+#endif
+
+}  // namespace st::backend::cuda
