@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "backend/cuda/cudnn_handle.h"
+#include "backend/cuda/plan_key.h"
 #include "spiraltorch/error.h"
 
 namespace cudnn_frontend {
@@ -49,17 +50,7 @@ enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
 // The operands of one call, (B, H, rows, d) each: q, k, v, o, and in the backward do, dq, dk, dv.
 constexpr int kMaxOperands = 8;
 
-struct Key {
-  std::array<int64_t, 10 + 3 * kMaxOperands> v{};
-  bool operator==(const Key& o) const { return v == o.v; }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
+using Key = PlanKey<10 + 3 * kMaxOperands>;
 
 // A built graph and its workspace size; graph null where cuDNN declined these operands.
 struct Plan {
@@ -158,7 +149,7 @@ std::shared_ptr<fe::graph::Graph> new_graph(Dtype dt) {
 template <typename Make>
 std::shared_ptr<const Plan> plan_for(const Key& key, Make make) {
   static std::mutex mu;
-  static std::unordered_map<Key, std::shared_ptr<const Plan>, KeyHash> cache;
+  static std::unordered_map<Key, std::shared_ptr<const Plan>, PlanKeyHash> cache;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;

@@ -5,7 +5,6 @@
 // report no library convolution, so the op layer stays on im2col + cuBLAS.
 #include <atomic>
 #include <climits>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/plan_key.h"
 
 #ifdef SPIRALTORCH_HAVE_CUDNN
 #include "backend/cuda/cudnn_handle.h"
@@ -105,17 +105,8 @@ cudnnDataType_t data_type(Dtype dt) {
   }
 }
 
-struct Key {
-  int64_t v[16];
-  bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
+using Key = PlanKey<16>;
+using KeyHash = PlanKeyHash;
 
 // The descriptors of one geometry and the algorithm picked for each direction (chosen on
 // first use). Immutable once built apart from the lazily filled algorithm slots.

@@ -7,13 +7,13 @@
 // A = w (op T), B = x (op N), D rows = n = the bias length. The weight gradient dw (n, k) = dy^T x
 // is column-major (k, n) = x (k, m) x dy^T with B = dy (op T): D has n columns, the bias gradient's
 // length, summed over the GEMM's k = m rows.
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/plan_key.h"
 #ifdef SPIRALTORCH_HAVE_CUBLAS
 #include <cublasLt.h>
 #endif
@@ -78,17 +78,8 @@ struct Layouts {
   }
 };
 
-struct Key {
-  int64_t v[8];
-  bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
+using Key = PlanKey<8>;
+using KeyHash = PlanKeyHash;
 
 cudaDataType_t data_type(Dtype dt) {
   return dt == Dtype::Float32 ? CUDA_R_32F : dt == Dtype::Float16 ? CUDA_R_16F : CUDA_R_16BF;
