@@ -94,6 +94,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--dtypes", default=None, help="comma-separated subset of bf16,fp16")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
@@ -105,6 +106,8 @@ def main():
     shapes += [("bf16", 1, 16, 16384, d, True) for d in (64, 128)]
     if args.quick:
         shapes = [s for s in shapes if s[3] == 1024 and s[0] == "bf16"]
+    if args.dtypes:
+        shapes = [s for s in shapes if s[0] in args.dtypes.split(",")]
     rows = []
     for dt, B, H, T, d, causal in shapes:
         r = run_shape(dt, B, H, T, d, causal, reps=args.reps, rounds=args.rounds)
