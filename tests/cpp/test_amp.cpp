@@ -4,13 +4,16 @@
 // function with several outputs: one node, recomputed once per backward.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "spiraltorch/activation_checkpoint.h"
 #include "spiraltorch/autocast.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/linear.h"
+#include "spiraltorch/nn/loss.h"
 #include "spiraltorch/optim/grad_scaler.h"
 #include "spiraltorch/optim/sgd.h"
 #include "spiraltorch/spiraltorch.h"
@@ -52,6 +55,33 @@ TEST(Autocast, GradientsOfFloat32LeavesStayFloat32) {
   loss.backward();
   ASSERT_TRUE(w.grad().defined());
   EXPECT_EQ(w.grad().dtype(), Dtype::Float32);
+}
+
+// cross_entropy is on the float32 list; half logits with index targets reach the fused rows uncast
+// (read in float32): a float32 loss, and a gradient in the logits' dtype equal to the cast's
+// within one rounding of bfloat16.
+TEST(Autocast, CrossEntropyReadsHalfLogitsLikeTheirFloat32Cast) {
+  manual_seed(2);
+  const Tensor logits = mul(randn({9, 40}), 3.0).to(Dtype::BFloat16);
+  const Tensor target = randint(0, 40, {9});
+  auto run = [&](bool cast) {
+    Tensor x = logits.detach();
+    x.set_requires_grad(true);
+    Tensor loss;
+    {
+      autocast::Region region(DeviceType::CPU, Dtype::BFloat16);
+      loss = nn::cross_entropy(cast ? x.to(Dtype::Float32) : x, target);
+    }
+    loss.backward();
+    return std::pair{loss, x.grad()};
+  };
+  const auto [loss, grad] = run(false);
+  const auto [want, want_grad] = run(true);
+  EXPECT_EQ(loss.dtype(), Dtype::Float32);
+  EXPECT_EQ(grad.dtype(), Dtype::BFloat16);
+  EXPECT_NEAR(loss.item(), want.item(), 1e-6 * std::abs(want.item()));
+  const Tensor g = grad.to(Dtype::Float32), w = want_grad.to(Dtype::Float32);
+  EXPECT_LE(max(abs(sub(g, w))).item(), 0.0079 * max(abs(w)).item());
 }
 
 TEST(GradScaler, SkipsNonFiniteAndAdaptsScale) {
