@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "backend/backend.h"
@@ -28,6 +29,19 @@ namespace st::backend::cuda {
 
 // The stream kernels of the current device are launched on.
 cudaStream_t stream();
+// A library handle (cuBLAS, cuBLASLt, cuDNN) of the current device, made by `create()` on first
+// use and kept for the process; each call site's lambda type gives it its own table.
+template <typename H, typename Create>
+H device_handle(Create create) {
+  static std::mutex mu;
+  static H handles[64] = {};
+  int dev = 0;
+  const cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) throw_cuda(err, "cudaGetDevice", __FILE__, __LINE__);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!handles[dev]) handles[dev] = create();
+  return handles[dev];
+}
 cudaStream_t t_stream_of(int device);
 void set_stream_of(int device, cudaStream_t s);
 // Makes `index` the current device of this thread (cheap when it already is).

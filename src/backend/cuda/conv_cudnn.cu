@@ -64,18 +64,15 @@ void cudnn_conv2d_backward_weight(const Tensor&, const Tensor&, const backend::C
 #else
 
 cudnnHandle_t cudnn_handle() {
-  static std::mutex mu;
-  static cudnnHandle_t handles[64] = {};
-  int dev = 0;
-  ST_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (!handles[dev]) {
-    const cudnnStatus_t s = cudnnCreate(&handles[dev]);
+  const cudnnHandle_t h = device_handle<cudnnHandle_t>([] {
+    cudnnHandle_t made = nullptr;
+    const cudnnStatus_t s = cudnnCreate(&made);
     if (s != CUDNN_STATUS_SUCCESS) throw SpiralError(std::string("cudnnCreate: ") + cudnnGetErrorString(s));
-  }
-  const cudnnStatus_t s = cudnnSetStream(handles[dev], stream());
+    return made;
+  });
+  const cudnnStatus_t s = cudnnSetStream(h, stream());
   if (s != CUDNN_STATUS_SUCCESS) throw SpiralError(std::string("cudnnSetStream: ") + cudnnGetErrorString(s));
-  return handles[dev];
+  return h;
 }
 
 namespace {

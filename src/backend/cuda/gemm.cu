@@ -1,7 +1,6 @@
 // GEMM through cuBLAS (cublasGemmStridedBatchedEx: float32 with optional TF32 tensor
 // cores, float64, and float16/bfloat16 operands with float32 accumulation); integer
 // dtypes (and builds without cuBLAS) use a plain tiled kernel.
-#include <mutex>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
@@ -81,13 +80,11 @@ const char* cublas_error(cublasStatus_t s) {
   } while (0)
 
 cublasHandle_t handle() {
-  static std::mutex mu;
-  static cublasHandle_t handles[64] = {};
-  int dev = 0;
-  ST_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (!handles[dev]) ST_CUBLAS_CHECK(cublasCreate(&handles[dev]));
-  return handles[dev];
+  return device_handle<cublasHandle_t>([] {
+    cublasHandle_t made = nullptr;
+    ST_CUBLAS_CHECK(cublasCreate(&made));
+    return made;
+  });
 }
 #endif
 

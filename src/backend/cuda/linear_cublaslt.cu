@@ -36,13 +36,11 @@ void check(cublasStatus_t s, const char* what) {
 }
 
 cublasLtHandle_t lt_handle() {
-  static std::mutex mu;
-  static cublasLtHandle_t handles[64] = {};
-  int dev = 0;
-  ST_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  if (!handles[dev]) check(cublasLtCreate(&handles[dev]), "cublasLtCreate");
-  return handles[dev];
+  return device_handle<cublasLtHandle_t>([] {
+    cublasLtHandle_t made = nullptr;
+    check(cublasLtCreate(&made), "cublasLtCreate");
+    return made;
+  });
 }
 
 // The workspace cuBLASLt's heuristics may plan with (its kernels for these shapes need little).
