@@ -11,6 +11,12 @@ BUILD=${BUILD:-$ROOT/build/cuda-gpt2}
 PY=$(command -v python3)
 STAGES=${*:-build test bench profile}
 mkdir -p "$OUT"
+# A build against scipy's bundled OpenBLAS (DEPS below) loads it from scipy.libs at run time; the
+# in-place module's rpath does not name that folder. cuDNN attention needs cudnn-frontend's headers at
+# build time: pip install --no-deps nvidia-cudnn-frontend, or CUDNN_FRONTEND_ROOT (a carried copy).
+scipy_libs=$("$PY" -c 'import os, scipy; print(os.path.join(os.path.dirname(scipy.__file__), "..", "scipy.libs"))' \
+  2>/dev/null || true)
+[ -n "$scipy_libs" ] && [ -d "$scipy_libs" ] && export LD_LIBRARY_PATH="$scipy_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 slug=$(echo "$card" | grep -o -i -E 'h100|h200|a100|l40s|b200' | head -1 | tr 'A-Z' 'a-z')
 echo "card: $card ($(nvidia-smi --query-gpu=memory.total,driver_version --format=csv,noheader | head -1))"
