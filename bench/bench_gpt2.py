@@ -8,7 +8,9 @@ The model is bench_cuda_models.py's GPT at GPT-2 small's shape: 12 pre-norm tran
 d=768, 12 heads, MLP 4d with GELU, learned positions, T=1024, vocabulary 50304 (untied head), no
 dropout, AdamW (lr 3e-4, weight decay 0.01; PyTorch's fused=True). Modes:
   bf16   float32 weights, bf16 autocast (both libraries' autocast)
-  bf16w  weights cast to bf16, no autocast (AdamW moments in float32 on both sides)
+  bf16w  weights cast to bf16, no autocast (AdamW moments in bf16 on both sides: PyTorch keeps its
+         state in the parameter dtype; SpiralTorch's CUDA AdamW updates bf16 parameters and moments
+         in place, computing in float32)
   fp32   float32 weights, TF32 matmuls allowed on both sides
 Each variant runs warm-up steps (torch.compile compiles there), then the variants alternate in
 rounds of CUDA-event-timed steps (each step timed on its own, synchronised; median). Peak memory is

@@ -221,12 +221,13 @@ struct Conv2dGeom {
 };
 using Pool2dGeom = Conv2dGeom;  // C unused (planes are passed separately); col_* unused
 
-// ---- attention: dropout on the probabilities inside a flash kernel ----
-// Element e = (bh * L + i) * S + j of the (B * H, L, S) probabilities is kept, scaled by scale(),
+// ---- dropout drawn inside a fused kernel (attention, add_layer_norm) ----
+// Element e of the tensor dropout() would mask (for attention, e = (bh * L + i) * S + j of the
+// (B * H, L, S) probabilities; for add_layer_norm, the flat index of y) is kept, scaled by scale(),
 // where the uniform from Philox block (counter + e / 4), lane e % 4, of `seed` is below keep_below():
-// exactly the mask dropout() draws for a (B, H, L, S) tensor from the same generator state, so
-// a fused kernel and the composite agree element for element. p = 0: no dropout.
-struct AttentionDropout {
+// exactly the mask dropout() draws for that tensor from the same generator state, so a fused
+// kernel and the composite agree element for element. p = 0: no dropout.
+struct DropoutDraw {
   double p = 0.0;
   uint64_t seed = 0, counter = 0;
   bool active() const { return p > 0.0; }
@@ -506,11 +507,10 @@ class Backend {
   // tensor of the operands' dtype read through its strides (0 on broadcast dims), so a mask given
   // as (L, S) costs no (B, H, L, S) buffer. A row whose keys are all masked gets a zero output and
   // lse = -inf. An undefined mask is flash_attention; backends without a masked kernel decline.
-  // With dropout.active(), the probabilities multiplying v are dropped as AttentionDropout says
+  // With dropout.active(), the probabilities multiplying v are dropped as DropoutDraw says
   // (lse stays that of the undropped softmax). Backends without these kernels decline.
   virtual bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                      double scale, bool causal, const AttentionDropout& dropout, Tensor& out,
-                                      Tensor& lse) {
+                                      double scale, bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) {
     return !mask.defined() && !dropout.active() && flash_attention(q, k, v, scale, causal, out, lse);
   }
   // Its backward, for operands flash_attention_masked took (the mask gets no gradient; the same
@@ -518,7 +518,7 @@ class Backend {
   virtual bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                                const Tensor& out, const Tensor& dout, const Tensor& lse,
                                                const Tensor& delta, double scale, bool causal,
-                                               const AttentionDropout& dropout, Tensor& dq, Tensor& dk, Tensor& dv) {
+                                               const DropoutDraw& dropout, Tensor& dq, Tensor& dk, Tensor& dv) {
     return !mask.defined() && !dropout.active() &&
            flash_attention_backward(q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv);
   }
@@ -630,13 +630,38 @@ class Backend {
   // number the half type cannot hold, broadcast with zero strides) and computes with its float32
   // value; out has the half dtype. Otherwise the op layer computes such pairs in float32.
   virtual bool half_with_float_scalar() const { return false; }
+  // True when layer_norm() and layer_norm_backward() take float16/bfloat16 rows directly;
+  // otherwise the op layer runs them on float32 copies.
+  virtual bool native_half_layer_norm() const { return false; }
   // Layer norm over the last `cols` of a contiguous (rows, cols) float tensor; w and b
-  // (cols,) may be undefined; mean and rstd (rows,) are written for the backward.
+  // (cols,) may be undefined; mean and rstd (rows,) are written for the backward. x, y, w, b
+  // share one dtype: float32/float64, or float16/bfloat16 where native_half_layer_norm() (then
+  // computed in float32, and mean and rstd are float32).
   virtual void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,
                           Tensor& y, Tensor& mean, Tensor& rstd);
-  // dx (rows, cols), dw and db (cols,) are each written when defined.
+  // dx (rows, cols), dw and db (cols,) are each written when defined, in x's dtype.
   virtual void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& w, int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
+  // Residual add, dropout and layer norm in one pass over contiguous (rows, cols) tensors:
+  // h = x + y * m (m the factors of `drop`, over y's flat index) and out = layer_norm(h) exactly
+  // as layer_norm() computes it. x, h, out, w, b share x's dtype (float32 or float64, or a half
+  // type where native_half_layer_norm()); y has x's dtype or, for float32 x, float16/bfloat16
+  // (autocast's half outputs added to a float32 residual stream). mean and rstd as layer_norm().
+  // Returns false, having written nothing, where this backend has no such kernel (the op layer
+  // then runs the composite it must equal).
+  virtual bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows,
+                              int64_t cols, double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean,
+                              Tensor& rstd) {
+    return false;
+  }
+  // Its backward: g = dL/dout, gh = dL/dh from h's other uses (undefined: none); dx = gh +
+  // layer_norm_backward(g) in x's dtype, dy = dx * m in y's dtype, dw and db (x's dtype) as
+  // layer_norm_backward(); each written when defined.
+  virtual bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean,
+                                       const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols,
+                                       const DropoutDraw& drop, Tensor& dx, Tensor& dy, Tensor& dw, Tensor& db) {
+    return false;
+  }
   // Dropout mask: out = (uniform < keep) * scale from the Philox stream at (seed, counter),
   // the same numbers the CPU draws.
   virtual void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) = 0;
@@ -651,10 +676,12 @@ class Backend {
   // Adam/AdamW: g' = (maximize ? -g : g) (+ wd p unless decoupled; p *= decay when decoupled),
   // m = lerp(m, g', 1 - beta1), v = beta2 v + (1 - beta2) g'^2 (vmax = max(vmax, v) with amsgrad),
   // p += -step_size m / (sqrt(v or vmax) / bc2_sqrt + eps).
+  // Where native_half_adam(), Adam's slots may also be float16/bfloat16 (param, grad and moments
+  // alike, computed in float32: PyTorch's fused Adam on half parameters).
   // device_step (Adam(capturable=True)): every slot's `step` (a one-element tensor of the slot's
-  // dtype on this device) is incremented by the update itself and the bias correction is taken
-  // from it there, step_size then holding the learning rate and bc2_sqrt unused: the host passes
-  // no per-step number, so the launch can be captured into a CUDA graph and replayed.
+  // compute dtype, float32 for half slots, on this device) is incremented by the update itself and the bias correction
+  // is taken from it there, step_size then holding the learning rate and bc2_sqrt unused: the host passes no per-step
+  // number, so the launch can be captured into a CUDA graph and replayed.
   struct AdamArgs {
     double step_size, beta1, beta2, eps, weight_decay, decay, bc2_sqrt;
     bool amsgrad, maximize, decoupled;
@@ -669,6 +696,9 @@ class Backend {
   // Whether adam_update takes device_step (Adam(capturable=True)); the optimizer refuses
   // capturable=True for parameters on a backend without it.
   virtual bool has_device_step_adam() const { return false; }
+  // Whether adam_update takes float16/bfloat16 slots (otherwise the optimizer updates float32
+  // copies of half parameters and keeps float32 moments).
+  virtual bool native_half_adam() const { return false; }
   // SGD: d = (maximize ? -g : g) + wd p; with a buffer, buf = first_step ? d : momentum buf +
   // (1 - dampening) d and d = nesterov ? d + momentum buf : buf; p += -lr d.
   struct SgdArgs {

@@ -49,19 +49,19 @@ std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor&
 // reserved: a flash kernel that takes the operands draws exactly dropout()'s mask from it
 // (reserve_dropout then advances the generator as dropout() would); one that declines leaves the
 // generator to attend()'s dropout, which draws the same numbers.
-backend::AttentionDropout next_dropout(double p) {
+backend::DropoutDraw next_dropout(double p) {
   if (p == 0.0) return {};
   const Generator& gen = default_generator();
   return {p, gen.seed(), gen.offset()};
 }
-void reserve_dropout(const backend::AttentionDropout& drop, int64_t probs) {
+void reserve_dropout(const backend::DropoutDraw& drop, int64_t probs) {
   if (drop.active()) default_generator().reserve(static_cast<uint64_t>((probs + 3) / 4));
 }
 
 // attend() with the dropout mask `drop` describes, as differentiable ops (the composite a flash
 // kernel with dropout stands for: its create_graph backward).
 Tensor attend_dropped(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                      const backend::AttentionDropout& drop) {
+                      const backend::DropoutDraw& drop) {
   if (!drop.active()) return attend(q, k, v, mask, scale, 0.0).first;
   const Tensor w = attention_weights(q, k, mask, scale);
   Tensor factors = Tensor::empty(w.shape(), w.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32, w.device());
@@ -85,7 +85,7 @@ bool fusable(const Tensor& q, const Tensor& k, const Tensor& v) {
 // (additive, broadcastable to the scores; may be undefined) is a constant.
 std::vector<Tensor> composite_grads(const GradientRoute (&r)[3], const Tensor (&values)[3], const Tensor& g,
                                     double scale, bool causal, const Tensor& extra_mask = Tensor(),
-                                    const backend::AttentionDropout& drop = {}) {
+                                    const backend::DropoutDraw& drop = {}) {
   std::vector<Tensor> inputs(3), wanted;
   for (int i = 0; i < 3; ++i) {
     inputs[i] = r[i].attach(values[i]);
@@ -145,7 +145,7 @@ struct FlashGrads {
 // (B, H, L, S) mask view where defined: the output (laid out (B, L, H, d)) and each row's
 // log-sum-exp in lse; undefined where the backend does not take them.
 Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, double scale,
-                     bool causal, const backend::AttentionDropout& drop, Tensor& lse) {
+                     bool causal, const backend::DropoutDraw& drop, Tensor& lse) {
   auto& be = detail::backend_of(q4);
   const int64_t B = q4.shape()[0], H = q4.shape()[1], L = q4.shape()[2];
   Tensor o4 = heads_last(B, H, L, v4.shape()[3], q4.dtype(), q4.device());
@@ -156,7 +156,7 @@ Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const
 // dq, dk, dv of a flash forward into `g` (views the caller allocated), from dout's (B, H, L, dv) view.
 void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, const Tensor& o4,
                     const Tensor& lse, const Tensor& dout4, double scale, bool causal,
-                    const backend::AttentionDropout& drop, FlashGrads& g) {
+                    const backend::DropoutDraw& drop, FlashGrads& g) {
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
   const Dtype stat = lse.dtype();
@@ -183,7 +183,7 @@ Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double
   if (!detail::backend_of(q).has_flash_attention()) return Tensor();
   const Tensor q4 = as_bhrd(q.detach()), k4 = as_bhrd(k.detach()), v4 = as_bhrd(v.detach());
   Tensor lse;
-  const backend::AttentionDropout drop = next_dropout(dropout_p);
+  const backend::DropoutDraw drop = next_dropout(dropout_p);
   const Tensor o4 = flash_forward(q4, k4, v4, mask4, scale, causal, drop, lse);
   if (!o4.defined()) return Tensor();
   reserve_dropout(drop, q4.shape()[0] * q4.shape()[1] * q4.shape()[2] * k4.shape()[2]);

@@ -12,9 +12,8 @@ Dropout::Dropout(double p, std::string name, std::optional<uint64_t> seed) : Mod
 }
 
 Tensor Dropout::forward(const Tensor& input) {
-  Generator* gen = generator_ ? &*generator_ : nullptr;
   if (!is_training()) return input;  // nothing to write in eval mode, in place or not
-  return apply_fn(input, [&](const Tensor& x) { return dropout(x, p_, true, gen); }, "Dropout");
+  return apply_fn(input, [&](const Tensor& x) { return dropout(x, p_, true, generator()); }, "Dropout");
 }
 
 }  // namespace st::nn

@@ -35,43 +35,103 @@ std::string shape_list(const Shape& s) { return shape_str(s); }
 
 // ---------------------------------------------------------------- layer_norm
 
+namespace {
+
+// The checks layer_norm and add_layer_norm share (`op` names the caller in the messages).
+void check_norm_args(const char* op, const Tensor& input, const Shape& normalized_shape, const Tensor& weight,
+                     const Tensor& bias, double eps) {
+  if (!input.defined()) throw ValueError(std::string(op) + ": input tensor is undefined");
+  require_float(input, op, "input");
+  require_float(weight, op, "weight");
+  require_float(bias, op, "bias");
+  if (normalized_shape.empty()) throw ValueError(std::string(op) + ": normalized_shape must name at least one dim");
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool match = input.dim() >= k;
+  for (int64_t i = 0; match && i < k; ++i) match = input.shape()[input.dim() - k + i] == normalized_shape[i];
+  if (!match) {
+    throw ShapeError(std::string(op) + ": input of shape " + shape_list(input.shape()) +
+                     " does not end in normalized_shape " + shape_list(normalized_shape));
+  }
+  for (const Tensor* p : {&weight, &bias}) {
+    if (p->defined() && p->shape() != normalized_shape) {
+      throw ShapeError(std::string(op) + ": " + (p == &weight ? "weight" : "bias") + " of shape " +
+                       shape_list(p->shape()) + " does not match normalized_shape " + shape_list(normalized_shape));
+    }
+    if (p->defined()) detail::check_same_device(input, *p, op);
+  }
+  if (!(eps >= 0)) throw ValueError(std::string(op) + ": eps must be non-negative, got " + std::to_string(eps));
+}
+
+// Half rows stay half where the backend normalises them itself (computing in float32) and the
+// affine parameters share their dtype; otherwise everything runs on float32 copies.
+bool native_norm(Dtype dt, const Tensor& like, const Tensor& weight, const Tensor& bias) {
+  if (!is_half(dt)) return true;
+  return backend::backend_for(like.device()).native_half_layer_norm() && (!weight.defined() || weight.dtype() == dt) &&
+         (!bias.defined() || bias.dtype() == dt);
+}
+
+// Layer norm's gradients with differentiable ops (create_graph): x the normalised input with its
+// history, g the output's gradient; each of dx, dw, db is formed when asked for.
+void layer_norm_grads_differentiable(const Tensor& x_in, const Tensor& weight, const Tensor& bias, const Tensor& g,
+                                     int64_t k, double eps, bool gx, bool gw, bool gb, Tensor& dx, Tensor& dw,
+                                     Tensor& db) {
+  const Dtype stats = compute_float(x_in.dtype());
+  Dims norm_dims, lead_dims;
+  for (int64_t i = 0; i < x_in.dim(); ++i) (i < x_in.dim() - k ? lead_dims : norm_dims).push_back(i);
+  const Tensor x = x_in.dtype() == stats ? x_in : x_in.to(stats);
+  const Tensor gc = g.dtype() == stats ? g : g.to(stats);
+  const Tensor mu = mean(x, norm_dims, true);
+  const Tensor rs = rsqrt(add(var(x, norm_dims, 0.0, true), eps));
+  const Tensor xhat = mul(sub(x, mu), rs);
+  if (gx) {
+    const Tensor gwt = weight.defined() ? mul(gc, weight.to(stats)) : gc;
+    dx = mul(rs, sub(sub(gwt, mean(gwt, norm_dims, true)), mul(xhat, mean(mul(gwt, xhat), norm_dims, true))));
+    dx = dx.to(x_in.dtype());
+  }
+  if (gw) dw = (lead_dims.empty() ? mul(gc, xhat) : sum(mul(gc, xhat), lead_dims)).to(weight.dtype());
+  if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
+}
+
+// dropout()'s mask for `like` from a reserved draw, in like's dtype.
+Tensor dropout_factors(const Tensor& like, const backend::DropoutDraw& d) {
+  const Dtype compute = compute_float(like.dtype());
+  Tensor mask = Tensor::empty(like.shape(), compute, like.device());
+  // the same Philox numbers on every device
+  backend::backend_for(like.device()).dropout_mask(mask, d.seed, d.counter, d.scale(), d.keep_below());
+  return compute != like.dtype() ? cast_raw(mask, like.dtype()) : mask;
+}
+
+// Reserves dropout()'s numbers for n elements from `gen` (or the global generator).
+backend::DropoutDraw reserve_dropout(double p, int64_t n, Generator* gen) {
+  Generator& g = gen ? *gen : default_generator();
+  backend::DropoutDraw d;
+  d.p = p;
+  d.seed = g.seed();
+  d.counter = g.reserve(static_cast<uint64_t>((n + 3) / 4));
+  return d;
+}
+
+}  // namespace
+
 Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const Tensor& weight_in, const Tensor& bias_in,
                   double eps) {
   const char* op = "layer_norm";
   // autocast's float32 list
   const Tensor input = autocast::to_float(input_in), weight = autocast::to_float(weight_in),
                bias = autocast::to_float(bias_in);
-  if (!input.defined()) throw ValueError("layer_norm: input tensor is undefined");
-  require_float(input, op, "input");
-  require_float(weight, op, "weight");
-  require_float(bias, op, "bias");
-  if (normalized_shape.empty()) throw ValueError("layer_norm: normalized_shape must name at least one dim");
-  const int64_t k = static_cast<int64_t>(normalized_shape.size());
-  bool match = input.dim() >= k;
-  for (int64_t i = 0; match && i < k; ++i) match = input.shape()[input.dim() - k + i] == normalized_shape[i];
-  if (!match) {
-    throw ShapeError("layer_norm: input of shape " + shape_list(input.shape()) + " does not end in normalized_shape " +
-                     shape_list(normalized_shape));
-  }
-  for (const Tensor* p : {&weight, &bias}) {
-    if (p->defined() && p->shape() != normalized_shape) {
-      throw ShapeError(std::string("layer_norm: ") + (p == &weight ? "weight" : "bias") + " of shape " +
-                       shape_list(p->shape()) + " does not match normalized_shape " + shape_list(normalized_shape));
-    }
-    if (p->defined()) detail::check_same_device(input, *p, op);
-  }
-  if (!(eps >= 0)) throw ValueError("layer_norm: eps must be non-negative, got " + std::to_string(eps));
+  check_norm_args(op, input, normalized_shape, weight, bias, eps);
 
   const Dtype dt = input.dtype();
-  const Dtype compute = compute_float(dt);
+  const Dtype compute = native_norm(dt, input, weight, bias) ? dt : compute_float(dt);
+  const Dtype stats = compute_float(dt);
   const int64_t cols = shape_numel(normalized_shape);
   const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
   const Tensor xc = cast_raw(input.detach(), compute).contiguous();
   const Tensor wc = weight.defined() ? cast_raw(weight.detach(), compute).contiguous() : Tensor();
   const Tensor bc = bias.defined() ? cast_raw(bias.detach(), compute).contiguous() : Tensor();
   Tensor out = Tensor::empty(input.shape(), compute, input.device());
-  Tensor mean_t = Tensor::empty({rows}, compute, input.device());
-  Tensor rstd_t = Tensor::empty({rows}, compute, input.device());
+  Tensor mean_t = Tensor::empty({rows}, stats, input.device());
+  Tensor rstd_t = Tensor::empty({rows}, stats, input.device());
   if (rows > 0 && cols > 0) {
     backend::backend_for(input.device()).layer_norm(xc, wc, bc, rows, cols, eps, out, mean_t, rstd_t);
   }
@@ -79,38 +139,26 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
 
   if (needs_grad({&input, &weight, &bias})) {
     const Shape norm_shape = normalized_shape;
-    Dims norm_dims, lead_dims;
-    for (int64_t i = 0; i < input.dim(); ++i) (i < input.dim() - k ? lead_dims : norm_dims).push_back(i);
+    const int64_t k = static_cast<int64_t>(normalized_shape.size());
     std::vector<Tensor> saved{input};
     if (weight.defined()) saved.push_back(weight);
     if (bias.defined()) saved.push_back(bias);
     record(out, "LayerNormBackward", {input, weight, bias},
-           [input, weight, bias, xc, wc, mean_t, rstd_t, rows, cols, compute, eps, norm_shape, norm_dims,
-            lead_dims](const Tensor& g) -> std::vector<Tensor> {
+           [input, weight, bias, xc, wc, mean_t, rstd_t, rows, cols, compute, eps, norm_shape,
+            k](const Tensor& g) -> std::vector<Tensor> {
       const bool gx = input.requires_grad();
       const bool gw = weight.defined() && weight.requires_grad();
       const bool gb = bias.defined() && bias.requires_grad();
+      Tensor dx, dw, db;
       if (grad_enabled()) {
         // create_graph: the same analytic formulas with differentiable ops.
-        const Tensor x = input.dtype() == compute ? input : input.to(compute);
-        const Tensor gc = g.dtype() == compute ? g : g.to(compute);
-        const Tensor mu = mean(x, norm_dims, true);
-        const Tensor rs = rsqrt(add(var(x, norm_dims, 0.0, true), eps));
-        const Tensor xhat = mul(sub(x, mu), rs);
-        Tensor dx, dw, db;
-        if (gx) {
-          const Tensor gwt = weight.defined() ? mul(gc, weight.to(compute)) : gc;
-          dx = mul(rs, sub(sub(gwt, mean(gwt, norm_dims, true)), mul(xhat, mean(mul(gwt, xhat), norm_dims, true))));
-          dx = dx.to(input.dtype());
-        }
-        if (gw) dw = (lead_dims.empty() ? mul(gc, xhat) : sum(mul(gc, xhat), lead_dims)).to(weight.dtype());
-        if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
+        layer_norm_grads_differentiable(input, weight, bias, g, k, eps, gx, gw, gb, dx, dw, db);
         return {dx, dw, db};
       }
       const Tensor gc = cast_raw(g, compute).contiguous();
-      Tensor dx = gx ? Tensor::empty(input.shape(), compute, input.device()) : Tensor();
-      Tensor dw = gw ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
-      Tensor db = gb ? Tensor::empty(norm_shape, compute, input.device()) : Tensor();
+      if (gx) dx = Tensor::empty(input.shape(), compute, input.device());
+      if (gw) dw = Tensor::empty(norm_shape, compute, input.device());
+      if (gb) db = Tensor::empty(norm_shape, compute, input.device());
       if (rows > 0 && cols > 0) {
         backend::backend_for(input.device()).layer_norm_backward(gc, xc, mean_t, rstd_t, wc, rows, cols, dx, dw, db);
       } else {
@@ -125,6 +173,100 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
            saved);
   }
   return out;
+}
+
+// ---------------------------------------------------------------- add_layer_norm
+
+std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor& delta, const Shape& normalized_shape,
+                                         const Tensor& weight_in, const Tensor& bias_in, double eps, double p,
+                                         bool training, Generator* gen) {
+  const char* op = "add_layer_norm";
+  if (!residual_in.defined() || !delta.defined()) {
+    throw ValueError("add_layer_norm: residual and delta must both be defined");
+  }
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw ValueError("add_layer_norm: dropout probability p must lie in [0, 1], got " + std::to_string(p));
+  }
+  require_float(delta, op, "delta");
+  detail::check_same_device(residual_in, delta, op);
+  if (residual_in.shape() != delta.shape()) {
+    throw ShapeError("add_layer_norm: residual of shape " + shape_list(residual_in.shape()) + " and delta of shape " +
+                     shape_list(delta.shape()) + " must have the same shape");
+  }
+  // autocast: layer_norm's float32 list for the residual stream and the parameters; delta (a
+  // half product under autocast) is added as it is, in float32.
+  const Tensor residual = autocast::to_float(residual_in), weight = autocast::to_float(weight_in),
+               bias = autocast::to_float(bias_in);
+  check_norm_args(op, residual, normalized_shape, weight, bias, eps);
+
+  const bool dropping = training && p > 0.0;
+  // reserved as dropout() reserves it, so the fused kernel and the composite mask alike
+  const backend::DropoutDraw drop = dropping ? reserve_dropout(p, delta.numel(), gen) : backend::DropoutDraw{};
+  const Dtype dt = promote_types(residual.dtype(), delta.dtype());
+  const int64_t cols = shape_numel(normalized_shape);
+  const int64_t rows = cols == 0 ? 0 : residual.numel() / cols;
+  backend::Backend& be = backend::backend_for(residual.device());
+  const bool param_dtypes = (!weight.defined() || weight.dtype() == dt) && (!bias.defined() || bias.dtype() == dt);
+  if (dt == residual.dtype() && param_dtypes && native_norm(dt, residual, weight, bias)) {
+    const Tensor xc = residual.detach().contiguous(), yc = delta.detach().contiguous();
+    const Tensor wc = weight.defined() ? weight.detach().contiguous() : Tensor();
+    const Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();
+    Tensor h = Tensor::empty(residual.shape(), dt, residual.device());
+    Tensor out = Tensor::empty(residual.shape(), dt, residual.device());
+    Tensor mean_t = Tensor::empty({rows}, compute_float(dt), residual.device());
+    Tensor rstd_t = Tensor::empty({rows}, compute_float(dt), residual.device());
+    if (rows == 0 || be.add_layer_norm(xc, yc, wc, bc, rows, cols, eps, drop, h, out, mean_t, rstd_t)) {
+      if (needs_grad({&residual, &delta, &weight, &bias})) {
+        const Shape norm_shape = normalized_shape;
+        const int64_t k = static_cast<int64_t>(normalized_shape.size());
+        std::vector<Tensor> saved{h};
+        if (weight.defined()) saved.push_back(weight);
+        record_multi({h, out}, "AddLayerNormBackward", {residual, delta, weight, bias},
+                     [residual, delta, weight, bias, hc = h.detach(), wc, mean_t, rstd_t, rows, cols, eps, drop,
+                      norm_shape, k](std::span<const Tensor> grads) -> std::vector<Tensor> {
+          const Tensor& gh = grads[0];
+          const Tensor& g = grads[1];
+          const bool gx = residual.requires_grad(), gy = delta.requires_grad();
+          const bool gw = weight.defined() && weight.requires_grad();
+          const bool gb = bias.defined() && bias.requires_grad();
+          Tensor dh, dw, db;
+          if (grad_enabled() || !g.defined()) {
+            // create_graph (or only h's gradient): the composite's gradient with differentiable
+            // ops, h recomputed with history so second derivatives flow.
+            const Tensor factors = drop.active() ? dropout_factors(delta, drop) : Tensor();
+            if (g.defined()) {
+              const Tensor h2 = add(residual, drop.active() ? mul(delta, factors) : delta);
+              layer_norm_grads_differentiable(h2, weight, bias, g, k, eps, gx || gy, gw, gb, dh, dw, db);
+            }
+            if (gh.defined()) dh = dh.defined() ? add(dh, gh) : gh;
+            Tensor dy;
+            if (gy && dh.defined()) dy = (drop.active() ? mul(dh, factors.to(dh.dtype())) : dh).to(delta.dtype());
+            return {gx ? dh : Tensor(), dy, dw, db};
+          }
+          const Dtype dt = hc.dtype();
+          const Tensor gc = cast_raw(g, dt).contiguous();
+          const Tensor ghc = gh.defined() ? cast_raw(gh, dt).contiguous() : Tensor();
+          Tensor dx = gx ? Tensor::empty(hc.shape(), dt, hc.device()) : Tensor();
+          Tensor dy = gy ? Tensor::empty(delta.shape(), delta.dtype(), delta.device()) : Tensor();
+          if (gw) dw = Tensor::empty(norm_shape, dt, hc.device());
+          if (gb) db = Tensor::empty(norm_shape, dt, hc.device());
+          if (rows == 0) {
+            if (gw) zero_(dw);
+            if (gb) zero_(db);
+          } else if (!backend::backend_for(hc.device())
+                          .add_layer_norm_backward(gc, ghc, hc, mean_t, rstd_t, wc, rows, cols, drop, dx, dy, dw, db)) {
+            throw SpiralError("add_layer_norm: the backend took the forward but declined its backward");
+          }
+          return {dx, dy, dw, db};
+        },
+                     saved);
+      }
+      return {h, out};
+    }
+  }
+  // The composite the fused kernels equal.
+  const Tensor h = add(residual, dropping ? mul(delta, dropout_factors(delta, drop)) : delta);
+  return {h, layer_norm(h, normalized_shape, weight, bias, eps)};
 }
 
 // ---------------------------------------------------------------- embedding
@@ -204,18 +346,7 @@ Tensor dropout(const Tensor& input, double p, bool training, Generator* generato
   if (!input.defined()) throw ValueError("dropout: input tensor is undefined");
   if (!training || p == 0.0) return input;
   require_float(input, "dropout", "input");
-  const Dtype compute = compute_float(input.dtype());
-  Tensor mask = Tensor::empty(input.shape(), compute, input.device());
-  const int64_t n = mask.numel();
-  Generator& gen = generator ? *generator : default_generator();
-  const uint64_t seed = gen.seed();
-  const uint64_t counter = gen.reserve(static_cast<uint64_t>((n + 3) / 4));
-  const double scale = p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
-  const float keep_below = static_cast<float>(1.0 - p);
-  // the same Philox numbers on every device
-  backend::backend_for(input.device()).dropout_mask(mask, seed, counter, scale, keep_below);
-  if (compute != input.dtype()) mask = cast_raw(mask, input.dtype());
-  return mul(input, mask);  // backward: g * mask
+  return mul(input, dropout_factors(input, reserve_dropout(p, input.numel(), generator)));  // backward: g * mask
 }
 
 // ---------------------------------------------------------------- batch_norm

@@ -1,5 +1,9 @@
 #include "spiraltorch/nn/transformer.h"
 
+#include <tuple>
+#include <utility>
+
+#include "spiraltorch/nn/functional.h"
 #include "spiraltorch/ops.h"
 
 namespace st::nn {
@@ -20,6 +24,40 @@ Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& 
   Tensor y = linear1(x);
   y = activation == "gelu" ? gelu(y) : relu(y);
   return linear2(dropout(y));
+}
+
+namespace {
+
+// {x + drop(delta), norm(x + drop(delta))}: fused where neither module is hooked.
+std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& delta, Dropout& drop, LayerNorm& norm) {
+  if (!drop.has_hooks() && !norm.has_hooks() && x.shape() == delta.shape()) {
+    return add_layer_norm(x, delta, norm.normalized_shape(), norm.weight(), norm.bias(), norm.eps(), drop.p(),
+                          drop.is_training(), drop.generator());
+  }
+  Tensor h = add(x, drop(delta));
+  Tensor z = norm(h);
+  return {std::move(h), std::move(z)};
+}
+
+}  // namespace
+
+Tensor residual_branches(const Tensor& x_in, std::span<const ResidualBranch> branches, bool norm_first) {
+  Tensor x = x_in;
+  if (!norm_first) {
+    for (const ResidualBranch& b : branches) x = add_norm(x, b.f(x), b.drop, b.norm).second;
+    return x;
+  }
+  // pre-norm: branch i's residual add meets branch i + 1's norm
+  Tensor z = branches.empty() ? x : branches.front().norm(x);
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const Tensor d = branches[i].f(z);
+    if (i + 1 < branches.size()) {
+      std::tie(x, z) = add_norm(x, d, branches[i].drop, branches[i + 1].norm);
+    } else {
+      x = add(x, branches[i].drop(d));
+    }
+  }
+  return x;
 }
 
 template <typename Layer>
@@ -84,21 +122,14 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
 
 Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optional<Tensor>& src_mask, bool is_causal,
                                              const std::optional<Tensor>& src_key_padding_mask) {
-  auto sa = [&](const Tensor& x) {
-    return (*dropout1_)(self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first);
+  const detail::ResidualBranch branches[] = {
+      {[&](const Tensor& x) {
+    return self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first;
+  }, *dropout1_, *norm1_},
+      {[&](const Tensor& x) { return detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_); },
+       *dropout2_, *norm2_},
   };
-  auto ff = [&](const Tensor& x) {
-    return (*dropout2_)(detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_));
-  };
-  Tensor x = src;
-  if (norm_first_) {
-    x = add(x, sa((*norm1_)(x)));
-    x = add(x, ff((*norm2_)(x)));
-  } else {
-    x = (*norm1_)(add(x, sa(x)));
-    x = (*norm2_)(add(x, ff(x)));
-  }
-  return x;
+  return detail::residual_branches(src, branches, norm_first_);
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {

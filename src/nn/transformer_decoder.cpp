@@ -41,29 +41,19 @@ Tensor TransformerDecoderLayer::forward_full(const Tensor& tgt, const Tensor& me
                                              const std::optional<Tensor>& memory_key_padding_mask, bool tgt_is_causal,
                                              bool memory_is_causal) {
   if (!memory.defined()) throw ValueError("TransformerDecoderLayer: memory is required");
-  auto sa = [&](const Tensor& x) {
-    return (*dropout1_)(self_attn_->forward_full(x, x, x, tgt_mask, tgt_key_padding_mask, false, tgt_is_causal).first);
+  const detail::ResidualBranch branches[] = {
+      {[&](const Tensor& x) {
+    return self_attn_->forward_full(x, x, x, tgt_mask, tgt_key_padding_mask, false, tgt_is_causal).first;
+  }, *dropout1_, *norm1_},
+      {[&](const Tensor& x) {
+    return multihead_attn_
+        ->forward_full(x, memory, memory, memory_mask, memory_key_padding_mask, false, memory_is_causal)
+        .first;
+  }, *dropout2_, *norm2_},
+      {[&](const Tensor& x) { return detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_); },
+       *dropout3_, *norm3_},
   };
-  auto mha = [&](const Tensor& x) {
-    return (*dropout2_)(
-        multihead_attn_->forward_full(x, memory, memory, memory_mask, memory_key_padding_mask, false, memory_is_causal)
-            .first);
-  };
-  auto ff = [&](const Tensor& x) {
-    return (*dropout3_)(detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_));
-  };
-
-  Tensor x = tgt;
-  if (norm_first_) {
-    x = add(x, sa((*norm1_)(x)));
-    x = add(x, mha((*norm2_)(x)));
-    x = add(x, ff((*norm3_)(x)));
-  } else {
-    x = (*norm1_)(add(x, sa(x)));
-    x = (*norm2_)(add(x, mha(x)));
-    x = (*norm3_)(add(x, ff(x)));
-  }
-  return x;
+  return detail::residual_branches(tgt, branches, norm_first_);
 }
 
 Tensor TransformerDecoderLayer::forward(const Tensor&) {

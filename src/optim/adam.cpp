@@ -36,6 +36,8 @@ bool capturable_group(const ParamGroup& group) {
 
 }  // namespace
 
+bool Adam::updates_half(const Tensor& param) const { return backend::backend_for(param.device()).native_half_adam(); }
+
 void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) {
   const bool capturable = capturable_group(group);
   if (!capturable && st::detail::capturing(param.device())) {
@@ -62,9 +64,10 @@ void Adam::update(const ParamGroup& group, Tensor& param, const Tensor& grad, Pa
   if (capturable) {
     // The count continues from the host's (a state loaded from a plain Adam); the kernel increments it.
     auto it = state.buffers.find("device_step");
-    if (it == state.buffers.end() || it->second.dtype() != param.dtype() || it->second.device() != param.device()) {
+    const Dtype step_dtype = compute_float(param.dtype());  // float32 beside half parameters
+    if (it == state.buffers.end() || it->second.dtype() != step_dtype || it->second.device() != param.device()) {
       const double from = it == state.buffers.end() ? static_cast<double>(state.step) : it->second.item();
-      state.buffers.insert_or_assign("device_step", scalar_tensor(from, param.dtype(), param.device()));
+      state.buffers.insert_or_assign("device_step", scalar_tensor(from, step_dtype, param.device()));
     }
     backend::Backend::AdamArgs args{lr, beta1, beta2, eps, wd, 1.0 - lr * wd, 0.0, amsgrad, maximize, decoupled};
     args.device_step = true;

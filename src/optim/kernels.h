@@ -8,11 +8,14 @@
 
 namespace st::optim::detail {
 
-// A zero-filled (or `value`-filled) buffer shaped and typed like `param`.
+// A zero-filled (or `value`-filled) buffer shaped and typed like `param`; one kept in another
+// dtype (a state saved while a half parameter was updated through a float32 copy) is converted.
 inline Tensor& buffer(ParamState& s, const char* name, const Tensor& param, double value = 0.0) {
   auto it = s.buffers.find(name);
   if (it == s.buffers.end()) {
     it = s.buffers.emplace(name, full(param.shape(), value, param.dtype(), param.device())).first;
+  } else if (it->second.dtype() != param.dtype()) {
+    it->second = it->second.to(param.dtype());
   }
   return it->second;
 }

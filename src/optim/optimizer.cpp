@@ -311,7 +311,9 @@ void Optimizer::apply_updates() {
     for (Tensor p : gp->params) {
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      const Dtype compute = p.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+      const Dtype compute = is_half(p.dtype()) && updates_half(p) ? p.dtype()
+                            : p.dtype() == Dtype::Float64         ? Dtype::Float64
+                                                                  : Dtype::Float32;
       const bool direct = p.dtype() == compute && p.is_contiguous();
       Tensor work = direct ? p : st::detail::cast_raw(p, compute).contiguous();
       if (!direct && work.same(p)) work = p.clone();

@@ -89,7 +89,7 @@ Result run(backend::Backend& be, Device dev, const Case& c, bool causal, int lay
 // mask broadcast to (B, H, L, S) through zero strides, 2 a full (B, H, L, S) mask; rows 0 and
 // L - 1 of the full mask are masked everywhere.
 Result run_masked(backend::Backend& be, Device dev, const Case& c, bool causal, int kind,
-                  const backend::AttentionDropout& drop, unsigned seed) {
+                  const backend::DropoutDraw& drop, unsigned seed) {
   const Tensor q = to_device(random_tensor({c.B, c.H, c.L, c.d}, seed), dev);
   const Tensor k = to_device(random_tensor({c.B, c.H, c.S, c.d}, seed + 1), dev);
   const Tensor v = to_device(random_tensor({c.B, c.H, c.S, c.dv}, seed + 2), dev);
@@ -139,7 +139,7 @@ TEST(WgpuFlashAttention, MaskedAndDroppedMatchTheCpuKernel) {
   };
   // Seeds with both words set; the second counter sits just below 2^32, so counter + e / 4
   // carries into the high word inside these tensors.
-  const backend::AttentionDropout drops[] = {
+  const backend::DropoutDraw drops[] = {
       {}, {0.3, 0x123456789abcdefULL, 7}, {0.5, 0xfedcba9876543210ULL, 0xffffff00ULL}};
   unsigned seed = 100;
   for (const Case& c : cases) {

@@ -217,3 +217,45 @@ def test_capturable_refuses_a_backend_without_a_device_step_and_changes_nothing(
     assert p.cpu().tolist() == [1.0, -2.0, 3.0]
     st.optim.Adam([p], lr=0.1).step()  # plain Adam runs there: the first step moves each weight by lr
     assert np.allclose(p.cpu().tolist(), [0.9, -2.1, 2.9], atol=1e-6)
+
+
+def _bf16(a):
+    """Round float32 values to bfloat16 (nearest, ties to even) and back, as the kernel stores them."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+@needs_cuda
+@pytest.mark.parametrize("capturable", [False, True])
+def test_cuda_adamw_on_bfloat16_params_keeps_bfloat16_moments(capturable):
+    """AdamW on bfloat16 CUDA parameters updates them in place with bfloat16 moments computed in
+    float32 (PyTorch's fused AdamW does the same), no float32 copies: against a NumPy float32
+    simulation that rounds every stored value to bfloat16. The step count stays float32."""
+    rng = np.random.default_rng(3)
+    w0 = _bf16(rng.standard_normal((64, 33)).astype(np.float32))
+    p = st.tensor(w0).to(st.bfloat16).cuda().requires_grad_(True)
+    lr, b1, b2, eps, wd = 1e-2, 0.9, 0.999, 1e-8, 0.1
+    opt = st.optim.AdamW([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd, capturable=capturable)
+    w, m, v = w0.copy(), np.zeros_like(w0), np.zeros_like(w0)
+    for k, g in enumerate(_grads(4, (64, 33), 5), start=1):
+        g = _bf16(g.astype(np.float32))
+        p.grad = st.tensor(g).to(st.bfloat16).cuda()
+        assert opt.step()
+        f = np.float32
+        wd_w = w * f(1 - lr * wd)
+        m_new = m + f(1 - b1) * (g - m)
+        v_new = v * f(b2) + f(1 - b2) * g * g
+        step = f(lr / (1 - b1 ** k))
+        denom = np.sqrt(v_new) / f(np.sqrt(1 - b2 ** k)) + f(eps)
+        # the update reads the float32 moments; they are stored rounded
+        w = _bf16(wd_w - step * (m_new / denom))
+        m, v = _bf16(m_new), _bf16(v_new)
+        state = opt.state_of(p)
+        assert state["exp_avg"].dtype == st.bfloat16 and state["exp_avg_sq"].dtype == st.bfloat16
+        for got, want in ((p.detach(), w), (state["exp_avg"], m), (state["exp_avg_sq"], v)):
+            got = to_np(got.to(st.float32))
+            # within one bfloat16 rounding of the simulation (float32 order of operations may differ)
+            np.testing.assert_allclose(got, want, rtol=8e-3, atol=1e-6)
+    if capturable:
+        assert state["device_step"].dtype == st.float32 and float(state["device_step"].item()) == 4.0

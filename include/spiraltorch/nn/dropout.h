@@ -16,6 +16,8 @@ class Dropout : public Module, public InplaceOption {
   Tensor forward(const Tensor& input) override;
   std::string type_name() const override { return "Dropout"; }
   double p() const { return p_; }
+  // The layer's own generator, or null for the global one (what forward draws from).
+  Generator* generator() { return generator_ ? &*generator_ : nullptr; }
   std::optional<uint64_t> seed() const {
     return generator_ ? std::optional<uint64_t>(generator_->seed()) : std::nullopt;
   }

@@ -4,6 +4,7 @@
 // forward and an analytic backward; the others build on ops.h.
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "spiraltorch/ops.h"
 
@@ -16,6 +17,15 @@ namespace st::nn {
 // the backward, which is analytic (and differentiable again under create_graph).
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5);
+
+// The transformer's residual step in one: h = residual + dropout(delta, p, training), returned
+// with layer_norm(h, normalized_shape, weight, bias, eps) as {h, normalised}. Equal to that
+// composite, dropout drawing the same numbers from `gen` (or the global generator); a backend with
+// a fused kernel (CUDA) makes one pass forward and one backward. residual and delta have one
+// shape; under autocast delta may stay half (a product's output) beside a float32 residual.
+std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual, const Tensor& delta, const Shape& normalized_shape,
+                                         const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5,
+                                         double p = 0.0, bool training = true, Generator* gen = nullptr);
 
 // Rows of `weight` (num_embeddings, embedding_dim) picked by integer `indices` of any
 // shape; the result has shape indices.shape + (embedding_dim,). The row at

@@ -9,7 +9,9 @@
 // Difference from PyTorch, on purpose: batch_first defaults to TRUE ((batch, seq,
 // d_model)); batch_first=false takes (seq, batch, d_model). Unbatched (seq, d_model)
 // input is accepted.
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "spiraltorch/nn/attention.h"
@@ -69,6 +71,17 @@ std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num
 void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who);
 // The feed-forward block linear2(dropout(act(linear1(x)))).
 Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2, const std::string& activation);
+// One residual branch of a transformer layer: f maps the branch's input to its output, drop is the
+// branch's dropout and norm its LayerNorm.
+struct ResidualBranch {
+  std::function<Tensor(const Tensor&)> f;
+  Dropout& drop;
+  LayerNorm& norm;
+};
+// The branches in order, pre-norm (x = x + drop(f(norm(x)))) or post-norm (x = norm(x + drop(f(x)))).
+// Each residual add runs with the layer norm that follows it as one add_layer_norm (one fused pass
+// on CUDA) unless a hook is registered on the dropout or the norm (hooks then see their module's call).
+Tensor residual_branches(const Tensor& x, std::span<const ResidualBranch> branches, bool norm_first);
 // layers[index], negative indices counting from the end; IndexError naming `who` otherwise.
 template <typename Layer>
 std::shared_ptr<Layer> layer_at(const std::vector<std::shared_ptr<Layer>>& layers, int64_t index, const char* who);

@@ -20,6 +20,7 @@ class Adam : public Optimizer {
  protected:
   void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) override;
   bool device_updates_queued() const override { return true; }
+  bool updates_half(const Tensor& param) const override;
   Shape buffer_shape(const Tensor& param, const std::string& buffer) const override;
 };
 

@@ -104,7 +104,11 @@ class Optimizer {
   // The shape a state buffer of `param` must have (load_state_dict checks it): the
   // parameter's own unless an optimizer keeps a reduced statistic.
   virtual Shape buffer_shape(const Tensor& param, const std::string& buffer) const { return param.shape(); }
-  // Updates `param` (contiguous, float32 or float64) from `grad` (same dtype, contiguous).
+  // Whether update() takes this float16/bfloat16 parameter as it is (its moments then kept in its
+  // dtype, as PyTorch keeps them); otherwise it updates a float32 copy with float32 state.
+  virtual bool updates_half(const Tensor& param) const { return false; }
+  // Updates `param` (contiguous, float32 or float64, or half where updates_half) from `grad`
+  // (same dtype, contiguous).
   // A device update may be queued in update_queue() instead of launched: step() launches the
   // queue before it reads an updated value and at its end (a few multi-tensor launches in all).
   virtual void update(const ParamGroup& group, Tensor& param, const Tensor& grad, ParamState& state) = 0;

@@ -9,6 +9,7 @@ from .._core.nn import (
     # basic layers (nn_basic.cpp)
     linear as linear,
     layer_norm as layer_norm,
+    add_layer_norm as add_layer_norm,
     embedding as embedding,
     dropout as dropout,
     batch_norm as batch_norm,

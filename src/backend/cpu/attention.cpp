@@ -8,7 +8,7 @@
 // OpenBLAS single-threaded inside our OpenMP loop (what gemm.cpp does for large GEMMs); the
 // exp/max/scale loops between them are the vectorised part compiled per capability. float32 and
 // float64; the op casts half types to float32 before it gets here (the CPU's gemm takes no 16-bit
-// operands). Dropout on the probabilities (AttentionDropout) draws dropout()'s Philox mask per row
+// operands). Dropout on the probabilities (DropoutDraw) draws dropout()'s Philox mask per row
 // of a key block, in the forward and again in the backward, so no (L, S) mask exists either.
 //
 // The attention softmax of the GEMM path (backends without flash kernels keep using that path;
@@ -187,7 +187,7 @@ void add_mask(const Heads<T>& M, int64_t bh, int64_t i0, int64_t m, int64_t j0, 
 
 // The dropout factors (scale or 0) of head bh's row i for keys j0 .. j0 + n, into f.
 template <typename T>
-void row_dropout(const AttentionDropout& drop, int64_t bh, int64_t L, int64_t S, int64_t i, int64_t j0, int64_t n,
+void row_dropout(const DropoutDraw& drop, int64_t bh, int64_t L, int64_t S, int64_t i, int64_t j0, int64_t n,
                  T* f) {
   dropout_factors<T>(f, (bh * L + i) * S + j0, n, drop.seed, drop.counter, static_cast<T>(drop.scale()),
                      drop.keep_below());
@@ -195,7 +195,7 @@ void row_dropout(const AttentionDropout& drop, int64_t bh, int64_t L, int64_t S,
 
 template <typename T>
 void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale_d, bool causal,
-             const AttentionDropout& drop, Tensor& out, Tensor& lse) {
+             const DropoutDraw& drop, Tensor& out, Tensor& lse) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
   const Heads<T> Q(q, H), K(k, H), V(v, H), O(out, H), LS(lse, H), M(mask.defined() ? mask : q, H);
@@ -271,7 +271,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
 
 template <typename T>
 void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout,
-              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, const AttentionDropout& drop,
+              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, const DropoutDraw& drop,
               Tensor& dq, Tensor& dk, Tensor& dv_out) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
@@ -406,7 +406,7 @@ void single_threaded_blas() {
 }  // namespace
 
 bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) {
+                            bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) {
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask)) return false;
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v);
   single_threaded_blas();
@@ -420,7 +420,7 @@ bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, c
 
 bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                      const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     double scale, bool causal, const DropoutDraw& dropout, Tensor& dq, Tensor& dk,
                                      Tensor& dv) {
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) {
     return false;
@@ -437,13 +437,13 @@ bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Ten
 
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                      Tensor& lse) {
-  return flash_attention_masked(q, k, v, Tensor(), scale, causal, AttentionDropout{}, out, lse);
+  return flash_attention_masked(q, k, v, Tensor(), scale, causal, DropoutDraw{}, out, lse);
 }
 
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
                               Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, AttentionDropout{},
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{},
                                          dq, dk, dv);
 }
 

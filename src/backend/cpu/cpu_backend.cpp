@@ -181,12 +181,12 @@ class CpuBackend final : public Backend {
     return backend::cpu::flash_attention_backward(q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv);
   }
   bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                              bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) override {
+                              bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) override {
     return backend::cpu::flash_attention_masked(q, k, v, mask, scale, causal, dropout, out, lse);
   }
   bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                        const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                       double scale, bool causal, const AttentionDropout& dropout, Tensor& dq,
+                                       double scale, bool causal, const DropoutDraw& dropout, Tensor& dq,
                                        Tensor& dk, Tensor& dv) override {
     return backend::cpu::flash_attention_masked_backward(q, k, v, mask, out, dout, lse, delta, scale, causal, dropout,
                                                          dq, dk, dv);

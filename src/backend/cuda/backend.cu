@@ -326,6 +326,7 @@ class CudaBackend final : public backend::Backend {
   bool has_flash_attention() const override { return true; }
   bool flash_attention_forms_delta() const override { return true; }
   bool has_device_step_adam() const override { return true; }
+  bool native_half_adam() const override { return true; }
   bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                        Tensor& lse) override {
     use_device(index_);
@@ -369,6 +370,7 @@ class CudaBackend final : public backend::Backend {
 #endif
   }
   bool native_half_elementwise() const override { return true; }
+  bool native_half_layer_norm() const override { return true; }
   bool half_with_float_scalar() const override { return true; }
   void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
                   Tensor& mean, Tensor& rstd) override {
@@ -379,6 +381,18 @@ class CudaBackend final : public backend::Backend {
                            int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
     use_device(index_);
     backend::cuda::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
+  }
+  bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols,
+                      double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean,
+                      Tensor& rstd) override {
+    use_device(index_);
+    return backend::cuda::add_layer_norm(x, y, w, b, rows, cols, eps, drop, h, out, mean, rstd);
+  }
+  bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean,
+                               const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, const DropoutDraw& drop,
+                               Tensor& dx, Tensor& dy, Tensor& dw, Tensor& db) override {
+    use_device(index_);
+    return backend::cuda::add_layer_norm_backward(g, gh, h, mean, rstd, w, rows, cols, drop, dx, dy, dw, db);
   }
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
     use_device(index_);

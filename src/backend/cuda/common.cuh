@@ -197,6 +197,29 @@ inline bool fits_32bit(const Geometry<N>& g) {
     }                                   \
   } while (0)
 
+// Storage type T and compute type C of the normalisation kernels: float16/bfloat16 rows are
+// read and written as they are and computed in float.
+#define ST_CUDA_NORM_CASES(DTYPE, ...)       \
+  do {                                       \
+    if ((DTYPE) == Dtype::Float64) {         \
+      using T = double;                      \
+      using C = double;                      \
+      __VA_ARGS__                            \
+    } else if ((DTYPE) == Dtype::BFloat16) { \
+      using T = __nv_bfloat16;               \
+      using C = float;                       \
+      __VA_ARGS__                            \
+    } else if ((DTYPE) == Dtype::Float16) {  \
+      using T = __half;                      \
+      using C = float;                       \
+      __VA_ARGS__                            \
+    } else {                                 \
+      using T = float;                       \
+      using C = float;                       \
+      __VA_ARGS__                            \
+    }                                        \
+  } while (0)
+
 constexpr int kThreads = 256;
 inline int blocks_for(int64_t n, int threads = kThreads, int64_t per_thread = 1) {
   const int64_t b = (n + threads * per_thread - 1) / (threads * per_thread);

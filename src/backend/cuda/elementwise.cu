@@ -356,8 +356,6 @@ void convert_loop(const Tensor& src, Tensor& dst) {
   launch_map1(g, o, in, [] __device__(S v) { return convert<D>(v); });
 }
 
-__device__ inline uint32_t lane(const uint4& b, int i) { return i == 0 ? b.x : i == 1 ? b.y : i == 2 ? b.z : b.w; }
-
 }  // namespace
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
@@ -455,9 +453,9 @@ void random(Tensor& out, bool normal, double p0, double p1, uint64_t seed, uint6
         const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
         double u;
         if constexpr (std::is_same_v<T, float>) {
-          u = (lane(block, i % 4) >> 8) * (1.0 / 16777216.0);
+          u = (philox_lane(block, i % 4) >> 8) * (1.0 / 16777216.0);
         } else {
-          u = ((static_cast<uint64_t>(lane(block, i % 4)) << 21) ^ lane(block, (i + 1) % 4)) *
+          u = ((static_cast<uint64_t>(philox_lane(block, i % 4)) << 21) ^ philox_lane(block, (i + 1) % 4)) *
               (1.0 / 9007199254740992.0);
           u = u - floor(u);
         }
@@ -483,11 +481,8 @@ void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, do
   ST_CUDA_FLOAT_CASES(out.dtype(), {
     T* o = static_cast<T*>(out.raw_data());
     const T s = static_cast<T>(scale);
-    for_n(n, [=] __device__(int64_t i) {
-      const uint4 block = philox(seed, counter + static_cast<uint64_t>(i / 4));
-      const float u = (lane(block, i % 4) >> 8) * (1.0f / 16777216.0f);
-      o[i] = u < keep_below ? s : T(0);
-    });
+    for_n(n,
+          [=] __device__(int64_t i) { o[i] = dropout_factor(seed, counter, i, keep_below, 1.0f) != 0.0f ? s : T(0); });
   });
 }
 

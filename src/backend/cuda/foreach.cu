@@ -79,10 +79,90 @@ T* ptr_or_null(const Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+// Adam over slots whose param, grad and moments are stored as S and computed in T (S = T, or a
+// half type with T = float, as PyTorch's fused Adam keeps bfloat16 moments and computes in float).
+template <typename S, typename T>
+void adam_typed(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a,
+                const std::vector<int64_t>& sizes) {
+  const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
+  const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
+  const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
+  const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0, ams = a.amsgrad;
+  const int32_t* skip = a.skip;
+  // Adam(capturable=True): a first launch advances each slot's device step count (T) and writes its
+  // (step_size, bc2_sqrt) pair, in double as the host path computes them, into `coef`; the update
+  // then reads the pair, so no per-step number comes from the host and the launches can be
+  // captured into a CUDA graph.
+  Tensor coef;
+  if (a.device_step) {
+    coef = Tensor::empty({static_cast<int64_t>(2 * slots.size())}, slots.front().step.dtype(),
+                         slots.front().param.device());
+    T* c = static_cast<T*>(coef.raw_data());
+    const double lr = a.step_size, beta1 = a.beta1, beta2 = a.beta2;
+    auto steps = [&](size_t k) { return std::array<T*, 2>{ptr_or_null<T>(slots[k].step), c + 2 * k}; };
+    launch_foreach<T, 2>(slots.size(), steps, std::vector<int64_t>(slots.size(), 1),
+                         [=] __device__(const ForeachPack<T, 2>& pk, int s, int64_t) {
+      if (skip && *skip != 0) return;
+      const double k = static_cast<double>(pk.ptr[0][s][0]) + 1.0;
+      pk.ptr[0][s][0] = static_cast<T>(k);
+      pk.ptr[1][s][0] = static_cast<T>(lr / (1.0 - pow(beta1, k)));
+      pk.ptr[1][s][1] = static_cast<T>(sqrt(1.0 - pow(beta2, k)));
+    });
+  }
+  T* const coef_base = coef.defined() ? static_cast<T*>(coef.raw_data()) : nullptr;
+  auto arrays = [&](size_t k) {
+    const auto& s = slots[k];
+    return std::array<void*, 6>{ptr_or_null<S>(s.param),
+                                ptr_or_null<S>(s.grad),
+                                ptr_or_null<S>(s.m),
+                                ptr_or_null<S>(s.v),
+                                ams ? ptr_or_null<S>(s.vmax) : nullptr,
+                                coef_base ? coef_base + 2 * k : nullptr};
+  };
+  launch_foreach<void, 6>(slots.size(), arrays, sizes,
+                          [=] __device__(const ForeachPack<void, 6>& pk, int s, int64_t i) {
+    if (skip && *skip != 0) return;
+    S* p = static_cast<S*>(pk.ptr[0][s]);
+    const S* g = static_cast<const S*>(pk.ptr[1][s]);
+    S* mp = static_cast<S*>(pk.ptr[2][s]);
+    S* vp = static_cast<S*>(pk.ptr[3][s]);
+    S* vm = static_cast<S*>(pk.ptr[4][s]);
+    const T* cf = static_cast<const T*>(pk.ptr[5][s]);
+    const T step_neg = cf ? -cf[0] : neg_step;
+    const T bc2s = cf ? cf[1] : bcs;
+    T gi = maximize ? -convert<T>(g[i]) : convert<T>(g[i]);
+    T pi = convert<T>(p[i]);
+    if (decoupled) {
+      pi = pi * decay;
+    } else if (has_wd) {
+      gi = gi + wd * pi;
+    }
+    const T m0 = convert<T>(mp[i]);
+    const T mi = m0 + w1 * (gi - m0);
+    const T vi = convert<T>(vp[i]) * b2 + w2 * gi * gi;
+    mp[i] = convert<S>(mi);
+    vp[i] = convert<S>(vi);
+    T denom;
+    if (vm) {
+      const T v0 = convert<T>(vm[i]);
+      const T mx = v0 > vi ? v0 : vi;
+      vm[i] = convert<S>(mx);
+      denom = sqrt(mx) / bc2s + eps;
+    } else {
+      denom = sqrt(vi) / bc2s + eps;
+    }
+    p[i] = convert<S>(pi + step_neg * (mi / denom));
+  });
+}
+
+}  // namespace
+
 void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a) {
   if (slots.empty()) return;
   const Dtype dt = slots.front().param.dtype();
-  check_float(dt, "adam");
+  if (!is_half(dt)) check_float(dt, "adam");
   std::vector<int64_t> sizes;
   for (const auto& s : slots) {
     if (s.param.dtype() != dt) {
@@ -91,73 +171,9 @@ void adam_update(std::span<const backend::Backend::AdamSlot> slots, const backen
     }
     sizes.push_back(s.param.numel());
   }
-  ST_CUDA_FLOAT_CASES(dt, {
-    const T w1 = static_cast<T>(1.0 - a.beta1), b2 = static_cast<T>(a.beta2), w2 = static_cast<T>(1.0 - a.beta2);
-    const T wd = static_cast<T>(a.weight_decay), decay = static_cast<T>(a.decay), eps = static_cast<T>(a.eps);
-    const T neg_step = static_cast<T>(-a.step_size), bcs = static_cast<T>(a.bc2_sqrt);
-    const bool maximize = a.maximize, decoupled = a.decoupled, has_wd = a.weight_decay != 0.0, ams = a.amsgrad;
-    const int32_t* skip = a.skip;
-    // Adam(capturable=True): a first launch advances each slot's device step count and writes its
-    // (step_size, bc2_sqrt) pair, in double as the host path computes them, into `coef`; the update
-    // then reads the pair, so no per-step number comes from the host and the launches can be
-    // captured into a CUDA graph.
-    Tensor coef;
-    if (a.device_step) {
-      coef = Tensor::empty({static_cast<int64_t>(2 * slots.size())}, dt, slots.front().param.device());
-      T* c = static_cast<T*>(coef.raw_data());
-      const double lr = a.step_size, beta1 = a.beta1, beta2 = a.beta2;
-      auto steps = [&](size_t k) { return std::array<T*, 2>{ptr_or_null<T>(slots[k].step), c + 2 * k}; };
-      launch_foreach<T, 2>(slots.size(), steps, std::vector<int64_t>(slots.size(), 1),
-                           [=] __device__(const ForeachPack<T, 2>& pk, int s, int64_t) {
-        if (skip && *skip != 0) return;
-        const double k = static_cast<double>(pk.ptr[0][s][0]) + 1.0;
-        pk.ptr[0][s][0] = static_cast<T>(k);
-        pk.ptr[1][s][0] = static_cast<T>(lr / (1.0 - pow(beta1, k)));
-        pk.ptr[1][s][1] = static_cast<T>(sqrt(1.0 - pow(beta2, k)));
-      });
-    }
-    T* const coef_base = coef.defined() ? static_cast<T*>(coef.raw_data()) : nullptr;
-    auto arrays = [&](size_t k) {
-      const auto& s = slots[k];
-      return std::array<T*, 6>{ptr_or_null<T>(s.param),
-                               ptr_or_null<T>(s.grad),
-                               ptr_or_null<T>(s.m),
-                               ptr_or_null<T>(s.v),
-                               ams ? ptr_or_null<T>(s.vmax) : nullptr,
-                               coef_base ? coef_base + 2 * k : nullptr};
-    };
-    launch_foreach<T, 6>(slots.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 6>& pk, int s, int64_t i) {
-      if (skip && *skip != 0) return;
-      T* p = pk.ptr[0][s];
-      const T* g = pk.ptr[1][s];
-      T* mp = pk.ptr[2][s];
-      T* vp = pk.ptr[3][s];
-      T* vm = pk.ptr[4][s];
-      const T* cf = pk.ptr[5][s];
-      const T step_neg = cf ? -cf[0] : neg_step;
-      const T bc2s = cf ? cf[1] : bcs;
-      T gi = maximize ? -g[i] : g[i];
-      T pi = p[i];
-      if (decoupled) {
-        pi = pi * decay;
-      } else if (has_wd) {
-        gi = gi + wd * pi;
-      }
-      const T mi = mp[i] + w1 * (gi - mp[i]);
-      const T vi = vp[i] * b2 + w2 * gi * gi;
-      mp[i] = mi;
-      vp[i] = vi;
-      T denom;
-      if (vm) {
-        const T mx = vm[i] > vi ? vm[i] : vi;
-        vm[i] = mx;
-        denom = sqrt(mx) / bc2s + eps;
-      } else {
-        denom = sqrt(vi) / bc2s + eps;
-      }
-      p[i] = pi + step_neg * (mi / denom);
-    });
-  });
+  if (dt == Dtype::BFloat16) return adam_typed<__nv_bfloat16, float>(slots, a, sizes);
+  if (dt == Dtype::Float16) return adam_typed<__half, float>(slots, a, sizes);
+  ST_CUDA_FLOAT_CASES(dt, { adam_typed<T, T>(slots, a, sizes); });
 }
 
 void sgd_update(std::span<const backend::Backend::SgdSlot> slots, const backend::Backend::SgdArgs& a) {

@@ -1,9 +1,10 @@
-// Reductions, arg-reductions, softmax and layer norm.
+// Reductions, arg-reductions and softmax (layer norm: layer_norm.cu).
 #include <cmath>
 #include <limits>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/row_regs.cuh"
 
 namespace st::backend::cuda {
 
@@ -368,132 +369,6 @@ __global__ void softmax_kernel(const T* x, T* y, int64_t rows, int64_t cols, boo
   }
 }
 
-// ---- layer norm ----
-template <typename T>
-__global__ void ln_forward_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
-                                  int64_t cols, double eps) {
-  auto add = [] __device__(double a, double c) { return a + c; };
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* xr = x + r * cols;
-    T* yr = y + r * cols;
-    double s = 0;
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += static_cast<double>(xr[j]);
-    s = block_reduce(s, add, 0.0);
-    const double mu = s / static_cast<double>(cols);
-    double v = 0;
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-      const double d = static_cast<double>(xr[j]) - mu;
-      v += d * d;
-    }
-    v = block_reduce(v, add, 0.0);
-    const double rs = 1.0 / sqrt(v / static_cast<double>(cols) + eps);
-    const T m = static_cast<T>(mu), rst = static_cast<T>(rs);
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-      T o = (xr[j] - m) * rst;
-      if (w) o = o * w[j];
-      if (b) o = o + b[j];
-      yr[j] = o;
-    }
-    if (threadIdx.x == 0) {
-      mean_out[r] = m;
-      rstd_out[r] = rst;
-    }
-  }
-}
-
-// dx = rstd * (wg - mean(wg) - xhat * mean(wg * xhat)), wg = w * g.
-template <typename T>
-__global__ void ln_backward_dx_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx,
-                                      int64_t rows, int64_t cols) {
-  auto add = [] __device__(double a, double c) { return a + c; };
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* gr = g + r * cols;
-    const T* xr = x + r * cols;
-    const T m = mean[r], rs = rstd[r];
-    double s1 = 0, s2 = 0;
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-      const T wg = w ? w[j] * gr[j] : gr[j];
-      const T xh = (xr[j] - m) * rs;
-      s1 += static_cast<double>(wg);
-      s2 += static_cast<double>(wg * xh);
-    }
-    s1 = block_reduce(s1, add, 0.0);
-    s2 = block_reduce(s2, add, 0.0);
-    const T a = static_cast<T>(s1 / static_cast<double>(cols)), c = static_cast<T>(s2 / static_cast<double>(cols));
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-      const T wg = w ? w[j] * gr[j] : gr[j];
-      const T xh = (xr[j] - m) * rs;
-      dx[r * cols + j] = rs * (wg - a - xh * c);
-    }
-  }
-}
-
-// Partial column sums of g * xhat (dw) and g (db) over a chunk of rows.
-template <typename T>
-__global__ void ln_backward_wb_kernel(const T* g, const T* x, const T* mean, const T* rstd, double* pw, double* pb,
-                                      int64_t rows, int64_t cols, int64_t chunk) {
-  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (j >= cols) return;
-  const int64_t b = blockIdx.y * chunk, e = min(rows, b + chunk);
-  double sw = 0, sb = 0;
-  for (int64_t r = b; r < e; ++r) {
-    const T gv = g[r * cols + j];
-    sw += static_cast<double>(gv * ((x[r * cols + j] - mean[r]) * rstd[r]));
-    sb += static_cast<double>(gv);
-  }
-  pw[blockIdx.y * cols + j] = sw;
-  pb[blockIdx.y * cols + j] = sb;
-}
-
-// ---- rows that fit in registers: one read and one write per element ----
-// Thread t of a block holds vectors t, t + blockDim.x, ... (kRowItems of them) of one row;
-// cols must be a multiple of VEC and the row pointers VEC-aligned.
-constexpr int kRowItems = 4;
-
-template <typename T, int VEC>
-struct RowRegs {
-  T v[kRowItems][VEC];
-  // Loads the row's vectors; slots past the row end are set to `pad`.
-  __device__ void load(const T* row, int64_t cols, T pad) {
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it) {
-      const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC;
-      if (j < cols) {
-        const Pack<T, VEC> p = *reinterpret_cast<const Pack<T, VEC>*>(row + j);
-#pragma unroll
-        for (int q = 0; q < VEC; ++q) v[it][q] = p.v[q];
-      } else {
-#pragma unroll
-        for (int q = 0; q < VEC; ++q) v[it][q] = pad;
-      }
-    }
-  }
-  __device__ void store(T* row, int64_t cols) const {
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it) {
-      const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC;
-      if (j < cols) {
-        Pack<T, VEC> p;
-#pragma unroll
-        for (int q = 0; q < VEC; ++q) p.v[q] = v[it][q];
-        *reinterpret_cast<Pack<T, VEC>*>(row + j) = p;
-      }
-    }
-  }
-  __device__ static bool valid(int it, int64_t cols) {
-    return (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC < cols;
-  }
-};
-
-template <typename T>
-struct MaxOp {
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
-};
-template <typename T>
-struct AddOp {
-  __device__ T operator()(T a, T b) const { return a + b; }
-};
-
 template <typename T, int VEC>
 __global__ void softmax_regs_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool log) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -532,81 +407,6 @@ __global__ void softmax_regs_kernel(const T* x, T* y, int64_t rows, int64_t cols
         v = nan ? T(NAN) : (log ? v - lse : v * inv);
       }
     row.store(y + r * cols, cols);
-  }
-}
-
-template <typename T, int VEC>
-__global__ void ln_forward_regs_kernel(const T* x, const T* w, const T* b, T* y, T* mean_out, T* rstd_out, int64_t rows,
-                                       int64_t cols, double eps) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    RowRegs<T, VEC> row;
-    row.load(x + r * cols, cols, T(0));
-    T s = 0;
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it)
-#pragma unroll
-      for (int q = 0; q < VEC; ++q) s += row.v[it][q];
-    const T mu = block_reduce(s, AddOp<T>{}, T(0)) / static_cast<T>(cols);
-    // Two passes over the registers: the variance of centred values, no cancellation.
-    T ss = 0;
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it)
-#pragma unroll
-      for (int q = 0; q < VEC; ++q) {
-        const T d = row.v[it][q] - mu;
-        if (RowRegs<T, VEC>::valid(it, cols)) ss += d * d;
-      }
-    const T var = block_reduce(ss, AddOp<T>{}, T(0)) / static_cast<T>(cols);
-    const T rs = static_cast<T>(1.0 / sqrt(static_cast<double>(var) + eps));
-    RowRegs<T, VEC> wr, br;
-    if (w) wr.load(w, cols, T(1));
-    if (b) br.load(b, cols, T(0));
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it)
-#pragma unroll
-      for (int q = 0; q < VEC; ++q) {
-        T o = (row.v[it][q] - mu) * rs;
-        if (w) o = o * wr.v[it][q];
-        if (b) o = o + br.v[it][q];
-        row.v[it][q] = o;
-      }
-    row.store(y + r * cols, cols);
-    if (threadIdx.x == 0) {
-      mean_out[r] = mu;
-      rstd_out[r] = rs;
-    }
-  }
-}
-
-// dx = rstd * (wg - mean(wg) - xhat * mean(wg * xhat)), wg = w * g, from registers.
-template <typename T, int VEC>
-__global__ void ln_backward_dx_regs_kernel(const T* g, const T* x, const T* mean, const T* rstd, const T* w, T* dx,
-                                           int64_t rows, int64_t cols) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    RowRegs<T, VEC> gr, xr, wr;
-    gr.load(g + r * cols, cols, T(0));
-    xr.load(x + r * cols, cols, T(0));
-    if (w) wr.load(w, cols, T(1));
-    const T m = mean[r], rs = rstd[r];
-    T s1 = 0, s2 = 0;
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it)
-#pragma unroll
-      for (int q = 0; q < VEC; ++q) {
-        const T wg = w ? wr.v[it][q] * gr.v[it][q] : gr.v[it][q];
-        const T xh = (xr.v[it][q] - m) * rs;
-        gr.v[it][q] = wg;
-        xr.v[it][q] = xh;
-        s1 += wg;
-        s2 += wg * xh;
-      }
-    const T a = block_reduce(s1, AddOp<T>{}, T(0)) / static_cast<T>(cols);
-    const T c = block_reduce(s2, AddOp<T>{}, T(0)) / static_cast<T>(cols);
-#pragma unroll
-    for (int it = 0; it < kRowItems; ++it)
-#pragma unroll
-      for (int q = 0; q < VEC; ++q) gr.v[it][q] = rs * (gr.v[it][q] - a - xr.v[it][q] * c);
-    gr.store(dx + r * cols, cols);
   }
 }
 
@@ -649,21 +449,6 @@ __global__ void softmax_backward_kernel(const T* g, const T* y, T* dx, int64_t r
 
 // Threads per row for the register kernels, or 0 when the row does not fit (or is not
 // vector-aligned) and the streaming kernels run instead.
-template <typename T>
-int regs_threads(int64_t cols, std::initializer_list<const void*> ptrs) {
-  constexpr int V = vec_width<T>();
-  if (cols % V != 0) return 0;
-  for (const void* p : ptrs) {
-    if (p && reinterpret_cast<uintptr_t>(p) % 16 != 0) return 0;
-  }
-  const int64_t vecs = (cols / V + kRowItems - 1) / kRowItems;
-  int t = 32;
-  while (t < vecs) t *= 2;
-  return t <= 1024 ? t : 0;
-}
-
-int row_threads(int64_t cols) { return cols >= 2048 ? 512 : (cols >= 512 ? 256 : (cols >= 128 ? 128 : 64)); }
-
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& x, int64_t outer, int64_t r, int64_t inner, Tensor& out) {
@@ -737,59 +522,6 @@ void softmax_backward(const Tensor& g, const Tensor& y, int64_t rows, int64_t co
     }
   });
   ST_CUDA_LAUNCH_CHECK();
-}
-
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
-                Tensor& mean, Tensor& rstd) {
-  if (rows == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-  ST_CUDA_FLOAT_CASES(x.dtype(), {
-    const T* wp = w.defined() ? w.data<T>() : nullptr;
-    const T* bp = b.defined() ? b.data<T>() : nullptr;
-    const int rt = regs_threads<T>(cols, {x.data<T>(), y.data<T>(), wp, bp});
-    if (rt > 0) {
-      ln_forward_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(
-          x.data<T>(), wp, bp, y.data<T>(), mean.data<T>(), rstd.data<T>(), rows, cols, eps);
-    } else {
-      ln_forward_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(x.data<T>(), wp, bp, y.data<T>(), mean.data<T>(),
-                                                                       rstd.data<T>(), rows, cols, eps);
-    }
-  });
-  ST_CUDA_LAUNCH_CHECK();
-}
-
-void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                         int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
-  ST_CUDA_FLOAT_CASES(x.dtype(), {
-    const T* wp = w.defined() ? w.data<T>() : nullptr;
-    if (dx.defined() && rows > 0) {
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16));
-      const int rt = regs_threads<T>(cols, {g.data<T>(), x.data<T>(), dx.data<T>(), wp});
-      if (rt > 0) {
-        ln_backward_dx_regs_kernel<T, vec_width<T>()><<<blocks, rt, 0, stream()>>>(
-            g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), wp, dx.data<T>(), rows, cols);
-      } else {
-        ln_backward_dx_kernel<T><<<blocks, row_threads(cols), 0, stream()>>>(
-            g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), wp, dx.data<T>(), rows, cols);
-      }
-      ST_CUDA_LAUNCH_CHECK();
-    }
-    if (dw.defined() || db.defined()) {
-      const int threads = 128;
-      const unsigned gx = static_cast<unsigned>((cols + threads - 1) / threads);
-      const int64_t nsplit = std::max<int64_t>(1, std::min<int64_t>(rows / 32, std::max<int64_t>(1, 1024 / gx)));
-      const int64_t chunk = rows > 0 ? (rows + nsplit - 1) / nsplit : 1;
-      Tensor pw = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
-      Tensor pb = Tensor::empty({nsplit, cols}, Dtype::Float64, x.device());
-      ln_backward_wb_kernel<T><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
-          g.data<T>(), x.data<T>(), mean.data<T>(), rstd.data<T>(), pw.data<double>(), pb.data<double>(), rows, cols,
-          chunk);
-      ST_CUDA_LAUNCH_CHECK();
-      const Red<double> sum{ReduceOp::Sum};
-      if (dw.defined()) reduce_pass<double, double, T>(pw.data<double>(), dw.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
-      if (db.defined()) reduce_pass<double, double, T>(pb.data<double>(), db.data<T>(), 1, nsplit, cols, 1, sum, 0.0);
-    }
-  });
 }
 
 }  // namespace st::backend::cuda

@@ -6,7 +6,7 @@
 // through their own (B, H, rows, cols) strides, so head views of a packed projection, the
 // (B, L, H, d) output/gradient layouts the caller allocates and a mask broadcast from (L, S) (zero
 // strides) are read and written in place. Dropout draws dropout()'s Philox mask per tile in the
-// kernels, in the forward and again in the backward (AttentionDropout, src/backend/backend.h).
+// kernels, in the forward and again in the backward (DropoutDraw, src/backend/backend.h).
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -141,7 +141,7 @@ void put(std::array<int32_t, kParamWords>& p, int slot, const Tensor& t) {
 // The words every kernel reads: sizes, flags, scale, and the mask slot and dropout words where
 // they apply (an unmasked call binds q as the mask and never reads it).
 std::array<int32_t, kParamWords> header(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                                        double scale, bool causal, const AttentionDropout& drop) {
+                                        double scale, bool causal, const DropoutDraw& drop) {
   std::array<int32_t, kParamWords> p{};
   const int64_t B = q.shape()[0], H = q.shape()[1];
   p[0] = i32(B * H, "flash_attention batch x heads");
@@ -207,7 +207,7 @@ bool flash_enabled() {
 }
 
 bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) {
+                            bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) {
   if (!takes(q, k, v, mask, lse) || !bindable_float(out)) return false;
   const Tile t = tile_for(q.shape()[3], v.shape()[3]);
   auto p = header(q, k, v, mask, scale, causal, dropout);
@@ -230,7 +230,7 @@ bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, c
 
 bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                      const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     double scale, bool causal, const DropoutDraw& dropout, Tensor& dq, Tensor& dk,
                                      Tensor& dv) {
   if (!takes(q, k, v, mask, lse) || dout.dtype() != q.dtype() || delta.dtype() != Dtype::Float32) return false;
   if (!bindable_float(dq) || !bindable_float(dk) || !bindable_float(dv)) return false;
@@ -275,13 +275,13 @@ bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Ten
 
 bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal, Tensor& out,
                      Tensor& lse) {
-  return flash_attention_masked(q, k, v, Tensor(), scale, causal, AttentionDropout{}, out, lse);
+  return flash_attention_masked(q, k, v, Tensor(), scale, causal, DropoutDraw{}, out, lse);
 }
 
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
                               Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, AttentionDropout{},
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{},
                                          dq, dk, dv);
 }
 

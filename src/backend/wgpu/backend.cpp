@@ -199,12 +199,12 @@ class WgpuBackend final : public backend::Backend {
   }
   // With an additive mask and/or dropout: the same kernels, flags in their parameters.
   bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                              bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse) override {
+                              bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) override {
     return backend::wgpu::flash_attention_masked(q, k, v, mask, scale, causal, dropout, out, lse);
   }
   bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                        const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                       double scale, bool causal, const AttentionDropout& dropout, Tensor& dq,
+                                       double scale, bool causal, const DropoutDraw& dropout, Tensor& dq,
                                        Tensor& dk, Tensor& dv) override {
     return backend::wgpu::flash_attention_masked_backward(q, k, v, mask, out, dout, lse, delta, scale, causal, dropout,
                                                           dq, dk, dv);

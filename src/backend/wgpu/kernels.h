@@ -27,10 +27,10 @@ bool flash_enabled();
 // Backend::flash_attention_masked and its backward (attention.cpp): an additive (B, H, L, S) mask
 // read through its strides and/or dropout on the probabilities; false where not taken.
 bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
-                            bool causal, const AttentionDropout& dropout, Tensor& out, Tensor& lse);
+                            bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse);
 bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                      const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                     double scale, bool causal, const AttentionDropout& dropout, Tensor& dq, Tensor& dk,
+                                     double scale, bool causal, const DropoutDraw& dropout, Tensor& dq, Tensor& dk,
                                      Tensor& dv);
 
 }  // namespace st::backend::wgpu

@@ -32,7 +32,7 @@ fn causal_on() -> bool { return (P[6] & 1) != 0; }
 fn masked_on() -> bool { return (P[6] & 2) != 0; }
 fn dropout_on() -> bool { return (P[6] & 4) != 0; }
 //@part dropout
-// AttentionDropout's mask (src/backend/backend.h): element e = (bh L + i) S + j of the (B H, L, S)
+// DropoutDraw's mask (src/backend/backend.h): element e = (bh L + i) S + j of the (B H, L, S)
 // probabilities is kept where the uniform from Philox block (counter + e / 4), lane e % 4, under
 // the seed is below the keep threshold, the uniform being the top 24 bits of the word times 2^-24:
 // random.wgsl's dropout draw, so a kernel here drops exactly what dropout() on the materialised

@@ -1,0 +1,163 @@
+"""spiraltorch.nn.functional.add_layer_norm (the transformer's residual add + dropout + layer norm):
+on the CPU the composite it is defined by (same dropout draws, values and gradients), its errors, and
+TransformerEncoderLayer/TransformerDecoderLayer routing their residual adds through it (hooks on a
+norm still see their call). On CUDA the fused kernels (one pass each way) against a float64 CPU
+reference for float32, bfloat16, float16 and float32 residual + bfloat16 delta (autocast's case), with
+dropout drawing the numbers the CPU draws, register and plain row kernels, h's own gradient and
+create_graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+from conftest import HAVE_CUDA, CUDA_SKIP_REASON, to_np
+
+F = st.nn.functional
+
+
+def composite(x, d, shape, w, b, eps, p, training):
+    h = x + F.dropout(d, p, training)
+    return h, F.layer_norm(h, shape, w, b, eps)
+
+
+def test_cpu_equals_composite_with_the_same_draws_and_gradients():
+    st.manual_seed(0)
+    leaves = [st.randn(3, 7, 32, dtype=st.float64) for _ in range(2)] + [st.randn(32, dtype=st.float64)
+                                                                        for _ in range(2)]
+    gz, gh = st.randn(3, 7, 32, dtype=st.float64), st.randn(3, 7, 32, dtype=st.float64)
+    results = []
+    for fn in (F.add_layer_norm, composite):
+        ins = [t.detach().requires_grad_(True) for t in leaves]
+        st.manual_seed(123)
+        h, z = fn(ins[0], ins[1], [32], ins[2], ins[3], 1e-5, 0.3, True)
+        ((z * gz).sum() + (h * gh).sum()).backward()
+        results.append([to_np(h), to_np(z)] + [to_np(t.grad) for t in ins])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # dropout really dropped: h - x is 0 or d / 0.7
+    diff, d = results[0][0] - to_np(leaves[0]), to_np(leaves[1])
+    kept = diff != 0
+    assert 0.15 < 1 - kept.mean() < 0.45
+    np.testing.assert_allclose(diff[kept], d[kept] / 0.7, rtol=1e-12)
+
+
+def test_errors_name_the_operation_and_values():
+    x = st.randn(2, 8)
+    with pytest.raises(st.ShapeError, match=r"add_layer_norm: residual of shape \(2, 8\) and delta of shape \(2, 4\)"):
+        F.add_layer_norm(x, st.randn(2, 4), [8])
+    with pytest.raises(ValueError, match=r"add_layer_norm: dropout probability p must lie in \[0, 1\], got 2"):
+        F.add_layer_norm(x, x, [8], p=2.0)
+    with pytest.raises(st.ShapeError, match=r"add_layer_norm: weight of shape \(3,\)"):
+        F.add_layer_norm(x, x, [8], st.ones(3))
+
+
+@pytest.mark.parametrize("norm_first", [True, False], ids=["pre-norm", "post-norm"])
+def test_encoder_layer_hooks_on_a_norm_still_fire(norm_first):
+    """A forward hook on norm2 makes the layer call norm2 itself (the composite); the output is the
+    same as without the hook."""
+    st.manual_seed(2)
+    layer = st.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
+    x = st.randn(2, 5, 16)
+    plain = to_np(layer(x))
+    seen = []
+    layer.norm2.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    hooked = to_np(layer(x))
+    assert seen == [(2, 5, 16)]
+    np.testing.assert_allclose(hooked, plain, rtol=1e-5, atol=1e-6)
+
+
+def test_decoder_layer_equals_its_layers_by_hand():
+    st.manual_seed(4)
+    layer = st.nn.TransformerDecoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=True)
+    tgt, mem = st.randn(2, 5, 16), st.randn(2, 6, 16)
+    got = to_np(layer(tgt, mem))
+    x = tgt
+    z = layer.norm1(x)
+    x = x + layer.self_attn(z, z, z, need_weights=False)[0]
+    z = layer.norm2(x)
+    x = x + layer.multihead_attn(z, mem, mem, need_weights=False)[0]
+    z = layer.norm3(x)
+    x = x + layer.linear2(F.relu(layer.linear1(z)))
+    np.testing.assert_allclose(got, to_np(x), rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- CUDA: the fused kernels
+
+cuda = pytest.mark.skipif(not HAVE_CUDA, reason=CUDA_SKIP_REASON)
+TOL = {"float32": 2e-5, "bfloat16": 2e-2, "float16": 3e-3, "mixed": 2e-5}
+
+
+def exact(a, dtype):
+    """Values every dtype holds exactly, so the float64 reference reads what the kernel reads."""
+    return (np.round(a * 32) / 32).astype(np.float32)
+
+
+@cuda
+@pytest.mark.parametrize("kind", ["float32", "bfloat16", "float16", "mixed"])
+@pytest.mark.parametrize("cols", [768, 300, 37], ids=["regs", "rows-300", "rows-37"])
+@pytest.mark.parametrize("p", [0.0, 0.2], ids=["no-dropout", "dropout"])
+def test_cuda_fused_matches_float64_cpu(kind, cols, p):
+    rng = np.random.default_rng(cols)
+    rows = 21
+    x, d, gz, gh = (exact(rng.standard_normal((rows, cols)), kind) for _ in range(4))
+    w, b = exact(1 + 0.3 * rng.standard_normal(cols), kind), exact(0.3 * rng.standard_normal(cols), kind)
+    # float64 CPU reference: the composite, the same Philox draws
+    ref = [st.tensor(a.astype(np.float64)).requires_grad_(True) for a in (x, d, w, b)]
+    st.manual_seed(7)
+    h, z = F.add_layer_norm(ref[0], ref[1], [cols], ref[2], ref[3], 1e-5, p, True)
+    ((z * st.tensor(gz.astype(np.float64))).sum() + (h * st.tensor(gh.astype(np.float64))).sum()).backward()
+    want = [to_np(h), to_np(z)] + [to_np(t.grad) for t in ref]
+
+    xd = st.float32 if kind in ("float32", "mixed") else getattr(st, kind)
+    dd = st.bfloat16 if kind == "mixed" else xd
+    ins = [st.tensor(a).to(t).cuda().requires_grad_(True) for a, t in zip((x, d, w, b), (xd, dd, xd, xd))]
+    st.manual_seed(7)
+    h, z = F.add_layer_norm(ins[0], ins[1], [cols], ins[2], ins[3], 1e-5, p, True)
+    assert h.dtype == xd and z.dtype == xd
+    ((z * st.tensor(gz).to(xd).cuda()).sum() + (h * st.tensor(gh).to(xd).cuda()).sum()).backward()
+    assert ins[1].grad.dtype == dd
+    got = [h, z] + [t.grad for t in ins]
+    tol = TOL[kind]
+    for name, g, wv in zip(("h", "out", "dx", "ddelta", "dw", "db"), got, want):
+        g = to_np(g.to(st.float32)).astype(np.float64)
+        err = np.abs(g - wv).max() / max(np.abs(wv).max(), 1.0)
+        # ddelta in bfloat16 (mixed) carries one bfloat16 rounding
+        limit = 2e-2 if (kind == "mixed" and name == "ddelta") else tol
+        assert err < limit, f"{name}: relative error {err:.2e}"
+
+
+@cuda
+def test_cuda_post_norm_only_normalised_output_and_create_graph():
+    """Post-norm uses only the normalised output (h's gradient undefined); create_graph through the
+    fused node gives the composite's second derivative."""
+    rng = np.random.default_rng(1)
+    x, d, g = (rng.standard_normal((6, 64)).astype(np.float32) for _ in range(3))
+    w = (1 + 0.2 * rng.standard_normal(64)).astype(np.float32)
+    out = {}
+    for dev in ("cpu", "cuda"):
+        xs, ds = (st.tensor(a).to(dev).requires_grad_(True) for a in (x, d))
+        ws = st.tensor(w).to(dev).requires_grad_(True)
+        _, z = F.add_layer_norm(xs, ds, [64], ws, None, 1e-5)
+        (dd,) = st.autograd.grad([z], [ds], [st.tensor(g).to(dev)], create_graph=True)
+        (dw2,) = st.autograd.grad([(dd ** 2).sum()], [ws])
+        out[dev] = (to_np(dd), to_np(dw2))
+    for a, b in zip(out["cuda"], out["cpu"]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+def test_cuda_gpt_block_under_autocast_matches_cpu_float32():
+    """A pre-norm encoder layer under bf16 autocast on CUDA (float32 residual, bfloat16 branch
+    outputs into the fused kernel) against the same layer in float32 on the CPU."""
+    st.manual_seed(0)
+    layer = st.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, activation="gelu", batch_first=True,
+                                          norm_first=True)
+    x = st.randn(2, 16, 64)
+    want = to_np(layer(x))
+    layer = layer.cuda()
+    with st.autocast("cuda", dtype=st.bfloat16):
+        got = layer(x.cuda())
+    assert got.dtype == st.float32
+    np.testing.assert_allclose(to_np(got), want, rtol=5e-2, atol=5e-2)
