@@ -155,8 +155,8 @@ Tensor flash_forward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const
 
 // dq, dk, dv of a flash forward into `g` (views the caller allocated), from dout's (B, H, L, dv) view.
 void flash_backward(const Tensor& q4, const Tensor& k4, const Tensor& v4, const Tensor& mask4, const Tensor& o4,
-                    const Tensor& lse, const Tensor& dout4, double scale, bool causal,
-                    const backend::DropoutDraw& drop, FlashGrads& g) {
+                    const Tensor& lse, const Tensor& dout4, double scale, bool causal, const backend::DropoutDraw& drop,
+                    FlashGrads& g) {
   auto& be = detail::backend_of(q4);
   const Tensor d = detail::cast_raw(dout4, q4.dtype());
   const Dtype stat = lse.dtype();

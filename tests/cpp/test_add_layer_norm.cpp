@@ -73,7 +73,8 @@ TEST(AddLayerNorm, ChecksNameTheOperationAndTheValues) {
                            {"add_layer_norm: residual of shape (2, 8)", "(2, 4)"});
   expect_error<ValueError>([&] { nn::add_layer_norm(x, x, {8}, {}, {}, 1e-5, 1.5); },
                            {"add_layer_norm", "must lie in [0, 1], got 1.5"});
-  expect_error<ShapeError>([&] { nn::add_layer_norm(x, x, {8}, randn({4})); }, {"add_layer_norm: weight of shape (4,)"});
+  expect_error<ShapeError>([&] { nn::add_layer_norm(x, x, {8}, randn({4})); },
+                           {"add_layer_norm: weight of shape (4,)"});
   expect_error<ShapeError>([&] { nn::add_layer_norm(x, x, {5}); },
                            {"add_layer_norm: input of shape (2, 8)", "normalized_shape (5,)"});
 }

@@ -187,8 +187,7 @@ void add_mask(const Heads<T>& M, int64_t bh, int64_t i0, int64_t m, int64_t j0, 
 
 // The dropout factors (scale or 0) of head bh's row i for keys j0 .. j0 + n, into f.
 template <typename T>
-void row_dropout(const DropoutDraw& drop, int64_t bh, int64_t L, int64_t S, int64_t i, int64_t j0, int64_t n,
-                 T* f) {
+void row_dropout(const DropoutDraw& drop, int64_t bh, int64_t L, int64_t S, int64_t i, int64_t j0, int64_t n, T* f) {
   dropout_factors<T>(f, (bh * L + i) * S + j0, n, drop.seed, drop.counter, static_cast<T>(drop.scale()),
                      drop.keep_below());
 }
@@ -271,8 +270,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
 
 template <typename T>
 void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& dout,
-              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, const DropoutDraw& drop,
-              Tensor& dq, Tensor& dk, Tensor& dv_out) {
+              const Tensor& lse, const Tensor& delta, double scale_d, bool causal, const DropoutDraw& drop, Tensor& dq,
+              Tensor& dk, Tensor& dv_out) {
   const int64_t B = q.shape()[0], H = q.shape()[1], L = q.shape()[2], d = q.shape()[3];
   const int64_t S = k.shape()[2], dv = v.shape()[3], BH = B * H;
   const Heads<T> Q(q, H), K(k, H), V(v, H), DO(dout, H), LS(lse, H), DL(delta, H), DQ(dq, H), DK(dk, H), DV(dv_out, H),
@@ -443,8 +442,8 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
                               Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{},
-                                         dq, dk, dv);
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{}, dq, dk,
+                                         dv);
 }
 
 }  // namespace st::backend::cpu::CPU_CAPABILITY

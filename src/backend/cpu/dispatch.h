@@ -83,11 +83,11 @@
     (q, k, v, out, dout, lse, delta, scale, causal, dq, dk, dv))                                                      \
   X(flash_attention_masked, bool,                                                                                     \
     (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale, bool causal,                \
-     const DropoutDraw& dropout, Tensor& out, Tensor& lse),                                                      \
+     const DropoutDraw& dropout, Tensor& out, Tensor& lse),                                                           \
     (q, k, v, mask, scale, causal, dropout, out, lse))                                                                \
   X(flash_attention_masked_backward, bool,                                                                            \
     (const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& dout,    \
-     const Tensor& lse, const Tensor& delta, double scale, bool causal, const DropoutDraw& dropout, Tensor& dq,  \
+     const Tensor& lse, const Tensor& delta, double scale, bool causal, const DropoutDraw& dropout, Tensor& dq,       \
      Tensor& dk, Tensor& dv),                                                                                         \
     (q, k, v, mask, out, dout, lse, delta, scale, causal, dropout, dq, dk, dv))                                       \
   X(adam_update, void, (std::span<const backend::Backend::AdamSlot> slots, const backend::Backend::AdamArgs& a),      \

@@ -3,8 +3,8 @@
 // By file: elementwise.cu (elementwise, random fills, dropout), reduce.cu (reductions, softmax),
 // layer_norm.cu (layer norm; residual add + dropout + layer norm), gemm.cu, scan.cu (Backend::scan
 // and Backend::poisson), indexing.cu (indexing, cumsum, triangle, im2col/col2im, max pooling),
-// sort.cu, pooling.cu, depthwise.cu, batch_norm.cu, attention.cu, flash_attention.cu (false: not taken, nothing written), rnn.cu,
-// foreach.cu (the optimizer updates).
+// sort.cu, pooling.cu, depthwise.cu, batch_norm.cu, attention.cu, flash_attention.cu (false: not taken, nothing
+// written), rnn.cu, foreach.cu (the optimizer updates).
 #include "backend/backend.h"
 #include "backend/common/kernel_decls.h"
 

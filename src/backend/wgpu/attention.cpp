@@ -281,8 +281,8 @@ bool flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double s
 bool flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& dout,
                               const Tensor& lse, const Tensor& delta, double scale, bool causal, Tensor& dq, Tensor& dk,
                               Tensor& dv) {
-  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{},
-                                         dq, dk, dv);
+  return flash_attention_masked_backward(q, k, v, Tensor(), out, dout, lse, delta, scale, causal, DropoutDraw{}, dq, dk,
+                                         dv);
 }
 
 }  // namespace st::backend::wgpu

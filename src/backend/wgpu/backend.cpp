@@ -204,8 +204,8 @@ class WgpuBackend final : public backend::Backend {
   }
   bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                        const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
-                                       double scale, bool causal, const DropoutDraw& dropout, Tensor& dq,
-                                       Tensor& dk, Tensor& dv) override {
+                                       double scale, bool causal, const DropoutDraw& dropout, Tensor& dq, Tensor& dk,
+                                       Tensor& dv) override {
     return backend::wgpu::flash_attention_masked_backward(q, k, v, mask, out, dout, lse, delta, scale, causal, dropout,
                                                           dq, dk, dv);
   }
