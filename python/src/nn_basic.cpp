@@ -252,19 +252,22 @@ void bind_nn_basic(nb::module_& nn) {
          nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
          nb::arg("eps") = 1e-5,
          "Layer normalisation over the trailing normalized_shape dims (fused forward and backward).");
-  nn.def("add_layer_norm",
-         [](const Tensor& residual, const Tensor& delta, ShapeArg normalized_shape, std::optional<Tensor> weight,
-            std::optional<Tensor> bias, double eps, double p, bool training) {
-    return snn::add_layer_norm(residual, delta, to_shape_obj(normalized_shape), undef(weight), undef(bias), eps, p,
-                               training);
+  nn.def(
+      "add_layer_norm",
+      [](const Tensor& residual, std::optional<Tensor> delta, ShapeArg normalized_shape, std::optional<Tensor> weight,
+         std::optional<Tensor> bias, double eps, double p, bool training, nb::handle out_dtype) {
+    return snn::add_layer_norm(residual, undef(delta), to_shape_obj(normalized_shape), undef(weight), undef(bias), eps,
+                               p, training, nullptr, to_optional_dtype(out_dtype));
   },
-         nb::arg("residual"), nb::arg("delta"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
-         nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5, nb::arg("p") = 0.0, nb::arg("training") = true,
-         "The transformer's residual step: h = residual + dropout(delta, p, training) and layer_norm(h, "
-         "normalized_shape, weight, bias, eps), returned as the tuple (h, normalised). Equals that composite "
-         "(dropout draws the same numbers from the global generator); on CUDA one fused pass forward and one "
-         "backward. residual and delta share a shape; under autocast delta may stay half beside a float32 "
-         "residual.");
+      nb::arg("residual"), nb::arg("delta").none(), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
+      nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5, nb::arg("p") = 0.0, nb::arg("training") = true,
+      nb::arg("out_dtype") = nb::none(),
+      "The transformer's residual step: h = residual + dropout(delta, p, training) and layer_norm(h, "
+      "normalized_shape, weight, bias, eps), returned as the tuple (h, normalised). Equals that composite "
+      "(dropout draws the same numbers from the global generator; the normalised output then cast to "
+      "out_dtype when given); on CUDA one fused pass forward and one backward. residual and delta share a "
+      "shape; under autocast delta may stay half beside a float32 residual. delta=None: h is residual and "
+      "only the layer norm runs.");
   nn.def("embedding",
          [](const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx) {
     return snn::embedding(weight, input, padding_idx);

@@ -636,7 +636,9 @@ class Backend {
   // Layer norm over the last `cols` of a contiguous (rows, cols) float tensor; w and b
   // (cols,) may be undefined; mean and rstd (rows,) are written for the backward. x, y, w, b
   // share one dtype: float32/float64, or float16/bfloat16 where native_half_layer_norm() (then
-  // computed in float32, and mean and rstd are float32).
+  // computed in float32, and mean and rstd are float32); there y may also be a half type beside
+  // float32 x (the result rounded once to it: autocast's cast folded in) and the backward's g
+  // then has y's dtype.
   virtual void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps,
                           Tensor& y, Tensor& mean, Tensor& rstd);
   // dx (rows, cols), dw and db (cols,) are each written when defined, in x's dtype.
@@ -644,19 +646,21 @@ class Backend {
                                    const Tensor& w, int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db);
   // Residual add, dropout and layer norm in one pass over contiguous (rows, cols) tensors:
   // h = x + y * m (m the factors of `drop`, over y's flat index) and out = layer_norm(h) exactly
-  // as layer_norm() computes it. x, h, out, w, b share x's dtype (float32 or float64, or a half
-  // type where native_half_layer_norm()); y has x's dtype or, for float32 x, float16/bfloat16
-  // (autocast's half outputs added to a float32 residual stream). mean and rstd as layer_norm().
-  // Returns false, having written nothing, where this backend has no such kernel (the op layer
-  // then runs the composite it must equal).
+  // as layer_norm() computes it. x, h, w, b share x's dtype (float32 or float64, or a half type
+  // where native_half_layer_norm()); y and out have x's dtype or, for float32 x, float16/bfloat16
+  // (autocast's half outputs added to a float32 residual stream; the normalised rows rounded once
+  // to the half type their consumer casts them to). y undefined: h is not written and out =
+  // layer_norm(x). mean and rstd as layer_norm(). Returns false, having written nothing, where
+  // this backend has no such kernel or dtype pair (the op layer then runs the composite it must
+  // equal).
   virtual bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows,
                               int64_t cols, double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean,
                               Tensor& rstd) {
     return false;
   }
-  // Its backward: g = dL/dout, gh = dL/dh from h's other uses (undefined: none); dx = gh +
-  // layer_norm_backward(g) in x's dtype, dy = dx * m in y's dtype, dw and db (x's dtype) as
-  // layer_norm_backward(); each written when defined.
+  // Its backward: g = dL/dout (out's dtype), gh = dL/dh from h's other uses (undefined: none);
+  // dx = gh + layer_norm_backward(g) in x's dtype, dy = dx * m in y's dtype, dw and db (x's
+  // dtype) as layer_norm_backward(); each written when defined.
   virtual bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean,
                                        const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols,
                                        const DropoutDraw& drop, Tensor& dx, Tensor& dy, Tensor& dw, Tensor& db) {

@@ -179,19 +179,23 @@ Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const T
 
 std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor& delta, const Shape& normalized_shape,
                                          const Tensor& weight_in, const Tensor& bias_in, double eps, double p,
-                                         bool training, Generator* gen) {
+                                         bool training, Generator* gen, std::optional<Dtype> out_dtype) {
   const char* op = "add_layer_norm";
-  if (!residual_in.defined() || !delta.defined()) {
-    throw ValueError("add_layer_norm: residual and delta must both be defined");
-  }
+  if (!residual_in.defined()) throw ValueError("add_layer_norm: residual is undefined");
   if (!(p >= 0.0 && p <= 1.0)) {
     throw ValueError("add_layer_norm: dropout probability p must lie in [0, 1], got " + std::to_string(p));
   }
-  require_float(delta, op, "delta");
-  detail::check_same_device(residual_in, delta, op);
-  if (residual_in.shape() != delta.shape()) {
-    throw ShapeError("add_layer_norm: residual of shape " + shape_list(residual_in.shape()) + " and delta of shape " +
-                     shape_list(delta.shape()) + " must have the same shape");
+  if (out_dtype && !is_floating(*out_dtype)) {
+    throw DtypeError(std::string("add_layer_norm: out_dtype must be a floating dtype, got ") + dtype_name(*out_dtype));
+  }
+  const bool has_delta = delta.defined();
+  if (has_delta) {
+    require_float(delta, op, "delta");
+    detail::check_same_device(residual_in, delta, op);
+    if (residual_in.shape() != delta.shape()) {
+      throw ShapeError("add_layer_norm: residual of shape " + shape_list(residual_in.shape()) + " and delta of shape " +
+                       shape_list(delta.shape()) + " must have the same shape");
+    }
   }
   // autocast: layer_norm's float32 list for the residual stream and the parameters; delta (a
   // half product under autocast) is added as it is, in float32.
@@ -199,34 +203,37 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
                bias = autocast::to_float(bias_in);
   check_norm_args(op, residual, normalized_shape, weight, bias, eps);
 
-  const bool dropping = training && p > 0.0;
+  const bool dropping = has_delta && training && p > 0.0;
   // reserved as dropout() reserves it, so the fused kernel and the composite mask alike
   const backend::DropoutDraw drop = dropping ? reserve_dropout(p, delta.numel(), gen) : backend::DropoutDraw{};
-  const Dtype dt = promote_types(residual.dtype(), delta.dtype());
+  const Dtype dt = has_delta ? promote_types(residual.dtype(), delta.dtype()) : residual.dtype();
+  const Dtype od = out_dtype.value_or(dt);
   const int64_t cols = shape_numel(normalized_shape);
   const int64_t rows = cols == 0 ? 0 : residual.numel() / cols;
   backend::Backend& be = backend::backend_for(residual.device());
   const bool param_dtypes = (!weight.defined() || weight.dtype() == dt) && (!bias.defined() || bias.dtype() == dt);
-  if (dt == residual.dtype() && param_dtypes && native_norm(dt, residual, weight, bias)) {
-    const Tensor xc = residual.detach().contiguous(), yc = delta.detach().contiguous();
+  const bool out_ok = od == dt || (dt == Dtype::Float32 && is_half(od) && be.native_half_layer_norm());
+  if (dt == residual.dtype() && param_dtypes && out_ok && native_norm(dt, residual, weight, bias)) {
+    const Tensor xc = residual.detach().contiguous(), yc = has_delta ? delta.detach().contiguous() : Tensor();
     const Tensor wc = weight.defined() ? weight.detach().contiguous() : Tensor();
     const Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();
-    Tensor h = Tensor::empty(residual.shape(), dt, residual.device());
-    Tensor out = Tensor::empty(residual.shape(), dt, residual.device());
+    Tensor h = has_delta ? Tensor::empty(residual.shape(), dt, residual.device()) : Tensor();
+    Tensor out = Tensor::empty(residual.shape(), od, residual.device());
     Tensor mean_t = Tensor::empty({rows}, compute_float(dt), residual.device());
     Tensor rstd_t = Tensor::empty({rows}, compute_float(dt), residual.device());
     if (rows == 0 || be.add_layer_norm(xc, yc, wc, bc, rows, cols, eps, drop, h, out, mean_t, rstd_t)) {
       if (needs_grad({&residual, &delta, &weight, &bias})) {
         const Shape norm_shape = normalized_shape;
         const int64_t k = static_cast<int64_t>(normalized_shape.size());
-        std::vector<Tensor> saved{h};
+        const Tensor hc = has_delta ? h.detach() : xc;  // the normalised rows
+        std::vector<Tensor> saved{has_delta ? h : residual};
         if (weight.defined()) saved.push_back(weight);
         record_multi({h, out}, "AddLayerNormBackward", {residual, delta, weight, bias},
-                     [residual, delta, weight, bias, hc = h.detach(), wc, mean_t, rstd_t, rows, cols, eps, drop,
-                      norm_shape, k](std::span<const Tensor> grads) -> std::vector<Tensor> {
+                     [residual, delta, weight, bias, hc, wc, mean_t, rstd_t, rows, cols, eps, drop, norm_shape, k,
+                      od](std::span<const Tensor> grads) -> std::vector<Tensor> {
           const Tensor& gh = grads[0];
           const Tensor& g = grads[1];
-          const bool gx = residual.requires_grad(), gy = delta.requires_grad();
+          const bool gx = residual.requires_grad(), gy = delta.defined() && delta.requires_grad();
           const bool gw = weight.defined() && weight.requires_grad();
           const bool gb = bias.defined() && bias.requires_grad();
           Tensor dh, dw, db;
@@ -235,7 +242,8 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
             // ops, h recomputed with history so second derivatives flow.
             const Tensor factors = drop.active() ? dropout_factors(delta, drop) : Tensor();
             if (g.defined()) {
-              const Tensor h2 = add(residual, drop.active() ? mul(delta, factors) : delta);
+              const Tensor h2 =
+                  !delta.defined() ? residual : add(residual, drop.active() ? mul(delta, factors) : delta);
               layer_norm_grads_differentiable(h2, weight, bias, g, k, eps, gx || gy, gw, gb, dh, dw, db);
             }
             if (gh.defined()) dh = dh.defined() ? add(dh, gh) : gh;
@@ -244,7 +252,7 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
             return {gx ? dh : Tensor(), dy, dw, db};
           }
           const Dtype dt = hc.dtype();
-          const Tensor gc = cast_raw(g, dt).contiguous();
+          const Tensor gc = cast_raw(g, od).contiguous();  // in the normalised output's dtype
           const Tensor ghc = gh.defined() ? cast_raw(gh, dt).contiguous() : Tensor();
           Tensor dx = gx ? Tensor::empty(hc.shape(), dt, hc.device()) : Tensor();
           Tensor dy = gy ? Tensor::empty(delta.shape(), delta.dtype(), delta.device()) : Tensor();
@@ -261,12 +269,15 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
         },
                      saved);
       }
-      return {h, out};
+      return {has_delta ? h : residual_in, out};
     }
   }
   // The composite the fused kernels equal.
-  const Tensor h = add(residual, dropping ? mul(delta, dropout_factors(delta, drop)) : delta);
-  return {h, layer_norm(h, normalized_shape, weight, bias, eps)};
+  const Tensor h =
+      !has_delta ? residual_in : add(residual, dropping ? mul(delta, dropout_factors(delta, drop)) : delta);
+  Tensor out = layer_norm(h, normalized_shape, weight, bias, eps);
+  if (out.dtype() != od) out = out.to(od);
+  return {h, out};
 }
 
 // ---------------------------------------------------------------- embedding

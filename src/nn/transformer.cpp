@@ -3,6 +3,7 @@
 #include <tuple>
 #include <utility>
 
+#include "spiraltorch/autocast.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/ops.h"
 
@@ -28,13 +29,15 @@ Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& 
 
 namespace {
 
-// {x + drop(delta), norm(x + drop(delta))}: fused where neither module is hooked.
-std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& delta, Dropout& drop, LayerNorm& norm) {
-  if (!drop.has_hooks() && !norm.has_hooks() && x.shape() == delta.shape()) {
+// {x + drop(delta), norm(x + drop(delta))} ({x, norm(x)} without delta): fused where neither module
+// is hooked, the normalised rows written as out_dtype when given.
+std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& delta, Dropout& drop, LayerNorm& norm,
+                                   std::optional<Dtype> out_dtype = std::nullopt) {
+  if (!drop.has_hooks() && !norm.has_hooks() && (!delta.defined() || x.shape() == delta.shape())) {
     return add_layer_norm(x, delta, norm.normalized_shape(), norm.weight(), norm.bias(), norm.eps(), drop.p(),
-                          drop.is_training(), drop.generator());
+                          drop.is_training(), drop.generator(), out_dtype);
   }
-  Tensor h = add(x, drop(delta));
+  Tensor h = delta.defined() ? add(x, drop(delta)) : x;
   Tensor z = norm(h);
   return {std::move(h), std::move(z)};
 }
@@ -47,12 +50,17 @@ Tensor residual_branches(const Tensor& x_in, std::span<const ResidualBranch> bra
     for (const ResidualBranch& b : branches) x = add_norm(x, b.f(x), b.drop, b.norm).second;
     return x;
   }
-  // pre-norm: branch i's residual add meets branch i + 1's norm
-  Tensor z = branches.empty() ? x : branches.front().norm(x);
+  if (branches.empty()) return x;
+  // Pre-norm: branch i's residual add meets branch i + 1's norm. A norm's output feeds only its
+  // branch, whose first product casts it to the autocast dtype: the norm writes that dtype itself
+  // (the same single rounding, without the cast's pass over the rows).
+  const std::optional<Dtype> z_dtype =
+      autocast::is_enabled(x.device().type) ? std::optional<Dtype>(autocast::dtype(x.device().type)) : std::nullopt;
+  Tensor z = add_norm(x, Tensor(), branches.front().drop, branches.front().norm, z_dtype).second;
   for (size_t i = 0; i < branches.size(); ++i) {
     const Tensor d = branches[i].f(z);
     if (i + 1 < branches.size()) {
-      std::tie(x, z) = add_norm(x, d, branches[i].drop, branches[i + 1].norm);
+      std::tie(x, z) = add_norm(x, d, branches[i].drop, branches[i + 1].norm, z_dtype);
     } else {
       x = add(x, branches[i].drop(d));
     }

@@ -43,6 +43,19 @@ def test_cpu_equals_composite_with_the_same_draws_and_gradients():
     np.testing.assert_allclose(diff[kept], d[kept] / 0.7, rtol=1e-12)
 
 
+def test_out_dtype_and_no_delta_on_the_cpu():
+    """out_dtype casts the normalised output (the composite then .to); delta=None is layer_norm alone."""
+    st.manual_seed(1)
+    x, d, w = st.randn(4, 16), st.randn(4, 16), st.randn(16)
+    h, z = F.add_layer_norm(x, d, [16], w, None, 1e-5, out_dtype=st.bfloat16)
+    assert h.dtype == st.float32 and z.dtype == st.bfloat16
+    np.testing.assert_array_equal(to_np(z.to(st.float32)),
+                                  to_np(F.layer_norm(x + d, [16], w).to(st.bfloat16).to(st.float32)))
+    h, z = F.add_layer_norm(x, None, [16], w)
+    assert h is x or np.array_equal(to_np(h), to_np(x))
+    np.testing.assert_allclose(to_np(z), to_np(F.layer_norm(x, [16], w)), rtol=1e-6, atol=1e-6)
+
+
 def test_errors_name_the_operation_and_values():
     x = st.randn(2, 8)
     with pytest.raises(st.ShapeError, match=r"add_layer_norm: residual of shape \(2, 8\) and delta of shape \(2, 4\)"):
@@ -51,6 +64,8 @@ def test_errors_name_the_operation_and_values():
         F.add_layer_norm(x, x, [8], p=2.0)
     with pytest.raises(st.ShapeError, match=r"add_layer_norm: weight of shape \(3,\)"):
         F.add_layer_norm(x, x, [8], st.ones(3))
+    with pytest.raises(st.DtypeError, match=r"add_layer_norm: out_dtype must be a floating dtype, got int64"):
+        F.add_layer_norm(x, x, [8], out_dtype=st.int64)
 
 
 @pytest.mark.parametrize("norm_first", [True, False], ids=["pre-norm", "post-norm"])
@@ -161,3 +176,29 @@ def test_cuda_gpt_block_under_autocast_matches_cpu_float32():
         got = layer(x.cuda())
     assert got.dtype == st.float32
     np.testing.assert_allclose(to_np(got), want, rtol=5e-2, atol=5e-2)
+
+
+@cuda
+@pytest.mark.parametrize("with_delta", [True, False], ids=["add", "norm-only"])
+def test_cuda_bfloat16_output_equals_the_float32_output_cast(with_delta):
+    """Float32 rows normalised straight into bfloat16 (autocast's cast folded in) equal the float32
+    output cast to bfloat16, element for element; the gradients from a bfloat16 output gradient equal
+    the float32 path's fed the same gradient."""
+    rng = np.random.default_rng(9)
+    x, d = (rng.standard_normal((40, 768)).astype(np.float32) for _ in range(2))
+    w, b = (1 + 0.2 * rng.standard_normal(768)).astype(np.float32), rng.standard_normal(768).astype(np.float32)
+    g = exact(rng.standard_normal((40, 768)), "bfloat16")
+    runs = {}
+    for od in (None, st.bfloat16):
+        ins = [st.tensor(a).cuda().requires_grad_(True) for a in (x, d, w, b)]
+        _, z = F.add_layer_norm(ins[0], ins[1] if with_delta else None, [768], ins[2], ins[3], out_dtype=od)
+        assert z.dtype == (od or st.float32)
+        z.backward(st.tensor(g).cuda().to(z.dtype))
+        runs[od] = [to_np(z.to(st.float32))] + [to_np(t.grad) if t.grad is not None else None for t in ins]
+    want = runs[None]
+    np.testing.assert_array_equal(runs[st.bfloat16][0], to_np(st.tensor(want[0]).to(st.bfloat16).to(st.float32)))
+    for got, ref in zip(runs[st.bfloat16][1:], want[1:]):
+        if ref is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

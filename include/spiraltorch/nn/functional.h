@@ -20,12 +20,16 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 
 // The transformer's residual step in one: h = residual + dropout(delta, p, training), returned
 // with layer_norm(h, normalized_shape, weight, bias, eps) as {h, normalised}. Equal to that
-// composite, dropout drawing the same numbers from `gen` (or the global generator); a backend with
-// a fused kernel (CUDA) makes one pass forward and one backward. residual and delta have one
-// shape; under autocast delta may stay half (a product's output) beside a float32 residual.
+// composite (then cast to out_dtype, when given), dropout drawing the same numbers from `gen` (or
+// the global generator); a backend with a fused kernel (CUDA) makes one pass forward and one
+// backward, rounding the normalised rows once to out_dtype (a transformer layer asks for the
+// autocast dtype its next product casts them to). residual and delta have one shape; under
+// autocast delta may stay half (a product's output) beside a float32 residual. delta undefined:
+// h = residual and only the layer norm runs.
 std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual, const Tensor& delta, const Shape& normalized_shape,
                                          const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5,
-                                         double p = 0.0, bool training = true, Generator* gen = nullptr);
+                                         double p = 0.0, bool training = true, Generator* gen = nullptr,
+                                         std::optional<Dtype> out_dtype = std::nullopt);
 
 // Rows of `weight` (num_embeddings, embedding_dim) picked by integer `indices` of any
 // shape; the result has shape indices.shape + (embedding_dim,). The row at

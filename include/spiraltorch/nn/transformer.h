@@ -71,8 +71,9 @@ std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num
 void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who);
 // The feed-forward block linear2(dropout(act(linear1(x)))).
 Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2, const std::string& activation);
-// One residual branch of a transformer layer: f maps the branch's input to its output, drop is the
-// branch's dropout and norm its LayerNorm.
+// One residual branch of a transformer layer: f maps the branch's input to its output (its first
+// operation a product, which autocast casts to its dtype), drop is the branch's dropout and norm its
+// LayerNorm.
 struct ResidualBranch {
   std::function<Tensor(const Tensor&)> f;
   Dropout& drop;

@@ -2,6 +2,8 @@
 // Backend::add_layer_norm and their backwards). float16/bfloat16 rows are read and written as they
 // are and computed in float (T storage, C compute; ST_CUDA_NORM_CASES).
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
@@ -13,8 +15,8 @@ namespace st::backend::cuda {
 namespace {
 
 // Partial column sums of g * xhat (dw) and g (db) over a chunk of rows.
-template <typename T, typename C>
-__global__ void ln_backward_wb_kernel(const T* g, const T* x, const C* mean, const C* rstd, double* pw, double* pb,
+template <typename TG, typename T, typename C>
+__global__ void ln_backward_wb_kernel(const TG* g, const T* x, const C* mean, const C* rstd, double* pw, double* pb,
                                       int64_t rows, int64_t cols, int64_t chunk) {
   const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (j >= cols) return;
@@ -59,10 +61,10 @@ Drop drop_of(const DropoutDraw& d) {
   return {d.seed, d.counter, d.keep_below(), static_cast<float>(d.scale()), d.active()};
 }
 
-// h = x + y * m, rounded to T as the composite's add stores it; then layer norm of h from registers.
-// Without y (and h) this is layer_norm(x).
-template <typename T, typename TY, int VEC, typename C>
-__global__ void add_ln_forward_regs_kernel(const T* x, const TY* y, const T* w, const T* b, T* h, T* out, C* mean_out,
+// h = x + y * m, rounded to T as the composite's add stores it; then layer norm of h from registers,
+// stored as TO (T, or a half type: autocast's cast folded in). Without y (and h) this is layer_norm(x).
+template <typename T, typename TY, typename TO, int VEC, typename C>
+__global__ void add_ln_forward_regs_kernel(const T* x, const TY* y, const T* w, const T* b, T* h, TO* out, C* mean_out,
                                            C* rstd_out, int64_t rows, int64_t cols, double eps, Drop drop) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     RowRegs<T, VEC, C> row;
@@ -119,8 +121,8 @@ __global__ void add_ln_forward_regs_kernel(const T* x, const TY* y, const T* w, 
 
 // Rows the register kernel declines: h is written first (each thread reads back only its own
 // elements), then the statistics and the output are taken from it (from x without y).
-template <typename T, typename TY, typename C>
-__global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const T* b, T* h, T* out, C* mean_out,
+template <typename T, typename TY, typename TO, typename C>
+__global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const T* b, T* h, TO* out, C* mean_out,
                                       C* rstd_out, int64_t rows, int64_t cols, double eps, Drop drop) {
   auto add = [] __device__(double a, double c) { return a + c; };
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -147,7 +149,7 @@ __global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const
       C o = (convert<C>(hr[j]) - m) * rst;
       if (w) o = o * convert<C>(w[j]);
       if (b) o = o + convert<C>(b[j]);
-      out[r * cols + j] = convert<T>(o);
+      out[r * cols + j] = convert<TO>(o);
     }
     if (threadIdx.x == 0) {
       mean_out[r] = m;
@@ -158,11 +160,12 @@ __global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const
 
 // dx = gh + rstd * (wg - mean(wg) - hhat * mean(wg * hhat)), wg = w * g; dy = dx * m. Without gh
 // and dy this is layer_norm's backward (h the normalised input).
-template <typename T, typename TY, int VEC, typename C>
-__global__ void add_ln_backward_regs_kernel(const T* g, const T* gh, const T* h, const C* mean, const C* rstd,
+template <typename T, typename TY, typename TO, int VEC, typename C>
+__global__ void add_ln_backward_regs_kernel(const TO* g, const T* gh, const T* h, const C* mean, const C* rstd,
                                             const T* w, T* dx, TY* dy, int64_t rows, int64_t cols, Drop drop) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    RowRegs<T, VEC, C> gr, hr, wr;
+    RowRegs<TO, VEC, C> gr;
+    RowRegs<T, VEC, C> hr, wr;
     gr.load(g + r * cols, cols, C(0));
     hr.load(h + r * cols, cols, C(0));
     if (w) wr.load(w, cols, C(1));
@@ -201,12 +204,12 @@ __global__ void add_ln_backward_regs_kernel(const T* g, const T* gh, const T* h,
   }
 }
 
-template <typename T, typename TY, typename C>
-__global__ void add_ln_backward_kernel(const T* g, const T* gh, const T* h, const C* mean, const C* rstd, const T* w,
+template <typename T, typename TY, typename TO, typename C>
+__global__ void add_ln_backward_kernel(const TO* g, const T* gh, const T* h, const C* mean, const C* rstd, const T* w,
                                        T* dx, TY* dy, int64_t rows, int64_t cols, Drop drop) {
   auto add = [] __device__(double a, double c) { return a + c; };
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* gr = g + r * cols;
+    const TO* gr = g + r * cols;
     const T* hr = h + r * cols;
     const C m = mean[r], rs = rstd[r];
     double s1 = 0, s2 = 0;
@@ -231,8 +234,8 @@ __global__ void add_ln_backward_kernel(const T* g, const T* gh, const T* h, cons
 }
 
 // Partial column sums for dw and db, then their finishing pass (layer_norm_backward's).
-template <typename T, typename C>
-void ln_weight_grads(const T* g, const T* x, const C* mean, const C* rstd, int64_t rows, int64_t cols, Tensor& dw,
+template <typename TG, typename T, typename C>
+void ln_weight_grads(const TG* g, const T* x, const C* mean, const C* rstd, int64_t rows, int64_t cols, Tensor& dw,
                      Tensor& db, const Tensor& like) {
   const int threads = 128;
   const unsigned gx = static_cast<unsigned>((cols + threads - 1) / threads);
@@ -240,7 +243,7 @@ void ln_weight_grads(const T* g, const T* x, const C* mean, const C* rstd, int64
   const int64_t chunk = rows > 0 ? (rows + nsplit - 1) / nsplit : 1;
   Tensor pw = Tensor::empty({nsplit, cols}, Dtype::Float64, like.device());
   Tensor pb = Tensor::empty({nsplit, cols}, Dtype::Float64, like.device());
-  ln_backward_wb_kernel<T, C><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
+  ln_backward_wb_kernel<TG, T, C><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
       g, x, mean, rstd, pw.data<double>(), pb.data<double>(), rows, cols, chunk);
   ST_CUDA_LAUNCH_CHECK();
   ln_backward_wb_finish_kernel<T><<<blocks_for(cols), kThreads, 0, stream()>>>(
@@ -260,103 +263,142 @@ T* mut_ptr_or_null(Tensor& t) {
   return t.defined() ? static_cast<T*>(t.raw_data()) : nullptr;
 }
 
-template <typename T, typename TY, typename C>
+template <typename T, typename TY, typename TO, typename C>
 void add_ln_forward_typed(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows,
                           int64_t cols, double eps, const Drop& drop, Tensor& h, Tensor& out, Tensor& mean,
                           Tensor& rstd) {
   const T* xp = static_cast<const T*>(x.raw_data());
   const TY* yp = ptr_or_null<TY>(y);
   const T *wp = ptr_or_null<T>(w), *bp = ptr_or_null<T>(b);
-  T *hp = mut_ptr_or_null<T>(h), *op = static_cast<T*>(out.raw_data());
-  constexpr int V = vec_width<T, TY>();
+  T* hp = mut_ptr_or_null<T>(h);
+  TO* op = static_cast<TO*>(out.raw_data());
+  constexpr int V = vec_width<T, TY, TO>();
   const int rt_pair = regs_threads_vec<V>(cols, {xp, yp, wp, bp, hp, op});
   if (rt_pair > 0) {
-    add_ln_forward_regs_kernel<T, TY, V, C><<<row_blocks(rows), rt_pair, 0, stream()>>>(
+    add_ln_forward_regs_kernel<T, TY, TO, V, C><<<row_blocks(rows), rt_pair, 0, stream()>>>(
         xp, yp, wp, bp, hp, op, mean.data<C>(), rstd.data<C>(), rows, cols, eps, drop);
   } else {
-    add_ln_forward_kernel<T, TY, C><<<row_blocks(rows), row_threads(cols), 0, stream()>>>(
+    add_ln_forward_kernel<T, TY, TO, C><<<row_blocks(rows), row_threads(cols), 0, stream()>>>(
         xp, yp, wp, bp, hp, op, mean.data<C>(), rstd.data<C>(), rows, cols, eps, drop);
   }
   ST_CUDA_LAUNCH_CHECK();
 }
 
-template <typename T, typename TY, typename C>
+template <typename T, typename TY, typename TO, typename C>
 void add_ln_backward_typed(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean, const Tensor& rstd,
                            const Tensor& w, int64_t rows, int64_t cols, const Drop& drop, Tensor& dx, Tensor& dy,
                            Tensor& dw, Tensor& db) {
-  const T *gp = static_cast<const T*>(g.raw_data()), *hp = static_cast<const T*>(h.raw_data());
+  const TO* gp = static_cast<const TO*>(g.raw_data());
+  const T* hp = static_cast<const T*>(h.raw_data());
   const T *ghp = ptr_or_null<T>(gh), *wp = ptr_or_null<T>(w);
   T* dxp = mut_ptr_or_null<T>(dx);
   TY* dyp = mut_ptr_or_null<TY>(dy);
   const C *mp = mean.data<C>(), *rp = rstd.data<C>();
   if (dxp || dyp) {
-    constexpr int V = vec_width<T, TY>();
+    constexpr int V = vec_width<T, TY, TO>();
     const int rt_pair = regs_threads_vec<V>(cols, {gp, hp, ghp, wp, dxp, dyp});
     if (rt_pair > 0) {
-      add_ln_backward_regs_kernel<T, TY, V, C>
+      add_ln_backward_regs_kernel<T, TY, TO, V, C>
           <<<row_blocks(rows), rt_pair, 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, rows, cols, drop);
     } else {
-      add_ln_backward_kernel<T, TY, C>
+      add_ln_backward_kernel<T, TY, TO, C>
           <<<row_blocks(rows), row_threads(cols), 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, rows, cols, drop);
     }
     ST_CUDA_LAUNCH_CHECK();
   }
-  if (dw.defined() || db.defined()) ln_weight_grads<T, C>(gp, hp, mp, rp, rows, cols, dw, db, h);
+  if (dw.defined() || db.defined()) ln_weight_grads<TO, T, C>(gp, hp, mp, rp, rows, cols, dw, db, h);
 }
 
 }  // namespace
 
-void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
-                Tensor& mean, Tensor& rstd) {
-  if (rows == 0) return;
-  Tensor none;
-  ST_CUDA_NORM_CASES(x.dtype(),
-                     { add_ln_forward_typed<T, T, C>(x, none, w, b, rows, cols, eps, Drop{}, none, y, mean, rstd); });
+namespace {
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// Calls f(Tag<U>{}) for the storage type U of a companion dtype d of T's rows (y, or the output):
+// T itself, or a half type beside float32 rows; false, calling nothing, for any other pair.
+template <typename T, typename F>
+bool companion(Dtype xd, Dtype d, F&& f) {
+  if (d == xd) {
+    f(Tag<T>{});
+    return true;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (d == Dtype::BFloat16) {
+      f(Tag<__nv_bfloat16>{});
+      return true;
+    }
+    if (d == Dtype::Float16) {
+      f(Tag<__half>{});
+      return true;
+    }
+  }
+  return false;
 }
 
-void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
-                         int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
-  if (rows == 0) return;
-  Tensor none;
-  ST_CUDA_NORM_CASES(
-      x.dtype(), { add_ln_backward_typed<T, T, C>(g, none, x, mean, rstd, w, rows, cols, Drop{}, dx, none, dw, db); });
-}
-
-// y's dtype picks TY: x's own, or a half type beside float32 x; anything else is declined.
-#define ST_CUDA_ADD_LN_CASES(XD, YD, ...)                           \
-  ST_CUDA_NORM_CASES(XD, {                                          \
-    if ((YD) == (XD)) {                                             \
-      using TY = T;                                                 \
-      __VA_ARGS__                                                   \
-    } else if ((XD) == Dtype::Float32 && (YD) == Dtype::BFloat16) { \
-      using TY = __nv_bfloat16;                                     \
-      __VA_ARGS__                                                   \
-    } else if ((XD) == Dtype::Float32 && (YD) == Dtype::Float16) {  \
-      using TY = __half;                                            \
-      __VA_ARGS__                                                   \
-    } else {                                                        \
-      return false;                                                 \
-    }                                                               \
-  })
+}  // namespace
 
 bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols,
                     double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean, Tensor& rstd) {
   if (rows == 0) return true;
-  ST_CUDA_ADD_LN_CASES(x.dtype(), y.dtype(), {
-    add_ln_forward_typed<T, TY, C>(x, y, w, b, rows, cols, eps, drop_of(drop), h, out, mean, rstd);
+  const Dtype xd = x.dtype(), yd = y.defined() ? y.dtype() : xd;
+  bool taken = false;
+  ST_CUDA_NORM_CASES(xd, {
+    // both companions are checked before anything is launched
+    if (companion<T>(xd, yd, [](auto) {}) && companion<T>(xd, out.dtype(), [](auto) {})) {
+      taken = true;
+      companion<T>(xd, yd, [&](auto ty) {
+        companion<T>(xd, out.dtype(), [&](auto to) {
+          using TY = typename decltype(ty)::type;
+          using TO = typename decltype(to)::type;
+          add_ln_forward_typed<T, TY, TO, C>(x, y, w, b, rows, cols, eps, drop_of(drop), h, out, mean, rstd);
+        });
+      });
+    }
   });
-  return true;
+  return taken;
 }
 
 bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean, const Tensor& rstd,
                              const Tensor& w, int64_t rows, int64_t cols, const DropoutDraw& drop, Tensor& dx,
                              Tensor& dy, Tensor& dw, Tensor& db) {
   if (rows == 0) return true;
-  const Dtype yd = dy.defined() ? dy.dtype() : h.dtype();
-  ST_CUDA_ADD_LN_CASES(h.dtype(), yd, {
-    add_ln_backward_typed<T, TY, C>(g, gh, h, mean, rstd, w, rows, cols, drop_of(drop), dx, dy, dw, db);
+  const Dtype xd = h.dtype(), yd = dy.defined() ? dy.dtype() : xd;
+  bool taken = false;
+  ST_CUDA_NORM_CASES(xd, {
+    if (companion<T>(xd, yd, [](auto) {}) && companion<T>(xd, g.dtype(), [](auto) {})) {
+      taken = true;
+      companion<T>(xd, yd, [&](auto ty) {
+        companion<T>(xd, g.dtype(), [&](auto to) {
+          using TY = typename decltype(ty)::type;
+          using TO = typename decltype(to)::type;
+          add_ln_backward_typed<T, TY, TO, C>(g, gh, h, mean, rstd, w, rows, cols, drop_of(drop), dx, dy, dw, db);
+        });
+      });
+    }
   });
-  return true;
+  return taken;
+}
+
+void layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols, double eps, Tensor& y,
+                Tensor& mean, Tensor& rstd) {
+  Tensor none;
+  if (!add_layer_norm(x, none, w, b, rows, cols, eps, DropoutDraw{}, none, y, mean, rstd)) {
+    throw DtypeError(std::string("layer_norm: CUDA rows of ") + dtype_name(x.dtype()) + " cannot be written as " +
+                     dtype_name(y.dtype()));
+  }
+}
+
+void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, const Tensor& w,
+                         int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) {
+  Tensor none;
+  if (!add_layer_norm_backward(g, none, x, mean, rstd, w, rows, cols, DropoutDraw{}, dx, none, dw, db)) {
+    throw DtypeError(std::string("layer_norm: CUDA gradient of ") + dtype_name(g.dtype()) + " for rows of " +
+                     dtype_name(x.dtype()));
+  }
 }
 
 }  // namespace st::backend::cuda

@@ -31,15 +31,17 @@ struct RowRegs {
       }
     }
   }
-  __device__ void store(T* row, int64_t cols) const {
+  // Stores the row as D (T unless given), one rounding from C.
+  template <typename D = T>
+  __device__ void store(D* row, int64_t cols) const {
 #pragma unroll
     for (int it = 0; it < kRowItems; ++it) {
       const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC;
       if (j < cols) {
-        Pack<T, VEC> p;
+        Pack<D, VEC> p;
 #pragma unroll
-        for (int q = 0; q < VEC; ++q) p.v[q] = convert<T>(v[it][q]);
-        *reinterpret_cast<Pack<T, VEC>*>(row + j) = p;
+        for (int q = 0; q < VEC; ++q) p.v[q] = convert<D>(v[it][q]);
+        *reinterpret_cast<Pack<D, VEC>*>(row + j) = p;
       }
     }
   }
