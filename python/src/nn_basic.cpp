@@ -262,6 +262,11 @@ void bind_nn_basic(nb::module_& nn) {
       nb::arg("residual"), nb::arg("delta").none(), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
       nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5, nb::arg("p") = 0.0, nb::arg("training") = true,
       nb::arg("out_dtype") = nb::none(),
+      nb::sig("def add_layer_norm(residual: spiraltorch._core.Tensor, delta: spiraltorch._core.Tensor | None, "
+              "normalized_shape: int | collections.abc.Sequence[int], weight: spiraltorch._core.Tensor | None = "
+              "None, bias: spiraltorch._core.Tensor | None = None, eps: float = 1e-05, p: float = 0.0, training: "
+              "bool = True, out_dtype: spiraltorch._core.dtype | str | None = None) -> "
+              "tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]"),
       "The transformer's residual step: h = residual + dropout(delta, p, training) and layer_norm(h, "
       "normalized_shape, weight, bias, eps), returned as the tuple (h, normalised). Equals that composite "
       "(dropout draws the same numbers from the global generator; the normalised output then cast to "

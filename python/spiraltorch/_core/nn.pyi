@@ -1359,7 +1359,7 @@ def layer_norm(input: spiraltorch._core.Tensor, normalized_shape: int | Sequence
     Layer normalisation over the trailing normalized_shape dims (fused forward and backward).
     """
 
-def add_layer_norm(residual: spiraltorch._core.Tensor, delta: spiraltorch._core.Tensor | None, normalized_shape: int | Sequence[int], weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, eps: float = 1e-05, p: float = 0.0, training: bool = True, out_dtype: object | None = None) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]:
+def add_layer_norm(residual: spiraltorch._core.Tensor, delta: spiraltorch._core.Tensor | None, normalized_shape: int | Sequence[int], weight: spiraltorch._core.Tensor | None = None, bias: spiraltorch._core.Tensor | None = None, eps: float = 1e-05, p: float = 0.0, training: bool = True, out_dtype: spiraltorch._core.dtype | str | None = None) -> tuple[spiraltorch._core.Tensor, spiraltorch._core.Tensor]:
     """
     The transformer's residual step: h = residual + dropout(delta, p, training) and layer_norm(h, normalized_shape, weight, bias, eps), returned as the tuple (h, normalised). Equals that composite (dropout draws the same numbers from the global generator; the normalised output then cast to out_dtype when given); on CUDA one fused pass forward and one backward. residual and delta share a shape; under autocast delta may stay half beside a float32 residual. delta=None: h is residual and only the layer norm runs.
     """
