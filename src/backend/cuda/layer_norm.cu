@@ -339,25 +339,28 @@ bool companion(Dtype xd, Dtype d, F&& f) {
   return false;
 }
 
+// Calls f(Tag<TY>{}, Tag<TO>{}) for the companion types of yd and od beside T's rows; false,
+// launching nothing, when either pair is declined.
+template <typename T, typename F>
+bool companions(Dtype xd, Dtype yd, Dtype od, F&& f) {
+  if (!companion<T>(xd, yd, [](auto) {}) || !companion<T>(xd, od, [](auto) {})) return false;
+  companion<T>(xd, yd, [&](auto ty) { companion<T>(xd, od, [&](auto to) { f(ty, to); }); });
+  return true;
+}
+
 }  // namespace
 
 bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols,
                     double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean, Tensor& rstd) {
   if (rows == 0) return true;
-  const Dtype xd = x.dtype(), yd = y.defined() ? y.dtype() : xd;
+  const Dtype xd = x.dtype();
   bool taken = false;
   ST_CUDA_NORM_CASES(xd, {
-    // both companions are checked before anything is launched
-    if (companion<T>(xd, yd, [](auto) {}) && companion<T>(xd, out.dtype(), [](auto) {})) {
-      taken = true;
-      companion<T>(xd, yd, [&](auto ty) {
-        companion<T>(xd, out.dtype(), [&](auto to) {
-          using TY = typename decltype(ty)::type;
-          using TO = typename decltype(to)::type;
-          add_ln_forward_typed<T, TY, TO, C>(x, y, w, b, rows, cols, eps, drop_of(drop), h, out, mean, rstd);
-        });
-      });
-    }
+    taken = companions<T>(xd, y.defined() ? y.dtype() : xd, out.dtype(), [&](auto ty, auto to) {
+      using TY = typename decltype(ty)::type;
+      using TO = typename decltype(to)::type;
+      add_ln_forward_typed<T, TY, TO, C>(x, y, w, b, rows, cols, eps, drop_of(drop), h, out, mean, rstd);
+    });
   });
   return taken;
 }
@@ -366,19 +369,14 @@ bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h,
                              const Tensor& w, int64_t rows, int64_t cols, const DropoutDraw& drop, Tensor& dx,
                              Tensor& dy, Tensor& dw, Tensor& db) {
   if (rows == 0) return true;
-  const Dtype xd = h.dtype(), yd = dy.defined() ? dy.dtype() : xd;
+  const Dtype xd = h.dtype();
   bool taken = false;
   ST_CUDA_NORM_CASES(xd, {
-    if (companion<T>(xd, yd, [](auto) {}) && companion<T>(xd, g.dtype(), [](auto) {})) {
-      taken = true;
-      companion<T>(xd, yd, [&](auto ty) {
-        companion<T>(xd, g.dtype(), [&](auto to) {
-          using TY = typename decltype(ty)::type;
-          using TO = typename decltype(to)::type;
-          add_ln_backward_typed<T, TY, TO, C>(g, gh, h, mean, rstd, w, rows, cols, drop_of(drop), dx, dy, dw, db);
-        });
-      });
-    }
+    taken = companions<T>(xd, dy.defined() ? dy.dtype() : xd, g.dtype(), [&](auto ty, auto to) {
+      using TY = typename decltype(ty)::type;
+      using TO = typename decltype(to)::type;
+      add_ln_backward_typed<T, TY, TO, C>(g, gh, h, mean, rstd, w, rows, cols, drop_of(drop), dx, dy, dw, db);
+    });
   });
   return taken;
 }
