@@ -25,8 +25,10 @@
 #include <vector>
 
 #include "backend/cpu/dropout.h"
+#include "backend/cpu/gemm_library.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/mkl_runtime.h"
 #include "backend/cpu/vmath.h"
 
 namespace st::backend::cpu::CPU_CAPABILITY {  // compiled once per CPU capability (dispatch.h)
@@ -124,24 +126,37 @@ void attention_softmax_backward(Tensor& s, Tensor& dp, const Tensor& lse, const 
 
 namespace {
 
-// Block sizes: rows of q per task and keys per block. Each block product is (128 x 256) x d,
-// large enough that a BLAS call's overhead and its packing of the key block stay a few percent,
-// and small enough that a thread's score blocks (128 KiB each in float32) stay in L2; causal tiles
-// on the diagonal are cut at the last visible key, so at most a 128 x 128 triangle per row block
-// is computed and thrown away. On an AMD EPYC (2 threads, 8 heads, d=64) 128 x 256 was 3-9%
-// faster than 64 x 256 at T = 4096-8192 and equal at T = 1024; 128 x 512 and 256 x 512 were no
-// better. The profile is 55-60% GEMM micro-kernel and packing.
-constexpr int64_t kRowBlock = 128;
-constexpr int64_t kKeyBlock = 256;
+// Block sizes, rows of q by keys. Each block product is large enough that a BLAS call's overhead
+// and its packing stay a few percent, and small enough that a thread's score blocks stay in L2;
+// causal tiles on the diagonal are cut at the last visible key. The forward takes 256 x 512 (the
+// backward's two score blocks and three accumulators want 128 x 256): on an Intel Xeon (2 threads,
+// 8 heads, d=64, MKL) the forward at 256 x 512 took 0.81-0.96x the time of 128 x 256 at T = 2048-8192
+// (each K/V block is re-read half as often), the backward at 128 x 256 0.8-1.1x that of 256 x 512.
+// On an AMD EPYC (OpenBLAS) 128 x 256 was 3-9% faster than 64 x 256 at T = 4096-8192, and 256 x 512
+// no better than 128 x 256.
+constexpr int64_t kForwardRows = 256;
+constexpr int64_t kForwardKeys = 512;
+constexpr int64_t kBackwardRows = 128;
+constexpr int64_t kBackwardKeys = 256;
 
+// One block product, C = alpha op(A) op(B) + beta C, single-threaded (we are inside the OpenMP loop).
+// The library is gemm_library.h's rule where it picks MKL (Intel CPUs with MKL: 1.2-1.3x faster
+// kernels at these shapes on an Intel Xeon), else OpenBLAS (oneDNN's per-call primitive lookup costs
+// more than it gains on products this small; the AMD figures in attention_long_cpu.md are OpenBLAS's).
 template <typename T>
 void gemm_block(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
                 int64_t ldb, T beta, T* c, int64_t ldc) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  const GemmLibrary lib = f64 ? f64_gemm_library() : f32_gemm_library(m, n, k, 1);
+  if (lib == GemmLibrary::Mkl) {
+    mkl::gemm(f64, ta, tb, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
+    return;
+  }
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  } else {
+  if constexpr (f64) {
     scipy_cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    scipy_cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
@@ -200,25 +215,25 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   const Heads<T> Q(q, H), K(k, H), V(v, H), O(out, H), LS(lse, H), M(mask.defined() ? mask : q, H);
   const bool masked = mask.defined();
   const T scale = static_cast<T>(scale_d);
-  const int64_t row_blocks = (L + kRowBlock - 1) / kRowBlock, tasks = BH * row_blocks;
+  const int64_t row_blocks = (L + kForwardRows - 1) / kForwardRows, tasks = BH * row_blocks;
   const double work = static_cast<double>(BH) * L * S * (d + dv) * (causal ? 0.5 : 1.0);
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
 #pragma omp parallel num_threads(threads_for(tasks, work))
   {
-    std::vector<T> scores(kRowBlock * kKeyBlock), acc(kRowBlock * dv), row_max(kRowBlock), row_sum(kRowBlock),
-        factors(drop.active() ? kKeyBlock : 0);
+    std::vector<T> scores(kForwardRows * kForwardKeys), acc(kForwardRows * dv), row_max(kForwardRows),
+        row_sum(kForwardRows), factors(drop.active() ? kForwardKeys : 0);
     // Heaviest tasks first (causal: the last row blocks see the most keys), handed out dynamically.
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t % BH, rb = row_blocks - 1 - t / BH;
-      const int64_t i0 = rb * kRowBlock, m = std::min(kRowBlock, L - i0);
+      const int64_t i0 = rb * kForwardRows, m = std::min(kForwardRows, L - i0);
       const T* qp = Q.row(bh, i0);
       std::fill(acc.begin(), acc.begin() + m * dv, T(0));
       std::fill(row_max.begin(), row_max.begin() + m, kNegInf);
       std::fill(row_sum.begin(), row_sum.begin() + m, T(0));
       const int64_t key_end = causal ? std::min(S, i0 + m) : S;
-      for (int64_t j0 = 0; j0 < key_end; j0 += kKeyBlock) {
-        const int64_t n = std::min(kKeyBlock, key_end - j0);
+      for (int64_t j0 = 0; j0 < key_end; j0 += kForwardKeys) {
+        const int64_t n = std::min(kForwardKeys, key_end - j0);
         T* s = scores.data();
         gemm_block<T>(false, true, m, n, d, scale, qp, Q.sr, K.row(bh, j0), K.sr, T(0), s, n);
         if (masked) add_mask(M, bh, i0, m, j0, n, s);
@@ -227,7 +242,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
           const int64_t nv = visible_keys(i0 + r, j0, n, causal);
           T block_max = kNegInf;
 #pragma omp simd reduction(max : block_max)
-          for (int64_t j = 0; j < nv; ++j) block_max = std::max(block_max, x[j]);
+          for (int64_t j = 0; j < nv; ++j) block_max = x[j] > block_max ? x[j] : block_max;
           const T new_max = std::max(row_max[r], block_max);
           // Nothing finite seen yet (only -inf scores): p stays 0 and the row untouched.
           const T shift = new_max == kNegInf ? T(0) : new_max;
@@ -278,7 +293,8 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
       M(mask.defined() ? mask : q, H);
   const bool masked = mask.defined();
   const T scale = static_cast<T>(scale_d);
-  const int64_t row_blocks = (L + kRowBlock - 1) / kRowBlock, key_blocks = (S + kKeyBlock - 1) / kKeyBlock;
+  const int64_t row_blocks = (L + kBackwardRows - 1) / kBackwardRows,
+                key_blocks = (S + kBackwardKeys - 1) / kBackwardKeys;
   const double work = static_cast<double>(BH) * L * S * (2 * d + 2 * dv) * (causal ? 0.5 : 1.0);
   const int threads = threads_for(BH * key_blocks, work);
   // Tasks are (head, chunk of key blocks): one chunk per head when there are twice as many heads
@@ -292,21 +308,21 @@ void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   const int64_t tasks = BH * chunks_used;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> p(kRowBlock * kKeyBlock), dp(kRowBlock * kKeyBlock), dk_acc(kKeyBlock * d), dv_acc(kKeyBlock * dv),
-        factors(drop.active() ? kKeyBlock : 0);
+    std::vector<T> p(kBackwardRows * kBackwardKeys), dp(kBackwardRows * kBackwardKeys), dk_acc(kBackwardKeys * d),
+        dv_acc(kBackwardKeys * dv), factors(drop.active() ? kBackwardKeys : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bh = t % BH, chunk = t / BH;
       T* dq_acc = dq_part + (chunk * BH + bh) * L * d;
       for (int64_t kb = chunk; kb < key_blocks; kb += chunks_used) {
-        const int64_t j0 = kb * kKeyBlock, n = std::min(kKeyBlock, S - j0);
+        const int64_t j0 = kb * kBackwardKeys, n = std::min(kBackwardKeys, S - j0);
         const T* kp = K.row(bh, j0);
         const T* vp = V.row(bh, j0);
         std::fill(dk_acc.begin(), dk_acc.begin() + n * d, T(0));
         std::fill(dv_acc.begin(), dv_acc.begin() + n * dv, T(0));
         // Causal: rows before j0 see none of these keys.
-        for (int64_t rb = causal ? j0 / kRowBlock : 0; rb < row_blocks; ++rb) {
-          const int64_t i0 = rb * kRowBlock, m = std::min(kRowBlock, L - i0);
+        for (int64_t rb = causal ? j0 / kBackwardRows : 0; rb < row_blocks; ++rb) {
+          const int64_t i0 = rb * kBackwardRows, m = std::min(kBackwardRows, L - i0);
           const T* qp = Q.row(bh, i0);
           const T* gp = DO.row(bh, i0);
           gemm_block<T>(false, true, m, n, d, scale, qp, Q.sr, kp, K.sr, T(0), p.data(), n);
