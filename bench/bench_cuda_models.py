@@ -224,19 +224,18 @@ def st_gpt(vocab, d, heads, layers, T, device="cuda"):
             super().__init__()
             self.tok = st.nn.Embedding(vocab, d)
             self.pos = st.nn.Embedding(T, d)
-            self.blocks = st.nn.ModuleList(
-                [st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
-                                               batch_first=True)
-                 for _ in range(layers)])
-            self.norm = st.nn.LayerNorm(d)
+            # TorchGPT's blocks and final norm as one TransformerEncoder (the same computation): a
+            # pre-norm stack chains each layer's last residual add with the next layer's norm (and
+            # the last with the final norm) in one fused add + layer norm.
+            layer = st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
+                                                  batch_first=True)
+            self.blocks = st.nn.TransformerEncoder(layer, layers, norm=st.nn.LayerNorm(d))
             self.head = st.nn.Linear(d, vocab, bias=False)
             self.positions = st.arange(T, dtype=st.int64).to(device)
 
         def forward(self, idx):
             h = self.tok(idx) + self.pos(self.positions)
-            for b in self.blocks:
-                h = b(h, is_causal=True)
-            return self.head(self.norm(h))
+            return self.head(self.blocks(h, is_causal=True))
 
     return GPT()
 

@@ -409,7 +409,8 @@ void bind_nn_seq(nb::module_& nn) {
            "'" + (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
   })
       .def("clone", &snn::TransformerEncoderLayer::clone,
-           "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
+           "A new layer with this one's configuration, copies of its current values (same device and dtype), its "
+           "requires_grad flags and its train/eval mode.");
 
   auto te_forward = [](snn::TransformerEncoder& self, const Tensor& src, std::optional<Tensor> mask,
                        std::optional<Tensor> src_key_padding_mask, std::optional<bool> is_causal) {
@@ -509,7 +510,8 @@ void bind_nn_seq(nb::module_& nn) {
            "'" + (m.norm_first() ? ", norm_first=True" : "") + name_suffix(m) + ")";
   })
       .def("clone", &snn::TransformerDecoderLayer::clone,
-           "A new layer with this one's configuration, copies of its current values and its train/eval mode.");
+           "A new layer with this one's configuration, copies of its current values (same device and dtype), its "
+           "requires_grad flags and its train/eval mode.");
 
   auto td_forward = [](snn::TransformerDecoder& self, const Tensor& tgt, const Tensor& memory,
                        std::optional<Tensor> tgt_mask, std::optional<Tensor> memory_mask,

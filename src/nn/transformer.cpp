@@ -1,5 +1,7 @@
 #include "spiraltorch/nn/transformer.h"
 
+#include <algorithm>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -18,6 +20,21 @@ void check_block_args(const std::string& activation, int64_t dim_feedforward, co
   if (dim_feedforward <= 0) {
     throw ValueError(std::string(who) + ": dim_feedforward must be positive, got " + std::to_string(dim_feedforward));
   }
+}
+
+void copy_layer_state(const Module& from, Module& copy) {
+  const StateDict params = from.named_parameters();
+  if (!params.empty()) {
+    copy.to(params.front().second.device());
+    copy.to(params.front().second.dtype());
+  }
+  copy.load_state_dict(from.state_dict());  // copies the values: the layers share nothing afterwards
+  const StateDict mine = copy.named_parameters();
+  for (size_t i = 0; i < params.size() && i < mine.size(); ++i) {
+    Tensor p = mine[i].second;
+    p.set_requires_grad(params[i].second.requires_grad());
+  }
+  copy.train(from.is_training());
 }
 
 Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2,
@@ -44,13 +61,14 @@ std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& delta, Dropout
 
 }  // namespace
 
-Tensor residual_branches(const Tensor& x_in, std::span<const ResidualBranch> branches, bool norm_first) {
+Tensor residual_branches(const Tensor& x_in, std::span<const ResidualBranch> branches, bool norm_first,
+                         LayerNorm* final_norm) {
   Tensor x = x_in;
   if (!norm_first) {
     for (const ResidualBranch& b : branches) x = add_norm(x, b.f(x), b.drop, b.norm).second;
-    return x;
+    return final_norm ? (*final_norm)(x) : x;
   }
-  if (branches.empty()) return x;
+  if (branches.empty()) return final_norm ? (*final_norm)(x) : x;
   // Pre-norm: branch i's residual add meets branch i + 1's norm. A norm's output feeds only its
   // branch, whose first product casts it to the autocast dtype: the norm writes that dtype itself
   // (the same single rounding, without the cast's pass over the rows).
@@ -61,6 +79,9 @@ Tensor residual_branches(const Tensor& x_in, std::span<const ResidualBranch> bra
     const Tensor d = branches[i].f(z);
     if (i + 1 < branches.size()) {
       std::tie(x, z) = add_norm(x, d, branches[i].drop, branches[i + 1].norm, z_dtype);
+    } else if (final_norm) {
+      // the stack's output: its consumer is not known to be a product, so no autocast dtype
+      return add_norm(x, d, branches[i].drop, *final_norm).second;
     } else {
       x = add(x, branches[i].drop(d));
     }
@@ -128,24 +149,26 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
   register_module("dropout2", dropout2_);
 }
 
-Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optional<Tensor>& src_mask, bool is_causal,
-                                             const std::optional<Tensor>& src_key_padding_mask) {
-  const detail::ResidualBranch branches[] = {
-      {[&](const Tensor& x) {
+std::array<detail::ResidualBranch, 2> TransformerEncoderLayer::branches(
+    const std::optional<Tensor>& src_mask, bool is_causal, const std::optional<Tensor>& src_key_padding_mask) {
+  return {detail::ResidualBranch{[this, &src_mask, is_causal, &src_key_padding_mask](const Tensor& x) {
     return self_attn_->forward_full(x, x, x, src_mask, src_key_padding_mask, false, is_causal).first;
   }, *dropout1_, *norm1_},
-      {[&](const Tensor& x) { return detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_); },
-       *dropout2_, *norm2_},
-  };
-  return detail::residual_branches(src, branches, norm_first_);
+          detail::ResidualBranch{[this](const Tensor& x) {
+    return detail::feed_forward(x, *linear1_, *dropout_, *linear2_, activation_);
+  }, *dropout2_, *norm2_}};
+}
+
+Tensor TransformerEncoderLayer::forward_full(const Tensor& src, const std::optional<Tensor>& src_mask, bool is_causal,
+                                             const std::optional<Tensor>& src_key_padding_mask) {
+  return detail::residual_branches(src, branches(src_mask, is_causal, src_key_padding_mask), norm_first_);
 }
 
 std::shared_ptr<TransformerEncoderLayer> TransformerEncoderLayer::clone() const {
   auto copy = std::make_shared<TransformerEncoderLayer>(self_attn_->embed_dim(), self_attn_->num_heads(),
                                                         linear1_->out_features(), dropout_->p(), activation_,
                                                         self_attn_->batch_first(), norm_first_, norm1_->eps(), name());
-  copy->load_state_dict(state_dict());  // copies the values: the layers share nothing afterwards
-  copy->train(is_training());
+  detail::copy_layer_state(*this, *copy);
   return copy;
 }
 
@@ -164,6 +187,18 @@ std::shared_ptr<TransformerEncoderLayer> TransformerEncoder::layer(int64_t index
 
 Tensor TransformerEncoder::forward_full(const Tensor& src, const std::optional<Tensor>& mask, bool is_causal,
                                         const std::optional<Tensor>& src_key_padding_mask) {
+  // Pre-norm layers without hooks run as one chain of residual branches: each layer's last residual
+  // add meets the next layer's first norm (and the last one the stack's LayerNorm) in one
+  // add_layer_norm, as the adds inside a layer do. Hooks on a layer need its own call.
+  const bool chained = std::ranges::all_of(layers_, [](const auto& l) { return l->norm_first() && !l->has_hooks(); });
+  if (chained) {
+    std::vector<detail::ResidualBranch> all;
+    for (const auto& l : layers_)
+      std::ranges::move(l->branches(mask, is_causal, src_key_padding_mask), std::back_inserter(all));
+    auto* final_norm = dynamic_cast<LayerNorm*>(norm_.get());
+    const Tensor y = detail::residual_branches(src, all, true, final_norm);
+    return norm_ && !final_norm ? (*norm_)(y) : y;
+  }
   Tensor x = src;
   for (const auto& l : layers_) {
     x = l->call_hooked(x, [&](const Tensor& in) { return l->forward_full(in, mask, is_causal, src_key_padding_mask); });

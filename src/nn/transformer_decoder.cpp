@@ -64,8 +64,7 @@ std::shared_ptr<TransformerDecoderLayer> TransformerDecoderLayer::clone() const 
   auto copy = std::make_shared<TransformerDecoderLayer>(self_attn_->embed_dim(), self_attn_->num_heads(),
                                                         linear1_->out_features(), dropout_->p(), activation_,
                                                         self_attn_->batch_first(), norm_first_, norm1_->eps(), name());
-  copy->load_state_dict(state_dict());  // copies the values: the layers share nothing afterwards
-  copy->train(is_training());
+  detail::copy_layer_state(*this, *copy);
   return copy;
 }
 

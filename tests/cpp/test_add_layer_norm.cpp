@@ -116,3 +116,29 @@ TEST(AddLayerNorm, TransformerEncoderLayerEqualsItsLayersByHand) {
     for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f) << "norm_first " << norm_first << " at " << i;
   }
 }
+
+TEST(AddLayerNorm, PreNormEncoderStackEqualsItsLayersOneByOne) {
+  // The stack chains layer i's last residual add with layer i + 1's norm1 and the last one with its
+  // final norm; the result and the draws are those of calling the layers and the norm in turn.
+  manual_seed(2);
+  const nn::TransformerEncoderLayer layer(16, 2, 32, 0.2, "gelu", true, true);
+  nn::TransformerEncoder stack(layer, 3, std::make_shared<nn::LayerNorm>(Shape{16}));
+  stack.train();
+  const Tensor src = randn({2, 5, 16});
+  manual_seed(9);
+  const Tensor got = stack.forward_full(src, std::nullopt, true);
+  manual_seed(9);
+  Tensor x = src;
+  for (int64_t i = 0; i < stack.num_layers(); ++i) x = stack.layer(i)->forward_full(x, std::nullopt, true);
+  x = (*stack.norm())(x);
+  const auto a = got.to_vector<float>(), b = x.to_vector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f) << "at " << i;
+}
+
+TEST(AddLayerNorm, EncoderStackCopiesKeepTheLayersDtype) {
+  nn::TransformerEncoderLayer layer(8, 2, 16, 0.0);
+  layer.to(Dtype::Float64);
+  const nn::TransformerEncoder stack(layer, 2);
+  for (const auto& [name, p] : stack.named_parameters()) EXPECT_EQ(p.dtype(), Dtype::Float64) << name;
+}

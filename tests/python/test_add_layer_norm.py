@@ -98,6 +98,77 @@ def test_decoder_layer_equals_its_layers_by_hand():
     np.testing.assert_allclose(got, to_np(x), rtol=1e-5, atol=1e-5)
 
 
+def encoder_by_hand(enc, x, mask=None, is_causal=False):
+    """TransformerEncoder's definition: its layers one after another, then its norm."""
+    for layer in enc.layers:
+        x = layer(x, src_mask=mask, is_causal=is_causal)
+    return enc.norm(x) if enc.norm is not None else x
+
+
+@pytest.mark.parametrize("with_norm", [True, False], ids=["final-norm", "no-norm"])
+@pytest.mark.parametrize("p", [0.0, 0.2], ids=["no-dropout", "dropout"])
+def test_pre_norm_encoder_chains_its_layers_like_the_layers_by_hand(with_norm, p):
+    """A pre-norm TransformerEncoder without hooks runs its layers as one chain of residual branches
+    (layer i's last add fused with layer i + 1's norm1, the last with the stack's norm): values,
+    dropout draws and every parameter's gradient equal the layers called one by one (float64)."""
+    st.manual_seed(5)
+    layer = st.nn.TransformerEncoderLayer(16, 2, 32, dropout=p, activation="gelu", batch_first=True,
+                                          norm_first=True).to(st.float64)
+    enc = st.nn.TransformerEncoder(layer, 3, norm=st.nn.LayerNorm(16).to(st.float64) if with_norm else None)
+    x = st.randn(2, 5, 16, dtype=st.float64)
+    g = st.randn(2, 5, 16, dtype=st.float64)
+    outs, grads = [], []
+    for fn in (lambda: enc(x, is_causal=True), lambda: encoder_by_hand(enc, x, is_causal=True)):
+        enc.zero_grad()
+        st.manual_seed(77)
+        y = fn()
+        (y * g).sum().backward()
+        outs.append(to_np(y))
+        grads.append({name: to_np(t.grad) for name, t in enc.named_parameters()})
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12, atol=1e-12)
+    assert grads[0].keys() == grads[1].keys() and len(grads[0]) == 3 * 12 + (2 if with_norm else 0)
+    for name in grads[0]:
+        np.testing.assert_allclose(grads[0][name], grads[1][name], rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_stack_copies_keep_dtype_and_requires_grad(kind):
+    """The stacks' layer copies are what copy.deepcopy gives in PyTorch: same dtype, values and
+    requires_grad flags (they were float32 copies of a float64 layer, every flag on)."""
+    st.manual_seed(7)
+    if kind == "encoder":
+        layer = st.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+        make = st.nn.TransformerEncoder
+    else:
+        layer = st.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+        make = st.nn.TransformerDecoder
+    layer = layer.to(st.float64)
+    layer.linear1.weight.requires_grad_(False)
+    layer.eval()
+    stack = make(layer, 2)
+    for copy in stack.layers:
+        assert not copy.training and not copy.linear1.weight.requires_grad and copy.linear2.weight.requires_grad
+        for (name, a), (_, b) in zip(layer.named_parameters(), copy.named_parameters()):
+            assert b.dtype == st.float64, name
+            np.testing.assert_array_equal(to_np(a), to_np(b), err_msg=name)
+
+
+def test_encoder_with_a_hooked_layer_or_post_norm_calls_each_layer():
+    """A hook on one layer (or post-norm layers) makes the stack call every layer itself: the hook
+    fires once per call and the output is the chained one."""
+    st.manual_seed(6)
+    layer = st.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True, norm_first=True)
+    enc = st.nn.TransformerEncoder(layer, 2, norm=st.nn.LayerNorm(16))
+    x = st.randn(2, 5, 16)
+    chained = to_np(enc(x))
+    seen = []
+    enc.layers[1].register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    np.testing.assert_allclose(to_np(enc(x)), chained, rtol=1e-5, atol=1e-6)
+    assert seen == [(2, 5, 16)]
+    post = st.nn.TransformerEncoder(st.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, norm_first=False), 2)
+    np.testing.assert_allclose(to_np(post(x)), to_np(encoder_by_hand(post, x)), rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------- CUDA: the fused kernels
 
 cuda = pytest.mark.skipif(not HAVE_CUDA, reason=CUDA_SKIP_REASON)

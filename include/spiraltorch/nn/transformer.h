@@ -9,6 +9,7 @@
 // Difference from PyTorch, on purpose: batch_first defaults to TRUE ((batch, seq,
 // d_model)); batch_first=false takes (seq, batch, d_model). Unbatched (seq, d_model)
 // input is accepted.
+#include <array>
 #include <functional>
 #include <optional>
 #include <span>
@@ -21,6 +22,10 @@
 #include "spiraltorch/nn/sequential.h"
 
 namespace st::nn {
+
+namespace detail {
+struct ResidualBranch;
+}
 
 class TransformerEncoderLayer : public Module {
  public:
@@ -37,9 +42,14 @@ class TransformerEncoderLayer : public Module {
                       const std::optional<Tensor>& src_key_padding_mask = std::nullopt);
   Tensor forward(const Tensor& input) override { return forward_full(input); }
   std::string type_name() const override { return "TransformerEncoderLayer"; }
-  // A new layer with this one's configuration, its own copies of the current values, and
-  // the same train/eval mode (what PyTorch's copy.deepcopy gives TransformerEncoder).
+  // A new layer with this one's configuration, its own copies of the current values on the same
+  // device in the same dtype, the same requires_grad flags and train/eval mode (what PyTorch's
+  // copy.deepcopy gives TransformerEncoder).
   std::shared_ptr<TransformerEncoderLayer> clone() const;
+  // The layer's two residual branches (self-attention, feed-forward) with forward_full's masks, for
+  // detail::residual_branches; the masks are referenced, not copied.
+  std::array<detail::ResidualBranch, 2> branches(const std::optional<Tensor>& src_mask, bool is_causal,
+                                                 const std::optional<Tensor>& src_key_padding_mask);
 
   bool norm_first() const { return norm_first_; }
   const std::string& activation() const { return activation_; }
@@ -67,6 +77,9 @@ namespace detail {
 template <typename Layer>
 std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num_layers, Sequential& container,
                                                  const char* who);
+// What PyTorch's copy.deepcopy gives a layer: `copy`, built with `from`'s configuration, takes
+// `from`'s device, floating dtype, values, requires_grad flags and train/eval mode.
+void copy_layer_state(const Module& from, Module& copy);
 // ValueError naming `who` unless activation is "relu" or "gelu" and dim_feedforward is positive.
 void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who);
 // The feed-forward block linear2(dropout(act(linear1(x)))).
@@ -82,7 +95,9 @@ struct ResidualBranch {
 // The branches in order, pre-norm (x = x + drop(f(norm(x)))) or post-norm (x = norm(x + drop(f(x)))).
 // Each residual add runs with the layer norm that follows it as one add_layer_norm (one fused pass
 // on CUDA) unless a hook is registered on the dropout or the norm (hooks then see their module's call).
-Tensor residual_branches(const Tensor& x, std::span<const ResidualBranch> branches, bool norm_first);
+// final_norm (pre-norm only): a LayerNorm applied to the result, fused with the last residual add.
+Tensor residual_branches(const Tensor& x, std::span<const ResidualBranch> branches, bool norm_first,
+                         LayerNorm* final_norm = nullptr);
 // layers[index], negative indices counting from the end; IndexError naming `who` otherwise.
 template <typename Layer>
 std::shared_ptr<Layer> layer_at(const std::vector<std::shared_ptr<Layer>>& layers, int64_t index, const char* who);
