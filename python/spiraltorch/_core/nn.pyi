@@ -2316,7 +2316,7 @@ class TransformerEncoderLayer(Module):
 
     def clone(self) -> TransformerEncoderLayer:
         """
-        A new layer with this one's configuration, copies of its current values and its train/eval mode.
+        A new layer with this one's configuration, copies of its current values (same device and dtype), its requires_grad flags and its train/eval mode.
         """
 
 class TransformerEncoder(Module):
@@ -2431,7 +2431,7 @@ class TransformerDecoderLayer(Module):
 
     def clone(self) -> TransformerDecoderLayer:
         """
-        A new layer with this one's configuration, copies of its current values and its train/eval mode.
+        A new layer with this one's configuration, copies of its current values (same device and dtype), its requires_grad flags and its train/eval mode.
         """
 
 class TransformerDecoder(Module):
