@@ -134,6 +134,11 @@ void record_multi(const std::vector<Tensor>& outputs, const char* name, const st
                   BackwardFn backward, const std::vector<Tensor>& saved = {});
 
 namespace detail {
+// A node's output `output` itself, holding `values` (PyTorch's saved outputs): what a backward
+// reads of its own outputs under create_graph, so a second-order pass flows back into that node
+// (its backward applied once to the summed cotangents) instead of into a recomputation. `self` is
+// weak (the closure that calls this lives in the node); once the node is gone, plain `values`.
+Tensor own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_t output);
 void record_one(Tensor& out, const char* name, const std::vector<Tensor>& inputs, BackwardFn backward,
                 const std::vector<Tensor>& saved);
 }  // namespace detail

@@ -620,4 +620,15 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   return result;
 }
 
+Tensor detail::own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_t output) {
+  const std::shared_ptr<Node> node = self.lock();
+  if (!node) return values;
+  Tensor t = values.detach();
+  auto& meta = t.autograd_meta();
+  meta.requires_grad = true;
+  meta.grad_fn = node;
+  meta.output_nr = output;
+  return t;
+}
+
 }  // namespace st

@@ -92,13 +92,18 @@ void layer_norm_grads_differentiable(const Tensor& x_in, const Tensor& weight, c
   if (gb) db = (lead_dims.empty() ? gc : sum(gc, lead_dims)).to(bias.dtype());
 }
 
+// dropout()'s mask of this shape from a reserved draw, in `dtype`.
+Tensor dropout_factors(const Shape& shape, Dtype dtype, Device device, const backend::DropoutDraw& d) {
+  const Dtype compute = compute_float(dtype);
+  Tensor mask = Tensor::empty(shape, compute, device);
+  // the same Philox numbers on every device
+  backend::backend_for(device).dropout_mask(mask, d.seed, d.counter, d.scale(), d.keep_below());
+  return compute != dtype ? cast_raw(mask, dtype) : mask;
+}
+
 // dropout()'s mask for `like` from a reserved draw, in like's dtype.
 Tensor dropout_factors(const Tensor& like, const backend::DropoutDraw& d) {
-  const Dtype compute = compute_float(like.dtype());
-  Tensor mask = Tensor::empty(like.shape(), compute, like.device());
-  // the same Philox numbers on every device
-  backend::backend_for(like.device()).dropout_mask(mask, d.seed, d.counter, d.scale(), d.keep_below());
-  return compute != like.dtype() ? cast_raw(mask, like.dtype()) : mask;
+  return dropout_factors(like.shape(), like.dtype(), like.device(), d);
 }
 
 // Reserves dropout()'s numbers for n elements from `gen` (or the global generator).
@@ -228,34 +233,41 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
         const Tensor hc = has_delta ? h.detach() : xc;  // the normalised rows
         std::vector<Tensor> saved{has_delta ? h : residual};
         if (weight.defined()) saved.push_back(weight);
+        // The closure holds neither delta nor (with a delta) the residual: the composite frees
+        // delta after its add, and so does this. create_graph reads h as this node's own output.
+        const bool gx = residual.requires_grad(), gy = has_delta && delta.requires_grad();
+        const Dtype delta_dtype = has_delta ? delta.dtype() : dt;
+        const Tensor input = has_delta ? Tensor() : residual;  // h itself when there is no delta
+        auto self = std::make_shared<std::weak_ptr<Node>>();
         record_multi({h, out}, "AddLayerNormBackward", {residual, delta, weight, bias},
-                     [residual, delta, weight, bias, hc, wc, mean_t, rstd_t, rows, cols, eps, drop, norm_shape, k,
-                      od](std::span<const Tensor> grads) -> std::vector<Tensor> {
+                     [self, input, gx, gy, delta_dtype, weight, bias, hc, wc, mean_t, rstd_t, rows, cols, eps, drop,
+                      norm_shape, k, od](std::span<const Tensor> grads) -> std::vector<Tensor> {
           const Tensor& gh = grads[0];
           const Tensor& g = grads[1];
-          const bool gx = residual.requires_grad(), gy = delta.defined() && delta.requires_grad();
           const bool gw = weight.defined() && weight.requires_grad();
           const bool gb = bias.defined() && bias.requires_grad();
           Tensor dh, dw, db;
           if (grad_enabled() || !g.defined()) {
             // create_graph (or only h's gradient): the composite's gradient with differentiable
-            // ops, h recomputed with history so second derivatives flow.
-            const Tensor factors = drop.active() ? dropout_factors(delta, drop) : Tensor();
+            // ops; second derivatives reach residual and delta through h, this node's output 0.
             if (g.defined()) {
-              const Tensor h2 =
-                  !delta.defined() ? residual : add(residual, drop.active() ? mul(delta, factors) : delta);
+              const Tensor h2 = input.defined() ? input : detail::own_output(hc, *self, 0);
               layer_norm_grads_differentiable(h2, weight, bias, g, k, eps, gx || gy, gw, gb, dh, dw, db);
             }
             if (gh.defined()) dh = dh.defined() ? add(dh, gh) : gh;
             Tensor dy;
-            if (gy && dh.defined()) dy = (drop.active() ? mul(dh, factors.to(dh.dtype())) : dh).to(delta.dtype());
+            if (gy && dh.defined()) {
+              dy = drop.active() ? mul(dh, dropout_factors(dh.shape(), delta_dtype, dh.device(), drop).to(dh.dtype()))
+                                 : dh;
+              dy = dy.to(delta_dtype);
+            }
             return {gx ? dh : Tensor(), dy, dw, db};
           }
           const Dtype dt = hc.dtype();
           const Tensor gc = cast_raw(g, od).contiguous();  // in the normalised output's dtype
           const Tensor ghc = gh.defined() ? cast_raw(gh, dt).contiguous() : Tensor();
           Tensor dx = gx ? Tensor::empty(hc.shape(), dt, hc.device()) : Tensor();
-          Tensor dy = gy ? Tensor::empty(delta.shape(), delta.dtype(), delta.device()) : Tensor();
+          Tensor dy = gy ? Tensor::empty(hc.shape(), delta_dtype, hc.device()) : Tensor();
           if (gw) dw = Tensor::empty(norm_shape, dt, hc.device());
           if (gb) db = Tensor::empty(norm_shape, dt, hc.device());
           if (rows == 0) {
@@ -268,6 +280,7 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
           return {dx, dy, dw, db};
         },
                      saved);
+        *self = h.defined() ? h.grad_fn() : out.grad_fn();
       }
       return {has_delta ? h : residual_in, out};
     }

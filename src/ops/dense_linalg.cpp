@@ -25,21 +25,7 @@ namespace st::linalg {
 
 namespace {
 
-// What a multi-output factorisation's backward reads of its own outputs under create_graph: the
-// node's output `output` itself (PyTorch's saved outputs), holding `values`. A second-order pass
-// then flows back into this node (its backward applied once to the summed cotangents) instead of
-// into a fresh factorisation recomputed for every create_graph backward. `self` is weak: the
-// closure that calls this lives in the node.
-Tensor own_output(const Tensor& values, const std::weak_ptr<Node>& self, uint32_t output) {
-  const std::shared_ptr<Node> node = self.lock();
-  if (!node) return values;
-  Tensor t = values.detach();
-  auto& meta = t.autograd_meta();
-  meta.requires_grad = true;
-  meta.grad_fn = node;
-  meta.output_nr = output;
-  return t;
-}
+using st::detail::own_output;
 
 // ---- checks ----
 

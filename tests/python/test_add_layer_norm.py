@@ -217,7 +217,8 @@ def test_cuda_fused_matches_float64_cpu(kind, cols, p):
 @cuda
 def test_cuda_post_norm_only_normalised_output_and_create_graph():
     """Post-norm uses only the normalised output (h's gradient undefined); create_graph through the
-    fused node gives the composite's second derivative."""
+    fused node gives the composite's second derivatives (the residual's and delta's through h, the
+    node's own output)."""
     rng = np.random.default_rng(1)
     x, d, g = (rng.standard_normal((6, 64)).astype(np.float32) for _ in range(3))
     w = (1 + 0.2 * rng.standard_normal(64)).astype(np.float32)
@@ -227,10 +228,27 @@ def test_cuda_post_norm_only_normalised_output_and_create_graph():
         ws = st.tensor(w).to(dev).requires_grad_(True)
         _, z = F.add_layer_norm(xs, ds, [64], ws, None, 1e-5)
         (dd,) = st.autograd.grad([z], [ds], [st.tensor(g).to(dev)], create_graph=True)
-        (dw2,) = st.autograd.grad([(dd ** 2).sum()], [ws])
-        out[dev] = (to_np(dd), to_np(dw2))
+        # second derivatives into the weight and, through h, the residual and delta
+        dw2, dx2, dd2 = st.autograd.grad([(dd ** 2).sum()], [ws, xs, ds])
+        out[dev] = (to_np(dd), to_np(dw2), to_np(dx2), to_np(dd2))
     for a, b in zip(out["cuda"], out["cpu"]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@cuda
+def test_cuda_fused_node_does_not_keep_delta():
+    """The composite's add keeps nothing for its backward; the fused node neither: once the caller
+    drops delta, its memory is back (h, the normalised rows and the row statistics remain)."""
+    x = st.randn(512, 1024).cuda().requires_grad_(True)
+    nbytes = 512 * 1024 * 4
+    before = st.cuda.memory_allocated()
+    d = x * 2.0
+    h, z = F.add_layer_norm(x, d, [1024])
+    del d
+    grown = st.cuda.memory_allocated() - before
+    assert grown < 2 * nbytes + 65536, grown  # h and z; delta's 2 MiB returned
+    (h.sum() + z.sum()).backward()
+    np.testing.assert_allclose(to_np(x.grad), 3.0, rtol=0, atol=1e-4)  # d(h)/dx = 1 + 2; z's gradient sums to 0
 
 
 @cuda
