@@ -57,11 +57,12 @@ echo "fresh virtualenv: pip install $(basename "$wheel") ($(du -h "$wheel" | cut
 PYTHONNOUSERSITE=1 build/smoke-venv/bin/python -s tests/smoke/test_unittest_smoke.py -v
 phase "ctest"
 ctest --test-dir build/test --output-on-failure -j2
-phase "pytest"
-python -m pytest tests/python -q --durations=25
-# The documentation site: built with warnings as errors, screenshots, search (scripts/docs.sh).
+# The documentation site: built with warnings as errors, screenshots, search (scripts/docs.sh);
+# before pytest, whose reference test then reads this site's inventory instead of a second build.
 phase "docs"
 ./scripts/docs.sh
+phase "pytest"
+SPIRALTORCH_DOCS_SITE=docs/_build/html python -m pytest tests/python -q --durations=25
 # The same C++ tests (with the kept fuzz corpora) and the hostile-input, IO, autograd,
 # interop and error tests again under AddressSanitizer + UndefinedBehaviorSanitizer, in
 # their own build tree (build/asan). SPIRALTORCH_SANITIZE=0 skips this for quick local runs.
