@@ -1,8 +1,8 @@
-// nn::add_layer_norm: the transformer's residual add + dropout + layer norm. On the CPU (no fused
-// kernel) it runs the composite; these tests pin that composite down: values and draws equal to
+// nn::add_layer_norm: the transformer's residual add + dropout + layer norm, one autograd node (on
+// the CPU running the composite's kernels in its order): values and draws equal to
 // add(residual, dropout(delta)) then layer_norm, float64 gradients against finite differences,
-// the checks' messages, and TransformerEncoderLayer (which now routes its residual adds through it)
-// equal to its layers applied by hand.
+// the checks' messages, TransformerEncoderLayer (which routes its residual adds through it) equal
+// to its layers applied by hand, and the pre-norm TransformerEncoder's chain equal to its layers.
 #include <gtest/gtest.h>
 
 #include <memory>

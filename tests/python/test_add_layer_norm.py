@@ -1,5 +1,6 @@
 """spiraltorch.nn.functional.add_layer_norm (the transformer's residual add + dropout + layer norm):
-on the CPU the composite it is defined by (same dropout draws, values and gradients), its errors, and
+on the CPU its single autograd node (the composite's kernels) against the composite it is defined by
+(same dropout draws, values, gradients and create_graph second derivatives), its errors, and
 TransformerEncoderLayer/TransformerDecoderLayer routing their residual adds through it (hooks on a
 norm still see their call). On CUDA the fused kernels (one pass each way) against a float64 CPU
 reference for float32, bfloat16, float16 and float32 residual + bfloat16 delta (autocast's case), with
@@ -41,6 +42,24 @@ def test_cpu_equals_composite_with_the_same_draws_and_gradients():
     kept = diff != 0
     assert 0.15 < 1 - kept.mean() < 0.45
     np.testing.assert_allclose(diff[kept], d[kept] / 0.7, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3], ids=["no-dropout", "dropout"])
+def test_cpu_create_graph_second_derivatives_equal_the_composite(p):
+    """create_graph through the fused node (h read as the node's own output) gives the composite's
+    second derivatives into the residual, delta and weight (float64)."""
+    st.manual_seed(8)
+    leaves = [st.randn(5, 16, dtype=st.float64) for _ in range(2)] + [st.randn(16, dtype=st.float64)]
+    g = st.randn(5, 16, dtype=st.float64)
+    results = []
+    for fn in (F.add_layer_norm, composite):
+        x, d, w = (t.detach().requires_grad_(True) for t in leaves)
+        st.manual_seed(11)
+        h, z = fn(x, d, [16], w, None, 1e-5, p, True)
+        (dd,) = st.autograd.grad([(z * g).sum() + (h * h).sum()], [d], create_graph=True)
+        results.append([to_np(dd)] + [to_np(t) for t in st.autograd.grad([(dd ** 2).sum()], [x, d, w])])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_out_dtype_and_no_delta_on_the_cpu():
