@@ -43,7 +43,8 @@ for stage in $stages; do
       (cd /tmp && SPIRALTORCH_TEST_PYDIR="$site" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
         "$OLDPWD/tests/python/test_cuda.py" "$OLDPWD/tests/python/test_cuda_graphs.py" \
         "$OLDPWD/tests/python/test_flash_attention.py" "$OLDPWD/tests/python/test_linear_epilogue.py" \
-        "$OLDPWD/tests/python/test_layer_norm_half.py" \
+        "$OLDPWD/tests/python/test_layer_norm_half.py" "$OLDPWD/tests/python/test_add_layer_norm.py" \
+        "$OLDPWD/tests/python/test_fused_cross_entropy.py" "$OLDPWD/tests/python/test_amp.py" \
         "$OLDPWD/tests/python/test_cuda_training.py" "$OLDPWD/tests/python/test_optim_capturable.py" \
         "$OLDPWD/tests/python/test_device_habits.py")
       ;;
