@@ -270,9 +270,11 @@ void bind_nn_basic(nb::module_& nn) {
       "The transformer's residual step: h = residual + dropout(delta, p, training) and layer_norm(h, "
       "normalized_shape, weight, bias, eps), returned as the tuple (h, normalised). Equals that composite "
       "(dropout draws the same numbers from the global generator; the normalised output then cast to "
-      "out_dtype when given); on CUDA one fused pass forward and one backward. residual and delta share a "
-      "shape; under autocast delta may stay half beside a float32 residual. delta=None: h is residual and "
-      "only the layer norm runs.");
+      "out_dtype when given); on CUDA one fused pass forward and one backward, on other devices the "
+      "composite's kernels (where residual, delta and the output share a dtype); either way one autograd "
+      "node that keeps neither the dropout mask nor delta for the backward. residual and delta share a shape; under "
+      "autocast delta may stay half beside a float32 "
+      "residual. delta=None: h is residual and only the layer norm runs.");
   nn.def("embedding",
          [](const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx) {
     return snn::embedding(weight, input, padding_idx);

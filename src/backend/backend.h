@@ -651,8 +651,8 @@ class Backend {
   // (autocast's half outputs added to a float32 residual stream; the normalised rows rounded once
   // to the half type their consumer casts them to). y undefined: h is not written and out =
   // layer_norm(x). mean and rstd as layer_norm(). Returns false, having written nothing, where
-  // this backend has no such kernel or dtype pair (the op layer then runs the composite it must
-  // equal).
+  // this backend has no such kernel or dtype pair: the op layer then runs the same computation with
+  // this backend's binary, dropout_mask and layer_norm entries (the composite it must equal).
   virtual bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows,
                               int64_t cols, double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean,
                               Tensor& rstd) {
@@ -660,7 +660,8 @@ class Backend {
   }
   // Its backward: g = dL/dout (out's dtype), gh = dL/dh from h's other uses (undefined: none);
   // dx = gh + layer_norm_backward(g) in x's dtype, dy = dx * m in y's dtype, dw and db (x's
-  // dtype) as layer_norm_backward(); each written when defined.
+  // dtype) as layer_norm_backward(); each written when defined. false: the op layer runs it with
+  // layer_norm_backward, binary and dropout_mask.
   virtual bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean,
                                        const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols,
                                        const DropoutDraw& drop, Tensor& dx, Tensor& dy, Tensor& dw, Tensor& db) {

@@ -116,6 +116,50 @@ backend::DropoutDraw reserve_dropout(double p, int64_t n, Generator* gen) {
   return d;
 }
 
+// add_layer_norm on a backend without the fused kernel (or without this dtype pair): the
+// composite's kernels in its order (y * m, x + that, layer_norm), so its numbers bit for bit, run
+// behind add_layer_norm's one autograd node, which keeps neither the dropout mask nor delta for
+// the backward. y and out must have x's dtype; false, having written nothing, otherwise.
+bool add_layer_norm_kernels(backend::Backend& be, const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b,
+                            int64_t rows, int64_t cols, double eps, const backend::DropoutDraw& drop, Tensor& h,
+                            Tensor& out, Tensor& mean, Tensor& rstd) {
+  const Dtype dt = x.dtype();
+  if (out.dtype() != dt || (y.defined() && y.dtype() != dt)) return false;
+  if (y.defined()) {
+    if (drop.active()) {
+      Tensor kept = dropout_factors(y.shape(), dt, y.device(), drop);
+      be.binary(backend::BinaryOp::Mul, y, kept, kept);
+      be.binary(backend::BinaryOp::Add, x, kept, h);
+    } else {
+      be.binary(backend::BinaryOp::Add, x, y, h);
+    }
+  }
+  be.layer_norm(y.defined() ? h : x, w, b, rows, cols, eps, out, mean, rstd);
+  return true;
+}
+
+// Its backward in the composite's kernels: layer_norm_backward, + gh, then * m. g and dy must
+// have h's dtype; false, having written nothing, otherwise.
+bool add_layer_norm_backward_kernels(backend::Backend& be, const Tensor& g, const Tensor& gh, const Tensor& h,
+                                     const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t rows,
+                                     int64_t cols, const backend::DropoutDraw& drop, Tensor& dx, Tensor& dy, Tensor& dw,
+                                     Tensor& db) {
+  const Dtype dt = h.dtype();
+  if (g.dtype() != dt || (dy.defined() && dy.dtype() != dt)) return false;
+  Tensor dh = dx.defined() ? dx : dy.defined() ? Tensor::empty(h.shape(), dt, h.device()) : Tensor();
+  be.layer_norm_backward(g, h, mean, rstd, w, rows, cols, dh, dw, db);
+  if (!dh.defined()) return true;
+  if (gh.defined()) be.binary(backend::BinaryOp::Add, dh, gh, dh);
+  if (dy.defined()) {
+    if (drop.active()) {
+      be.binary(backend::BinaryOp::Mul, dh, dropout_factors(h.shape(), dt, h.device(), drop), dy);
+    } else {
+      be.copy(dh, dy);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& input_in, const Shape& normalized_shape, const Tensor& weight_in, const Tensor& bias_in,
@@ -226,7 +270,8 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
     Tensor out = Tensor::empty(residual.shape(), od, residual.device());
     Tensor mean_t = Tensor::empty({rows}, compute_float(dt), residual.device());
     Tensor rstd_t = Tensor::empty({rows}, compute_float(dt), residual.device());
-    if (rows == 0 || be.add_layer_norm(xc, yc, wc, bc, rows, cols, eps, drop, h, out, mean_t, rstd_t)) {
+    if (rows == 0 || be.add_layer_norm(xc, yc, wc, bc, rows, cols, eps, drop, h, out, mean_t, rstd_t) ||
+        add_layer_norm_kernels(be, xc, yc, wc, bc, rows, cols, eps, drop, h, out, mean_t, rstd_t)) {
       if (needs_grad({&residual, &delta, &weight, &bias})) {
         const Shape norm_shape = normalized_shape;
         const int64_t k = static_cast<int64_t>(normalized_shape.size());
@@ -273,9 +318,13 @@ std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual_in, const Tensor
           if (rows == 0) {
             if (gw) zero_(dw);
             if (gb) zero_(db);
-          } else if (!backend::backend_for(hc.device())
-                          .add_layer_norm_backward(gc, ghc, hc, mean_t, rstd_t, wc, rows, cols, drop, dx, dy, dw, db)) {
-            throw SpiralError("add_layer_norm: the backend took the forward but declined its backward");
+          } else {
+            backend::Backend& nbe = backend::backend_for(hc.device());
+            if (!nbe.add_layer_norm_backward(gc, ghc, hc, mean_t, rstd_t, wc, rows, cols, drop, dx, dy, dw, db) &&
+                !add_layer_norm_backward_kernels(nbe, gc, ghc, hc, mean_t, rstd_t, wc, rows, cols, drop, dx, dy, dw,
+                                                 db)) {
+              throw SpiralError("add_layer_norm: the backend took the forward but declined its backward");
+            }
           }
           return {dx, dy, dw, db};
         },

@@ -1,6 +1,7 @@
 """spiraltorch.nn.functional.add_layer_norm (the transformer's residual add + dropout + layer norm):
-on the CPU its single autograd node (the composite's kernels) against the composite it is defined by
-(same dropout draws, values, gradients and create_graph second derivatives), its errors, and
+on the CPU and wgpu (backends without the fused kernel) its single autograd node, which runs the
+composite's kernels, against the composite it is defined by (same dropout draws, values, gradients
+and create_graph second derivatives), its errors, and
 TransformerEncoderLayer/TransformerDecoderLayer routing their residual adds through it (hooks on a
 norm still see their call). On CUDA the fused kernels (one pass each way) against a float64 CPU
 reference for float32, bfloat16, float16 and float32 residual + bfloat16 delta (autocast's case), with
@@ -60,6 +61,28 @@ def test_cpu_create_graph_second_derivatives_equal_the_composite(p):
         results.append([to_np(dd)] + [to_np(t) for t in st.autograd.grad([(dd ** 2).sum()], [x, d, w])])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not st.wgpu.is_available(), reason="wgpu not available: " + st.wgpu.unavailable_reason())
+def test_wgpu_single_node_equals_the_cpu_with_the_same_draws():
+    """wgpu has no fused add_layer_norm kernel: the op layer runs its add, dropout_mask and
+    layer_norm entries behind the one node; h, the output and every gradient equal the CPU's
+    (same Philox draws) in float32."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(4, 9, 48), (4, 9, 48), (48,), (48,)]]
+    gz, gh = (rng.standard_normal((4, 9, 48)).astype(np.float32) for _ in range(2))
+    results = []
+    for dev in ("cpu", "wgpu"):
+        ins = [st.tensor(a, device=dev).requires_grad_(True) for a in arrays]
+        st.manual_seed(5)
+        h, z = F.add_layer_norm(ins[0], ins[1], [48], ins[2], ins[3], 1e-5, 0.25, True)
+        assert h.grad_fn == z.grad_fn == "AddLayerNormBackward", dev
+        ((z * st.tensor(gz, device=dev)).sum() + (h * st.tensor(gh, device=dev)).sum()).backward()
+        results.append([to_np(h), to_np(z)] + [to_np(t.grad) for t in ins])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    dropped = results[1][0] == arrays[0]
+    assert 0.1 < dropped.mean() < 0.4
 
 
 def test_out_dtype_and_no_delta_on_the_cpu():

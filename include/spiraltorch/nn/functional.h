@@ -23,7 +23,9 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 // composite (then cast to out_dtype, when given), dropout drawing the same numbers from `gen` (or
 // the global generator); a backend with a fused kernel (CUDA) makes one pass forward and one
 // backward, rounding the normalised rows once to out_dtype (a transformer layer asks for the
-// autocast dtype its next product casts them to). residual and delta have one shape; under
+// autocast dtype its next product casts them to). Other backends run the composite's kernels behind
+// the same one autograd node (no dropout mask or delta kept) where residual, delta and the output
+// share a dtype, and the composite itself otherwise. residual and delta have one shape; under
 // autocast delta may stay half (a product's output) beside a float32 residual. delta undefined:
 // h = residual and only the layer norm runs.
 std::pair<Tensor, Tensor> add_layer_norm(const Tensor& residual, const Tensor& delta, const Shape& normalized_shape,

@@ -95,7 +95,7 @@ struct ResidualBranch {
 // The branches in order, pre-norm (x = x + drop(f(norm(x)))) or post-norm (x = norm(x + drop(f(x)))).
 // Each residual add runs with the layer norm that follows it as one add_layer_norm (one fused pass
 // on CUDA) unless a hook is registered on the dropout or the norm (hooks then see their module's call).
-// final_norm (pre-norm only): a LayerNorm applied to the result, fused with the last residual add.
+// final_norm: a LayerNorm applied to the result; in pre-norm it runs fused with the last residual add.
 Tensor residual_branches(const Tensor& x, std::span<const ResidualBranch> branches, bool norm_first,
                          LayerNorm* final_norm = nullptr);
 // layers[index], negative indices counting from the end; IndexError naming `who` otherwise.

@@ -145,53 +145,6 @@ class CpuBackend final : public Backend {
                            int64_t rows, int64_t cols, Tensor& dx, Tensor& dw, Tensor& db) override {
     backend::cpu::layer_norm_backward(g, x, mean, rstd, w, rows, cols, dx, dw, db);
   }
-  // The composite's kernels in its order (y * m, then x + that, then layer_norm; the backward's
-  // layer_norm_backward + gh, then * m), so the results are the composite's bit for bit; what the
-  // single node saves over it is the autograd graph: the dropout mask is redrawn, not kept, and
-  // delta is not held. float32/float64 with y and out in x's dtype; the rest goes to the composite.
-  bool add_layer_norm(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b, int64_t rows, int64_t cols,
-                      double eps, const DropoutDraw& drop, Tensor& h, Tensor& out, Tensor& mean,
-                      Tensor& rstd) override {
-    const Dtype dt = x.dtype();
-    if ((dt != Dtype::Float32 && dt != Dtype::Float64) || out.dtype() != dt || (y.defined() && y.dtype() != dt)) {
-      return false;
-    }
-    if (!y.defined()) {
-      layer_norm(x, w, b, rows, cols, eps, out, mean, rstd);
-      return true;
-    }
-    if (drop.active()) {
-      Tensor kept = Tensor::empty(y.shape(), dt, y.device());
-      dropout_mask(kept, drop.seed, drop.counter, drop.scale(), drop.keep_below());
-      binary(BinaryOp::Mul, y, kept, kept);
-      binary(BinaryOp::Add, x, kept, h);
-    } else {
-      binary(BinaryOp::Add, x, y, h);
-    }
-    layer_norm(h, w, b, rows, cols, eps, out, mean, rstd);
-    return true;
-  }
-  bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h, const Tensor& mean,
-                               const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, const DropoutDraw& drop,
-                               Tensor& dx, Tensor& dy, Tensor& dw, Tensor& db) override {
-    const Dtype dt = h.dtype();
-    if ((dt != Dtype::Float32 && dt != Dtype::Float64) || g.dtype() != dt || (dy.defined() && dy.dtype() != dt)) {
-      return false;
-    }
-    Tensor dh = dx.defined() ? dx : dy.defined() ? Tensor::empty(h.shape(), dt, h.device()) : Tensor();
-    layer_norm_backward(g, h, mean, rstd, w, rows, cols, dh, dw, db);
-    if (!dh.defined()) return true;
-    if (gh.defined()) binary(BinaryOp::Add, dh, gh, dh);
-    if (dy.defined()) {
-      if (drop.active()) {
-        dropout_mask(dy, drop.seed, drop.counter, drop.scale(), drop.keep_below());
-        binary(BinaryOp::Mul, dh, dy, dy);
-      } else {
-        copy(dh, dy);
-      }
-    }
-    return true;
-  }
   void batch_norm_stats(const Tensor& x, int64_t n, int64_t c, int64_t l, double eps, Tensor& mean, Tensor& rstd,
                         Tensor& var) override {
     backend::cpu::batch_norm_stats(x, n, c, l, eps, mean, rstd, var);
