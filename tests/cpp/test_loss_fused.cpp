@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "gradcheck.h"
 #include "nn/loss_fused.h"
 #include "spiraltorch/nn/loss.h"
@@ -118,6 +119,41 @@ TEST(LossFused, CrossEntropyRowsEqualTheComposite) {
     for (size_t i = 0; i < gf.size(); ++i) EXPECT_NEAR(gf[i], gc[i], 1e-12);
   }
   test_util::gradcheck([&](const Tensor& xl) { return nn::cross_entropy(xl, y, {}, -100, Reduction::Mean, 0.0); }, x);
+}
+
+TEST(LossFused, CpuHalfCrossEntropyRowsEqualTheFloat32RowsOfTheirCast) {
+  // Half rows are widened to float32 a row at a time: loss and lse equal the float32 rows' of the
+  // cast logits exactly, and the gradient is theirs rounded once to the half type. 1000 columns
+  // cover the SIMD bodies and tails; ignored and out-of-range targets behave as in float32.
+  manual_seed(11);
+  auto& be = backend::backend_for(Device{});
+  const Tensor t = Tensor::from_vector(std::vector<int64_t>{0, 999, 3, -100, 1000, 5, 17}, {7});
+  const Tensor g = mul(rand({7}), 3.0);
+  for (const Dtype half : {Dtype::BFloat16, Dtype::Float16}) {
+    SCOPED_TRACE(dtype_name(half));
+    const Tensor xh = mul(randn({7, 1000}), 4.0).to(half), xf = xh.to(Dtype::Float32);
+    std::vector<std::vector<float>> got, want;
+    for (const Tensor& x : {xh, xf}) {
+      Tensor loss = Tensor::empty({7}, Dtype::Float32), lse = Tensor::empty({7}, Dtype::Float32);
+      ASSERT_TRUE(be.cross_entropy_rows(x, t, -100, 0.5, loss, lse));
+      Tensor dx = Tensor::empty(x.shape(), x.dtype());
+      ASSERT_TRUE(be.cross_entropy_rows_backward(x, t, lse, g, -100, 0.5, dx));
+      auto& out = x.dtype() == half ? got : want;
+      out = {loss.to_vector<float>(), lse.to_vector<float>(), dx.to(half).to(Dtype::Float32).to_vector<float>()};
+    }
+    EXPECT_TRUE(std::isnan(got[0][4]));
+    EXPECT_EQ(got[0][3], 0.0f);
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].size(), want[k].size());
+      for (size_t i = 0; i < got[k].size(); ++i) {
+        if (std::isnan(want[k][i])) {
+          EXPECT_TRUE(std::isnan(got[k][i]));
+        } else {
+          EXPECT_EQ(got[k][i], want[k][i]) << "output " << k << " element " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(LossFused, FloatThirtyTwoKernelsStayWithinRoundingOfTheComposite) {

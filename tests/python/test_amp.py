@@ -49,9 +49,9 @@ def test_autocast_cross_entropy_reads_half_logits_exactly(device, half):
     """cross_entropy is on autocast's float32 list; half logits with index targets go to the fused
     rows uncast (they read them in float32 and accumulate in float32), so the float32 loss and the
     logits gradient (in the logits' dtype) equal those of an explicit float32 cast: to float32
-    rounding for the loss and one rounding of the half type for the gradient (the CPU's float32
-    rows take a vectorised exp, its half rows a scalar one). With a weight or label smoothing
-    (composite path) the cast happens as before."""
+    rounding for the loss and one rounding of the half type for the gradient (a backend's half rows
+    may sum in another order than its float32 rows; the CPU's are equal bit for bit, tested below).
+    With a weight or label smoothing (composite path) the cast happens as before."""
     dt = getattr(st, half)
     rng = np.random.default_rng(3)
     logits = st.tensor(rng.standard_normal((37, 300)).astype(np.float32) * 4).to(dt).to(device)
@@ -73,6 +73,36 @@ def test_autocast_cross_entropy_reads_half_logits_exactly(device, half):
         np.testing.assert_allclose(to_np(got), to_np(want), rtol=1e-6, err_msg=str(kw))
         np.testing.assert_allclose(to_np(got_grad.to(st.float32)), to_np(want_grad.to(st.float32)), rtol=ulp,
                                    atol=1e-30, err_msg=str(kw))
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_cpu_cross_entropy_half_rows_equal_the_cast_without_its_copy(half):
+    """The CPU's fused rows take half logits themselves (each row widened to float32 in a per-thread
+    buffer): loss and logits gradient equal the explicit float32 cast's bit for bit, and forward +
+    backward allocate the half gradient and a few rows beyond the logits, not the cast's (N, C)
+    float32 copy (the composite path they replaced kept that copy and float32 log-probabilities)."""
+    dt = getattr(st, half)
+    n, c = 512, 2048
+    rng = np.random.default_rng(4)
+    logits = st.tensor(rng.standard_normal((n, c)).astype(np.float32) * 3).to(dt)
+    target = st.tensor(rng.integers(0, c, n))
+    results = []
+    for cast in (False, True):
+        x = logits.detach().requires_grad_(True)
+        st.cpu.reset_peak_memory_stats()
+        base = st.cpu.memory_allocated()
+        with st.autocast("cpu", dtype=dt):
+            loss = st.nn.functional.cross_entropy(x.to(st.float32) if cast else x, target)
+        loss.backward()
+        peak = st.cpu.max_memory_allocated() - base
+        results.append((to_np(loss), to_np(x.grad.to(st.float32)), peak))
+        del x, loss  # freed here, not inside the next iteration's measurement
+    (got, got_grad, got_peak), (want, want_grad, want_peak) = results
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_grad, want_grad)
+    half_bytes = n * c * 2
+    assert got_peak < 1.25 * half_bytes, (got_peak, half_bytes)
+    assert want_peak >= 3 * half_bytes  # the cast path: its float32 copy and float32 gradient
 
 
 def test_autocast_nesting_disable_and_decorator():

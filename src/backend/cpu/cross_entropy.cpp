@@ -1,10 +1,14 @@
 // The CPU's fused softmax cross-entropy rows (Backend::cross_entropy_rows and its backward):
-// one pass per row over contiguous (rows, C) float32/float64 logits, the float32 rows through the
-// capability-dispatched SIMD row kernels (loss_rows.cpp), sums of exponentials in float64.
+// one pass per row over contiguous (rows, C) logits. float32 rows go through the
+// capability-dispatched SIMD row kernels (loss_rows.cpp), sums of exponentials in float64;
+// bfloat16/float16 rows are widened into a per-thread float32 row first and take the same path, so
+// their loss and gradient are a float32 cast's (the gradient rounded once to the logits' dtype)
+// without the cast's (rows, C) float32 copy; float64 rows run in float64.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
-#include <type_traits>
+#include <vector>
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/loops.h"
@@ -15,83 +19,111 @@ namespace st::backend::cpu {
 namespace {
 
 // max and log-sum-exp of one row; an all -inf (or +inf) row keeps its infinity in lse.
-template <typename T>
-double row_lse(const T* xr, int64_t C) {
+double row_lse(const float* xr, int64_t C) {
+  double m = row_max(xr, C);
+  if (std::isinf(m)) m = 0;
+  return m + std::log(row_sum_exp(xr, C, static_cast<float>(m)));
+}
+
+double row_lse(const double* xr, int64_t C) {
   double m = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < C; ++c) m = std::max(m, xr[c]);
+  if (std::isinf(m)) m = 0;
   double s = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    m = row_max(xr, C);
-    if (std::isinf(m)) m = 0;
-    s = row_sum_exp(xr, C, static_cast<float>(m));
-  } else {
-    for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(xr[c]));
-    if (std::isinf(m)) m = 0;
-    for (int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(xr[c]) - m);
-  }
+  for (int64_t c = 0; c < C; ++c) s += std::exp(xr[c] - m);
   return m + std::log(s);
+}
+
+// Row r of contiguous (rows, C) float32 or half logits as float32: the row itself for float32,
+// widened into buf (C floats) for the half types.
+const float* float_row(const Tensor& x, int64_t r, int64_t C, float* buf) {
+  if (x.dtype() == Dtype::Float32) return x.data<float>() + r * C;
+  row_to_floats(static_cast<const uint16_t*>(x.raw_data()) + r * C, C, x.dtype() == Dtype::BFloat16, buf);
+  return buf;
+}
+
+// body(r, buf) for every row, in parallel; buf is a per-thread scratch of n floats.
+template <typename Body>
+void for_rows(int64_t rows, int64_t C, int64_t n, Body body) {
+#pragma omp parallel num_threads(num_threads_for(rows* C))
+  {
+    std::vector<float> buf(static_cast<size_t>(n));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) body(r, buf.data());
+  }
 }
 
 }  // namespace
 
 bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
                         Tensor& lse) {
-  if (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::Float64) return false;  // half types: the composite
+  const Dtype dt = x.dtype();
+  if (dt != Dtype::Float32 && dt != Dtype::Float64 && !is_half(dt)) return false;
   const int64_t rows = x.size(0), C = x.size(1);
   const int64_t* tp = t.data<int64_t>();
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    const T* xp = x.data<T>();
-    T* lp = loss.data<T>();
-    T* sp = lse.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows* C)) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = xp + r * C;
-      const double l = row_lse(xr, C);
-      const int64_t y = tp[r];
-      sp[r] = static_cast<T>(l);
-      lp[r] = y == ignore_index   ? T(0)
-              : (y < 0 || y >= C) ? std::numeric_limits<T>::quiet_NaN()
-                                  : static_cast<T>(scale * (l - static_cast<double>(xr[y])));
-    }
+  // loss and lse are float64 for float64 logits, else float32
+  auto finish = [&](auto* lp, auto* sp, int64_t r, double l, double x_target) {
+    using T = std::remove_pointer_t<decltype(lp)>;
+    const int64_t y = tp[r];
+    sp[r] = static_cast<T>(l);
+    lp[r] = y == ignore_index   ? T(0)
+            : (y < 0 || y >= C) ? std::numeric_limits<T>::quiet_NaN()
+                                : static_cast<T>(scale * (l - x_target));
   };
-  if (x.dtype() == Dtype::Float64)
-    run(double{});
-  else
-    run(float{});
+  if (dt == Dtype::Float64) {
+    const double* xp = x.data<double>();
+    for_rows(rows, C, 0, [&](int64_t r, float*) {
+      const double* xr = xp + r * C;
+      const int64_t y = tp[r];
+      finish(loss.data<double>(), lse.data<double>(), r, row_lse(xr, C), y >= 0 && y < C ? xr[y] : 0.0);
+    });
+    return true;
+  }
+  for_rows(rows, C, is_half(dt) ? C : 0, [&](int64_t r, float* buf) {
+    const float* xr = float_row(x, r, C, buf);
+    const int64_t y = tp[r];
+    finish(loss.data<float>(), lse.data<float>(), r, row_lse(xr, C), y >= 0 && y < C ? xr[y] : 0.0);
+  });
   return true;
 }
 
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, double scale, Tensor& dx) {
-  if (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::Float64) return false;
+  const Dtype dt = x.dtype();
+  if (dt != Dtype::Float32 && dt != Dtype::Float64 && !is_half(dt)) return false;
   const int64_t rows = x.size(0), C = x.size(1), g_stride = g.numel() == 1 ? 0 : 1;
   const int64_t* tp = t.data<int64_t>();
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    const T* xp = x.data<T>();
-    const T* lp = lse.data<T>();
-    const T* gp = g.data<T>();
-    T* dp = dx.data<T>();
-#pragma omp parallel for num_threads(num_threads_for(rows* C)) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = xp + r * C;
-      T* dr = dp + r * C;
-      const int64_t y = tp[r];
-      const double gr = y == ignore_index ? 0.0 : scale * static_cast<double>(gp[r * g_stride]);
-      const double l = lp[r];
-      if constexpr (std::is_same_v<T, float>) {
-        // softmax - onehot: the SIMD row gives gr * exp(x - lse), then the target's own term.
-        row_ce_grad(xr, nullptr, C, static_cast<float>(l), static_cast<float>(gr), 1.0f, 0.0f, dr);
-      } else {
-        for (int64_t c = 0; c < C; ++c) dr[c] = static_cast<T>(gr * std::exp(static_cast<double>(xr[c]) - l));
-      }
-      if (y >= 0 && y < C) dr[y] = static_cast<T>(gr * (std::exp(static_cast<double>(xr[y]) - l) - 1.0));
-    }
+  // the row's gradient scale: 0 where ignored
+  auto row_scale = [&](int64_t r, auto* gp) {
+    return tp[r] == ignore_index ? 0.0 : scale * static_cast<double>(gp[r * g_stride]);
   };
-  if (x.dtype() == Dtype::Float64)
-    run(double{});
-  else
-    run(float{});
+  if (dt == Dtype::Float64) {
+    const double *xp = x.data<double>(), *lp = lse.data<double>(), *gp = g.data<double>();
+    double* dp = dx.data<double>();
+    for_rows(rows, C, 0, [&](int64_t r, float*) {
+      const double* xr = xp + r * C;
+      double* dr = dp + r * C;
+      const double gr = row_scale(r, gp), l = lp[r];
+      for (int64_t c = 0; c < C; ++c) dr[c] = gr * std::exp(xr[c] - l);
+      const int64_t y = tp[r];
+      if (y >= 0 && y < C) dr[y] = gr * (std::exp(xr[y] - l) - 1.0);
+    });
+    return true;
+  }
+  const bool half = is_half(dt);
+  const float *lp = lse.data<float>(), *gp = g.data<float>();
+  // half rows: the row widened into buf[0, C), its float32 gradient into buf[C, 2C), then rounded
+  for_rows(rows, C, half ? 2 * C : 0, [&](int64_t r, float* buf) {
+    const float* xr = float_row(x, r, C, buf);
+    float* dr = half ? buf + C : dx.data<float>() + r * C;
+    const double gr = row_scale(r, gp);
+    const float l = lp[r];
+    // softmax - onehot: the SIMD row gives gr * exp(x - lse), then the target's own term.
+    row_ce_grad(xr, nullptr, C, l, static_cast<float>(gr), 1.0f, 0.0f, dr);
+    const int64_t y = tp[r];
+    if (y >= 0 && y < C) dr[y] = static_cast<float>(gr * (std::exp(static_cast<double>(xr[y]) - l) - 1.0));
+    if (half) row_from_floats(dr, C, dt == Dtype::BFloat16, static_cast<uint16_t*>(dx.raw_data()) + r * C);
+  });
   return true;
 }
 

@@ -119,7 +119,11 @@
   X(row_max, float, (const float* x, int64_t n), (x, n))                                                              \
   X(row_sum_exp, double, (const float* x, int64_t n, float shift), (x, n, shift))                                     \
   X(row_ce_grad, void, (const float* x, const float* w, int64_t n, float lse, float g, float a, float b, float* gx),  \
-    (x, w, n, lse, g, a, b, gx))
+    (x, w, n, lse, g, a, b, gx))                                                                                      \
+  /* A row of bfloat16 (bf16) or float16 bits widened to float32, and float32 rounded back to one */                  \
+  /* (nearest-even, as the dtype casts round): the half rows of the same cross-entropy.           */                  \
+  X(row_to_floats, void, (const uint16_t* x, int64_t n, bool bf16, float* v), (x, n, bf16, v))                        \
+  X(row_from_floats, void, (const float* v, int64_t n, bool bf16, uint16_t* o), (v, n, bf16, o))
 
 #define ST_CPU_DECLARE_KERNEL(name, ret, params, args) ret name params;
 #define ST_CPU_KERNEL_FIELD(name, ret, params, args) ret(*name) params;

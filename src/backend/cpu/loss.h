@@ -1,7 +1,7 @@
 #pragma once
 // The CPU's fused loss kernels (Backend::pointwise_loss, Backend::cross_entropy_rows and its
 // backward; contracts in src/backend/backend.h). Compiled once, for the baseline; the float32
-// cross-entropy rows call the capability-dispatched SIMD row kernels (loss_rows.cpp).
+// and half cross-entropy rows call the capability-dispatched SIMD row kernels (loss_rows.cpp).
 #include "backend/backend.h"
 
 namespace st::backend::cpu {

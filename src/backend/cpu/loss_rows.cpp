@@ -1,8 +1,10 @@
 // SIMD row kernels of the float32 softmax cross-entropy (src/nn/loss.cpp) over one contiguous
-// row of logits: max, sum of exponentials (accumulated in double) and the logits' gradient.
+// row of logits: max, sum of exponentials (accumulated in double) and the logits' gradient; and
+// the conversions that let half rows go through them.
 #include <cmath>
 #include <cstdint>
 
+#include "backend/cpu/elem_io.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/vmath.h"
 
@@ -33,6 +35,24 @@ void row_ce_grad(const float* x, const float* w, int64_t n, float lse, float g, 
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) gx[i] = g * (a * vexp(x[i] - lse) - b);
+  }
+}
+
+void row_to_floats(const uint16_t* x, int64_t n, bool bf16, float* v) {
+  if (bf16) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) v[i] = load_elem<BFloat16>(x[i]);
+  } else {
+    halves_to_floats(x, n, v);  // F16C where this capability has it
+  }
+}
+
+void row_from_floats(const float* v, int64_t n, bool bf16, uint16_t* o) {
+  if (bf16) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) o[i] = store_elem<BFloat16>(v[i]);
+  } else {
+    floats_to_halves(v, n, o);
   }
 }
 
