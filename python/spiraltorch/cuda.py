@@ -349,13 +349,18 @@ def make_graphed_step(step_fn: Callable[[], Any], *, warmup: int = 3,
     returned by the captured call, e.g. the loss, rewritten by every replay). The step must be
     capturable: no host reads (``.item()``) inside it, SGD or ``Adam``/``AdamW`` with
     ``capturable=True``, and the learning rate fixed (a scheduler's change after capture is not
-    seen by the graph). The graph is ``.graph`` on the returned object."""
+    seen by the graph). The graph is ``.graph`` on the returned object. Without a usable CUDA
+    device it raises ``DeviceUnavailableError`` at once."""
     if not isinstance(warmup, int) or warmup < 1:
         raise _core.SpiralValueError(
             f"make_graphed_step: warmup must be an int >= 1 (optimizer state must exist before the capture), "
             f"got {warmup!r}")
     if not callable(step_fn):
         raise TypeError(f"make_graphed_step: step_fn must be callable, got {type(step_fn).__name__}")
+    # Refused here rather than at the capture: the warm-up calls would otherwise train a few
+    # steps eagerly before the first call that cannot run.
+    if not is_available():
+        raise _core.DeviceUnavailableError(f"make_graphed_step: CUDA is not available: {unavailable_reason()}")
     return _GraphedStep(step_fn, warmup, device)
 
 
