@@ -253,15 +253,17 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
 // forward saves q, k, v, the output and each row's log-sum-exp, and the backward recomputes
 // the probabilities from them (FlashAttention's recurrence), so the memory kept per call is
 // O(L + S) per row instead of O(L S). Backends with a flash kernel for the operands (the CPU's
-// tiled kernel for float32/float64, CUDA's for 16-bit types and TF32, wgpu's tiled WGSL kernels
-// for float32 and 16-bit types) never form an (L, S) buffer; otherwise (SPIRALTORCH_WGPU_FLASH=0,
+// tiled kernel for float32/float64, and for 16-bit types through float32 copies made per call,
+// CUDA's for 16-bit types and TF32, wgpu's tiled WGSL kernels for float32 and 16-bit types) never
+// form an (L, S) buffer; otherwise (SPIRALTORCH_WGPU_FLASH=0,
 // head dims over 256 on wgpu) batched GEMMs around the backend's attention softmax do, and those
 // buffers exist only while one call's forward or backward runs.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
   const Dtype dt = q.dtype();
   const Device dev = q.device();
   auto& be = detail::backend_of(q);
-  // Before any cast: a flash kernel that reads 16-bit operands itself (wgpu's) needs no float32 copies.
+  // Before any cast: a flash kernel that takes 16-bit operands (wgpu's, CUDA's, the CPU's) keeps no
+  // float32 copies of them.
   if (Tensor out = flash_attention(q, k, v, scale, causal); out.defined()) return out;
   if ((dt == Dtype::Float16 || dt == Dtype::BFloat16) && !be.native_half_gemm()) {
     // This backend's gemm takes no 16-bit operands: the whole path runs in float32.

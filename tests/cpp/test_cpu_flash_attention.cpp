@@ -1,7 +1,7 @@
 // The CPU's tiled flash attention (src/backend/cpu/attention.cpp): every capability's kernel
 // against a float64 reference written out here (softmax, log-sum-exp and the three gradients),
-// float32 and float64, causal or not, on shapes off the 128-row / 256-key blocks, L != S, T = 1,
-// one head, strided head views and a non-unit last stride; then the op: finite differences in
+// float32, float64 and the half types, causal or not, on shapes off the 128-row / 256-key blocks,
+// L != S, T = 1, one head, strided head views and a non-unit last stride; then the op: finite differences in
 // float64, the composite (masked) path, and no (L, S) buffer in the allocator's peak.
 #include <gtest/gtest.h>
 
@@ -120,17 +120,19 @@ void check_kernel(const backend::cpu::Kernels& kern, const Case& c, Dtype dt, bo
   const Reference want = reference(q64, k64, v64, g64, scale, causal);
   const Tensor q = laid_out(q64.to(dt), layout), k = laid_out(k64.to(dt), layout), v = laid_out(v64.to(dt), layout),
                g = laid_out(g64.to(dt), layout);
-  const Dtype stat = dt;  // the CPU keeps lse and delta in the operands' dtype (float32 or float64)
+  // lse and delta in the operands' dtype (float32 or float64), float32 for the half types
+  const Dtype stat = is_half(dt) ? Dtype::Float32 : dt;
   Tensor out = laid_out(Tensor::empty({c.B, c.H, c.L, c.dv}, dt), layout), lse = Tensor::empty({c.B, c.H, c.L}, stat);
   ASSERT_TRUE(kern.flash_attention(q, k, v, scale, causal, out, lse));
-  const double tol = dt == Dtype::Float64 ? 1e-12 : 2e-5;
+  // the half types: the rounding of their inputs and outputs (the kernel runs on float32 copies)
+  const double tol = dt == Dtype::Float64 ? 1e-12 : dt == Dtype::Float32 ? 2e-5 : dt == Dtype::Float16 ? 4e-3 : 3e-2;
   EXPECT_LE(error_of(out, want.out), tol) << "output";
   EXPECT_LE(error_of(lse, want.lse), tol) << "lse";
-  const Tensor delta = sum(mul(g, out), {-1}).contiguous();
+  const Tensor delta = sum(mul(g.to(stat), out.to(stat)), {-1}).contiguous();
   Tensor dq = laid_out(Tensor::empty(q.shape(), dt), layout), dk = laid_out(Tensor::empty(k.shape(), dt), layout),
          dv = laid_out(Tensor::empty(v.shape(), dt), layout);
   ASSERT_TRUE(kern.flash_attention_backward(q, k, v, out, g, lse, delta, scale, causal, dq, dk, dv));
-  const double gtol = dt == Dtype::Float64 ? 1e-11 : 1e-4;
+  const double gtol = dt == Dtype::Float64 ? 1e-11 : dt == Dtype::Float32 ? 1e-4 : tol;
   EXPECT_LE(error_of(dq, want.dq), gtol) << "dq";
   EXPECT_LE(error_of(dk, want.dk), gtol) << "dk";
   EXPECT_LE(error_of(dv, want.dv), gtol) << "dv";
@@ -164,6 +166,11 @@ TEST(CpuFlashAttention, EveryCapabilityMatchesFloat64Reference) {
         check_kernel(*kern, {2, 3, 90, 90, 32, 32}, Dtype::Float32, causal, layout, 50);
       }
     }
+    // half operands, read through float32 copies made for the call
+    for (const Dtype dt : {Dtype::BFloat16, Dtype::Float16}) {
+      for (const int layout : {0, 1}) check_kernel(*kern, {2, 3, 70, 130, 16, 24}, dt, true, layout, 60);
+      check_kernel(*kern, {1, 1, 300, 300, 64, 64}, dt, false, 0, 70);
+    }
   }
   EXPECT_GE(ran, 1);
 }
@@ -173,7 +180,10 @@ TEST(CpuFlashAttention, RefusesWhatItDoesNotTake) {
   const Tensor q = random_tensor({1, 2, 4, 8}, 1);
   Tensor out = Tensor::empty({1, 2, 4, 8}, Dtype::Float32), lse = Tensor::empty({1, 2, 4}, Dtype::Float32);
   const Tensor h = q.to(Dtype::BFloat16);
-  EXPECT_FALSE(kern.flash_attention(h, h, h, 1.0, false, out, lse));  // 16-bit: the op casts first
+  EXPECT_FALSE(kern.flash_attention(h, h, h, 1.0, false, out, lse));  // half operands, float32 out
+  Tensor hout = Tensor::empty({1, 2, 4, 8}, Dtype::BFloat16);
+  const Tensor hmask = zeros({1, 2, 4, 4}, Dtype::BFloat16);
+  EXPECT_FALSE(kern.flash_attention_masked(h, h, h, hmask, 1.0, false, {}, hout, lse));  // half with a mask
   const Tensor f = q.to(Dtype::Float32);
   Tensor lse64 = Tensor::empty({1, 2, 4}, Dtype::Float64);
   EXPECT_FALSE(kern.flash_attention(f, f, f, 1.0, false, out, lse64));  // lse in the wrong dtype

@@ -322,6 +322,59 @@ def test_keeps_no_score_matrix():
     assert all(t.grad is not None for t in ins)
 
 
+@pytest.mark.parametrize("half", [st.bfloat16, st.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_half_operands_run_the_float32_kernel_and_stay_half(half, causal):
+    """bfloat16/float16 q, k, v (CPU autocast's case) run the float32 kernel on copies made for the
+    call: the output is the float32 kernel's on the widened inputs, rounded once (bit for bit), the
+    gradients match float64 to the half type's precision, and what the forward keeps is the half
+    output and lse, not float32 copies of q, k, v (the cast path kept those and a float32 output)."""
+    B, H, L, d = 1, 4, 1024, 64
+    q, k, v, g = inputs(B, H, L, L, d, d, seed=12)
+    results = []
+    for cast in (False, True):
+        ins = [leaf(a, half) for a in (q, k, v)]
+        base = st.cpu.memory_allocated()
+        xs = [t.to(st.float32) for t in ins] if cast else ins
+        out = F.scaled_dot_product_attention(*xs, is_causal=causal).to(half)
+        del xs
+        kept = st.cpu.memory_allocated() - base
+        out.backward(st.tensor(g).to(half))
+        results.append(([to_np(out.to(st.float32))] + [to_np(t.grad.to(st.float32)) for t in ins], kept))
+        del out, ins
+    (got, kept), (via_cast, cast_kept) = results
+    np.testing.assert_array_equal(got[0], via_cast[0])
+    exact = ours(*(to_np(leaf(a, half).to(st.float64)) for a in (q, k, v)), g, st.float64, is_causal=causal)
+    tol = 2e-2 if half == st.bfloat16 else 3e-3
+    for name, a, b in zip(("output", "dq", "dk", "dv"), got, exact):
+        err = np.abs(a - b).max() / max(np.abs(b).max(), 1.0)
+        assert err < tol, f"{name}: error {err:.2e}"
+    half_bytes = B * H * L * d * 2
+    assert kept < 1.1 * half_bytes, (kept, half_bytes)  # the output (and B*H*L lse floats)
+    assert cast_kept > 6 * half_bytes, cast_kept  # float32 q, k, v and output copies
+
+
+def test_half_head_views_of_a_packed_projection():
+    """Strided bfloat16 head views of one (B, L, 3E) projection (MultiheadAttention's layout) give
+    exactly what contiguous bfloat16 copies give."""
+    rng = np.random.default_rng(13)
+    B, L, H, d = 2, 90, 3, 32
+    qkv = leaf(rng.standard_normal((B, L, 3 * H * d)), st.bfloat16)
+    views = [qkv[..., i * H * d:(i + 1) * H * d].reshape(B, L, H, d).transpose(1, 2) for i in range(3)]
+    copies = [leaf(to_np(t.detach().to(st.float32)), st.bfloat16) for t in views]
+    g = st.tensor(rng.standard_normal((B, H, L, d))).to(st.bfloat16)
+    outs = []
+    for ins in (views, copies):
+        out = F.scaled_dot_product_attention(*ins, is_causal=True)
+        out.backward(g)
+        outs.append(to_np(out.to(st.float32)))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    gx = to_np(qkv.grad.to(st.float32))
+    for i, c in enumerate(copies):
+        part = gx[..., i * H * d:(i + 1) * H * d].reshape(B, L, H, d).transpose(0, 2, 1, 3)
+        np.testing.assert_array_equal(part, to_np(c.grad.to(st.float32)))
+
+
 _CAPABILITY_SCRIPT = r"""
 import sys
 import numpy as np

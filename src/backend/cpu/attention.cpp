@@ -7,9 +7,10 @@
 // (FlashAttention-2's recurrence, the scheme of PyTorch's CPU kernel). The block products go to
 // OpenBLAS single-threaded inside our OpenMP loop (what gemm.cpp does for large GEMMs); the
 // exp/max/scale loops between them are the vectorised part compiled per capability. float32 and
-// float64; the op casts half types to float32 before it gets here (the CPU's gemm takes no 16-bit
-// operands). Dropout on the probabilities (DropoutDraw) draws dropout()'s Philox mask per row
-// of a key block, in the forward and again in the backward, so no (L, S) mask exists either.
+// float64; bfloat16/float16 operands are widened to float32 copies for the call (the CPU's gemm
+// takes no 16-bit operands), so what the caller keeps stays half. Dropout on the probabilities
+// (DropoutDraw) draws dropout()'s Philox mask per row of a key block, in the forward and again in
+// the backward, so no (L, S) mask exists either.
 //
 // The attention softmax of the GEMM path (backends without flash kernels keep using that path;
 // on the CPU it serves what the tiled kernel refuses): per row of the raw scores, the scaled,
@@ -418,10 +419,34 @@ void single_threaded_blas() {
   if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
 }
 
+// Half operands (bfloat16, float16, one dtype for q, k, v, out and dout; no additive mask) run the
+// float32 kernels on float32 copies that live only during the call: the caller keeps, and the
+// autograd node saves, the half tensors, not float32 copies of them. Outputs are rounded once.
+bool half_operands(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& o) {
+  return is_half(q.dtype()) && k.dtype() == q.dtype() && v.dtype() == q.dtype() && o.dtype() == q.dtype() &&
+         !mask.defined();
+}
+
+Tensor widened(const Tensor& t) {
+  Tensor f = Tensor::empty(t.shape(), Dtype::Float32, t.device());
+  copy(t, f);
+  return f;
+}
+
+Tensor float_like(const Tensor& t) { return Tensor::empty(t.shape(), Dtype::Float32, t.device()); }
+
 }  // namespace
 
 bool flash_attention_masked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double scale,
                             bool causal, const DropoutDraw& dropout, Tensor& out, Tensor& lse) {
+  if (half_operands(q, k, v, mask, out)) {
+    Tensor of = float_like(out);
+    if (!flash_attention_masked(widened(q), widened(k), widened(v), mask, scale, causal, dropout, of, lse)) {
+      return false;
+    }
+    copy(of, out);
+    return true;
+  }
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask)) return false;
   const Tensor qu = unit_rows(q), ku = unit_rows(k), vu = unit_rows(v);
   single_threaded_blas();
@@ -437,6 +462,19 @@ bool flash_attention_masked_backward(const Tensor& q, const Tensor& k, const Ten
                                      const Tensor& out, const Tensor& dout, const Tensor& lse, const Tensor& delta,
                                      double scale, bool causal, const DropoutDraw& dropout, Tensor& dq, Tensor& dk,
                                      Tensor& dv) {
+  if (half_operands(q, k, v, mask, dout) && dq.dtype() == q.dtype() && dk.dtype() == q.dtype() &&
+      dv.dtype() == q.dtype()) {
+    Tensor dqf = float_like(dq), dkf = float_like(dk), dvf = float_like(dv);
+    // out is not read here (delta comes from the op layer)
+    if (!flash_attention_masked_backward(widened(q), widened(k), widened(v), mask, Tensor(), widened(dout), lse, delta,
+                                         scale, causal, dropout, dqf, dkf, dvf)) {
+      return false;
+    }
+    copy(dqf, dq);
+    copy(dkf, dk);
+    copy(dvf, dv);
+    return true;
+  }
   if (!takes(q, k, v, lse) || !takes_mask(q, k, mask) || dout.dtype() != q.dtype() || delta.dtype() != lse.dtype()) {
     return false;
   }
