@@ -354,6 +354,20 @@ def test_half_operands_run_the_float32_kernel_and_stay_half(half, causal):
     assert cast_kept > 6 * half_bytes, cast_kept  # float32 q, k, v and output copies
 
 
+def test_half_operands_with_dropout_equal_the_float32_kernel():
+    """Dropout on half operands draws the float32 kernel's mask: under one seed the output is that
+    kernel's on the widened inputs, rounded once."""
+    rng = np.random.default_rng(14)
+    q, k, v = (st.tensor(rng.standard_normal((2, 3, 50, 16))).to(st.bfloat16) for _ in range(3))
+    outs = []
+    for cast in (False, True):
+        st.manual_seed(3)
+        xs = [t.to(st.float32) for t in (q, k, v)] if cast else [q, k, v]
+        out = F.scaled_dot_product_attention(*xs, is_causal=True, dropout_p=0.3)
+        outs.append(to_np(out.to(st.bfloat16).to(st.float32)))
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
 def test_half_head_views_of_a_packed_projection():
     """Strided bfloat16 head views of one (B, L, 3E) projection (MultiheadAttention's layout) give
     exactly what contiguous bfloat16 copies give."""
