@@ -255,9 +255,9 @@ Tensor packed_flash_attention(const Tensor& qkv, int64_t heads, double scale, bo
 // O(L + S) per row instead of O(L S). Backends with a flash kernel for the operands (the CPU's
 // tiled kernel for float32/float64, and for 16-bit types through float32 copies made per call,
 // CUDA's for 16-bit types and TF32, wgpu's tiled WGSL kernels for float32 and 16-bit types) never
-// form an (L, S) buffer; otherwise (SPIRALTORCH_WGPU_FLASH=0,
-// head dims over 256 on wgpu) batched GEMMs around the backend's attention softmax do, and those
-// buffers exist only while one call's forward or backward runs.
+// form an (L, S) buffer; otherwise (SPIRALTORCH_WGPU_FLASH=0, head dims over 256 on wgpu) batched
+// GEMMs around the backend's attention softmax do, and those buffers exist only while one call's
+// forward or backward runs.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale, bool causal) {
   const Dtype dt = q.dtype();
   const Device dev = q.device();
