@@ -263,15 +263,13 @@ ConvSpec spec_from_padding(const Tensor& w, Pair stride, const std::string& padd
   return s;
 }
 
-Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvSpec& s,
-                   const char* op) {
-  if (!input_in.defined() || !weight_in.defined())
-    throw ValueError(std::string(op) + ": input and weight are required");
-  // autocast's lower-precision list
-  const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
-               bias = autocast::to_lower(bias_in);
+// conv2d of operands autocast has already lowered. Its own recursions (an unbatched input, the
+// float32 fallback for half operands) come back here, not through conv2d_impl: inside an autocast
+// region that would cast the float32 fallback down again, without end.
+Tensor conv2d_lowered(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvSpec& s,
+                      const char* op) {
   if (input.dim() == 3) {
-    return squeeze(conv2d_impl(unsqueeze(input, 0), weight, bias, s, op), 0);
+    return squeeze(conv2d_lowered(unsqueeze(input, 0), weight, bias, s, op), 0);
   }
   const bool half = check_conv2d_operands(input, weight, s, "(out_channels, in_channels/groups, kh, kw)", op);
   const int64_t C = input.shape()[1], O = weight.shape()[0];
@@ -319,7 +317,7 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
   const bool fused = backend_of(input).conv2d_fused(x, w, b, p.geom, pad_bottom, pad_right, p.groups, out);
   if (!fused && half) {
     const Tensor b32 = bias.defined() ? bias.to(Dtype::Float32) : Tensor();
-    return conv2d_impl(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, s, op).to(input.dtype());
+    return conv2d_lowered(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, s, op).to(input.dtype());
   }
   if (!fused) conv2d_forward_raw(x, w, b, p, out);
   if (needs_grad({&input, &weight, &bias})) {
@@ -341,6 +339,12 @@ Tensor conv2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor
     }, {x, w});
   }
   return out;
+}
+
+Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvSpec& s, const char* op) {
+  if (!input.defined() || !weight.defined()) throw ValueError(std::string(op) + ": input and weight are required");
+  // autocast's lower-precision list
+  return conv2d_lowered(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), s, op);
 }
 
 // Views a 1-d conv as a 2-d one with height 1.

@@ -19,13 +19,11 @@ struct TransposeSpec {
   Pair output_padding;
 };
 
-Tensor conv_transpose2d_impl(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in,
-                             const TransposeSpec& t, const char* op) {
-  if (!input_in.defined() || !weight_in.defined())
-    throw ValueError(std::string(op) + ": input and weight are required");
-  const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
-               bias = autocast::to_lower(bias_in);
-  if (input.dim() == 3) return squeeze(conv_transpose2d_impl(unsqueeze(input, 0), weight, bias, t, op), 0);
+// conv_transpose2d of operands autocast has already lowered; its recursions stay here (as
+// conv2d_lowered's: through the autocast entry the float32 fallback would be cast down again).
+Tensor conv_transpose2d_lowered(const Tensor& input, const Tensor& weight, const Tensor& bias, const TransposeSpec& t,
+                                const char* op) {
+  if (input.dim() == 3) return squeeze(conv_transpose2d_lowered(unsqueeze(input, 0), weight, bias, t, op), 0);
   const ConvSpec& s = t.conv;
   const bool half = check_conv2d_operands(input, weight, s, "(in_channels, out_channels/groups, kh, kw)", op);
   for (int d = 0; d < 2; ++d) {
@@ -71,7 +69,7 @@ Tensor conv_transpose2d_impl(const Tensor& input_in, const Tensor& weight_in, co
   }
   if (half) {
     const Tensor b32 = bias.defined() ? bias.to(Dtype::Float32) : Tensor();
-    return conv_transpose2d_impl(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, t, op).to(input.dtype());
+    return conv_transpose2d_lowered(input.to(Dtype::Float32), weight.to(Dtype::Float32), b32, t, op).to(input.dtype());
   }
 
   const Tensor x = input.detach().contiguous();
@@ -93,6 +91,14 @@ Tensor conv_transpose2d_impl(const Tensor& input_in, const Tensor& weight_in, co
   }
   // The bias through autograd's own add: its gradient is the output gradient summed over N, H, W.
   return bias.defined() ? add(out, reshape(bias, {1, O, 1, 1})) : out;
+}
+
+Tensor conv_transpose2d_impl(const Tensor& input, const Tensor& weight, const Tensor& bias, const TransposeSpec& t,
+                             const char* op) {
+  if (!input.defined() || !weight.defined()) throw ValueError(std::string(op) + ": input and weight are required");
+  // autocast's lower-precision list
+  return conv_transpose2d_lowered(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), t,
+                                  op);
 }
 
 }  // namespace

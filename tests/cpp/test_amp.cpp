@@ -11,6 +11,7 @@
 
 #include "spiraltorch/activation_checkpoint.h"
 #include "spiraltorch/autocast.h"
+#include "spiraltorch/nn/conv.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/linear.h"
 #include "spiraltorch/nn/loss.h"
@@ -55,6 +56,31 @@ TEST(Autocast, GradientsOfFloat32LeavesStayFloat32) {
   loss.backward();
   ASSERT_TRUE(w.grad().defined());
   EXPECT_EQ(w.grad().dtype(), Dtype::Float32);
+}
+
+// The convolutions are on the lower-precision list; where the backend has no half kernel (the
+// CPU) they run in float32 and cast the result, without re-entering autocast (that recursed until
+// the stack overflowed).
+TEST(Autocast, ConvolutionsOnTheCpuGiveTheRegionDtypeAndFloat32Gradients) {
+  manual_seed(2);
+  const Tensor x = randn({2, 3, 7, 7});
+  Tensor w = randn({4, 3, 3, 3}), wt = randn({3, 4, 3, 3});
+  w.set_requires_grad(true);
+  wt.set_requires_grad(true);
+  const Tensor want = nn::conv2d(x, w, Tensor(), nn::Pair{1, 1}, nn::Pair{1, 1});
+  Tensor y, yt;
+  {
+    autocast::Region region(DeviceType::CPU, Dtype::BFloat16);
+    y = nn::conv2d(x, w, Tensor(), nn::Pair{1, 1}, nn::Pair{1, 1});
+    yt = nn::conv_transpose2d(x, wt, Tensor(), nn::Pair{2, 2});
+  }
+  EXPECT_EQ(y.dtype(), Dtype::BFloat16);
+  EXPECT_EQ(yt.dtype(), Dtype::BFloat16);
+  const auto got = y.to(Dtype::Float32).to_vector<float>(), ref = want.to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ref[i], 0.05 * (1.0 + std::abs(ref[i])));
+  (sum(y.to(Dtype::Float32)) + sum(yt.to(Dtype::Float32))).backward();
+  EXPECT_EQ(w.grad().dtype(), Dtype::Float32);
+  EXPECT_EQ(wt.grad().dtype(), Dtype::Float32);
 }
 
 // cross_entropy is on the float32 list; half logits with index targets reach the fused rows uncast

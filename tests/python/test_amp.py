@@ -105,6 +105,38 @@ def test_cpu_cross_entropy_half_rows_equal_the_cast_without_its_copy(half):
     assert want_peak >= 3 * half_bytes  # the cast path: its float32 copy and float32 gradient
 
 
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_autocast_convolutions_train(device, half):
+    """conv1d/conv2d/conv_transpose2d are on autocast's lower-precision list: their output is the
+    region's dtype, close to float32, and a small CNN's step runs forward and backward with float32
+    gradients for its float32 weights. (On a backend without half convolution kernels the op runs
+    them in float32 and casts the result; that fallback once re-entered autocast and recursed until
+    the stack overflowed.)"""
+    dt = getattr(st, half)
+    st.manual_seed(0)
+    x = st.randn(2, 3, 9, 9).to(device)
+    layers = {
+        "conv2d": st.nn.Conv2d(3, 4, 3, padding=1),
+        "conv1d": st.nn.Conv1d(3, 4, 3, padding=1),
+        "conv_transpose2d": st.nn.ConvTranspose2d(3, 4, 3, stride=2),
+    }
+    for name, layer in layers.items():
+        layer = layer.to(device)
+        xi = x[:, :, 0] if name == "conv1d" else x
+        want = layer(xi)
+        with st.autocast(dev_type(device), dtype=dt):
+            got = layer(xi)
+        assert got.dtype == dt, name
+        np.testing.assert_allclose(to_np(got.to(st.float32)), to_np(want), rtol=5e-2, atol=5e-2, err_msg=name)
+    model = st.nn.Sequential(st.nn.Conv2d(3, 8, 3, padding=1), st.nn.BatchNorm2d(8), st.nn.ReLU(),
+                             st.nn.MaxPool2d(2), st.nn.AdaptiveAvgPool2d(1), st.nn.Flatten(),
+                             st.nn.Linear(8, 5)).to(device)
+    with st.autocast(dev_type(device), dtype=dt):
+        loss = st.nn.functional.cross_entropy(model(x), st.tensor([1, 4]).to(device))
+    loss.backward()
+    assert all(p.grad is not None and p.grad.dtype == st.float32 for p in model.parameters())
+
+
 def test_autocast_nesting_disable_and_decorator():
     with st.autocast("cpu", dtype=st.bfloat16):
         with st.autocast("cpu", enabled=False):
