@@ -334,6 +334,17 @@ Tensor conv2d_lowered(const Tensor& input, const Tensor& weight, const Tensor& b
                                                 gb)) {
           return {gx, gw, gb};
         }
+        if (is_half(x.dtype()) && !backend_of(x).native_half_gemm()) {
+          // A half forward the backend's kernel took and whose backward it declines, where im2col's
+          // GEMMs take no 16-bit operands: that backward in float32, the gradients rounded once.
+          const Dtype f = Dtype::Float32;
+          std::vector<Tensor> grads = conv2d_backward_raw(detail::cast_raw(g, f), detail::cast_raw(x, f),
+                                                          detail::cast_raw(w, f), has_bias, nx, nw, nb, p);
+          for (Tensor& t : grads) {
+            if (t.defined()) t = detail::cast_raw(t, x.dtype());
+          }
+          return grads;
+        }
       }
       return conv2d_backward_raw(g, x, w, has_bias, nx, nw, nb, p);
     }, {x, w});

@@ -102,6 +102,40 @@ TEST(CpuFusedConv2d, Float32MatchesIm2colForwardAndBackward) {
   }
 }
 
+TEST(CpuFusedConv2d, Bfloat16MatchesFloat32WhereTheCpuMultipliesIt) {
+  // autocast's CPU convolutions: bfloat16 operands, bias and gradients through oneDNN's bf16
+  // kernels where the CPU has native bf16 products; elsewhere the entry declines (float16 always).
+  SwitchGuard guard{backend::onednn::conv_backend, backend::onednn::set_conv_backend};
+  backend::onednn::set_conv_backend("auto");
+  const Dtype bf = Dtype::BFloat16;
+  for (const ConvCase& c : kConvCases) {
+    manual_seed(4);
+    const nn::ConvPlan p = nn::make_plan(c.x, c.w, c.spec);
+    const Tensor x = randn(c.x, bf), w = randn(c.w, bf), b = randn({p.O}, bf);
+    const Tensor xf = x.to(Dtype::Float32), wf = w.to(Dtype::Float32), bf32 = b.to(Dtype::Float32);
+    Tensor half_out = sentinel({p.N, p.O, p.OH, p.OW}, Dtype::Float16);
+    EXPECT_FALSE(cpu().conv2d_fused(x.to(Dtype::Float16), w.to(Dtype::Float16), b.to(Dtype::Float16), p.geom,
+                                    c.spec.pad_end[0], c.spec.pad_end[1], p.groups, half_out));
+    Tensor out = Tensor::empty({p.N, p.O, p.OH, p.OW}, bf);
+    const bool taken = cpu().conv2d_fused(x, w, b, p.geom, c.spec.pad_end[0], c.spec.pad_end[1], p.groups, out);
+    EXPECT_EQ(taken, onednn_built() && backend::onednn::bf16_matmul_available());
+    if (!taken) continue;
+    expect_close(out, nn::conv2d_forward_raw(xf, wf, bf32, p), 2e-2);
+    const Tensor gy = randn(out.shape(), bf);
+    const std::vector<Tensor> want = nn::conv2d_backward_raw(gy.to(Dtype::Float32), xf, wf, true, true, true, true, p);
+    Tensor gx = Tensor::empty(x.shape(), bf), gw = Tensor::empty(w.shape(), bf), gb = Tensor::empty({p.O}, bf);
+    ASSERT_TRUE(cpu().conv2d_fused_backward(gy, x, w, true, p.geom, c.spec.pad_end[0], c.spec.pad_end[1], p.groups, gx,
+                                            gw, gb));
+    expect_close(gx, want[0], 3e-2);
+    expect_close(gw, want[1], 3e-2);
+    expect_close(gb, want[2], 3e-2);
+    Tensor none_x, none_w, gb_only = Tensor::empty({p.O}, bf);  // the bias alone: the reduction path
+    ASSERT_TRUE(cpu().conv2d_fused_backward(gy, x, w, true, p.geom, c.spec.pad_end[0], c.spec.pad_end[1], p.groups,
+                                            none_x, none_w, gb_only));
+    expect_close(gb_only, want[2], 3e-2);
+  }
+}
+
 namespace {
 
 constexpr int64_t T = 5, B = 3, I = 4, H = 6;

@@ -1,11 +1,12 @@
-// float32 NCHW conv2d forward / backward-data / backward-weights on the CPU through oneDNN,
-// and the conv backend switch. oneDNN's JIT kernels (blocked layouts, register-tiled
-// direct convolution) beat im2col + GEMM at the small channel counts of CNN training.
+// float32 (and, on CPUs with native bfloat16 products, bfloat16) NCHW conv2d forward /
+// backward-data / backward-weights on the CPU through oneDNN, and the conv backend switch. oneDNN's JIT kernels
+// (blocked layouts, register-tiled direct convolution) beat im2col + GEMM at the small channel counts of CNN training.
 #include "backend/cpu/conv_onednn.h"
 
 #include <algorithm>
 #include <array>
 
+#include "backend/cpu/matmul_onednn.h"
 #include "backend/cpu/onednn_common.h"
 #include "spiraltorch/error.h"
 
@@ -100,12 +101,14 @@ struct Entry {
 
 enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
 
-using Key = detail::Key<18>;
-using KeyHash = detail::KeyHash<18>;
+using Key = detail::Key<19>;
+using KeyHash = detail::KeyHash<19>;
+using DataType = memory::data_type;
 
-Key make_key(Kind kind, bool bias, const Conv2dDims& d) {
+Key make_key(Kind kind, bool bias, const Conv2dDims& d, DataType dt) {
   return Key{{static_cast<int64_t>(kind), bias, d.N, d.C, d.H, d.W, d.O, d.kh, d.kw, d.groups, d.stride[0], d.stride[1],
-              d.pad_begin[0], d.pad_begin[1], d.pad_end[0], d.pad_end[1], d.dilation[0], d.dilation[1]}};
+              d.pad_begin[0], d.pad_begin[1], d.pad_end[0], d.pad_end[1], d.dilation[0], d.dilation[1],
+              static_cast<int64_t>(dt)}};
 }
 
 // Creating a primitive JIT-compiles its kernel (milliseconds), so primitives are cached by
@@ -145,9 +148,11 @@ Descs descs(const Conv2dDims& d) {
   return s;
 }
 
-constexpr auto kF32 = memory::data_type::f32;
+// float32, or bfloat16 (autocast's CPU convolutions) on CPUs that multiply it natively: every
+// operand, the bias and the gradients in that type, accumulation in float32 inside oneDNN.
+DataType data_type(Dtype dt) { return dt == Dtype::BFloat16 ? DataType::bf16 : DataType::f32; }
 
-memory::desc md(const memory::dims& dims, Tag tag) { return memory::desc(dims, kF32, tag); }
+memory::desc md(const memory::dims& dims, Tag tag, DataType dt) { return memory::desc(dims, dt, tag); }
 
 // oneDNN picks the layouts it computes in (`any`): blocked channels (nChw16c / OIhw16i16o
 // on AVX-512) let its JIT kernels vectorise over channels; we reorder at the boundary.
@@ -155,83 +160,86 @@ memory::desc md(const memory::dims& dims, Tag tag) { return memory::desc(dims, k
 // fwd+bwd than asking for plain NCHW/OIHW everywhere (oneDNN then falls back to its own
 // im2col + GEMM, ~10x slower for depthwise), and than blocked weights with plain activations;
 // the reorders cost a few percent.
-memory::desc want(const memory::dims& dims) { return md(dims, Tag::any); }
+memory::desc want(const memory::dims& dims, DataType dt) { return md(dims, Tag::any, dt); }
 
 bool unimplemented(const dnnl::error& e) { return e.status == dnnl_unimplemented; }
 
-std::shared_ptr<const Entry> make_forward(const Conv2dDims& d, bool bias) {
+std::shared_ptr<const Entry> make_forward(const Conv2dDims& d, bool bias, DataType dt) {
   const Descs s = descs(d);
-  const memory::desc bias_md = bias ? md({d.O}, Tag::x) : memory::desc();
+  const memory::desc bias_md = bias ? md({d.O}, Tag::x, dt) : memory::desc();
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
 #if DNNL_VERSION_MAJOR >= 3
     const dnnl::convolution_forward::primitive_desc pd(
-        engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, want(s.src), want(s.wei),
-        bias_md, want(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r, attr);
+        engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, want(s.src, dt),
+        want(s.wei, dt), bias_md, want(s.dst, dt), s.strides, s.dilates, s.pad_l, s.pad_r, attr);
 #else
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                               want(s.src), want(s.wei), bias_md, want(s.dst), s.strides, s.dilates,
-                                               s.pad_l, s.pad_r);
+                                               want(s.src, dt), want(s.wei, dt), bias_md, want(s.dst, dt), s.strides,
+                                               s.dilates, s.pad_l, s.pad_r);
     const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
 #endif
-    return std::make_shared<const Entry>(
-        Entry{dnnl::convolution_forward(pd), pd.scratchpad_desc(), input_arg(md(s.src, Tag::nchw), pd.src_desc()),
-              input_arg(md(s.wei, s.wei_tag), pd.weights_desc()), output_arg(md(s.dst, Tag::nchw), pd.dst_desc()), pd});
+    return std::make_shared<const Entry>(Entry{dnnl::convolution_forward(pd), pd.scratchpad_desc(),
+                                               input_arg(md(s.src, Tag::nchw, dt), pd.src_desc()),
+                                               input_arg(md(s.wei, s.wei_tag, dt), pd.weights_desc()),
+                                               output_arg(md(s.dst, Tag::nchw, dt), pd.dst_desc()), pd});
   } catch (const dnnl::error& e) {
     if (unimplemented(e)) return nullptr;
     throw;
   }
 }
 
-std::shared_ptr<const Entry> make_backward_data(const Conv2dDims& d, const Entry& fwd) {
+std::shared_ptr<const Entry> make_backward_data(const Conv2dDims& d, const Entry& fwd, DataType dt) {
   const Descs s = descs(d);
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
 #if DNNL_VERSION_MAJOR >= 3
-    const dnnl::convolution_backward_data::primitive_desc pd(engine(), dnnl::algorithm::convolution_direct, want(s.src),
-                                                             want(s.wei), want(s.dst), s.strides, s.dilates, s.pad_l,
-                                                             s.pad_r, *fwd.fwd_pd, attr);
+    const dnnl::convolution_backward_data::primitive_desc pd(engine(), dnnl::algorithm::convolution_direct,
+                                                             want(s.src, dt), want(s.wei, dt), want(s.dst, dt),
+                                                             s.strides, s.dilates, s.pad_l, s.pad_r, *fwd.fwd_pd, attr);
 #else
-    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, want(s.src), want(s.wei),
-                                                     want(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r);
+    const dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, want(s.src, dt),
+                                                     want(s.wei, dt), want(s.dst, dt), s.strides, s.dilates, s.pad_l,
+                                                     s.pad_r);
     const dnnl::convolution_backward_data::primitive_desc pd(desc, attr, engine(), *fwd.fwd_pd);
 #endif
     return std::make_shared<const Entry>(Entry{dnnl::convolution_backward_data(pd), pd.scratchpad_desc(),
-                                               output_arg(md(s.src, Tag::nchw), pd.diff_src_desc()),
-                                               input_arg(md(s.wei, s.wei_tag), pd.weights_desc()),
-                                               input_arg(md(s.dst, Tag::nchw), pd.diff_dst_desc()), std::nullopt});
+                                               output_arg(md(s.src, Tag::nchw, dt), pd.diff_src_desc()),
+                                               input_arg(md(s.wei, s.wei_tag, dt), pd.weights_desc()),
+                                               input_arg(md(s.dst, Tag::nchw, dt), pd.diff_dst_desc()), std::nullopt});
   } catch (const dnnl::error& e) {
     if (unimplemented(e)) return nullptr;
     throw;
   }
 }
 
-std::shared_ptr<const Entry> make_backward_weights(const Conv2dDims& d, bool bias, const Entry& fwd) {
+std::shared_ptr<const Entry> make_backward_weights(const Conv2dDims& d, bool bias, const Entry& fwd, DataType dt) {
   const Descs s = descs(d);
-  const memory::desc bias_md = bias ? md({d.O}, Tag::x) : memory::desc();
+  const memory::desc bias_md = bias ? md({d.O}, Tag::x, dt) : memory::desc();
   const dnnl::primitive_attr attr = user_scratchpad();
   try {
 #if DNNL_VERSION_MAJOR >= 3
     const dnnl::convolution_backward_weights::primitive_desc pd(
-        engine(), dnnl::algorithm::convolution_direct, want(s.src), want(s.wei), bias_md, want(s.dst), s.strides,
-        s.dilates, s.pad_l, s.pad_r, *fwd.fwd_pd, attr);
+        engine(), dnnl::algorithm::convolution_direct, want(s.src, dt), want(s.wei, dt), bias_md, want(s.dst, dt),
+        s.strides, s.dilates, s.pad_l, s.pad_r, *fwd.fwd_pd, attr);
 #else
-    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, want(s.src), want(s.wei),
-                                                        bias_md, want(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r);
+    const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, want(s.src, dt),
+                                                        want(s.wei, dt), bias_md, want(s.dst, dt), s.strides, s.dilates,
+                                                        s.pad_l, s.pad_r);
     const dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, engine(), *fwd.fwd_pd);
 #endif
     return std::make_shared<const Entry>(Entry{dnnl::convolution_backward_weights(pd), pd.scratchpad_desc(),
-                                               input_arg(md(s.src, Tag::nchw), pd.src_desc()),
-                                               output_arg(md(s.wei, s.wei_tag), pd.diff_weights_desc()),
-                                               input_arg(md(s.dst, Tag::nchw), pd.diff_dst_desc()), std::nullopt});
+                                               input_arg(md(s.src, Tag::nchw, dt), pd.src_desc()),
+                                               output_arg(md(s.wei, s.wei_tag, dt), pd.diff_weights_desc()),
+                                               input_arg(md(s.dst, Tag::nchw, dt), pd.diff_dst_desc()), std::nullopt});
   } catch (const dnnl::error& e) {
     if (unimplemented(e)) return nullptr;
     throw;
   }
 }
 
-std::shared_ptr<const Entry> forward_entry(const Conv2dDims& d, bool bias) {
-  return cache().get(make_key(Kind::Forward, bias, d), [&] { return make_forward(d, bias); });
+std::shared_ptr<const Entry> forward_entry(const Conv2dDims& d, bool bias, DataType dt) {
+  return cache().get(make_key(Kind::Forward, bias, d, dt), [&] { return make_forward(d, bias, dt); });
 }
 
 // ---- execution ----
@@ -251,12 +259,15 @@ std::string dims_str(const Conv2dDims& d) {
 }
 
 // The bias gradient when the backward-weights primitive did not produce it: gy (contiguous
-// N x O x OH x OW) summed over N, OH and OW into gb by the CPU kernel table's reduction, in two passes.
+// N x O x OH x OW) summed over N, OH and OW into gb by the CPU kernel table's reduction, in two
+// passes (sums in float32, which a bfloat16 gb receives rounded).
 void bias_grad(const Tensor& gy, const Conv2dDims& d, Tensor& gb) {
   Backend& cpu = cpu_backend();
   Tensor per_image = Tensor::empty({d.N, d.O}, Dtype::Float32);
   cpu.reduce(ReduceOp::Sum, gy, d.N * d.O, d.OH * d.OW, 1, per_image);
-  cpu.reduce(ReduceOp::Sum, per_image, 1, d.N, d.O, gb);
+  Tensor sums = gb.dtype() == Dtype::Float32 ? gb : Tensor::empty({d.O}, Dtype::Float32);
+  cpu.reduce(ReduceOp::Sum, per_image, 1, d.N, d.O, sums);
+  if (gb.dtype() != Dtype::Float32) cpu.copy(sums, gb);
 }
 
 constexpr const char* kOp = "conv2d";
@@ -279,12 +290,13 @@ namespace {
 // implementation for this geometry.
 bool forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dDims& d, Tensor& y) {
   try {
-    const auto e = forward_entry(d, b.defined());
+    const DataType dt = data_type(x.dtype());
+    const auto e = forward_entry(d, b.defined(), dt);
     if (!e) return false;
     dnnl::stream& s = stream();
     Staging st(s);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, st.in(e->src, x)}, {DNNL_ARG_WEIGHTS, st.in(e->wei, w)}};
-    if (b.defined()) args.emplace(DNNL_ARG_BIAS, Staging::wrap(md({d.O}, Tag::x), b));
+    if (b.defined()) args.emplace(DNNL_ARG_BIAS, Staging::wrap(md({d.O}, Tag::x, dt), b));
     const memory dst = st.out(e->dst, y);
     args.emplace(DNNL_ARG_DST, dst);
     st.add_scratchpad(e->scratch, args);
@@ -304,19 +316,20 @@ bool backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias,
   const bool need_x = gx.defined(), need_w = gw.defined(), need_b = gb.defined();
   const char* stage = "convolution backward";
   try {
-    const auto fwd = forward_entry(d, has_bias);
+    const DataType dt = data_type(x.dtype());
+    const auto fwd = forward_entry(d, has_bias, dt);
     if (!fwd) return false;
     // A frozen weight with a trainable bias: the bias gradient alone is a plain reduction.
     const bool weights_pass = need_w;
     const bool bias_in_pass = need_b && weights_pass;
     std::shared_ptr<const Entry> bd, bw;
     if (need_x) {
-      bd = cache().get(make_key(Kind::BackwardData, false, d), [&] { return make_backward_data(d, *fwd); });
+      bd = cache().get(make_key(Kind::BackwardData, false, d, dt), [&] { return make_backward_data(d, *fwd, dt); });
       if (!bd) return false;
     }
     if (weights_pass) {
-      bw = cache().get(make_key(Kind::BackwardWeights, bias_in_pass, d),
-                       [&] { return make_backward_weights(d, bias_in_pass, *fwd); });
+      bw = cache().get(make_key(Kind::BackwardWeights, bias_in_pass, d, dt),
+                       [&] { return make_backward_weights(d, bias_in_pass, *fwd, dt); });
       if (!bw) return false;
     }
     dnnl::stream& s = stream();
@@ -338,7 +351,7 @@ bool backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias,
       const memory gw_mem = st.out(bw->wei, gw);
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, st.in(bw->src, x)}, {DNNL_ARG_DIFF_DST, gy_w}, {DNNL_ARG_DIFF_WEIGHTS, gw_mem}};
-      if (bias_in_pass) args.emplace(DNNL_ARG_DIFF_BIAS, Staging::wrap(md({d.O}, Tag::x), gb));
+      if (bias_in_pass) args.emplace(DNNL_ARG_DIFF_BIAS, Staging::wrap(md({d.O}, Tag::x, dt), gb));
       st.add_scratchpad(bw->scratch, args);
       bw->prim.execute(s, args);
       st.flush(bw->wei, gw_mem, gw);
@@ -355,10 +368,12 @@ bool backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias,
 
 #endif  // SPIRALTORCH_WITH_ONEDNN
 
-// Empty tensors (and float64, and the im2col switch) stay on the op's im2col path.
+// Empty tensors (and float64, float16, bfloat16 on CPUs without native bfloat16 products, and the
+// im2col switch) stay on the op's im2col path.
 bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t pad_bottom,
                   int64_t pad_right, int64_t groups, Tensor& out) {
-  if (x.dtype() != Dtype::Float32 || !use_onednn()) return false;
+  const bool bf16 = x.dtype() == Dtype::BFloat16 && bf16_matmul_available();
+  if ((x.dtype() != Dtype::Float32 && !bf16) || !use_onednn()) return false;
   const Conv2dDims d = dims_of(x, w, g, pad_bottom, pad_right, groups);
   if (std::min({d.N, d.C, d.H, d.W, d.O, d.OH, d.OW}) <= 0) return false;
   return forward(x, w, bias, d, out);
@@ -367,7 +382,7 @@ bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
 // No switch here: a backward follows its forward's path whatever the switch says by now.
 bool conv2d_fused_backward(const Tensor& gy, const Tensor& x, const Tensor& w, bool has_bias, const Conv2dGeom& g,
                            int64_t pad_bottom, int64_t pad_right, int64_t groups, Tensor& gx, Tensor& gw, Tensor& gb) {
-  if (x.dtype() != Dtype::Float32) return false;
+  if (x.dtype() != Dtype::Float32 && x.dtype() != Dtype::BFloat16) return false;
   return backward(gy, x, w, has_bias, dims_of(x, w, g, pad_bottom, pad_right, groups), gx, gw, gb);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// float32 NCHW conv2d on the CPU through oneDNN (src/backend/cpu/conv_onednn.cpp): the CPU
+// float32 / bfloat16 NCHW conv2d on the CPU through oneDNN (src/backend/cpu/conv_onednn.cpp): the CPU
 // backend's conv2d_fused entries, and the switch that lets them take a call or decline it (the op
 // then runs im2col + GEMM). Builds without oneDNN (SPIRALTORCH_ONEDNN=OFF, or AUTO when it is not
 // found) keep these functions: they report why it is absent, and the entries decline.
@@ -27,8 +27,10 @@ void set_conv_backend(const std::string& name);
 bool use_onednn();
 
 // Backend::conv2d_fused and conv2d_fused_backward of the CPU backend (their contracts are in
-// backend.h): float32 operands with no empty dimension while use_onednn(); the backward takes
-// every call whose forward was taken. oneDNN failures other than a missing implementation become
+// backend.h): float32 operands, or bfloat16 where bf16_matmul_available() (autocast's CPU
+// convolutions; bias and gradients bfloat16 too), with no empty dimension while use_onednn(); the
+// backward takes every float32 call whose forward was taken (a bfloat16 one it may decline: the
+// op then runs it in float32). oneDNN failures other than a missing implementation become
 // SpiralError naming the shapes.
 bool conv2d_fused(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeom& g, int64_t pad_bottom,
                   int64_t pad_right, int64_t groups, Tensor& out);
