@@ -1,11 +1,12 @@
 """Whole training steps of real model shapes on the CPU: SpiralTorch vs PyTorch side by side, time and
 peak resident memory.
 
-Usage: python bench/bench_cpu_models.py [--threads 2] [--rounds 5] [--only lm,lm_bf16,cnn,lstm] [--out FILE]
-                                        [--no-rss]
+Usage: python bench/bench_cpu_models.py [--threads 2] [--rounds 5] [--only lm,lm_bf16,cnn,cnn_bf16,lstm]
+                                        [--out FILE] [--no-rss]
 
 The four models of issue #20 (a causal LM with 2 pre-norm layers, the same LM under bfloat16 autocast,
-a CNN with batch norm, a 2-layer LSTM), built with the same shapes and optimizer in both libraries.
+a CNN with batch norm, a 2-layer LSTM), and the CNN under bfloat16 autocast, built with the same shapes
+and optimizer in both libraries.
 
 Time: steps alternate between the libraries in `rounds` rounds in one process; each round times `reps`
 steps of one library and then the other; the table shows the median step time per library and the ratio.
@@ -108,7 +109,7 @@ def cnn_data():
     return torch.randn(CNN_B, 3, 32, 32, generator=g), torch.randint(0, 10, (CNN_B,), generator=g)
 
 
-def cnn_st():
+def cnn_st(bf16=False):
     sm = cnn_build(st.nn)
     so = st.optim.SGD(sm.parameters(), lr=0.05, momentum=0.9)
     tx, ty = cnn_data()
@@ -116,19 +117,23 @@ def cnn_st():
 
     def step():
         so.zero_grad()
-        sF.cross_entropy(sm(sx), sy).backward()
+        with st.autocast("cpu", dtype=st.bfloat16, enabled=bf16):
+            loss = sF.cross_entropy(sm(sx), sy)
+        loss.backward()
         so.step()
     return step
 
 
-def cnn_torch():
+def cnn_torch(bf16=False):
     tm = cnn_build(torch.nn)
     to = torch.optim.SGD(tm.parameters(), lr=0.05, momentum=0.9)
     tx, ty = cnn_data()
 
     def step():
         to.zero_grad()
-        torch.nn.functional.cross_entropy(tm(tx), ty).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
+        loss.backward()
         to.step()
     return step
 
@@ -172,6 +177,8 @@ MODELS = {
     "lm_bf16": (f"causal LM 2x{LM['d']} h{LM['heads']} B={LM['B']} T={LM['T']} V={LM['vocab']} AdamW bf16 autocast",
                 lambda: lm_st(True), lambda: lm_torch(True)),
     "cnn": (f"CNN+BN 3-32-64-128-128, B={CNN_B}, 32x32, SGD", cnn_st, cnn_torch),
+    "cnn_bf16": (f"CNN+BN 3-32-64-128-128, B={CNN_B}, 32x32, SGD bf16 autocast", lambda: cnn_st(True),
+                 lambda: cnn_torch(True)),
     "lstm": (f"2-layer LSTM {LSTM_H}, B={LSTM_B}, T={LSTM_T}, Adam", lstm_st, lstm_torch),
 }
 
@@ -210,7 +217,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--only", default="lm,lm_bf16,cnn,lstm")
+    p.add_argument("--only", default="lm,lm_bf16,cnn,cnn_bf16,lstm")
     p.add_argument("--out", default=None)
     p.add_argument("--no-rss", action="store_true")
     p.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)
