@@ -604,19 +604,22 @@ class Backend {
   }
   // True when gemm() takes float16/bfloat16 operands directly (fp32 accumulation).
   virtual bool native_half_gemm() const { return false; }
-  // nn.Linear with the bias in the GEMM: out (m, n) = x (m, k) w^T + bias, w (n, k), bias (n,); all
-  // contiguous, one float dtype (products as gemm() computes them). Returns false, having written
-  // nothing, where this backend has no such kernel; the op then adds the bias itself. Callers ask
-  // has_linear_bias() before building the operands.
+  // nn.Linear with the bias in the GEMM: out (m, n) = x (m, k) w^T + bias, w (n, k), bias (n,) or
+  // undefined (no bias); all contiguous, one float dtype (products as gemm() computes them). Returns
+  // false, having written nothing, where this backend has no such kernel; the op then composes
+  // matmul and add. Callers ask has_linear_bias() before building the operands.
   virtual bool has_linear_bias() const { return false; }
   virtual bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out) {
     (void)x, (void)w, (void)bias, (void)out;
     return false;
   }
-  // Its weight and bias gradients from one GEMM: dw (n, k) = dy^T x and db (n,) = dy's column sums,
-  // dy (m, n), x (m, k); as linear_bias for dtypes and layout. False, nothing written: declined.
-  virtual bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) {
-    (void)dy, (void)x, (void)dw, (void)db;
+  // Its weight and bias gradients from one GEMM: dw (n, k) = dy^T x and db (n,) = dy's column sums
+  // (db undefined: no bias), dy (m, n), x (m, k) of one float dtype; dw and db of that dtype, or
+  // float32 for float16/bfloat16 dy and x (autocast's float32 master weights: accumulated in float32
+  // and written without rounding to the half type). accumulate: dw += dy^T x (db must be undefined),
+  // the GEMM reading dw as it writes it. False, nothing written: declined.
+  virtual bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate) {
+    (void)dy, (void)x, (void)dw, (void)db, (void)accumulate;
     return false;
   }
   // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating

@@ -16,16 +16,28 @@ namespace {
 // linear() on backends with the bias in the GEMM's epilogue (Backend::linear_bias): one node whose
 // backward forms dx with a matmul and dw with db from one GEMM (linear_bias_backward_weight);
 // undefined where the backend declines the operands (the caller then composes matmul and add).
+// Under autocast the float32 weight and bias stay this node's inputs (the master weights): the node
+// multiplies their region-dtype copies, and the weight-gradient GEMM writes dw and db in float32
+// directly, so no cast node sits between the parameters and the product and no half gradient is
+// rounded and then widened.
 Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const Dtype dt = input.dtype();
-  if (!input.is_contiguous() || input.numel() == 0 || weight.dtype() != dt || bias.dtype() != dt || weight.dim() != 2 ||
-      bias.dim() != 1 || weight.device() != input.device() || bias.device() != input.device()) {
+  const bool has_bias = bias.defined();
+  const DeviceType type = input.device().type;
+  const bool master = weight.dtype() == Dtype::Float32 && dt != Dtype::Float32 && autocast::is_enabled(type) &&
+                      autocast::dtype(type) == dt;
+  const Dtype pdt = master ? Dtype::Float32 : dt;  // the parameters' (and their gradients') dtype
+  if (!input.is_contiguous() || input.numel() == 0 || weight.dtype() != pdt || weight.dim() != 2 ||
+      weight.device() != input.device() ||
+      (has_bias && (bias.dtype() != pdt || bias.dim() != 1 || bias.device() != input.device()))) {
     return Tensor();
   }
   auto& be = detail::backend_of(input);
   if (!be.has_linear_bias()) return Tensor();
   const int64_t k = weight.size(1), n = weight.size(0);
-  const Tensor x = reshape(input.detach(), {-1, k}), w = weight.detach().contiguous(), b = bias.detach().contiguous();
+  const Tensor x = reshape(input.detach(), {-1, k});
+  const Tensor w = master ? weight.detach().to(dt) : weight.detach().contiguous();
+  const Tensor b = !has_bias ? Tensor() : master ? bias.detach().to(dt) : bias.detach().contiguous();
   Tensor out = Tensor::empty({x.size(0), n}, dt, input.device());
   if (!be.linear_bias(x, w, b, out)) return Tensor();
   Shape shape = input.shape();
@@ -34,26 +46,36 @@ Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor
   if (!needs_grad({&input, &weight, &bias})) return out;
   record(out, "LinearBackward", {input, weight, bias},
          [r = std::array<GradientRoute, 3>{GradientRoute(input), GradientRoute(weight), GradientRoute(bias)}, x, w, b,
-          in_shape = input.shape()](const Tensor& g) -> std::vector<Tensor> {
+          pdt, in_shape = input.shape()](const Tensor& g) -> std::vector<Tensor> {
     const Tensor g2 = reshape(g, {-1, w.size(0)}).contiguous();
+    const bool want_w = r[1].requires_grad(), want_b = b.defined() && r[2].requires_grad();
     if (grad_enabled()) {  // create_graph: the same gradients from differentiable ops
-      const Tensor xa = r[0].attach(x), wa = r[1].attach(w);
+      // a master weight's route takes float32: attach the widened copy and multiply its cast
+      const Tensor xa = r[0].attach(x), wa = pdt == w.dtype() ? r[1].attach(w) : r[1].attach(w.to(pdt)).to(w.dtype());
       return {r[0].requires_grad() ? reshape(matmul(g2, wa), in_shape) : Tensor(),
-              r[1].requires_grad() ? matmul(t(g2), xa) : Tensor(), r[2].requires_grad() ? sum(g2, {0}) : Tensor()};
+              want_w ? matmul(t(g2), xa).to(pdt) : Tensor(), want_b ? sum(g2, {0}).to(pdt) : Tensor()};
     }
     Tensor dx, dw, db;
     if (r[0].requires_grad()) dx = reshape(matmul(g2, w), in_shape);
-    if (r[1].requires_grad() || r[2].requires_grad()) {
-      dw = Tensor::empty(w.shape(), w.dtype(), w.device());
-      db = Tensor::empty(b.shape(), b.dtype(), b.device());
-      if (!detail::backend_of(g2).linear_bias_backward_weight(g2, x, dw, db)) {
-        dw = matmul(t(g2), x);
-        db = sum(g2, {0});
+    if (want_w || want_b) {
+      dw = Tensor::empty(w.shape(), pdt, w.device());
+      if (b.defined()) db = Tensor::empty(b.shape(), pdt, b.device());
+      auto& be = detail::backend_of(g2);
+      if (!be.linear_bias_backward_weight(g2, x, dw, db, false)) {
+        // declined in float32: the region-dtype GEMM, then widened; else the composite
+        dw = Tensor::empty(w.shape(), w.dtype(), w.device());
+        db = b.defined() ? Tensor::empty(b.shape(), b.dtype(), b.device()) : Tensor();
+        if (pdt == w.dtype() || !be.linear_bias_backward_weight(g2, x, dw, db, false)) {
+          dw = matmul(t(g2), x);
+          if (b.defined()) db = sum(g2, {0});
+        }
+        dw = dw.to(pdt);
+        if (b.defined()) db = db.to(pdt);
       }
     }
-    return {dx, r[1].requires_grad() ? dw : Tensor(), r[2].requires_grad() ? db : Tensor()};
+    return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor()};
   },
-         {x, w, b});
+         has_bias ? std::vector<Tensor>{x, w, b} : std::vector<Tensor>{x, w});
   return out;
 }
 
@@ -68,15 +90,14 @@ Tensor kaiming_uniform(const Shape& shape, int64_t fan_in, Dtype dtype) {
 
 Tensor linear(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in) {
   // autocast's lower-precision list: the bias too, so the add stays in the region's dtype.
-  const Tensor input = autocast::to_lower(input_in), weight = autocast::to_lower(weight_in),
-               bias = autocast::to_lower(bias_in);
-  if (input.dim() == 0 || input.shape().back() != weight.shape().back()) {
+  const Tensor input = autocast::to_lower(input_in);
+  if (input.dim() == 0 || input.shape().back() != weight_in.shape().back()) {
     throw ShapeError("linear: input of shape " + shape_str(input.shape()) + " does not match weight of shape " +
-                     shape_str(weight.shape()) + " (expected last dim " + std::to_string(weight.shape().back()) + ")");
+                     shape_str(weight_in.shape()) + " (expected last dim " + std::to_string(weight_in.shape().back()) +
+                     ")");
   }
-  if (bias.defined()) {
-    if (Tensor fused = linear_bias_fused(input, weight, bias); fused.defined()) return fused;
-  }
+  if (Tensor fused = linear_bias_fused(input, weight_in, bias_in); fused.defined()) return fused;
+  const Tensor weight = autocast::to_lower(weight_in), bias = autocast::to_lower(bias_in);
   Tensor out = matmul(input, t(weight));
   return bias.defined() ? add(out, bias) : out;
 }

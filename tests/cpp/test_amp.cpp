@@ -11,6 +11,7 @@
 
 #include "spiraltorch/activation_checkpoint.h"
 #include "spiraltorch/autocast.h"
+#include "spiraltorch/cuda.h"
 #include "spiraltorch/nn/conv.h"
 #include "spiraltorch/nn/functional.h"
 #include "spiraltorch/nn/linear.h"
@@ -56,6 +57,43 @@ TEST(Autocast, GradientsOfFloat32LeavesStayFloat32) {
   loss.backward();
   ASSERT_TRUE(w.grad().defined());
   EXPECT_EQ(w.grad().dtype(), Dtype::Float32);
+}
+
+// On CUDA, linear() under autocast keeps the float32 weight and bias as its node's inputs and its
+// weight-gradient GEMM writes their gradients in float32: equal to the float64 products of the
+// region-dtype operands up to float32 accumulation, not rounded to bfloat16 (which would be ~4e-3).
+TEST(Autocast, CudaLinearGivesFloat32MasterWeightsUnroundedGradients) {
+  if (!cuda::is_available()) GTEST_SKIP() << "CUDA not available";
+  const Device gpu(DeviceType::CUDA, 0), cpu;
+  manual_seed(3);
+  const auto rounded = [](const Tensor& t) { return t.to(Dtype::BFloat16).to(Dtype::Float64); };
+  for (const bool with_bias : {true, false}) {
+    const Tensor x = randn({37, 64}), g = randn({37, 48}).to(Dtype::BFloat16), w0 = randn({48, 64}), b0 = randn({48});
+    Tensor w = to_device(w0, gpu), b = with_bias ? to_device(b0, gpu) : Tensor();
+    w.set_requires_grad(true);
+    if (with_bias) b.set_requires_grad(true);
+    Tensor y;
+    {
+      autocast::Region region(DeviceType::CUDA, Dtype::BFloat16);
+      y = nn::linear(to_device(x, gpu), w, b);
+    }
+    ASSERT_EQ(y.dtype(), Dtype::BFloat16);
+    y.backward(to_device(g, gpu));
+    ASSERT_EQ(w.grad().dtype(), Dtype::Float32);
+    const Tensor gd = g.to(Dtype::Float64);
+    const Tensor dw = to_device(w.grad(), cpu).to(Dtype::Float64), want_dw = matmul(t(gd), rounded(x));
+    const double scale = max(abs(want_dw)).item();
+    EXPECT_LT(max(abs(sub(dw, want_dw))).item() / scale, 1e-5) << "bias " << with_bias;
+    if (with_bias) {
+      ASSERT_EQ(b.grad().dtype(), Dtype::Float32);
+      const Tensor db = to_device(b.grad(), cpu).to(Dtype::Float64), want_db = sum(gd, {0});
+      EXPECT_LT(max(abs(sub(db, want_db))).item() / max(abs(want_db)).item(), 1e-5);
+    }
+    const Tensor want_y =
+        with_bias ? add(matmul(rounded(x), t(rounded(w0))), rounded(b0)) : matmul(rounded(x), t(rounded(w0)));
+    const Tensor got_y = to_device(y, cpu).to(Dtype::Float64);
+    EXPECT_LT(max(abs(sub(got_y, want_y))).item() / max(abs(want_y)).item(), 1e-2);
+  }
 }
 
 // The convolutions are on the lower-precision list; where the backend has no half kernel (the

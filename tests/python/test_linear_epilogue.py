@@ -80,3 +80,79 @@ def test_linear_bias_create_graph_double_backward():
     (dw2,) = st.autograd.grad([(dx ** 2).sum()], [ws])
     np.testing.assert_allclose(to_np(dx), g @ w, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(to_np(dw2), 2 * g.T @ (g @ w), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_linear_without_bias_matches_float64(dtype):
+    """No bias: the same fused node with cuBLASLt's default epilogue; the bias gradient is absent."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 7, 64)).astype(np.float32)
+    w = (rng.standard_normal((40, 64)) / 8).astype(np.float32)
+    g = rng.standard_normal((3, 7, 40)).astype(np.float32)
+    dt = getattr(st, dtype)
+    tf32 = st.cuda.allow_tf32()
+    st.cuda.set_allow_tf32(False)
+    try:
+        xs, ws = (st.tensor(a).to(dt).cuda().requires_grad_(True) for a in (x, w))
+        y = st.nn.functional.linear(xs, ws)
+        y.backward(st.tensor(g).to(dt).cuda())
+    finally:
+        st.cuda.set_allow_tf32(tf32)
+    xd, wd, gd = (to_np(st.tensor(a).to(dt).to(st.float32)).astype(np.float64) for a in (x, w, g))
+    close(to_np(y.to(st.float32)), xd @ wd.T, dtype, "output")
+    close(to_np(xs.grad.to(st.float32)), gd @ wd, dtype, "dx")
+    assert ws.grad.dtype == dt
+    close(to_np(ws.grad.to(st.float32)), gd.reshape(-1, 40).T @ xd.reshape(-1, 64), dtype, "dw")
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_autocast_linear_master_gradients_are_float32_and_unrounded(dtype, bias):
+    """Under autocast the float32 weight and bias are the fused node's own inputs: the product runs
+    in the region's dtype, and the weight-gradient GEMM writes float32 gradients that equal the
+    float64 products of the rounded operands to float32 accuracy (a half gradient widened
+    afterwards would be off by the half type's rounding, ~1e-3)."""
+    st.manual_seed(2)
+    lin = st.nn.Linear(64, 96, bias=bias).cuda()
+    dt = getattr(st, dtype)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 9, 64)).astype(np.float32)
+    g = rng.standard_normal((4, 9, 96)).astype(np.float32)
+    with st.autocast("cuda", dtype=dt):
+        y = lin(st.tensor(x).cuda())
+    assert y.dtype == dt
+    y.backward(st.tensor(g).to(dt).cuda())
+    assert lin.weight.grad.dtype == st.float32
+    rd = [to_np(st.tensor(a).to(dt).to(st.float32)).astype(np.float64) for a in (x, g)]
+    xd, gd = rd[0].reshape(-1, 64), rd[1].reshape(-1, 96)
+    want_dw = gd.T @ xd
+    err = np.abs(to_np(lin.weight.grad) - want_dw).max() / np.abs(want_dw).max()
+    assert err < 1e-5, err
+    wd = to_np(lin.weight.to(dt).to(st.float32)).astype(np.float64)
+    want_y = xd @ wd.T
+    if bias:
+        assert lin.bias.grad.dtype == st.float32
+        want_db = gd.sum(0)
+        assert np.abs(to_np(lin.bias.grad) - want_db).max() / np.abs(want_db).max() < 1e-5
+        want_y = want_y + to_np(lin.bias.to(dt).to(st.float32)).astype(np.float64)
+    close(to_np(y.to(st.float32)).reshape(-1, 96), want_y, dtype, "output")
+
+
+def test_autocast_linear_create_graph_reaches_the_float32_master():
+    """Double backward through the autocast node: d/dw of sum(dx^2), dx = g w_bf16, reaches the
+    float32 weight as a float32 gradient, 2 g^T (g w)."""
+    rng = np.random.default_rng(3)
+    x, g = rng.standard_normal((8, 16)), rng.standard_normal((8, 12))
+    w, b = rng.standard_normal((12, 16)), rng.standard_normal(12)
+    xs, ws, bs = (st.tensor(a.astype(np.float32)).cuda().requires_grad_(True) for a in (x, w, b))
+    with st.autocast("cuda", dtype=st.bfloat16):
+        y = st.nn.functional.linear(xs, ws, bs)
+    gs = st.tensor(g.astype(np.float32)).to(st.bfloat16).cuda()
+    (dx,) = st.autograd.grad([y], [xs], [gs], create_graph=True)
+    (dw2,) = st.autograd.grad([(dx.to(st.float32) ** 2).sum()], [ws])
+    assert dw2.dtype == st.float32
+    gd = to_np(gs.to(st.float32)).astype(np.float64)
+    wd = to_np(ws.to(st.bfloat16).to(st.float32)).astype(np.float64)
+    # bfloat16 products (dx, and 2 dx rounded on its way back): errors relative to the largest entry
+    for got, want in ((to_np(dx.to(st.float32)), gd @ wd), (to_np(dw2), 2 * gd.T @ (gd @ wd))):
+        assert np.abs(got - want).max() / np.abs(want).max() < 1e-2

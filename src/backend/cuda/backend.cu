@@ -358,9 +358,10 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     return backend::cuda::linear_bias(x, w, bias, out);
   }
-  bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) override {
+  bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db,
+                                   bool accumulate) override {
     use_device(index_);
-    return backend::cuda::linear_bias_backward_weight(dy, x, dw, db);
+    return backend::cuda::linear_bias_backward_weight(dy, x, dw, db, accumulate);
   }
   bool native_half_gemm() const override {
 #ifdef SPIRALTORCH_HAVE_CUBLAS

@@ -29,7 +29,7 @@ bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h,
                              const Tensor& w, int64_t rows, int64_t cols, const backend::DropoutDraw& drop, Tensor& dx,
                              Tensor& dy, Tensor& dw, Tensor& db);
 bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out);
-bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db);
+bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate);
 // sort.cu: Backend::searchsorted (operands as that entry documents)
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out);
 // cross_entropy.cu

@@ -7,6 +7,10 @@
 // A = w (op T), B = x (op N), D rows = n = the bias length. The weight gradient dw (n, k) = dy^T x
 // is column-major (k, n) = x (k, m) x dy^T with B = dy (op T): D has n columns, the bias gradient's
 // length, summed over the GEMM's k = m rows.
+//
+// Without a bias the same GEMMs run with the default epilogue. Under autocast the weight gradient of
+// float16/bfloat16 operands is written in float32 (D and the bias gradient float32, products
+// accumulated in float32 as always): the master weights' gradients come out of the GEMM unrounded.
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -23,7 +27,7 @@ namespace st::backend::cuda {
 #ifndef SPIRALTORCH_HAVE_CUBLAS
 
 bool linear_bias(const Tensor&, const Tensor&, const Tensor&, Tensor&) { return false; }
-bool linear_bias_backward_weight(const Tensor&, const Tensor&, Tensor&, Tensor&) { return false; }
+bool linear_bias_backward_weight(const Tensor&, const Tensor&, Tensor&, Tensor&, bool) { return false; }
 
 #else
 
@@ -49,7 +53,7 @@ constexpr size_t kWorkspace = size_t{4} << 20;
 // The operation of one call: compute type, transposes, epilogue and the bias (gradient) pointer.
 struct Desc {
   cublasLtMatmulDesc_t op = nullptr;
-  Desc(Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, const void* bias) {
+  Desc(Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, const void* bias, cudaDataType_t bias_type) {
     const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
     check(cublasLtMatmulDescCreate(&op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "cublasLtMatmulDescCreate");
@@ -57,7 +61,11 @@ struct Desc {
     check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)), "set TRANSA");
     check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)), "set TRANSB");
     check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "set EPILOGUE");
-    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "set BIAS");
+    if (bias != nullptr) {
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "set BIAS");
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)),
+            "set BIAS_DATA_TYPE");
+    }
   }
   ~Desc() { cublasLtMatmulDescDestroy(op); }
   Desc(const Desc&) = delete;
@@ -83,16 +91,17 @@ cudaDataType_t data_type(Dtype dt) {
   return dt == Dtype::Float32 ? CUDA_R_32F : dt == Dtype::Float16 ? CUDA_R_16F : CUDA_R_16BF;
 }
 
-// One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue: its layouts and the
-// heuristic's first algorithm for `desc`, cached per (dtype, TF32, epilogue, sizes, transposes).
-// ok = false: cuBLASLt has no algorithm for it (the caller then declines).
-std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, int64_t rows,
-                                    int64_t cols, int64_t k, int64_t lda, int64_t ldb, int64_t ldd) {
+// One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue, A and B of dtype dt and D
+// of dtype dd: its layouts and the heuristic's first algorithm for `desc`, cached per (dtypes,
+// TF32, epilogue, sizes, transposes). ok = false: cuBLASLt has no algorithm for it (the caller then
+// declines).
+std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, Dtype dd, cublasLtEpilogue_t epi, bool ta, bool tb,
+                                    int64_t rows, int64_t cols, int64_t k, int64_t lda, int64_t ldb, int64_t ldd) {
   const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
   int dev = 0;
   ST_CUDA_CHECK(cudaGetDevice(&dev));
-  const Key key{{static_cast<int64_t>(dt) * 4 + tf32 * 2 + ta + 8 * tb, static_cast<int64_t>(epi), rows, cols, k, lda,
-                 ldb + (ldd << 32), dev}};
+  const int64_t types = ((static_cast<int64_t>(dt) * 64 + static_cast<int64_t>(dd)) * 2 + tf32) * 4 + ta * 2 + tb;
+  const Key key{{types, static_cast<int64_t>(epi), rows, cols, k, lda, ldb + (ldd << 32), dev}};
   static std::mutex mu;
   static std::unordered_map<Key, std::shared_ptr<const Layouts>, KeyHash> cache;
   {
@@ -103,7 +112,7 @@ std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, cublasLtEpilogue
   const cudaDataType_t type = data_type(dt);
   check(cublasLtMatrixLayoutCreate(&p->a, type, ta ? k : rows, ta ? rows : k, lda), "layout A");
   check(cublasLtMatrixLayoutCreate(&p->b, type, tb ? cols : k, tb ? k : cols, ldb), "layout B");
-  check(cublasLtMatrixLayoutCreate(&p->d, type, rows, cols, ldd), "layout D");
+  check(cublasLtMatrixLayoutCreate(&p->d, data_type(dd), rows, cols, ldd), "layout D");
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const size_t ws = kWorkspace;
@@ -121,20 +130,24 @@ std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, cublasLtEpilogue
   return cache.emplace(key, std::move(p)).first->second;
 }
 
-// Whether cuBLASLt takes these operands: one float dtype, contiguous, 16-byte aligned, int sizes.
+// Whether cuBLASLt takes these operands: each of dtype dt, contiguous, 16-byte aligned, int sizes;
+// undefined tensors (no bias) are skipped.
 bool takes(std::initializer_list<const Tensor*> ts, Dtype dt) {
   if (dt != Dtype::Float32 && dt != Dtype::Float16 && dt != Dtype::BFloat16) return false;
   for (const Tensor* t : ts) {
+    if (!t->defined()) continue;
     if (t->dtype() != dt || !t->is_contiguous() || reinterpret_cast<uintptr_t>(t->raw_data()) % 16 != 0) return false;
     if (t->numel() == 0 || t->numel() > INT32_MAX) return false;
   }
   return true;
 }
 
-void run(const Desc& desc, const Layouts& p, const void* a, const void* b, void* d, Device device) {
+// D = op(A) op(B) (+ D when accumulate: beta 1, C = D).
+void run(const Desc& desc, const Layouts& p, const void* a, const void* b, void* d, Device device,
+         bool accumulate = false) {
   const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
-  const float one = 1.f, zero = 0.f;
-  check(cublasLtMatmul(lt_handle(), desc.op, &one, a, p.a, b, p.b, &zero, d, p.d, d, p.d, &p.algo, ws.raw_data(),
+  const float one = 1.f, beta = accumulate ? 1.f : 0.f;
+  check(cublasLtMatmul(lt_handle(), desc.op, &one, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &p.algo, ws.raw_data(),
                        kWorkspace, stream()),
         "cublasLtMatmul");
 }
@@ -143,30 +156,41 @@ void run(const Desc& desc, const Layouts& p, const void* a, const void* b, void*
 
 bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out) {
   const Dtype dt = x.dtype();
-  if (x.dim() != 2 || w.dim() != 2 || bias.dim() != 1 || !takes({&x, &w, &bias, &out}, dt)) return false;
+  const bool has_bias = bias.defined();
+  if (x.dim() != 2 || w.dim() != 2 || (has_bias && bias.dim() != 1) || !takes({&x, &w, &bias, &out}, dt)) return false;
   const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
-  if (w.size(1) != k || bias.size(0) != n || out.size(0) != m || out.size(1) != n || k % 4 != 0 || n % 4 != 0) {
+  if (w.size(1) != k || (has_bias && bias.size(0) != n) || out.size(0) != m || out.size(1) != n || k % 4 != 0 ||
+      n % 4 != 0) {
     return false;
   }
-  const Desc desc(dt, CUBLASLT_EPILOGUE_BIAS, true, false, bias.raw_data());
-  const auto p = plan(desc, dt, CUBLASLT_EPILOGUE_BIAS, true, false, n, m, k, k, k, n);
+  const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt));
+  const auto p = plan(desc, dt, dt, epi, true, false, n, m, k, k, k, n);
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
 }
 
-bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db) {
-  const Dtype dt = dy.dtype();
-  if (dy.dim() != 2 || x.dim() != 2 || dw.dim() != 2 || db.dim() != 1 || !takes({&dy, &x, &dw, &db}, dt)) return false;
+bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate) {
+  const Dtype dt = dy.dtype(), dd = dw.dtype();  // dd: dt, or float32 for half operands (master weights)
+  const bool has_bias = db.defined();
+  if (accumulate && has_bias) return false;  // the bias-gradient epilogue writes, never adds
+  if (dd != dt && !(dd == Dtype::Float32 && (dt == Dtype::Float16 || dt == Dtype::BFloat16))) return false;
+  if (dy.dim() != 2 || x.dim() != 2 || dw.dim() != 2 || (has_bias && db.dim() != 1) || !takes({&dy, &x}, dt) ||
+      !takes({&dw, &db}, dd)) {
+    return false;
+  }
   const int64_t m = x.size(0), k = x.size(1), n = dy.size(1);
-  if (dy.size(0) != m || dw.size(0) != n || dw.size(1) != k || db.size(0) != n || k % 4 != 0 || n % 4 != 0) {
+  if (dy.size(0) != m || dw.size(0) != n || dw.size(1) != k || (has_bias && db.size(0) != n) || k % 4 != 0 ||
+      n % 4 != 0) {
     return false;
   }
   // dw column-major (k, n) = x (k, m) x dy^T; dy column-major is (n, m), ld n, op T.
-  const Desc desc(dt, CUBLASLT_EPILOGUE_BGRADB, false, true, db.raw_data());
-  const auto p = plan(desc, dt, CUBLASLT_EPILOGUE_BGRADB, false, true, k, n, m, k, n, k);
+  const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
+  const Desc desc(dt, epi, false, true, has_bias ? db.raw_data() : nullptr, data_type(dd));
+  const auto p = plan(desc, dt, dd, epi, false, true, k, n, m, k, n, k);
   if (!p->ok) return false;
-  run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device());
+  run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device(), accumulate);
   return true;
 }
 
