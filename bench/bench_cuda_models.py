@@ -233,9 +233,12 @@ def st_gpt(vocab, d, heads, layers, T, device="cuda"):
             self.head = st.nn.Linear(d, vocab, bias=False)
             self.positions = st.arange(T, dtype=st.int64).to(device)
 
+        def hidden(self, idx):
+            """The final norm's output, before the head."""
+            return self.blocks(self.tok(idx) + self.pos(self.positions), is_causal=True)
+
         def forward(self, idx):
-            h = self.tok(idx) + self.pos(self.positions)
-            return self.head(self.blocks(h, is_causal=True))
+            return self.head(self.hidden(idx))
 
     return GPT()
 

@@ -12,6 +12,9 @@ dropout, AdamW (lr 3e-4, weight decay 0.01; PyTorch's fused=True). Modes:
          state in the parameter dtype; SpiralTorch's CUDA AdamW updates bf16 parameters and moments
          in place, computing in float32)
   fp32   float32 weights, TF32 matmuls allowed on both sides
+With --fused-head, SpiralTorch is also timed with its head and loss as one
+st.nn.functional.linear_cross_entropy (the logits formed, reduced and differentiated in chunks of
+rows, never whole): the same computation, rows labelled "linear_cross_entropy head".
 Each variant runs warm-up steps (torch.compile compiles there), then the variants alternate in
 rounds of CUDA-event-timed steps (each step timed on its own, synchronised; median). Peak memory is
 each library's own allocator peak over three steps after a reset (SpiralTorch's caching allocator
@@ -98,12 +101,29 @@ def build(mode, B, T, V, d, heads, layers, lr):
                 return torch.nn.functional.cross_entropy(model(tx).reshape(B * T, V), ty.reshape(B * T))
         return torch.nn.functional.cross_entropy(model(tx).reshape(B * T, V), ty.reshape(B * T))
 
+    def st_loss_fused_head():
+        # the head and the loss as one chunked op: the (B T, V) logits never exist whole
+        def loss():
+            h = sm.hidden(sx).reshape(B * T, d)
+            return sF.linear_cross_entropy(h, sm.head.weight, sy.reshape(B * T))
+        if autocast:
+            with st.autocast("cuda", dtype=st.bfloat16):
+                return loss()
+        return loss()
+
     so = st.optim.AdamW(sm.parameters(), lr=lr, weight_decay=0.01, capturable=True)
     to = torch.optim.AdamW(tm.parameters(), lr=lr, weight_decay=0.01, fused=True)
 
     def st_step():
         so.zero_grad()
         loss = st_loss()
+        loss.backward()
+        so.step()
+        return loss
+
+    def st_step_fused_head():
+        so.zero_grad()
+        loss = st_loss_fused_head()
         loss.backward()
         so.step()
         return loss
@@ -121,14 +141,15 @@ def build(mode, B, T, V, d, heads, layers, lr):
         to.step()
 
     n_matmul = sum(p.numel() for name, p in tm.named_parameters() if not name.startswith(("tok.", "pos.")))
-    return sm, st_step, torch_step, torch_compiled_step, n_matmul
+    return sm, (st_step, st_step_fused_head), torch_step, torch_compiled_step, n_matmul
 
 
 def run_mode(mode, args, results):
     B, T, V, d, heads, layers = args.batch, args.T, 50304, 768, 12, args.layers
     print(f"\n== mode {mode} ({MODE_LABEL[mode]}), B={B} T={T} L={layers} d={d} V={V}", flush=True)
     t0 = time.time()
-    sm, st_step, torch_step, torch_compiled_step, n_matmul = build(mode, B, T, V, d, heads, layers, lr=3e-4)
+    sm, (st_step, st_fused_step), torch_step, torch_compiled_step, n_matmul = build(mode, B, T, V, d, heads, layers,
+                                                                                    lr=3e-4)
     flops = model_flops_per_step(n_matmul, layers, T, d, B)
     print(f"N (matrix-product parameters) = {n_matmul / 1e6:.2f}M, model FLOPs per step = {flops / 1e12:.2f} TFLOP",
           flush=True)
@@ -139,22 +160,24 @@ def run_mode(mode, args, results):
     st_peak = lambda fn: peak_gib(fn, st_sync, st.cuda.reset_peak_memory_stats, st.cuda.max_memory_allocated)
     t_peak = lambda fn: peak_gib(fn, t_sync, torch.cuda.reset_peak_memory_stats, torch.cuda.max_memory_allocated)
     variants, mem = {}, {}
-    for _ in range(2):
-        st_step()
-    variants["SpiralTorch eager"] = (st_step, st_sync, st_ev)
-    mem["SpiralTorch eager"] = st_peak(st_step)
-    try:
-        graphed = st.cuda.make_graphed_step(st_step, warmup=1)
-        graphed()  # the warm-up call (one more eager step)
-        graphed()  # captures and replays
-        st_sync()
-        variants["SpiralTorch CUDA graph"] = (graphed, st_sync, st_ev)
-        # Blocks the capture freed stay in the graph's private pool, which the allocator counts as
-        # reserved, not allocated: its allocated peak would leave out the replay's activations.
-        mem["SpiralTorch CUDA graph"] = float("nan")
-        print(f"SpiralTorch graph: {graphed.graph.num_nodes()} nodes", flush=True)
-    except Exception as e:  # report and go on: the eager rows still count
-        print(f"SpiralTorch CUDA graph: FAILED: {type(e).__name__}: {e}", flush=True)
+    st_kinds = [("", st_step)] + ([(", linear_cross_entropy head", st_fused_step)] if args.fused_head else [])
+    for suffix, step in st_kinds:
+        for _ in range(2):
+            step()
+        variants["SpiralTorch eager" + suffix] = (step, st_sync, st_ev)
+        mem["SpiralTorch eager" + suffix] = st_peak(step)
+        try:
+            graphed = st.cuda.make_graphed_step(step, warmup=1)
+            graphed()  # the warm-up call (one more eager step)
+            graphed()  # captures and replays
+            st_sync()
+            variants["SpiralTorch CUDA graph" + suffix] = (graphed, st_sync, st_ev)
+            # Blocks the capture freed stay in the graph's private pool, which the allocator counts as
+            # reserved, not allocated: its allocated peak would leave out the replay's activations.
+            mem["SpiralTorch CUDA graph" + suffix] = float("nan")
+            print(f"SpiralTorch graph{suffix}: {graphed.graph.num_nodes()} nodes", flush=True)
+        except Exception as e:  # report and go on: the eager rows still count
+            print(f"SpiralTorch CUDA graph{suffix}: FAILED: {type(e).__name__}: {e}", flush=True)
     for _ in range(2):
         torch_step()
     variants["PyTorch eager"] = (torch_step, t_sync, t_ev)
@@ -204,6 +227,8 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--fused-head", action="store_true",
+                   help="also time SpiralTorch with the head and loss as st.nn.functional.linear_cross_entropy")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="print each variant's N heaviest kernels")
     p.add_argument("--quick", action="store_true", help="B=2, T=256, 2 layers: a smoke run")
     p.add_argument("--out", default=None, help="markdown results file (appended to when it exists)")

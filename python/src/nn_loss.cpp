@@ -88,6 +88,17 @@ void bind_nn_loss(nb::module_& nn) {
          nb::arg("input"), nb::arg("target"), nb::arg("weight") = nb::none(), nb::arg("ignore_index") = -100,
          nb::arg("reduction") = "mean", nb::arg("label_smoothing") = 0.0,
          "Fused log-softmax + negative log-likelihood over dim 1 (class indices or class probabilities).");
+  nn.def("linear_cross_entropy",
+         [](const Tensor& input, const Tensor& weight, ArrayArg target, std::optional<Tensor> bias,
+            int64_t ignore_index, const std::string& reduction, int64_t chunk_rows) {
+    return linear_cross_entropy(input, weight, opt(bias), index_target_of(target), ignore_index,
+                                red(reduction, "linear_cross_entropy"), chunk_rows);
+  },
+         nb::arg("input"), nb::arg("weight"), nb::arg("target"), nb::arg("bias") = nb::none(),
+         nb::arg("ignore_index") = -100, nb::arg("reduction") = "mean", nb::arg("chunk_rows") = 0,
+         "cross_entropy(linear(input, weight, bias), target) without the (rows, classes) logits in memory: the rows "
+         "go through in chunks whose gradient is multiplied into the input's and weight's at once. reduction "
+         "'mean' or 'sum'; no create_graph.");
   nn.def("nll_loss",
          [](const Tensor& input, ArrayArg target, std::optional<Tensor> weight, int64_t ignore_index,
             const std::string& reduction) {

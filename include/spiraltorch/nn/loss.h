@@ -33,6 +33,15 @@ Tensor hyperbolic_cross_entropy(const Tensor& logits, const Tensor& target, doub
 // class probabilities shaped like the logits. Matches torch.nn.functional.cross_entropy.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = {}, int64_t ignore_index = -100,
                      Reduction reduction = Reduction::Mean, double label_smoothing = 0.0);
+// cross_entropy(linear(input, weight, bias), target) over input's rows (..., features) with
+// integer targets (...), without materialising the (rows, classes) logits: the rows go through
+// in chunks (chunk_rows; 0: automatic, chunks of at most 2^28 logits), each chunk's gradient is
+// multiplied into the input's and weight's gradients at once, and only those are kept for the
+// backward. reduction "mean" (over targets other than ignore_index) or "sum"; under autocast the
+// products run in the region's dtype and float32 weights get float32 gradients. Higher-order
+// gradients (create_graph) are not supported: ValueError in the backward.
+Tensor linear_cross_entropy(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& target,
+                            int64_t ignore_index = -100, Reduction reduction = Reduction::Mean, int64_t chunk_rows = 0);
 // Negative log-likelihood of log-probabilities (N, C) / (N, C, d...) at int64 indices.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = {}, int64_t ignore_index = -100,
                 Reduction reduction = Reduction::Mean);

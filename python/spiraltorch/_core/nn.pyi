@@ -390,6 +390,11 @@ def cross_entropy(input: spiraltorch._core.Tensor, target: spiraltorch._core.Ten
     Fused log-softmax + negative log-likelihood over dim 1 (class indices or class probabilities).
     """
 
+def linear_cross_entropy(input: spiraltorch._core.Tensor, weight: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, bias: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean', chunk_rows: int = 0) -> spiraltorch._core.Tensor:
+    """
+    cross_entropy(linear(input, weight, bias), target) without the (rows, classes) logits in memory: the rows go through in chunks whose gradient is multiplied into the input's and weight's at once. reduction 'mean' or 'sum'; no create_graph.
+    """
+
 def nll_loss(input: spiraltorch._core.Tensor, target: spiraltorch._core.Tensor | numpy.typing.ArrayLike, weight: spiraltorch._core.Tensor | None = None, ignore_index: int = -100, reduction: str = 'mean') -> spiraltorch._core.Tensor:
     """Negative log-likelihood of log-probabilities at class indices."""
 

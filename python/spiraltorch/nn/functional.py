@@ -75,6 +75,7 @@ from .._core.nn import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
     hyperbolic_cross_entropy as hyperbolic_cross_entropy,
     cross_entropy as cross_entropy,
+    linear_cross_entropy as linear_cross_entropy,
     nll_loss as nll_loss,
     sigmoid_focal_loss as sigmoid_focal_loss,
     pairwise_distance as pairwise_distance,

@@ -1,0 +1,160 @@
+"""st.nn.functional.linear_cross_entropy: cross_entropy(linear(x, w, b), target) computed in chunks
+of rows without keeping the (rows, classes) logits. Loss and gradients against PyTorch's composite
+in float64 (both reductions, ignored rows, uneven chunks, leading dims), the peak memory against
+our own composite (the logits never live whole), autocast's float32 master gradients on the CPU
+and on CUDA, and the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spiraltorch as st
+from conftest import HAVE_CUDA, CUDA_SKIP_REASON, needs_torch, to_np
+
+F = st.nn.functional
+
+
+def _case(rows=11, features=6, classes=9, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, features))
+    w = rng.standard_normal((classes, features))
+    b = rng.standard_normal(classes)
+    t = rng.integers(0, classes, rows)
+    t[2] = -100
+    return x, w, b, t
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("chunk_rows", [0, 4, 5])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+def test_matches_torch_composite_in_float64(reduction, chunk_rows, bias):
+    import torch
+
+    x, w, b, t = _case()
+    xs, ws, bs = (st.tensor(a).requires_grad_(True) for a in (x, w, b))
+    loss = F.linear_cross_entropy(xs, ws, st.tensor(t), bs if bias else None, reduction=reduction,
+                                  chunk_rows=chunk_rows)
+    (loss * 1.5).backward()
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    want = torch.nn.functional.cross_entropy(torch.nn.functional.linear(xt, wt, bt if bias else None),
+                                             torch.tensor(t), reduction=reduction)
+    (want * 1.5).backward()
+    np.testing.assert_allclose(to_np(loss), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(to_np(xs.grad), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_np(ws.grad), wt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    if bias:
+        np.testing.assert_allclose(to_np(bs.grad), bt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    else:
+        assert bs.grad is None
+
+
+def test_leading_dims_equal_the_composite():
+    rng = np.random.default_rng(1)
+    x = st.tensor(rng.standard_normal((2, 5, 8))).requires_grad_(True)
+    w = st.tensor(rng.standard_normal((7, 8))).requires_grad_(True)
+    t = st.tensor(rng.integers(0, 7, (2, 5)))
+    loss = F.linear_cross_entropy(x, w, t, chunk_rows=3)
+    loss.backward()
+    gx, gw = to_np(x.grad), to_np(w.grad)
+    x.grad = None
+    w.grad = None
+    want = F.cross_entropy(F.linear(x, w).reshape(10, 7), t.reshape(10))
+    want.backward()
+    np.testing.assert_allclose(to_np(loss), to_np(want), rtol=1e-12)
+    np.testing.assert_allclose(gx, to_np(x.grad), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gw, to_np(w.grad), rtol=1e-10, atol=1e-12)
+
+
+def test_keeps_no_logits_on_the_cpu():
+    """Forward and backward of 2048 rows x 4096 classes in chunks of 256 rows: the allocator's peak
+    stays well under the logits' size; the composite's holds the logits and their gradient."""
+    rng = np.random.default_rng(2)
+    rows, feats, classes = 2048, 32, 4096
+    x = st.tensor(rng.standard_normal((rows, feats)).astype(np.float32))
+    w0 = st.tensor(rng.standard_normal((classes, feats)).astype(np.float32) / 6)
+    t = st.tensor(rng.integers(0, classes, rows))
+    peaks, grads = [], []
+    for fused in (True, False):
+        w = w0.detach().requires_grad_(True)
+        st.cpu.reset_peak_memory_stats()
+        base = st.cpu.memory_allocated()
+        loss = F.linear_cross_entropy(x, w, t, chunk_rows=256) if fused else F.cross_entropy(F.linear(x, w), t)
+        loss.backward()
+        peaks.append(st.cpu.max_memory_allocated() - base)
+        grads.append(to_np(w.grad))
+        del w, loss
+    logits_bytes = rows * classes * 4
+    np.testing.assert_allclose(grads[0], grads[1], rtol=2e-4, atol=1e-7)
+    assert peaks[0] < 0.4 * logits_bytes, (peaks, logits_bytes)
+    assert peaks[1] >= 2 * logits_bytes, (peaks, logits_bytes)
+
+
+def test_cpu_autocast_gives_float32_master_gradients():
+    x, w, b, t = _case(rows=9, features=16, classes=12, seed=3)
+    ins = [st.tensor(a.astype(np.float32)).requires_grad_(True) for a in (x, w, b)]
+    ref = [st.tensor(a.astype(np.float32)).requires_grad_(True) for a in (x, w, b)]
+    with st.autocast("cpu", dtype=st.bfloat16):
+        loss = F.linear_cross_entropy(ins[0], ins[1], st.tensor(t), ins[2], chunk_rows=4)
+        want = F.cross_entropy(F.linear(*ref), st.tensor(t))
+    assert loss.dtype == st.float32
+    np.testing.assert_allclose(to_np(loss), to_np(want), rtol=1e-5)
+    loss.backward()
+    want.backward()
+    for got, exp in zip(ins, ref):
+        assert got.grad.dtype == st.float32
+        scale = np.abs(to_np(exp.grad)).max()
+        assert np.abs(to_np(got.grad) - to_np(exp.grad)).max() / scale < 1e-2
+
+
+def test_errors_name_the_operation():
+    x, w = st.randn(4, 3), st.randn(5, 3)
+    t = st.tensor(np.array([0, 1, 2, 3]))
+    with pytest.raises(ValueError, match="linear_cross_entropy.*'none'"):
+        F.linear_cross_entropy(x, w, t, reduction="none")
+    with pytest.raises(ValueError, match="chunk_rows"):
+        F.linear_cross_entropy(x, w, t, chunk_rows=-2)
+    with pytest.raises(IndexError, match="linear_cross_entropy: target 9 is out of bounds for 5 classes"):
+        F.linear_cross_entropy(x, w, st.tensor(np.array([0, 9, 1, 2])))
+    with pytest.raises(Exception, match="linear_cross_entropy.*does not match"):
+        F.linear_cross_entropy(st.randn(4, 2), w, t)
+    wg = w.detach().requires_grad_(True)
+    loss = F.linear_cross_entropy(x, wg, t)
+    with pytest.raises(ValueError, match="create_graph"):
+        st.autograd.grad([loss], [wg], create_graph=True)
+
+
+@pytest.mark.skipif(not HAVE_CUDA, reason=CUDA_SKIP_REASON)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_cuda_autocast_equals_composite_with_less_memory(dtype):
+    """On CUDA under autocast: the loss equals the composite's, the float32 weight and bias get
+    float32 gradients close to it, and the peak stays far below the composite's logits + gradient."""
+    dt = getattr(st, dtype)
+    rng = np.random.default_rng(4)
+    rows, feats, classes = 4096, 128, 16384
+    x = st.tensor(rng.standard_normal((rows, feats)).astype(np.float32)).cuda()
+    w0 = st.tensor((rng.standard_normal((classes, feats)) / 11).astype(np.float32)).cuda()
+    b0 = st.tensor(rng.standard_normal(classes).astype(np.float32)).cuda()
+    t = st.tensor(rng.integers(0, classes, rows)).cuda()
+    out = []
+    for fused in (True, False):
+        w, b = w0.detach().requires_grad_(True), b0.detach().requires_grad_(True)
+        st.cuda.synchronize()
+        st.cuda.reset_peak_memory_stats()
+        base = st.cuda.memory_allocated()
+        with st.autocast("cuda", dtype=dt):
+            loss = (F.linear_cross_entropy(x, w, t, b, chunk_rows=256) if fused
+                    else F.cross_entropy(F.linear(x, w, b), t))
+        loss.backward()
+        st.cuda.synchronize()
+        out.append((loss.item(), to_np(w.grad), to_np(b.grad), st.cuda.max_memory_allocated() - base))
+        assert w.grad.dtype == st.float32 and b.grad.dtype == st.float32
+        del w, b, loss
+    (l1, gw1, gb1, p1), (l2, gw2, gb2, p2) = out
+    assert abs(l1 - l2) < 1e-3 * abs(l2)
+    for a, e in ((gw1, gw2), (gb1, gb2)):
+        assert np.abs(a - e).max() / np.abs(e).max() < 2e-2
+    logits_bytes = rows * classes * 2
+    assert p1 < 0.5 * logits_bytes, (p1, logits_bytes)
+    assert p2 >= 2 * logits_bytes, (p2, logits_bytes)
