@@ -114,19 +114,16 @@ def build(mode, B, T, V, d, heads, layers, lr):
     so = st.optim.AdamW(sm.parameters(), lr=lr, weight_decay=0.01, capturable=True)
     to = torch.optim.AdamW(tm.parameters(), lr=lr, weight_decay=0.01, fused=True)
 
-    def st_step():
-        so.zero_grad()
-        loss = st_loss()
-        loss.backward()
-        so.step()
-        return loss
+    def st_stepper(loss_fn):
+        def step():
+            so.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            so.step()
+            return loss
+        return step
 
-    def st_step_fused_head():
-        so.zero_grad()
-        loss = st_loss_fused_head()
-        loss.backward()
-        so.step()
-        return loss
+    st_step, st_step_fused_head = st_stepper(st_loss), st_stepper(st_loss_fused_head)
 
     def torch_step():
         to.zero_grad()
