@@ -1,7 +1,7 @@
 """Whole training steps of real model shapes on the CPU: SpiralTorch vs PyTorch side by side, time and
 peak resident memory.
 
-Usage: python bench/bench_cpu_models.py [--threads 2] [--rounds 5] [--only lm,lm_bf16,cnn,cnn_bf16,lstm]
+Usage: python bench/bench_cpu_models.py [--threads 2] [--rounds 5] [--only lm,lm_bf16,lm_lce,cnn,cnn_bf16,lstm]
                                         [--out FILE] [--no-rss]
 
 The four models of issue #20 (a causal LM with 2 pre-norm layers, the same LM under bfloat16 autocast,
@@ -54,7 +54,7 @@ def time_both(st_step, torch_step, rounds, reps, warm=2):
 LM = dict(vocab=4096, d=256, heads=4, layers=2, B=8, T=128)
 
 
-def lm_st(bf16):
+def lm_st(bf16, fused_head=False):
     c = LM
     sm = st_gpt(c["vocab"], c["d"], c["heads"], c["layers"], c["T"], device="cpu")
     so = st.optim.AdamW(sm.parameters(), lr=3e-4)
@@ -66,7 +66,11 @@ def lm_st(bf16):
     def step():
         so.zero_grad()
         with st.autocast("cpu", dtype=st.bfloat16, enabled=bf16):
-            loss = sF.cross_entropy(sm(sx).reshape(n, c["vocab"]), sy.reshape(n))
+            if fused_head:  # the head and the loss in chunks of rows: no (n, vocab) logits kept
+                h = sm.hidden(sx).reshape(n, c["d"])
+                loss = sF.linear_cross_entropy(h, sm.head.weight, sy.reshape(n))
+            else:
+                loss = sF.cross_entropy(sm(sx).reshape(n, c["vocab"]), sy.reshape(n))
         loss.backward()
         so.step()
     return step
@@ -176,6 +180,9 @@ MODELS = {
            lambda: lm_st(False), lambda: lm_torch(False)),
     "lm_bf16": (f"causal LM 2x{LM['d']} h{LM['heads']} B={LM['B']} T={LM['T']} V={LM['vocab']} AdamW bf16 autocast",
                 lambda: lm_st(True), lambda: lm_torch(True)),
+    "lm_lce": (f"causal LM 2x{LM['d']} h{LM['heads']} B={LM['B']} T={LM['T']} V={LM['vocab']} AdamW fp32, "
+               "st: F.linear_cross_entropy head (torch: its composite)",
+               lambda: lm_st(False, fused_head=True), lambda: lm_torch(False)),
     "cnn": (f"CNN+BN 3-32-64-128-128, B={CNN_B}, 32x32, SGD", cnn_st, cnn_torch),
     "cnn_bf16": (f"CNN+BN 3-32-64-128-128, B={CNN_B}, 32x32, SGD bf16 autocast", lambda: cnn_st(True),
                  lambda: cnn_torch(True)),
@@ -217,7 +224,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--only", default="lm,lm_bf16,cnn,cnn_bf16,lstm")
+    p.add_argument("--only", default="lm,lm_bf16,lm_lce,cnn,cnn_bf16,lstm")
     p.add_argument("--out", default=None)
     p.add_argument("--no-rss", action="store_true")
     p.add_argument("--rss-child", default=None, help=argparse.SUPPRESS)

@@ -35,10 +35,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
                      Reduction reduction = Reduction::Mean, double label_smoothing = 0.0);
 // cross_entropy(linear(input, weight, bias), target) over input's rows (..., features) with
 // integer targets (...), without materialising the (rows, classes) logits: the rows go through
-// in chunks (chunk_rows; 0: automatic, chunks of at most 2^28 logits), each chunk's gradient is
-// multiplied into the input's and weight's gradients at once, and only those are kept for the
-// backward. reduction "mean" (over targets other than ignore_index) or "sum"; under autocast the
-// products run in the region's dtype and float32 weights get float32 gradients. Higher-order
+// in chunks (chunk_rows; 0: automatic, on the CPU max(256 rows, 2^20 logits), elsewhere at most
+// 2^28 logits), each chunk's gradient is multiplied into the input's and weight's gradients at
+// once, and only those are kept for the backward. reduction "mean" (over targets other than ignore_index) or "sum";
+// under autocast the products run in the region's dtype and float32 weights get float32 gradients. Higher-order
 // gradients (create_graph) are not supported: ValueError in the backward.
 Tensor linear_cross_entropy(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& target,
                             int64_t ignore_index = -100, Reduction reduction = Reduction::Mean, int64_t chunk_rows = 0);
