@@ -158,3 +158,18 @@ def test_cuda_autocast_equals_composite_with_less_memory(dtype):
     logits_bytes = rows * classes * 2
     assert p1 < 0.5 * logits_bytes, (p1, logits_bytes)
     assert p2 >= 2 * logits_bytes, (p2, logits_bytes)
+
+
+@pytest.mark.skipif(not st.wgpu.is_available(), reason="wgpu not available")
+def test_wgpu_equals_the_cpu():
+    """On wgpu (lavapipe in CI): the chunked op through its fused cross-entropy rows equals the CPU's."""
+    x, w, b, t = _case(rows=13, features=8, classes=12, seed=5)
+    res = []
+    for dev in ("cpu", "wgpu"):
+        ins = [st.tensor(a.astype(np.float32)).to(dev).requires_grad_(True) for a in (x, w, b)]
+        loss = F.linear_cross_entropy(ins[0], ins[1], st.tensor(t).to(dev), ins[2], chunk_rows=5)
+        assert loss.device == dev
+        loss.backward()
+        res.append([to_np(loss)] + [to_np(v.grad) for v in ins])
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
