@@ -131,6 +131,7 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
       target.device() != input.device() || !loss_detail::fused_losses_enabled()) {
     return composite();  // mismatches raise there, with cross_entropy's and linear's messages
   }
+  if (input.numel() == 0) return composite();  // no rows: the composite's empty reduction
   const Tensor x = reshape(input.detach(), {-1, features}).contiguous();
   const Tensor tg = reshape(target, {-1}).to(Dtype::Int64).contiguous();
   check_target_range(tg, classes, ignore_index);
@@ -170,7 +171,9 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
       losses.push_back(lrows);
       if (!want) continue;
       Tensor dl = narrow(grad_buf, 0, 0, n);
-      be.cross_entropy_rows_backward(logits, tc, lse, one, ignore_index, 1.0, dl);
+      if (!be.cross_entropy_rows_backward(logits, tc, lse, one, ignore_index, 1.0, dl)) {
+        throw SpiralError(std::string(kOp) + ": the backend took the cross-entropy rows but not their gradient");
+      }
       if (want_x) {
         Tensor rows_dx = narrow(dx, 0, r0, n);
         copy_(rows_dx, matmul(dl, w));

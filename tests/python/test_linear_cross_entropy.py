@@ -174,3 +174,11 @@ def test_wgpu_equals_the_cpu():
         res.append([to_np(loss)] + [to_np(v.grad) for v in ins])
     for got, want in zip(res[1], res[0]):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+def test_no_rows_is_the_composites_empty_mean():
+    x = st.zeros((0, 4)).requires_grad_(True)
+    w = st.randn(3, 4).requires_grad_(True)
+    loss = F.linear_cross_entropy(x, w, st.tensor(np.zeros(0, dtype=np.int64)))
+    want = F.cross_entropy(F.linear(x, w), st.tensor(np.zeros(0, dtype=np.int64)))
+    np.testing.assert_equal(np.isnan(to_np(loss)), np.isnan(to_np(want)))
