@@ -1,6 +1,7 @@
 #pragma once
 // One kernel table per device. Ops prepare operands (broadcast views, dtype casts,
 // output allocation) and call into the table; they never branch on the device.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -621,6 +622,15 @@ class Backend {
   virtual bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate) {
     (void)dy, (void)x, (void)dw, (void)db, (void)accumulate;
     return false;
+  }
+  // Rows per chunk for an op that streams a (rows, n) product through a reused buffer and sums a
+  // result over the chunks (linear_cross_entropy: its weight gradient). Each chunk after the first
+  // adds one pass over that sum against the chunk's GEMMs, so a device that multiplies many flops per
+  // byte it moves wants few large chunks: by default at most 2^28 elements (a GPU multiplies ~300
+  // flops per byte; GPT-2's 16384 x 50304 head in four chunks took 0.3 ms over the whole-logits
+  // step on an H100).
+  virtual int64_t stream_chunk_rows(int64_t n) const {
+    return std::max<int64_t>(1, (int64_t{1} << 28) / std::max<int64_t>(n, 1));
   }
   // True when reduce() takes a float16/bfloat16 x directly and writes a float32 out (accumulating
   // as for float32); otherwise the op layer reduces a float32 copy.

@@ -8,7 +8,7 @@
 //
 // The logits of GPT-2's head (16384 rows x 50304 classes) are 1.6 GB in bfloat16, and the
 // composite keeps them from the forward to the backward and adds a gradient of the same size:
-// here one chunk of each is live (auto_chunk_rows).
+// here one chunk of each is live (Backend::stream_chunk_rows says how many rows).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -27,19 +27,6 @@ namespace st::nn {
 namespace {
 
 constexpr const char* kOp = "linear_cross_entropy";
-// Rows per chunk when the caller leaves it open. Each chunk after the first adds one pass over the
-// weight gradient (its sum), against three GEMMs of 2 rows V d flops each: the chunk should hold
-// enough rows that the pass stays small next to them. A GPU multiplies some 300 flops per byte it
-// moves, so its chunks are few and large (at most 2^28 logits: GPT-2's 16384 x 50304 head in four,
-// measured 0.3 ms over the composite's 35 ms step on an H100); a CPU some 5, so 256 rows keep the
-// pass near 5% and its chunks hold at most 2^20 logits (a 2x256 LM with 4096 classes: peak RSS
-// 142 -> 119 MiB at the same step time, AMD EPYC).
-int64_t auto_chunk_rows(const Device& device, int64_t classes) {
-  const int64_t c = std::max<int64_t>(classes, 1);
-  return device.type == DeviceType::CPU ? std::max<int64_t>(256, (int64_t{1} << 20) / c)
-                                        : std::max<int64_t>(1, (int64_t{1} << 28) / c);
-}
-
 void check_args(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& target,
                 Reduction reduction, int64_t chunk_rows) {
   const std::string op(kOp);
@@ -145,8 +132,8 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
     NoGradGuard no_grad;  // the chunks record nothing: this op is one node
     const Tensor w = master ? weight.detach().to(dt) : weight.detach().contiguous();
     const Tensor b = !bias.defined() ? Tensor() : master ? bias.detach().to(dt) : bias.detach().contiguous();
-    const int64_t per =
-        std::max<int64_t>(1, std::min(rows, chunk_rows > 0 ? chunk_rows : auto_chunk_rows(x.device(), classes)));
+    const int64_t per = std::max<int64_t>(
+        1, std::min(rows, chunk_rows > 0 ? chunk_rows : detail::backend_of(x).stream_chunk_rows(classes)));
     auto& be = detail::backend_of(x);
     // one logits buffer and one gradient buffer, reused by every chunk (the last may be shorter)
     const Tensor logits_buf = Tensor::empty({std::min(per, rows), classes}, dt, x.device());

@@ -255,6 +255,12 @@ class CpuBackend final : public Backend {
   // binary() and unary() read and write float16/bfloat16 directly (float32 math, one rounding).
   bool native_half_elementwise() const override { return true; }
   bool native_half_reduce() const override { return true; }
+  // ~5 flops per byte on a CPU: 256 rows keep the extra pass near 5% of the chunk's GEMMs, and chunks
+  // of at most 2^20 elements keep the buffers small (a 2x256 LM with 4096 classes: peak RSS 142 ->
+  // 119 MiB at the same step time, AMD EPYC; one chunk of every row gave 159).
+  int64_t stream_chunk_rows(int64_t n) const override {
+    return std::max<int64_t>(256, (int64_t{1} << 20) / std::max<int64_t>(n, 1));
+  }
   bool half_with_float_scalar() const override { return true; }
   void adam_update(std::span<const AdamSlot> slots, const AdamArgs& a) override { backend::cpu::adam_update(slots, a); }
   void dropout_mask(Tensor& out, uint64_t seed, uint64_t counter, double scale, double keep) override {
