@@ -60,17 +60,9 @@ Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor
     if (want_w || want_b) {
       dw = Tensor::empty(w.shape(), pdt, w.device());
       if (b.defined()) db = Tensor::empty(b.shape(), pdt, b.device());
-      auto& be = detail::backend_of(g2);
-      if (!be.linear_bias_backward_weight(g2, x, dw, db, false)) {
-        // declined in float32: the region-dtype GEMM, then widened; else the composite
-        dw = Tensor::empty(w.shape(), w.dtype(), w.device());
-        db = b.defined() ? Tensor::empty(b.shape(), b.dtype(), b.device()) : Tensor();
-        if (pdt == w.dtype() || !be.linear_bias_backward_weight(g2, x, dw, db, false)) {
-          dw = matmul(t(g2), x);
-          if (b.defined()) db = sum(g2, {0});
-        }
-        dw = dw.to(pdt);
-        if (b.defined()) db = db.to(pdt);
+      if (!detail::backend_of(g2).linear_bias_backward_weight(g2, x, dw, db, false)) {
+        dw = matmul(t(g2), x).to(pdt);
+        if (b.defined()) db = sum(g2, {0}).to(pdt);
       }
     }
     return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor()};

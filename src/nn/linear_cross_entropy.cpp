@@ -2,7 +2,7 @@
 // head without its (rows, classes) logits in memory. The rows go through in chunks: each chunk's
 // logits are formed, their log-sum-exp and loss taken by the backend's fused cross-entropy rows,
 // their gradient (softmax - onehot) written at once, and that gradient multiplied back into the
-// input's and the weight's gradients before the next chunk reuses the buffers. What the node
+// input's and the weight's gradients before the next chunk's logits exist. What the node
 // keeps for the backward is those gradients (the size of the input and of the weight), which
 // the backward only scales by the incoming gradient; no logits outlive their chunk.
 //
@@ -75,14 +75,6 @@ void check_target_range(const Tensor& t, int64_t classes, int64_t ignore_index) 
   }
 }
 
-// out (rows, classes) = x w^T (+ b): the backend's GEMM with the bias in its epilogue where it has
-// one, else the composite into out.
-void chunk_logits(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& out) {
-  auto& be = detail::backend_of(x);
-  if (be.has_linear_bias() && be.linear_bias(x, w, b, out)) return;
-  copy_(out, b.defined() ? add(matmul(x, t(w)), b) : matmul(x, t(w)));
-}
-
 // dw (classes, features) = dl^T x (first chunk) or += it, in dw's dtype (float32 for autocast's
 // master weights): the backend's GEMM writes or adds in place where it can (no per-chunk copy).
 void add_weight_gradient(const Tensor& dl, const Tensor& x, Tensor& dw, bool first) {
@@ -132,12 +124,9 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
     NoGradGuard no_grad;  // the chunks record nothing: this op is one node
     const Tensor w = master ? weight.detach().to(dt) : weight.detach().contiguous();
     const Tensor b = !bias.defined() ? Tensor() : master ? bias.detach().to(dt) : bias.detach().contiguous();
-    const int64_t per = std::max<int64_t>(
-        1, std::min(rows, chunk_rows > 0 ? chunk_rows : detail::backend_of(x).stream_chunk_rows(classes)));
     auto& be = detail::backend_of(x);
-    // one logits buffer and one gradient buffer, reused by every chunk (the last may be shorter)
-    const Tensor logits_buf = Tensor::empty({std::min(per, rows), classes}, dt, x.device());
-    const Tensor grad_buf = want ? Tensor::empty(logits_buf.shape(), dt, x.device()) : Tensor();
+    const int64_t per =
+        std::max<int64_t>(1, std::min(rows, chunk_rows > 0 ? chunk_rows : be.stream_chunk_rows(classes)));
     const Tensor one = full({1}, 1.0, stat, x.device());
     if (want_x) dx = Tensor::empty({rows, features}, dt, x.device());
     // the weight gradient sums over chunks: in float32 when there are several and dt is a half type
@@ -148,8 +137,8 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
     for (int64_t r0 = 0; r0 < rows; r0 += per) {
       const int64_t n = std::min(per, rows - r0);
       const Tensor xc = narrow(x, 0, r0, n), tc = narrow(tg, 0, r0, n);
-      Tensor logits = narrow(logits_buf, 0, 0, n);
-      chunk_logits(xc, w, b, logits);
+      // each chunk's logits and gradient are freed before the next chunk's are allocated
+      const Tensor logits = linear(xc, w, b);
       Tensor lrows = Tensor::empty({n}, stat, x.device()), lse = Tensor::empty({n}, stat, x.device());
       if (!be.cross_entropy_rows(logits, tc, ignore_index, 1.0, lrows, lse)) {
         if (r0 == 0) return composite();  // this backend has no fused rows for these logits
@@ -157,7 +146,7 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
       }
       losses.push_back(lrows);
       if (!want) continue;
-      Tensor dl = narrow(grad_buf, 0, 0, n);
+      Tensor dl = Tensor::empty(logits.shape(), dt, x.device());
       if (!be.cross_entropy_rows_backward(logits, tc, lse, one, ignore_index, 1.0, dl)) {
         throw SpiralError(std::string(kOp) + ": the backend took the cross-entropy rows but not their gradient");
       }
