@@ -29,6 +29,8 @@ namespace st::backend::cuda {
 
 // The stream kernels of the current device are launched on.
 cudaStream_t stream();
+// The first device's multiprocessor count (grids sized to fill the machine once).
+int sm_count();
 // A library handle (cuBLAS, cuBLASLt, cuDNN) of the current device, made by `create()` on first
 // use and kept for the process; each call site's lambda type gives it its own table.
 template <typename H, typename Create>

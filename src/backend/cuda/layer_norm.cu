@@ -1,6 +1,7 @@
 // Layer norm, and residual add + dropout + layer norm in one pass (Backend::layer_norm,
 // Backend::add_layer_norm and their backwards). float16/bfloat16 rows are read and written as they
 // are and computed in float (T storage, C compute; ST_CUDA_NORM_CASES).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -36,16 +37,15 @@ __global__ void ln_backward_wb_kernel(const TG* g, const T* x, const C* mean, co
 // partial, then the block adds the threads' sums in a fixed order (deterministic). One thread per
 // column walking 170 partials took 35 us per call (latency-bound) at d=768.
 constexpr int kFinishCols = 32, kFinishSplits = 32;
-template <typename T>
-__global__ void ln_backward_wb_finish_kernel(const double* pw, const double* pb, T* dw, T* db, int64_t nsplit,
-                                             int64_t cols) {
+template <typename P, typename T>
+__global__ void ln_backward_wb_finish_kernel(const P* pw, const P* pb, T* dw, T* db, int64_t nsplit, int64_t cols) {
   __shared__ double part_w[kFinishSplits][kFinishCols + 1], part_b[kFinishSplits][kFinishCols + 1];
   const int64_t j = blockIdx.x * static_cast<int64_t>(kFinishCols) + threadIdx.x;
   double sw = 0, sb = 0;
   if (j < cols) {
     for (int64_t s = threadIdx.y; s < nsplit; s += kFinishSplits) {
-      sw += pw[s * cols + j];
-      sb += pb[s * cols + j];
+      sw += static_cast<double>(pw[s * cols + j]);
+      sb += static_cast<double>(pb[s * cols + j]);
     }
   }
   part_w[threadIdx.y][threadIdx.x] = sw;
@@ -173,10 +173,15 @@ __global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const
 }
 
 // dx = gh + rstd * (wg - mean(wg) - hhat * mean(wg * hhat)), wg = w * g; dy = dx * m. Without gh
-// and dy this is layer_norm's backward (h the normalised input).
+// and dy this is layer_norm's backward (h the normalised input). With pw and pb, the weight
+// gradients' partial column sums too: each thread holds the same columns of every row its block
+// visits, so it sums g * hhat and g in registers and writes the block's sums once, to row
+// blockIdx.x of pw and pb (ln_backward_wb_finish_kernel adds those rows); g and h are read once.
 template <typename T, typename TY, typename TO, int VEC, typename C>
 __global__ void add_ln_backward_regs_kernel(const TO* g, const T* gh, const T* h, const C* mean, const C* rstd,
-                                            const T* w, T* dx, TY* dy, int64_t rows, int64_t cols, Drop drop) {
+                                            const T* w, T* dx, TY* dy, C* pw, C* pb, int64_t rows, int64_t cols,
+                                            Drop drop) {
+  C sum_w[kRowItems][VEC] = {}, sum_b[kRowItems][VEC] = {};
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     RowRegs<TO, VEC, C> gr;
     RowRegs<T, VEC, C> hr, wr;
@@ -191,6 +196,10 @@ __global__ void add_ln_backward_regs_kernel(const TO* g, const T* gh, const T* h
       for (int q = 0; q < VEC; ++q) {
         const C wg = w ? wr.v[it][q] * gr.v[it][q] : gr.v[it][q];
         const C xh = (hr.v[it][q] - m) * rs;
+        if (pw) {
+          sum_w[it][q] += gr.v[it][q] * xh;
+          sum_b[it][q] += gr.v[it][q];
+        }
         gr.v[it][q] = wg;
         hr.v[it][q] = xh;
         s1 += wg;
@@ -216,6 +225,17 @@ __global__ void add_ln_backward_regs_kernel(const TO* g, const T* gh, const T* h
     if (dx) gr.store(dx + r * cols, cols);
     if (dy) dyr.store(dy + r * cols, cols);
   }
+  if (!pw) return;
+#pragma unroll
+  for (int it = 0; it < kRowItems; ++it)
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) {
+      const int64_t j = (static_cast<int64_t>(it) * blockDim.x + threadIdx.x) * VEC + q;
+      if (j < cols) {
+        pw[blockIdx.x * cols + j] = sum_w[it][q];
+        pb[blockIdx.x * cols + j] = sum_b[it][q];
+      }
+    }
 }
 
 template <typename T, typename TY, typename TO, typename C>
@@ -247,6 +267,16 @@ __global__ void add_ln_backward_kernel(const TO* g, const T* gh, const T* h, con
   }
 }
 
+// dw and db from nsplit rows of partial column sums (pw, pb of P).
+template <typename P, typename T>
+void ln_weight_grads_finish(const Tensor& pw, const Tensor& pb, int64_t nsplit, int64_t cols, Tensor& dw, Tensor& db) {
+  ln_backward_wb_finish_kernel<P, T>
+      <<<static_cast<unsigned>((cols + kFinishCols - 1) / kFinishCols), dim3(kFinishCols, kFinishSplits), 0,
+         stream()>>>(pw.data<P>(), pb.data<P>(), dw.defined() ? static_cast<T*>(dw.raw_data()) : nullptr,
+                     db.defined() ? static_cast<T*>(db.raw_data()) : nullptr, nsplit, cols);
+  ST_CUDA_LAUNCH_CHECK();
+}
+
 // Partial column sums for dw and db, then their finishing pass (layer_norm_backward's).
 template <typename TG, typename T, typename C>
 void ln_weight_grads(const TG* g, const T* x, const C* mean, const C* rstd, int64_t rows, int64_t cols, Tensor& dw,
@@ -260,11 +290,7 @@ void ln_weight_grads(const TG* g, const T* x, const C* mean, const C* rstd, int6
   ln_backward_wb_kernel<TG, T, C><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
       g, x, mean, rstd, pw.data<double>(), pb.data<double>(), rows, cols, chunk);
   ST_CUDA_LAUNCH_CHECK();
-  ln_backward_wb_finish_kernel<T>
-      <<<static_cast<unsigned>((cols + kFinishCols - 1) / kFinishCols), dim3(kFinishCols, kFinishSplits), 0,
-         stream()>>>(pw.data<double>(), pb.data<double>(), dw.defined() ? static_cast<T*>(dw.raw_data()) : nullptr,
-                     db.defined() ? static_cast<T*>(db.raw_data()) : nullptr, nsplit, cols);
-  ST_CUDA_LAUNCH_CHECK();
+  ln_weight_grads_finish<double, T>(pw, pb, nsplit, cols, dw, db);
 }
 
 unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16)); }
@@ -309,19 +335,37 @@ void add_ln_backward_typed(const Tensor& g, const Tensor& gh, const Tensor& h, c
   T* dxp = mut_ptr_or_null<T>(dx);
   TY* dyp = mut_ptr_or_null<TY>(dy);
   const C *mp = mean.data<C>(), *rp = rstd.data<C>();
+  const bool wb = dw.defined() || db.defined();
   if (dxp || dyp) {
     constexpr int V = vec_width<T, TY, TO>();
     const int rt_pair = regs_threads_vec<V>(cols, {gp, hp, ghp, wp, dxp, dyp});
+    if (rt_pair > 0 && wb) {
+      // A grid that fills the machine once (up to 1024 threads per multiprocessor: enough loads in
+      // flight, and fewer partial rows to add), each block summing its rows' weight gradients in
+      // registers.
+      const auto kernel = add_ln_backward_regs_kernel<T, TY, TO, V, C>;
+      int per_sm = 0;
+      ST_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, rt_pair, 0));
+      const int64_t blocks =
+          std::min<int64_t>(rows, int64_t{sm_count()} * std::clamp(per_sm, 1, std::max(1, 1024 / rt_pair)));
+      Tensor pw = Tensor::empty({blocks, cols}, dtype_of<C>::value, h.device());
+      Tensor pb = Tensor::empty({blocks, cols}, dtype_of<C>::value, h.device());
+      kernel<<<static_cast<unsigned>(blocks), rt_pair, 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, pw.data<C>(),
+                                                                      pb.data<C>(), rows, cols, drop);
+      ST_CUDA_LAUNCH_CHECK();
+      ln_weight_grads_finish<C, T>(pw, pb, blocks, cols, dw, db);
+      return;
+    }
     if (rt_pair > 0) {
-      add_ln_backward_regs_kernel<T, TY, TO, V, C>
-          <<<row_blocks(rows), rt_pair, 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, rows, cols, drop);
+      add_ln_backward_regs_kernel<T, TY, TO, V, C><<<row_blocks(rows), rt_pair, 0, stream()>>>(
+          gp, ghp, hp, mp, rp, wp, dxp, dyp, nullptr, nullptr, rows, cols, drop);
     } else {
       add_ln_backward_kernel<T, TY, TO, C>
           <<<row_blocks(rows), row_threads(cols), 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, rows, cols, drop);
     }
     ST_CUDA_LAUNCH_CHECK();
   }
-  if (dw.defined() || db.defined()) ln_weight_grads<TO, T, C>(gp, hp, mp, rp, rows, cols, dw, db, h);
+  if (wb) ln_weight_grads<TO, T, C>(gp, hp, mp, rp, rows, cols, dw, db, h);
 }
 
 }  // namespace

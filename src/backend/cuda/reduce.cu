@@ -148,16 +148,6 @@ __global__ void col_reduce_kernel(const In* x, Out* out, int64_t outer, int64_t 
   }
 }
 
-int sm_count() {
-  static int n = [] {
-    int d = 0, c = 0;
-    cudaGetDevice(&d);
-    cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, d);
-    return c > 0 ? c : 100;
-  }();
-  return n;
-}
-
 template <typename In, typename A, typename Out>
 void reduce_pass(const In* x, Out* out, int64_t outer, int64_t r, int64_t inner, int64_t nsplit, Red<A> red, A init) {
   const int64_t chunk = (r + nsplit - 1) / nsplit;

@@ -38,6 +38,16 @@ void use_device(int index) {
 cudaStream_t t_stream_of(int device) { return t_stream[device]; }
 void set_stream_of(int device, cudaStream_t s) { t_stream[device] = s; }
 
+int sm_count() {
+  static const int n = [] {
+    int d = 0, c = 0;
+    cudaGetDevice(&d);
+    cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, d);
+    return c > 0 ? c : 100;
+  }();
+  return n;
+}
+
 cudaStream_t stream() {
   int dev = t_device;
   if (dev < 0) {
