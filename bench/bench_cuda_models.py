@@ -10,6 +10,7 @@ on both sides for float32 matmuls and convolutions (cuDNN on both sides when Spi
 with it).
 """
 import argparse
+import functools
 import os
 import sys
 
@@ -199,12 +200,14 @@ def lstm(quick):
 
 
 class TorchGPT(torch.nn.Module):
-    def __init__(self, vocab, d, heads, layers, T):
+    # activation "gelu" (erf) or "gelu_tanh" (GPT-2's; PyTorch takes it as a callable)
+    def __init__(self, vocab, d, heads, layers, T, activation="gelu"):
         super().__init__()
         self.tok = torch.nn.Embedding(vocab, d)
         self.pos = torch.nn.Embedding(T, d)
+        act = functools.partial(torch.nn.functional.gelu, approximate="tanh") if activation == "gelu_tanh" else "gelu"
         self.blocks = torch.nn.ModuleList(
-            [torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+            [torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation=act, batch_first=True,
                                               norm_first=True) for _ in range(layers)])
         self.norm = torch.nn.LayerNorm(d)
         self.head = torch.nn.Linear(d, vocab, bias=False)
@@ -218,7 +221,7 @@ class TorchGPT(torch.nn.Module):
         return self.head(self.norm(h))
 
 
-def st_gpt(vocab, d, heads, layers, T, device="cuda"):
+def st_gpt(vocab, d, heads, layers, T, device="cuda", activation="gelu"):
     class GPT(st.nn.Module):
         def __init__(self):
             super().__init__()
@@ -227,8 +230,8 @@ def st_gpt(vocab, d, heads, layers, T, device="cuda"):
             # TorchGPT's blocks and final norm as one TransformerEncoder (the same computation): a
             # pre-norm stack chains each layer's last residual add with the next layer's norm (and
             # the last with the final norm) in one fused add + layer norm.
-            layer = st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", norm_first=True,
-                                                  batch_first=True)
+            layer = st.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation=activation,
+                                                  norm_first=True, batch_first=True)
             self.blocks = st.nn.TransformerEncoder(layer, layers, norm=st.nn.LayerNorm(d))
             self.head = st.nn.Linear(d, vocab, bias=False)
             self.positions = st.arange(T, dtype=st.int64).to(device)

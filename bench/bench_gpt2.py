@@ -5,7 +5,8 @@ Usage: python bench/bench_gpt2.py [--modes bf16,bf16w,fp32] [--batch 16] [--out 
                                   [--profile N] [--quick]
 
 The model is bench_cuda_models.py's GPT at GPT-2 small's shape: 12 pre-norm transformer layers,
-d=768, 12 heads, MLP 4d with GELU, learned positions, T=1024, vocabulary 50304 (untied head), no
+d=768, 12 heads, MLP 4d with GPT-2's GELU (the tanh approximation, on both sides; SpiralTorch's CUDA
+block runs it inside cuBLASLt's GEMM epilogues), learned positions, T=1024, vocabulary 50304 (untied head), no
 dropout, AdamW (lr 3e-4, weight decay 0.01; PyTorch's fused=True). Modes:
   bf16   float32 weights, bf16 autocast (both libraries' autocast)
   bf16w  weights cast to bf16, no autocast (AdamW moments in bf16 on both sides: PyTorch keeps its
@@ -79,8 +80,8 @@ def build(mode, B, T, V, d, heads, layers, lr):
     """The SpiralTorch and PyTorch models, optimizers and step functions of one mode."""
     st.manual_seed(0)
     torch.manual_seed(0)
-    sm = st_gpt(V, d, heads, layers, T).to("cuda")
-    tm = TorchGPT(V, d, heads, layers, T).cuda()
+    sm = st_gpt(V, d, heads, layers, T, activation="gelu_tanh").to("cuda")
+    tm = TorchGPT(V, d, heads, layers, T, activation="gelu_tanh").cuda()
     if mode == "bf16w":
         sm = sm.to(st.bfloat16)
         tm = tm.to(torch.bfloat16)

@@ -297,6 +297,17 @@ void bind_nn_basic(nb::module_& nn) {
   nn.def("gelu", [](const Tensor& x, const std::string& approximate) { return snn::gelu(x, approximate); },
          nb::arg("input"), nb::arg("approximate") = "none",
          "x * Phi(x) (approximate='none', exact erf) or its tanh approximation (approximate='tanh').");
+  nn.def("feed_forward",
+         [](const Tensor& x, const Tensor& w1, std::optional<Tensor> b1, const Tensor& w2, std::optional<Tensor> b2,
+            const std::string& activation) { return snn::feed_forward(x, w1, undef(b1), w2, undef(b2), activation); },
+         nb::arg("input"), nb::arg("weight1"), nb::arg("bias1").none(), nb::arg("weight2"), nb::arg("bias2").none(),
+         nb::arg("activation") = "gelu_tanh",
+         "A transformer's feed-forward block without dropout: linear(act(linear(input, weight1, bias1)), weight2, "
+         "bias2), activation 'relu', 'gelu' (erf) or 'gelu_tanh' (GELU's tanh approximation); weight1 (hidden, in), "
+         "weight2 (out, hidden), biases (hidden,) and (out,) or None. Equal to that composite; on CUDA 'gelu_tanh' is "
+         "one autograd node whose GEMMs apply the activation and its derivative in their epilogues (cuBLASLt), with "
+         "autocast's float32 weights receiving float32 gradients. Returns the block's output, input's shape with the "
+         "last dim out. ValueError for another activation, ShapeError for mismatched shapes.");
   nn.def("relu", [](const Tensor& x, bool inplace) {
     return maybe_inplace(x, inplace, "relu", [](const Tensor& in) { return st::relu(in); });
   }, nb::arg("input"), nb::arg("inplace") = false, "max(x, 0); inplace=True writes it into x.");

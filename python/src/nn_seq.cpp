@@ -377,7 +377,7 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
            "Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> "
            "d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation "
-           "'relu' or 'gelu'.")
+           "'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation; PyTorch takes it as a callable).")
       .def("forward", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false,
            "Encodes src (seq, batch, d_model) (batch_first: batch first; unbatched (seq, d_model) too); src_mask "
@@ -400,7 +400,7 @@ void bind_nn_seq(nb::module_& nn) {
       .def_prop_ro("norm_first", &snn::TransformerEncoderLayer::norm_first,
                    "Whether each block normalises its input (pre-norm) instead of its output.")
       .def_prop_ro("activation", &snn::TransformerEncoderLayer::activation,
-                   "The feed-forward activation, 'relu' or 'gelu'.")
+                   "The feed-forward activation, 'relu', 'gelu' or 'gelu_tanh'.")
       .def("__repr__",
            [](const snn::TransformerEncoderLayer& m) {
     return "TransformerEncoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +
@@ -470,7 +470,7 @@ void bind_nn_seq(nb::module_& nn) {
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
            "Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> "
            "dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with "
-           "norm_first); activation 'relu' or 'gelu'.")
+           "norm_first); activation 'relu', 'gelu' or 'gelu_tanh'.")
       .def("forward", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
@@ -501,7 +501,7 @@ void bind_nn_seq(nb::module_& nn) {
       .def_prop_ro("norm_first", &snn::TransformerDecoderLayer::norm_first,
                    "Whether each block normalises its input (pre-norm) instead of its output.")
       .def_prop_ro("activation", &snn::TransformerDecoderLayer::activation,
-                   "The feed-forward activation, 'relu' or 'gelu'.")
+                   "The feed-forward activation, 'relu', 'gelu' or 'gelu_tanh'.")
       .def("__repr__",
            [](const snn::TransformerDecoderLayer& m) {
     return "TransformerDecoderLayer(self_attn=" + std::to_string(m.self_attn()->embed_dim()) + "x" +

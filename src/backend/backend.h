@@ -623,6 +623,19 @@ class Backend {
     (void)dy, (void)x, (void)dw, (void)db, (void)accumulate;
     return false;
   }
+  // The feed-forward block's first linear with GELU (tanh approximation) in the GEMM's epilogue:
+  // pre (m, n) = x w^T + bias and out = gelu_tanh(pre), both of x's dtype; operands as
+  // linear_bias's. False, nothing written: declined (the op then composes linear and gelu).
+  virtual bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out, Tensor& pre) {
+    (void)x, (void)w, (void)bias, (void)out, (void)pre;
+    return false;
+  }
+  // The second linear's input gradient through that GELU: da (m, n) = (dy w) * gelu_tanh'(pre), dy
+  // (m, n2), w (n2, n) and pre (m, n) of one float dtype. False, nothing written: declined.
+  virtual bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor& pre, Tensor& da) {
+    (void)dy, (void)w, (void)pre, (void)da;
+    return false;
+  }
   // Rows per chunk for an op that streams a (rows, n) product through a reused buffer and sums a
   // result over the chunks (linear_cross_entropy: its weight gradient). Each chunk after the first
   // adds one pass over that sum against the chunk's GEMMs, so a device that multiplies many flops per

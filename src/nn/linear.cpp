@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "nn/linear_grads.h"
 #include "ops/common.h"
 #include "spiraltorch/autograd.h"
 #include "spiraltorch/nn/init.h"
@@ -32,7 +33,7 @@ Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor
       (has_bias && (bias.dtype() != pdt || bias.dim() != 1 || bias.device() != input.device()))) {
     return Tensor();
   }
-  auto& be = detail::backend_of(input);
+  auto& be = st::detail::backend_of(input);
   if (!be.has_linear_bias()) return Tensor();
   const int64_t k = weight.size(1), n = weight.size(0);
   const Tensor x = reshape(input.detach(), {-1, k});
@@ -57,14 +58,7 @@ Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor
     }
     Tensor dx, dw, db;
     if (r[0].requires_grad()) dx = reshape(matmul(g2, w), in_shape);
-    if (want_w || want_b) {
-      dw = Tensor::empty(w.shape(), pdt, w.device());
-      if (b.defined()) db = Tensor::empty(b.shape(), pdt, b.device());
-      if (!detail::backend_of(g2).linear_bias_backward_weight(g2, x, dw, db, false)) {
-        dw = matmul(t(g2), x).to(pdt);
-        if (b.defined()) db = sum(g2, {0}).to(pdt);
-      }
-    }
+    if (want_w || want_b) detail::linear_weight_grads(g2, x, pdt, b.defined(), dw, db);
     return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor()};
   },
          has_bias ? std::vector<Tensor>{x, w, b} : std::vector<Tensor>{x, w});
@@ -72,6 +66,17 @@ Tensor linear_bias_fused(const Tensor& input, const Tensor& weight, const Tensor
 }
 
 }  // namespace
+
+namespace detail {
+void linear_weight_grads(const Tensor& dy, const Tensor& x, Dtype pdt, bool with_bias, Tensor& dw, Tensor& db) {
+  dw = Tensor::empty({dy.size(1), x.size(1)}, pdt, dy.device());
+  db = with_bias ? Tensor::empty({dy.size(1)}, pdt, dy.device()) : Tensor();
+  if (!st::detail::backend_of(dy).linear_bias_backward_weight(dy, x, dw, db, false)) {
+    dw = matmul(t(dy), x).to(pdt);
+    if (with_bias) db = sum(dy, {0}).to(pdt);
+  }
+}
+}  // namespace detail
 
 namespace init {
 Tensor uniform(const Shape& shape, double bound, Dtype dtype) { return st::uniform(-bound, bound, shape, dtype); }

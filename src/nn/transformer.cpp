@@ -14,8 +14,9 @@ namespace st::nn {
 namespace detail {
 
 void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who) {
-  if (activation != "relu" && activation != "gelu") {
-    throw ValueError(std::string(who) + ": activation should be 'relu' or 'gelu', got '" + activation + "'");
+  if (activation != "relu" && activation != "gelu" && activation != "gelu_tanh") {
+    throw ValueError(std::string(who) + ": activation should be 'relu', 'gelu' or 'gelu_tanh', got '" + activation +
+                     "'");
   }
   if (dim_feedforward <= 0) {
     throw ValueError(std::string(who) + ": dim_feedforward must be positive, got " + std::to_string(dim_feedforward));
@@ -39,8 +40,12 @@ void copy_layer_state(const Module& from, Module& copy) {
 
 Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2,
                     const std::string& activation) {
+  const bool drops = dropout.is_training() && dropout.p() > 0;
+  if (!drops && !linear1.has_hooks() && !linear2.has_hooks() && !dropout.has_hooks()) {
+    return nn::feed_forward(x, linear1.weight(), linear1.bias(), linear2.weight(), linear2.bias(), activation);
+  }
   Tensor y = linear1(x);
-  y = activation == "gelu" ? gelu(y) : relu(y);
+  y = activation == "relu" ? relu(y) : gelu(y, activation == "gelu_tanh");
   return linear2(dropout(y));
 }
 

@@ -76,6 +76,8 @@ ONNX_CASES = {
     "transformer": (lambda: nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16),
                                           nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True)),
                     (2, 5, 8)),
+    "transformer_gelu_tanh": (lambda: nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16, activation="gelu_tanh",
+                                                                               batch_first=True)), (2, 5, 8)),
     "transformer_encoder": (lambda: nn.Sequential(nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16),
                                                                         2, norm=nn.LayerNorm(8)),
                                                   nn.Linear(8, 3)), (2, 5, 8)),

@@ -120,7 +120,7 @@ def test_errors_name_the_layer():
     layer = nn.TransformerDecoderLayer(8, 2, 16)
     with pytest.raises(ValueError, match="TransformerDecoderLayer: forward needs the encoder's memory"):
         nn.Sequential(layer)(st.randn(1, 3, 8))
-    with pytest.raises(ValueError, match="activation should be 'relu' or 'gelu', got 'tanh'"):
+    with pytest.raises(ValueError, match="activation should be 'relu', 'gelu' or 'gelu_tanh', got 'tanh'"):
         nn.TransformerDecoderLayer(8, 2, activation="tanh")
     with pytest.raises(ValueError, match="num_layers must be positive"):
         nn.TransformerDecoder(layer, 0)

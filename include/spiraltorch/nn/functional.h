@@ -53,4 +53,14 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // GELU by name: approximate is "none" (erf) or "tanh".
 Tensor gelu(const Tensor& input, const std::string& approximate);
 
+// A transformer's feed-forward block without dropout: linear(act(linear(input, weight1, bias1)),
+// weight2, bias2), act "relu", "gelu" (erf) or "gelu_tanh"; weight1 (hidden, in), weight2 (out,
+// hidden), biases (hidden,) and (out,) or undefined. Equal to that composite; a backend with GEMM
+// epilogues (CUDA's cuBLASLt) runs "gelu_tanh" as one autograd node whose first GEMM applies the
+// activation and keeps the pre-activation, and whose backward applies the activation's derivative
+// inside the second weight's input-gradient GEMM: no elementwise pass either way. Under autocast the
+// float32 weights stay the node's inputs and receive float32 gradients (as linear's).
+Tensor feed_forward(const Tensor& input, const Tensor& weight1, const Tensor& bias1, const Tensor& weight2,
+                    const Tensor& bias2, const std::string& activation);
+
 }  // namespace st::nn

@@ -29,7 +29,8 @@ struct ResidualBranch;
 
 class TransformerEncoderLayer : public Module {
  public:
-  // activation: "relu" or "gelu" (exact, erf-based, like PyTorch's F.gelu).
+  // activation: "relu", "gelu" (exact, erf-based, like PyTorch's F.gelu) or "gelu_tanh" (the tanh
+  // approximation, PyTorch's F.gelu(approximate='tanh'), GPT-2's; on CUDA inside the GEMMs).
   TransformerEncoderLayer(int64_t d_model, int64_t nhead, int64_t dim_feedforward = 2048, double dropout = 0.1,
                           const std::string& activation = "relu", bool batch_first = true, bool norm_first = false,
                           double layer_norm_eps = 1e-5, std::string name = "");
@@ -80,9 +81,11 @@ std::vector<std::shared_ptr<Layer>> clone_layers(const Layer& layer, int64_t num
 // What PyTorch's copy.deepcopy gives a layer: `copy`, built with `from`'s configuration, takes
 // `from`'s device, floating dtype, values, requires_grad flags and train/eval mode.
 void copy_layer_state(const Module& from, Module& copy);
-// ValueError naming `who` unless activation is "relu" or "gelu" and dim_feedforward is positive.
+// ValueError naming `who` unless activation is "relu", "gelu" or "gelu_tanh" and dim_feedforward is
+// positive.
 void check_block_args(const std::string& activation, int64_t dim_feedforward, const char* who);
-// The feed-forward block linear2(dropout(act(linear1(x)))).
+// The feed-forward block linear2(dropout(act(linear1(x)))): nn::feed_forward (one node where the
+// backend fuses it) unless dropout is active or a module has hooks.
 Tensor feed_forward(const Tensor& x, Linear& linear1, Dropout& dropout, Linear& linear2, const std::string& activation);
 // One residual branch of a transformer layer: f maps the branch's input to its output (its first
 // operation a product, which autocast casts to its dtype), drop is the branch's dropout and norm its

@@ -1389,6 +1389,11 @@ def gelu(input: spiraltorch._core.Tensor, approximate: str = 'none') -> spiralto
     x * Phi(x) (approximate='none', exact erf) or its tanh approximation (approximate='tanh').
     """
 
+def feed_forward(input: spiraltorch._core.Tensor, weight1: spiraltorch._core.Tensor, bias1: spiraltorch._core.Tensor | None, weight2: spiraltorch._core.Tensor, bias2: spiraltorch._core.Tensor | None, activation: str = 'gelu_tanh') -> spiraltorch._core.Tensor:
+    """
+    A transformer's feed-forward block without dropout: linear(act(linear(input, weight1, bias1)), weight2, bias2), activation 'relu', 'gelu' (erf) or 'gelu_tanh' (GELU's tanh approximation); weight1 (hidden, in), weight2 (out, hidden), biases (hidden,) and (out,) or None. Equal to that composite; on CUDA 'gelu_tanh' is one autograd node whose GEMMs apply the activation and its derivative in their epilogues (cuBLASLt), with autocast's float32 weights receiving float32 gradients. Returns the block's output, input's shape with the last dim out. ValueError for another activation, ShapeError for mismatched shapes.
+    """
+
 def relu(input: spiraltorch._core.Tensor, inplace: bool = False) -> spiraltorch._core.Tensor:
     """max(x, 0); inplace=True writes it into x."""
 
@@ -2264,7 +2269,7 @@ class TransformerEncoderLayer(Module):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
         """
-        Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu' or 'gelu'.
+        Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation; PyTorch takes it as a callable).
         """
 
     def forward(self, src: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool = False) -> spiraltorch._core.Tensor:
@@ -2315,7 +2320,7 @@ class TransformerEncoderLayer(Module):
 
     @property
     def activation(self) -> str:
-        """The feed-forward activation, 'relu' or 'gelu'."""
+        """The feed-forward activation, 'relu', 'gelu' or 'gelu_tanh'."""
 
     def __repr__(self) -> str: ...
 
@@ -2367,7 +2372,7 @@ class TransformerDecoderLayer(Module):
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
         """
-        Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu' or 'gelu'.
+        Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh'.
         """
 
     def forward(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool = False, memory_is_causal: bool = False) -> spiraltorch._core.Tensor:
@@ -2430,7 +2435,7 @@ class TransformerDecoderLayer(Module):
 
     @property
     def activation(self) -> str:
-        """The feed-forward activation, 'relu' or 'gelu'."""
+        """The feed-forward activation, 'relu', 'gelu' or 'gelu_tanh'."""
 
     def __repr__(self) -> str: ...
 

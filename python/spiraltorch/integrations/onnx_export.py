@@ -335,7 +335,7 @@ class _Exporter:
         return x if m.norm is None else self.emit(m.norm, x, shape, f"{where}.norm")
 
     def _TransformerEncoderLayer(self, m: Any, x: str, shape: Tuple[int, ...], where: str) -> str:
-        if m.activation not in ("relu", "gelu"):
+        if m.activation not in ("relu", "gelu", "gelu_tanh"):
             raise UnsupportedLayerError(f"export_onnx: TransformerEncoderLayer at {where} has activation {m.activation!r}")
         attn = m.self_attn
         if not attn.batch_first:
@@ -347,7 +347,10 @@ class _Exporter:
 
         def ff(inp: str) -> str:
             hdn = self._linear(inp, _np(m.linear1.weight), _np(m.linear1.bias), "ff1")
-            hdn = self.g.op("Relu", [hdn], "ff_act") if m.activation == "relu" else self._gelu(hdn, "none")
+            if m.activation == "relu":
+                hdn = self.g.op("Relu", [hdn], "ff_act")
+            else:
+                hdn = self._gelu(hdn, "tanh" if m.activation == "gelu_tanh" else "none")
             return self._linear(hdn, _np(m.linear2.weight), _np(m.linear2.bias), "ff2")
 
         if m.norm_first:

@@ -15,6 +15,7 @@ from .._core.nn import (
     batch_norm as batch_norm,
     relu as relu,
     gelu as gelu,
+    feed_forward as feed_forward,
     silu as silu,
     tanh as tanh,
     sigmoid as sigmoid,

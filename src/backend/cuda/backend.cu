@@ -363,6 +363,14 @@ class CudaBackend final : public backend::Backend {
     use_device(index_);
     return backend::cuda::linear_bias_backward_weight(dy, x, dw, db, accumulate);
   }
+  bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out, Tensor& pre) override {
+    use_device(index_);
+    return backend::cuda::linear_bias_gelu(x, w, bias, out, pre);
+  }
+  bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor& pre, Tensor& da) override {
+    use_device(index_);
+    return backend::cuda::linear_gelu_backward_input(dy, w, pre, da);
+  }
   bool native_half_gemm() const override {
 #ifdef SPIRALTORCH_HAVE_CUBLAS
     return true;

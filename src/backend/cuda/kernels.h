@@ -30,6 +30,8 @@ bool add_layer_norm_backward(const Tensor& g, const Tensor& gh, const Tensor& h,
                              Tensor& dy, Tensor& dw, Tensor& db);
 bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out);
 bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate);
+bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out, Tensor& pre);
+bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor& pre, Tensor& da);
 // sort.cu: Backend::searchsorted (operands as that entry documents)
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out);
 // cross_entropy.cu

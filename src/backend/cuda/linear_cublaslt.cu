@@ -8,6 +8,13 @@
 // is column-major (k, n) = x (k, m) x dy^T with B = dy (op T): D has n columns, the bias gradient's
 // length, summed over the GEMM's k = m rows.
 //
+// The feed-forward block's first linear and its GELU (tanh approximation, cuBLASLt's) share one
+// GEMM (CUBLASLT_EPILOGUE_GELU_AUX_BIAS: the activation and, as the auxiliary output, the
+// pre-activation the backward needs); the second linear's input gradient applies GELU's derivative
+// to the product as it is written (CUBLASLT_EPILOGUE_DGELU): neither the activation nor its backward
+// is a kernel of its own. The first bias's gradient comes from its weight gradient's GEMM (BGRADB),
+// as nn.Linear's does.
+//
 // Without a bias the same GEMMs run with the default epilogue. Under autocast the weight gradient of
 // float16/bfloat16 operands is written in float32 (D and the bias gradient float32, products
 // accumulated in float32 as always): the master weights' gradients come out of the GEMM unrounded.
@@ -28,6 +35,8 @@ namespace st::backend::cuda {
 
 bool linear_bias(const Tensor&, const Tensor&, const Tensor&, Tensor&) { return false; }
 bool linear_bias_backward_weight(const Tensor&, const Tensor&, Tensor&, Tensor&, bool) { return false; }
+bool linear_bias_gelu(const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) { return false; }
+bool linear_gelu_backward_input(const Tensor&, const Tensor&, const Tensor&, Tensor&) { return false; }
 
 #else
 
@@ -47,13 +56,19 @@ cublasLtHandle_t lt_handle() {
   });
 }
 
+cudaDataType_t data_type(Dtype dt) {
+  return dt == Dtype::Float32 ? CUDA_R_32F : dt == Dtype::Float16 ? CUDA_R_16F : CUDA_R_16BF;
+}
+
 // The workspace cuBLASLt's heuristics may plan with (its kernels for these shapes need little).
 constexpr size_t kWorkspace = size_t{4} << 20;
 
-// The operation of one call: compute type, transposes, epilogue and the bias (gradient) pointer.
+// The operation of one call: compute type, transposes, epilogue, the bias (gradient) pointer and
+// the GELU epilogues' auxiliary matrix (the pre-activation, of dt, leading dimension aux_ld).
 struct Desc {
   cublasLtMatmulDesc_t op = nullptr;
-  Desc(Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, const void* bias, cudaDataType_t bias_type) {
+  Desc(Dtype dt, cublasLtEpilogue_t epi, bool ta, bool tb, const void* bias, cudaDataType_t bias_type,
+       const void* aux = nullptr, int64_t aux_ld = 0) {
     const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
     check(cublasLtMatmulDescCreate(&op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "cublasLtMatmulDescCreate");
@@ -65,6 +80,16 @@ struct Desc {
       check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "set BIAS");
       check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)),
             "set BIAS_DATA_TYPE");
+    }
+    if (aux != nullptr) {
+      const cudaDataType_t aux_type = data_type(dt);
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)),
+            "set EPILOGUE_AUX_POINTER");
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld)),
+            "set EPILOGUE_AUX_LD");
+      check(
+          cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &aux_type, sizeof(aux_type)),
+          "set EPILOGUE_AUX_DATA_TYPE");
     }
   }
   ~Desc() { cublasLtMatmulDescDestroy(op); }
@@ -87,20 +112,19 @@ struct Layouts {
 using Key = PlanKey<8>;
 using KeyHash = PlanKeyHash;
 
-cudaDataType_t data_type(Dtype dt) {
-  return dt == Dtype::Float32 ? CUDA_R_32F : dt == Dtype::Float16 ? CUDA_R_16F : CUDA_R_16BF;
-}
-
-// One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue, A and B of dtype dt and D
-// of dtype dd: its layouts and the heuristic's first algorithm for `desc`, cached per (dtypes,
-// TF32, epilogue, sizes, transposes). ok = false: cuBLASLt has no algorithm for it (the caller then
-// declines).
-std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, Dtype dd, cublasLtEpilogue_t epi, bool ta, bool tb,
-                                    int64_t rows, int64_t cols, int64_t k, int64_t lda, int64_t ldb, int64_t ldd) {
+// One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue, A and B of dtype dt, D of
+// dtype dd and the bias (gradient) of dtype db: its layouts and the heuristic's first algorithm for
+// `desc`, cached per (dtypes, TF32, epilogue, sizes, transposes). ok = false: cuBLASLt has no
+// algorithm for it (the caller then declines).
+std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, Dtype dd, Dtype db, cublasLtEpilogue_t epi, bool ta,
+                                    bool tb, int64_t rows, int64_t cols, int64_t k, int64_t lda, int64_t ldb,
+                                    int64_t ldd) {
   const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
   int dev = 0;
   ST_CUDA_CHECK(cudaGetDevice(&dev));
-  const int64_t types = ((static_cast<int64_t>(dt) * 64 + static_cast<int64_t>(dd)) * 2 + tf32) * 4 + ta * 2 + tb;
+  const int64_t types =
+      (((static_cast<int64_t>(dt) * 64 + static_cast<int64_t>(dd)) * 64 + static_cast<int64_t>(db)) * 2 + tf32) * 4 +
+      ta * 2 + tb;
   const Key key{{types, static_cast<int64_t>(epi), rows, cols, k, lda, ldb + (ldd << 32), dev}};
   static std::mutex mu;
   static std::unordered_map<Key, std::shared_ptr<const Layouts>, KeyHash> cache;
@@ -165,7 +189,7 @@ bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& o
   }
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt));
-  const auto p = plan(desc, dt, dt, epi, true, false, n, m, k, k, k, n);
+  const auto p = plan(desc, dt, dt, dt, epi, true, false, n, m, k, k, k, n);
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
@@ -188,9 +212,45 @@ bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, 
   // dw column-major (k, n) = x (k, m) x dy^T; dy column-major is (n, m), ld n, op T.
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
   const Desc desc(dt, epi, false, true, has_bias ? db.raw_data() : nullptr, data_type(dd));
-  const auto p = plan(desc, dt, dd, epi, false, true, k, n, m, k, n, k);
+  const auto p = plan(desc, dt, dd, dd, epi, false, true, k, n, m, k, n, k);
   if (!p->ok) return false;
   run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device(), accumulate);
+  return true;
+}
+
+bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& out, Tensor& pre) {
+  const Dtype dt = x.dtype();
+  const bool has_bias = bias.defined();
+  if (x.dim() != 2 || w.dim() != 2 || (has_bias && bias.dim() != 1) || !takes({&x, &w, &bias, &out, &pre}, dt)) {
+    return false;
+  }
+  const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+  if (w.size(1) != k || (has_bias && bias.size(0) != n) || out.shape() != pre.shape() || out.size(0) != m ||
+      out.size(1) != n || k % 4 != 0 || n % 8 != 0) {  // the auxiliary matrix's leading dimension: a multiple of 8
+    return false;
+  }
+  const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+  const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt), pre.raw_data(), n);
+  const auto p = plan(desc, dt, dt, dt, epi, true, false, n, m, k, k, k, n);
+  if (!p->ok) return false;
+  run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
+  return true;
+}
+
+bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor& pre, Tensor& da) {
+  const Dtype dt = dy.dtype();
+  if (dy.dim() != 2 || w.dim() != 2 || pre.dim() != 2 || !takes({&dy, &w, &pre, &da}, dt)) return false;
+  const int64_t m = dy.size(0), n2 = dy.size(1), n = w.size(1);
+  if (w.size(0) != n2 || pre.size(0) != m || pre.size(1) != n || da.shape() != pre.shape() || n2 % 4 != 0 ||
+      n % 8 != 0) {
+    return false;
+  }
+  // da column-major (n, m) = w (n, n2) x dy (n2, m): w row-major (n2, n) is column-major (n, n2), op N.
+  const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DGELU;
+  const Desc desc(dt, epi, false, false, nullptr, data_type(dt), pre.raw_data(), n);
+  const auto p = plan(desc, dt, dt, dt, epi, false, false, n, m, n2, n, n2, n);
+  if (!p->ok) return false;
+  run(desc, *p, w.raw_data(), dy.raw_data(), da.raw_data(), dy.device());
   return true;
 }
 
