@@ -81,32 +81,6 @@ T* ptr_or_null(const Tensor& t) {
 
 namespace {
 
-// One Adam/AdamW element: p, m, v (and the running max of v, vmax, for AMSGrad) updated in place
-// from the gradient g, in T.
-template <typename T>
-struct AdamMath {
-  T w1, b2, w2, wd, decay, eps;
-  bool maximize, decoupled, has_wd;
-  __device__ void operator()(T& p, T g, T& m, T& v, T* vmax, T step_neg, T bc2s) const {
-    if (maximize) g = -g;
-    if (decoupled) {
-      p = p * decay;
-    } else if (has_wd) {
-      g = g + wd * p;
-    }
-    m = m + w1 * (g - m);
-    v = v * b2 + w2 * g * g;
-    T denom;
-    if (vmax) {
-      *vmax = *vmax > v ? *vmax : v;
-      denom = sqrt(*vmax) / bc2s + eps;
-    } else {
-      denom = sqrt(v) / bc2s + eps;
-    }
-    p = p + step_neg * (m / denom);
-  }
-};
-
 // Adam over slots whose param, grad and moments are stored as S and computed in T (S = T, or a
 // half type with T = float, as PyTorch's fused Adam keeps bfloat16 moments and computes in float).
 template <typename S, typename T>
@@ -138,7 +112,6 @@ void adam_typed(std::span<const backend::Backend::AdamSlot> slots, const backend
     });
   }
   T* const coef_base = coef.defined() ? static_cast<T*>(coef.raw_data()) : nullptr;
-  const AdamMath<T> math{w1, b2, w2, wd, decay, eps, maximize, decoupled, has_wd};
   auto arrays = [&](size_t k) {
     const auto& s = slots[k];
     return std::array<void*, 6>{ptr_or_null<S>(s.param),
@@ -148,46 +121,6 @@ void adam_typed(std::span<const backend::Backend::AdamSlot> slots, const backend
                                 ams ? ptr_or_null<S>(s.vmax) : nullptr,
                                 coef_base ? coef_base + 2 * k : nullptr};
   };
-  // Four elements per thread and 16-byte (float) loads where every tensor allows it: the update is
-  // bandwidth-bound, and one scalar element per iteration left too few loads in flight.
-  constexpr int V = 4;
-  bool vec = true;
-  for (size_t k = 0; k < slots.size() && vec; ++k) {
-    const auto ptrs = arrays(k);
-    vec = sizes[k] % V == 0;
-    for (int a = 0; a < 5 && vec; ++a) vec = reinterpret_cast<uintptr_t>(ptrs[a]) % (sizeof(S) * V) == 0;
-  }
-  if (vec) {
-    std::vector<int64_t> groups(sizes.size());
-    for (size_t k = 0; k < sizes.size(); ++k) groups[k] = sizes[k] / V;
-    launch_foreach<void, 6>(slots.size(), arrays, groups,
-                            [=] __device__(const ForeachPack<void, 6>& pk, int s, int64_t i) {
-      if (skip && *skip != 0) return;
-      using P = Pack<S, V>;
-      P* p = static_cast<P*>(pk.ptr[0][s]) + i;
-      P* mp = static_cast<P*>(pk.ptr[2][s]) + i;
-      P* vp = static_cast<P*>(pk.ptr[3][s]) + i;
-      P* vm = pk.ptr[4][s] ? static_cast<P*>(pk.ptr[4][s]) + i : nullptr;
-      const T* cf = static_cast<const T*>(pk.ptr[5][s]);
-      P pv = *p, mv = *mp, vv = *vp, xv{};
-      const P gv = *(static_cast<const P*>(pk.ptr[1][s]) + i);
-      if (vm) xv = *vm;
-#pragma unroll
-      for (int q = 0; q < V; ++q) {
-        T pi = convert<T>(pv.v[q]), mi = convert<T>(mv.v[q]), vi = convert<T>(vv.v[q]), xi = convert<T>(xv.v[q]);
-        math(pi, convert<T>(gv.v[q]), mi, vi, vm ? &xi : nullptr, cf ? -cf[0] : neg_step, cf ? cf[1] : bcs);
-        pv.v[q] = convert<S>(pi);
-        mv.v[q] = convert<S>(mi);
-        vv.v[q] = convert<S>(vi);
-        xv.v[q] = convert<S>(xi);
-      }
-      *p = pv;
-      *mp = mv;
-      *vp = vv;
-      if (vm) *vm = xv;
-    });
-    return;
-  }
   launch_foreach<void, 6>(slots.size(), arrays, sizes,
                           [=] __device__(const ForeachPack<void, 6>& pk, int s, int64_t i) {
     if (skip && *skip != 0) return;
@@ -197,12 +130,30 @@ void adam_typed(std::span<const backend::Backend::AdamSlot> slots, const backend
     S* vp = static_cast<S*>(pk.ptr[3][s]);
     S* vm = static_cast<S*>(pk.ptr[4][s]);
     const T* cf = static_cast<const T*>(pk.ptr[5][s]);
-    T pi = convert<T>(p[i]), mi = convert<T>(mp[i]), vi = convert<T>(vp[i]), xi = vm ? convert<T>(vm[i]) : T(0);
-    math(pi, convert<T>(g[i]), mi, vi, vm ? &xi : nullptr, cf ? -cf[0] : neg_step, cf ? cf[1] : bcs);
+    const T step_neg = cf ? -cf[0] : neg_step;
+    const T bc2s = cf ? cf[1] : bcs;
+    T gi = maximize ? -convert<T>(g[i]) : convert<T>(g[i]);
+    T pi = convert<T>(p[i]);
+    if (decoupled) {
+      pi = pi * decay;
+    } else if (has_wd) {
+      gi = gi + wd * pi;
+    }
+    const T m0 = convert<T>(mp[i]);
+    const T mi = m0 + w1 * (gi - m0);
+    const T vi = convert<T>(vp[i]) * b2 + w2 * gi * gi;
     mp[i] = convert<S>(mi);
     vp[i] = convert<S>(vi);
-    if (vm) vm[i] = convert<S>(xi);
-    p[i] = convert<S>(pi);
+    T denom;
+    if (vm) {
+      const T v0 = convert<T>(vm[i]);
+      const T mx = v0 > vi ? v0 : vi;
+      vm[i] = convert<S>(mx);
+      denom = sqrt(mx) / bc2s + eps;
+    } else {
+      denom = sqrt(vi) / bc2s + eps;
+    }
+    p[i] = convert<S>(pi + step_neg * (mi / denom));
   });
 }
 
