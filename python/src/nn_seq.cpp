@@ -5,13 +5,16 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdio>
 #include <functional>
 #include <tuple>
+#include <variant>
 
 #include "nn_bind.h"
+#include "spiraltorch/nn/activation.h"
 #include "spiraltorch/nn/attention.h"
 #include "spiraltorch/nn/rnn.h"
 #include "spiraltorch/nn/transformer.h"
@@ -30,6 +33,37 @@ std::optional<Tensor> opt_tensor(nb::handle h, const char* what) {
     throw nb::type_error((std::string(what) + " must be a Tensor or None").c_str());
   }
   return nb::cast<Tensor>(h);
+}
+
+// A transformer layer's activation as its name: a string as it is; PyTorch's callable forms by what they
+// compute: nn.ReLU() / F.relu -> 'relu', nn.GELU(approximate=a) / F.gelu / functools.partial(F.gelu,
+// approximate=a) -> 'gelu' or 'gelu_tanh'. TypeError for any other callable (the layer runs its
+// feed-forward block in C++, so an arbitrary Python function cannot stand in it).
+using Activation = std::variant<std::string, nb::callable>;
+
+std::string activation_name(const Activation& activation, const char* who) {
+  if (const auto* name = std::get_if<std::string>(&activation)) return *name;
+  const nb::handle a = std::get<nb::callable>(activation);
+  const auto gelu_name = [](const std::string& approximate) {
+    return approximate == "tanh" ? std::string("gelu_tanh") : std::string("gelu");
+  };
+  if (nb::isinstance<st::nn::ReLU>(a)) return "relu";
+  if (nb::isinstance<st::nn::GELU>(a)) return gelu_name(nb::cast<st::nn::GELU&>(a).approximate());
+  const nb::module_ nn = nb::module_::import_("spiraltorch._core.nn");
+  if (a.is(nn.attr("relu"))) return "relu";
+  if (a.is(nn.attr("gelu"))) return "gelu";
+  if (nb::isinstance(a, nb::module_::import_("functools").attr("partial")) && a.attr("func").is(nn.attr("gelu")) &&
+      nb::len(nb::object(a.attr("args"))) == 0) {
+    const nb::dict kw = nb::cast<nb::dict>(a.attr("keywords"));
+    if (kw.size() == 0) return "gelu";
+    if (kw.size() == 1 && kw.contains("approximate")) return gelu_name(nb::cast<std::string>(kw["approximate"]));
+  }
+  throw nb::type_error((std::string(who) +
+                        ": activation must be 'relu', 'gelu', 'gelu_tanh', nn.ReLU(), "
+                        "nn.GELU(approximate=...), F.relu, F.gelu or functools.partial(F.gelu, approximate='tanh'), "
+                        "got " +
+                        nb::cast<std::string>(nb::repr(a)))
+                           .c_str());
 }
 
 std::string fmt_double(double v) {
@@ -371,13 +405,22 @@ void bind_nn_seq(nb::module_& nn) {
       "dropout1, dropout2) and parameter names.\n\nbatch_first defaults to False as in PyTorch. forward(src, "
       "src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without "
       "src_mask applies the causal mask.")
-      .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
-           nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-           nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
-           nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
-           "Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> "
-           "d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation "
-           "'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation; PyTorch takes it as a callable).")
+      .def(
+          "__init__",
+          [](snn::TransformerEncoderLayer* self, int64_t d_model, int64_t nhead, int64_t dim_feedforward,
+             double dropout, const Activation& activation, bool batch_first, bool norm_first, double layer_norm_eps,
+             std::string name) {
+    new (self) snn::TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+                                            activation_name(activation, "TransformerEncoderLayer"), batch_first,
+                                            norm_first, layer_norm_eps, std::move(name));
+  },
+          nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+          nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
+          nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
+          "Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> "
+          "d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation "
+          "'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation), or PyTorch's callable forms of these: nn.ReLU(), "
+          "nn.GELU(approximate=...), F.relu, F.gelu, functools.partial(F.gelu, approximate='tanh').")
       .def("forward", tel_forward, nb::arg("src"), nb::arg("src_mask").none() = nb::none(),
            nb::arg("src_key_padding_mask").none() = nb::none(), nb::arg("is_causal") = false,
            "Encodes src (seq, batch, d_model) (batch_first: batch first; unbatched (seq, d_model) too); src_mask "
@@ -464,13 +507,21 @@ void bind_nn_seq(nb::module_& nn) {
       "norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.\n\nbatch_first defaults to False as "
       "in PyTorch. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
       "memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.")
-      .def(nb::init<int64_t, int64_t, int64_t, double, const std::string&, bool, bool, double, std::string>(),
+      .def("__init__",
+           [](snn::TransformerDecoderLayer* self, int64_t d_model, int64_t nhead, int64_t dim_feedforward,
+              double dropout, const Activation& activation, bool batch_first, bool norm_first, double layer_norm_eps,
+              std::string name) {
+    new (self) snn::TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
+                                            activation_name(activation, "TransformerDecoderLayer"), batch_first,
+                                            norm_first, layer_norm_eps, std::move(name));
+  },
            nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
            nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
            "Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> "
            "dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with "
-           "norm_first); activation 'relu', 'gelu' or 'gelu_tanh'.")
+           "norm_first); activation 'relu', 'gelu' or 'gelu_tanh', or nn.ReLU(), nn.GELU(approximate=...), F.relu, "
+           "F.gelu, functools.partial(F.gelu, approximate='tanh').")
       .def("forward", tdl_forward, nb::arg("tgt"), nb::arg("memory"), nb::arg("tgt_mask").none() = nb::none(),
            nb::arg("memory_mask").none() = nb::none(), nb::arg("tgt_key_padding_mask").none() = nb::none(),
            nb::arg("memory_key_padding_mask").none() = nb::none(), nb::arg("tgt_is_causal") = false,
@@ -589,7 +640,7 @@ void bind_nn_seq(nb::module_& nn) {
       "tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.")
       .def("__init__",
            [](snn::Transformer* self, int64_t d_model, int64_t nhead, int64_t num_encoder_layers,
-              int64_t num_decoder_layers, int64_t dim_feedforward, double dropout, const std::string& activation,
+              int64_t num_decoder_layers, int64_t dim_feedforward, double dropout, const Activation& activation,
               nb::typed<nb::handle, Module> custom_encoder, nb::typed<nb::handle, Module> custom_decoder,
               double layer_norm_eps, bool batch_first, bool norm_first, bool bias, std::string name) {
     if (!custom_encoder.is_none() || !custom_decoder.is_none()) {
@@ -597,7 +648,8 @@ void bind_nn_seq(nb::module_& nn) {
     }
     if (!bias) throw st::ValueError("Transformer: bias=False is not supported");
     new (self) snn::Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, dropout,
-                                activation, layer_norm_eps, batch_first, norm_first, std::move(name));
+                                activation_name(activation, "Transformer"), layer_norm_eps, batch_first, norm_first,
+                                std::move(name));
   },
            nb::arg("d_model") = 512, nb::arg("nhead") = 8, nb::arg("num_encoder_layers") = 6,
            nb::arg("num_decoder_layers") = 6, nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,

@@ -140,6 +140,34 @@ def test_transformer_layer_gelu_tanh_matches_torch(layer):
         np.testing.assert_allclose(to_np(p.grad), tgrads[k.replace("::", ".")].grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("make,name", [
+    (lambda: "gelu_tanh", "gelu_tanh"),
+    (lambda: F.relu, "relu"),
+    (lambda: st.nn.ReLU(), "relu"),
+    (lambda: F.gelu, "gelu"),
+    (lambda: st.nn.GELU(), "gelu"),
+    (lambda: st.nn.GELU(approximate="tanh"), "gelu_tanh"),
+    (lambda: functools.partial(F.gelu, approximate="tanh"), "gelu_tanh"),
+    (lambda: functools.partial(F.gelu, approximate="none"), "gelu"),
+], ids=["str", "F.relu", "nn.ReLU", "F.gelu", "nn.GELU", "nn.GELU_tanh", "partial_tanh", "partial_none"])
+def test_transformer_layers_take_pytorchs_callable_activations(make, name):
+    """PyTorch programs pass the activation as a callable; the layers name what it computes."""
+    assert st.nn.TransformerEncoderLayer(8, 2, 16, activation=make()).activation == name
+    assert st.nn.TransformerDecoderLayer(8, 2, 16, activation=make()).activation == name
+    model = st.nn.Transformer(8, 2, 1, 1, 16, activation=make())
+    assert model.encoder.layers[0].activation == name and model.decoder.layers[0].activation == name
+
+
+def test_transformer_layer_refuses_other_callables():
+    with pytest.raises(TypeError, match=r"TransformerEncoderLayer: activation must be 'relu', 'gelu', 'gelu_tanh', "
+                                        r"nn.ReLU\(\), .* got <function"):
+        st.nn.TransformerEncoderLayer(8, 2, 16, activation=lambda x: x)
+    with pytest.raises(TypeError, match=r"TransformerDecoderLayer: activation must be .* got SiLU"):
+        st.nn.TransformerDecoderLayer(8, 2, 16, activation=st.nn.SiLU())
+    with pytest.raises(TypeError, match=r"Transformer: activation must be"):
+        st.nn.Transformer(8, 2, 1, 1, 16, activation=functools.partial(F.gelu, approximate="tanh", extra=1))
+
+
 def test_transformer_layer_rejects_unknown_activation():
     with pytest.raises(ValueError, match=r"TransformerEncoderLayer: activation should be 'relu', 'gelu' or "
                                          r"'gelu_tanh', got 'tanh'"):

@@ -2267,9 +2267,9 @@ class TransformerEncoderLayer(Module):
     batch_first defaults to False as in PyTorch. forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without src_mask applies the causal mask.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str | Callable = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
         """
-        Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation; PyTorch takes it as a callable).
+        Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation), or PyTorch's callable forms of these: nn.ReLU(), nn.GELU(approximate=...), F.relu, F.gelu, functools.partial(F.gelu, approximate='tanh').
         """
 
     def forward(self, src: spiraltorch._core.Tensor, src_mask: spiraltorch._core.Tensor | None = None, src_key_padding_mask: spiraltorch._core.Tensor | None = None, is_causal: bool = False) -> spiraltorch._core.Tensor:
@@ -2370,9 +2370,9 @@ class TransformerDecoderLayer(Module):
     batch_first defaults to False as in PyTorch. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str | Callable = 'relu', batch_first: bool = False, norm_first: bool = False, layer_norm_eps: float = 1e-05, name: str = '') -> None:
         """
-        Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh'.
+        Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> dim_feedforward -> d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation 'relu', 'gelu' or 'gelu_tanh', or nn.ReLU(), nn.GELU(approximate=...), F.relu, F.gelu, functools.partial(F.gelu, approximate='tanh').
         """
 
     def forward(self, tgt: spiraltorch._core.Tensor, memory: spiraltorch._core.Tensor, tgt_mask: spiraltorch._core.Tensor | None = None, memory_mask: spiraltorch._core.Tensor | None = None, tgt_key_padding_mask: spiraltorch._core.Tensor | None = None, memory_key_padding_mask: spiraltorch._core.Tensor | None = None, tgt_is_causal: bool = False, memory_is_causal: bool = False) -> spiraltorch._core.Tensor:
@@ -2485,7 +2485,7 @@ class Transformer(Module):
     batch_first defaults to False as in PyTorch. forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None, memory_is_causal=False) returns the decoded tgt.
     """
 
-    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str = 'relu', custom_encoder: Module | None = None, custom_decoder: Module | None = None, layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, name: str = '') -> None:
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1, activation: str | Callable = 'relu', custom_encoder: Module | None = None, custom_decoder: Module | None = None, layer_norm_eps: float = 1e-05, batch_first: bool = False, norm_first: bool = False, bias: bool = True, name: str = '') -> None:
         """
         An encoder of num_encoder_layers and a decoder of num_decoder_layers layers (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, norm_first as in the layers). custom_encoder/custom_decoder and bias=False raise ValueError (not supported). e.g. nn.Transformer(d_model=32, nhead=4, num_encoder_layers=2, num_decoder_layers=2)
         """
