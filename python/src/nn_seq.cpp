@@ -66,6 +66,17 @@ std::string activation_name(const Activation& activation, const char* who) {
                            .c_str());
 }
 
+// A transformer layer's __init__ (PyTorch's arguments), its activation named by activation_name.
+template <class Layer>
+auto layer_init(const char* who) {
+  return
+      [who](Layer* self, int64_t d_model, int64_t nhead, int64_t dim_feedforward, double dropout,
+            const Activation& activation, bool batch_first, bool norm_first, double layer_norm_eps, std::string name) {
+    new (self) Layer(d_model, nhead, dim_feedforward, dropout, activation_name(activation, who), batch_first,
+                     norm_first, layer_norm_eps, std::move(name));
+  };
+}
+
 std::string fmt_double(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -406,17 +417,10 @@ void bind_nn_seq(nb::module_& nn) {
       "src_mask=None, src_key_padding_mask=None, is_causal=False) (PyTorch's argument order); is_causal without "
       "src_mask applies the causal mask.")
       .def(
-          "__init__",
-          [](snn::TransformerEncoderLayer* self, int64_t d_model, int64_t nhead, int64_t dim_feedforward,
-             double dropout, const Activation& activation, bool batch_first, bool norm_first, double layer_norm_eps,
-             std::string name) {
-    new (self) snn::TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation_name(activation, "TransformerEncoderLayer"), batch_first,
-                                            norm_first, layer_norm_eps, std::move(name));
-  },
-          nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
-          nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
-          nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
+          "__init__", layer_init<snn::TransformerEncoderLayer>("TransformerEncoderLayer"), nb::arg("d_model"),
+          nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1, nb::arg("activation") = "relu",
+          nb::arg("batch_first") = false, nb::arg("norm_first") = false, nb::arg("layer_norm_eps") = 1e-5,
+          nb::arg("name") = "",
           "Self-attention (nhead heads over d_model) and a feed-forward block d_model -> dim_feedforward -> "
           "d_model, each with dropout, a residual and a LayerNorm (after, or before with norm_first); activation "
           "'relu', 'gelu' or 'gelu_tanh' (GELU's tanh approximation), or PyTorch's callable forms of these: nn.ReLU(), "
@@ -507,15 +511,8 @@ void bind_nn_seq(nb::module_& nn) {
       "norm1, norm2, norm3, dropout1, dropout2, dropout3) and parameter names.\n\nbatch_first defaults to False as "
       "in PyTorch. forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, "
       "memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False) returns the decoded tgt.")
-      .def("__init__",
-           [](snn::TransformerDecoderLayer* self, int64_t d_model, int64_t nhead, int64_t dim_feedforward,
-              double dropout, const Activation& activation, bool batch_first, bool norm_first, double layer_norm_eps,
-              std::string name) {
-    new (self) snn::TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,
-                                            activation_name(activation, "TransformerDecoderLayer"), batch_first,
-                                            norm_first, layer_norm_eps, std::move(name));
-  },
-           nb::arg("d_model"), nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
+      .def("__init__", layer_init<snn::TransformerDecoderLayer>("TransformerDecoderLayer"), nb::arg("d_model"),
+           nb::arg("nhead"), nb::arg("dim_feedforward") = 2048, nb::arg("dropout") = 0.1,
            nb::arg("activation") = "relu", nb::arg("batch_first") = false, nb::arg("norm_first") = false,
            nb::arg("layer_norm_eps") = 1e-5, nb::arg("name") = "",
            "Self-attention, cross-attention over the encoder's memory and a feed-forward block d_model -> "
