@@ -15,7 +15,9 @@ dropout, AdamW (lr 3e-4, weight decay 0.01; PyTorch's fused=True). Modes:
   fp32   float32 weights, TF32 matmuls allowed on both sides
 With --fused-head, SpiralTorch is also timed with its head and loss as one
 st.nn.functional.linear_cross_entropy (the logits formed, reduced and differentiated in chunks of
-rows, never whole): the same computation, rows labelled "linear_cross_entropy head".
+rows, never whole): the same computation, rows labelled "linear_cross_entropy head". With --gemm-tuning, SpiralTorch is also timed with
+st.cuda.tunable on (each cuBLASLt GEMM shape times its candidate algorithms once and keeps the
+fastest; rows "tuned GEMMs"); PyTorch runs with its defaults (torch.compile's default mode).
 Each variant runs warm-up steps (torch.compile compiles there), then the variants alternate in
 rounds of CUDA-event-timed steps (each step timed on its own, synchronised; median). Peak memory is
 each library's own allocator peak over three steps after a reset (SpiralTorch's caching allocator
@@ -142,6 +144,18 @@ def build(mode, B, T, V, d, heads, layers, lr):
     return sm, (st_step, st_step_fused_head), torch_step, torch_compiled_step, n_matmul
 
 
+def with_gemm_tuning(step):
+    """`step` with st.cuda.tunable on (cuBLASLt GEMM algorithms timed once per shape, on the step's
+    first eager call), off again afterwards so the other variants keep the heuristic's choices."""
+    def tuned():
+        st.cuda.tunable.enable(True)
+        try:
+            return step()
+        finally:
+            st.cuda.tunable.enable(False)
+    return tuned
+
+
 def run_mode(mode, args, results):
     B, T, V, d, heads, layers = args.batch, args.T, 50304, 768, 12, args.layers
     print(f"\n== mode {mode} ({MODE_LABEL[mode]}), B={B} T={T} L={layers} d={d} V={V}", flush=True)
@@ -159,6 +173,8 @@ def run_mode(mode, args, results):
     t_peak = lambda fn: peak_gib(fn, t_sync, torch.cuda.reset_peak_memory_stats, torch.cuda.max_memory_allocated)
     variants, mem = {}, {}
     st_kinds = [("", st_step)] + ([(", linear_cross_entropy head", st_fused_step)] if args.fused_head else [])
+    if args.gemm_tuning:
+        st_kinds.append((", tuned GEMMs", with_gemm_tuning(st_step)))
     for suffix, step in st_kinds:
         for _ in range(2):
             step()
@@ -227,6 +243,8 @@ def main():
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--fused-head", action="store_true",
                    help="also time SpiralTorch with the head and loss as st.nn.functional.linear_cross_entropy")
+    p.add_argument("--gemm-tuning", action="store_true",
+                   help="also time SpiralTorch with st.cuda.tunable on (rows 'tuned GEMMs'; PyTorch keeps its defaults)")
     p.add_argument("--profile", type=int, default=0, metavar="N", help="print each variant's N heaviest kernels")
     p.add_argument("--quick", action="store_true", help="B=2, T=256, 2 layers: a smoke run")
     p.add_argument("--out", default=None, help="markdown results file (appended to when it exists)")

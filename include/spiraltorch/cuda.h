@@ -55,6 +55,13 @@ void set_cudnn_sdp_enabled(bool enabled);
 // Whether this build has cuDNN's graph API for attention (cudnn-frontend found when it was built).
 bool cudnn_attention_built();
 
+// Algorithm choice of the cuBLASLt GEMMs (nn.Linear and its fused epilogues): false = the
+// heuristic's first algorithm, true = time up to eight of the heuristic's candidates once per shape
+// on the call's own operands (outside graph capture) and keep the fastest (torch.cuda.tunable).
+// The choice may differ between processes, and so may results' last bits. Default false.
+bool gemm_tuning();
+void set_gemm_tuning(bool on);
+
 // ---- cuDNN (conv2d on CUDA) ----
 // The cuDNN version the library runs with ("9.10.2"), or "" when the build has none.
 std::string cudnn_version();

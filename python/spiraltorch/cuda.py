@@ -18,7 +18,7 @@ __all__ = [
     "Stream", "Event", "current_stream", "default_stream", "stream", "set_allow_tf32", "allow_tf32",
     "CUDAGraph", "graph", "make_graphed_step", "is_current_stream_capturing", "manual_seed", "manual_seed_all",
     "seed", "seed_all",
-    "initial_seed", "is_bf16_supported", "amp",
+    "initial_seed", "is_bf16_supported", "amp", "tunable",
 ]
 
 
@@ -428,3 +428,24 @@ class _AmpNamespace:
 
 
 amp = _AmpNamespace()
+
+
+class _TunableNamespace:
+    """``torch.cuda.tunable``'s switch: with it on, each cuBLASLt GEMM shape (``nn.Linear`` and its
+    fused epilogues, forward and backward) times up to eight of cuBLASLt's candidate algorithms
+    once, on the call's own operands and outside graph capture, and keeps the fastest. Off (the
+    default), the heuristic's first algorithm runs. Tuned choices may differ between processes, and
+    so may results' last bits."""
+
+    @staticmethod
+    def enable(val: bool = True) -> None:
+        """Turns GEMM tuning on (or off with ``val=False``); each shape is timed at its next eager call."""
+        _core._cuda_set_gemm_tuning(bool(val))
+
+    @staticmethod
+    def is_enabled() -> bool:
+        """Whether GEMM tuning is on."""
+        return bool(_core._cuda_gemm_tuning())
+
+
+tunable = _TunableNamespace()

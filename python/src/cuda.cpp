@@ -60,6 +60,8 @@ void bind_cuda(nb::module_& m) {
   m.def("_cudnn_set_enabled", &cu::set_cudnn_enabled, nb::arg("enabled"), "Enables or disables cuDNN.");
   m.def("_cudnn_benchmark", &cu::cudnn_benchmark, "Whether cuDNN autotunes algorithms per shape.");
   m.def("_cudnn_set_benchmark", &cu::set_cudnn_benchmark, nb::arg("on"), "Turns cuDNN autotuning on or off.");
+  m.def("_cuda_gemm_tuning", &cu::gemm_tuning, "Whether cuBLASLt GEMMs time their candidate algorithms per shape.");
+  m.def("_cuda_set_gemm_tuning", &cu::set_gemm_tuning, nb::arg("on"), "Turns cuBLASLt GEMM tuning on or off.");
   m.def("_cudnn_allow_tf32", &cu::cudnn_allow_tf32, "Whether cuDNN convolutions may use TF32.");
   m.def("_cudnn_set_allow_tf32", &cu::set_cudnn_allow_tf32, nb::arg("allow"),
         "Allows or forbids TF32 in cuDNN convolutions.");

@@ -614,7 +614,7 @@ class Backend {
     (void)x, (void)w, (void)bias, (void)out;
     return false;
   }
-  // Its weight and bias gradients from one GEMM: dw (n, k) = dy^T x and db (n,) = dy's column sums
+  // Its weight and bias gradients in one call: dw (n, k) = dy^T x and db (n,) = dy's column sums
   // (db undefined: no bias), dy (m, n), x (m, k) of one float dtype; dw and db of that dtype, or
   // float32 for float16/bfloat16 dy and x (autocast's float32 master weights: accumulated in float32
   // and written without rounding to the half type). accumulate: dw += dy^T x (db must be undefined),

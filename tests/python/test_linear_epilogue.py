@@ -56,6 +56,30 @@ def test_linear_bias_matches_float64(dtype, shape, k, n):
         close(to_np(t.grad.to(st.float32)), want, dtype, name)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("n", [776, 36], ids=["many_rows", "declined_bias_sum"])
+def test_linear_bias_gradient_over_many_rows(dtype, n):
+    """The bias gradient's column sums over 20,000 rows (many partial rows to add; 776 columns end
+    inside a 256-column tile), and 36 columns (not a multiple of 8: the sum declines, so the
+    composite's matmul and sum run): against float64 sums of the same rounded values."""
+    rng = np.random.default_rng(n)
+    m, k = 20000, 24
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((n, k)) / 5).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    g = rng.standard_normal((m, n)).astype(np.float32)
+    dt = getattr(st, dtype)
+    ins = [st.tensor(a).to(dt).cuda().requires_grad_(True) for a in (x, w, b)]
+    gs = st.tensor(g).to(dt).cuda()
+    st.nn.functional.linear(*ins).backward(gs)
+    gd = to_np(gs.to(st.float32)).astype(np.float64)
+    want = gd.sum(0)
+    err = np.abs(to_np(ins[2].grad.to(st.float32)) - want).max() / np.abs(want).max()
+    assert err < {"float32": 1e-5, "bfloat16": 1e-2, "float16": 2e-3}[dtype], err
+    xd = to_np(ins[0].to(st.float32)).astype(np.float64)
+    close(to_np(ins[1].grad.to(st.float32)), gd.T @ xd, dtype, "dw")
+
+
 def test_linear_module_non_contiguous_input_and_no_bias_grad():
     st.manual_seed(0)
     lin = st.nn.Linear(32, 16).cuda()
@@ -156,3 +180,74 @@ def test_autocast_linear_create_graph_reaches_the_float32_master():
     # bfloat16 products (dx, and 2 dx rounded on its way back): errors relative to the largest entry
     for got, want in ((to_np(dx.to(st.float32)), gd @ wd), (to_np(dw2), 2 * gd.T @ (gd @ wd))):
         assert np.abs(got - want).max() / np.abs(want).max() < 1e-2
+
+
+@pytest.fixture
+def gemm_tuning():
+    """st.cuda.tunable on for one test (the shapes below are not used elsewhere, so each is planned
+    and timed here)."""
+    before = st.cuda.tunable.is_enabled()
+    st.cuda.tunable.enable(True)
+    yield
+    st.cuda.tunable.enable(before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_tuned_gemms_match_float64(gemm_tuning, dtype):
+    """With tuning on, every cuBLASLt GEMM of a linear + GELU feed-forward block (bias forward,
+    GELU_AUX forward, DGELU and bias-gradient backward) runs the fastest of its candidates, timed
+    on the call's operands: results still equal the float64 reference."""
+    rng = np.random.default_rng(11)
+    m, d, h = 264, 136, 552
+    x = rng.standard_normal((m, d)).astype(np.float32)
+    w1, w2 = (rng.standard_normal(s) / np.sqrt(s[1]) for s in ((h, d), (d, h)))
+    b1, b2 = rng.standard_normal(h), rng.standard_normal(d)
+    g = rng.standard_normal((m, d)).astype(np.float32)
+    arrays = [a.astype(np.float32) for a in (x, w1, b1, w2, b2)]
+    want = [st.tensor(a.astype(np.float64)).requires_grad_(True) for a in arrays]
+    ref = st.nn.functional.feed_forward(*want, activation="gelu_tanh")
+    ref.backward(st.tensor(g.astype(np.float64)))
+    dt = getattr(st, dtype)
+    tf32 = st.cuda.allow_tf32()
+    st.cuda.set_allow_tf32(False)
+    try:
+        ins = [st.tensor(a).to(dt).cuda().requires_grad_(True) for a in arrays]
+        y = st.nn.functional.feed_forward(*ins, activation="gelu_tanh")
+        y.backward(st.tensor(g).to(dt).cuda())
+    finally:
+        st.cuda.set_allow_tf32(tf32)
+    close(to_np(y.to(st.float32)), to_np(ref), dtype, "output")
+    for name, t, r in zip(("dx", "dw1", "db1", "dw2", "db2"), ins, want):
+        close(to_np(t.grad.to(st.float32)), to_np(r.grad), dtype, name)
+
+
+def test_tuned_weight_gradient_accumulates_once(gemm_tuning):
+    """The timing runs write a scratch matrix: a weight gradient accumulated into an existing one
+    (no bias, a second backward) is the sum of the two, not more."""
+    st.manual_seed(4)
+    lin = st.nn.Linear(200, 120, bias=False).cuda()
+    x = st.randn(328, 200).cuda()
+    lin(x).sum().backward()
+    once = to_np(lin.weight.grad).copy()
+    lin(x).sum().backward()
+    np.testing.assert_allclose(to_np(lin.weight.grad), 2 * once, rtol=1e-5, atol=1e-4)
+    want = np.ones((328, 120)).T @ to_np(x).astype(np.float64)
+    np.testing.assert_allclose(once, want, rtol=1e-4, atol=1e-3)
+
+
+def test_tuned_gemm_first_met_under_capture_replays_the_eager_result(gemm_tuning):
+    """A shape first met inside a graph capture cannot be timed there (timing synchronises): the
+    captured call takes the heuristic's choice, and replays equal the eager computation."""
+    st.manual_seed(6)
+    lin = st.nn.Linear(72, 88).cuda()
+    x = st.randn(56, 72).cuda()
+    st.cuda.synchronize()
+    g = st.cuda.CUDAGraph()
+    with st.cuda.graph(g):
+        y = lin(x)
+    x.copy_(st.randn(56, 72).cuda())
+    g.replay()
+    st.cuda.synchronize()
+    want = to_np(x).astype(np.float64) @ to_np(lin.weight).T.astype(np.float64) + to_np(lin.bias)
+    np.testing.assert_allclose(to_np(y), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(to_np(lin(x)), to_np(y), rtol=1e-5, atol=1e-5)

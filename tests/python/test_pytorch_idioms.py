@@ -241,6 +241,19 @@ def test_backends_and_cuda_switches_exist_without_a_gpu():
         pass
 
 
+def test_cuda_tunable_switch_round_trips():
+    """torch.cuda.tunable.enable / is_enabled: the GEMM tuning switch reads back as set in every build."""
+    before = st.cuda.tunable.is_enabled()
+    assert before is False
+    try:
+        st.cuda.tunable.enable()
+        assert st.cuda.tunable.is_enabled() is True
+        st.cuda.tunable.enable(False)
+        assert st.cuda.tunable.is_enabled() is False
+    finally:
+        st.cuda.tunable.enable(before)
+
+
 def test_compile_returns_a_working_model():
     m = nn.Linear(2, 1)
     assert st.compile(m) is m and st.compile(m, mode="max-autotune", fullgraph=True) is m

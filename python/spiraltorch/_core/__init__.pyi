@@ -2129,6 +2129,12 @@ def _cudnn_benchmark() -> bool:
 def _cudnn_set_benchmark(on: bool) -> None:
     """Turns cuDNN autotuning on or off."""
 
+def _cuda_gemm_tuning() -> bool:
+    """Whether cuBLASLt GEMMs time their candidate algorithms per shape."""
+
+def _cuda_set_gemm_tuning(on: bool) -> None:
+    """Turns cuBLASLt GEMM tuning on or off."""
+
 def _cudnn_allow_tf32() -> bool:
     """Whether cuDNN convolutions may use TF32."""
 

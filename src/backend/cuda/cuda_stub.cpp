@@ -50,6 +50,9 @@ void set_cudnn_enabled(bool e) { g_cudnn_enabled = e; }
 bool cudnn_benchmark() { return g_cudnn_benchmark; }
 void set_cudnn_benchmark(bool on) { g_cudnn_benchmark = on; }
 bool cudnn_allow_tf32() { return g_cudnn_tf32; }
+static bool g_gemm_tuning = false;
+bool gemm_tuning() { return g_gemm_tuning; }
+void set_gemm_tuning(bool on) { g_gemm_tuning = on; }
 void set_cudnn_allow_tf32(bool a) { g_cudnn_tf32 = a; }
 uintptr_t current_stream(int) { unavailable("current_stream"); }
 void set_current_stream(int, uintptr_t) { unavailable("set_stream"); }

@@ -35,6 +35,7 @@ __device__ inline void for_chunk(const P& pk, F f) {
   while (s + 1 < pk.count && pk.first_block[s + 1] <= blockIdx.x) ++s;
   const int64_t begin = (static_cast<int64_t>(blockIdx.x) - pk.first_block[s]) * kChunk;
   const int64_t end = begin + kChunk < pk.n[s] ? begin + kChunk : pk.n[s];
+#pragma unroll 8
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) f(s, i);
 }
 
@@ -43,9 +44,10 @@ __global__ void foreach_kernel(ForeachPack<T, kArrays> pk, F f) {
   for_chunk(pk, [&](int s, int64_t i) { f(pk, s, i); });
 }
 
-// Launches f over `count` tensors in groups of kSlots; arrays(k) gives the kArrays pointers of tensor k.
-template <typename T, int kArrays, typename Arrays, typename F>
-void launch_foreach(size_t count, Arrays arrays, const std::vector<int64_t>& sizes, F f) {
+// Packs `count` tensors in groups of kSlots (arrays(k) gives the kArrays pointers of tensor k) and
+// calls launch(pack, blocks) for each group.
+template <typename T, int kArrays, typename Arrays, typename Launch>
+void for_each_pack(size_t count, Arrays arrays, const std::vector<int64_t>& sizes, Launch launch) {
   for (size_t base = 0; base < count; base += kSlots) {
     ForeachPack<T, kArrays> pk{};
     int64_t blocks = 0;
@@ -61,9 +63,26 @@ void launch_foreach(size_t count, Arrays arrays, const std::vector<int64_t>& siz
     }
     if (pk.count == 0) continue;
     pk.first_block[pk.count] = blocks;
-    foreach_kernel<T, kArrays><<<static_cast<unsigned>(blocks), kThreads, 0, stream()>>>(pk, f);
+    launch(pk, static_cast<unsigned>(blocks));
     ST_CUDA_LAUNCH_CHECK();
   }
+}
+
+// Launches f over `count` tensors in groups of kSlots; arrays(k) gives the kArrays pointers of tensor k.
+template <typename T, int kArrays, typename Arrays, typename F>
+void launch_foreach(size_t count, Arrays arrays, const std::vector<int64_t>& sizes, F f) {
+  for_each_pack<T, kArrays>(count, arrays, sizes, [&](const ForeachPack<T, kArrays>& pk, unsigned blocks) {
+    foreach_kernel<T, kArrays><<<blocks, kThreads, 0, stream()>>>(pk, f);
+  });
+}
+
+// Sets *flag to 1 when its block's chunk holds a non-finite value. A thread only ORs what it loads
+// (no store between the loads), so all of its chunk's loads are in flight at once; one store per block.
+template <typename T>
+__global__ void nonfinite_kernel(ForeachPack<T, 1> pk, int* flag) {
+  bool bad = false;
+  for_chunk(pk, [&](int s, int64_t i) { bad |= !isfinite(pk.ptr[0][s][i]); });
+  if (__syncthreads_or(bad) && threadIdx.x == 0) *flag = 1;
 }
 
 void check_float(Dtype d, const char* what) {
@@ -321,9 +340,9 @@ void flag_nonfinite(std::span<const Tensor> xs, Tensor& flag) {
     if (group.empty()) continue;
     ST_CUDA_FLOAT_CASES(dt, {
       auto arrays = [&](size_t k) { return std::array<T*, 1>{static_cast<T*>(group[k]->raw_data())}; };
-      // Every offending element stores the same 1: the race between them is harmless.
-      launch_foreach<T, 1>(group.size(), arrays, sizes, [=] __device__(const ForeachPack<T, 1>& pk, int s, int64_t i) {
-        if (!isfinite(pk.ptr[0][s][i])) *f = 1;
+      // Every offending block stores the same 1: the race between them is harmless.
+      for_each_pack<T, 1>(group.size(), arrays, sizes, [&](const ForeachPack<T, 1>& pk, unsigned blocks) {
+        nonfinite_kernel<T><<<blocks, kThreads, 0, stream()>>>(pk, f);
       });
     });
   }

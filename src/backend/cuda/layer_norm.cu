@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/cuda/column_sums.cuh"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/philox.cuh"
@@ -30,34 +31,6 @@ __global__ void ln_backward_wb_kernel(const TG* g, const T* x, const C* mean, co
   }
   pw[blockIdx.y * cols + j] = sw;
   pb[blockIdx.y * cols + j] = sb;
-}
-
-// dw[j] and db[j]: the sums of the partial columns ln_backward_wb_kernel wrote. A block of
-// kFinishCols columns x kFinishSplits threads per column: each thread sums every kFinishSplits-th
-// partial, then the block adds the threads' sums in a fixed order (deterministic). One thread per
-// column walking 170 partials took 35 us per call (latency-bound) at d=768.
-constexpr int kFinishCols = 32, kFinishSplits = 32;
-template <typename P, typename T>
-__global__ void ln_backward_wb_finish_kernel(const P* pw, const P* pb, T* dw, T* db, int64_t nsplit, int64_t cols) {
-  __shared__ double part_w[kFinishSplits][kFinishCols + 1], part_b[kFinishSplits][kFinishCols + 1];
-  const int64_t j = blockIdx.x * static_cast<int64_t>(kFinishCols) + threadIdx.x;
-  double sw = 0, sb = 0;
-  if (j < cols) {
-    for (int64_t s = threadIdx.y; s < nsplit; s += kFinishSplits) {
-      sw += static_cast<double>(pw[s * cols + j]);
-      sb += static_cast<double>(pb[s * cols + j]);
-    }
-  }
-  part_w[threadIdx.y][threadIdx.x] = sw;
-  part_b[threadIdx.y][threadIdx.x] = sb;
-  __syncthreads();
-  if (threadIdx.y != 0 || j >= cols) return;
-  for (int s = 1; s < kFinishSplits; ++s) {
-    sw += part_w[s][threadIdx.x];
-    sb += part_b[s][threadIdx.x];
-  }
-  if (dw) dw[j] = convert<T>(sw);
-  if (db) db[j] = convert<T>(sb);
 }
 
 // ---- residual add + dropout + layer norm ----
@@ -176,7 +149,7 @@ __global__ void add_ln_forward_kernel(const T* x, const TY* y, const T* w, const
 // and dy this is layer_norm's backward (h the normalised input). With pw and pb, the weight
 // gradients' partial column sums too: each thread holds the same columns of every row its block
 // visits, so it sums g * hhat and g in registers and writes the block's sums once, to row
-// blockIdx.x of pw and pb (ln_backward_wb_finish_kernel adds those rows); g and h are read once.
+// blockIdx.x of pw and pb (finish_column_sums adds those rows); g and h are read once.
 template <typename T, typename TY, typename TO, int VEC, typename C>
 __global__ void add_ln_backward_regs_kernel(const TO* g, const T* gh, const T* h, const C* mean, const C* rstd,
                                             const T* w, T* dx, TY* dy, C* pw, C* pb, int64_t rows, int64_t cols,
@@ -267,16 +240,6 @@ __global__ void add_ln_backward_kernel(const TO* g, const T* gh, const T* h, con
   }
 }
 
-// dw and db from nsplit rows of partial column sums (pw, pb of P).
-template <typename P, typename T>
-void ln_weight_grads_finish(const Tensor& pw, const Tensor& pb, int64_t nsplit, int64_t cols, Tensor& dw, Tensor& db) {
-  ln_backward_wb_finish_kernel<P, T>
-      <<<static_cast<unsigned>((cols + kFinishCols - 1) / kFinishCols), dim3(kFinishCols, kFinishSplits), 0,
-         stream()>>>(pw.data<P>(), pb.data<P>(), dw.defined() ? static_cast<T*>(dw.raw_data()) : nullptr,
-                     db.defined() ? static_cast<T*>(db.raw_data()) : nullptr, nsplit, cols);
-  ST_CUDA_LAUNCH_CHECK();
-}
-
 // Partial column sums for dw and db, then their finishing pass (layer_norm_backward's).
 template <typename TG, typename T, typename C>
 void ln_weight_grads(const TG* g, const T* x, const C* mean, const C* rstd, int64_t rows, int64_t cols, Tensor& dw,
@@ -290,7 +253,7 @@ void ln_weight_grads(const TG* g, const T* x, const C* mean, const C* rstd, int6
   ln_backward_wb_kernel<TG, T, C><<<dim3(gx, static_cast<unsigned>(nsplit)), threads, 0, stream()>>>(
       g, x, mean, rstd, pw.data<double>(), pb.data<double>(), rows, cols, chunk);
   ST_CUDA_LAUNCH_CHECK();
-  ln_weight_grads_finish<double, T>(pw, pb, nsplit, cols, dw, db);
+  finish_column_sums<double, T>(pw, pb, nsplit, cols, dw, db);
 }
 
 unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(std::min<int64_t>(rows, 65535 * 16)); }
@@ -353,7 +316,7 @@ void add_ln_backward_typed(const Tensor& g, const Tensor& gh, const Tensor& h, c
       kernel<<<static_cast<unsigned>(blocks), rt_pair, 0, stream()>>>(gp, ghp, hp, mp, rp, wp, dxp, dyp, pw.data<C>(),
                                                                       pb.data<C>(), rows, cols, drop);
       ST_CUDA_LAUNCH_CHECK();
-      ln_weight_grads_finish<C, T>(pw, pb, blocks, cols, dw, db);
+      finish_column_sums<C, T>(pw, pb, blocks, cols, dw, db);
       return;
     }
     if (rt_pair > 0) {

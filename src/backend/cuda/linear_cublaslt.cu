@@ -1,7 +1,7 @@
-// nn.Linear's bias inside cuBLASLt's GEMM epilogues: the forward adds the bias as the product is
-// written (CUBLASLT_EPILOGUE_BIAS), and the weight gradient's GEMM sums the output gradient's
-// columns into the bias gradient as it reads them (CUBLASLT_EPILOGUE_BGRADB), so neither the
-// broadcast add nor the column-sum reduction is a kernel of its own.
+// nn.Linear's bias inside cuBLASLt's GEMM epilogue: the forward adds the bias as the product is
+// written (CUBLASLT_EPILOGUE_BIAS), so the broadcast add is not a kernel of its own. The bias
+// gradient, the output gradient's column sums, is bias_grad's one read of it (column_sums.cuh):
+// cuBLASLt's BGRADB epilogue ran the same sum as a separate, slower kernel after the GEMM.
 //
 // Row-major (m, n) = (m, k) x (n, k)^T is column-major (n, m) = (k, n)^T x (k, m): cuBLASLt sees
 // A = w (op T), B = x (op N), D rows = n = the bias length. The weight gradient dw (n, k) = dy^T x
@@ -12,22 +12,37 @@
 // GEMM (CUBLASLT_EPILOGUE_GELU_AUX_BIAS: the activation and, as the auxiliary output, the
 // pre-activation the backward needs); the second linear's input gradient applies GELU's derivative
 // to the product as it is written (CUBLASLT_EPILOGUE_DGELU): neither the activation nor its backward
-// is a kernel of its own. The first bias's gradient comes from its weight gradient's GEMM (BGRADB),
-// as nn.Linear's does.
+// is a kernel of its own. The first bias's gradient is bias_grad's, as nn.Linear's is.
 //
 // Without a bias the same GEMMs run with the default epilogue. Under autocast the weight gradient of
-// float16/bfloat16 operands is written in float32 (D and the bias gradient float32, products
-// accumulated in float32 as always): the master weights' gradients come out of the GEMM unrounded.
+// float16/bfloat16 operands is written in float32 (D and the bias gradient float32, products and
+// sums accumulated in float32 as always): the master weights' gradients come out of the GEMM unrounded.
+#include <array>
+#include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 
+#include "backend/cuda/column_sums.cuh"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/kernels.h"
 #include "backend/cuda/plan_key.h"
 #ifdef SPIRALTORCH_HAVE_CUBLAS
 #include <cublasLt.h>
 #endif
+
+namespace st::backend::cuda {
+namespace {
+std::atomic<bool> g_tuning{false};
+}  // namespace
+}  // namespace st::backend::cuda
+
+namespace st::cuda {
+bool gemm_tuning() { return backend::cuda::g_tuning.load(std::memory_order_relaxed); }
+void set_gemm_tuning(bool on) { backend::cuda::g_tuning.store(on, std::memory_order_relaxed); }
+}  // namespace st::cuda
 
 namespace st::backend::cuda {
 
@@ -97,7 +112,7 @@ struct Desc {
   Desc& operator=(const Desc&) = delete;
 };
 
-// The matrix layouts of one GEMM shape and the heuristic's algorithm for it (immutable once made).
+// The matrix layouts of one GEMM shape and the algorithm chosen for it (immutable once made).
 struct Layouts {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
@@ -113,19 +128,74 @@ using Key = PlanKey<8>;
 using KeyHash = PlanKeyHash;
 
 // One column-major GEMM D (rows x cols) = op(A) op(B) with an epilogue, A and B of dtype dt, D of
-// dtype dd and the bias (gradient) of dtype db: its layouts and the heuristic's first algorithm for
-// `desc`, cached per (dtypes, TF32, epilogue, sizes, transposes). ok = false: cuBLASLt has no
+// dtype dd and the bias (gradient) of dtype db.
+struct Shape {
+  Dtype dt, dd, db;
+  cublasLtEpilogue_t epi;
+  bool ta, tb;
+  int64_t rows, cols, k, lda, ldb, ldd;
+};
+
+// The candidates tuning times, and the timed runs of each (after one untimed run).
+constexpr int kCandidates = 8;
+constexpr int kTimedRuns = 3;
+
+cublasStatus_t matmul(const Desc& desc, const Layouts& p, const cublasLtMatmulAlgo_t& algo, const void* a,
+                      const void* b, void* d, void* ws, float beta) {
+  const float one = 1.f;
+  return cublasLtMatmul(lt_handle(), desc.op, &one, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo, ws, kWorkspace,
+                        stream());
+}
+
+// The fastest of the heuristic's candidates on this call's operands, D written to a scratch
+// matrix (the call's own D may be accumulated into); the epilogue's outputs (the pre-activation)
+// are rewritten by the call that follows. Runs outside graph capture only.
+cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
+                             std::span<const cublasLtMatmulHeuristicResult_t> found, const void* a, const void* b,
+                             Device device) {
+  const Tensor d = Tensor::empty({s.ldd * s.cols}, s.dd, device);
+  const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ST_CUDA_CHECK(cudaEventCreate(&start));
+  ST_CUDA_CHECK(cudaEventCreate(&stop));
+  float best_ms = std::numeric_limits<float>::infinity();
+  cublasLtMatmulAlgo_t best = found.front().algo;
+  for (const auto& r : found) {
+    if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kWorkspace) continue;
+    // An algorithm that fails to launch is not a candidate (the heuristic's first always is).
+    if (matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f) != CUBLAS_STATUS_SUCCESS) continue;
+    ST_CUDA_CHECK(cudaEventRecord(start, stream()));
+    for (int i = 0; i < kTimedRuns; ++i) {
+      check(matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f), "cublasLtMatmul (tuning)");
+    }
+    ST_CUDA_CHECK(cudaEventRecord(stop, stream()));
+    ST_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.f;
+    ST_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best_ms) best_ms = ms, best = r.algo;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
+
+// The layouts of `s` and its algorithm: the heuristic's first, or with tuning on (and the stream
+// not being captured) the fastest of its first kCandidates timed on the call's operands a and b.
+// Cached per (dtypes, TF32, tuning, epilogue, sizes, transposes); ok = false: cuBLASLt has no
 // algorithm for it (the caller then declines).
-std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, Dtype dd, Dtype db, cublasLtEpilogue_t epi, bool ta,
-                                    bool tb, int64_t rows, int64_t cols, int64_t k, int64_t lda, int64_t ldb,
-                                    int64_t ldd) {
-  const bool tf32 = dt == Dtype::Float32 && st::cuda::allow_tf32();
-  int dev = 0;
-  ST_CUDA_CHECK(cudaGetDevice(&dev));
+std::shared_ptr<const Layouts> plan(const Desc& desc, const Shape& s, const void* a, const void* b, Device device) {
+  const bool tf32 = s.dt == Dtype::Float32 && st::cuda::allow_tf32();
+  const bool tuning = g_tuning.load(std::memory_order_relaxed);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  ST_CUDA_CHECK(cudaStreamIsCapturing(stream(), &capture));
+  const bool tune = tuning && capture == cudaStreamCaptureStatusNone;
   const int64_t types =
-      (((static_cast<int64_t>(dt) * 64 + static_cast<int64_t>(dd)) * 64 + static_cast<int64_t>(db)) * 2 + tf32) * 4 +
-      ta * 2 + tb;
-  const Key key{{types, static_cast<int64_t>(epi), rows, cols, k, lda, ldb + (ldd << 32), dev}};
+      ((((static_cast<int64_t>(s.dt) * 64 + static_cast<int64_t>(s.dd)) * 64 + static_cast<int64_t>(s.db)) * 2 + tf32) *
+           2 +
+       tuning) *
+          4 +
+      s.ta * 2 + s.tb;
+  const Key key{{types, static_cast<int64_t>(s.epi), s.rows, s.cols, s.k, s.lda, s.ldb + (s.ldd << 32), device.index}};
   static std::mutex mu;
   static std::unordered_map<Key, std::shared_ptr<const Layouts>, KeyHash> cache;
   {
@@ -133,23 +203,27 @@ std::shared_ptr<const Layouts> plan(const Desc& desc, Dtype dt, Dtype dd, Dtype 
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   auto p = std::make_shared<Layouts>();
-  const cudaDataType_t type = data_type(dt);
-  check(cublasLtMatrixLayoutCreate(&p->a, type, ta ? k : rows, ta ? rows : k, lda), "layout A");
-  check(cublasLtMatrixLayoutCreate(&p->b, type, tb ? cols : k, tb ? k : cols, ldb), "layout B");
-  check(cublasLtMatrixLayoutCreate(&p->d, data_type(dd), rows, cols, ldd), "layout D");
+  const cudaDataType_t type = data_type(s.dt);
+  check(cublasLtMatrixLayoutCreate(&p->a, type, s.ta ? s.k : s.rows, s.ta ? s.rows : s.k, s.lda), "layout A");
+  check(cublasLtMatrixLayoutCreate(&p->b, type, s.tb ? s.cols : s.k, s.tb ? s.k : s.cols, s.ldb), "layout B");
+  check(cublasLtMatrixLayoutCreate(&p->d, data_type(s.dd), s.rows, s.cols, s.ldd), "layout D");
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   const size_t ws = kWorkspace;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::array<cublasLtMatmulHeuristicResult_t, kCandidates> results{};
   int found = 0;
-  const cublasStatus_t s =
-      cublasLtMatmulAlgoGetHeuristic(lt_handle(), desc.op, p->a, p->b, p->d, p->d, pref, 1, &result, &found);
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_handle(), desc.op, p->a, p->b, p->d, p->d, pref,
+                                                               tune ? kCandidates : 1, results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (s == CUBLAS_STATUS_SUCCESS && found > 0) {
-    p->algo = result.algo;
+  if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
+    p->algo =
+        tune && found > 1 ? fastest(desc, *p, s, std::span(results.data(), found), a, b, device) : results.front().algo;
     p->ok = true;
   }
+  // Under capture with tuning on, the untimed choice serves this call only: the shape is timed
+  // when it next runs eagerly.
+  if (tuning && !tune) return p;
   std::lock_guard<std::mutex> lock(mu);
   return cache.emplace(key, std::move(p)).first->second;
 }
@@ -170,10 +244,7 @@ bool takes(std::initializer_list<const Tensor*> ts, Dtype dt) {
 void run(const Desc& desc, const Layouts& p, const void* a, const void* b, void* d, Device device,
          bool accumulate = false) {
   const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
-  const float one = 1.f, beta = accumulate ? 1.f : 0.f;
-  check(cublasLtMatmul(lt_handle(), desc.op, &one, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &p.algo, ws.raw_data(),
-                       kWorkspace, stream()),
-        "cublasLtMatmul");
+  check(matmul(desc, p, p.algo, a, b, d, ws.raw_data(), accumulate ? 1.f : 0.f), "cublasLtMatmul");
 }
 
 }  // namespace
@@ -189,7 +260,7 @@ bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& o
   }
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt));
-  const auto p = plan(desc, dt, dt, dt, epi, true, false, n, m, k, k, k, n);
+  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(), x.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
@@ -198,7 +269,7 @@ bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& o
 bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, Tensor& db, bool accumulate) {
   const Dtype dt = dy.dtype(), dd = dw.dtype();  // dd: dt, or float32 for half operands (master weights)
   const bool has_bias = db.defined();
-  if (accumulate && has_bias) return false;  // the bias-gradient epilogue writes, never adds
+  if (accumulate && has_bias) return false;  // the bias gradient is written, never added to
   if (dd != dt && !(dd == Dtype::Float32 && (dt == Dtype::Float16 || dt == Dtype::BFloat16))) return false;
   if (dy.dim() != 2 || x.dim() != 2 || dw.dim() != 2 || (has_bias && db.dim() != 1) || !takes({&dy, &x}, dt) ||
       !takes({&dw, &db}, dd)) {
@@ -206,14 +277,15 @@ bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, 
   }
   const int64_t m = x.size(0), k = x.size(1), n = dy.size(1);
   if (dy.size(0) != m || dw.size(0) != n || dw.size(1) != k || (has_bias && db.size(0) != n) || k % 4 != 0 ||
-      n % 4 != 0) {
+      n % (has_bias ? 8 : 4) != 0) {
     return false;
   }
   // dw column-major (k, n) = x (k, m) x dy^T; dy column-major is (n, m), ld n, op T.
-  const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
-  const Desc desc(dt, epi, false, true, has_bias ? db.raw_data() : nullptr, data_type(dd));
-  const auto p = plan(desc, dt, dd, dd, epi, false, true, k, n, m, k, n, k);
-  if (!p->ok) return false;
+  const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  const Desc desc(dt, epi, false, true, nullptr, data_type(dd));
+  const auto p = plan(desc, {dt, dd, dd, epi, false, true, k, n, m, k, n, k}, x.raw_data(), dy.raw_data(), x.device());
+  // the bias gradient first: where it declines, nothing has been written
+  if (!p->ok || (has_bias && !bias_grad(dy, db))) return false;
   run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device(), accumulate);
   return true;
 }
@@ -231,7 +303,7 @@ bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tens
   }
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
   const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt), pre.raw_data(), n);
-  const auto p = plan(desc, dt, dt, dt, epi, true, false, n, m, k, k, k, n);
+  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(), x.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
@@ -248,7 +320,8 @@ bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor&
   // da column-major (n, m) = w (n, n2) x dy (n2, m): w row-major (n2, n) is column-major (n, n2), op N.
   const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DGELU;
   const Desc desc(dt, epi, false, false, nullptr, data_type(dt), pre.raw_data(), n);
-  const auto p = plan(desc, dt, dt, dt, epi, false, false, n, m, n2, n, n2, n);
+  const auto p =
+      plan(desc, {dt, dt, dt, epi, false, false, n, m, n2, n, n2, n}, w.raw_data(), dy.raw_data(), dy.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), dy.raw_data(), da.raw_data(), dy.device());
   return true;
