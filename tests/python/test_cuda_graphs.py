@@ -128,6 +128,24 @@ def test_uncapturable_work_fails_clearly_and_leaves_the_stream_usable():
 
 
 @needs_cuda
+def test_out_of_memory_inside_a_capture_is_reported_as_such():
+    """An allocation that does not fit inside a capture fails as out of memory, naming the capture:
+    releasing the allocator's cached blocks would synchronise the device and invalidate the capture
+    (the next launch then failed with an unrelated cuBLAS error). Afterwards eager work runs."""
+    x = st.randn(256, 64).cuda()
+    (x * 2.0).sum()  # leaves cached blocks for the allocator to (not) release
+    st.cuda.synchronize()
+    g = st.cuda.CUDAGraph()
+    with pytest.raises(st.SpiralError, match="out of memory.*during a CUDA graph capture"):
+        with st.cuda.graph(g):
+            y = x * 3.0
+            st.empty(1 << 42, device="cuda")  # 16 TiB of float32
+    del y
+    assert not st.cuda.is_current_stream_capturing()
+    np.testing.assert_allclose(to_np((x @ x.T).cpu()), to_np(x.cpu()) @ to_np(x.cpu()).T, rtol=1e-4, atol=1e-3)
+
+
+@needs_cuda
 def test_graph_memory_is_private_until_reset():
     x = st.randn(1024, 1024).cuda()
     st.cuda.synchronize()

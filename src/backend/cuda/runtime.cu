@@ -202,16 +202,28 @@ void* allocate(size_t nbytes, int device) {
     c.free_blocks.erase(it);
   } else {
     cudaError_t err = cudaMalloc(&p, size);
+    // Releasing the cached blocks synchronises the device, which would invalidate a graph capture
+    // on this stream (its next launch then fails with an unrelated error): inside a capture the
+    // allocation fails as it is.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (err == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      free_cached_locked(device);
-      err = cudaMalloc(&p, size);
+      ST_CUDA_CHECK(cudaStreamIsCapturing(s, &capture));
+      if (capture == cudaStreamCaptureStatusNone) {
+        free_cached_locked(device);
+        err = cudaMalloc(&p, size);
+      }
     }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       throw SpiralError("cuda: out of memory allocating " + std::to_string(nbytes) +
                         " bytes on cuda:" + std::to_string(device) + " (" + std::to_string(c.allocated) +
-                        " bytes allocated, " + std::to_string(c.reserved) + " reserved): " + cudaGetErrorString(err));
+                        " bytes allocated, " + std::to_string(c.reserved) + " reserved)" +
+                        (capture == cudaStreamCaptureStatusNone
+                             ? ""
+                             : " during a CUDA graph capture, where cached blocks cannot be released (call "
+                               "st.cuda.empty_cache() before capturing)") +
+                        ": " + cudaGetErrorString(err));
     }
     c.reserved += size;
   }
