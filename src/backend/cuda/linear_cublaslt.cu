@@ -147,6 +147,15 @@ cublasStatus_t matmul(const Desc& desc, const Layouts& p, const cublasLtMatmulAl
                         stream());
 }
 
+// A timing event, destroyed with its scope.
+struct TimingEvent {
+  cudaEvent_t e = nullptr;
+  TimingEvent() { ST_CUDA_CHECK(cudaEventCreate(&e)); }
+  ~TimingEvent() { cudaEventDestroy(e); }
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+};
+
 // The fastest of the heuristic's candidates on this call's operands, D written to a scratch
 // matrix (the call's own D may be accumulated into); the epilogue's outputs (the pre-activation)
 // are rewritten by the call that follows. Runs outside graph capture only.
@@ -155,27 +164,23 @@ cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
                              Device device) {
   const Tensor d = Tensor::empty({s.ldd * s.cols}, s.dd, device);
   const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  ST_CUDA_CHECK(cudaEventCreate(&start));
-  ST_CUDA_CHECK(cudaEventCreate(&stop));
+  const TimingEvent start, stop;
   float best_ms = std::numeric_limits<float>::infinity();
   cublasLtMatmulAlgo_t best = found.front().algo;
   for (const auto& r : found) {
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kWorkspace) continue;
     // An algorithm that fails to launch is not a candidate (the heuristic's first always is).
     if (matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f) != CUBLAS_STATUS_SUCCESS) continue;
-    ST_CUDA_CHECK(cudaEventRecord(start, stream()));
+    ST_CUDA_CHECK(cudaEventRecord(start.e, stream()));
     for (int i = 0; i < kTimedRuns; ++i) {
       check(matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f), "cublasLtMatmul (tuning)");
     }
-    ST_CUDA_CHECK(cudaEventRecord(stop, stream()));
-    ST_CUDA_CHECK(cudaEventSynchronize(stop));
+    ST_CUDA_CHECK(cudaEventRecord(stop.e, stream()));
+    ST_CUDA_CHECK(cudaEventSynchronize(stop.e));
     float ms = 0.f;
-    ST_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    ST_CUDA_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
     if (ms < best_ms) best_ms = ms, best = r.algo;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return best;
 }
 
@@ -189,12 +194,10 @@ std::shared_ptr<const Layouts> plan(const Desc& desc, const Shape& s, const void
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   ST_CUDA_CHECK(cudaStreamIsCapturing(stream(), &capture));
   const bool tune = tuning && capture == cudaStreamCaptureStatusNone;
-  const int64_t types =
-      ((((static_cast<int64_t>(s.dt) * 64 + static_cast<int64_t>(s.dd)) * 64 + static_cast<int64_t>(s.db)) * 2 + tf32) *
-           2 +
-       tuning) *
-          4 +
-      s.ta * 2 + s.tb;
+  // the three dtypes (below 64 each), TF32, tuning and the transposes as one key field
+  const int64_t types = static_cast<int64_t>(s.dt) << 16 | static_cast<int64_t>(s.dd) << 10 |
+                        static_cast<int64_t>(s.db) << 4 | int64_t{tf32} << 3 | int64_t{tuning} << 2 |
+                        int64_t{s.ta} << 1 | int64_t{s.tb};
   const Key key{{types, static_cast<int64_t>(s.epi), s.rows, s.cols, s.k, s.lda, s.ldb + (s.ldd << 32), device.index}};
   static std::mutex mu;
   static std::unordered_map<Key, std::shared_ptr<const Layouts>, KeyHash> cache;
