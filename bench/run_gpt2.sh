@@ -45,7 +45,8 @@ for stage in $STAGES; do
       ln -sf "$BUILD/$(cd "$BUILD" && ls _core*.so)" "$ROOT/python/spiraltorch/"
       (cd "$ROOT/python" && PYTHONPATH=$ROOT/python timeout 300 "$PY" -m pytest -q -p no:cacheprovider \
         "$ROOT/tests/python/test_optim_capturable.py" "$ROOT/tests/python/test_cuda_graphs.py" \
-        "$ROOT/tests/python/test_feed_forward.py" "$ROOT/tests/python/test_add_layer_norm.py" 2>&1 | tail -15)
+        "$ROOT/tests/python/test_feed_forward.py" "$ROOT/tests/python/test_add_layer_norm.py" \
+        "$ROOT/tests/python/test_linear_epilogue.py" 2>&1 | tail -15)
       ;;
     bench)
       ln -sf "$BUILD/$(cd "$BUILD" && ls _core*.so)" "$ROOT/python/spiraltorch/"
