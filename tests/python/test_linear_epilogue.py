@@ -235,6 +235,23 @@ def test_tuned_weight_gradient_accumulates_once(gemm_tuning):
     np.testing.assert_allclose(once, want, rtol=1e-4, atol=1e-3)
 
 
+def test_tuned_accumulating_weight_gradient_times_on_scratch(gemm_tuning):
+    """linear_cross_entropy adds each chunk's weight gradient into the last (a GEMM that accumulates
+    into its output): tuning times that GEMM on a scratch matrix, so the gradient equals the
+    one-chunk computation's."""
+    rng = np.random.default_rng(13)
+    h = rng.standard_normal((96, 40)).astype(np.float32)
+    w = (rng.standard_normal((136, 40)) / 6).astype(np.float32)
+    target = rng.integers(0, 136, 96)
+    grads = []
+    for chunk_rows in (24, 0):  # four chunks, then the default (one chunk at this size)
+        hs, ws = (st.tensor(a).cuda().requires_grad_(True) for a in (h, w))
+        st.nn.functional.linear_cross_entropy(hs, ws, st.tensor(target).cuda(), chunk_rows=chunk_rows).backward()
+        grads.append([to_np(hs.grad), to_np(ws.grad)])
+    for chunked, whole in zip(*grads):
+        np.testing.assert_allclose(chunked, whole, rtol=1e-5, atol=1e-6)
+
+
 def test_tuned_gemm_first_met_under_capture_replays_the_eager_result(gemm_tuning):
     """A shape first met inside a graph capture cannot be timed there (timing synchronises): the
     captured call takes the heuristic's choice, and replays equal the eager computation."""

@@ -156,13 +156,22 @@ struct TimingEvent {
   TimingEvent& operator=(const TimingEvent&) = delete;
 };
 
-// The fastest of the heuristic's candidates on this call's operands, D written to a scratch
-// matrix (the call's own D may be accumulated into); the epilogue's outputs (the pre-activation)
-// are rewritten by the call that follows. Runs outside graph capture only.
+// The fastest of the heuristic's candidates on this call's operands, written to the call's own D
+// (and epilogue outputs), which the call that follows rewrites; a call that accumulates into D
+// (d null) is timed on a scratch matrix instead, and where that does not fit in memory the
+// heuristic's first choice stands. Runs outside graph capture only.
 cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
                              std::span<const cublasLtMatmulHeuristicResult_t> found, const void* a, const void* b,
-                             Device device) {
-  const Tensor d = Tensor::empty({s.ldd * s.cols}, s.dd, device);
+                             void* d, Device device) {
+  Tensor scratch;
+  if (d == nullptr) {
+    try {
+      scratch = Tensor::empty({s.ldd * s.cols}, s.dd, device);
+    } catch (const SpiralError&) {
+      return found.front().algo;
+    }
+    d = scratch.raw_data();
+  }
   const Tensor ws = Tensor::empty({static_cast<int64_t>(kWorkspace)}, Dtype::UInt8, device);
   const TimingEvent start, stop;
   float best_ms = std::numeric_limits<float>::infinity();
@@ -170,10 +179,10 @@ cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
   for (const auto& r : found) {
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kWorkspace) continue;
     // An algorithm that fails to launch is not a candidate (the heuristic's first always is).
-    if (matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f) != CUBLAS_STATUS_SUCCESS) continue;
+    if (matmul(desc, p, r.algo, a, b, d, ws.raw_data(), 0.f) != CUBLAS_STATUS_SUCCESS) continue;
     ST_CUDA_CHECK(cudaEventRecord(start.e, stream()));
     for (int i = 0; i < kTimedRuns; ++i) {
-      check(matmul(desc, p, r.algo, a, b, d.raw_data(), ws.raw_data(), 0.f), "cublasLtMatmul (tuning)");
+      check(matmul(desc, p, r.algo, a, b, d, ws.raw_data(), 0.f), "cublasLtMatmul (tuning)");
     }
     ST_CUDA_CHECK(cudaEventRecord(stop.e, stream()));
     ST_CUDA_CHECK(cudaEventSynchronize(stop.e));
@@ -185,10 +194,12 @@ cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
 }
 
 // The layouts of `s` and its algorithm: the heuristic's first, or with tuning on (and the stream
-// not being captured) the fastest of its first kCandidates timed on the call's operands a and b.
+// not being captured) the fastest of its first kCandidates timed on the call's operands a and b
+// into its output d (null: the call accumulates into its output, which timing must not touch).
 // Cached per (dtypes, TF32, tuning, epilogue, sizes, transposes); ok = false: cuBLASLt has no
 // algorithm for it (the caller then declines).
-std::shared_ptr<const Layouts> plan(const Desc& desc, const Shape& s, const void* a, const void* b, Device device) {
+std::shared_ptr<const Layouts> plan(const Desc& desc, const Shape& s, const void* a, const void* b, void* d,
+                                    Device device) {
   const bool tf32 = s.dt == Dtype::Float32 && st::cuda::allow_tf32();
   const bool tuning = g_tuning.load(std::memory_order_relaxed);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -220,8 +231,8 @@ std::shared_ptr<const Layouts> plan(const Desc& desc, const Shape& s, const void
                                                                tune ? kCandidates : 1, results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status == CUBLAS_STATUS_SUCCESS && found > 0) {
-    p->algo =
-        tune && found > 1 ? fastest(desc, *p, s, std::span(results.data(), found), a, b, device) : results.front().algo;
+    p->algo = tune && found > 1 ? fastest(desc, *p, s, std::span(results.data(), found), a, b, d, device)
+                                : results.front().algo;
     p->ok = true;
   }
   // Under capture with tuning on, the untimed choice serves this call only: the shape is timed
@@ -263,7 +274,8 @@ bool linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& o
   }
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt));
-  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(), x.device());
+  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(),
+                      out.raw_data(), x.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
@@ -286,8 +298,8 @@ bool linear_bias_backward_weight(const Tensor& dy, const Tensor& x, Tensor& dw, 
   // dw column-major (k, n) = x (k, m) x dy^T; dy column-major is (n, m), ld n, op T.
   const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   const Desc desc(dt, epi, false, true, nullptr, data_type(dd));
-  const auto p = plan(desc, {dt, dd, dd, epi, false, true, k, n, m, k, n, k}, x.raw_data(), dy.raw_data(), x.device());
-  // the bias gradient first: where it declines, nothing has been written
+  const auto p = plan(desc, {dt, dd, dd, epi, false, true, k, n, m, k, n, k}, x.raw_data(), dy.raw_data(),
+                      accumulate ? nullptr : dw.raw_data(), x.device());
   if (!p->ok || (has_bias && !bias_grad(dy, db))) return false;
   run(desc, *p, x.raw_data(), dy.raw_data(), dw.raw_data(), x.device(), accumulate);
   return true;
@@ -306,7 +318,8 @@ bool linear_bias_gelu(const Tensor& x, const Tensor& w, const Tensor& bias, Tens
   }
   const cublasLtEpilogue_t epi = has_bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
   const Desc desc(dt, epi, true, false, has_bias ? bias.raw_data() : nullptr, data_type(dt), pre.raw_data(), n);
-  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(), x.device());
+  const auto p = plan(desc, {dt, dt, dt, epi, true, false, n, m, k, k, k, n}, w.raw_data(), x.raw_data(),
+                      out.raw_data(), x.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), x.raw_data(), out.raw_data(), x.device());
   return true;
@@ -323,8 +336,8 @@ bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor&
   // da column-major (n, m) = w (n, n2) x dy (n2, m): w row-major (n2, n) is column-major (n, n2), op N.
   const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DGELU;
   const Desc desc(dt, epi, false, false, nullptr, data_type(dt), pre.raw_data(), n);
-  const auto p =
-      plan(desc, {dt, dt, dt, epi, false, false, n, m, n2, n, n2, n}, w.raw_data(), dy.raw_data(), dy.device());
+  const auto p = plan(desc, {dt, dt, dt, epi, false, false, n, m, n2, n, n2, n}, w.raw_data(), dy.raw_data(),
+                      da.raw_data(), dy.device());
   if (!p->ok) return false;
   run(desc, *p, w.raw_data(), dy.raw_data(), da.raw_data(), dy.device());
   return true;
