@@ -15,9 +15,11 @@ dropout, AdamW (lr 3e-4, weight decay 0.01; PyTorch's fused=True). Modes:
   fp32   float32 weights, TF32 matmuls allowed on both sides
 With --fused-head, SpiralTorch is also timed with its head and loss as one
 st.nn.functional.linear_cross_entropy (the logits formed, reduced and differentiated in chunks of
-rows, never whole): the same computation, rows labelled "linear_cross_entropy head". With --gemm-tuning, SpiralTorch is also timed with
-st.cuda.tunable on (each cuBLASLt GEMM shape times its candidate algorithms once and keeps the
-fastest; rows "tuned GEMMs"); PyTorch runs with its defaults (torch.compile's default mode).
+rows, never whole): the same computation, rows labelled "linear_cross_entropy head".
+With --gemm-tuning, SpiralTorch is also timed with st.cuda.tunable on (each cuBLASLt GEMM shape
+times its candidate algorithms once and keeps the fastest; rows "tuned GEMMs"); PyTorch runs with
+its defaults (torch.compile's default mode). With --lean, only SpiralTorch's last variant is
+timed, as a CUDA graph (for batches where every variant's memory would not fit at once).
 Each variant runs warm-up steps (torch.compile compiles there), then the variants alternate in
 rounds of CUDA-event-timed steps (each step timed on its own, synchronised; median). Peak memory is
 each library's own allocator peak over three steps after a reset (SpiralTorch's caching allocator
