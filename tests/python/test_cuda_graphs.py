@@ -131,7 +131,8 @@ def test_uncapturable_work_fails_clearly_and_leaves_the_stream_usable():
 def test_out_of_memory_inside_a_capture_is_reported_as_such():
     """An allocation that does not fit inside a capture fails as out of memory, naming the capture:
     releasing the allocator's cached blocks would synchronise the device and invalidate the capture
-    (the next launch then failed with an unrelated cuBLAS error). Afterwards eager work runs."""
+    (the next launch then failed with an unrelated cuBLAS error). Afterwards eager work runs. For the
+    same reason empty_cache() refuses inside a capture."""
     x = st.randn(256, 64).cuda()
     (x * 2.0).sum()  # leaves cached blocks for the allocator to (not) release
     st.cuda.synchronize()
@@ -143,6 +144,11 @@ def test_out_of_memory_inside_a_capture_is_reported_as_such():
     del y
     assert not st.cuda.is_current_stream_capturing()
     np.testing.assert_allclose(to_np((x @ x.T).cpu()), to_np(x.cpu()) @ to_np(x.cpu()).T, rtol=1e-4, atol=1e-3)
+    with pytest.raises(st.SpiralError, match="empty_cache.*being captured"):
+        with st.cuda.graph(st.cuda.CUDAGraph()):
+            st.cuda.empty_cache()
+    assert not st.cuda.is_current_stream_capturing()
+    st.cuda.empty_cache()  # outside a capture it releases the cache
 
 
 @needs_cuda

@@ -299,6 +299,14 @@ void reset_peak_memory_stats(int device) {
 }
 void empty_cache() {
   if (!is_available()) return;
+  // Releasing blocks synchronises the device, which would invalidate a capture in progress.
+  for (int d = 0; d < device_count(); ++d) {
+    if (is_current_stream_capturing(d)) {
+      throw SpiralError("cuda.empty_cache: cuda:" + std::to_string(d) +
+                        "'s current stream is being captured into a CUDA graph; release the cache before or after "
+                        "the capture");
+    }
+  }
   std::lock_guard<std::mutex> lock(g_alloc_mutex);
   for (int d = 0; d < device_count(); ++d) free_cached_locked(d);
 }
