@@ -376,6 +376,9 @@ def test_pairwise_distance_module_matches_torch(keepdim, device):
 
 
 def test_normalisation_state_dicts_load_from_torch():
+    # Seeded: with unseeded weights a group of nearly equal values (variance near eps) now and then
+    # amplified float32 rounding past the tolerance. The reference is PyTorch's module in float64.
+    torch.manual_seed(0)
     tseq = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GroupNorm(2, 4), torch.nn.PReLU(4),
                                torch.nn.RMSNorm(4))
     seq = nn.Sequential(nn.Linear(4, 4), nn.GroupNorm(2, 4), nn.PReLU(4), nn.RMSNorm(4))
@@ -388,5 +391,5 @@ def test_normalisation_state_dicts_load_from_torch():
         for k, v in tseq.state_dict().items():
             v.add_(0.1)
     x = np.random.default_rng(10).normal(size=(3, 4)).astype(np.float32)
-    np.testing.assert_allclose(seq(st.tensor(x)).detach().numpy(), tseq(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-5)
+    want = tseq.double()(torch.tensor(x, dtype=torch.float64)).detach().numpy()
+    np.testing.assert_allclose(seq(st.tensor(x)).detach().numpy(), want, rtol=1e-5, atol=1e-5)
