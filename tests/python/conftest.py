@@ -426,12 +426,15 @@ def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, s
 
 @pytest.fixture(autouse=True)
 def _restore_global_state():
-    """Every test starts with grad mode on and a fixed seed; thread count and the TF32
-    matmul switch (float32 tolerances assume it off) restored."""
+    """Every test starts with grad mode on and a fixed seed (PyTorch's too, where a test module
+    imported it: its modules' initial weights then do not depend on which tests ran before);
+    thread count and the TF32 matmul switch (float32 tolerances assume it off) restored."""
     threads = st.get_num_threads()
     tf32 = st.cuda.allow_tf32()
     st.set_grad_enabled(True)
     st.manual_seed(1234)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(1234)
     yield
     st.set_grad_enabled(True)
     st.set_num_threads(threads)
