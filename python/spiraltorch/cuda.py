@@ -431,11 +431,12 @@ amp = _AmpNamespace()
 
 
 class _TunableNamespace:
-    """``torch.cuda.tunable``'s switch: with it on, each cuBLASLt GEMM shape (``nn.Linear`` and its
-    fused epilogues, forward and backward) times up to eight of cuBLASLt's candidate algorithms
-    once, on the call's own operands and outside graph capture, and keeps the fastest. Off (the
-    default), the heuristic's first algorithm runs. Tuned choices may differ between processes, and
-    so may results' last bits."""
+    """``torch.cuda.tunable``'s switch: ``enable(val=True)`` turns it on (or off), ``is_enabled()``
+    says whether it is on. With it on, each cuBLASLt GEMM shape (``nn.Linear`` and its fused
+    epilogues, forward and backward) times up to eight of cuBLASLt's candidate algorithms once, on
+    the call's own operands and outside graph capture, and keeps the fastest. Off (the default),
+    the heuristic's first algorithm runs. Tuned choices may differ between processes, and so may
+    results' last bits."""
 
     @staticmethod
     def enable(val: bool = True) -> None:
