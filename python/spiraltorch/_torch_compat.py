@@ -205,10 +205,14 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: Any = None, 
     function), ready to call; as a decorator (``@compile`` or ``@compile(mode=...)``) it returns
     the function. SpiralTorch has no graph compiler: every call runs eagerly through the native
     ops, which is what ``torch.compile`` promises to compute. The returned object is the one given,
-    so its state_dict keys carry no ``_orig_mod.`` prefix."""
+    so its state_dict keys carry no ``_orig_mod.`` prefix. ``mode="max-autotune"`` (and
+    ``"max-autotune-no-cudagraphs"``), which asks PyTorch to time its GEMM kernels, turns on
+    ``st.cuda.tunable`` (process-wide: CUDA GEMM shapes are timed once and the fastest kept)."""
     for key, value in (("mode", mode), ("backend", backend)):
         if value is not None and not isinstance(value, str) and not callable(value):
             raise TypeError(f"compile: {key} must be a string, got {type(value).__name__}")
+    if not disable and mode in ("max-autotune", "max-autotune-no-cudagraphs"):
+        _core._cuda_set_gemm_tuning(True)
     if model is None:
         return lambda fn: fn
     if not callable(model):

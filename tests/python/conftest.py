@@ -428,9 +428,10 @@ def torch_compare(st_fn, torch_fn, *arrays, rtol=1e-10, atol=1e-10, grad=True, s
 def _restore_global_state():
     """Every test starts with grad mode on and a fixed seed (PyTorch's too, where a test module
     imported it: its modules' initial weights then do not depend on which tests ran before);
-    thread count and the TF32 matmul switch (float32 tolerances assume it off) restored."""
+    thread count, the TF32 matmul switch (float32 tolerances assume it off) and GEMM tuning restored."""
     threads = st.get_num_threads()
     tf32 = st.cuda.allow_tf32()
+    tuning = st.cuda.tunable.is_enabled()
     st.set_grad_enabled(True)
     st.manual_seed(1234)
     if "torch" in sys.modules:
@@ -439,6 +440,7 @@ def _restore_global_state():
     st.set_grad_enabled(True)
     st.set_num_threads(threads)
     st.cuda.set_allow_tf32(tf32)
+    st.cuda.tunable.enable(tuning)
 
 
 @pytest.fixture(scope="session")

@@ -256,7 +256,10 @@ def test_cuda_tunable_switch_round_trips():
 
 def test_compile_returns_a_working_model():
     m = nn.Linear(2, 1)
-    assert st.compile(m) is m and st.compile(m, mode="max-autotune", fullgraph=True) is m
+    assert st.compile(m) is m and not st.cuda.tunable.is_enabled()
+    assert st.compile(m, mode="max-autotune", disable=True) is m and not st.cuda.tunable.is_enabled()
+    # max-autotune asks for timed GEMM kernels: st.cuda.tunable (conftest turns it off after the test)
+    assert st.compile(m, mode="max-autotune", fullgraph=True) is m and st.cuda.tunable.is_enabled()
 
     @st.compile
     def f(x):
