@@ -222,8 +222,9 @@ def test_tuned_gemms_match_float64(gemm_tuning, dtype):
 
 
 def test_tuned_weight_gradient_accumulates_once(gemm_tuning):
-    """The timing runs write a scratch matrix: a weight gradient accumulated into an existing one
-    (no bias, a second backward) is the sum of the two, not more."""
+    """Timing writes the call's own output, which the call then rewrites: a weight gradient that
+    the engine accumulates into an existing one (no bias, a second backward) is the sum of the two,
+    not more."""
     st.manual_seed(4)
     lin = st.nn.Linear(200, 120, bias=False).cuda()
     x = st.randn(328, 200).cuda()
