@@ -38,7 +38,7 @@ size_t memory_allocated(int device);      // bytes handed out to tensors
 size_t max_memory_allocated(int device);  // peak of the above since start / reset
 size_t memory_reserved(int device);       // bytes held from cudaMalloc (in use + cached)
 void reset_peak_memory_stats(int device);
-void empty_cache();  // returns cached, unused blocks to the driver
+void empty_cache();  // returns cached, unused blocks to the driver (a live graph's private pool stays)
 
 // ---- matmul precision ----
 bool allow_tf32();

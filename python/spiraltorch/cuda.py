@@ -116,7 +116,8 @@ def reset_peak_memory_stats(device: Union[None, int, str] = None) -> None:
 
 
 def empty_cache() -> None:
-    """Returns cached, unused device blocks to the driver."""
+    """Returns cached, unused device blocks to the driver, except a captured graph's private pool
+    (the addresses its replays use, kept until the graph is reset or dropped, as PyTorch keeps them)."""
     _core._cuda_empty_cache()
 
 

@@ -71,6 +71,7 @@ void Graph::capture_begin(int device) {
   }
   g.device = device;
   ST_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
+  detail::reserve_stream_pool(device, g.stream);
   ST_CUDA_CHECK(cudaEventCreateWithFlags(&g.inputs_ready, cudaEventDisableTiming));
   ST_CUDA_CHECK(cudaEventCreateWithFlags(&g.outputs_ready, cudaEventDisableTiming));
   // Whatever the device still runs (writes to static inputs from any stream) is done before the

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -110,6 +111,7 @@ int resolve(int device) {
 struct DeviceCache {
   std::multimap<std::pair<size_t, cudaStream_t>, void*> free_blocks;  // (size, stream) -> ptr
   std::unordered_map<void*, std::pair<size_t, cudaStream_t>> live;
+  std::set<cudaStream_t> graph_pools;  // streams of live graphs: their cached blocks stay
   size_t allocated = 0, peak = 0, reserved = 0;
 };
 std::mutex g_alloc_mutex;
@@ -122,16 +124,22 @@ size_t round_size(size_t n) {
   return (n + big - 1) / big * big;
 }
 
+// Frees the cached blocks of `device` but those of live graphs' pools: a captured graph replays
+// into the addresses its capture freed, so they are the graph's until it is reset.
 void free_cached_locked(int device) {
   DeviceCache& c = g_cache[device];
   if (c.free_blocks.empty()) return;
   use_device(device);
   cudaDeviceSynchronize();
-  for (auto& [key, ptr] : c.free_blocks) {
-    cudaFree(ptr);
-    c.reserved -= key.first;
+  for (auto it = c.free_blocks.begin(); it != c.free_blocks.end();) {
+    if (c.graph_pools.contains(it->first.second)) {
+      ++it;
+      continue;
+    }
+    cudaFree(it->second);
+    c.reserved -= it->first.first;
+    it = c.free_blocks.erase(it);
   }
-  c.free_blocks.clear();
 }
 
 bool g_allow_tf32 = false;
@@ -257,9 +265,15 @@ int checked_device(int device, const char* op) {
   return device;
 }
 
+void reserve_stream_pool(int device, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(g_alloc_mutex);
+  g_cache[device].graph_pools.insert(stream);
+}
+
 void release_stream_pool(int device, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(g_alloc_mutex);
   DeviceCache& c = g_cache[device];
+  c.graph_pools.erase(stream);
   use_device(device);
   for (auto it = c.free_blocks.begin(); it != c.free_blocks.end();) {
     if (it->first.second == stream) {
