@@ -18,8 +18,9 @@ st.nn.functional.linear_cross_entropy (the logits formed, reduced and differenti
 rows, never whole): the same computation, rows labelled "linear_cross_entropy head".
 With --gemm-tuning, SpiralTorch is also timed with st.cuda.tunable on (each cuBLASLt GEMM shape
 times its candidate algorithms once and keeps the fastest; rows "tuned GEMMs"); PyTorch runs with
-its defaults (torch.compile's default mode). With --lean, only SpiralTorch's last variant is
-timed, as a CUDA graph (for batches where every variant's memory would not fit at once).
+its defaults (torch.compile's default mode); with both flags, also the two together. With --lean,
+only SpiralTorch's last variant is timed, as a CUDA graph (for batches where every variant's memory
+would not fit at once).
 Each variant runs warm-up steps (torch.compile compiles there), then the variants alternate in
 rounds of CUDA-event-timed steps (each step timed on its own, synchronised; median). Peak memory is
 each library's own allocator peak over three steps after a reset (SpiralTorch's caching allocator
@@ -177,6 +178,8 @@ def run_mode(mode, args, results):
     st_kinds = [("", st_step)] + ([(", linear_cross_entropy head", st_fused_step)] if args.fused_head else [])
     if args.gemm_tuning:
         st_kinds.append((", tuned GEMMs", with_gemm_tuning(st_step)))
+        if args.fused_head:
+            st_kinds.append((", linear_cross_entropy head, tuned GEMMs", with_gemm_tuning(st_fused_step)))
     if args.lean:  # one SpiralTorch variant, its graph only: large batches leave room for PyTorch's cache
         st_kinds = st_kinds[-1:]
     for suffix, step in st_kinds:

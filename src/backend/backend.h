@@ -526,10 +526,13 @@ class Backend {
   // Row-wise cross-entropy of contiguous (rows, C) float logits x against int64 targets t (rows,),
   // each in [0, C) or equal to ignore_index: loss[r] = scale (logsumexp(x_r) - x_r[t_r]) (0 where
   // ignored; scale = 1/rows makes the rows' sum their mean) and lse[r] = logsumexp(x_r), both
-  // (rows,) in float64 for float64 logits, else float32. Returns false, having written nothing,
-  // where this backend has no such kernel.
+  // (rows,) in float64 for float64 logits, else float32. dx, where defined (x's shape and dtype, not
+  // overlapping x), also receives each row's own gradient d loss[r] / d x_r = scale (softmax(x_r) -
+  // onehot(t_r)), 0 where ignored: linear_cross_entropy forms its chunks' gradients in the forward,
+  // and a kernel that holds the row reads the logits once for both. Returns false, having written
+  // nothing, where this backend has no such kernel.
   virtual bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                                  Tensor& lse) {
+                                  Tensor& lse, Tensor& dx) {
     return false;
   }
   // Its backward: dx[r] = scale g[r] (softmax(x_r) - onehot(t_r)), 0 where ignored; g contiguous

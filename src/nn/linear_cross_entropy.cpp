@@ -1,8 +1,8 @@
 // linear_cross_entropy: cross_entropy(linear(input, weight, bias), target) for a language model's
 // head without its (rows, classes) logits in memory. The rows go through in chunks: each chunk's
-// logits are formed, their log-sum-exp and loss taken by the backend's fused cross-entropy rows,
-// their gradient (softmax - onehot) written at once, and that gradient multiplied back into the
-// input's and the weight's gradients before the next chunk's logits exist. What the node
+// logits are formed, their log-sum-exp, loss and gradient (softmax - onehot) taken by the backend's
+// fused cross-entropy rows in one pass, and that gradient multiplied back into the input's and the
+// weight's gradients before the next chunk's logits exist. What the node
 // keeps for the backward is those gradients (the size of the input and of the weight), which
 // the backward only scales by the incoming gradient; no logits outlive their chunk.
 //
@@ -127,7 +127,6 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
     auto& be = detail::backend_of(x);
     const int64_t per =
         std::max<int64_t>(1, std::min(rows, chunk_rows > 0 ? chunk_rows : be.stream_chunk_rows(classes)));
-    const Tensor one = full({1}, 1.0, stat, x.device());
     if (want_x) dx = Tensor::empty({rows, features}, dt, x.device());
     // the weight gradient sums over chunks: in float32 when there are several and dt is a half type
     const bool half = dt == Dtype::Float16 || dt == Dtype::BFloat16;
@@ -140,16 +139,14 @@ Tensor linear_cross_entropy(const Tensor& input_in, const Tensor& weight, const 
       // each chunk's logits and gradient are freed before the next chunk's are allocated
       const Tensor logits = linear(xc, w, b);
       Tensor lrows = Tensor::empty({n}, stat, x.device()), lse = Tensor::empty({n}, stat, x.device());
-      if (!be.cross_entropy_rows(logits, tc, ignore_index, 1.0, lrows, lse)) {
+      // the rows' gradient (softmax - onehot) in the same pass as their loss
+      Tensor dl = want ? Tensor::empty(logits.shape(), dt, x.device()) : Tensor();
+      if (!be.cross_entropy_rows(logits, tc, ignore_index, 1.0, lrows, lse, dl)) {
         if (r0 == 0) return composite();  // this backend has no fused rows for these logits
         throw SpiralError(std::string(kOp) + ": the backend declined chunk rows it took before");
       }
       losses.push_back(lrows);
       if (!want) continue;
-      Tensor dl = Tensor::empty(logits.shape(), dt, x.device());
-      if (!be.cross_entropy_rows_backward(logits, tc, lse, one, ignore_index, 1.0, dl)) {
-        throw SpiralError(std::string(kOp) + ": the backend took the cross-entropy rows but not their gradient");
-      }
       if (want_x) {
         Tensor rows_dx = narrow(dx, 0, r0, n);
         copy_(rows_dx, matmul(dl, w));

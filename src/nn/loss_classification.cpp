@@ -75,7 +75,8 @@ Tensor fused_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double
   const Tensor xc = x.detach().contiguous(), tc = t.contiguous();
   const Dtype stat = x.dtype() == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
   Tensor rows = Tensor::empty({x.size(0)}, stat, x.device()), lse = Tensor::empty({x.size(0)}, stat, x.device());
-  if (!be.cross_entropy_rows(xc, tc, ignore_index, scale, rows, lse)) return Tensor();
+  Tensor no_grad_here;  // the backward forms it, if asked
+  if (!be.cross_entropy_rows(xc, tc, ignore_index, scale, rows, lse, no_grad_here)) return Tensor();
   if (!needs_grad({&x})) return rows;
   record(rows, "CrossEntropyBackward", {x},
          [rx = GradientRoute(x), xc, tc, lse, ignore_index, scale](const Tensor& g) -> std::vector<Tensor> {

@@ -135,7 +135,8 @@ TEST(LossFused, CpuHalfCrossEntropyRowsEqualTheFloat32RowsOfTheirCast) {
     std::vector<std::vector<float>> got, want;
     for (const Tensor& x : {xh, xf}) {
       Tensor loss = Tensor::empty({7}, Dtype::Float32), lse = Tensor::empty({7}, Dtype::Float32);
-      ASSERT_TRUE(be.cross_entropy_rows(x, t, -100, 0.5, loss, lse));
+      Tensor no_grad;
+      ASSERT_TRUE(be.cross_entropy_rows(x, t, -100, 0.5, loss, lse, no_grad));
       Tensor dx = Tensor::empty(x.shape(), x.dtype());
       ASSERT_TRUE(be.cross_entropy_rows_backward(x, t, lse, g, -100, 0.5, dx));
       auto& out = x.dtype() == half ? got : want;
@@ -153,6 +154,41 @@ TEST(LossFused, CpuHalfCrossEntropyRowsEqualTheFloat32RowsOfTheirCast) {
         }
       }
     }
+  }
+}
+
+TEST(LossFused, CrossEntropyRowsWithTheirGradientEqualTheBackwardsPass) {
+  // Asked for dx, the rows also write each row's own gradient (linear_cross_entropy's chunks):
+  // the backward's with g = 1, element for element, in every dtype; ignored rows are 0 and an
+  // out-of-range target's row is its softmax.
+  manual_seed(12);
+  auto& be = backend::backend_for(Device{});
+  const Tensor t = Tensor::from_vector(std::vector<int64_t>{0, 299, 3, -100, 300, 5}, {6});
+  for (const Dtype dt : {Dtype::Float64, Dtype::Float32, Dtype::BFloat16, Dtype::Float16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = mul(randn({6, 300}), 3.0).to(dt);
+    const Dtype stat = dt == Dtype::Float64 ? Dtype::Float64 : Dtype::Float32;
+    Tensor loss = Tensor::empty({6}, stat), lse = Tensor::empty({6}, stat), dx = Tensor::empty(x.shape(), dt);
+    ASSERT_TRUE(be.cross_entropy_rows(x, t, -100, 0.25, loss, lse, dx));
+    Tensor loss2 = Tensor::empty({6}, stat), lse2 = Tensor::empty({6}, stat), none;
+    ASSERT_TRUE(be.cross_entropy_rows(x, t, -100, 0.25, loss2, lse2, none));
+    const Tensor one = full({1}, 1.0, stat);
+    Tensor want = Tensor::empty(x.shape(), dt);
+    ASSERT_TRUE(be.cross_entropy_rows_backward(x, t, lse2, one, -100, 0.25, want));
+    const auto a = dx.to(Dtype::Float64).to_vector<double>(), b = want.to(Dtype::Float64).to_vector<double>();
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "element " << i;
+    const auto l1 = loss.to(Dtype::Float64).to_vector<double>(), l2 = loss2.to(Dtype::Float64).to_vector<double>();
+    for (size_t i = 0; i < l1.size(); ++i) {
+      if (std::isnan(l2[i])) {
+        EXPECT_TRUE(std::isnan(l1[i])) << "row " << i;
+      } else {
+        EXPECT_EQ(l1[i], l2[i]) << "row " << i;
+      }
+    }
+    for (int64_t c = 0; c < 300; ++c) EXPECT_EQ(b[3 * 300 + c], 0.0);  // ignored
+    double row4 = 0;                                                   // out of range: softmax, sums to 1/4
+    for (int64_t c = 0; c < 300; ++c) row4 += b[4 * 300 + c];
+    EXPECT_NEAR(row4, 0.25, dt == Dtype::Float64 || dt == Dtype::Float32 ? 1e-6 : 2e-2);
   }
 }
 

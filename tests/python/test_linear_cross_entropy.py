@@ -161,6 +161,56 @@ def test_cuda_autocast_equals_composite_with_less_memory(dtype):
     assert p2 >= 2 * logits_bytes, (p2, logits_bytes)
 
 
+def _float64_reference(x, w, b, t, ignore_index=-100):
+    """Mean cross-entropy of x w^T + b against t and its gradients, in float64 NumPy."""
+    z = x @ w.T + b
+    m = z.max(axis=1, keepdims=True)
+    p = np.exp(z - m)
+    lse = (m + np.log(p.sum(axis=1, keepdims=True)))[:, 0]
+    keep = t != ignore_index
+    n = keep.sum()
+    rows = np.flatnonzero(keep)
+    loss = (lse[rows] - z[rows, t[rows]]).sum() / n
+    dz = np.exp(z - lse[:, None])
+    dz[rows, t[rows]] -= 1
+    dz[~keep] = 0
+    dz /= n
+    return loss, dz @ w, dz.T @ x, dz.sum(axis=0)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not HAVE_CUDA, reason=CUDA_SKIP_REASON))])
+@pytest.mark.parametrize("autocast,classes", [
+    (None, 7), (None, 1001), (None, 50304),  # float32: 50304 is past the row-in-registers kernel
+    ("bfloat16", 7), ("bfloat16", 1001), ("bfloat16", 50304), ("bfloat16", 70001), ("float16", 1001),
+])
+def test_rows_and_gradient_in_one_pass_match_float64(device, autocast, classes):
+    """Each chunk's loss and gradient come from one pass over its logits (on CUDA a block holds its
+    row in registers up to 61,440 half or 30,720 float32 classes, two passes beyond): both, rows of
+    every alignment (odd class counts), ignored rows and several chunks, against float64."""
+    rng = np.random.default_rng(classes)
+    rows, feats = 48, 32
+    x = rng.standard_normal((rows, feats))
+    w = rng.standard_normal((classes, feats)) / 4
+    b = rng.standard_normal(classes) / 4
+    t = rng.integers(0, classes, rows)
+    t[[3, 17]] = -100
+    ins = [st.tensor(a.astype(np.float32)).to(device).requires_grad_(True) for a in (x, w, b)]
+    tt = st.tensor(t).to(device)
+    if autocast:
+        with st.autocast(device, dtype=getattr(st, autocast)):
+            loss = F.linear_cross_entropy(ins[0], ins[1], tt, ins[2], chunk_rows=20)
+    else:
+        loss = F.linear_cross_entropy(ins[0], ins[1], tt, ins[2], chunk_rows=20)
+    loss.backward()
+    want = _float64_reference(x, w, b, t)
+    tol = 2e-2 if autocast else 2e-3  # bf16/fp16 products; TF32 may take float32's on CUDA
+    assert abs(loss.item() - want[0]) < tol * abs(want[0])
+    for got, ref in zip((ins[0].grad, ins[1].grad, ins[2].grad), want[1:]):
+        g = to_np(got).astype(np.float64)
+        assert np.abs(g - ref).max() <= tol * np.abs(ref).max(), (np.abs(g - ref).max(), np.abs(ref).max())
+
+
 @pytest.mark.skipif(not st.wgpu.is_available(), reason="wgpu not available")
 def test_wgpu_equals_the_cpu():
     """On wgpu (lavapipe in CI): the chunked op through its fused cross-entropy rows equals the CPU's."""

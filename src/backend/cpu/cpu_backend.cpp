@@ -271,8 +271,8 @@ class CpuBackend final : public Backend {
     return backend::cpu::pointwise_loss(op, p, t, aux, p0, p1, out, dp, dt);
   }
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                          Tensor& lse) override {
-    return backend::cpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+                          Tensor& lse, Tensor& dx) override {
+    return backend::cpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse, dx);
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                    int64_t ignore_index, double scale, Tensor& dx) override {

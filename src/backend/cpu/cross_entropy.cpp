@@ -1,5 +1,6 @@
 // The CPU's fused softmax cross-entropy rows (Backend::cross_entropy_rows and its backward):
-// one pass per row over contiguous (rows, C) logits. float32 rows go through the
+// one pass per row over contiguous (rows, C) logits (with the gradient asked for too, it is
+// written while the row is in cache). float32 rows go through the
 // capability-dispatched SIMD row kernels (loss_rows.cpp), sums of exponentials in float64;
 // bfloat16/float16 rows are widened into a per-thread float32 row first and take the same path, so
 // their loss and gradient are a float32 cast's (the gradient rounded once to the logits' dtype)
@@ -53,14 +54,32 @@ void for_rows(int64_t rows, int64_t C, int64_t n, Body body) {
   }
 }
 
+// Row r's gradient gr (softmax(x_r) - onehot(y)) from its log-sum-exp l, into dx's row r.
+void row_grad(const double* xr, int64_t C, double gr, double l, int64_t y, double* dr) {
+  for (int64_t c = 0; c < C; ++c) dr[c] = gr * std::exp(xr[c] - l);
+  if (y >= 0 && y < C) dr[y] = gr * (std::exp(xr[y] - l) - 1.0);
+}
+
+// The same for a float32 row xr (x's own row, or a half row widened); half rows are written into
+// scratch (C floats) and rounded once into dx.
+void row_grad(const float* xr, int64_t C, double gr, float l, int64_t y, Tensor& dx, int64_t r, float* scratch) {
+  const bool half = is_half(dx.dtype());
+  float* dr = half ? scratch : dx.data<float>() + r * C;
+  // softmax - onehot: the SIMD row gives gr * exp(x - lse), then the target's own term.
+  row_ce_grad(xr, nullptr, C, l, static_cast<float>(gr), 1.0f, 0.0f, dr);
+  if (y >= 0 && y < C) dr[y] = static_cast<float>(gr * (std::exp(static_cast<double>(xr[y]) - l) - 1.0));
+  if (half) row_from_floats(dr, C, dx.dtype() == Dtype::BFloat16, static_cast<uint16_t*>(dx.raw_data()) + r * C);
+}
+
 }  // namespace
 
-bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                        Tensor& lse) {
+bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss, Tensor& lse,
+                        Tensor& dx) {
   const Dtype dt = x.dtype();
   if (dt != Dtype::Float32 && dt != Dtype::Float64 && !is_half(dt)) return false;
   const int64_t rows = x.size(0), C = x.size(1);
   const int64_t* tp = t.data<int64_t>();
+  const bool grad = dx.defined();
   // loss and lse are float64 for float64 logits, else float32
   auto finish = [&](auto* lp, auto* sp, int64_t r, double l, double x_target) {
     using T = std::remove_pointer_t<decltype(lp)>;
@@ -70,19 +89,28 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
             : (y < 0 || y >= C) ? std::numeric_limits<T>::quiet_NaN()
                                 : static_cast<T>(scale * (l - x_target));
   };
+  // each row's gradient is written while the row is still in cache
   if (dt == Dtype::Float64) {
     const double* xp = x.data<double>();
     for_rows(rows, C, 0, [&](int64_t r, float*) {
       const double* xr = xp + r * C;
       const int64_t y = tp[r];
-      finish(loss.data<double>(), lse.data<double>(), r, row_lse(xr, C), y >= 0 && y < C ? xr[y] : 0.0);
+      const double l = row_lse(xr, C);
+      finish(loss.data<double>(), lse.data<double>(), r, l, y >= 0 && y < C ? xr[y] : 0.0);
+      if (grad) row_grad(xr, C, y == ignore_index ? 0.0 : scale, l, y, dx.data<double>() + r * C);
     });
     return true;
   }
-  for_rows(rows, C, is_half(dt) ? C : 0, [&](int64_t r, float* buf) {
+  const bool half = is_half(dt);
+  // half rows: the row widened into buf[0, C), with a gradient its float32 values in buf[C, 2C)
+  for_rows(rows, C, half ? (grad ? 2 * C : C) : 0, [&](int64_t r, float* buf) {
     const float* xr = float_row(x, r, C, buf);
     const int64_t y = tp[r];
-    finish(loss.data<float>(), lse.data<float>(), r, row_lse(xr, C), y >= 0 && y < C ? xr[y] : 0.0);
+    const double l = row_lse(xr, C);
+    finish(loss.data<float>(), lse.data<float>(), r, l, y >= 0 && y < C ? xr[y] : 0.0);
+    if (grad) {
+      row_grad(xr, C, y == ignore_index ? 0.0 : scale, static_cast<float>(l), y, dx, r, buf + C);
+    }
   });
   return true;
 }
@@ -99,14 +127,8 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
   };
   if (dt == Dtype::Float64) {
     const double *xp = x.data<double>(), *lp = lse.data<double>(), *gp = g.data<double>();
-    double* dp = dx.data<double>();
     for_rows(rows, C, 0, [&](int64_t r, float*) {
-      const double* xr = xp + r * C;
-      double* dr = dp + r * C;
-      const double gr = row_scale(r, gp), l = lp[r];
-      for (int64_t c = 0; c < C; ++c) dr[c] = gr * std::exp(xr[c] - l);
-      const int64_t y = tp[r];
-      if (y >= 0 && y < C) dr[y] = gr * (std::exp(xr[y] - l) - 1.0);
+      row_grad(xp + r * C, C, row_scale(r, gp), lp[r], tp[r], dx.data<double>() + r * C);
     });
     return true;
   }
@@ -114,15 +136,7 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
   const float *lp = lse.data<float>(), *gp = g.data<float>();
   // half rows: the row widened into buf[0, C), its float32 gradient into buf[C, 2C), then rounded
   for_rows(rows, C, half ? 2 * C : 0, [&](int64_t r, float* buf) {
-    const float* xr = float_row(x, r, C, buf);
-    float* dr = half ? buf + C : dx.data<float>() + r * C;
-    const double gr = row_scale(r, gp);
-    const float l = lp[r];
-    // softmax - onehot: the SIMD row gives gr * exp(x - lse), then the target's own term.
-    row_ce_grad(xr, nullptr, C, l, static_cast<float>(gr), 1.0f, 0.0f, dr);
-    const int64_t y = tp[r];
-    if (y >= 0 && y < C) dr[y] = static_cast<float>(gr * (std::exp(static_cast<double>(xr[y]) - l) - 1.0));
-    if (half) row_from_floats(dr, C, dt == Dtype::BFloat16, static_cast<uint16_t*>(dx.raw_data()) + r * C);
+    row_grad(float_row(x, r, C, buf), C, row_scale(r, gp), lp[r], tp[r], dx, r, buf + C);
   });
   return true;
 }

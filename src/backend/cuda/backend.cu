@@ -340,9 +340,9 @@ class CudaBackend final : public backend::Backend {
   }
 
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                          Tensor& lse) override {
+                          Tensor& lse, Tensor& dx) override {
     use_device(index_);
-    backend::cuda::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+    backend::cuda::cross_entropy_rows(x, t, ignore_index, scale, loss, lse, dx);
     return true;
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,

@@ -35,8 +35,8 @@ bool linear_gelu_backward_input(const Tensor& dy, const Tensor& w, const Tensor&
 // sort.cu: Backend::searchsorted (operands as that entry documents)
 void searchsorted(const Tensor& sorted, const Tensor& values, bool right, Tensor& out);
 // cross_entropy.cu
-void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                        Tensor& lse);
+void cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss, Tensor& lse,
+                        Tensor& dx);
 void cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, double scale, Tensor& dx);
 

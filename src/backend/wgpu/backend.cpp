@@ -86,8 +86,8 @@ class WgpuBackend final : public backend::Backend {
     backend::wgpu::softmax_backward(g, y, rows, cols, log, dx);
   }
   bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                          Tensor& lse) override {
-    return backend::wgpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse);
+                          Tensor& lse, Tensor& dx) override {
+    return backend::wgpu::cross_entropy_rows(x, t, ignore_index, scale, loss, lse, dx);
   }
   bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                    int64_t ignore_index, double scale, Tensor& dx) override {

@@ -16,8 +16,8 @@ ST_BACKEND_SHARED_KERNELS
 ST_BACKEND_DEVICE_KERNELS
 
 // Fused softmax cross-entropy rows (Backend::cross_entropy_rows); false where not taken.
-bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                        Tensor& lse);
+bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss, Tensor& lse,
+                        Tensor& dx);
 bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g,
                                  int64_t ignore_index, double scale, Tensor& dx);
 // SPIRALTORCH_WGPU_FLASH=0 turns the tiled flash attention off (flash_enabled() false):

@@ -25,10 +25,26 @@ namespace {
 bool cross_entropy_kernel_applies(const Tensor& x, int64_t ignore_index) {
   return is_floating(x.dtype()) && ignore_index == static_cast<int32_t>(ignore_index);
 }
+
+// The backward's elementwise pass; g undefined: one for every row (g stride -1, lse bound in its place).
+void cross_entropy_grad(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g, int64_t ignore_index,
+                        double scale, Tensor& dx) {
+  const Tensor& gb = g.defined() ? g : lse;
+  run("norm", "cross_entropy_rows_backward",
+      {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", gb.dtype()}, {"dx", dx.dtype(), true}},
+      {ref(x), ref(t), ref(lse), ref(gb), ref(dx)},
+      {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
+       elem_offset(t), elem_offset(lse), elem_offset(gb), elem_offset(dx),
+       !g.defined()     ? -1
+       : g.numel() == 1 ? 0
+                        : 1,
+       fbits(scale)},
+      x.numel());
+}
 }  // namespace
 
-bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss,
-                        Tensor& lse) {
+bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, double scale, Tensor& loss, Tensor& lse,
+                        Tensor& dx) {
   if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy", x.dtype());
   const int64_t rows = x.size(0), cols = x.size(1);
@@ -39,6 +55,8 @@ bool cross_entropy_rows(const Tensor& x, const Tensor& t, int64_t ignore_index, 
       {i32(rows, "rows"), i32(cols, "classes"), static_cast<int32_t>(ignore_index), elem_offset(x), elem_offset(t),
        elem_offset(loss), elem_offset(lse), fbits(scale)},
       rows * 256);
+  // the gradient as the backward's pass with g = 1 (a second read of the rows)
+  if (dx.defined()) cross_entropy_grad(x, t, lse, Tensor(), ignore_index, scale, dx);
   return true;
 }
 
@@ -46,12 +64,7 @@ bool cross_entropy_rows_backward(const Tensor& x, const Tensor& t, const Tensor&
                                  int64_t ignore_index, double scale, Tensor& dx) {
   if (!cross_entropy_kernel_applies(x, ignore_index)) return false;
   check_dtype("cross_entropy backward", x.dtype());
-  run("norm", "cross_entropy_rows_backward",
-      {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", g.dtype()}, {"dx", dx.dtype(), true}},
-      {ref(x), ref(t), ref(lse), ref(g), ref(dx)},
-      {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
-       elem_offset(t), elem_offset(lse), elem_offset(g), elem_offset(dx), g.numel() == 1 ? 0 : 1, fbits(scale)},
-      x.numel());
+  cross_entropy_grad(x, t, lse, g, ignore_index, scale, dx);
   return true;
 }
 

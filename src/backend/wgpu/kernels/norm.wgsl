@@ -268,8 +268,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
 }
 //@kernel cross_entropy_rows_backward
 // P = [rows * cols, cols, ignore index, x off, t off, lse off, g off, dx off, g stride (1, or 0:
-// one g for every row), bits of scale]; elementwise: dx[r, j] = scale g[r] (exp(x[r, j] - lse[r])
-// - (j == t_r)), 0 where t_r is the ignore index.
+// one g for every row, or -1: no g, each g[r] = 1), bits of scale]; elementwise: dx[r, j] = scale
+// g[r] (exp(x[r, j] - lse[r]) - (j == t_r)), 0 where t_r is the ignore index.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -283,7 +283,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw: vec3
   if (t != P[2]) {
     v = exp(ldf_x(P[3] + e) - ldf_lse(P[5] + r));
     if (j == t) { v = v - 1.0; }
-    v = v * (pf(9) * ldf_g(P[6] + r * P[8]));
+    var g = 1.0;
+    if (P[8] >= 0) { g = ldf_g(P[6] + r * P[8]); }
+    v = v * (pf(9) * g);
   }
   stf_dx(P[7] + e, v);
 }
