@@ -57,7 +57,8 @@ bool cudnn_attention_built();
 
 // Algorithm choice of the cuBLASLt GEMMs (nn.Linear and its fused epilogues): false = the
 // heuristic's first algorithm, true = time up to eight of the heuristic's candidates once per shape
-// on the call's own operands (outside graph capture) and keep the fastest (torch.cuda.tunable).
+// on the call's own operands (outside graph capture; median of five cold-L2 runs) and keep the
+// fastest where it beats the first by 3% (torch.cuda.tunable).
 // The choice may differ between processes, and so may results' last bits. Default false.
 bool gemm_tuning();
 void set_gemm_tuning(bool on);
