@@ -2,9 +2,9 @@
 // head without its (rows, classes) logits in memory. The rows go through in chunks: each chunk's
 // logits are formed, their log-sum-exp, loss and gradient (softmax - onehot) taken by the backend's
 // fused cross-entropy rows in one pass, and that gradient multiplied back into the input's and the
-// weight's gradients before the next chunk's logits exist. What the node
-// keeps for the backward is those gradients (the size of the input and of the weight), which
-// the backward only scales by the incoming gradient; no logits outlive their chunk.
+// weight's gradients before the next chunk's logits exist. What the node keeps for the backward is
+// those gradients (the size of the input and of the weight), which the backward only scales by the
+// incoming gradient; no logits outlive their chunk.
 //
 // The logits of GPT-2's head (16384 rows x 50304 classes) are 1.6 GB in bfloat16, and the
 // composite keeps them from the forward to the backward and adds a gradient of the same size:

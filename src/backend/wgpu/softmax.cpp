@@ -30,15 +30,12 @@ bool cross_entropy_kernel_applies(const Tensor& x, int64_t ignore_index) {
 void cross_entropy_grad(const Tensor& x, const Tensor& t, const Tensor& lse, const Tensor& g, int64_t ignore_index,
                         double scale, Tensor& dx) {
   const Tensor& gb = g.defined() ? g : lse;
+  const int32_t g_stride = !g.defined() ? -1 : g.numel() == 1 ? 0 : 1;
   run("norm", "cross_entropy_rows_backward",
       {{"x", x.dtype()}, {"t", t.dtype()}, {"lse", lse.dtype()}, {"g", gb.dtype()}, {"dx", dx.dtype(), true}},
       {ref(x), ref(t), ref(lse), ref(gb), ref(dx)},
       {i32(x.numel(), "elements"), i32(x.size(1), "classes"), static_cast<int32_t>(ignore_index), elem_offset(x),
-       elem_offset(t), elem_offset(lse), elem_offset(gb), elem_offset(dx),
-       !g.defined()     ? -1
-       : g.numel() == 1 ? 0
-                        : 1,
-       fbits(scale)},
+       elem_offset(t), elem_offset(lse), elem_offset(gb), elem_offset(dx), g_stride, fbits(scale)},
       x.numel());
 }
 }  // namespace
