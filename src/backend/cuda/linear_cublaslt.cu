@@ -189,7 +189,7 @@ cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
   }
   const std::array<TimingEvent, kTimedRuns> start, stop;
   // the median of kTimedRuns timed runs of `algo`, or infinity where it fails to launch
-  const auto time = [&](const cublasLtMatmulAlgo_t& algo) {
+  const auto median_ms = [&](const cublasLtMatmulAlgo_t& algo) {
     if (matmul(desc, p, algo, a, b, d, ws.raw_data(), 0.f) != CUBLAS_STATUS_SUCCESS) {
       return std::numeric_limits<float>::infinity();
     }
@@ -207,12 +207,12 @@ cublasLtMatmulAlgo_t fastest(const Desc& desc, const Layouts& p, const Shape& s,
     return ms[kTimedRuns / 2];
   };
   // The heuristic's first always launches; an algorithm that fails to launch is not a candidate.
-  const float first_ms = time(found.front().algo);
+  const float first_ms = median_ms(found.front().algo);
   float best_ms = first_ms * (1.f - kMargin);
   cublasLtMatmulAlgo_t best = found.front().algo;
   for (const auto& r : found.subspan(1)) {
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kWorkspace) continue;
-    const float ms = time(r.algo);
+    const float ms = median_ms(r.algo);
     if (ms < best_ms) best_ms = ms, best = r.algo;
   }
   return best;
