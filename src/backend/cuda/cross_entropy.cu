@@ -141,7 +141,7 @@ __device__ inline void opaque(P& p) {
 }
 
 // 16-byte vectors a thread of cross_entropy_held_kernel holds: 10 (GPT-2's 50304 bfloat16 classes
-// take 629 threads), 4 for float64, whose exponentials take twice the registers.
+// take 640 threads: 629 rounded up to whole warps), 4 for float64, whose exponentials take twice the registers.
 template <typename T>
 constexpr int held_vectors() {
   return sizeof(T) >= 8 ? 4 : 10;
